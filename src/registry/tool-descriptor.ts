@@ -57,6 +57,11 @@ export interface ToolDescriptor {
   pathArguments: string[];
   /** sha256 of the canonical (sorted keys) wire definition; changes when anything changes. */
   fingerprint: string;
+  /**
+   * Problems found while building the descriptor that did not stop it (e.g. an input schema
+   * that could not be compiled, so arguments are checked only by the server).
+   */
+  warnings?: string[];
 }
 
 /** Everything a tool call can know about where it runs. */

@@ -1,0 +1,143 @@
+/**
+ * Per-call cost of each stack, side by side: payloads 100 B, 10 KB and 1 MB, over the in-memory
+ * transport and over stdio (a spawned bench server), rounds interleaved.
+ */
+import { connectBench, type BenchTransport } from './connect.js';
+import { compare, formatMicros, formatRatio, medians, table } from './harness.js';
+import { STACK, buildStacks, contendersFor, verifyEcho } from './stacks.js';
+
+/** Medians (µs) of every stack for one transport and payload. */
+export interface CallScenarioResult {
+  transport: BenchTransport;
+  payload: string;
+  bytes: number;
+  medians: Map<string, number>;
+  calls: number;
+}
+
+interface Scenario {
+  transport: BenchTransport;
+  payload: string;
+  bytes: number;
+  warmup: number;
+  rounds: number;
+  perRound: number;
+}
+
+/** Work per scenario, sized so the whole section stays well under two minutes. */
+export function callScenarios(quick: boolean): Scenario[] {
+  const scale = quick ? 0.2 : 1;
+  const size = (value: number): number => Math.max(2, Math.round(value * scale));
+  return [
+    { transport: 'in-memory', payload: '100 B', bytes: 100, warmup: size(200), rounds: size(10), perRound: size(100) },
+    { transport: 'in-memory', payload: '10 KB', bytes: 10_240, warmup: size(100), rounds: size(10), perRound: size(60) },
+    { transport: 'in-memory', payload: '1 MB', bytes: 1_048_576, warmup: size(10), rounds: size(8), perRound: size(8) },
+    { transport: 'stdio', payload: '100 B', bytes: 100, warmup: size(100), rounds: size(10), perRound: size(40) },
+    { transport: 'stdio', payload: '10 KB', bytes: 10_240, warmup: size(50), rounds: size(10), perRound: size(25) },
+    { transport: 'stdio', payload: '1 MB', bytes: 1_048_576, warmup: 2, rounds: size(4), perRound: size(3) },
+  ];
+}
+
+/** Runs every call scenario. */
+export async function runCallScenarios(
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<CallScenarioResult[]> {
+  const results: CallScenarioResult[] = [];
+  const byTransport = new Map<BenchTransport, Scenario[]>();
+  for (const scenario of callScenarios(quick)) {
+    byTransport.set(scenario.transport, [...(byTransport.get(scenario.transport) ?? []), scenario]);
+  }
+  for (const [transport, scenarios] of byTransport) {
+    await using connection = await connectBench(transport);
+    const stacks = await buildStacks(connection.client);
+    for (const scenario of scenarios) {
+      const text = 'x'.repeat(scenario.bytes);
+      await verifyEcho(connection.client, stacks, text);
+      const samples = await compare(contendersFor(connection.client, stacks, 'echo', { text }), scenario);
+      const result = {
+        transport,
+        payload: scenario.payload,
+        bytes: scenario.bytes,
+        medians: medians(samples),
+        calls: scenario.rounds * scenario.perRound,
+      };
+      results.push(result);
+      log(
+        `calls ${transport} ${scenario.payload}: ` +
+          [...result.medians].map(([name, value]) => `${name}=${formatMicros(value)}µs`).join(', '),
+      );
+    }
+  }
+  return results;
+}
+
+/** Goals from issue 9, checked per scenario. */
+export interface CallGoals {
+  directWithin15x: boolean;
+  toolNodeBeatsPeer: boolean;
+  toolNodeOverheadOk: boolean;
+}
+
+/** Evaluates the issue-9 goals for one scenario. */
+export function callGoals(result: CallScenarioResult): CallGoals & { overhead: number; budget: number } {
+  const get = (name: string): number => result.medians.get(name) ?? Number.NaN;
+  const raw = get(STACK.raw);
+  const overhead = get(STACK.oursToolNode) - raw;
+  const budget = get(STACK.localToolNode) + 15;
+  return {
+    directWithin15x: get(STACK.oursDirect) <= 1.5 * raw,
+    toolNodeBeatsPeer: get(STACK.oursToolNode) < get(STACK.peerToolNode),
+    toolNodeOverheadOk: overhead <= budget,
+    overhead,
+    budget,
+  };
+}
+
+/** Markdown for the per-call section. */
+export function callsMarkdown(results: readonly CallScenarioResult[]): string {
+  const names = Object.values(STACK);
+  const medianRows = results.map((result) => [
+    `${result.transport}, ${result.payload}`,
+    ...names.map((name) => formatMicros(result.medians.get(name) ?? Number.NaN)),
+  ]);
+  const ratioRows = results.map((result) => {
+    const get = (name: string): number => result.medians.get(name) ?? Number.NaN;
+    const raw = get(STACK.raw);
+    const goals = callGoals(result);
+    const yes = (value: boolean): string => (value ? 'yes' : '**no**');
+    return [
+      `${result.transport}, ${result.payload}`,
+      formatRatio(get(STACK.oursDirect) / raw),
+      formatRatio(get(STACK.peerDirect) / raw),
+      formatRatio(get(STACK.oursToolNode) / get(STACK.peerToolNode)),
+      `${formatMicros(goals.overhead)} / ${formatMicros(goals.budget)}`,
+      yes(goals.directWithin15x),
+      yes(goals.toolNodeBeatsPeer),
+      yes(goals.toolNodeOverheadOk),
+    ];
+  });
+  return [
+    'Medians in µs per call (calls one after another; every stack shares one SDK client, server',
+    'and transport per row; rounds interleaved).',
+    '',
+    table(['transport, payload', ...names], medianRows),
+    '',
+    'Ratios and goals (issue 9): direct ≤ 1.5× raw; via ToolNode faster than the peer via the same',
+    'ToolNode; our ToolNode overhead over raw ≤ ToolNode’s own cost (local tool) + 15 µs.',
+    '',
+    table(
+      [
+        'transport, payload',
+        'ours direct / raw',
+        'peer direct / raw',
+        'ours ToolNode / peer ToolNode',
+        'our ToolNode overhead / budget (µs)',
+        'direct ≤ 1.5×',
+        'beats peer',
+        'overhead ok',
+      ],
+      ratioRows,
+    ),
+  ].join('\n');
+}

@@ -1,0 +1,115 @@
+import { isBaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
+import type { RunnableToolLike } from '@langchain/core/runnables';
+import { isCommand } from '@langchain/langgraph';
+import type { LangGraphRunnableConfig } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import type { ChangeRecord } from '../registry/tool-descriptor.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { createChangeTracker, findChangeRecord } from './change-tracking.js';
+import type { ChangeTracker } from './change-tracking.js';
+import { chainTip } from './state.js';
+import type { SandboxStateUpdate } from './state.js';
+
+/** Options of {@link createTrackedToolNode}. */
+export interface TrackedToolNodeOptions {
+  /** Node name (default `tools`). */
+  name?: string;
+  tags?: string[];
+  /** As on LangGraph's `ToolNode` (default `true`: thrown errors become error ToolMessages). */
+  handleToolErrors?: boolean;
+  /**
+   * The sandbox the tools' change-tracking middleware snapshots. When given, records of calls
+   * that threw (which `ToolNode` turns into plain error messages) are recovered from the shared
+   * tracker, so the change log and `sandboxHead` stay complete.
+   */
+  sandbox?: Sandbox;
+}
+
+/** Any tool LangGraph's `ToolNode` accepts. */
+export type ToolNodeTool = StructuredToolInterface | DynamicTool | RunnableToolLike;
+
+/** Collects the ToolMessages of a ToolNode output, in order, wherever they sit. */
+function collectToolMessages(output: unknown, into: ToolMessage[] = []): ToolMessage[] {
+  if (Array.isArray(output)) {
+    for (const item of output) collectToolMessages(item, into);
+  } else if (isBaseMessage(output)) {
+    if (ToolMessage.isInstance(output)) into.push(output);
+  } else if (isCommand(output)) {
+    const update: unknown = output.update;
+    if (typeof update === 'object' && update !== null && !Array.isArray(update)) {
+      collectToolMessages((update as Record<string, unknown>)['messages'], into);
+    }
+  } else if (typeof output === 'object' && output !== null) {
+    collectToolMessages((output as Record<string, unknown>)['messages'], into);
+  }
+  return into;
+}
+
+/**
+ * Extracts the change records carried by a node's tool messages (`artifact._meta['agents/change']`)
+ * and turns them into a state update, or `undefined` when no call changed anything tracked.
+ */
+export function changeUpdateFromMessages(
+  messages: readonly BaseMessage[],
+  tracker?: ChangeTracker,
+): SandboxStateUpdate | undefined {
+  const records: ChangeRecord[] = [];
+  for (const message of messages) {
+    if (!ToolMessage.isInstance(message)) continue;
+    const fromArtifact = findChangeRecord(message.artifact);
+    // Always drain the stash for this call, so records of handled errors never pile up.
+    const stashed = tracker?.takeFailedRecord(message.tool_call_id);
+    const record = fromArtifact ?? stashed;
+    if (record === undefined) continue;
+    records.push(record.toolCallId === undefined ? { ...record, toolCallId: message.tool_call_id } : record);
+  }
+  const head = chainTip(records);
+  if (head === undefined) return undefined;
+  return { changeLog: records, sandboxHead: head };
+}
+
+/**
+ * LangGraph's prebuilt `ToolNode` that also moves each call's `ChangeRecord` (put on the
+ * ToolMessage artifact by the change-tracking middleware) into the `changeLog` and
+ * `sandboxHead` state fields (see `sandboxStateFields`), in the same superstep as the messages.
+ * So the checkpoint written after the tools step records the file state it belongs to.
+ */
+class TrackedToolNode extends ToolNode {
+  private readonly tracker: ChangeTracker | undefined;
+
+  constructor(tools: ToolNodeTool[], options: TrackedToolNodeOptions) {
+    super(tools, {
+      name: options.name ?? 'tools',
+      ...(options.tags === undefined ? {} : { tags: options.tags }),
+      ...(options.handleToolErrors === undefined ? {} : { handleToolErrors: options.handleToolErrors }),
+    });
+    this.tracker = options.sandbox === undefined ? undefined : createChangeTracker(options.sandbox);
+  }
+
+  protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<unknown> {
+    const output: unknown = await super.run(input, config);
+    // A bare message-list graph has no state fields to write.
+    if (Array.isArray(input)) return output;
+    const update = changeUpdateFromMessages(collectToolMessages(output), this.tracker);
+    if (update === undefined) return output;
+    if (Array.isArray(output)) return [...output, update];
+    if (typeof output === 'object' && output !== null) return { ...output, ...update };
+    return output;
+  }
+}
+
+/**
+ * Creates the tools node for hand-built `StateGraph`s: runs the tools like LangGraph's
+ * `ToolNode` (parallel calls, error ToolMessages) and records their file changes in state.
+ * The graph's state must include `sandboxStateFields`. The tools themselves do the tracking
+ * (their handler is composed with `createChangeTrackingMiddleware`); this node only carries the
+ * records into state.
+ */
+export function createTrackedToolNode(
+  tools: ToolNodeTool[],
+  options: TrackedToolNodeOptions = {},
+): ToolNode {
+  return new TrackedToolNode(tools, options);
+}

@@ -1,0 +1,131 @@
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { auditCommand, parseAuditArgs } from '../../src/cli/commands/audit.js';
+import type { CommandContext } from '../../src/cli/command.js';
+import { AgentsError } from '../../src/errors.js';
+import { composeMiddleware } from '../../src/middleware/types.js';
+import { auditLogPath, createAuditLog, createAuditMiddleware, readAuditLog } from '../../src/policy/audit.js';
+import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
+import { parsePolicy } from '../../src/policy/schema.js';
+import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
+import { descriptorFor } from './helpers.js';
+
+const writer = descriptorFor('fs', { name: 'write_file' });
+const reader = descriptorFor('fs', { name: 'read_file', annotations: { readOnlyHint: true } }, { trusted: true });
+
+let workspace: string;
+beforeEach(async () => {
+  workspace = await mkdtemp(join(tmpdir(), 'audit-'));
+});
+afterEach(async () => {
+  await rm(workspace, { recursive: true, force: true });
+});
+
+function context(argv: string[]): CommandContext & { out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return {
+    argv,
+    workspace,
+    cwd: workspace,
+    json: false,
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    signal: new AbortController().signal,
+    out: () => out,
+    err: () => err,
+  };
+}
+
+async function recordCalls(): Promise<void> {
+  await using log = createAuditLog(auditLogPath(workspace));
+  let clock = 1_000;
+  const handler = composeMiddleware(
+    [
+      createAuditMiddleware({ log, actor: 'coder', now: () => (clock += 5) }),
+      createPolicyMiddleware({ policy: parsePolicy({ mode: 'read-only' }) }),
+    ],
+    async (request) => {
+      if (request.args['fail'] === true) throw new Error('transport closed');
+      return {
+        content: [{ type: 'text', text: 'hello' }],
+        _meta: { [ResultMetaKey.Change]: { toolId: request.descriptor.id, snapshot: 'f00dfeedbeef0000', parent: 'p', changed: [{ status: 'M', path: 'a' }] } },
+      };
+    },
+  );
+  await handler({ descriptor: reader, args: { path: 'a' }, context: { threadId: 't1', toolCallId: 'c1' } });
+  await handler({ descriptor: writer, args: { path: 'a' }, context: { threadId: 't2', toolCallId: 'c2' } });
+  await expect(handler({ descriptor: reader, args: { fail: true }, context: { config: { configurable: { thread_id: 't1' } } } })).rejects.toThrow('transport closed');
+}
+
+describe('audit log', () => {
+  it('records each call with actor, thread, verdicts, decision, duration, size, error and snapshot', async () => {
+    await recordCalls();
+    const { entries, skipped } = await readAuditLog(auditLogPath(workspace));
+    expect(skipped).toBe(0);
+    expect(entries).toHaveLength(3);
+    expect(entries[0]).toMatchObject({
+      event: 'tool-call',
+      actor: 'coder',
+      thread: 't1',
+      toolCallId: 'c1',
+      toolId: 'mcp:fs/read_file',
+      capabilities: { readOnly: { value: true, source: 'annotation' }, writes: { value: false } },
+      policy: { decision: 'allow', outcome: 'allowed', decidedBy: 'policy' },
+      durationMs: 5,
+      resultBytes: 5,
+      isError: false,
+      snapshot: 'f00dfeedbeef0000',
+      changed: 1,
+    });
+    expect(entries[1]).toMatchObject({ thread: 't2', isError: true, policy: { decision: 'deny', outcome: 'denied', rule: 'mode read-only' } });
+    expect(entries[1]?.error).toContain('read-only');
+    expect(entries[2]).toMatchObject({ thread: 't1', isError: true, error: 'transport closed' });
+    expect((await readAuditLog(auditLogPath(workspace), { threadId: 't1' })).entries).toHaveLength(2);
+  });
+
+  it('skips a torn line instead of failing, and refuses appends after close', async () => {
+    await recordCalls();
+    await appendFile(auditLogPath(workspace), '{"time":"2026-01-01T00:00:00Z","toolI');
+    const { entries, skipped } = await readAuditLog(auditLogPath(workspace));
+    expect(entries).toHaveLength(3);
+    expect(skipped).toBe(1);
+    const log = createAuditLog(join(workspace, 'x.jsonl'));
+    await log.close();
+    await expect(log.append(entries[0]!)).rejects.toSatisfy((error: unknown) => AgentsError.hasCode(error, 'CLOSED'));
+  });
+
+  it('agents audit prints readable lines, filters by thread, and prints raw JSON with --json', async () => {
+    await recordCalls();
+    const plain = context(['--thread', 't2']);
+    expect(await auditCommand.run(plain)).toBe(0);
+    const lines = plain.out().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('mcp:fs/write_file');
+    expect(lines[0]).toContain('deny→denied by policy (mode read-only)');
+    expect(lines[0]).toContain('ERROR');
+
+    const json = context(['--json', '--limit', '2']);
+    expect(await auditCommand.run(json)).toBe(0);
+    const parsed = json.out().trim().split('\n').map((line) => JSON.parse(line) as { toolId: string; thread?: string });
+    expect(parsed.map((entry) => entry.thread)).toEqual(['t2', 't1']);
+
+    const empty = context(['--thread', 'nope']);
+    await auditCommand.run(empty);
+    expect(empty.out()).toContain('No audit entries for thread nope');
+  });
+
+  it('rejects bad arguments with the usage text', () => {
+    expect(() => parseAuditArgs({ argv: ['--limit', '0'], workspace, cwd: workspace, json: false })).toThrow(/--limit/);
+    expect(() => parseAuditArgs({ argv: ['--bogus'], workspace, cwd: workspace, json: false })).toThrow(/Usage: agents audit/);
+    expect(parseAuditArgs({ argv: ['--file', 'x.jsonl'], workspace, cwd: '/tmp', json: true })).toEqual({ json: true, file: '/tmp/x.jsonl' });
+  });
+});

@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, lstatSync, readlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** Runs git in a test repo with a fixed identity and no user config. */
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'test',
+      GIT_AUTHOR_EMAIL: 'test@example.com',
+      GIT_COMMITTER_NAME: 'test',
+      GIT_COMMITTER_EMAIL: 'test@example.com',
+    },
+  });
+}
+
+/** Writes files (path → content) under `root`, making folders. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+/** Makes a git repo with one commit holding `files`. */
+export function makeRepo(dir: string, files: Record<string, string>): void {
+  git(dir, 'init', '-q', '-b', 'main');
+  writeFiles(dir, files);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+}
+
+/**
+ * Hashes a folder tree: names, types, link targets and file bytes (mtimes excluded). `skip`
+ * lists top-level entry names to leave out.
+ */
+export function hashTree(root: string, skip: readonly string[] = []): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string, rel: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      if (rel === '' && skip.includes(name)) continue;
+      const path = join(dir, name);
+      const relPath = rel === '' ? name : `${rel}/${name}`;
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) hash.update(`L ${relPath} -> ${readlinkSync(path)}\n`);
+      else if (stat.isDirectory()) {
+        hash.update(`D ${relPath}\n`);
+        walk(path, relPath);
+      } else {
+        hash.update(`F ${relPath} ${stat.mode.toString(8)}\n`);
+        hash.update(readFileSync(path));
+      }
+    }
+  };
+  walk(root, '');
+  return hash.digest('hex');
+}

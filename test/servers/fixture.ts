@@ -1,0 +1,59 @@
+import { fileURLToPath } from 'node:url';
+import type { NamedServerConfig } from '../../src/config/schemas.js';
+import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+
+/** The fault server fixture (plain .mjs: no tsx start-up cost per spawn). */
+export const FAULT_SERVER = fileURLToPath(new URL('../fixtures/fault-server.mjs', import.meta.url));
+
+/** Short timeouts so fault tests finish quickly; override per test. */
+export const FAST_TIMEOUTS = { startupMs: 10_000, callMs: 5_000, maxCallMs: 20_000, pingMs: 1_000, shutdownMs: 500 };
+
+/** A stdio config that runs the fault server in `mode`. */
+export function faultServerConfig(
+  name: string,
+  mode = 'normal',
+  extra: Partial<Omit<NamedServerConfig, 'transport'>> & { timeouts?: Partial<typeof FAST_TIMEOUTS> } = {},
+): NamedServerConfig {
+  const { timeouts, restart, ...rest } = extra;
+  return {
+    name,
+    transport: 'stdio',
+    command: process.execPath,
+    args: [FAULT_SERVER, mode],
+    trusted: false,
+    ...rest,
+    timeouts: { ...FAST_TIMEOUTS, ...timeouts },
+    restart: { enabled: true, maxAttempts: 3, initialDelayMs: 50, maxDelayMs: 500, ...restart },
+  } as NamedServerConfig;
+}
+
+/** True when neither the process nor any member of its group is alive. */
+export function groupGone(pgid: number | undefined): boolean {
+  if (pgid === undefined) throw new Error('no pgid recorded');
+  return !isProcessGroupAlive(pgid);
+}
+
+/** True when the single process `pid` is gone. */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The text of the first content item of a tool result. */
+export function resultText(result: { content?: unknown }): string {
+  const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0];
+  return first?.type === 'text' ? (first.text ?? '') : '';
+}
+
+/** Polls `predicate` (real timers) until true or `ms` passes. */
+export async function waitFor(predicate: () => boolean, ms = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

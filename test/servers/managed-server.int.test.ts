@@ -1,0 +1,277 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentsErrorCode, ServerError } from '../../src/errors.js';
+import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
+import type { ServerEventMap } from '../../src/servers/server-events.js';
+import { faultServerConfig, groupGone, processGone, resultText, waitFor } from './fixture.js';
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason);
+};
+beforeAll(() => {
+  process.on('unhandledRejection', onUnhandled);
+});
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+  expect(unhandled).toEqual([]);
+});
+
+const open: ManagedServer[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((server) => server.close()));
+});
+
+function track(server: ManagedServer): ManagedServer {
+  open.push(server);
+  return server;
+}
+
+function tool(server: ManagedServer, name: string) {
+  const entry = server.entries().find((candidate) => candidate.descriptor.originalName === name);
+  if (!entry) throw new Error(`no tool ${name}`);
+  return entry;
+}
+
+async function startedServer(...args: Parameters<typeof faultServerConfig>): Promise<ManagedServer> {
+  const server = track(createManagedServer(faultServerConfig(...args)));
+  await server.start();
+  return server;
+}
+
+async function expectServerError(promise: Promise<unknown>): Promise<ServerError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a ServerError');
+    },
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ServerError);
+  return error as ServerError;
+}
+
+describe('managed server over stdio (fault server)', () => {
+  it('starts, records protocol version and capabilities, lists tools, calls one, and leaves no process after close', async () => {
+    const server = await startedServer('plain');
+    expect(server.status).toBe('ready');
+    expect(server.protocolVersion).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(server.serverInfo?.name).toBe('fault-server');
+    expect(server.serverCapabilities?.tools?.listChanged).toBe(true);
+    expect(server.entries().map((entry) => entry.descriptor.originalName)).toContain('echo');
+    const result = await tool(server, 'echo').execute({ text: 'hello' }, {});
+    expect(resultText(result)).toBe('hello');
+    const pid = server.pid;
+    await server.close();
+    expect(server.status).toBe('closed');
+    expect(groupGone(pid)).toBe(true);
+  });
+
+  it('gives the child only the safe env list plus configured variables', async () => {
+    process.env.AGENTS_TEST_SECRET_TOKEN = 'do-not-leak';
+    try {
+      const server = await startedServer('env', 'normal', { env: { CONFIGURED_VAR: '1' } });
+      const names = JSON.parse(resultText(await tool(server, 'env').execute({}, {}))) as string[];
+      expect(names).toContain('CONFIGURED_VAR');
+      expect(names).not.toContain('AGENTS_TEST_SECRET_TOKEN');
+      expect(names.every((name) => ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'CONFIGURED_VAR'].includes(name))).toBe(true);
+    } finally {
+      delete process.env.AGENTS_TEST_SECRET_TOKEN;
+    }
+  });
+
+  it('crash during a write-class call: typed error with signal and stderr, not retried, then restarts', async () => {
+    const server = await startedServer('crashy', 'crash-on-call');
+    const restarts: ServerEventMap['server-restart'][] = [];
+    const starts: ServerEventMap['server-start'][] = [];
+    server.on('server-restart', (event) => restarts.push(event));
+    server.on('server-start', (event) => starts.push(event));
+    const firstPid = server.pid;
+    const started = Date.now();
+    const error = await expectServerError(tool(server, 'write_note').execute({ text: 'x' }, {}));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(error.code).toBe(AgentsErrorCode.ServerUnavailable);
+    expect(error.details).toMatchObject({ serverName: 'crashy', phase: 'call', signal: 'SIGKILL', toolName: 'write_note' });
+    expect(error.message).toContain('during tools/call "write_note"');
+    expect(error.message).toContain('SIGKILL');
+    expect(groupGone(firstPid)).toBe(true);
+    await waitFor(() => server.status === 'ready', 5_000, 'restart');
+    expect(restarts).toHaveLength(1);
+    expect(starts).toHaveLength(1);
+    expect(starts[0]!.restart).toBe(true);
+    expect(server.pid).not.toBe(firstPid);
+  });
+
+  it('crash during a read-only call is retried once after the restart, then fails with the crash', async () => {
+    const server = await startedServer('crashy-read', 'crash-on-call');
+    const restarts: number[] = [];
+    server.on('server-restart', (event) => restarts.push(event.attempt));
+    const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
+    expect(error.details.signal).toBe('SIGKILL');
+    expect(restarts).toEqual([1, 2]);
+  });
+
+  it('crash tool: stderr tail is carried in the error; other servers are unaffected', async () => {
+    const [crashy, healthy] = await Promise.all([startedServer('a', 'normal', { restart: { enabled: false } }), startedServer('b')]);
+    const error = await expectServerError(tool(crashy, 'crash').execute({}, {}));
+    expect(error.details.stderrTail).toContain('crash: about to SIGKILL myself');
+    expect(crashy.status).toBe('failed');
+    expect(resultText(await tool(healthy, 'echo').execute({ text: 'still here' }, {}))).toBe('still here');
+    const after = await expectServerError(tool(crashy, 'echo').execute({ text: 'x' }, {}));
+    expect(after.code).toBe(AgentsErrorCode.ServerUnavailable);
+  });
+
+  it('hang during a call: times out with notifications/cancelled, the server stays up (ping works)', async () => {
+    const server = await startedServer('hangs', 'normal', { timeouts: { callMs: 300 } });
+    const pid = server.pid;
+    const error = await expectServerError(tool(server, 'hang').execute({}, {}));
+    expect(error.code).toBe(AgentsErrorCode.Timeout);
+    expect(error.message).toContain('300 ms');
+    await server.ping();
+    expect(server.pid).toBe(pid);
+    expect(resultText(await tool(server, 'echo').execute({ text: 'ok' }, {}))).toBe('ok');
+  });
+
+  it('progress forever: progress reaches the callback, and the maximum still ends the call', async () => {
+    const server = await startedServer('progress', 'normal', { timeouts: { callMs: 200, maxCallMs: 800 } });
+    const progress: number[] = [];
+    const started = Date.now();
+    const error = await expectServerError(
+      tool(server, 'progress_forever').execute({}, { onProgress: (update) => progress.push(update.progress) }),
+    );
+    expect(error.code).toBe(AgentsErrorCode.Timeout);
+    expect(error.message).toContain('maximum of 800 ms');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(750);
+    expect(progress.length).toBeGreaterThan(5);
+    expect(server.status).toBe('ready');
+  });
+
+  it('an aborted signal cancels the call with a typed ABORTED error', async () => {
+    const server = await startedServer('abortable');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('run cancelled')), 100);
+    const error = await expectServerError(tool(server, 'hang').execute({}, { signal: controller.signal }));
+    expect(error.code).toBe(AgentsErrorCode.Aborted);
+    expect(resultText(await tool(server, 'echo').execute({ text: 'ok' }, {}))).toBe('ok');
+  });
+
+  it('exit during initialize: SERVER_START_FAILED with exit code and "missing API key"', async () => {
+    const server = track(createManagedServer(faultServerConfig('needs-key', 'exit-1-during-init')));
+    const error = await expectServerError(server.start());
+    expect(error.code).toBe(AgentsErrorCode.ServerStartFailed);
+    expect(error.details).toMatchObject({ serverName: 'needs-key', phase: 'initialize', exitCode: 1 });
+    expect(error.details.stderrTail).toContain('Error: missing API key');
+    expect(error.message).toContain('exited with code 1 during initialize');
+    expect(error.message).toContain('fault-server.mjs');
+    expect(server.status).toBe('failed');
+  });
+
+  it('never answers initialize: TIMEOUT after startupMs and the process group is killed', async () => {
+    const server = track(createManagedServer(faultServerConfig('mute', 'never-initialize', { timeouts: { startupMs: 500 } })));
+    const spawned: number[] = [];
+    const started = Date.now();
+    const pending = server.start();
+    await waitFor(() => {
+      const pid = (server as unknown as { startingTransport?: { stdio?: { pid?: number } } }).startingTransport?.stdio?.pid;
+      if (pid) spawned.push(pid);
+      return spawned.length > 0;
+    });
+    const error = await expectServerError(pending);
+    expect(error.code).toBe(AgentsErrorCode.Timeout);
+    expect(error.details.phase).toBe('initialize');
+    expect(error.message).toContain('500 ms');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(groupGone(spawned[0])).toBe(true);
+  });
+
+  it('slow start within budget succeeds; over budget times out', async () => {
+    const slow = await startedServer('slow-ok', 'slow-start=600', { timeouts: { startupMs: 5_000 } });
+    expect(slow.status).toBe('ready');
+    const tooSlow = track(createManagedServer(faultServerConfig('slow-bad', 'slow-start=5000', { timeouts: { startupMs: 400 } })));
+    const error = await expectServerError(tooSlow.start());
+    expect(error.code).toBe(AgentsErrorCode.Timeout);
+  });
+
+  it('banner and garbage lines on stdout are skipped; calls keep working', async () => {
+    const banner = await startedServer('banner', 'banner');
+    expect(resultText(await tool(banner, 'echo').execute({ text: 'a' }, {}))).toBe('a');
+    const garbage = await startedServer('garbage', 'garbage');
+    for (let index = 0; index < 3; index++) {
+      expect(resultText(await tool(garbage, 'echo').execute({ text: `g${index}` }, {}))).toBe(`g${index}`);
+    }
+  });
+
+  it('a huge line closes the server with an error naming the byte limit', async () => {
+    const server = await startedServer('huge-line', 'huge-line', { restart: { enabled: false } });
+    const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
+    expect(error.code).toBe(AgentsErrorCode.ProtocolError);
+    expect(error.message).toContain(`exceeds ${16 * 1024 * 1024} bytes`);
+    expect(error.details.serverName).toBe('huge-line');
+  });
+
+  it('a 50 MB result is refused with the frame limit, not a hang or an out-of-memory', async () => {
+    const server = await startedServer('huge-result', 'huge-result', { restart: { enabled: false } });
+    const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
+    expect(error.message).toContain('exceeds');
+    expect(error.details.phase).toBe('call');
+  });
+
+  it('a missing command fails at spawn with ENOENT, never a hang', async () => {
+    const config = { ...faultServerConfig('missing'), command: '/definitely/not/here-mcp' };
+    const server = track(createManagedServer(config));
+    const error = await expectServerError(server.start());
+    expect(error.code).toBe(AgentsErrorCode.ServerStartFailed);
+    expect(error.details.phase).toBe('spawn');
+    expect(error.message).toContain('ENOENT');
+  });
+
+  it('stubborn server (ignores stdin EOF and SIGTERM) is killed within the bounded sequence', async () => {
+    const server = await startedServer('stubborn', 'stubborn', { timeouts: { shutdownMs: 300 } });
+    const pid = server.pid;
+    const started = Date.now();
+    await Promise.all([server.close(), server.close()]);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(groupGone(pid)).toBe(true);
+  });
+
+  it('fork-grandchild: close resolves while the grandchild holds the pipes, and it is killed too', async () => {
+    const server = await startedServer('forks', 'fork-grandchild');
+    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as { grandchildPid: number };
+    expect(processGone(info.grandchildPid)).toBe(false);
+    const pid = server.pid;
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(groupGone(pid)).toBe(true);
+    expect(processGone(info.grandchildPid)).toBe(true);
+  });
+
+  it('wrapper (sh -c) that forks: nothing of the group remains after close', async () => {
+    const config = {
+      ...faultServerConfig('wrapped'),
+      command: '/bin/sh',
+      args: ['-c', `"${process.execPath}" "${faultServerConfig('x').args[0]}" fork-grandchild; echo done`],
+    };
+    const server = track(createManagedServer(config));
+    await server.start();
+    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as { pid: number; grandchildPid: number };
+    const pgid = server.pid;
+    expect(info.pid).not.toBe(pgid);
+    await server.close();
+    expect(groupGone(pgid)).toBe(true);
+    expect(processGone(info.pid)).toBe(true);
+    expect(processGone(info.grandchildPid)).toBe(true);
+  });
+
+  it('stderr flood: calls still answered, stderr kept bounded', async () => {
+    const lines: string[] = [];
+    const logger = { debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} };
+    const server = track(createManagedServer(faultServerConfig('flood', 'stderr-flood'), { logger }));
+    await server.start();
+    for (let index = 0; index < 3; index++) {
+      expect(resultText(await tool(server, 'echo').execute({ text: `f${index}` }, {}))).toBe(`f${index}`);
+    }
+    const stdio = (server as unknown as { connection: { serverTransport: { stdio: { stderrTail(n: number): string } } } }).connection
+      .serverTransport.stdio;
+    expect(stdio.stderrTail(1 << 20).length).toBeLessThanOrEqual(64 * 1024);
+    expect(lines.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * "Works in LangGraph Studio", tested locally: the real dev server from
+ * `@langchain/langgraph-cli` loads `langgraph.json` on 127.0.0.1 (analytics and tracing off), and
+ * the same HTTP API that the hosted Studio page calls is driven with `@langchain/langgraph-sdk`.
+ * The graph's tool calls reach a real MCP server (the filesystem server, over stdio) inside a git
+ * worktree sandbox. This is API compatibility with the dev server Studio drives, not a UI test.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, type Checkpoint } from '@langchain/langgraph-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive, startDevServer, type DevServer } from '../helpers/dev-server.js';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SANDBOX_ID = 'studio-test';
+
+interface Message {
+  type?: string;
+  content?: unknown;
+  id?: string;
+  tool_calls?: Array<{ id?: string; name: string; args: Record<string, unknown> }>;
+  status?: string;
+  tool_call_id?: string;
+}
+interface ChangeRecordValue {
+  toolId: string;
+  toolCallId?: string;
+  snapshot: string;
+  parent: string;
+  changed: Array<{ status: string; path: string }>;
+}
+interface ActorValues {
+  messages: Message[];
+  changeLog?: ChangeRecordValue[];
+  sandboxHead?: string;
+}
+
+function asValues(value: unknown): ActorValues {
+  expect(value).toMatchObject({ messages: expect.any(Array) });
+  return value as ActorValues;
+}
+
+function text(message: Message | undefined): string {
+  const content = message?.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown) =>
+        typeof part === 'object' && part !== null && 'text' in part ? String((part as { text: unknown }).text) : '',
+      )
+      .join('');
+  }
+  return '';
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: cwd,
+      GIT_AUTHOR_NAME: 'test',
+      GIT_AUTHOR_EMAIL: 'test@localhost',
+      GIT_COMMITTER_NAME: 'test',
+      GIT_COMMITTER_EMAIL: 'test@localhost',
+    },
+  });
+}
+
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+const ask = (content: string): { messages: Array<{ role: string; content: string }> } => ({
+  messages: [{ role: 'user', content }],
+});
+
+describe('reference actor graph in the LangGraph dev server', () => {
+  let workDir: string;
+  let sourceRepo: string;
+  let baseDir: string;
+  let server: DevServer | undefined;
+  let client: Client;
+  let threadId: string;
+
+  /** The sandbox tree: `<baseDir>/agents-sandbox-XXXX/<id>`. */
+  function sandboxRoot(): string {
+    const containers = readdirSync(baseDir).filter((name) => name.startsWith('agents-sandbox-'));
+    expect(containers).toHaveLength(1);
+    return path.join(baseDir, containers[0]!, SANDBOX_ID);
+  }
+
+  beforeAll(async () => {
+    workDir = realpathSync(mkdtempSync(path.join(tmpdir(), 'agents-studio-test-')));
+    sourceRepo = path.join(workDir, 'repo');
+    baseDir = path.join(workDir, 'sandboxes');
+    execFileSync('git', ['init', '-q', '-b', 'main', sourceRepo]);
+    execFileSync('mkdir', ['-p', baseDir]);
+    writeFileSync(path.join(sourceRepo, 'README.md'), '# user project\n');
+    git(sourceRepo, 'add', 'README.md');
+    git(sourceRepo, 'commit', '-q', '-m', 'initial');
+    server = await startDevServer({
+      cwd: projectRoot,
+      env: {
+        AGENTS_STUDIO_SOURCE: sourceRepo,
+        AGENTS_STUDIO_BASE_DIR: baseDir,
+        AGENTS_STUDIO_SANDBOX_ID: SANDBOX_ID,
+      },
+    });
+    client = new Client({ apiUrl: server.url });
+  }, 150_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('loads the graph at startup: one assistant, the agent/tools graph, StateSchema schemas', async () => {
+    const assistants = await client.assistants.search({ graphId: 'actor' });
+    expect(assistants).toHaveLength(1);
+    const graph = await client.assistants.getGraph(assistants[0]!.assistant_id);
+    expect(graph.nodes.map((node) => String(node.id)).sort()).toEqual(['__end__', '__start__', 'agent', 'tools']);
+    const schemas = await client.assistants.getSchemas(assistants[0]!.assistant_id);
+    const stateProperties = (schemas.state_schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+    expect(Object.keys(stateProperties ?? {})).toEqual(expect.arrayContaining(['messages', 'changeLog', 'sandboxHead']));
+    // Runtime schemas from StateSchema: Studio renders `messages` as a chat input.
+    expect(JSON.stringify(stateProperties?.['messages'])).toContain('"langgraph_type":"messages"');
+  });
+
+  it('activated the filesystem MCP server and the sandbox when the graph module loaded', () => {
+    const pids = server!.treePids();
+    expect(pids.some((pid) => cmdline(pid).includes('server-filesystem'))).toBe(true);
+    const root = sandboxRoot();
+    expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toBe('# user project\n');
+    // A detached worktree of the user's repo; the user's branch and tree are untouched.
+    expect(git(sourceRepo, 'worktree', 'list')).toContain(root);
+  });
+
+  it('streams a run whose tool call reaches the MCP server and writes into the sandbox', async () => {
+    threadId = (await client.threads.create()).thread_id;
+    const counts: Record<string, number> = {};
+    const toolCallNames: string[] = [];
+    let toolsUpdate: Record<string, unknown> | undefined;
+    let final: ActorValues | undefined;
+    for await (const event of client.runs.stream(threadId, 'actor', {
+      input: ask('write notes.md: hello from studio'),
+      streamMode: ['values', 'updates', 'messages-tuple', 'debug'],
+    })) {
+      counts[event.event] = (counts[event.event] ?? 0) + 1;
+      expect(event.event, JSON.stringify(event.data)).not.toBe('error');
+      if (event.event === 'values') final = asValues(event.data);
+      if (event.event === 'updates') {
+        const data = event.data as Record<string, { messages?: Message[] } & Record<string, unknown>>;
+        for (const call of data['agent']?.messages?.flatMap((message) => message.tool_calls ?? []) ?? []) {
+          toolCallNames.push(call.name);
+        }
+        if (data['tools'] !== undefined) toolsUpdate = data['tools'];
+      }
+    }
+    for (const kind of ['metadata', 'values', 'updates', 'messages', 'debug']) {
+      expect(counts[kind] ?? 0, `${kind} events: ${JSON.stringify(counts)}`).toBeGreaterThan(0);
+    }
+    expect(toolCallNames).toEqual(['write_file']);
+    // The tools step carries the change record into state in the same superstep.
+    expect(toolsUpdate?.['changeLog']).toEqual([
+      expect.objectContaining({ toolId: 'mcp:fs/write_file', changed: [{ status: 'A', path: 'notes.md' }] }),
+    ]);
+    const messages = final!.messages;
+    expect(text(messages.at(-1))).toBe('Wrote notes.md.');
+    const toolMessage = messages.find((message) => message.type === 'tool');
+    expect(toolMessage?.status).not.toBe('error');
+    // The server saw an absolute sandbox path; the model sees the logical one again.
+    expect(text(toolMessage)).toContain('notes.md');
+    expect(text(toolMessage)).not.toContain(sandboxRoot());
+    expect(readFileSync(path.join(sandboxRoot(), 'notes.md'), 'utf8')).toBe('hello from studio');
+    // The user's own tree never sees the file.
+    expect(existsSync(path.join(sourceRepo, 'notes.md'))).toBe(false);
+  });
+
+  it('shows the change log in state and history, and the snapshot holds the file', async () => {
+    const state = await client.threads.getState(threadId);
+    const values = asValues(state.values);
+    expect(state.next).toEqual([]);
+    expect(values.changeLog).toHaveLength(1);
+    const record = values.changeLog![0]!;
+    expect(record).toMatchObject({ toolId: 'mcp:fs/write_file', changed: [{ status: 'A', path: 'notes.md' }] });
+    expect(record.toolCallId).toBe(values.messages.find((message) => message.type === 'tool')?.tool_call_id);
+    expect(values.sandboxHead).toBe(record.snapshot);
+    expect(record.parent).not.toBe(record.snapshot);
+    // The snapshot is a commit in the user's object store, under a private ref.
+    expect(git(sourceRepo, 'show', `${record.snapshot}:notes.md`)).toBe('hello from studio');
+    expect(git(sourceRepo, 'branch', '--list')).toContain('main');
+
+    const history = await client.threads.getHistory(threadId, { limit: 50 });
+    expect(history.map((entry) => entry.next[0] ?? null)).toEqual([null, 'agent', 'tools', 'agent', '__start__']);
+    const beforeTools = history.find((entry) => entry.next.includes('tools'))!;
+    const afterTools = history.find((entry) => entry.next.includes('agent') && asValues(entry.values).messages.length === 3)!;
+    expect(asValues(beforeTools.values).changeLog ?? []).toEqual([]);
+    expect(asValues(afterTools.values).changeLog).toEqual([record]);
+  });
+
+  it('forks from an earlier checkpoint: updateState at the tool-call checkpoint, then run', async () => {
+    const history = await client.threads.getHistory(threadId, { limit: 50 });
+    const checkpoint = history.find((entry) => entry.next.includes('tools'))!;
+    const aiMessage = asValues(checkpoint.values).messages.at(-1)!;
+    expect(aiMessage.tool_calls?.[0]?.name).toBe('write_file');
+    const edited = {
+      ...aiMessage,
+      tool_calls: [{ ...aiMessage.tool_calls![0]!, args: { path: 'forked.md', content: 'from a fork' } }],
+    };
+    const forked = (await client.threads.updateState(threadId, {
+      values: { messages: [edited] },
+      checkpoint: checkpoint.checkpoint,
+      asNode: 'agent',
+    })) as unknown as { checkpoint?: Omit<Checkpoint, 'thread_id'> };
+    expect(forked.checkpoint?.checkpoint_id).toEqual(expect.any(String));
+    const result = asValues(
+      await client.runs.wait(threadId, 'actor', {
+        input: null,
+        ...(forked.checkpoint === undefined ? {} : { checkpoint: forked.checkpoint }),
+      }),
+    );
+    expect(text(result.messages.at(-1))).toBe('Wrote forked.md.');
+    expect(readFileSync(path.join(sandboxRoot(), 'forked.md'), 'utf8')).toBe('from a fork');
+    // The fork's branch has its own change log: only the forked write, parented on the
+    // snapshot of the earlier write (the sandbox is shared by the server's threads).
+    const state = await client.threads.getState(threadId);
+    const changeLog = asValues(state.values).changeLog ?? [];
+    expect(changeLog.map((record) => record.changed)).toEqual([[{ status: 'A', path: 'forked.md' }]]);
+    expect(asValues(state.values).sandboxHead).toBe(changeLog[0]!.snapshot);
+    expect(git(sourceRepo, 'show', `${changeLog[0]!.snapshot}:forked.md`)).toBe('from a fork');
+    const fullHistory = await client.threads.getHistory(threadId, { limit: 50 });
+    expect(fullHistory.length).toBeGreaterThan(history.length);
+  });
+
+  it('stops on SIGINT and leaves nothing running (dev server, graph worker, MCP server)', async () => {
+    const pids = server!.treePids();
+    const mcpServer = pids.filter((pid) => cmdline(pid).includes('server-filesystem'));
+    expect(mcpServer).toHaveLength(1);
+    await server!.stop();
+    const deadline = Date.now() + 5_000;
+    while (pids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pids.filter(isAlive).map((pid) => `${pid} ${cmdline(pid)}`)).toEqual([]);
+  }, 30_000);
+});

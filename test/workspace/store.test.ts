@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorkspaceStore, writeFileAtomic } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/store.js';
+
+describe('workspace store', () => {
+  let dir: string;
+  let store: WorkspaceStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agents-store-'));
+    store = createWorkspaceStore(join(dir, '.agents'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('puts, gets, lists and removes each kind as YAML files', async () => {
+    const file = await store.put('server', 'fs', { transport: 'stdio', command: 'node', args: ['s.js'] });
+    expect(file).toBe(join(dir, '.agents', 'servers', 'fs.yaml'));
+    expect(await readFile(file, 'utf8')).toContain('command: node');
+    await store.put('tool', 'echo', { id: 'tools.echo', server: 'fs', tool: 'echo' });
+    await store.put('skill', 'basic', { tools: ['read_file'], mcp_servers: ['fs'] });
+    await store.put('actor', 'helper', { skills: ['basic'] });
+
+    const server = await store.get('server', 'fs');
+    expect(server).toMatchObject({ name: 'fs', transport: 'stdio', trusted: false });
+    expect((await store.get('actor', 'helper')).checkpointer).toEqual({
+      type: 'sqlite',
+      path: '.agents/checkpoints.sqlite',
+    });
+    expect((await store.findTool('tools.echo'))?.name).toBe('echo');
+    expect((await store.list('skill')).records.map((record) => record.name)).toEqual(['basic']);
+
+    expect(await store.remove('tool', 'echo')).toBe(true);
+    expect(await store.remove('tool', 'echo')).toBe(false);
+    await expect(store.get('tool', 'echo')).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND' });
+    await expect(store.get('actor', 'nobody')).rejects.toMatchObject({ code: 'ACTOR_NOT_FOUND' });
+  });
+
+  it('validates before writing and refuses to replace an existing record without overwrite', async () => {
+    await expect(
+      // @ts-expect-error: a typo must fail at runtime too
+      store.put('server', 'bad', { transport: 'stdio', comand: 'node' }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    expect(await store.has('server', 'bad')).toBe(false);
+    await store.put('actor', 'a', { skills: ['x'] });
+    await expect(store.put('actor', 'a', { skills: ['y'] })).rejects.toThrow(/already exists/);
+    await store.put('actor', 'a', { skills: ['y'] }, { overwrite: true });
+    expect((await store.get('actor', 'a')).skills).toEqual(['y']);
+    await expect(store.put('actor', '../escape', { skills: ['x'] })).rejects.toThrow(/not a valid actor name/);
+  });
+
+  it('reports a broken file with path and line, keeps listing the others, and never overwrites it', async () => {
+    await store.put('actor', 'good', { skills: ['s'] });
+    const broken = join(dir, '.agents', 'actors', 'broken.yaml');
+    const original = 'skills: [s]\nmodle: typo\n';
+    await writeFile(broken, original);
+    const listing = await store.list('actor');
+    expect(listing.records.map((record) => record.name)).toEqual(['good']);
+    expect(listing.problems).toHaveLength(1);
+    expect(listing.problems[0]?.file).toBe(broken);
+    expect(listing.problems[0]?.error.message).toContain(`${broken}:2:1`);
+    await expect(store.put('actor', 'broken', { skills: ['s'] }, { overwrite: true })).rejects.toThrow(
+      /Refusing to overwrite .*broken\.yaml: it is broken/,
+    );
+    expect(await readFile(broken, 'utf8')).toBe(original);
+  });
+
+  it('writes atomically: no temp files remain and a failed write leaves the old file', async () => {
+    const target = join(dir, 'x', 'file.yaml');
+    await writeFileAtomic(target, 'a: 1\n');
+    await writeFileAtomic(target, 'a: 2\n');
+    expect(await readFile(target, 'utf8')).toBe('a: 2\n');
+    expect(await readdir(join(dir, 'x'))).toEqual(['file.yaml']);
+    // A directory where the file should go makes rename fail; the temp file must be cleaned.
+    await mkdir(join(dir, 'x', 'dir.yaml'));
+    await expect(writeFileAtomic(join(dir, 'x', 'dir.yaml'), 'b')).rejects.toThrow();
+    expect((await readdir(join(dir, 'x'))).sort()).toEqual(['dir.yaml', 'file.yaml']);
+  });
+
+  it('rejects a name field that disagrees with the file name and resolves paths against the project', async () => {
+    await mkdir(join(dir, '.agents', 'skills'), { recursive: true });
+    await writeFile(join(dir, '.agents', 'skills', 'one.yaml'), 'name: two\n');
+    await expect(store.get('skill', 'one')).rejects.toThrow(/does not match the file name "one"/);
+    expect(store.resolvePath('src')).toBe(join(dir, 'src'));
+    expect(store.projectDir).toBe(dir);
+  });
+});
