@@ -112,7 +112,11 @@ export interface StudioActor extends AsyncDisposable {
   tempDirs: string[];
   /** Stops the server, removes the sandbox and temp folders. Idempotent. */
   close(): Promise<void>;
-  /** Best-effort synchronous cleanup for `process.on('exit')`: kills nothing, removes temp folders. */
+  /**
+   * Best-effort synchronous cleanup for `process.on('exit')`, where nothing async can run: removes
+   * the sandbox worktree, its private refs and folder (as `sandbox.close()` would) and the temp
+   * folders. The server's process group is killed by the stdio transport's own exit hook.
+   */
   closeSync(): void;
 }
 
@@ -140,6 +144,41 @@ export function createTempRepo(): string {
   git('add', 'README.md');
   git('commit', '-q', '-m', 'initial');
   return repo;
+}
+
+function gitSync(cwd: string, args: string[], input?: string): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'ignore'],
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0' },
+    ...(input === undefined ? {} : { input }),
+  });
+}
+
+/**
+ * Synchronous twin of `sandbox.close()` for exit handlers (the dev server exits through
+ * `process.exit` right after SIGINT, so an async close would be cut short).
+ * TODO: move into the sandbox module as `closeSync()` so graphs need no git of their own.
+ */
+function removeSandboxSync(sandbox: LocalSandbox): void {
+  const attempt = (work: () => void): void => {
+    try {
+      work();
+    } catch {
+      // Best effort: `pruneSandboxes()` removes whatever is left.
+    }
+  };
+  // Files first: it is quick and needs no child process, so it completes even when the process
+  // is killed moments later; the git bookkeeping after it is a bonus.
+  attempt(() => rmSync(path.dirname(sandbox.runDir), { recursive: true, force: true }));
+  if (sandbox.kind === 'worktree') {
+    attempt(() => void gitSync(sandbox.source, ['worktree', 'prune']));
+    attempt(() => {
+      const refs = gitSync(sandbox.source, ['for-each-ref', '--format=delete %(refname)', `refs/agents/${sandbox.id}/`]);
+      if (refs.trim() !== '') gitSync(sandbox.source, ['update-ref', '--stdin'], refs);
+    });
+  }
 }
 
 function buildGraph(tools: StructuredTool[], writeToolName: string, sandbox: LocalSandbox) {
@@ -172,7 +211,11 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
   const tempDirs: string[] = [];
   let sandbox: LocalSandbox | undefined;
   let server: ManagedServer | undefined;
+  let closedSync = false;
   const closeSync = (): void => {
+    if (closedSync) return;
+    closedSync = true;
+    if (sandbox !== undefined && closing === undefined) removeSandboxSync(sandbox);
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   };
   let closing: Promise<void> | undefined;
@@ -186,7 +229,8 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
           failures.push(error);
         }
       }
-      closeSync();
+      closedSync = true;
+      for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
       if (failures.length > 0) throw new AggregateError(failures, 'closing the studio actor failed');
     })();
     return closing;

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { canonicalJson } from './fingerprint.js';
 
 /** The outcome of validating one set of arguments. */
 export type ArgumentValidationResult =
@@ -47,6 +48,11 @@ interface AjvLike {
 }
 
 const instances = new Map<AjvFlavor, AjvLike>();
+
+// Many tools share a schema (often `{type:'object'}`) and servers re-list the same tools on
+// every refresh; compiled validators are pure, so reuse them. Bounded, oldest out first.
+const CACHE_LIMIT = 512;
+const cache = new Map<string, ArgumentValidator>();
 
 function ajvFor(flavor: AjvFlavor): AjvLike {
   let instance = instances.get(flavor);
@@ -102,7 +108,16 @@ export function compileArgumentValidator(schema: unknown): ArgumentValidator {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return { validate: () => VALID, warning: 'inputSchema is not an object; arguments are not validated' };
   }
-  const record = schema as Record<string, unknown>;
+  const key = canonicalJson(schema);
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const validator = compileUncached(schema as Record<string, unknown>);
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(key, validator);
+  return validator;
+}
+
+function compileUncached(record: Record<string, unknown>): ArgumentValidator {
   const { flavor, stripSchemaKeyword } = flavorOf(record);
   const target: Record<string, unknown> = stripSchemaKeyword ? { ...record } : record;
   if (stripSchemaKeyword) delete target['$schema'];

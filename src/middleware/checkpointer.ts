@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
@@ -81,7 +82,21 @@ export async function createCheckpointer(
   let saver: import('@langchain/langgraph-checkpoint-postgres').PostgresSaver | undefined;
   try {
     const { PostgresSaver } = await import('@langchain/langgraph-checkpoint-postgres');
-    saver = PostgresSaver.fromConnString(settings.url, {
+    const pg = await import('pg');
+    /**
+     * PostgresSaver keys channel blobs by (thread, ns, channel, version) and ignores conflicts,
+     * while the base class numbers versions 1, 2, 3... A fork (`updateState` from an older
+     * checkpoint) therefore reuses a version the old branch already wrote, and the fork reads the
+     * OLD branch's values: rollback would fork the wrong state. Versions here stay numeric and
+     * increasing but get a random fraction, so two branches never share one.
+     */
+    class ForkSafePostgresSaver extends PostgresSaver {
+      override getNextVersion(current: number | undefined): number {
+        const whole = typeof current === 'number' ? Math.floor(current) + 1 : 1;
+        return whole + (1 + randomInt(999_998)) / 1_000_000;
+      }
+    }
+    saver = new ForkSafePostgresSaver(new pg.default.Pool({ connectionString: settings.url }), undefined, {
       ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
     });
     await saver.setup();

@@ -49,6 +49,15 @@ export interface SkillPlan {
  */
 export async function planSkills(store: WorkspaceStore, skillNames: readonly string[]): Promise<SkillPlan> {
   const skills: NamedSkill[] = [];
+  for (const skillName of skillNames) skills.push(await store.get('skill', skillName));
+  return planSkillConfigs(store, skills);
+}
+
+/**
+ * Like {@link planSkills}, for skills given as values (e.g. one not stored yet, to validate it
+ * before `agents skill add` writes it). Same errors.
+ */
+export async function planSkillConfigs(store: WorkspaceStore, skills: readonly NamedSkill[]): Promise<SkillPlan> {
   const servers = new Map<string, NamedServerConfig>();
   const inclusions: SkillInclusion[] = [];
   const needServer = async (serverName: string, why: string): Promise<void> => {
@@ -66,9 +75,7 @@ export async function planSkills(store: WorkspaceStore, skillNames: readonly str
       throw error;
     }
   };
-  for (const skillName of skillNames) {
-    const skill = await store.get('skill', skillName);
-    skills.push(skill);
+  for (const skill of skills) {
     for (const entry of skill.tools) {
       if (isBuiltinToolName(entry)) {
         inclusions.push({ kind: 'builtin', skill: skill.name, name: entry });
@@ -119,7 +126,7 @@ export async function planSkills(store: WorkspaceStore, skillNames: readonly str
       });
     }
   }
-  return { skills, servers: [...servers.values()], inclusions };
+  return { skills: [...skills], servers: [...servers.values()], inclusions };
 }
 
 /** A bare name means a folder in the workspace's `skills/`; anything else is a path. */

@@ -1,5 +1,5 @@
 import { lstatSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -123,6 +123,12 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       rel = relativeInside(base.path, absolute);
       if (rel !== undefined) break;
     }
+    if (rel === undefined && isAbsolute(path)) {
+      // Another spelling of the root (a symlinked parent, macOS /tmp → /private/tmp): accept it
+      // only when its real location is inside the real root.
+      const real = realLocation(absolute);
+      if (real !== undefined) rel = relativeInside(realRoot, real);
+    }
     if (rel === undefined) {
       return refuse(
         input,
@@ -189,7 +195,8 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     .sort((a, b) => b.length - a.length)
     .map(escapeRegExp)
     .join('|');
-  const pattern = new RegExp(`(?:${alternatives})(?![\\w.~@+%-])(/)?`, 'g');
+  // A "." ends the match only when prose goes on after it ("root is /wt."), not in "/wt.bak".
+  const pattern = new RegExp(`(?:${alternatives})(?![\\w~@+%-]|\\.[^\\s"'\`,;)\\]}>])(/)?`, 'g');
   const needles = rootForms;
 
   const fromSandbox = (text: string): string => {
@@ -336,6 +343,26 @@ function mapContentItem(item: ContentItem, map: (text: string) => string): Conte
     }
     default:
       return item;
+  }
+}
+
+/**
+ * The real location of an absolute path that may not fully exist: realpath of its longest
+ * existing ancestor plus the rest. Undefined when an existing part cannot be resolved.
+ */
+function realLocation(absolute: string): string | undefined {
+  const rest: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      return join(realpathSync.native(current), ...rest.reverse());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+      const parent = dirname(current);
+      if (parent === current) return undefined;
+      rest.push(basename(current));
+      current = parent;
+    }
   }
 }
 

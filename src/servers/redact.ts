@@ -16,7 +16,7 @@ function redactArgument(argument: string, previous: string | undefined): string 
 }
 
 function quote(argument: string): string {
-  return /^[\w@%+=:,./-]+$/.test(argument) ? argument : JSON.stringify(argument);
+  return /^[\w@%+=:,./*-]+$/.test(argument) ? argument : JSON.stringify(argument);
 }
 
 /**

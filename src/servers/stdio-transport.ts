@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -87,14 +88,37 @@ function trackGroup(pgid: number): void {
   });
 }
 
-/** True when a process group still has a member (EPERM counts: it exists, just not ours). */
+/**
+ * True when a process group still has a live member (EPERM counts: it exists, just not ours).
+ * On Linux, zombies do not count: an orphaned grandchild that was killed stays a zombie until
+ * init reaps it (over a second on some hosts), but it can no longer do anything.
+ */
 export function isProcessGroupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  if (process.platform !== 'linux') return true;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Format: pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -105,9 +129,10 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+// Not unref'd: a bounded shutdown must finish even when nothing else keeps the loop alive.
 const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
-    setTimeout(resolve, ms).unref();
+    setTimeout(resolve, ms);
   });
 
 /**
@@ -451,7 +476,7 @@ class ProcessStdioTransport implements StdioTransport {
     for (;;) {
       if (!this.isGroupAlive()) return true;
       if (Date.now() >= deadline) return false;
-      await sleep(20);
+      await sleep(25);
     }
   }
 

@@ -3,13 +3,21 @@ import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AIMessage } from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
+import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { toolsCondition } from '@langchain/langgraph/prebuilt';
+import { sandboxStateFields } from '../../src/middleware/state.js';
+import { createTrackedToolNode } from '../../src/middleware/tool-node.js';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { createChangeTrackingMiddleware } from '../../src/middleware/change-tracking.js';
 import { composeMiddleware } from '../../src/middleware/types.js';
 import type { ToolCallHandler } from '../../src/middleware/types.js';
 import type { Capabilities, ToolDescriptor } from '../../src/registry/tool-descriptor.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
+
 
 /** Capabilities of a read-only or a writing tool, as the registry would infer them. */
 export function capabilities(readOnly: boolean): Capabilities {
@@ -132,3 +140,48 @@ export async function readTree(root: string): Promise<Record<string, string>> {
   await walk(root);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
+
+const State = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+
+type ScriptedCall = { name: string; args: Record<string, unknown> };
+
+/** The model's turns: turn N answers with the calls in SCRIPT[N], then a final text. */
+const SCRIPT: ScriptedCall[][] = [
+  [{ name: 'write_file', args: { path: 'a.txt', content: 'A1' } }],
+  [
+    { name: 'write_file', args: { path: 'b.txt', content: 'B1', delayMs: 40 } },
+    { name: 'write_file', args: { path: 'src/main.txt', content: 'main v2\n' } },
+  ],
+  [
+    { name: 'delete_file', args: { path: 'README.md' } },
+    { name: 'crash_write', args: { path: 'half.txt' } },
+  ],
+  [{ name: 'read_file', args: { path: 'a.txt' } }],
+];
+
+/** A hand-built StateGraph: a scripted agent node and the tracked ToolNode. */
+export function buildGraph(tools: StructuredTool[], sandbox: Sandbox, saver: BaseCheckpointSaver) {
+  // Deterministic "model": the turn is the number of AI messages so far, so replays and forks
+  // continue the script from where the state is.
+  const agent = (state: { messages: BaseMessage[] }) => {
+    const turn = state.messages.filter((message) => AIMessage.isInstance(message)).length;
+    const calls = SCRIPT[turn];
+    if (calls === undefined) return { messages: [new AIMessage('done')] };
+    return {
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: calls.map((call, index) => ({ id: `t${turn}-${index}`, name: call.name, args: call.args, type: 'tool_call' as const })),
+        }),
+      ],
+    };
+  };
+  return new StateGraph(State)
+    .addNode('agent', agent)
+    .addNode('tools', createTrackedToolNode(tools, { sandbox }))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', toolsCondition, ['tools', END])
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: saver });
+}
+

@@ -2,64 +2,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import type { BaseMessage } from '@langchain/core/messages';
-import type { StructuredTool } from '@langchain/core/tools';
-import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
-import type { BaseCheckpointSaver } from '@langchain/langgraph';
-import { toolsCondition } from '@langchain/langgraph/prebuilt';
+import { HumanMessage } from '@langchain/core/messages';
 import { AgentsError } from '../../src/errors.js';
+import { readSandboxState } from '../../src/middleware/state.js';
 import { createCheckpointer } from '../../src/middleware/checkpointer.js';
 import type { Checkpointer } from '../../src/middleware/checkpointer.js';
 import { listCheckpoints, markRunActive, rollback, undoRollback, withActiveRun } from '../../src/middleware/rollback.js';
-import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
-import { createTrackedToolNode } from '../../src/middleware/tool-node.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { makeRepo, readTree, trackedFileTools } from './helpers.js';
-
-const State = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
-
-type ScriptedCall = { name: string; args: Record<string, unknown> };
-
-/** The model's turns: turn N answers with the calls in SCRIPT[N], then a final text. */
-const SCRIPT: ScriptedCall[][] = [
-  [{ name: 'write_file', args: { path: 'a.txt', content: 'A1' } }],
-  [
-    { name: 'write_file', args: { path: 'b.txt', content: 'B1', delayMs: 40 } },
-    { name: 'write_file', args: { path: 'src/main.txt', content: 'main v2\n' } },
-  ],
-  [
-    { name: 'delete_file', args: { path: 'README.md' } },
-    { name: 'crash_write', args: { path: 'half.txt' } },
-  ],
-  [{ name: 'read_file', args: { path: 'a.txt' } }],
-];
-
-function buildGraph(tools: StructuredTool[], sandbox: LocalSandbox, saver: BaseCheckpointSaver) {
-  // Deterministic "model": the turn is the number of AI messages so far, so replays and forks
-  // continue the script from where the state is.
-  const agent = (state: { messages: BaseMessage[] }) => {
-    const turn = state.messages.filter((message) => AIMessage.isInstance(message)).length;
-    const calls = SCRIPT[turn];
-    if (calls === undefined) return { messages: [new AIMessage('done')] };
-    return {
-      messages: [
-        new AIMessage({
-          content: '',
-          tool_calls: calls.map((call, index) => ({ id: `t${turn}-${index}`, name: call.name, args: call.args, type: 'tool_call' as const })),
-        }),
-      ],
-    };
-  };
-  return new StateGraph(State)
-    .addNode('agent', agent)
-    .addNode('tools', createTrackedToolNode(tools, { sandbox }))
-    .addEdge(START, 'agent')
-    .addConditionalEdges('agent', toolsCondition, ['tools', END])
-    .addEdge('tools', 'agent')
-    .compile({ checkpointer: saver });
-}
+import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';
 
 describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
   let repo: Awaited<ReturnType<typeof makeRepo>>;

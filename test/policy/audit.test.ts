@@ -78,7 +78,7 @@ describe('audit log', () => {
       thread: 't1',
       toolCallId: 'c1',
       toolId: 'mcp:fs/read_file',
-      capabilities: { readOnly: { value: true, source: 'annotation' }, writes: { value: false } },
+      capabilities: { readOnly: { value: true, source: reader.capabilities.readOnly.source }, writes: { value: false } },
       policy: { decision: 'allow', outcome: 'allowed', decidedBy: 'policy' },
       durationMs: 5,
       resultBytes: 5,

@@ -67,3 +67,10 @@ export function scriptedGraph(
     .addEdge('tools', 'agent')
     .compile({ checkpointer });
 }
+
+/** The `__interrupt__` values of a graph's invoke output (typed graphs do not declare the key). */
+export function interruptsOf(output: unknown): unknown[] {
+  if (typeof output !== 'object' || output === null || !('__interrupt__' in output)) return [];
+  const list = output.__interrupt__;
+  return Array.isArray(list) ? list.map((item: unknown) => (typeof item === 'object' && item !== null && 'value' in item ? item.value : undefined)) : [];
+}

@@ -18,7 +18,7 @@ import { parsePolicy } from '../../src/policy/schema.js';
 import type { PolicyInput } from '../../src/policy/schema.js';
 import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../../src/registry/tool-descriptor.js';
-import { descriptorFor, scriptedGraph } from './helpers.js';
+import { descriptorFor, interruptsOf, scriptedGraph } from './helpers.js';
 
 const writeFile = descriptorFor('fs', {
   name: 'write_file',
@@ -75,7 +75,7 @@ describe('policy middleware in a real StateGraph with ToolNode', () => {
     const config = { configurable: { thread_id: 't-approve' } };
     const paused = await graph.invoke({ messages: [{ role: 'user', content: 'go' }] }, config);
     expect(calls).toEqual([]);
-    const value: unknown = paused.__interrupt__?.[0]?.value;
+    const value: unknown = interruptsOf(paused)[0];
     expect(isApprovalPreview(value)).toBe(true);
     if (!isApprovalPreview(value)) return;
     expect(value).toMatchObject({
@@ -107,7 +107,7 @@ describe('policy middleware in a real StateGraph with ToolNode', () => {
     const done = await graph.invoke(new Command({ resume: { type: 'edit', args: { path: 'src/b.ts', content: 'good' } } }), config);
     expect(calls).toEqual([{ toolId: 'mcp:fs/write_file', args: { path: 'src/b.ts', content: 'good' } }]);
     const [message] = toolMessages(done.messages);
-    expect(String(message?.content)).toContain('src/b.ts');
+    expect(JSON.stringify(message?.content)).toContain('src/b.ts');
     expect(policyRecord(message!)).toMatchObject({ outcome: 'edited', editedArgs: { path: 'src/b.ts', content: 'good' } });
     const { entries } = await readAuditLog(audit.file);
     expect(entries.at(-1)?.policy?.outcome).toBe('edited');
@@ -122,7 +122,7 @@ describe('policy middleware in a real StateGraph with ToolNode', () => {
     expect(calls).toEqual([]);
     const [message] = toolMessages(done.messages);
     expect(message?.status).toBe('error');
-    expect(String(message?.content)).toContain('not that file');
+    expect(JSON.stringify(message?.content)).toContain('not that file');
     // The run went on to the next model turn.
     expect(done.messages.at(-1)?.content).toBe('done');
     const { entries } = await readAuditLog(audit.file);
@@ -148,12 +148,12 @@ describe('policy middleware in a real StateGraph with ToolNode', () => {
     );
     const done = await graph.invoke({ messages: [{ role: 'user', content: 'go' }] }, { configurable: { thread_id: 't-deny' } });
     expect(calls).toEqual([]);
-    expect(done.__interrupt__).toBeUndefined();
+    expect(interruptsOf(done)).toEqual([]);
     const [message] = toolMessages(done.messages);
     expect(message?.status).toBe('error');
-    expect(String(message?.content)).toContain('actor "coder"');
-    expect(String(message?.content)).toContain('rules[0] {writes: true}');
-    expect(String(message?.content)).toContain('no writes today');
+    expect(JSON.stringify(message?.content)).toContain('actor "coder"');
+    expect(JSON.stringify(message?.content)).toContain('rules[0] {writes: true}');
+    expect(JSON.stringify(message?.content)).toContain('no writes today');
     expect(done.messages.at(-1)?.content).toBe('done');
     const { entries } = await readAuditLog(audit.file);
     expect(entries).toHaveLength(1);
@@ -173,7 +173,7 @@ describe('policy middleware in a real StateGraph with ToolNode', () => {
     );
     const config = { configurable: { thread_id: 't-send' } };
     const paused = await graph.invoke({ messages: [{ role: 'user', content: 'go' }] }, config);
-    expect(paused.__interrupt__).toHaveLength(1);
+    expect(interruptsOf(paused)).toHaveLength(1);
     expect(calls.map((call) => call.toolId)).toEqual(['mcp:fs/read_file']);
     const done = await graph.invoke(new Command({ resume: { type: 'approve' } }), config);
     expect(calls.map((call) => call.toolId)).toEqual(['mcp:fs/read_file', 'mcp:fs/write_file']);

@@ -27,10 +27,38 @@ export function faultServerConfig(
   } as NamedServerConfig;
 }
 
-/** True when neither the process nor any member of its group is alive. */
+/** True when no live (non-zombie) member of the group remains. */
 export function groupGone(pgid: number | undefined): boolean {
   if (pgid === undefined) throw new Error('no pgid recorded');
   return !isProcessGroupAlive(pgid);
+}
+
+/**
+ * Resolves true once `kill(-pgid, 0)` throws ESRCH. Orphaned grandchildren that were killed stay
+ * zombies until init reaps them (about 1.2 s on this kind of VM), so this polls up to `ms`.
+ */
+export async function groupReaped(pgid: number | undefined, ms = 4_000): Promise<boolean> {
+  if (pgid === undefined) throw new Error('no pgid recorded');
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      process.kill(-pgid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Resolves true once `kill(pid, 0)` throws ESRCH (polls up to `ms`, see {@link groupReaped}). */
+export async function processReaped(pid: number, ms = 4_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!processGone(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return true;
 }
 
 /** True when the single process `pid` is gone. */

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';
-import { faultServerConfig, groupGone, processGone, resultText, waitFor } from './fixture.js';
+import { faultServerConfig, groupGone, groupReaped, processGone, processReaped, resultText, waitFor } from './fixture.js';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => {
@@ -63,6 +63,7 @@ describe('managed server over stdio (fault server)', () => {
     await server.close();
     expect(server.status).toBe('closed');
     expect(groupGone(pid)).toBe(true);
+    expect(await groupReaped(pid)).toBe(true);
   });
 
   it('gives the child only the safe env list plus configured variables', async () => {
@@ -93,6 +94,7 @@ describe('managed server over stdio (fault server)', () => {
     expect(error.message).toContain('during tools/call "write_note"');
     expect(error.message).toContain('SIGKILL');
     expect(groupGone(firstPid)).toBe(true);
+    expect(await groupReaped(firstPid)).toBe(true);
     await waitFor(() => server.status === 'ready', 5_000, 'restart');
     expect(restarts).toHaveLength(1);
     expect(starts).toHaveLength(1);
@@ -101,7 +103,7 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('crash during a read-only call is retried once after the restart, then fails with the crash', async () => {
-    const server = await startedServer('crashy-read', 'crash-on-call');
+    const server = await startedServer('crashy-read', 'crash-on-call', { trusted: true });
     const restarts: number[] = [];
     server.on('server-restart', (event) => restarts.push(event.attempt));
     const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
@@ -180,6 +182,7 @@ describe('managed server over stdio (fault server)', () => {
     expect(error.message).toContain('500 ms');
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(groupGone(spawned[0])).toBe(true);
+    expect(await groupReaped(spawned[0])).toBe(true);
   });
 
   it('slow start within budget succeeds; over budget times out', async () => {
@@ -230,6 +233,7 @@ describe('managed server over stdio (fault server)', () => {
     await Promise.all([server.close(), server.close()]);
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(groupGone(pid)).toBe(true);
+    expect(await groupReaped(pid)).toBe(true);
   });
 
   it('fork-grandchild: close resolves while the grandchild holds the pipes, and it is killed too', async () => {
@@ -241,7 +245,8 @@ describe('managed server over stdio (fault server)', () => {
     await server.close();
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(groupGone(pid)).toBe(true);
-    expect(processGone(info.grandchildPid)).toBe(true);
+    expect(await groupReaped(pid)).toBe(true);
+    expect(await processReaped(info.grandchildPid)).toBe(true);
   });
 
   it('wrapper (sh -c) that forks: nothing of the group remains after close', async () => {
@@ -257,8 +262,9 @@ describe('managed server over stdio (fault server)', () => {
     expect(info.pid).not.toBe(pgid);
     await server.close();
     expect(groupGone(pgid)).toBe(true);
-    expect(processGone(info.pid)).toBe(true);
-    expect(processGone(info.grandchildPid)).toBe(true);
+    expect(await groupReaped(pgid)).toBe(true);
+    expect(await processReaped(info.pid)).toBe(true);
+    expect(await processReaped(info.grandchildPid)).toBe(true);
   });
 
   it('stderr flood: calls still answered, stderr kept bounded', async () => {

@@ -244,10 +244,14 @@ describe('reference actor graph in the LangGraph dev server', () => {
   it('stops on SIGINT and leaves nothing running (dev server, graph worker, MCP server)', async () => {
     const pids = server!.treePids();
     const mcpServer = pids.filter((pid) => cmdline(pid).includes('server-filesystem'));
+    const root = sandboxRoot();
     expect(mcpServer).toHaveLength(1);
     await server!.stop();
     const deadline = Date.now() + 5_000;
     while (pids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(pids.filter(isAlive).map((pid) => `${pid} ${cmdline(pid)}`)).toEqual([]);
+    // The graph closed its sandbox on the way out: the worktree is gone from the user's repo.
+    expect(git(sourceRepo, 'worktree', 'list')).not.toContain(root);
+    expect(existsSync(root)).toBe(false);
   }, 30_000);
 });

@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createActor } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/store.js';
+
+const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');
+const SKILLS = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'skills');
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('actor (scripted model, real server, git sandbox)', () => {
+  let dir: string;
+  let store: WorkspaceStore;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-actor-')));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+    git('init', '-q', '-b', 'main');
+    git('config', 'user.email', 't@example.com');
+    git('config', 'user.name', 'T');
+    await writeFile(join(dir, 'README.md'), 'hello\n');
+    git('add', 'README.md');
+    git('commit', '-q', '-m', 'init');
+    store = createWorkspaceStore(join(dir, '.agents'));
+    await store.put('server', 'notes', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [NOTES_SERVER],
+      overrides: { write_note: { pathArguments: ['path'] }, read_note: { pathArguments: ['path'] } },
+    });
+    await store.put('skill', 'notes', { tools: ['read_file', 'list_directory'], mcp_servers: ['notes'], agent_skills: [join(SKILLS, 'git-helper')] });
+    await writeFile(
+      join(dir, 'script.yaml'),
+      [
+        '- tool_calls: [{ name: get_pid }]',
+        '- tool_calls: [{ name: write_note, args: { path: docs/hello.md, text: "hi there" } }]',
+        '- tool_calls: [{ name: read_file, args: { path: docs/hello.md } }, { name: read_file, args: { path: ../outside.txt } }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    await store.put('actor', 'writer', {
+      skills: ['notes'],
+      model: 'scripted:script.yaml',
+      instructions: 'Write notes.',
+      checkpointer: { type: 'sqlite', path: '.agents/checkpoints.sqlite' },
+    });
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('activates, runs tool calls through the sandbox with change tracking, and deactivates cleanly', async () => {
+    const actor = await createActor({ name: 'writer', workspace: store });
+    await actor.activate();
+    const sandbox = actor.sandbox!;
+    expect(sandbox.root).not.toBe(dir);
+    expect(actor.entries().map((entry) => entry.descriptor.id).sort()).toEqual([
+      'builtin:list_directory',
+      'builtin:read_file',
+      'mcp:notes/get_pid',
+      'mcp:notes/read_note',
+      'mcp:notes/write_note',
+      'skill:activate',
+    ]);
+
+    const events: ActorRunEvent[] = [];
+    for await (const event of actor.run('write a note', { threadId: 't1' })) events.push(event);
+    const summary = events.map((event) =>
+      event.type === 'tool-call-end' ? `end:${event.name}:${event.isError}` : event.type === 'tool-call-start' ? `start:${event.name}` : `${event.type}`,
+    );
+    expect(summary).toEqual([
+      'start:get_pid',
+      'end:get_pid:false',
+      'start:write_note',
+      'end:write_note:false',
+      'start:read_file',
+      'start:read_file',
+      'end:read_file:false',
+      'end:read_file:true',
+      'message',
+    ]);
+    const pidEvent = events[1];
+    const pid = pidEvent?.type === 'tool-call-end' ? Number(pidEvent.text) : NaN;
+    expect(isAlive(pid)).toBe(true);
+
+    const write = events[3];
+    if (write?.type !== 'tool-call-end') throw new Error('expected a tool result');
+    // Path rewriting: the server saw the sandbox path; the model sees the logical one.
+    expect(write.text).not.toContain(sandbox.root);
+    expect(write.change?.changed).toEqual([{ status: 'A', path: 'docs/hello.md' }]);
+    const read = events[6];
+    expect(read?.type === 'tool-call-end' && read.text).toBe('hi there');
+    expect(await readFile(join(sandbox.root, 'docs', 'hello.md'), 'utf8')).toBe('hi there');
+    await expect(stat(join(dir, 'docs'))).rejects.toThrow(); // the user's tree is untouched
+
+    const state = await actor.graph.getState({ configurable: { thread_id: 't1' } });
+    expect(state.values.changeLog).toHaveLength(1);
+    expect(state.values.sandboxHead).toBe(write.change?.snapshot);
+
+    await actor.deactivate();
+    expect(actor.active).toBe(false);
+    expect(isAlive(pid)).toBe(false);
+    await expect(stat(sandbox.root)).rejects.toThrow();
+    expect(() => actor.graph).toThrow(/not active/);
+  });
+
+  it('fails activation with SERVER_START_FAILED-class errors and leaves nothing running', async () => {
+    await store.put('server', 'notes', { transport: 'stdio', command: join(dir, 'no-such-binary') }, { overwrite: true });
+    const actor = await createActor({ name: 'writer', workspace: store });
+    await expect(actor.activate()).rejects.toMatchObject({ name: 'ServerError' });
+    expect(actor.active).toBe(false);
+    await actor.deactivate();
+  });
+});
