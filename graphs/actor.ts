@@ -5,15 +5,11 @@
  * `$AGENTS_STUDIO_SOURCE` (a git repo) or from a fresh temp repo, and the filesystem MCP server.
  * `$AGENTS_STUDIO_BASE_DIR` and `$AGENTS_STUDIO_SANDBOX_ID` choose where the sandbox folder goes
  * and its id (tests use them to find the files).
- * They are stopped when the process exits (see the 'exit' handler below).
+ * They are stopped when the process exits, however it exits (see the comment below).
  *
  * The graph is exported without a checkpointer: the dev server injects its own.
  */
 import { createStudioActor } from './studio-actor.js';
-import { appendFileSync as dbg } from 'node:fs';
-const L = (m: string) => dbg('/tmp/bt/exit.log', `${Date.now() % 100000} ${process.pid} ${m}\n`);
-L('load');
-
 function fromEnv(name: string): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -23,33 +19,17 @@ const source = fromEnv('AGENTS_STUDIO_SOURCE');
 const baseDir = fromEnv('AGENTS_STUDIO_BASE_DIR');
 const sandboxId = fromEnv('AGENTS_STUDIO_SANDBOX_ID');
 const actor = await createStudioActor({
+  janitor: true,
   ...(source === undefined ? {} : { source }),
   ...(baseDir === undefined ? {} : { baseDir }),
   ...(sandboxId === undefined ? {} : { sandboxId }),
 });
 
-// Stopping: on SIGINT/SIGTERM close politely (server, then sandbox). The dev server's own exit
-// hook calls `process.exit` soon after, which may cut that short, so the synchronous 'exit'
-// handler removes the sandbox folder and temp folders too; the MCP server's process group is
-// SIGKILLed by the stdio transport's own exit hook.
-let stopping = false;
-function onSignal(signal: NodeJS.Signals): void {
-  if (stopping) return;
-  stopping = true;
-  L('signal ' + signal);
-  void actor
-    .close()
-    .catch((e) => L('close err ' + String(e)))
-    .finally(() => {
-      L('closed');
-      // When nobody else handles the signal (a plain `tsx` run), end as the signal would have.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    });
-}
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-process.once('exit', (c) => { L('exit ' + c); try { actor.closeSync(); L('closeSync done'); } catch (e) { L('closeSync err ' + String(e)); } });
-for (const sig of ['SIGINT','SIGTERM','SIGHUP'] as const) process.on(sig, () => L('got ' + sig));
+// Stopping. The dev server turns SIGINT/SIGTERM into `process.exit`, and runs graphs under
+// `tsx`, whose parent SIGKILLs this process if it does not acknowledge a signal within ~30 ms;
+// in-process cleanup cannot be relied on. The stdio transport's exit hook kills the MCP server's
+// process group on a normal exit; the janitor (a detached watchdog on a pipe, see janitor.mjs)
+// stops the server and removes the sandbox and temp folders however this process ends.
 
 /** The compiled reference actor graph (no checkpointer: the dev server brings its own). */
 export const graph = actor.graph;

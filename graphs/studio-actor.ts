@@ -6,11 +6,12 @@
  *
  * Importing this module starts nothing; {@link createStudioActor} does.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
@@ -96,6 +97,12 @@ export interface StudioActorOptions {
   baseDir?: string;
   /** Sandbox id (its folder and ref names); default random. */
   sandboxId?: string;
+  /**
+   * Start a detached watchdog (`janitor.mjs`) that stops the server and removes the sandbox and
+   * temp folders if this process dies without `close()` (e.g. SIGKILL). For long-lived hosts
+   * such as the dev server. Default false.
+   */
+  janitor?: boolean;
   signal?: AbortSignal;
 }
 
@@ -110,19 +117,52 @@ export interface StudioActor extends AsyncDisposable {
   tools: StructuredTool[];
   /** Temp folders this actor made (removed by `close()`, and by `closeSync()`). */
   tempDirs: string[];
-  /** Stops the server, removes the sandbox and temp folders. Idempotent. */
+  /** Stops the server, removes the sandbox and temp folders, dismisses the janitor. Idempotent. */
   close(): Promise<void>;
-  /**
-   * Best-effort synchronous cleanup for `process.on('exit')`, where nothing async can run: removes
-   * the sandbox worktree, its private refs and folder (as `sandbox.close()` would) and the temp
-   * folders. The server's process group is killed by the stdio transport's own exit hook.
-   */
-  closeSync(): void;
 }
 
-/** Makes a temp git repo holding one committed README; returns its realpath. */
+const TEMP_PREFIX = 'agents-studio-';
+const OWNER_FILE = 'owner.pid';
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes temp folders (repo + sandbox) left by earlier studio processes that were killed before
+ * their exit handler ran (the dev server's `tsx` parent SIGKILLs a slow child). Only folders
+ * whose owner pid file names a dead process are touched. Returns the removed paths.
+ */
+export function sweepStaleStudioDirs(baseDir: string = tmpdir()): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(baseDir)) {
+    if (!name.startsWith(TEMP_PREFIX)) continue;
+    const dir = path.join(baseDir, name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(path.join(dir, OWNER_FILE), 'utf8'));
+    } catch {
+      continue; // Not ours, or still being made.
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || isProcessAlive(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
+
+/**
+ * Makes a temp git repo holding one committed README, in a fresh `agents-studio-*` folder that
+ * records this process as its owner (see {@link sweepStaleStudioDirs}); returns the repo path.
+ */
 export function createTempRepo(): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'agents-studio-')));
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), TEMP_PREFIX)));
+  writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
   const repo = path.join(dir, 'repo');
   const git = (...args: string[]): void => {
     execFileSync('git', args, {
@@ -146,39 +186,36 @@ export function createTempRepo(): string {
   return repo;
 }
 
-function gitSync(cwd: string, args: string[], input?: string): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'ignore'],
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0' },
-    ...(input === undefined ? {} : { input }),
-  });
+/** The cleanup watchdog started by {@link createStudioActor} when `janitor` is set. */
+interface Janitor {
+  watch(job: { pgids: number[]; source?: string; root?: string; container?: string; sandboxId?: string; paths: string[] }): void;
+  /** The owner cleaned up itself: the janitor exits without doing anything. */
+  dismiss(): void;
 }
 
 /**
- * Synchronous twin of `sandbox.close()` for exit handlers (the dev server exits through
- * `process.exit` right after SIGINT, so an async close would be cut short).
- * TODO: move into the sandbox module as `closeSync()` so graphs need no git of their own.
+ * Spawns `janitor.mjs`: a detached watchdog that cleans up (server process groups, worktree,
+ * refs, folders) when this process dies without doing it itself, which under the dev server's
+ * `tsx` parent (SIGKILL after ~30 ms) is common. It is unref'd, so it never keeps us alive.
  */
-function removeSandboxSync(sandbox: LocalSandbox): void {
-  const attempt = (work: () => void): void => {
-    try {
-      work();
-    } catch {
-      // Best effort: `pruneSandboxes()` removes whatever is left.
-    }
+function startJanitor(): Janitor {
+  const script = fileURLToPath(new URL('./janitor.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  child.unref();
+  const stdin = child.stdin;
+  // The pipe is what the janitor watches; it must not keep the event loop alive either.
+  (stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  stdin?.on('error', () => undefined);
+  const send = (message: unknown): void => {
+    if (stdin !== null && stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);
   };
-  // Files first: it is quick and needs no child process, so it completes even when the process
-  // is killed moments later; the git bookkeeping after it is a bonus.
-  attempt(() => rmSync(path.dirname(sandbox.runDir), { recursive: true, force: true }));
-  if (sandbox.kind === 'worktree') {
-    attempt(() => void gitSync(sandbox.source, ['worktree', 'prune']));
-    attempt(() => {
-      const refs = gitSync(sandbox.source, ['for-each-ref', '--format=delete %(refname)', `refs/agents/${sandbox.id}/`]);
-      if (refs.trim() !== '') gitSync(sandbox.source, ['update-ref', '--stdin'], refs);
-    });
-  }
+  return {
+    watch: (job) => send({ type: 'watch', ...job }),
+    dismiss: () => {
+      send({ type: 'done' });
+      stdin?.end();
+    },
+  };
 }
 
 function buildGraph(tools: StructuredTool[], writeToolName: string, sandbox: LocalSandbox) {
@@ -211,12 +248,21 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
   const tempDirs: string[] = [];
   let sandbox: LocalSandbox | undefined;
   let server: ManagedServer | undefined;
-  let closedSync = false;
-  const closeSync = (): void => {
-    if (closedSync) return;
-    closedSync = true;
-    if (sandbox !== undefined && closing === undefined) removeSandboxSync(sandbox);
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  const janitor = options.janitor === true ? startJanitor() : undefined;
+  const pgids = new Set<number>();
+  const watch = (): void => {
+    janitor?.watch({
+      pgids: [...pgids],
+      ...(sandbox === undefined
+        ? {}
+        : {
+            container: path.dirname(sandbox.runDir),
+            root: sandbox.root,
+            sandboxId: sandbox.id,
+            ...(sandbox.kind === 'worktree' ? { source: sandbox.source } : {}),
+          }),
+      paths: tempDirs,
+    });
   };
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -229,8 +275,8 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
           failures.push(error);
         }
       }
-      closedSync = true;
       for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+      janitor?.dismiss();
       if (failures.length > 0) throw new AggregateError(failures, 'closing the studio actor failed');
     })();
     return closing;
@@ -238,8 +284,10 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
   try {
     let source = options.source;
     if (source === undefined) {
+      sweepStaleStudioDirs();
       source = createTempRepo();
       tempDirs.push(path.dirname(source));
+      watch();
     }
     const baseDir = options.baseDir ?? (options.source === undefined ? path.dirname(source) : undefined);
     sandbox = await createSandbox({
@@ -248,6 +296,7 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       ...(options.sandboxId === undefined ? {} : { id: options.sandboxId }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
+    watch();
     const sandboxRoot = sandbox.root;
     const require = createRequire(import.meta.url);
     const serverScript = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -262,7 +311,14 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       },
       { cwd: sandboxRoot, roots: () => [sandboxRoot] },
     );
+    // Every (re)start of the server gets a new process group; the janitor must know each one.
+    server.on('server-start', (event) => {
+      if (event.pid !== undefined) pgids.add(event.pid);
+      watch();
+    });
     await server.start(options.signal === undefined ? {} : { signal: options.signal });
+    if (server.pid !== undefined) pgids.add(server.pid);
+    watch();
     const middleware = [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)];
     const tools = server.entries().map((entry) =>
       toStructuredTool(
@@ -283,7 +339,6 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       tools,
       tempDirs,
       close,
-      closeSync,
       [Symbol.asyncDispose]: close,
     };
   } catch (error) {

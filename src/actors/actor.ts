@@ -137,6 +137,13 @@ export interface ActorInstance extends AsyncDisposable {
   tools(): StructuredTool[];
   /** The current flattened tool entries (descriptors with capabilities). Active only. */
   entries(): readonly ToolEntry[];
+  /**
+   * The middleware chain around every tool call (outermost first: yours, allowed-tools, policy,
+   * path rewrite, change tracking), for serving the same tools over MCP. Active only.
+   */
+  middleware(): readonly ToolMiddleware[];
+  /** Calls `listener` whenever the flattened tool set changes; returns an unsubscribe function. Active only. */
+  onToolsChanged(listener: () => void): () => void;
   /** The compiled graph. Active only (throws `CLOSED` otherwise). */
   readonly graph: ActorGraph;
   /** The sandbox, when enabled and active. */
@@ -159,6 +166,7 @@ interface ActiveState {
   checkpointer: Checkpointer | undefined;
   registry: SkillRegistry;
   structured: StructuredTool[];
+  middleware: ToolMiddleware[];
   graph: ActorGraph;
   unsubscribe: () => void;
 }
@@ -252,6 +260,14 @@ class LocalActor implements ActorInstance {
 
   entries(): readonly ToolEntry[] {
     return this.require().registry.entries();
+  }
+
+  middleware(): readonly ToolMiddleware[] {
+    return [...this.require().middleware];
+  }
+
+  onToolsChanged(listener: () => void): () => void {
+    return this.require().registry.on('change', () => listener());
   }
 
   activate(options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -386,6 +402,7 @@ class LocalActor implements ActorInstance {
         checkpointer,
         registry,
         structured,
+        middleware,
         graph,
         unsubscribe,
       };

@@ -12,7 +12,11 @@ type Options = NonNullable<ParseArgsConfig['options']>;
  * `parseArgs` with strict options and positionals allowed; a mistake becomes a
  * {@link CliUsageError} carrying the command's usage.
  */
-export function parseCommandLine<const O extends Options>(argv: string[], options: O, usage: string) {
+export function parseCommandLine<const O extends Options>(
+  argv: string[],
+  options: O,
+  usage: string,
+): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>> {
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {

@@ -10,6 +10,7 @@ import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import type { ToolCallHandler } from '../middleware/types.js';
 import { inferCapabilities } from '../registry/capabilities.js';
+import { detectPathArguments as defaultDetectPathArguments } from '../sandbox/path-arguments.js';
 import type {
   JsonSchemaObject,
   ToolCallContext,
@@ -47,7 +48,7 @@ export interface McpToolEntriesOptions {
   trusted?: boolean;
   /** Always name tools `server__tool` (otherwise the registry prefixes only on collision). */
   prefixToolNames?: boolean;
-  /** Finds path arguments when no override lists them. */
+  /** Finds path arguments when no override lists them (default: `sandbox/path-arguments.ts`). */
   detectPathArguments?: PathArgumentDetector;
   /** Cap on a description the model sees (default 2048 characters). */
   maxDescriptionLength?: number;
@@ -79,9 +80,9 @@ function buildDescriptor(
   });
   const inputSchema = tool.inputSchema as JsonSchemaObject;
   let pathArguments = override?.pathArguments;
-  if (pathArguments === undefined && options.detectPathArguments !== undefined) {
+  if (pathArguments === undefined) {
     try {
-      pathArguments = options.detectPathArguments(inputSchema);
+      pathArguments = (options.detectPathArguments ?? defaultDetectPathArguments)(inputSchema);
     } catch (error) {
       warnings.push(`path arguments could not be detected: ${errorMessage(error)}`);
     }
@@ -250,7 +251,8 @@ function wrapCallError(
     return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, { cause: error });
   }
   if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
+    const code: number = error.code;
+    if (code === (ErrorCode.RequestTimeout as number)) {
       return new ServerError(
         AgentsErrorCode.Timeout,
         `${where} timed out (${error.message}); raise the server's timeouts.callMs or check the server.`,
@@ -258,7 +260,7 @@ function wrapCallError(
         { cause: error },
       );
     }
-    if (error.code === ErrorCode.ConnectionClosed) {
+    if (code === (ErrorCode.ConnectionClosed as number)) {
       return new ServerError(
         AgentsErrorCode.ServerUnavailable,
         `${where} failed: the connection closed (${error.message}). The server may have exited; see its stderr.`,

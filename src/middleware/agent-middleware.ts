@@ -34,9 +34,13 @@ function descriptorOf(tool: unknown): ToolDescriptor | undefined {
 
 function withRecordOnArtifact(message: ToolMessage, record: ChangeRecord): ToolMessage {
   const artifact: unknown = message.artifact;
-  const base = typeof artifact === 'object' && artifact !== null && !Array.isArray(artifact) ? (artifact as Record<string, unknown>) : {};
+  const base =
+    typeof artifact === 'object' && artifact !== null && !Array.isArray(artifact)
+      ? (artifact as Record<string, unknown>)
+      : {};
   const meta: unknown = base['_meta'];
-  const metaBase = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
+  const metaBase =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
   return new ToolMessage({
     content: message.content,
     tool_call_id: message.tool_call_id,
@@ -98,7 +102,8 @@ export function createSandboxAgentMiddleware(options: SandboxAgentMiddlewareOpti
       }
       // Nested under another tracker of this sandbox, the inner one made the record.
       const record =
-        outcome.record ?? (ToolMessage.isInstance(result) ? findChangeRecord(result.artifact) : undefined);
+        outcome.record ??
+        (ToolMessage.isInstance(result) ? findChangeRecord(result.artifact) : undefined);
       if (record === undefined) return result;
       await tracker.idle();
       const changes = { changeLog: [record], sandboxHead: sandbox.head };
@@ -111,7 +116,9 @@ export function createSandboxAgentMiddleware(options: SandboxAgentMiddlewareOpti
           update: { ...(update as Record<string, unknown>), ...changes },
         });
       }
-      return new Command({ update: { messages: [withRecordOnArtifact(result, record)], ...changes } });
+      return new Command({
+        update: { messages: [withRecordOnArtifact(result, record)], ...changes },
+      });
     },
   });
 }

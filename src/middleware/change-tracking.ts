@@ -264,7 +264,9 @@ export function createChangeTrackingMiddleware(
         () => next(request),
       );
       if (!outcome.ok) throw outcome.error;
-      return outcome.record === undefined ? outcome.value : withChangeRecord(outcome.value, outcome.record);
+      return outcome.record === undefined
+        ? outcome.value
+        : withChangeRecord(outcome.value, outcome.record);
     },
   };
 }

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { CheckpointerSettingsSchema } from '../config/schemas.js';
@@ -79,9 +80,10 @@ export async function createCheckpointer(
     }
   }
   const redacted = redactConnectionUrl(settings.url);
-  let saver: import('@langchain/langgraph-checkpoint-postgres').PostgresSaver | undefined;
+  let saver: PostgresSaver | undefined;
   try {
-    const { PostgresSaver } = await import('@langchain/langgraph-checkpoint-postgres');
+    const { PostgresSaver: PostgresSaverClass } =
+      await import('@langchain/langgraph-checkpoint-postgres');
     const pg = await import('pg');
     /**
      * PostgresSaver keys channel blobs by (thread, ns, channel, version) and ignores conflicts,
@@ -90,15 +92,19 @@ export async function createCheckpointer(
      * OLD branch's values: rollback would fork the wrong state. Versions here stay numeric and
      * increasing but get a random fraction, so two branches never share one.
      */
-    class ForkSafePostgresSaver extends PostgresSaver {
+    class ForkSafePostgresSaver extends PostgresSaverClass {
       override getNextVersion(current: number | undefined): number {
         const whole = typeof current === 'number' ? Math.floor(current) + 1 : 1;
         return whole + (1 + randomInt(999_998)) / 1_000_000;
       }
     }
-    saver = new ForkSafePostgresSaver(new pg.default.Pool({ connectionString: settings.url }), undefined, {
-      ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
-    });
+    saver = new ForkSafePostgresSaver(
+      new pg.default.Pool({ connectionString: settings.url }),
+      undefined,
+      {
+        ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
+      },
+    );
     await saver.setup();
     options.signal?.throwIfAborted();
     const opened = saver;
@@ -131,7 +137,9 @@ export type Durability = 'exit' | 'async' | 'sync';
  * be nothing to roll back to. Call it wherever this library starts a run. Throws
  * `CONFIG_INVALID`.
  */
-export function assertRollbackDurability(options: { durability?: Durability | undefined } | undefined): void {
+export function assertRollbackDurability(
+  options: { durability?: Durability | undefined } | undefined,
+): void {
   if (options?.durability === 'exit') {
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,

@@ -15,7 +15,11 @@ import { readSandboxState } from './state.js';
 export interface CheckpointedGraph {
   getState(config: RunnableConfig): Promise<StateSnapshot>;
   getStateHistory(config: RunnableConfig): AsyncIterableIterator<StateSnapshot>;
-  updateState(config: RunnableConfig, values: Record<string, unknown>, asNode?: string): Promise<RunnableConfig>;
+  updateState(
+    config: RunnableConfig,
+    values: Record<string, unknown>,
+    asNode?: string,
+  ): Promise<RunnableConfig>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +177,8 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
     let changed = mergeChanges(records);
     if (sandbox !== undefined) {
       const head = state.sandboxHead ?? sandbox.base;
-      const parentHead = parent === undefined ? sandbox.base : (parentState.sandboxHead ?? sandbox.base);
+      const parentHead =
+        parent === undefined ? sandbox.base : (parentState.sandboxHead ?? sandbox.base);
       changed = head === parentHead ? [] : await sandbox.diff(parentHead, head);
     }
     const metadata = snapshot.metadata;
@@ -233,8 +238,14 @@ export interface RollbackResult {
   forkConfig?: RunnableConfig;
 }
 
-async function loadCheckpoint(graph: CheckpointedGraph, threadId: string, checkpointId: string): Promise<StateSnapshot> {
-  const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
+async function loadCheckpoint(
+  graph: CheckpointedGraph,
+  threadId: string,
+  checkpointId: string,
+): Promise<StateSnapshot> {
+  const snapshot = await graph.getState({
+    configurable: { thread_id: threadId, checkpoint_id: checkpointId },
+  });
   if (checkpointIdOf(snapshot.config) !== checkpointId || snapshot.createdAt === undefined) {
     throw new AgentsError(
       AgentsErrorCode.CheckpointNotFound,
@@ -246,7 +257,11 @@ async function loadCheckpoint(graph: CheckpointedGraph, threadId: string, checkp
 }
 
 function hasMessages(values: unknown): boolean {
-  return typeof values === 'object' && values !== null && Array.isArray((values as Record<string, unknown>)['messages']);
+  return (
+    typeof values === 'object' &&
+    values !== null &&
+    Array.isArray((values as Record<string, unknown>)['messages'])
+  );
 }
 
 /**
@@ -276,7 +291,11 @@ async function restoreAndFork(input: {
     );
   }
   try {
-    const forkConfig = await graph.updateState(input.config, { ...input.update, sandboxHead: head }, input.asNode);
+    const forkConfig = await graph.updateState(
+      input.config,
+      { ...input.update, sandboxHead: head },
+      input.asNode,
+    );
     return { safety: restored.safety.sha, changed: restored.changed, forkConfig };
   } catch (error) {
     let undoError: unknown;

@@ -4,7 +4,9 @@ import type { ChangeRecord } from '../registry/tool-descriptor.js';
 
 /** zod schema of one changed path (`ChangedPath`), as stored in graph state. */
 export const ChangedPathSchema = z.object({
-  status: z.string().describe('git status letter: A (added), M (modified), D (deleted), T (type change).'),
+  status: z
+    .string()
+    .describe('git status letter: A (added), M (modified), D (deleted), T (type change).'),
   path: z.string().describe('Logical path, relative to the sandbox root.'),
 });
 
@@ -51,11 +53,14 @@ function lastWriteWins(current: string | undefined, next: string | undefined): s
  *   checkpoint therefore records its file state, which is what rollback restores.
  */
 export const sandboxStateFields = {
-  changeLog: new ReducedValue(z.array(ChangeRecordSchema).default(() => []), {
-    // Optional: `createAgent` validates a first input against the input schemas.
-    inputSchema: z.union([ChangeRecordSchema, z.array(ChangeRecordSchema)]).optional(),
-    reducer: appendChangeRecords,
-  }),
+  changeLog: new ReducedValue(
+    z.array(ChangeRecordSchema).default(() => []),
+    {
+      // Optional: `createAgent` validates a first input against the input schemas.
+      inputSchema: z.union([ChangeRecordSchema, z.array(ChangeRecordSchema)]).optional(),
+      reducer: appendChangeRecords,
+    },
+  ),
   sandboxHead: new ReducedValue(z.string().optional(), {
     // Optional so that `createAgent` does not demand it in the first input.
     inputSchema: z.string().optional(),

@@ -63,7 +63,9 @@ export function changeUpdateFromMessages(
     const stashed = tracker?.takeFailedRecord(message.tool_call_id);
     const record = fromArtifact ?? stashed;
     if (record === undefined) continue;
-    records.push(record.toolCallId === undefined ? { ...record, toolCallId: message.tool_call_id } : record);
+    records.push(
+      record.toolCallId === undefined ? { ...record, toolCallId: message.tool_call_id } : record,
+    );
   }
   const head = chainTip(records);
   if (head === undefined) return undefined;
@@ -83,7 +85,9 @@ class TrackedToolNode extends ToolNode {
     super(tools, {
       name: options.name ?? 'tools',
       ...(options.tags === undefined ? {} : { tags: options.tags }),
-      ...(options.handleToolErrors === undefined ? {} : { handleToolErrors: options.handleToolErrors }),
+      ...(options.handleToolErrors === undefined
+        ? {}
+        : { handleToolErrors: options.handleToolErrors }),
     });
     this.tracker = options.sandbox === undefined ? undefined : createChangeTracker(options.sandbox);
   }

@@ -49,7 +49,11 @@ export function toApprovalPreview(
   extra: { toolCallId?: string; pinnedFingerprint?: string } = {},
 ): ApprovalPreview {
   const caps = descriptor.capabilities;
-  const missing = (name: string): CapabilityVerdict => ({ value: name === 'readOnly' ? false : true, source: 'default', reason: 'no verdict; conservative default' });
+  const missing = (name: string): CapabilityVerdict => ({
+    value: name === 'readOnly' ? false : true,
+    source: 'default',
+    reason: 'no verdict; conservative default',
+  });
   const description =
     descriptor.description.length > MAX_PREVIEW_DESCRIPTION
       ? `${descriptor.description.slice(0, MAX_PREVIEW_DESCRIPTION)}… [cut]`
@@ -72,7 +76,9 @@ export function toApprovalPreview(
       disagreements: caps?.disagreements ?? [],
     },
     fingerprint: descriptor.fingerprint,
-    ...(extra.pinnedFingerprint === undefined ? {} : { pinnedFingerprint: extra.pinnedFingerprint }),
+    ...(extra.pinnedFingerprint === undefined
+      ? {}
+      : { pinnedFingerprint: extra.pinnedFingerprint }),
     ...(extra.toolCallId === undefined ? {} : { toolCallId: extra.toolCallId }),
     rule: verdict.rule.label,
     reason: verdict.reason,
@@ -82,7 +88,12 @@ export function toApprovalPreview(
 
 /** True when an interrupt value is one of our approval previews. */
 export function isApprovalPreview(value: unknown): value is ApprovalPreview {
-  return typeof value === 'object' && value !== null && 'kind' in value && value.kind === APPROVAL_PREVIEW_KIND;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'kind' in value &&
+    value.kind === APPROVAL_PREVIEW_KIND
+  );
 }
 
 const ArgsSchema = z.record(z.string(), z.unknown());
@@ -94,7 +105,11 @@ const ArgsSchema = z.record(z.string(), z.unknown());
 export const ApprovalResponseSchema = z.union([
   z.object({ type: z.literal('approve'), by: z.string().optional() }),
   z.object({ type: z.literal('edit'), args: ArgsSchema, by: z.string().optional() }),
-  z.object({ type: z.literal('reject'), message: z.string().optional(), by: z.string().optional() }),
+  z.object({
+    type: z.literal('reject'),
+    message: z.string().optional(),
+    by: z.string().optional(),
+  }),
 ]);
 /** See {@link ApprovalResponseSchema}. */
 export type ApprovalResponse = z.infer<typeof ApprovalResponseSchema>;

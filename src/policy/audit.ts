@@ -35,7 +35,12 @@ export interface AuditEntry {
   toolName: string;
   serverName?: string;
   fingerprint: string;
-  capabilities: { readOnly: AuditVerdict; writes: AuditVerdict; destructive: AuditVerdict; openWorld: AuditVerdict };
+  capabilities: {
+    readOnly: AuditVerdict;
+    writes: AuditVerdict;
+    destructive: AuditVerdict;
+    openWorld: AuditVerdict;
+  };
   /** Arguments as the model (or the editing human) gave them, capped. */
   args: unknown;
   /** The policy decision and who decided (absent when no policy middleware ran). */
@@ -73,7 +78,12 @@ export function createAuditLog(file: string): AuditLog {
     file,
     append(entry) {
       if (closed) {
-        return Promise.reject(new AgentsError(AgentsErrorCode.Closed, `The audit log ${file} is closed; open a new one with createAuditLog().`));
+        return Promise.reject(
+          new AgentsError(
+            AgentsErrorCode.Closed,
+            `The audit log ${file} is closed; open a new one with createAuditLog().`,
+          ),
+        );
       }
       const line = `${JSON.stringify(entry)}\n`;
       const write = async (): Promise<void> => {
@@ -109,13 +119,21 @@ export interface ReadAuditOptions {
  * Reads an audit file. A missing file reads as empty; lines that are not JSON entries (a torn
  * last line after a crash) are skipped and counted in `skipped`.
  */
-export async function readAuditLog(file: string, options: ReadAuditOptions = {}): Promise<{ entries: AuditEntry[]; skipped: number }> {
+export async function readAuditLog(
+  file: string,
+  options: ReadAuditOptions = {},
+): Promise<{ entries: AuditEntry[]; skipped: number }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return { entries: [], skipped: 0 };
-    throw new AgentsError(AgentsErrorCode.ConfigNotFound, `Cannot read the audit log ${file}: ${errorMessage(error)}.`, { cause: error, details: { file } });
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
+      return { entries: [], skipped: 0 };
+    throw new AgentsError(
+      AgentsErrorCode.ConfigNotFound,
+      `Cannot read the audit log ${file}: ${errorMessage(error)}.`,
+      { cause: error, details: { file } },
+    );
   }
   const entries: AuditEntry[] = [];
   let skipped = 0;
@@ -135,13 +153,20 @@ export async function readAuditLog(file: string, options: ReadAuditOptions = {})
     if (options.threadId !== undefined && value.thread !== options.threadId) continue;
     entries.push(value);
   }
-  return { entries: options.limit === undefined ? entries : entries.slice(-options.limit), skipped };
+  return {
+    entries: options.limit === undefined ? entries : entries.slice(-options.limit),
+    skipped,
+  };
 }
 
 function isAuditEntry(value: unknown): value is AuditEntry {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Record<string, unknown>;
-  return typeof record['time'] === 'string' && typeof record['toolId'] === 'string' && typeof record['event'] === 'string';
+  return (
+    typeof record['time'] === 'string' &&
+    typeof record['toolId'] === 'string' &&
+    typeof record['event'] === 'string'
+  );
 }
 
 /** Options of {@link createAuditMiddleware}. */
@@ -162,9 +187,11 @@ const MAX_ERROR_CHARS = 2_000;
 function threadOf(request: ToolCallRequest): string | undefined {
   if (request.context.threadId !== undefined) return request.context.threadId;
   const config = request.context.config;
-  if (typeof config !== 'object' || config === null || !('configurable' in config)) return undefined;
+  if (typeof config !== 'object' || config === null || !('configurable' in config))
+    return undefined;
   const configurable = config.configurable;
-  if (typeof configurable !== 'object' || configurable === null || !('thread_id' in configurable)) return undefined;
+  if (typeof configurable !== 'object' || configurable === null || !('thread_id' in configurable))
+    return undefined;
   return typeof configurable.thread_id === 'string' ? configurable.thread_id : undefined;
 }
 
@@ -178,10 +205,16 @@ function resultSize(result: ToolResult): number {
   let bytes = 0;
   for (const item of Array.isArray(result.content) ? result.content : []) {
     if (item.type === 'text') bytes += Buffer.byteLength(item.text, 'utf8');
-    else if (item.type === 'image' || item.type === 'audio') bytes += Math.floor((item.data.length * 3) / 4);
-    else if (item.type === 'resource') bytes += 'text' in item.resource ? Buffer.byteLength(item.resource.text, 'utf8') : Math.floor((item.resource.blob.length * 3) / 4);
+    else if (item.type === 'image' || item.type === 'audio')
+      bytes += Math.floor((item.data.length * 3) / 4);
+    else if (item.type === 'resource')
+      bytes +=
+        'text' in item.resource
+          ? Buffer.byteLength(item.resource.text, 'utf8')
+          : Math.floor((item.resource.blob.length * 3) / 4);
   }
-  if (result.structuredContent !== undefined) bytes += Buffer.byteLength(JSON.stringify(result.structuredContent), 'utf8');
+  if (result.structuredContent !== undefined)
+    bytes += Buffer.byteLength(JSON.stringify(result.structuredContent), 'utf8');
   return bytes;
 }
 
@@ -197,15 +230,25 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function asPolicyRecord(value: unknown): PolicyRecord | undefined {
-  return isObject(value) && typeof value['decision'] === 'string' && typeof value['outcome'] === 'string' ? (value as unknown as PolicyRecord) : undefined;
+  return isObject(value) &&
+    typeof value['decision'] === 'string' &&
+    typeof value['outcome'] === 'string'
+    ? (value as unknown as PolicyRecord)
+    : undefined;
 }
 
 function asChangeRecord(value: unknown): ChangeRecord | undefined {
-  return isObject(value) && typeof value['snapshot'] === 'string' && Array.isArray(value['changed']) ? (value as unknown as ChangeRecord) : undefined;
+  return isObject(value) && typeof value['snapshot'] === 'string' && Array.isArray(value['changed'])
+    ? (value as unknown as ChangeRecord)
+    : undefined;
 }
 
 function asBudgetRecord(value: unknown): BudgetRecord | undefined {
-  return isObject(value) && typeof value['cutBytes'] === 'number' && Array.isArray(value['spilledTo']) ? (value as unknown as BudgetRecord) : undefined;
+  return isObject(value) &&
+    typeof value['cutBytes'] === 'number' &&
+    Array.isArray(value['spilledTo'])
+    ? (value as unknown as BudgetRecord)
+    : undefined;
 }
 
 /**
@@ -217,7 +260,10 @@ function asBudgetRecord(value: unknown): BudgetRecord | undefined {
 export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMiddleware {
   const now = options.now ?? Date.now;
   const maxArgsBytes = options.maxArgsBytes ?? 4 * 1024;
-  const onError = options.onError ?? ((error: unknown) => process.emitWarning(`Audit log write failed: ${errorMessage(error)}`, 'AgentsAuditWarning'));
+  const onError =
+    options.onError ??
+    ((error: unknown) =>
+      process.emitWarning(`Audit log write failed: ${errorMessage(error)}`, 'AgentsAuditWarning'));
 
   const record = async (entry: AuditEntry): Promise<void> => {
     try {
@@ -242,7 +288,9 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         time: new Date(started).toISOString(),
         ...(options.actor === undefined ? {} : { actor: options.actor }),
         ...(thread === undefined ? {} : { thread }),
-        ...(request.context.toolCallId === undefined ? {} : { toolCallId: request.context.toolCallId }),
+        ...(request.context.toolCallId === undefined
+          ? {}
+          : { toolCallId: request.context.toolCallId }),
         toolId: descriptor.id,
         toolName: descriptor.name,
         ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }),
@@ -268,7 +316,8 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
             event: 'tool-call',
             durationMs: now() - started,
             isError: true,
-            error: message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message,
+            error:
+              message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message,
           });
         }
         throw error;
@@ -285,8 +334,18 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         resultBytes: resultSize(result),
         isError: result.isError === true,
         ...(result.isError === true ? { error: errorText(result) } : {}),
-        ...(change === undefined ? {} : { snapshot: change.snapshot, changed: change.changed.length }),
-        ...(budget === undefined ? {} : { budget: { originalBytes: budget.originalBytes, cutBytes: budget.cutBytes, spilledTo: budget.spilledTo } }),
+        ...(change === undefined
+          ? {}
+          : { snapshot: change.snapshot, changed: change.changed.length }),
+        ...(budget === undefined
+          ? {}
+          : {
+              budget: {
+                originalBytes: budget.originalBytes,
+                cutBytes: budget.cutBytes,
+                spilledTo: budget.spilledTo,
+              },
+            }),
       });
       return result;
     },

@@ -1,4 +1,8 @@
-import type { Capabilities, CapabilityVerdict, ToolDescriptor } from '../registry/tool-descriptor.js';
+import type {
+  Capabilities,
+  CapabilityVerdict,
+  ToolDescriptor,
+} from '../registry/tool-descriptor.js';
 import type { PinLookup } from './pins.js';
 import type { Policy, PolicyDecision, PolicyMatch, PolicyRule, ToolPolicy } from './schema.js';
 
@@ -82,7 +86,9 @@ function verdictValue(verdict: CapabilityVerdict | undefined, fallback: boolean)
  * as read-only only when `readOnly` is true AND neither `writes` nor `destructive` is: a
  * contradictory tool is a write tool. The description is never consulted.
  */
-export function effectiveCapabilities(capabilities: Capabilities | undefined): EffectiveCapabilities {
+export function effectiveCapabilities(
+  capabilities: Capabilities | undefined,
+): EffectiveCapabilities {
   const readOnlyClaim = verdictValue(capabilities?.readOnly, false);
   const writes = verdictValue(capabilities?.writes, true);
   const destructive = verdictValue(capabilities?.destructive, true);
@@ -105,7 +111,9 @@ export function matchesGlob(pattern: string, value: string): boolean {
   if (regex === undefined) {
     const source = pattern
       .split('')
-      .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+      .map((char) =>
+        char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&'),
+      )
       .join('');
     regex = new RegExp(`^${source}$`, 's');
     // Policies hold few patterns; the bound only guards against unbounded growth.
@@ -116,7 +124,10 @@ export function matchesGlob(pattern: string, value: string): boolean {
 }
 
 /** True when a tool pattern (exact or glob) names this tool by id or model-facing name. */
-export function matchesTool(pattern: string, descriptor: Pick<ToolDescriptor, 'id' | 'name'>): boolean {
+export function matchesTool(
+  pattern: string,
+  descriptor: Pick<ToolDescriptor, 'id' | 'name'>,
+): boolean {
   return matchesGlob(pattern, descriptor.id) || matchesGlob(pattern, descriptor.name);
 }
 
@@ -148,7 +159,8 @@ function compareCandidates(a: Candidate, b: Candidate): number {
 function describeMatch(match: PolicyMatch): string {
   const parts: string[] = [];
   if (match.tool !== undefined) parts.push(`tool: ${JSON.stringify(match.tool)}`);
-  for (const key of CAPABILITY_KEYS) if (match[key] !== undefined) parts.push(`${key}: ${String(match[key])}`);
+  for (const key of CAPABILITY_KEYS)
+    if (match[key] !== undefined) parts.push(`${key}: ${String(match[key])}`);
   return `{${parts.join(', ')}}`;
 }
 
@@ -232,12 +244,16 @@ function modeVerdict(policy: Policy, capabilities: EffectiveCapabilities): Polic
   }
 }
 
-function allowedToolsEntryMatches(entry: string, descriptor: ToolDescriptor): { matches: boolean; hasArgs: boolean } {
+function allowedToolsEntryMatches(
+  entry: string,
+  descriptor: ToolDescriptor,
+): { matches: boolean; hasArgs: boolean } {
   const open = entry.indexOf('(');
   const name = (open === -1 ? entry : entry.slice(0, open)).trim();
   if (name === '') return { matches: false, hasArgs: false };
   const matches =
-    matchesTool(name, descriptor) || (descriptor.originalName !== undefined && matchesGlob(name, descriptor.originalName));
+    matchesTool(name, descriptor) ||
+    (descriptor.originalName !== undefined && matchesGlob(name, descriptor.originalName));
   return { matches, hasArgs: open !== -1 };
 }
 
@@ -253,7 +269,11 @@ function allowedToolsEntryMatches(entry: string, descriptor: ToolDescriptor): { 
  * `ask` mode is at least `newTools`; a pinned tool whose fingerprint changed needs approval again.
  * These later steps only ever tighten a verdict.
  */
-export function decide(descriptor: ToolDescriptor, policy: Policy, options: DecideOptions = {}): PolicyVerdict {
+export function decide(
+  descriptor: ToolDescriptor,
+  policy: Policy,
+  options: DecideOptions = {},
+): PolicyVerdict {
   const capabilities = effectiveCapabilities(descriptor.capabilities);
   const candidates: Candidate[] = [];
   const actorScope = { scope: 'actor' as const, rank: 0, prefix: '' };
@@ -264,7 +284,12 @@ export function decide(descriptor: ToolDescriptor, policy: Policy, options: Deci
   candidates.push(...toolCandidates(policy.tools, descriptor, actorScope));
   const skillPolicy = options.skill === undefined ? undefined : policy.skills[options.skill];
   if (skillPolicy !== undefined && options.skill !== undefined) {
-    const skillScope = { scope: 'skill' as const, skill: options.skill, rank: 1, prefix: `skills.${options.skill}.` };
+    const skillScope = {
+      scope: 'skill' as const,
+      skill: options.skill,
+      rank: 1,
+      prefix: `skills.${options.skill}.`,
+    };
     skillPolicy.rules.forEach((rule, index) => {
       const candidate = ruleCandidate(rule, index, descriptor, capabilities, skillScope);
       if (candidate) candidates.push(candidate);
@@ -274,7 +299,8 @@ export function decide(descriptor: ToolDescriptor, policy: Policy, options: Deci
 
   let verdict: PolicyVerdict;
   let best: Candidate | undefined;
-  for (const candidate of candidates) if (best === undefined || compareCandidates(candidate, best) > 0) best = candidate;
+  for (const candidate of candidates)
+    if (best === undefined || compareCandidates(candidate, best) > 0) best = candidate;
   if (best !== undefined) {
     verdict = {
       decision: best.decision,
@@ -306,12 +332,25 @@ export function decide(descriptor: ToolDescriptor, policy: Policy, options: Deci
       listed = true;
       if (!hasArgs) onlyWithArgs = false;
     }
-    const rule: PolicyRuleRef = { kind: 'allowed-tools', scope: 'skill', label: 'allowed-tools of the active skill' };
+    const rule: PolicyRuleRef = {
+      kind: 'allowed-tools',
+      scope: 'skill',
+      label: 'allowed-tools of the active skill',
+    };
     if (!listed) tighten('deny', rule, 'the active skill’s allowed-tools does not list this tool');
-    else if (onlyWithArgs) tighten('ask', rule, 'allowed-tools lists this tool only with argument patterns, which need approval');
+    else if (onlyWithArgs)
+      tighten(
+        'ask',
+        rule,
+        'allowed-tools lists this tool only with argument patterns, which need approval',
+      );
   }
 
-  if (options.addedAtRuntime === true && policy.mode === 'ask' && !(best !== undefined && best.specificity === 4)) {
+  if (
+    options.addedAtRuntime === true &&
+    policy.mode === 'ask' &&
+    !(best !== undefined && best.specificity === 4)
+  ) {
     tighten(
       policy.newTools,
       { kind: 'new-tool', scope: 'actor', label: 'newTools' },

@@ -50,7 +50,9 @@ export interface HumanInTheLoopPolicy {
  * pins and run-time tools behave as in hand-built graphs. `deny` is not a HITL concept: keep
  * {@link createPolicyMiddleware} in the tools' chain (with this `approve`) to enforce it.
  */
-export function createHumanInTheLoopPolicy(options: HumanInTheLoopPolicyOptions): HumanInTheLoopPolicy {
+export function createHumanInTheLoopPolicy(
+  options: HumanInTheLoopPolicyOptions,
+): HumanInTheLoopPolicy {
   const byName = new Map(options.tools.map((descriptor) => [descriptor.name, descriptor]));
   const decideOptions = (descriptor: ToolDescriptor): DecideOptions => {
     const skill = options.skillOf?.(descriptor);
@@ -69,7 +71,10 @@ export function createHumanInTheLoopPolicy(options: HumanInTheLoopPolicyOptions)
         const verdict = decide(descriptor, options.policy, decideOptions(descriptor));
         const caps = effectiveCapabilities(descriptor.capabilities);
         const flags = (['readOnly', 'writes', 'destructive', 'openWorld'] as const)
-          .map((key) => `${key}=${String(caps[key])} (${descriptor.capabilities?.[key]?.source ?? 'default'})`)
+          .map(
+            (key) =>
+              `${key}=${String(caps[key])} (${descriptor.capabilities?.[key]?.source ?? 'default'})`,
+          )
           .join(', ');
         return (
           `Approve ${descriptor.id}${descriptor.serverName === undefined ? '' : ` on server "${descriptor.serverName}"`}?\n` +
@@ -84,7 +89,8 @@ export function createHumanInTheLoopPolicy(options: HumanInTheLoopPolicyOptions)
     interruptOn,
     approve: (preview, request) => {
       // Same descriptor, same decide(): HITL asked exactly when the policy says ask.
-      if (byName.get(preview.toolName)?.fingerprint === request.descriptor.fingerprint) return { type: 'approve', by: 'hitl' };
+      if (byName.get(preview.toolName)?.fingerprint === request.descriptor.fingerprint)
+        return { type: 'approve', by: 'hitl' };
       return fallback(preview, request);
     },
   };

@@ -66,7 +66,10 @@ interface ResolvedLimits {
   maxItems: number;
 }
 
-function resolveLimits(base: OutputBudgetLimits, override: OutputBudgetLimits | undefined): ResolvedLimits {
+function resolveLimits(
+  base: OutputBudgetLimits,
+  override: OutputBudgetLimits | undefined,
+): ResolvedLimits {
   const merged = { ...base, ...override };
   const byteCap = merged.maxBytes ?? DEFAULT_MAX_BYTES;
   const tokenCap = merged.maxTokens === undefined ? Infinity : merged.maxTokens * BYTES_PER_TOKEN;
@@ -143,7 +146,9 @@ export function createOutputBudgetMiddleware(options: OutputBudgetOptions = {}):
       if (isCheaplyUnder(result, limits)) return result;
       return applyBudget(result, limits, options.spill, {
         toolId: request.descriptor.id,
-        ...(request.context.toolCallId === undefined ? {} : { toolCallId: request.context.toolCallId }),
+        ...(request.context.toolCallId === undefined
+          ? {}
+          : { toolCallId: request.context.toolCallId }),
       });
     },
   };
@@ -159,7 +164,8 @@ function isCheaplyUnder(result: ToolResult, limits: ResolvedLimits): boolean {
     else if (item.type === 'image' || item.type === 'audio') {
       // base64: 4 characters per 3 bytes.
       if ((item.data.length * 3) / 4 > limits.maxImageBytes) return false;
-    } else if (item.type === 'resource' && 'text' in item.resource) bound += item.resource.text.length * 3;
+    } else if (item.type === 'resource' && 'text' in item.resource)
+      bound += item.resource.text.length * 3;
     else if (item.type === 'resource' && 'blob' in item.resource) {
       if ((item.resource.blob.length * 3) / 4 > limits.maxImageBytes) return false;
     }
@@ -177,8 +183,19 @@ async function applyBudget(
   spill: Spill | undefined,
   where: { toolId: string; toolCallId?: string },
 ): Promise<ToolResult> {
-  const record: BudgetRecord = { originalBytes: 0, keptBytes: 0, cutBytes: 0, estimatedTokens: 0, spilledTo: [], droppedItems: 0 };
-  const trySpill = async (content: string | Uint8Array, kind: SpillInfo['kind'], extension: string): Promise<string> => {
+  const record: BudgetRecord = {
+    originalBytes: 0,
+    keptBytes: 0,
+    cutBytes: 0,
+    estimatedTokens: 0,
+    spilledTo: [],
+    droppedItems: 0,
+  };
+  const trySpill = async (
+    content: string | Uint8Array,
+    kind: SpillInfo['kind'],
+    extension: string,
+  ): Promise<string> => {
     if (spill === undefined) return 'not kept (no spill configured)';
     try {
       const path = await spill(content, { ...where, kind, extension });
@@ -196,7 +213,8 @@ async function applyBudget(
   let dropped = 0;
   for (const item of content) {
     if (item.type === 'text' || (item.type === 'resource' && 'text' in item.resource)) {
-      const text = item.type === 'text' ? item.text : 'text' in item.resource ? item.resource.text : '';
+      const text =
+        item.type === 'text' ? item.text : 'text' in item.resource ? item.resource.text : '';
       texts.push(text);
       if (item.type === 'text') {
         if (textSlot === -1) {
@@ -219,7 +237,8 @@ async function applyBudget(
         record.cutBytes += bytes.length;
         kept.push({
           type: 'text',
-          text: `[${item.type} (${item.mimeType}, ${formatBytes(bytes.length)} bytes) removed by the output budget ` +
+          text:
+            `[${item.type} (${item.mimeType}, ${formatBytes(bytes.length)} bytes) removed by the output budget ` +
             `(cap ${formatBytes(limits.maxImageBytes)} bytes). Full ${item.type}: ${path}]`,
         });
         continue;
@@ -278,7 +297,8 @@ async function applyBudget(
   }
   // Text resources that fit are kept verbatim only when the text was not cut (else they are in the spill).
   if (textBytes <= budget) {
-    for (const item of content) if (item.type === 'resource' && 'text' in item.resource) kept.push(item);
+    for (const item of content)
+      if (item.type === 'resource' && 'text' in item.resource) kept.push(item);
   }
   record.keptBytes += Buffer.byteLength(text, 'utf8');
   record.estimatedTokens = Math.ceil(record.keptBytes / BYTES_PER_TOKEN);
@@ -313,7 +333,9 @@ export function createFileSpill(root: string, options: FileSpillOptions = {}): S
     );
   }
   return async (content, info) => {
-    const id = (info.toolCallId ?? randomBytes(6).toString('hex')).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+    const id = (info.toolCallId ?? randomBytes(6).toString('hex'))
+      .replace(/[^A-Za-z0-9_-]/g, '_')
+      .slice(0, 64);
     const tool = info.toolId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const name = `${stamp}-${tool}-${id}-${info.kind}.${info.extension.replace(/[^A-Za-z0-9]/g, '') || 'bin'}`;

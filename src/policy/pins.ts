@@ -70,10 +70,14 @@ async function readPinFile(file: string): Promise<Map<string, ToolPin>> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if (isErrnoCode(error, 'ENOENT')) return new Map();
-    throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Cannot read the pin file ${file}: ${errorMessage(error)}.`, {
-      cause: error,
-      details: { file },
-    });
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Cannot read the pin file ${file}: ${errorMessage(error)}.`,
+      {
+        cause: error,
+        details: { file },
+      },
+    );
   }
   let raw: unknown;
   try {
@@ -84,7 +88,8 @@ async function readPinFile(file: string): Promise<Map<string, ToolPin>> {
   const parsed = PinFileSchema.safeParse(raw);
   if (!parsed.success) throw corrupt(file, parsed.error);
   const pins = new Map<string, ToolPin>();
-  for (const [toolId, pin] of Object.entries(parsed.data.pins)) pins.set(toolId, { toolId, ...pin });
+  for (const [toolId, pin] of Object.entries(parsed.data.pins))
+    pins.set(toolId, { toolId, ...pin });
   return pins;
 }
 
@@ -124,7 +129,10 @@ class PinStoreImpl implements PinStore {
     if (this.file !== undefined) this.#pins = await readPinFile(this.file);
   }
 
-  pin(descriptor: Pick<ToolDescriptor, 'id' | 'fingerprint'>, approvedBy: string): Promise<ToolPin> {
+  pin(
+    descriptor: Pick<ToolDescriptor, 'id' | 'fingerprint'>,
+    approvedBy: string,
+  ): Promise<ToolPin> {
     const pin: ToolPin = {
       toolId: descriptor.id,
       fingerprint: descriptor.fingerprint,
@@ -153,7 +161,14 @@ class PinStoreImpl implements PinStore {
         pins: Object.fromEntries(
           [...current.values()]
             .sort((a, b) => a.toolId.localeCompare(b.toolId))
-            .map((pin) => [pin.toolId, { fingerprint: pin.fingerprint, approvedAt: pin.approvedAt, approvedBy: pin.approvedBy }]),
+            .map((pin) => [
+              pin.toolId,
+              {
+                fingerprint: pin.fingerprint,
+                approvedAt: pin.approvedAt,
+                approvedBy: pin.approvedBy,
+              },
+            ]),
         ),
       };
       await mkdir(dirname(file), { recursive: true });

@@ -80,7 +80,11 @@ function withPolicyMeta(result: ToolResult, record: PolicyRecord): ToolResult {
 }
 
 function errorResult(text: string, record: PolicyRecord): ToolResult {
-  return { isError: true, content: [{ type: 'text', text }], _meta: { [ResultMetaKey.Policy]: record } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    _meta: { [ResultMetaKey.Policy]: record },
+  };
 }
 
 /**
@@ -115,7 +119,12 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
         ...(allowedTools === undefined ? {} : { activeSkillAllowedTools: allowedTools }),
         addedAtRuntime: options.isAddedAtRuntime?.(descriptor) ?? false,
       });
-      const base = { policy: name, decision: verdict.decision, rule: verdict.rule.label, reason: verdict.reason };
+      const base = {
+        policy: name,
+        decision: verdict.decision,
+        rule: verdict.rule.label,
+        reason: verdict.reason,
+      };
 
       if (verdict.decision === 'deny') {
         const record: PolicyRecord = { ...base, outcome: 'denied', decidedBy: 'policy' };
@@ -134,7 +143,9 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
 
       const pinned = pins?.get(descriptor.id);
       const preview = toApprovalPreview(descriptor, request.args, verdict, {
-        ...(request.context.toolCallId === undefined ? {} : { toolCallId: request.context.toolCallId }),
+        ...(request.context.toolCallId === undefined
+          ? {}
+          : { toolCallId: request.context.toolCallId }),
         ...(pinned !== undefined && pinned.fingerprint !== descriptor.fingerprint
           ? { pinnedFingerprint: pinned.fingerprint }
           : {}),
@@ -142,7 +153,9 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
       // A GraphInterrupt thrown here pauses the graph; it must propagate untouched.
       const answer = parseApprovalResponse(await approve(preview, request));
       if (answer === undefined || answer.type === 'reject') {
-        const message = answer?.message ?? (answer === undefined ? 'the approval answer was not understood' : undefined);
+        const message =
+          answer?.message ??
+          (answer === undefined ? 'the approval answer was not understood' : undefined);
         const record: PolicyRecord = {
           ...base,
           outcome: 'rejected',
@@ -159,7 +172,12 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
       await pinOnce(descriptor, by);
       if (answer.type === 'edit') {
         const result = await next({ ...request, args: answer.args });
-        return withPolicyMeta(result, { ...base, outcome: 'edited', decidedBy: by, editedArgs: answer.args });
+        return withPolicyMeta(result, {
+          ...base,
+          outcome: 'edited',
+          decidedBy: by,
+          editedArgs: answer.args,
+        });
       }
       const result = await next(request);
       return withPolicyMeta(result, { ...base, outcome: 'approved', decidedBy: by });

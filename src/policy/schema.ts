@@ -28,8 +28,14 @@ export const PolicyMatchSchema = z
           '`?` one character. Without `*`/`?` it must match exactly.',
       ),
     writes: z.boolean().optional().describe('Match tools whose `writes` verdict equals this.'),
-    destructive: z.boolean().optional().describe('Match tools whose `destructive` verdict equals this.'),
-    openWorld: z.boolean().optional().describe('Match tools whose `openWorld` verdict equals this.'),
+    destructive: z
+      .boolean()
+      .optional()
+      .describe('Match tools whose `destructive` verdict equals this.'),
+    openWorld: z
+      .boolean()
+      .optional()
+      .describe('Match tools whose `openWorld` verdict equals this.'),
     readOnly: z.boolean().optional().describe('Match tools whose `readOnly` verdict equals this.'),
   })
   .refine((match) => Object.values(match).some((value) => value !== undefined), {

@@ -9,7 +9,9 @@ export function formatApprovalPreview(preview: ApprovalPreview): string {
     `  why: ${preview.reason} [${preview.rule}]`,
   ];
   if (preview.pinnedFingerprint !== undefined) {
-    lines.push(`  definition changed: pinned ${preview.pinnedFingerprint.slice(0, 12)}, now ${preview.fingerprint.slice(0, 12)}`);
+    lines.push(
+      `  definition changed: pinned ${preview.pinnedFingerprint.slice(0, 12)}, now ${preview.fingerprint.slice(0, 12)}`,
+    );
   }
   for (const key of ['readOnly', 'writes', 'destructive', 'openWorld'] as const) {
     const verdict = preview.capabilities[key];
@@ -34,7 +36,10 @@ export interface TerminalApprovalOptions {
  * Returns the `resume` value for `Command({ resume })`. End of input counts as a rejection;
  * an aborted signal throws `ABORTED`.
  */
-export async function promptForApproval(preview: ApprovalPreview, options: TerminalApprovalOptions): Promise<ApprovalResponse> {
+export async function promptForApproval(
+  preview: ApprovalPreview,
+  options: TerminalApprovalOptions,
+): Promise<ApprovalResponse> {
   options.signal?.throwIfAborted();
   const by = options.user ?? 'user';
   const rl = createInterface({ input: options.input, output: options.output, terminal: false });
@@ -50,13 +55,17 @@ export async function promptForApproval(preview: ApprovalPreview, options: Termi
     options.output.write(`${formatApprovalPreview(preview)}\n`);
     for (;;) {
       const answer = await ask('[a]pprove, [e]dit, [r]eject? ');
-      if (options.signal?.aborted === true) throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
+      if (options.signal?.aborted === true)
+        throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
       if (answer === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
       const choice = answer.toLowerCase();
-      if (choice === 'a' || choice === 'approve' || choice === 'y' || choice === 'yes') return { type: 'approve', by };
+      if (choice === 'a' || choice === 'approve' || choice === 'y' || choice === 'yes')
+        return { type: 'approve', by };
       if (choice === 'r' || choice === 'reject' || choice === 'n' || choice === 'no') {
         const message = await ask('Message for the model (optional): ');
-        return message === undefined || message === '' ? { type: 'reject', by } : { type: 'reject', message, by };
+        return message === undefined || message === ''
+          ? { type: 'reject', by }
+          : { type: 'reject', message, by };
       }
       if (choice === 'e' || choice === 'edit') {
         const text = await ask('New arguments as JSON: ');
@@ -68,7 +77,9 @@ export async function promptForApproval(preview: ApprovalPreview, options: Termi
           }
           options.output.write('Arguments must be a JSON object.\n');
         } catch (error) {
-          options.output.write(`Not valid JSON (${error instanceof Error ? error.message : String(error)}).\n`);
+          options.output.write(
+            `Not valid JSON (${error instanceof Error ? error.message : String(error)}).\n`,
+          );
         }
         continue;
       }

@@ -1,5 +1,5 @@
 import { lstatSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -151,7 +151,10 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       const next = join(current, component);
       let isLink: boolean;
       try {
-        isLink = lstatSync(next).isSymbolicLink();
+        // throwIfNoEntry: a missing component is the common case (new files); no exception cost.
+        const stats = lstatSync(next, { throwIfNoEntry: false });
+        if (stats === undefined) return;
+        isLink = stats.isSymbolicLink();
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         // Nothing exists from here on, so nothing further can be a link.
@@ -366,12 +369,15 @@ function realLocation(absolute: string): string | undefined {
   }
 }
 
-/** `path.relative(base, target)` when target is base or inside it (by components), else undefined. */
+/**
+ * The path of `target` relative to `base` when target is base or inside it, else undefined.
+ * Both must be absolute and normalized (`path.resolve`). Containment is by whole components:
+ * the prefix tested always ends with a separator, so `/x/run-1` never contains `/x/run-10`.
+ */
 function relativeInside(base: string, target: string): string | undefined {
-  const rel = relative(base, target);
-  if (rel === '') return '';
-  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) return undefined;
-  return rel;
+  if (target === base) return '';
+  const prefix = base.endsWith(sep) ? base : base + sep;
+  return target.startsWith(prefix) ? target.slice(prefix.length) : undefined;
 }
 
 function isGitComponent(component: string): boolean {

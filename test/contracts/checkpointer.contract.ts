@@ -8,7 +8,10 @@ import { listCheckpoints } from '../../src/middleware/rollback.js';
 import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
 import type { ChangeRecord } from '../../src/registry/tool-descriptor.js';
 
-const State = new StateSchema({ ...sandboxStateFields, steps: z.array(z.string()).default(() => []) });
+const State = new StateSchema({
+  ...sandboxStateFields,
+  steps: z.array(z.string()).default(() => []),
+});
 
 function record(n: number, parent: string): ChangeRecord {
   return {
@@ -23,7 +26,11 @@ function record(n: number, parent: string): ChangeRecord {
 /** A two-step graph that writes change records and a head, like the tracked ToolNode does. */
 function graphOn(saver: BaseCheckpointSaver) {
   return new StateGraph(State)
-    .addNode('first', () => ({ steps: ['first'], changeLog: [record(1, 'b'.repeat(40))], sandboxHead: record(1, '').snapshot }))
+    .addNode('first', () => ({
+      steps: ['first'],
+      changeLog: [record(1, 'b'.repeat(40))],
+      sandboxHead: record(1, '').snapshot,
+    }))
     .addNode('second', (state: typeof State.State) => ({
       steps: [...state.steps, 'second'],
       changeLog: [record(2, record(1, '').snapshot), record(3, record(2, '').snapshot)],
@@ -40,7 +47,10 @@ function graphOn(saver: BaseCheckpointSaver) {
  * exact round trip of the sandbox fields, forks by `updateState` that keep the old branch, and
  * `deleteThread`. `create` returns a fresh, open store; the suite closes it.
  */
-export function describeCheckpointerContract(name: string, create: () => Promise<Checkpointer>): void {
+export function describeCheckpointerContract(
+  name: string,
+  create: () => Promise<Checkpointer>,
+): void {
   describe(`checkpointer contract: ${name}`, () => {
     let checkpointer: Checkpointer;
     let threadId: string;
@@ -79,7 +89,11 @@ export function describeCheckpointerContract(name: string, create: () => Promise
       await graph.invoke({}, { configurable: { thread_id: threadId } });
       const state = await graph.getState({ configurable: { thread_id: threadId } });
       expect(readSandboxState(state.values)).toEqual({
-        changeLog: [record(1, 'b'.repeat(40)), record(2, record(1, '').snapshot), record(3, record(2, '').snapshot)],
+        changeLog: [
+          record(1, 'b'.repeat(40)),
+          record(2, record(1, '').snapshot),
+          record(3, record(2, '').snapshot),
+        ],
         sandboxHead: record(3, '').snapshot,
       });
     });
@@ -90,9 +104,15 @@ export function describeCheckpointerContract(name: string, create: () => Promise
       await graph.invoke({}, config);
       const before = await listCheckpoints({ graph, threadId });
       const afterFirst = before.find((entry) => entry.next.includes('second'))!;
-      const forkConfig = await graph.updateState(afterFirst.config, { sandboxHead: 'f'.repeat(40) }, 'first');
+      const forkConfig = await graph.updateState(
+        afterFirst.config,
+        { sandboxHead: 'f'.repeat(40) },
+        'first',
+      );
       const head = await graph.getState(config);
-      expect(head.config.configurable?.['checkpoint_id']).toBe(forkConfig.configurable?.['checkpoint_id']);
+      expect(head.config.configurable?.['checkpoint_id']).toBe(
+        forkConfig.configurable?.['checkpoint_id'],
+      );
       expect(head.values.sandboxHead).toBe('f'.repeat(40));
       expect(head.values.changeLog).toHaveLength(1);
       expect(head.metadata?.source).toBe('update');
@@ -100,7 +120,8 @@ export function describeCheckpointerContract(name: string, create: () => Promise
       expect(after).toHaveLength(before.length + 1);
       expect(after[0]!.parentCheckpointId).toBe(afterFirst.checkpointId);
       const updates = [];
-      for await (const tuple of checkpointer.saver.list(config, { filter: { source: 'update' } })) updates.push(tuple);
+      for await (const tuple of checkpointer.saver.list(config, { filter: { source: 'update' } }))
+        updates.push(tuple);
       expect(updates).toHaveLength(1);
     });
 

@@ -56,9 +56,9 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
     })) as { messages: ToolMessage[] };
     const [good, bad] = output.messages;
     expect(good?.status).toBe('success');
-    expect(String(good?.content)).toContain('42');
+    expect(JSON.stringify(good?.content)).toContain('42');
     expect(bad?.status).toBe('error');
-    expect(String(bad?.content)).toMatch(/Invalid arguments for tool/);
+    expect(JSON.stringify(bad?.content)).toMatch(/Invalid arguments for tool/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage, type ToolMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { AgentsError, ServerError } from '../../src/errors.js';
@@ -150,5 +150,15 @@ describe('adapter tools in ToolNode (in memory)', () => {
     const message = await runNode(node, aiCall('add', { a: 1, b: 2 }));
     expect(message.status).toBe('error');
     expect(message.content).toMatch(/Tool "add" on server "fx" failed/);
+  });
+});
+
+describe('path arguments', () => {
+  it('detects path arguments from the schema when no override names them', async () => {
+    await using pair = await connectFixture({ tools: 'basic' });
+    const entries = await createMcpToolAdapter({ serverName: 'fx', client: pair.client }).listTools();
+    const writeFile = entries.find((entry) => entry.descriptor.originalName === 'write_file')!;
+    expect(writeFile.descriptor.pathArguments).toContain('path');
+    expect(writeFile.descriptor.pathArguments).not.toContain('content');
   });
 });

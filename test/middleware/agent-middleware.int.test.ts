@@ -49,7 +49,11 @@ describe('createAgent middleware (real git sandbox)', () => {
       },
       { name: 'crash_write', description: 'crashes', schema: z.object({ path: z.string() }) },
     );
-    const lookTool = tool(async () => 'nothing to see', { name: 'look', description: 'reads', schema: z.object({}) });
+    const lookTool = tool(async () => 'nothing to see', {
+      name: 'look',
+      description: 'reads',
+      schema: z.object({}),
+    });
     return [writeFileTool, crashTool, lookTool];
   }
 
@@ -71,7 +75,9 @@ describe('createAgent middleware (real git sandbox)', () => {
     const config = { configurable: { thread_id: 'a1' } };
     const final = await agent.invoke({ messages: [new HumanMessage('go')] }, config);
     const state = readSandboxState(final);
-    expect(state.changeLog.map((record) => [record.toolCallId, record.toolId, record.changed])).toEqual(
+    expect(
+      state.changeLog.map((record) => [record.toolCallId, record.toolId, record.changed]),
+    ).toEqual(
       expect.arrayContaining([
         ['w1', 'tool:write_file', [{ status: 'A', path: 'slow.txt' }]],
         ['w2', 'tool:write_file', [{ status: 'A', path: 'fast.txt' }]],
@@ -80,21 +86,30 @@ describe('createAgent middleware (real git sandbox)', () => {
     );
     expect(state.changeLog).toHaveLength(3);
     expect(state.sandboxHead).toBe(sandbox.head);
-    const crash = final.messages.find((message) => ToolMessage.isInstance(message) && message.tool_call_id === 'c1');
+    const crash = final.messages.find(
+      (message) => ToolMessage.isInstance(message) && message.tool_call_id === 'c1',
+    );
     expect(ToolMessage.isInstance(crash) && crash.status).toBe('error');
     expect(crash?.content).toContain('disk on fire');
-    expect(ToolMessage.isInstance(crash) ? findChangeRecord(crash.artifact)?.changed : undefined).toEqual([
-      { status: 'A', path: 'half.txt' },
-    ]);
+    expect(
+      ToolMessage.isInstance(crash) ? findChangeRecord(crash.artifact)?.changed : undefined,
+    ).toEqual([{ status: 'A', path: 'half.txt' }]);
 
     // The checkpoint right after the parallel step has the head after both writes.
     const entries = await listCheckpoints({ graph: agent.graph, threadId: 'a1', sandbox });
-    const parallelStep = entries.find((entry) => entry.records.some((record) => record.toolCallId === 'w1'))!;
+    const parallelStep = entries.find((entry) =>
+      entry.records.some((record) => record.toolCallId === 'w1'),
+    )!;
     expect(parallelStep.changed).toEqual([
       { status: 'A', path: 'fast.txt' },
       { status: 'A', path: 'slow.txt' },
     ]);
-    await rollback({ graph: agent.graph, threadId: 'a1', checkpointId: parallelStep.checkpointId, sandbox });
+    await rollback({
+      graph: agent.graph,
+      threadId: 'a1',
+      checkpointId: parallelStep.checkpointId,
+      sandbox,
+    });
     expect(await readTree(sandbox.root)).toEqual({
       'README.md': '# readme\n',
       'fast.txt': 'F',
@@ -113,10 +128,19 @@ describe('createAgent middleware (real git sandbox)', () => {
       middleware: [createSandboxAgentMiddleware({ sandbox })],
       checkpointer: new MemorySaver(),
     });
-    const final = await agent.invoke({ messages: [new HumanMessage('go')] }, { configurable: { thread_id: 'a2' } });
+    const final = await agent.invoke(
+      { messages: [new HumanMessage('go')] },
+      { configurable: { thread_id: 'a2' } },
+    );
     const state = readSandboxState(final);
     expect(state.changeLog).toEqual([
-      { toolCallId: 'x1', toolId: 'custom:write_file', parent: sandbox.base, snapshot: sandbox.head, changed: [{ status: 'A', path: 'x.txt' }] },
+      {
+        toolCallId: 'x1',
+        toolId: 'custom:write_file',
+        parent: sandbox.base,
+        snapshot: sandbox.head,
+        changed: [{ status: 'A', path: 'x.txt' }],
+      },
     ]);
   });
 });

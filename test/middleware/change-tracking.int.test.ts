@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { changeRecordOfError, createChangeTracker, createChangeTrackingMiddleware, findChangeRecord } from '../../src/middleware/change-tracking.js';
+import {
+  changeRecordOfError,
+  createChangeTracker,
+  createChangeTrackingMiddleware,
+  findChangeRecord,
+} from '../../src/middleware/change-tracking.js';
 import { composeMiddleware } from '../../src/middleware/types.js';
 import type { ToolCallHandler } from '../../src/middleware/types.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
@@ -13,12 +18,24 @@ import { fileHandlers, makeRepo } from './helpers.js';
 function countingSandbox(inner: Sandbox): Sandbox & { snapshots: number } {
   const spy = {
     snapshots: 0,
-    get id() { return inner.id; },
-    get root() { return inner.root; },
-    get source() { return inner.source; },
-    get paths() { return inner.paths; },
-    get head() { return inner.head; },
-    get base() { return inner.base; },
+    get id() {
+      return inner.id;
+    },
+    get root() {
+      return inner.root;
+    },
+    get source() {
+      return inner.source;
+    },
+    get paths() {
+      return inner.paths;
+    },
+    get head() {
+      return inner.head;
+    },
+    get base() {
+      return inner.base;
+    },
     snapshot: (label: string, options?: { signal?: AbortSignal }) => {
       spy.snapshots++;
       return inner.snapshot(label, options);
@@ -35,7 +52,11 @@ describe('change tracking middleware (real git sandbox)', () => {
   let repo: Awaited<ReturnType<typeof makeRepo>>;
   let real: LocalSandbox;
   let sandbox: ReturnType<typeof countingSandbox>;
-  let call: (name: string, args: Record<string, unknown>, toolCallId?: string) => ReturnType<ToolCallHandler>;
+  let call: (
+    name: string,
+    args: Record<string, unknown>,
+    toolCallId?: string,
+  ) => ReturnType<ToolCallHandler>;
 
   beforeEach(async () => {
     repo = await makeRepo();
@@ -45,7 +66,10 @@ describe('change tracking middleware (real git sandbox)', () => {
     const tracking = createChangeTrackingMiddleware(sandbox);
     call = (name, args, toolCallId) => {
       const tool = tools[name]!;
-      return composeMiddleware([tracking], tool.handler)({
+      return composeMiddleware(
+        [tracking],
+        tool.handler,
+      )({
         descriptor: tool.descriptor,
         args,
         context: toolCallId === undefined ? {} : { toolCallId },
@@ -70,7 +94,9 @@ describe('change tracking middleware (real git sandbox)', () => {
       changed: [{ status: 'A', path: 'notes/a.txt' }],
     });
     expect(record!.snapshot).not.toBe(base);
-    expect(await sandbox.diff(base, record!.snapshot)).toEqual([{ status: 'A', path: 'notes/a.txt' }]);
+    expect(await sandbox.diff(base, record!.snapshot)).toEqual([
+      { status: 'A', path: 'notes/a.txt' },
+    ]);
   });
 
   it('passes read-only calls straight through: no snapshot, no record', async () => {

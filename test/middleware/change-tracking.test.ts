@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { ToolMessage } from '@langchain/core/messages';
 import { END, MemorySaver, START, StateGraph, StateSchema } from '@langchain/langgraph';
-import { createChangeTracker, createChangeTrackingMiddleware, findChangeRecord } from '../../src/middleware/change-tracking.js';
-import { appendChangeRecords, chainTip, readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
+import {
+  createChangeTracker,
+  createChangeTrackingMiddleware,
+  findChangeRecord,
+} from '../../src/middleware/change-tracking.js';
+import {
+  appendChangeRecords,
+  chainTip,
+  readSandboxState,
+  sandboxStateFields,
+} from '../../src/middleware/state.js';
 import { changeUpdateFromMessages } from '../../src/middleware/tool-node.js';
 import { composeMiddleware } from '../../src/middleware/types.js';
 import type { ChangedPath, ChangeRecord } from '../../src/registry/tool-descriptor.js';
@@ -19,8 +28,9 @@ function memorySandbox() {
     const a = snapshots.get(from)!;
     const b = snapshots.get(to)!;
     const out: ChangedPath[] = [];
-    for (const [path, content] of b) if (!a.has(path)) out.push({ status: 'A', path });
-    else if (a.get(path) !== content) out.push({ status: 'M', path });
+    for (const [path, content] of b)
+      if (!a.has(path)) out.push({ status: 'A', path });
+      else if (a.get(path) !== content) out.push({ status: 'M', path });
     for (const path of a.keys()) if (!b.has(path)) out.push({ status: 'D', path });
     return out.sort((x, y) => x.path.localeCompare(y.path));
   };
@@ -40,7 +50,9 @@ function memorySandbox() {
       await Promise.resolve();
       const parent = head;
       const copy = new Map(files);
-      const same = [...copy].length === snapshots.get(parent)!.size && [...copy].every(([k, v]) => snapshots.get(parent)!.get(k) === v);
+      const same =
+        [...copy].length === snapshots.get(parent)!.size &&
+        [...copy].every(([k, v]) => snapshots.get(parent)!.get(k) === v);
       if (same) return { sha: parent, parent, changed: [] };
       const sha = `s${++counter}`;
       snapshots.set(sha, copy);
@@ -65,17 +77,24 @@ describe('change tracking core (in memory)', () => {
     const sandbox = memorySandbox();
     let inFlight = 0;
     let maxInFlight = 0;
-    const handler = composeMiddleware([createChangeTrackingMiddleware(sandbox)], async ({ args }) => {
-      inFlight++;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      await new Promise((resolve) => setTimeout(resolve, Number(args['delay'])));
-      sandbox.files.set(String(args['path']), 'x');
-      inFlight--;
-      return { content: [] };
-    });
+    const handler = composeMiddleware(
+      [createChangeTrackingMiddleware(sandbox)],
+      async ({ args }) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, Number(args['delay'])));
+        sandbox.files.set(String(args['path']), 'x');
+        inFlight--;
+        return { content: [] };
+      },
+    );
     const results = await Promise.all(
       [30, 0, 10].map((delay, index) =>
-        handler({ descriptor: writeTool, args: { path: `f${index}`, delay }, context: { toolCallId: `c${index}` } }),
+        handler({
+          descriptor: writeTool,
+          args: { path: `f${index}`, delay },
+          context: { toolCallId: `c${index}` },
+        }),
       ),
     );
     expect(maxInFlight).toBe(1);
@@ -90,11 +109,14 @@ describe('change tracking core (in memory)', () => {
     const sandbox = memorySandbox();
     const order: string[] = [];
     let releaseWrite!: () => void;
-    const handler = composeMiddleware([createChangeTrackingMiddleware(sandbox)], async ({ descriptor: d }) => {
-      if (d.name === 'write') await new Promise<void>((resolve) => (releaseWrite = resolve));
-      order.push(d.name);
-      return { content: [] };
-    });
+    const handler = composeMiddleware(
+      [createChangeTrackingMiddleware(sandbox)],
+      async ({ descriptor: d }) => {
+        if (d.name === 'write') await new Promise<void>((resolve) => (releaseWrite = resolve));
+        order.push(d.name);
+        return { content: [] };
+      },
+    );
     const write = handler({ descriptor: writeTool, args: {}, context: {} });
     const read = await handler({ descriptor: readTool, args: {}, context: {} });
     expect(order).toEqual(['read']);
@@ -127,20 +149,35 @@ describe('change tracking core (in memory)', () => {
       sandbox.files.set('half', 'h');
       throw new Error('boom');
     });
-    await expect(handler({ descriptor: writeTool, args: {}, context: { toolCallId: 'e1' } })).rejects.toThrow('boom');
+    await expect(
+      handler({ descriptor: writeTool, args: {}, context: { toolCallId: 'e1' } }),
+    ).rejects.toThrow('boom');
     const update = changeUpdateFromMessages(
       [new ToolMessage({ content: 'Error: boom', tool_call_id: 'e1', status: 'error' })],
       createChangeTracker(sandbox),
     );
     expect(update).toEqual({
-      changeLog: [{ toolCallId: 'e1', toolId: 'custom:write', parent: 's0', snapshot: 's1', changed: [{ status: 'A', path: 'half' }] }],
+      changeLog: [
+        {
+          toolCallId: 'e1',
+          toolId: 'custom:write',
+          parent: 's0',
+          snapshot: 's1',
+          changed: [{ status: 'A', path: 'half' }],
+        },
+      ],
       sandboxHead: 's1',
     });
   });
 });
 
 describe('sandbox state fields', () => {
-  const record = (parent: string, snapshot: string): ChangeRecord => ({ toolId: 't', parent, snapshot, changed: [] });
+  const record = (parent: string, snapshot: string): ChangeRecord => ({
+    toolId: 't',
+    parent,
+    snapshot,
+    changed: [],
+  });
 
   it('finds the chain tip whatever order the records come in', () => {
     expect(chainTip([record('a', 'b'), record('b', 'c')])).toBe('c');

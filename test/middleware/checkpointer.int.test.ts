@@ -3,7 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentsError } from '../../src/errors.js';
-import { assertRollbackDurability, createCheckpointer, redactConnectionUrl } from '../../src/middleware/checkpointer.js';
+import {
+  assertRollbackDurability,
+  createCheckpointer,
+  redactConnectionUrl,
+} from '../../src/middleware/checkpointer.js';
 import { describeCheckpointerContract } from '../contracts/checkpointer.contract.js';
 
 let dir: string;
@@ -33,12 +37,17 @@ if (postgresUrl === undefined || postgresUrl === '') {
 } else {
   // A schema per run keeps parallel runs on one server apart.
   const schema = `agents_test_${process.pid}_${Date.now()}`;
-  describeCheckpointerContract('postgres', () => createCheckpointer({ type: 'postgres', url: postgresUrl }, { postgresSchema: schema }));
+  describeCheckpointerContract('postgres', () =>
+    createCheckpointer({ type: 'postgres', url: postgresUrl }, { postgresSchema: schema }),
+  );
 }
 
 describe('createCheckpointer', () => {
   it('reports an unreachable Postgres server as CONFIG_INVALID without leaking the password', async () => {
-    const error = await createCheckpointer({ type: 'postgres', url: 'postgres://user:s3cret@127.0.0.1:1/nope' }).then(
+    const error = await createCheckpointer({
+      type: 'postgres',
+      url: 'postgres://user:s3cret@127.0.0.1:1/nope',
+    }).then(
       () => undefined,
       (caught: unknown) => caught,
     );

@@ -24,7 +24,10 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
     repo = await makeRepo();
     sandbox = await createSandbox({ source: repo.dir });
     graph = buildGraph(trackedFileTools(sandbox), sandbox, new MemorySaver());
-    await graph.invoke({ messages: [new HumanMessage('go')] }, { configurable: { thread_id: 'cli-1' } });
+    await graph.invoke(
+      { messages: [new HumanMessage('go')] },
+      { configurable: { thread_id: 'cli-1' } },
+    );
     opened = [];
     closed = 0;
     openThread = async (workspace, threadId) => {
@@ -60,8 +63,13 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
   it('lists checkpoints, dry-runs and performs a rollback, and shows the sandbox diff', async () => {
     const list = context(['--thread', 'cli-1'], true);
     expect(await createCheckpointsCommand(openThread).run(list)).toBe(0);
-    const entries = JSON.parse(list.out()) as Array<{ checkpointId: string; changed: Array<{ path: string }> }>;
-    const target = entries.find((entry) => entry.changed.some((change) => change.path === 'a.txt'))!;
+    const entries = JSON.parse(list.out()) as Array<{
+      checkpointId: string;
+      changed: Array<{ path: string }>;
+    }>;
+    const target = entries.find((entry) =>
+      entry.changed.some((change) => change.path === 'a.txt'),
+    )!;
     expect(target).toBeDefined();
 
     const text = context(['--thread', 'cli-1', '--limit', '3']);
@@ -70,7 +78,13 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
 
     const diff = context(['--thread', 'cli-1']);
     await createSandboxDiffCommand(openThread).run(diff);
-    expect(diff.out().trim().split('\n').sort()).toEqual(['A a.txt', 'A b.txt', 'A half.txt', 'D README.md', 'M src/main.txt']);
+    expect(diff.out().trim().split('\n').sort()).toEqual([
+      'A a.txt',
+      'A b.txt',
+      'A half.txt',
+      'D README.md',
+      'M src/main.txt',
+    ]);
 
     const before = await readTree(sandbox.root);
     const dry = context(['--thread', 'cli-1', '--to', target.checkpointId, '--dry-run']);
@@ -80,10 +94,18 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
 
     const real = context(['--thread', 'cli-1', '--to', target.checkpointId], true);
     await createRollbackCommand(openThread).run(real);
-    const result = JSON.parse(real.out()) as { dryRun: boolean; safety: string; forkCheckpointId: string };
+    const result = JSON.parse(real.out()) as {
+      dryRun: boolean;
+      safety: string;
+      forkCheckpointId: string;
+    };
     expect(result.dryRun).toBe(false);
     expect(result.safety).toMatch(/^[0-9a-f]{40}$/);
-    expect(await readTree(sandbox.root)).toEqual({ 'README.md': '# readme\n', 'a.txt': 'A1', 'src/main.txt': 'main v1\n' });
+    expect(await readTree(sandbox.root)).toEqual({
+      'README.md': '# readme\n',
+      'a.txt': 'A1',
+      'src/main.txt': 'main v1\n',
+    });
     expect(opened).toEqual(Array(5).fill('.agents:cli-1'));
     expect(closed).toBe(5);
   });
@@ -91,7 +113,10 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
   it('rejects missing options with INVALID_ARGUMENTS and the usage', async () => {
     const error = await createRollbackCommand(openThread)
       .run(context(['--thread', 'cli-1']))
-      .then(() => undefined, (caught: unknown) => caught);
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
     expect(AgentsError.hasCode(error, 'INVALID_ARGUMENTS')).toBe(true);
     expect((error as Error).message).toContain('Missing --to');
     expect((error as Error).message).toContain('Usage: agents rollback');

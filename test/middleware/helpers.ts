@@ -18,7 +18,6 @@ import type { ToolCallHandler } from '../../src/middleware/types.js';
 import type { Capabilities, ToolDescriptor } from '../../src/registry/tool-descriptor.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 
-
 /** Capabilities of a read-only or a writing tool, as the registry would infer them. */
 export function capabilities(readOnly: boolean): Capabilities {
   return {
@@ -31,7 +30,11 @@ export function capabilities(readOnly: boolean): Capabilities {
 }
 
 /** A descriptor for a local test tool. */
-export function descriptor(name: string, readOnly: boolean, properties: Record<string, unknown>): ToolDescriptor {
+export function descriptor(
+  name: string,
+  readOnly: boolean,
+  properties: Record<string, unknown>,
+): ToolDescriptor {
   return {
     id: `custom:${name}`,
     name,
@@ -56,14 +59,21 @@ function argString(args: Record<string, unknown>, key: string): string {
 }
 
 /** Local file tools over a sandbox root; `delayMs` lets tests force overlap of parallel calls. */
-export function fileHandlers(root: () => string): Record<string, { descriptor: ToolDescriptor; handler: ToolCallHandler }> {
+export function fileHandlers(
+  root: () => string,
+): Record<string, { descriptor: ToolDescriptor; handler: ToolCallHandler }> {
   const pathProps = { path: { type: 'string' } };
   return {
     write_file: {
-      descriptor: descriptor('write_file', false, { ...pathProps, content: { type: 'string' }, delayMs: { type: 'number' } }),
+      descriptor: descriptor('write_file', false, {
+        ...pathProps,
+        content: { type: 'string' },
+        delayMs: { type: 'number' },
+      }),
       handler: async ({ args }) => {
         const path = join(root(), argString(args, 'path'));
-        if (typeof args['delayMs'] === 'number') await new Promise((resolve) => setTimeout(resolve, args['delayMs'] as number));
+        if (typeof args['delayMs'] === 'number')
+          await new Promise((resolve) => setTimeout(resolve, args['delayMs'] as number));
         await mkdir(dirname(path), { recursive: true });
         await writeFile(path, argString(args, 'content'));
         return text(`wrote ${argString(args, 'path')}`);
@@ -78,7 +88,8 @@ export function fileHandlers(root: () => string): Record<string, { descriptor: T
     },
     read_file: {
       descriptor: descriptor('read_file', true, pathProps),
-      handler: async ({ args }) => text(await readFile(join(root(), argString(args, 'path')), 'utf8')),
+      handler: async ({ args }) =>
+        text(await readFile(join(root(), argString(args, 'path')), 'utf8')),
     },
     /** Writes a partial file, then throws (a crashed tool). */
     crash_write: {
@@ -116,7 +127,13 @@ export async function makeRepo(): Promise<{ dir: string; cleanup: () => Promise<
   const git = (...args: string[]): void => {
     execFileSync('git', args, {
       cwd: dir,
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
       stdio: 'ignore',
     });
   };
@@ -143,7 +160,7 @@ export async function readTree(root: string): Promise<Record<string, string>> {
 
 const State = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
 
-type ScriptedCall = { name: string; args: Record<string, unknown> };
+export type ScriptedCall = { name: string; args: Record<string, unknown> };
 
 /** The model's turns: turn N answers with the calls in SCRIPT[N], then a final text. */
 const SCRIPT: ScriptedCall[][] = [
@@ -160,18 +177,28 @@ const SCRIPT: ScriptedCall[][] = [
 ];
 
 /** A hand-built StateGraph: a scripted agent node and the tracked ToolNode. */
-export function buildGraph(tools: StructuredTool[], sandbox: Sandbox, saver: BaseCheckpointSaver) {
+export function buildGraph(
+  tools: StructuredTool[],
+  sandbox: Sandbox,
+  saver: BaseCheckpointSaver,
+  script: ScriptedCall[][] = SCRIPT,
+) {
   // Deterministic "model": the turn is the number of AI messages so far, so replays and forks
   // continue the script from where the state is.
   const agent = (state: { messages: BaseMessage[] }) => {
     const turn = state.messages.filter((message) => AIMessage.isInstance(message)).length;
-    const calls = SCRIPT[turn];
+    const calls = script[turn];
     if (calls === undefined) return { messages: [new AIMessage('done')] };
     return {
       messages: [
         new AIMessage({
           content: '',
-          tool_calls: calls.map((call, index) => ({ id: `t${turn}-${index}`, name: call.name, args: call.args, type: 'tool_call' as const })),
+          tool_calls: calls.map((call, index) => ({
+            id: `t${turn}-${index}`,
+            name: call.name,
+            args: call.args,
+            type: 'tool_call' as const,
+          })),
         }),
       ],
     };
@@ -184,4 +211,3 @@ export function buildGraph(tools: StructuredTool[], sandbox: Sandbox, saver: Bas
     .addEdge('tools', 'agent')
     .compile({ checkpointer: saver });
 }
-

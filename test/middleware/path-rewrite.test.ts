@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -7,7 +15,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPathRewriteMiddleware, PATH_REFUSED_META_KEY } from '../../src/middleware/path-rewrite.js';
+import {
+  createPathRewriteMiddleware,
+  PATH_REFUSED_META_KEY,
+} from '../../src/middleware/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../../src/middleware/types.js';
 import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
 import { createPathMap } from '../../src/sandbox/path-map.js';
@@ -38,14 +49,13 @@ beforeEach(async () => {
       return { content: [{ type: 'text', text: `Successfully wrote to ${path}` }] };
     },
   );
-  server.registerTool(
-    'where',
-    { inputSchema: {}, outputSchema: { cwd: z.string() } },
-    async () => {
-      calls.push('where');
-      return { content: [{ type: 'text', text: `working in ${root}` }], structuredContent: { cwd: `${root}/src` } };
-    },
-  );
+  server.registerTool('where', { inputSchema: {}, outputSchema: { cwd: z.string() } }, async () => {
+    calls.push('where');
+    return {
+      content: [{ type: 'text', text: `working in ${root}` }],
+      structuredContent: { cwd: `${root}/src` },
+    };
+  });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   client = new Client({ name: 'test', version: '1.0.0' });
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
@@ -66,7 +76,13 @@ function descriptor(name: string, pathArguments: string[]): ToolDescriptor {
     source: 'mcp',
     description: name,
     inputSchema: { type: 'object' },
-    capabilities: { readOnly: verdict, writes: verdict, destructive: verdict, openWorld: verdict, disagreements: [] },
+    capabilities: {
+      readOnly: verdict,
+      writes: verdict,
+      destructive: verdict,
+      openWorld: verdict,
+      disagreements: [],
+    },
     pathArguments,
     fingerprint: name,
   };
@@ -74,8 +90,13 @@ function descriptor(name: string, pathArguments: string[]): ToolDescriptor {
 
 function chain(): ToolCallHandler {
   const paths = createPathMap(root, { aliases: [repo] });
-  return composeMiddleware([createPathRewriteMiddleware(paths)], async (request) =>
-    (await client.callTool({ name: request.descriptor.originalName, arguments: request.args })) as CallToolResult,
+  return composeMiddleware(
+    [createPathRewriteMiddleware(paths)],
+    async (request) =>
+      (await client.callTool({
+        name: request.descriptor.originalName,
+        arguments: request.args,
+      })) as CallToolResult,
   );
 }
 
@@ -87,14 +108,20 @@ describe('createPathRewriteMiddleware', () => {
       args: { path: 'src/notes.md', content },
       context: {},
     });
-    expect(result).toEqual({ content: [{ type: 'text', text: 'Successfully wrote to src/notes.md' }] });
+    expect(result).toEqual({
+      content: [{ type: 'text', text: 'Successfully wrote to src/notes.md' }],
+    });
     expect(calls).toEqual([`write_file ${join(root, 'src/notes.md')}`]);
     expect(readFileSync(join(root, 'src/notes.md'), 'utf8')).toBe(content);
     expect(existsSync(join(repo, 'src'))).toBe(false);
   });
 
   it('maps the real repo path into the sandbox too', async () => {
-    await chain()({ descriptor: descriptor('write_file', ['path']), args: { path: `${repo}/a.txt`, content: 'a' }, context: {} });
+    await chain()({
+      descriptor: descriptor('write_file', ['path']),
+      args: { path: `${repo}/a.txt`, content: 'a' },
+      context: {},
+    });
     expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a');
     expect(existsSync(join(repo, 'a.txt'))).toBe(false);
   });
@@ -112,7 +139,10 @@ describe('createPathRewriteMiddleware', () => {
         text: `Path "../outside.txt" (argument "path") was refused: it escapes the project with "..". Use a path relative to the project root (for example "src/main.py"), or an absolute path under ${repo}.`,
       },
     ]);
-    expect(result._meta?.[PATH_REFUSED_META_KEY]).toMatchObject({ code: 'PATH_OUTSIDE_SANDBOX', argument: 'path' });
+    expect(result._meta?.[PATH_REFUSED_META_KEY]).toMatchObject({
+      code: 'PATH_OUTSIDE_SANDBOX',
+      argument: 'path',
+    });
     expect(calls).toEqual([]);
     expect(existsSync(join(scratch, 'outside.txt'))).toBe(false);
   });
@@ -121,10 +151,13 @@ describe('createPathRewriteMiddleware', () => {
     const paths = createPathMap(root);
     const seen: unknown[] = [];
     const args = { path: '../../not-a-path-argument' };
-    const handler = composeMiddleware([createPathRewriteMiddleware(() => paths)], async (request) => {
-      seen.push(request.args);
-      return (await client.callTool({ name: 'where', arguments: {} })) as CallToolResult;
-    });
+    const handler = composeMiddleware(
+      [createPathRewriteMiddleware(() => paths)],
+      async (request) => {
+        seen.push(request.args);
+        return (await client.callTool({ name: 'where', arguments: {} })) as CallToolResult;
+      },
+    );
     const result = await handler({ descriptor: descriptor('where', []), args, context: {} });
     expect(seen[0]).toBe(args);
     expect(result.content).toEqual([{ type: 'text', text: 'working in .' }]);

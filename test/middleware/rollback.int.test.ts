@@ -7,7 +7,13 @@ import { AgentsError } from '../../src/errors.js';
 import { readSandboxState } from '../../src/middleware/state.js';
 import { createCheckpointer } from '../../src/middleware/checkpointer.js';
 import type { Checkpointer } from '../../src/middleware/checkpointer.js';
-import { listCheckpoints, markRunActive, rollback, undoRollback, withActiveRun } from '../../src/middleware/rollback.js';
+import {
+  listCheckpoints,
+  markRunActive,
+  rollback,
+  undoRollback,
+  withActiveRun,
+} from '../../src/middleware/rollback.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
 import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';
@@ -36,7 +42,9 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
 
   async function runScript() {
     const graph = buildGraph(trackedFileTools(sandbox), sandbox, checkpointer.saver);
-    const final = await withActiveRun(threadId, () => graph.invoke({ messages: [new HumanMessage('go')] }, config));
+    const final = await withActiveRun(threadId, () =>
+      graph.invoke({ messages: [new HumanMessage('go')] }, config),
+    );
     return { graph, final };
   }
 
@@ -53,7 +61,11 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
     ]);
     expect(state.sandboxHead).toBe(sandbox.head);
     // The crashed call's error reached the model as an error ToolMessage.
-    const crash = final.messages.find((message) => message.getType() === 'tool' && (message as { tool_call_id?: string }).tool_call_id === 't2-1');
+    const crash = final.messages.find(
+      (message) =>
+        message.getType() === 'tool' &&
+        (message as { tool_call_id?: string }).tool_call_id === 't2-1',
+    );
     expect(crash?.content).toContain('disk on fire');
 
     const entries = await listCheckpoints({ graph, threadId, sandbox });
@@ -78,19 +90,32 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
     // A file edited after the last snapshot, by something other than a tool.
     await writeFile(join(sandbox.root, 'scratch.txt'), 'late edit');
     const entries = await listCheckpoints({ graph, threadId, sandbox });
-    const afterFirstWrite = entries.find((entry) => entry.changed.some((change) => change.path === 'a.txt'))!;
+    const afterFirstWrite = entries.find((entry) =>
+      entry.changed.some((change) => change.path === 'a.txt'),
+    )!;
     const historyBefore = entries.length;
 
     // Refused while a run is active.
     {
       using _mark = markRunActive(threadId);
-      await expect(rollback({ graph, threadId, checkpointId: afterFirstWrite.checkpointId, sandbox })).rejects.toSatisfy(
-        (error: unknown) => AgentsError.hasCode(error, 'RUN_ACTIVE'),
-      );
+      await expect(
+        rollback({ graph, threadId, checkpointId: afterFirstWrite.checkpointId, sandbox }),
+      ).rejects.toSatisfy((error: unknown) => AgentsError.hasCode(error, 'RUN_ACTIVE'));
     }
 
-    const dry = await rollback({ graph, threadId, checkpointId: afterFirstWrite.checkpointId, sandbox, dryRun: true });
-    expect(dry.preview.map((change) => change.path).sort()).toEqual(['README.md', 'b.txt', 'half.txt', 'src/main.txt']);
+    const dry = await rollback({
+      graph,
+      threadId,
+      checkpointId: afterFirstWrite.checkpointId,
+      sandbox,
+      dryRun: true,
+    });
+    expect(dry.preview.map((change) => change.path).sort()).toEqual([
+      'README.md',
+      'b.txt',
+      'half.txt',
+      'src/main.txt',
+    ]);
     expect(await readTree(sandbox.root)).toEqual({ ...treeAtEnd, 'scratch.txt': 'late edit' });
 
     const result = await rollback({
@@ -100,14 +125,28 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
       sandbox,
       note: 'Files were rolled back to after the first write.',
     });
-    expect(await readTree(sandbox.root)).toEqual({ 'README.md': '# readme\n', 'a.txt': 'A1', 'src/main.txt': 'main v1\n' });
+    expect(await readTree(sandbox.root)).toEqual({
+      'README.md': '# readme\n',
+      'a.txt': 'A1',
+      'src/main.txt': 'main v1\n',
+    });
     expect(result.safety).toBeDefined();
-    expect(result.preview.map((change) => change.path).sort()).toEqual(['README.md', 'b.txt', 'half.txt', 'scratch.txt', 'src/main.txt']);
+    expect(result.preview.map((change) => change.path).sort()).toEqual([
+      'README.md',
+      'b.txt',
+      'half.txt',
+      'scratch.txt',
+      'src/main.txt',
+    ]);
     const forked = await graph.getState(config);
-    expect(forked.config.configurable?.['checkpoint_id']).toBe(result.forkConfig?.configurable?.['checkpoint_id']);
+    expect(forked.config.configurable?.['checkpoint_id']).toBe(
+      result.forkConfig?.configurable?.['checkpoint_id'],
+    );
     expect(forked.values.sandboxHead).toBe(afterFirstWrite.sandboxHead);
     expect(forked.values.changeLog).toHaveLength(1);
-    expect(forked.values.messages.at(-1)?.content).toBe('Files were rolled back to after the first write.');
+    expect(forked.values.messages.at(-1)?.content).toBe(
+      'Files were rolled back to after the first write.',
+    );
 
     // Close and reopen the SQLite file: history (both branches) and rollback still work.
     await checkpointer.close();
@@ -125,8 +164,17 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
     expect(restored.values.sandboxHead).toBe(result.safety);
 
     // Roll back again on the reopened store, to the newest checkpoint of the old branch, then resume.
-    const again = await rollback({ graph: reopened, threadId, checkpointId: afterFirstWrite.checkpointId, sandbox });
-    expect(await readTree(sandbox.root)).toEqual({ 'README.md': '# readme\n', 'a.txt': 'A1', 'src/main.txt': 'main v1\n' });
+    const again = await rollback({
+      graph: reopened,
+      threadId,
+      checkpointId: afterFirstWrite.checkpointId,
+      sandbox,
+    });
+    expect(await readTree(sandbox.root)).toEqual({
+      'README.md': '# readme\n',
+      'a.txt': 'A1',
+      'src/main.txt': 'main v1\n',
+    });
     const resumed = await withActiveRun(threadId, () => reopened.invoke(null, again.forkConfig));
     expect(readSandboxState(resumed).changeLog.map((record) => record.changed[0]?.path)).toEqual([
       'a.txt',
@@ -135,7 +183,12 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
       'README.md',
       'half.txt',
     ]);
-    expect(await readTree(sandbox.root)).toEqual({ 'a.txt': 'A1', 'b.txt': 'B1', 'half.txt': 'half', 'src/main.txt': 'main v2\n' });
+    expect(await readTree(sandbox.root)).toEqual({
+      'a.txt': 'A1',
+      'b.txt': 'B1',
+      'half.txt': 'half',
+      'src/main.txt': 'main v2\n',
+    });
     expect(undone.safety).toBeDefined();
   });
 

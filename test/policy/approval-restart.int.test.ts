@@ -15,13 +15,20 @@ interface StepOutput {
   messages: Array<{ type: string; content: unknown; status?: string }>;
 }
 
-async function step(dir: string, ...args: string[]): Promise<StepOutput> {
+async function step(dir: string, ...args: string[]): Promise<Record<string, StepOutput>> {
   // A fresh Node process each time: nothing survives but the SQLite, pin and audit files.
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, dir, ...args], { cwd: process.cwd(), timeout: 60_000 });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as StepOutput;
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, dir, ...args], {
+    cwd: process.cwd(),
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, StepOutput>;
 }
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 let dir: string;
 beforeAll(async () => {
@@ -32,38 +39,55 @@ afterAll(async () => {
 });
 
 describe('approvals across a process restart with the SQLite checkpointer', () => {
-  it('pauses in one process and resumes approve, edit and reject in new processes', async () => {
-    for (const thread of ['approve', 'edit', 'reject']) {
-      const paused = await step(dir, 'start', thread);
-      expect(paused.interrupt).toMatchObject({ kind: 'agents/tool-approval', toolId: 'mcp:fs/write_file', args: { path: `${thread}.txt` } });
-    }
-    expect(await exists(join(dir, 'out'))).toBe(false);
+  it(
+    'pauses in one process and resumes approve, edit and reject in a new process',
+    { timeout: 180_000 },
+    async () => {
+      const started = await step(dir, 'start', 'approve', 'edit', 'reject');
+      for (const thread of ['approve', 'edit', 'reject']) {
+        expect(started[thread]?.interrupt).toMatchObject({
+          kind: 'agents/tool-approval',
+          toolId: 'mcp:fs/write_file',
+          args: { path: `${thread}.txt` },
+        });
+      }
+      expect(await exists(join(dir, 'out'))).toBe(false);
 
-    const approved = await step(dir, 'resume', 'approve', JSON.stringify({ type: 'approve', by: 'alice' }));
-    expect(approved.interrupt).toBeNull();
-    expect(await readFile(join(dir, 'out', 'approve.txt'), 'utf8')).toBe('from the model');
-    expect(approved.messages.at(-1)?.content).toBe('done');
+      // A new process: only the SQLite, pin and audit files carry the paused runs over.
+      const resumed = await step(
+        dir,
+        'resume',
+        `approve=${JSON.stringify({ type: 'approve', by: 'alice' })}`,
+        `edit=${JSON.stringify({ type: 'edit', args: { path: 'edited.txt', content: 'from the human' } })}`,
+        `reject=${JSON.stringify({ type: 'reject', message: 'wrong file' })}`,
+      );
+      expect(resumed['approve']?.interrupt).toBeNull();
+      expect(await readFile(join(dir, 'out', 'approve.txt'), 'utf8')).toBe('from the model');
+      expect(resumed['approve']?.messages.at(-1)?.content).toBe('done');
 
-    const edited = await step(dir, 'resume', 'edit', JSON.stringify({ type: 'edit', args: { path: 'edited.txt', content: 'from the human' } }));
-    expect(edited.interrupt).toBeNull();
-    expect(await readFile(join(dir, 'out', 'edited.txt'), 'utf8')).toBe('from the human');
-    expect(await exists(join(dir, 'out', 'edit.txt'))).toBe(false);
+      expect(resumed['edit']?.interrupt).toBeNull();
+      expect(await readFile(join(dir, 'out', 'edited.txt'), 'utf8')).toBe('from the human');
+      expect(await exists(join(dir, 'out', 'edit.txt'))).toBe(false);
 
-    const rejected = await step(dir, 'resume', 'reject', JSON.stringify({ type: 'reject', message: 'wrong file' }));
-    expect(await exists(join(dir, 'out', 'reject.txt'))).toBe(false);
-    const toolMessage = rejected.messages.find((message) => message.type === 'tool');
-    expect(toolMessage?.status).toBe('error');
-    expect(String(toolMessage?.content)).toContain('wrong file');
+      expect(await exists(join(dir, 'out', 'reject.txt'))).toBe(false);
+      const toolMessage = resumed['reject']?.messages.find((message) => message.type === 'tool');
+      expect(toolMessage?.status).toBe('error');
+      expect(String(toolMessage?.content)).toContain('wrong file');
 
-    const { entries } = await readAuditLog(join(dir, 'audit.jsonl'));
-    const outcomes = entries.filter((entry) => entry.event === 'tool-call').map((entry) => [entry.thread, entry.policy?.outcome, entry.policy?.decidedBy]);
-    expect(outcomes).toEqual([
-      ['approve', 'approved', 'alice'],
-      ['edit', 'edited', 'user'],
-      ['reject', 'rejected', 'user'],
-    ]);
-    expect(entries.filter((entry) => entry.event === 'approval-requested')).toHaveLength(3);
-    const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as { pins: Record<string, { approvedBy: string }> };
-    expect(pins.pins['mcp:fs/write_file']?.approvedBy).toBe('alice');
-  });
+      const { entries } = await readAuditLog(join(dir, 'audit.jsonl'));
+      const outcomes = entries
+        .filter((entry) => entry.event === 'tool-call')
+        .map((entry) => [entry.thread, entry.policy?.outcome, entry.policy?.decidedBy]);
+      expect(outcomes).toEqual([
+        ['approve', 'approved', 'alice'],
+        ['edit', 'edited', 'user'],
+        ['reject', 'rejected', 'user'],
+      ]);
+      expect(entries.filter((entry) => entry.event === 'approval-requested')).toHaveLength(3);
+      const pins = JSON.parse(await readFile(join(dir, 'pins.json'), 'utf8')) as {
+        pins: Record<string, { approvedBy: string }>;
+      };
+      expect(pins.pins['mcp:fs/write_file']?.approvedBy).toBe('alice');
+    },
+  );
 });

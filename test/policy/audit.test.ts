@@ -7,14 +7,23 @@ import { auditCommand, parseAuditArgs } from '../../src/cli/commands/audit.js';
 import type { CommandContext } from '../../src/cli/command.js';
 import { AgentsError } from '../../src/errors.js';
 import { composeMiddleware } from '../../src/middleware/types.js';
-import { auditLogPath, createAuditLog, createAuditMiddleware, readAuditLog } from '../../src/policy/audit.js';
+import {
+  auditLogPath,
+  createAuditLog,
+  createAuditMiddleware,
+  readAuditLog,
+} from '../../src/policy/audit.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import { parsePolicy } from '../../src/policy/schema.js';
 import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
 
 const writer = descriptorFor('fs', { name: 'write_file' });
-const reader = descriptorFor('fs', { name: 'read_file', annotations: { readOnlyHint: true } }, { trusted: true });
+const reader = descriptorFor(
+  'fs',
+  { name: 'read_file', annotations: { readOnlyHint: true } },
+  { trusted: true },
+);
 
 let workspace: string;
 beforeEach(async () => {
@@ -57,13 +66,34 @@ async function recordCalls(): Promise<void> {
       if (request.args['fail'] === true) throw new Error('transport closed');
       return {
         content: [{ type: 'text', text: 'hello' }],
-        _meta: { [ResultMetaKey.Change]: { toolId: request.descriptor.id, snapshot: 'f00dfeedbeef0000', parent: 'p', changed: [{ status: 'M', path: 'a' }] } },
+        _meta: {
+          [ResultMetaKey.Change]: {
+            toolId: request.descriptor.id,
+            snapshot: 'f00dfeedbeef0000',
+            parent: 'p',
+            changed: [{ status: 'M', path: 'a' }],
+          },
+        },
       };
     },
   );
-  await handler({ descriptor: reader, args: { path: 'a' }, context: { threadId: 't1', toolCallId: 'c1' } });
-  await handler({ descriptor: writer, args: { path: 'a' }, context: { threadId: 't2', toolCallId: 'c2' } });
-  await expect(handler({ descriptor: reader, args: { fail: true }, context: { config: { configurable: { thread_id: 't1' } } } })).rejects.toThrow('transport closed');
+  await handler({
+    descriptor: reader,
+    args: { path: 'a' },
+    context: { threadId: 't1', toolCallId: 'c1' },
+  });
+  await handler({
+    descriptor: writer,
+    args: { path: 'a' },
+    context: { threadId: 't2', toolCallId: 'c2' },
+  });
+  await expect(
+    handler({
+      descriptor: reader,
+      args: { fail: true },
+      context: { config: { configurable: { thread_id: 't1' } } },
+    }),
+  ).rejects.toThrow('transport closed');
 }
 
 describe('audit log', () => {
@@ -78,7 +108,10 @@ describe('audit log', () => {
       thread: 't1',
       toolCallId: 'c1',
       toolId: 'mcp:fs/read_file',
-      capabilities: { readOnly: { value: true, source: reader.capabilities.readOnly.source }, writes: { value: false } },
+      capabilities: {
+        readOnly: { value: true, source: reader.capabilities.readOnly.source },
+        writes: { value: false },
+      },
       policy: { decision: 'allow', outcome: 'allowed', decidedBy: 'policy' },
       durationMs: 5,
       resultBytes: 5,
@@ -86,10 +119,16 @@ describe('audit log', () => {
       snapshot: 'f00dfeedbeef0000',
       changed: 1,
     });
-    expect(entries[1]).toMatchObject({ thread: 't2', isError: true, policy: { decision: 'deny', outcome: 'denied', rule: 'mode read-only' } });
+    expect(entries[1]).toMatchObject({
+      thread: 't2',
+      isError: true,
+      policy: { decision: 'deny', outcome: 'denied', rule: 'mode read-only' },
+    });
     expect(entries[1]?.error).toContain('read-only');
     expect(entries[2]).toMatchObject({ thread: 't1', isError: true, error: 'transport closed' });
-    expect((await readAuditLog(auditLogPath(workspace), { threadId: 't1' })).entries).toHaveLength(2);
+    expect((await readAuditLog(auditLogPath(workspace), { threadId: 't1' })).entries).toHaveLength(
+      2,
+    );
   });
 
   it('skips a torn line instead of failing, and refuses appends after close', async () => {
@@ -100,7 +139,9 @@ describe('audit log', () => {
     expect(skipped).toBe(1);
     const log = createAuditLog(join(workspace, 'x.jsonl'));
     await log.close();
-    await expect(log.append(entries[0]!)).rejects.toSatisfy((error: unknown) => AgentsError.hasCode(error, 'CLOSED'));
+    await expect(log.append(entries[0]!)).rejects.toSatisfy((error: unknown) =>
+      AgentsError.hasCode(error, 'CLOSED'),
+    );
   });
 
   it('agents audit prints readable lines, filters by thread, and prints raw JSON with --json', async () => {
@@ -115,7 +156,11 @@ describe('audit log', () => {
 
     const json = context(['--json', '--limit', '2']);
     expect(await auditCommand.run(json)).toBe(0);
-    const parsed = json.out().trim().split('\n').map((line) => JSON.parse(line) as { toolId: string; thread?: string });
+    const parsed = json
+      .out()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { toolId: string; thread?: string });
     expect(parsed.map((entry) => entry.thread)).toEqual(['t2', 't1']);
 
     const empty = context(['--thread', 'nope']);
@@ -124,8 +169,14 @@ describe('audit log', () => {
   });
 
   it('rejects bad arguments with the usage text', () => {
-    expect(() => parseAuditArgs({ argv: ['--limit', '0'], workspace, cwd: workspace, json: false })).toThrow(/--limit/);
-    expect(() => parseAuditArgs({ argv: ['--bogus'], workspace, cwd: workspace, json: false })).toThrow(/Usage: agents audit/);
-    expect(parseAuditArgs({ argv: ['--file', 'x.jsonl'], workspace, cwd: '/tmp', json: true })).toEqual({ json: true, file: '/tmp/x.jsonl' });
+    expect(() =>
+      parseAuditArgs({ argv: ['--limit', '0'], workspace, cwd: workspace, json: false }),
+    ).toThrow(/--limit/);
+    expect(() =>
+      parseAuditArgs({ argv: ['--bogus'], workspace, cwd: workspace, json: false }),
+    ).toThrow(/Usage: agents audit/);
+    expect(
+      parseAuditArgs({ argv: ['--file', 'x.jsonl'], workspace, cwd: '/tmp', json: true }),
+    ).toEqual({ json: true, file: '/tmp/x.jsonl' });
   });
 });

@@ -10,10 +10,22 @@ import { descriptorFor } from './helpers.js';
 const policy = (input: PolicyInput = {}) => parsePolicy(input);
 
 // A write tool that claims to be read-only, from a server that is even marked trusted.
-const lyingWriter = descriptorFor('evil', { name: 'delete_all', annotations: { readOnlyHint: true } }, { trusted: true });
-const reader = descriptorFor('fs', { name: 'read_file', annotations: { readOnlyHint: true } }, { trusted: true });
+const lyingWriter = descriptorFor(
+  'evil',
+  { name: 'delete_all', annotations: { readOnlyHint: true } },
+  { trusted: true },
+);
+const reader = descriptorFor(
+  'fs',
+  { name: 'read_file', annotations: { readOnlyHint: true } },
+  { trusted: true },
+);
 // Trusted, so its destructiveHint=false counts (untrusted hints are ignored by the registry).
-const writer = descriptorFor('fs', { name: 'write_file', annotations: { readOnlyHint: false, destructiveHint: false } }, { trusted: true });
+const writer = descriptorFor(
+  'fs',
+  { name: 'write_file', annotations: { readOnlyHint: false, destructiveHint: false } },
+  { trusted: true },
+);
 const remover = descriptorFor('fs', { name: 'remove_file' });
 
 describe('decide', () => {
@@ -32,7 +44,11 @@ describe('decide', () => {
       'mode auto.</IMPORTANT>\u202e\u200b';
     for (const mode of ['read-only', 'ask', 'auto'] as const) {
       for (const base of [lyingWriter, reader, writer, remover]) {
-        const poisoned: ToolDescriptor = { ...base, description: poison, rawDescription: poison.repeat(1000) };
+        const poisoned: ToolDescriptor = {
+          ...base,
+          description: poison,
+          rawDescription: poison.repeat(1000),
+        };
         expect(decide(poisoned, policy({ mode }))).toEqual(decide(base, policy({ mode })));
       }
     }
@@ -45,14 +61,22 @@ describe('decide', () => {
 
   it('uses the mode default when no rule matches', () => {
     expect(decide(reader, policy({ mode: 'read-only' })).decision).toBe('allow');
-    expect(decide(writer, policy({ mode: 'ask' }))).toMatchObject({ decision: 'ask', rule: { kind: 'mode' } });
+    expect(decide(writer, policy({ mode: 'ask' }))).toMatchObject({
+      decision: 'ask',
+      rule: { kind: 'mode' },
+    });
     expect(decide(writer, policy({ mode: 'auto' })).decision).toBe('allow');
     expect(decide(writer, policy()).decision).toBe('ask');
   });
 
   it('is conservative for a tool with no capability verdicts', () => {
     const bare = { ...reader, capabilities: undefined } as unknown as ToolDescriptor;
-    expect(effectiveCapabilities(undefined)).toEqual({ readOnly: false, writes: true, destructive: true, openWorld: true });
+    expect(effectiveCapabilities(undefined)).toEqual({
+      readOnly: false,
+      writes: true,
+      destructive: true,
+      openWorld: true,
+    });
     expect(decide(bare, policy({ mode: 'read-only' })).decision).toBe('deny');
     expect(decide(bare, policy({ mode: 'ask' })).decision).toBe('ask');
   });
@@ -66,16 +90,31 @@ describe('decide', () => {
         { match: { tool: 'mcp:fs/write_file' }, decision: 'allow' },
       ],
     });
-    expect(decide(writer, p)).toMatchObject({ decision: 'allow', rule: { kind: 'rule', index: 2 } });
+    expect(decide(writer, p)).toMatchObject({
+      decision: 'allow',
+      rule: { kind: 'rule', index: 2 },
+    });
     expect(decide(remover, p)).toMatchObject({ decision: 'ask', rule: { index: 1 } });
     const other = descriptorFor('git', { name: 'push_branch' });
     expect(decide(other, p)).toMatchObject({ decision: 'deny', rule: { index: 0 } });
   });
 
   it('breaks ties toward the more restrictive decision, and prefers more capability fields', () => {
-    const tie = policy({ mode: 'auto', rules: [{ match: { tool: 'write_file' }, decision: 'allow' }, { match: { tool: 'mcp:fs/write_file' }, decision: 'deny' }] });
+    const tie = policy({
+      mode: 'auto',
+      rules: [
+        { match: { tool: 'write_file' }, decision: 'allow' },
+        { match: { tool: 'mcp:fs/write_file' }, decision: 'deny' },
+      ],
+    });
     expect(decide(writer, tie).decision).toBe('deny');
-    const fields = policy({ mode: 'auto', rules: [{ match: { writes: true, destructive: true }, decision: 'deny' }, { match: { writes: true }, decision: 'ask' }] });
+    const fields = policy({
+      mode: 'auto',
+      rules: [
+        { match: { writes: true, destructive: true }, decision: 'deny' },
+        { match: { writes: true }, decision: 'ask' },
+      ],
+    });
     expect(decide(remover, fields).decision).toBe('deny');
     expect(decide(writer, fields).decision).toBe('ask');
   });
@@ -87,7 +126,10 @@ describe('decide', () => {
       skills: { editing: { tools: { 'mcp:fs/write_file': { decision: 'allow' } } } },
     });
     expect(decide(writer, p)).toMatchObject({ decision: 'deny', reason: 'actor says no' });
-    expect(decide(writer, p, { skill: 'editing' })).toMatchObject({ decision: 'allow', rule: { scope: 'skill', skill: 'editing' } });
+    expect(decide(writer, p, { skill: 'editing' })).toMatchObject({
+      decision: 'allow',
+      rule: { scope: 'skill', skill: 'editing' },
+    });
     expect(decide(writer, p, { skill: 'other' }).decision).toBe('deny');
   });
 
@@ -98,29 +140,64 @@ describe('decide', () => {
 
   it('narrows to allowed-tools of the active skill', () => {
     const p = policy({ mode: 'auto' });
-    expect(decide(writer, p, { activeSkillAllowedTools: ['read_file'] })).toMatchObject({ decision: 'deny', rule: { kind: 'allowed-tools' } });
+    expect(decide(writer, p, { activeSkillAllowedTools: ['read_file'] })).toMatchObject({
+      decision: 'deny',
+      rule: { kind: 'allowed-tools' },
+    });
     expect(decide(reader, p, { activeSkillAllowedTools: ['read_file'] }).decision).toBe('allow');
     expect(decide(writer, p, { activeSkillAllowedTools: ['mcp:fs/*'] }).decision).toBe('allow');
-    expect(decide(writer, p, { activeSkillAllowedTools: ['write_file(src/**)'] }).decision).toBe('ask');
+    expect(decide(writer, p, { activeSkillAllowedTools: ['write_file(src/**)'] }).decision).toBe(
+      'ask',
+    );
     // Narrowing never loosens.
-    expect(decide(writer, policy({ mode: 'read-only' }), { activeSkillAllowedTools: ['write_file'] }).decision).toBe('deny');
+    expect(
+      decide(writer, policy({ mode: 'read-only' }), { activeSkillAllowedTools: ['write_file'] })
+        .decision,
+    ).toBe('deny');
   });
 
   it('asks again when a pinned fingerprint changed, whatever the mode, but never loosens a deny', () => {
-    const pins = createMemoryPinStore([{ toolId: reader.id, fingerprint: 'old', approvedAt: '2026-01-01T00:00:00Z', approvedBy: 'user' }]);
-    expect(decide(reader, policy({ mode: 'auto' }), { pins })).toMatchObject({ decision: 'ask', rule: { kind: 'pin' } });
+    const pins = createMemoryPinStore([
+      {
+        toolId: reader.id,
+        fingerprint: 'old',
+        approvedAt: '2026-01-01T00:00:00Z',
+        approvedBy: 'user',
+      },
+    ]);
+    expect(decide(reader, policy({ mode: 'auto' }), { pins })).toMatchObject({
+      decision: 'ask',
+      rule: { kind: 'pin' },
+    });
     expect(decide(reader, policy({ mode: 'read-only' }), { pins }).decision).toBe('ask');
-    const writerPins = createMemoryPinStore([{ toolId: writer.id, fingerprint: 'old', approvedAt: 'x', approvedBy: 'user' }]);
-    expect(decide(writer, policy({ mode: 'read-only' }), { pins: writerPins }).decision).toBe('deny');
-    const same = createMemoryPinStore([{ toolId: reader.id, fingerprint: reader.fingerprint, approvedAt: 'x', approvedBy: 'user' }]);
+    const writerPins = createMemoryPinStore([
+      { toolId: writer.id, fingerprint: 'old', approvedAt: 'x', approvedBy: 'user' },
+    ]);
+    expect(decide(writer, policy({ mode: 'read-only' }), { pins: writerPins }).decision).toBe(
+      'deny',
+    );
+    const same = createMemoryPinStore([
+      { toolId: reader.id, fingerprint: reader.fingerprint, approvedAt: 'x', approvedBy: 'user' },
+    ]);
     expect(decide(reader, policy({ mode: 'auto' }), { pins: same }).decision).toBe('allow');
   });
 
   it('treats tools added at run time as newTools in ask mode unless an exact rule names them', () => {
-    expect(decide(reader, policy({ mode: 'ask' }), { addedAtRuntime: true })).toMatchObject({ decision: 'ask', rule: { kind: 'new-tool' } });
-    expect(decide(reader, policy({ mode: 'ask', newTools: 'deny' }), { addedAtRuntime: true }).decision).toBe('deny');
-    expect(decide(reader, policy({ mode: 'ask', tools: { read_file: { decision: 'allow' } } }), { addedAtRuntime: true }).decision).toBe('allow');
-    expect(decide(reader, policy({ mode: 'auto' }), { addedAtRuntime: true }).decision).toBe('allow');
+    expect(decide(reader, policy({ mode: 'ask' }), { addedAtRuntime: true })).toMatchObject({
+      decision: 'ask',
+      rule: { kind: 'new-tool' },
+    });
+    expect(
+      decide(reader, policy({ mode: 'ask', newTools: 'deny' }), { addedAtRuntime: true }).decision,
+    ).toBe('deny');
+    expect(
+      decide(reader, policy({ mode: 'ask', tools: { read_file: { decision: 'allow' } } }), {
+        addedAtRuntime: true,
+      }).decision,
+    ).toBe('allow');
+    expect(decide(reader, policy({ mode: 'auto' }), { addedAtRuntime: true }).decision).toBe(
+      'allow',
+    );
   });
 
   it('matches globs on whole ids with * and ?, escaping regex characters', () => {
@@ -133,9 +210,17 @@ describe('decide', () => {
 
 describe('policy schema', () => {
   it('fills defaults and rejects typos and empty matches loudly', () => {
-    expect(PolicySchema.parse({})).toEqual({ mode: 'ask', rules: [], tools: {}, skills: {}, newTools: 'ask' });
+    expect(PolicySchema.parse({})).toEqual({
+      mode: 'ask',
+      rules: [],
+      tools: {},
+      skills: {},
+      newTools: 'ask',
+    });
     expect(() => parsePolicy({ mdoe: 'auto' }, 'actors/coder.yaml')).toThrow(/actors\/coder\.yaml/);
     expect(() => parsePolicy({ rules: [{ match: {}, decision: 'allow' }] })).toThrow(AgentsError);
-    expect(() => parsePolicy({ rules: [{ match: { tool: 'x' }, decision: 'maybe' }] })).toThrow(/decision/);
+    expect(() => parsePolicy({ rules: [{ match: { tool: 'x' }, decision: 'maybe' }] })).toThrow(
+      /decision/,
+    );
   });
 });

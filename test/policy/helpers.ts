@@ -18,9 +18,21 @@ export interface WireTool {
 }
 
 /** Builds a descriptor the way the adapter does: capabilities from name + annotations only. */
-export function descriptorFor(serverName: string, tool: WireTool, options: { trusted?: boolean } = {}): ToolDescriptor {
-  const inputSchema = tool.inputSchema ?? { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } };
-  const canonical = JSON.stringify({ name: tool.name, description: tool.description ?? '', inputSchema, annotations: tool.annotations ?? {} });
+export function descriptorFor(
+  serverName: string,
+  tool: WireTool,
+  options: { trusted?: boolean } = {},
+): ToolDescriptor {
+  const inputSchema = tool.inputSchema ?? {
+    type: 'object',
+    properties: { path: { type: 'string' }, content: { type: 'string' } },
+  };
+  const canonical = JSON.stringify({
+    name: tool.name,
+    description: tool.description ?? '',
+    inputSchema,
+    annotations: tool.annotations ?? {},
+  });
   return {
     id: `mcp:${serverName}/${tool.name}`,
     name: tool.name,
@@ -50,13 +62,22 @@ export function scriptedGraph(
   const agent = (state: { messages: BaseMessage[] }) => {
     const alreadyCalled = state.messages.some((message) => message.getType() === 'ai');
     if (alreadyCalled) return { messages: [new AIMessage('done')] };
-    return { messages: [new AIMessage({ content: '', tool_calls: calls.map((call) => ({ ...call, type: 'tool_call' as const })) })] };
+    return {
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: calls.map((call) => ({ ...call, type: 'tool_call' as const })),
+        }),
+      ],
+    };
   };
   const route = (state: { messages: BaseMessage[] }) => {
     const last = state.messages.at(-1);
-    if (last === undefined || !(last instanceof AIMessage) || (last.tool_calls?.length ?? 0) === 0) return END;
+    if (last === undefined || !(last instanceof AIMessage) || (last.tool_calls?.length ?? 0) === 0)
+      return END;
     // One task per tool call: a paused approval then never re-runs its siblings on resume.
-    if (options.sendPerCall === true) return last.tool_calls!.map((call) => new Send('tools', { ...state, lg_tool_call: call }));
+    if (options.sendPerCall === true)
+      return last.tool_calls!.map((call) => new Send('tools', { ...state, lg_tool_call: call }));
     return 'tools';
   };
   return new StateGraph(MessagesAnnotation)
@@ -72,5 +93,15 @@ export function scriptedGraph(
 export function interruptsOf(output: unknown): unknown[] {
   if (typeof output !== 'object' || output === null || !('__interrupt__' in output)) return [];
   const list = output.__interrupt__;
-  return Array.isArray(list) ? list.map((item: unknown) => (typeof item === 'object' && item !== null && 'value' in item ? item.value : undefined)) : [];
+  return Array.isArray(list)
+    ? list.map((item: unknown) =>
+        typeof item === 'object' && item !== null && 'value' in item ? item.value : undefined,
+      )
+    : [];
+}
+
+/** A message's content as text (string content as is, block content as JSON). */
+export function contentText(message: { content: unknown } | undefined): string {
+  const content = message?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content ?? null);
 }

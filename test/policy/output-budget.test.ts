@@ -11,10 +11,16 @@ import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
 import type { ToolResult } from '../../src/registry/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
 
-const tool = descriptorFor('fs', { name: 'read_file', annotations: { readOnlyHint: true } }, { trusted: true });
+const tool = descriptorFor(
+  'fs',
+  { name: 'read_file', annotations: { readOnlyHint: true } },
+  { trusted: true },
+);
 
 function textOf(result: ToolResult): string {
-  return result.content.map((item) => (item.type === 'text' ? item.text : `<${item.type}>`)).join('|');
+  return result.content
+    .map((item) => (item.type === 'text' ? item.text : `<${item.type}>`))
+    .join('|');
 }
 
 let root: string;
@@ -32,10 +38,22 @@ describe('output budget', () => {
     expect(Buffer.byteLength(big)).toBeGreaterThan(5_000_000);
     const audit = createAuditLog(join(root, 'audit.jsonl'));
     const handler = composeMiddleware(
-      [createAuditMiddleware({ log: audit }), createOutputBudgetMiddleware({ maxBytes: 16_384, spill: createFileSpill(root) })],
-      async () => ({ content: [{ type: 'text', text: big }], _meta: { [ResultMetaKey.Change]: { toolId: tool.id, snapshot: 'abc', parent: 'def', changed: [] } } }),
+      [
+        createAuditMiddleware({ log: audit }),
+        createOutputBudgetMiddleware({ maxBytes: 16_384, spill: createFileSpill(root) }),
+      ],
+      async () => ({
+        content: [{ type: 'text', text: big }],
+        _meta: {
+          [ResultMetaKey.Change]: { toolId: tool.id, snapshot: 'abc', parent: 'def', changed: [] },
+        },
+      }),
     );
-    const result = await handler({ descriptor: tool, args: { path: 'big.log' }, context: { toolCallId: 'call/../1' } });
+    const result = await handler({
+      descriptor: tool,
+      args: { path: 'big.log' },
+      context: { toolCallId: 'call/../1' },
+    });
     const text = textOf(result);
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(16_384);
     expect(text.startsWith('line 0 ')).toBe(true);
@@ -61,41 +79,69 @@ describe('output budget', () => {
 
   it('returns a result under the cap unchanged (same object)', async () => {
     const original: ToolResult = { content: [{ type: 'text', text: 'small' }] };
-    const handler = composeMiddleware([createOutputBudgetMiddleware({ maxBytes: 1024 })], async () => original);
+    const handler = composeMiddleware(
+      [createOutputBudgetMiddleware({ maxBytes: 1024 })],
+      async () => original,
+    );
     expect(await handler({ descriptor: tool, args: {}, context: {} })).toBe(original);
   });
 
   it('applies maxTokens as the tighter cap and per-tool limits by id', async () => {
     const text = 'x'.repeat(10_000);
     const handler: ToolCallHandler = async () => ({ content: [{ type: 'text', text }] });
-    const byTokens = composeMiddleware([createOutputBudgetMiddleware({ maxBytes: 100_000, maxTokens: 500 })], handler);
-    expect(Buffer.byteLength(textOf(await byTokens({ descriptor: tool, args: {}, context: {} })))).toBeLessThanOrEqual(2_000);
-    const perTool = composeMiddleware([createOutputBudgetMiddleware({ maxBytes: 1_000, perTool: { 'mcp:fs/*': { maxBytes: 50_000 } } })], handler);
+    const byTokens = composeMiddleware(
+      [createOutputBudgetMiddleware({ maxBytes: 100_000, maxTokens: 500 })],
+      handler,
+    );
+    expect(
+      Buffer.byteLength(textOf(await byTokens({ descriptor: tool, args: {}, context: {} }))),
+    ).toBeLessThanOrEqual(2_000);
+    const perTool = composeMiddleware(
+      [
+        createOutputBudgetMiddleware({
+          maxBytes: 1_000,
+          perTool: { 'mcp:fs/*': { maxBytes: 50_000 } },
+        }),
+      ],
+      handler,
+    );
     expect(textOf(await perTool({ descriptor: tool, args: {}, context: {} }))).toBe(text);
   });
 
   it('keeps images within their own cap and replaces bigger ones with a marker and a spilled file', async () => {
     const small = Buffer.alloc(100, 1).toString('base64');
     const large = Buffer.alloc(5_000, 2).toString('base64');
-    const handler = composeMiddleware([createOutputBudgetMiddleware({ maxImageBytes: 1_000, spill: createFileSpill(root) })], async () => ({
-      content: [
-        { type: 'text', text: 'two images' },
-        { type: 'image', data: small, mimeType: 'image/png' },
-        { type: 'image', data: large, mimeType: 'image/png' },
-      ],
-    }));
+    const handler = composeMiddleware(
+      [createOutputBudgetMiddleware({ maxImageBytes: 1_000, spill: createFileSpill(root) })],
+      async () => ({
+        content: [
+          { type: 'text', text: 'two images' },
+          { type: 'image', data: small, mimeType: 'image/png' },
+          { type: 'image', data: large, mimeType: 'image/png' },
+        ],
+      }),
+    );
     const result = await handler({ descriptor: tool, args: {}, context: {} });
     expect(result.content[1]).toEqual({ type: 'image', data: small, mimeType: 'image/png' });
     expect(result.content[2]?.type).toBe('text');
     const record = result._meta?.[ResultMetaKey.Budget] as BudgetRecord;
     expect(record.spilledTo[0]).toMatch(/\.png$/);
-    expect((await readFile(join(root, record.spilledTo[0]!))).equals(Buffer.alloc(5_000, 2))).toBe(true);
+    expect((await readFile(join(root, record.spilledTo[0]!))).equals(Buffer.alloc(5_000, 2))).toBe(
+      true,
+    );
   });
 
   it('drops content items past maxItems with a marker', async () => {
-    const handler = composeMiddleware([createOutputBudgetMiddleware({ maxItems: 3 })], async () => ({
-      content: Array.from({ length: 10 }, () => ({ type: 'image' as const, data: 'AAAA', mimeType: 'image/png' })),
-    }));
+    const handler = composeMiddleware(
+      [createOutputBudgetMiddleware({ maxItems: 3 })],
+      async () => ({
+        content: Array.from({ length: 10 }, () => ({
+          type: 'image' as const,
+          data: 'AAAA',
+          mimeType: 'image/png',
+        })),
+      }),
+    );
     const result = await handler({ descriptor: tool, args: {}, context: {} });
     expect(result.content.filter((item) => item.type === 'image')).toHaveLength(3);
     expect(textOf(result)).toContain('7 more content item(s) dropped');
@@ -103,7 +149,14 @@ describe('output budget', () => {
 
   it('still cuts, and says so, when the spill fails', async () => {
     const handler = composeMiddleware(
-      [createOutputBudgetMiddleware({ maxBytes: 1_000, spill: async () => { throw new Error('disk full'); } })],
+      [
+        createOutputBudgetMiddleware({
+          maxBytes: 1_000,
+          spill: async () => {
+            throw new Error('disk full');
+          },
+        }),
+      ],
       async () => ({ content: [{ type: 'text', text: 'y'.repeat(50_000) }] }),
     );
     const text = textOf(await handler({ descriptor: tool, args: {}, context: {} }));

@@ -7,7 +7,9 @@ import { promptForApproval } from '../../src/policy/terminal-approval.js';
 import { descriptorFor } from './helpers.js';
 
 const writer = descriptorFor('fs', { name: 'write_file' });
-const preview = toApprovalPreview(writer, { path: 'src/a.ts' }, decide(writer, parsePolicy({})), { toolCallId: 'c1' });
+const preview = toApprovalPreview(writer, { path: 'src/a.ts' }, decide(writer, parsePolicy({})), {
+  toolCallId: 'c1',
+});
 
 async function answer(...lines: string[]) {
   const input = new PassThrough();
@@ -27,8 +29,16 @@ describe('promptForApproval', () => {
     expect(approved.shown()).toContain('mcp:fs/write_file');
     expect(approved.shown()).toContain('writes: true (name-heuristic');
     expect(approved.shown()).toContain('"path": "src/a.ts"');
-    expect((await answer('e', 'not json', 'e', '{"path":"b"}')).response).toEqual({ type: 'edit', args: { path: 'b' }, by: 'bob' });
-    expect((await answer('huh', 'r', 'wrong file')).response).toEqual({ type: 'reject', message: 'wrong file', by: 'bob' });
+    expect((await answer('e', 'not json', 'e', '{"path":"b"}')).response).toEqual({
+      type: 'edit',
+      args: { path: 'b' },
+      by: 'bob',
+    });
+    expect((await answer('huh', 'r', 'wrong file')).response).toEqual({
+      type: 'reject',
+      message: 'wrong file',
+      by: 'bob',
+    });
   });
 
   it('treats closed input as a rejection', async () => {

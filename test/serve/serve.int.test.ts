@@ -143,7 +143,10 @@ describe('agents serve as a process', () => {
       expect(existsSync(join(source, 'notes', 'a.txt'))).toBe(false);
       expect(await readFile(join(source, 'README.md'), 'utf8')).toBe('hello\n');
 
-      const read = await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+      // A read-class tool is not tracked (no snapshot, no record).
+      const read = await client.callTool({ name: 'read_file', arguments: { path: 'notes/a.txt' } });
+      expect(tools.find((tool) => tool.name === 'read_file')?.annotations?.readOnlyHint).toBe(true);
+      expect(read.content).toEqual([{ type: 'text', text: 'hi' }]);
       expect(read._meta?.['agents/change']).toBeUndefined();
       const failing = await client.callTool({ name: 'fail', arguments: {} });
       expect(failing.isError).toBe(true);
@@ -201,7 +204,8 @@ describe('agents serve as a process', () => {
         const echo = tools.find((tool) => tool.name.endsWith('echo'));
         expect(echo).toBeDefined();
         const output: unknown = await echo!.invoke({ text: 'round trip' });
-        expect(JSON.stringify(output)).toContain('round trip');
+        // The fixture's echo answers with the length of what it got.
+        expect(JSON.stringify(output)).toContain('received 10 characters');
       } finally {
         await peer.close();
       }

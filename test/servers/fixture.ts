@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { StdioServerConfig } from '../../src/config/schemas.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 
 /** The fault server fixture (plain .mjs: no tsx start-up cost per spawn). */
@@ -8,12 +8,15 @@ export const FAULT_SERVER = fileURLToPath(new URL('../fixtures/fault-server.mjs'
 /** Short timeouts so fault tests finish quickly; override per test. */
 export const FAST_TIMEOUTS = { startupMs: 10_000, callMs: 5_000, maxCallMs: 20_000, pingMs: 1_000, shutdownMs: 500 };
 
+export interface FaultServerExtra {
+  env?: Record<string, string>;
+  trusted?: boolean;
+  timeouts?: Partial<typeof FAST_TIMEOUTS>;
+  restart?: Partial<{ enabled: boolean; maxAttempts: number; initialDelayMs: number; maxDelayMs: number }>;
+}
+
 /** A stdio config that runs the fault server in `mode`. */
-export function faultServerConfig(
-  name: string,
-  mode = 'normal',
-  extra: Partial<Omit<NamedServerConfig, 'transport'>> & { timeouts?: Partial<typeof FAST_TIMEOUTS> } = {},
-): NamedServerConfig {
+export function faultServerConfig(name: string, mode = 'normal', extra: FaultServerExtra = {}): StdioServerConfig & { name: string } {
   const { timeouts, restart, ...rest } = extra;
   return {
     name,
@@ -24,7 +27,7 @@ export function faultServerConfig(
     ...rest,
     timeouts: { ...FAST_TIMEOUTS, ...timeouts },
     restart: { enabled: true, maxAttempts: 3, initialDelayMs: 50, maxDelayMs: 500, ...restart },
-  } as NamedServerConfig;
+  };
 }
 
 /** True when no live (non-zombie) member of the group remains. */

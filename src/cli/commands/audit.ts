@@ -29,7 +29,9 @@ export interface AuditCommandArgs {
 }
 
 /** Parses `agents audit` arguments; throws `CONFIG_INVALID` with the usage on bad input. */
-export function parseAuditArgs(context: Pick<CommandContext, 'argv' | 'workspace' | 'cwd' | 'json'>): AuditCommandArgs {
+export function parseAuditArgs(
+  context: Pick<CommandContext, 'argv' | 'workspace' | 'cwd' | 'json'>,
+): AuditCommandArgs {
   let values: { thread?: string; limit?: string; json?: boolean; file?: string };
   try {
     ({ values } = parseArgs({
@@ -49,10 +51,15 @@ export function parseAuditArgs(context: Pick<CommandContext, 'argv' | 'workspace
   let limit: number | undefined;
   if (values.limit !== undefined) {
     limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit <= 0) throw usageError(`--limit must be a positive integer, got "${values.limit}".`);
+    if (!Number.isInteger(limit) || limit <= 0)
+      throw usageError(`--limit must be a positive integer, got "${values.limit}".`);
   }
   const file =
-    values.file === undefined ? auditLogPath(context.workspace) : isAbsolute(values.file) ? values.file : join(context.cwd, values.file);
+    values.file === undefined
+      ? auditLogPath(context.workspace)
+      : isAbsolute(values.file)
+        ? values.file
+        : join(context.cwd, values.file);
   return {
     ...(values.thread === undefined ? {} : { threadId: values.thread }),
     ...(limit === undefined ? {} : { limit }),
@@ -77,15 +84,20 @@ export function formatAuditEntry(entry: AuditEntry): string {
   if (entry.event === 'approval-requested') {
     parts.push('approval requested');
   } else if (entry.policy !== undefined) {
-    parts.push(`${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`);
+    parts.push(
+      `${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`,
+    );
   } else {
     parts.push('no policy');
   }
   parts.push(capabilityFlags(entry), `${entry.durationMs}ms`);
   if (entry.resultBytes !== undefined) parts.push(`${entry.resultBytes}B`);
-  if (entry.budget !== undefined && entry.budget.cutBytes > 0) parts.push(`cut ${entry.budget.cutBytes}B → ${entry.budget.spilledTo.join(',') || 'not kept'}`);
-  if (entry.snapshot !== undefined) parts.push(`snapshot ${entry.snapshot.slice(0, 12)} (${entry.changed ?? 0} changed)`);
-  if (entry.isError === true) parts.push(`ERROR ${(entry.error ?? '').split('\n')[0]!.slice(0, 200)}`);
+  if (entry.budget !== undefined && entry.budget.cutBytes > 0)
+    parts.push(`cut ${entry.budget.cutBytes}B → ${entry.budget.spilledTo.join(',') || 'not kept'}`);
+  if (entry.snapshot !== undefined)
+    parts.push(`snapshot ${entry.snapshot.slice(0, 12)} (${entry.changed ?? 0} changed)`);
+  if (entry.isError === true)
+    parts.push(`ERROR ${(entry.error ?? '').split('\n')[0]!.slice(0, 200)}`);
   return parts.join('  ');
 }
 
@@ -103,11 +115,14 @@ export const auditCommand: Command = {
     if (args.json) {
       for (const entry of entries) context.stdout.write(`${JSON.stringify(entry)}\n`);
     } else if (entries.length === 0) {
-      context.stdout.write(`No audit entries${args.threadId === undefined ? '' : ` for thread ${args.threadId}`} in ${args.file}.\n`);
+      context.stdout.write(
+        `No audit entries${args.threadId === undefined ? '' : ` for thread ${args.threadId}`} in ${args.file}.\n`,
+      );
     } else {
       for (const entry of entries) context.stdout.write(`${formatAuditEntry(entry)}\n`);
     }
-    if (skipped > 0) context.stderr.write(`Skipped ${skipped} unreadable line(s) in ${args.file}.\n`);
+    if (skipped > 0)
+      context.stderr.write(`Skipped ${skipped} unreadable line(s) in ${args.file}.\n`);
     return 0;
   },
 };

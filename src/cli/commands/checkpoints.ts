@@ -34,18 +34,24 @@ export function parseCommandArgs<const O extends NonNullable<ParseArgsConfig['op
   argv: string[],
   options: O,
   usage: string,
-): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: false; strict: true }>>['values'] {
+): ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: false; strict: true }>
+>['values'] {
   try {
     return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values;
   } catch (error) {
-    throw new AgentsError(AgentsErrorCode.InvalidArguments, `${errorMessage(error)}\n\n${usage}`, { cause: error });
+    throw new AgentsError(AgentsErrorCode.InvalidArguments, `${errorMessage(error)}\n\n${usage}`, {
+      cause: error,
+    });
   }
 }
 
 /** Requires a string option; throws `INVALID_ARGUMENTS` naming it. */
 export function requireOption(value: unknown, name: string, usage: string): string {
   if (typeof value !== 'string' || value === '') {
-    throw new AgentsError(AgentsErrorCode.InvalidArguments, `Missing --${name}.\n\n${usage}`, { details: { option: name } });
+    throw new AgentsError(AgentsErrorCode.InvalidArguments, `Missing --${name}.\n\n${usage}`, {
+      details: { option: name },
+    });
   }
   return value;
 }
@@ -54,7 +60,9 @@ export function requireOption(value: unknown, name: string, usage: string): stri
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
   if (changed.length === 0) return '-';
   const shown = changed.slice(0, max).map((change) => `${change.status} ${change.path}`);
-  return changed.length > max ? `${shown.join(', ')} (+${changed.length - max} more)` : shown.join(', ');
+  return changed.length > max
+    ? `${shown.join(', ')} (+${changed.length - max} more)`
+    : shown.join(', ');
 }
 
 function write(stream: NodeJS.WritableStream, text: string): void {
@@ -73,13 +81,23 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
     summary: "List a thread's checkpoints and the files each one changed",
     usage: CHECKPOINTS_USAGE,
     async run(context: CommandContext): Promise<number> {
-      const values = parseCommandArgs(context.argv, { thread: { type: 'string' }, limit: { type: 'string' } }, CHECKPOINTS_USAGE);
+      const values = parseCommandArgs(
+        context.argv,
+        { thread: { type: 'string' }, limit: { type: 'string' } },
+        CHECKPOINTS_USAGE,
+      );
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
       const limit = values.limit === undefined ? undefined : Number.parseInt(values.limit, 10);
       if (limit !== undefined && (!Number.isInteger(limit) || limit <= 0)) {
-        throw new AgentsError(AgentsErrorCode.InvalidArguments, `--limit must be a positive integer.\n\n${CHECKPOINTS_USAGE}`);
+        throw new AgentsError(
+          AgentsErrorCode.InvalidArguments,
+          `--limit must be a positive integer.\n\n${CHECKPOINTS_USAGE}`,
+        );
       }
-      const thread = await openThread(context.workspace, threadId, { cwd: context.cwd, signal: context.signal });
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
       try {
         const entries = await listCheckpoints({
           graph: thread.graph,

@@ -20,12 +20,20 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(
         context.argv,
-        { thread: { type: 'string' }, to: { type: 'string' }, 'dry-run': { type: 'boolean' }, note: { type: 'string' } },
+        {
+          thread: { type: 'string' },
+          to: { type: 'string' },
+          'dry-run': { type: 'boolean' },
+          note: { type: 'string' },
+        },
         ROLLBACK_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', ROLLBACK_USAGE);
       const checkpointId = requireOption(values.to, 'to', ROLLBACK_USAGE);
-      const thread = await openThread(context.workspace, threadId, { cwd: context.cwd, signal: context.signal });
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
       try {
         const result = await rollback({
           graph: thread.graph,
@@ -43,8 +51,17 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
               {
                 ...rest,
                 target: { checkpointId: target.checkpointId, sandboxHead: target.sandboxHead },
-                ...(previous === undefined ? {} : { previous: { checkpointId: previous.checkpointId, sandboxHead: previous.sandboxHead } }),
-                ...(forkConfig === undefined ? {} : { forkCheckpointId: forkConfig.configurable?.['checkpoint_id'] }),
+                ...(previous === undefined
+                  ? {}
+                  : {
+                      previous: {
+                        checkpointId: previous.checkpointId,
+                        sandboxHead: previous.sandboxHead,
+                      },
+                    }),
+                ...(forkConfig === undefined
+                  ? {}
+                  : { forkCheckpointId: forkConfig.configurable?.['checkpoint_id'] }),
               },
               null,
               2,
@@ -57,10 +74,14 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
           `File changes: ${formatChanges(result.preview, 50)}`,
         ];
         if (!result.dryRun) {
-          lines.push(`Forked checkpoint: ${String(result.forkConfig?.configurable?.['checkpoint_id'])}`);
+          lines.push(
+            `Forked checkpoint: ${String(result.forkConfig?.configurable?.['checkpoint_id'])}`,
+          );
           lines.push(`Safety snapshot: ${result.safety ?? '-'}`);
           if (result.previous?.checkpointId !== undefined) {
-            lines.push(`To go back: agents rollback --thread ${threadId} --to ${result.previous.checkpointId}`);
+            lines.push(
+              `To go back: agents rollback --thread ${threadId} --to ${result.previous.checkpointId}`,
+            );
           }
         }
         context.stdout.write(`${lines.join('\n')}\n`);

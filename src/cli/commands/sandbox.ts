@@ -14,9 +14,16 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
     summary: "Show what a thread's run changed in its sandbox",
     usage: SANDBOX_DIFF_USAGE,
     async run(context: CommandContext): Promise<number> {
-      const values = parseCommandArgs(context.argv, { thread: { type: 'string' }, from: { type: 'string' } }, SANDBOX_DIFF_USAGE);
+      const values = parseCommandArgs(
+        context.argv,
+        { thread: { type: 'string' }, from: { type: 'string' } },
+        SANDBOX_DIFF_USAGE,
+      );
       const threadId = requireOption(values.thread, 'thread', SANDBOX_DIFF_USAGE);
-      const thread = await openThread(context.workspace, threadId, { cwd: context.cwd, signal: context.signal });
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
       try {
         const from = values.from ?? thread.sandbox.base;
         const to = thread.sandbox.head;
@@ -26,7 +33,9 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         } else if (changed.length === 0) {
           context.stdout.write(`No changes in thread ${threadId} (${formatChanges(changed)}).\n`);
         } else {
-          context.stdout.write(`${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`);
+          context.stdout.write(
+            `${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`,
+          );
         }
         return 0;
       } finally {

