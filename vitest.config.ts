@@ -9,6 +9,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.int.test.ts', 'node_modules/**'],
           testTimeout: 20_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -19,6 +20,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Integration tests spawn real servers and git; two cores, so keep it modest.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

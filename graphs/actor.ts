@@ -10,6 +10,7 @@
  * The graph is exported without a checkpointer: the dev server injects its own.
  */
 import { createStudioActor } from './studio-actor.js';
+
 function fromEnv(name: string): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;

@@ -11,7 +11,8 @@
 #         auth/* scenarios (OAuth flows; our client implements none, so they are expected to fail).
 # server: runs `agents serve --transport http` (test/serve/fixtures/serve-fixture.ts, the fixture
 #         MCP server behind our MCP server) and points the suite's server scenarios at it. Only the
-#         protocol-level scenarios apply; the rest expect the suite's own reference tools.
+#         protocol-level scenarios apply; the rest expect the suite's own reference tools,
+#         resources and prompts (CONFORMANCE_SERVER_ALL=1 runs them anyway, for the record).
 #
 # Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION (0.1.16),
 #      NODE22_VERSION (22), CONFORMANCE_TIMEOUT_MS (per client scenario, default 60000).
@@ -109,7 +110,12 @@ if [ "$MODE" = server ] || [ "$MODE" = all ]; then
     sleep 0.5
   done
   [ -n "$URL" ] || { echo "conformance: agents serve did not start" >&2; cat "$SERVE_ERR" >&2; exit 1; }
-  for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+  SERVER_SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+  if [ "${CONFORMANCE_SERVER_ALL:-0}" = 1 ]; then
+    mapfile -t SERVER_SCENARIOS < <(cd "$SUITE" && "$NODE22" dist/index.js list \
+      | sed -n '/^Server scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p')
+  fi
+  for scenario in "${SERVER_SCENARIOS[@]}"; do
     run_scenario server "$scenario" --url "$URL"
   done
 fi

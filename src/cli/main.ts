@@ -104,11 +104,13 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     const found = findCommand(commands, global.rest);
     if (!found) {
       const first = global.rest[0];
-      // `agents server` (a group) or no command: list what exists under it.
+      // No command, or a group (`agents server`): list what exists under it.
       const group = first === undefined ? commands : commands.filter((command) => command.path[0] === first);
       if (group.length === 0) throw new CliUsageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
-      println(global.help || first === undefined ? stdout : stderr, overview(group));
-      return global.help || first === undefined ? (first === undefined && !global.help ? ExitCode.Usage : ExitCode.Ok) : ExitCode.Usage;
+      const subcommand = global.rest[1];
+      if (subcommand !== undefined) throw new CliUsageError(`Unknown command "${first} ${subcommand}".`, overview(group));
+      println(global.help ? stdout : stderr, overview(group));
+      return global.help ? ExitCode.Ok : ExitCode.Usage;
     }
     if (global.help) {
       println(stdout, found.command.usage);
@@ -171,4 +173,6 @@ if (isEntryPoint()) {
   process.exitCode = code;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
+  // Everything was closed; should a library handle still hold the loop, do not hang the shell.
+  setTimeout(() => process.exit(code), 2_000).unref();
 }

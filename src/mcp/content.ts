@@ -85,15 +85,21 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
             allText = false;
             blocks.push({ type: 'image', mimeType, data: resource.blob });
           } else {
-            addText(`[resource ${resource.uri} (${mimeType}, ${describeBlob(resource.blob)}) kept in the tool artifact]`);
+            addText(
+              `[resource ${resource.uri} (${mimeType}, ${describeBlob(resource.blob)}) kept in the tool artifact]`,
+            );
           }
         }
         break;
       }
       case 'resource_link': {
         (artifact.resources ??= []).push(item);
-        const details = [item.mimeType, item.description].filter((part) => part !== undefined && part !== '');
-        addText(`[resource link] ${item.name}: ${item.uri}${details.length > 0 ? ` (${details.join('; ')})` : ''}`);
+        const details = [item.mimeType, item.description].filter(
+          (part) => part !== undefined && part !== '',
+        );
+        addText(
+          `[resource link] ${item.name}: ${item.uri}${details.length > 0 ? ` (${details.join('; ')})` : ''}`,
+        );
         break;
       }
       default:
@@ -103,7 +109,8 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
   }
 
   if (blocks.length === 0) {
-    const text = result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : '';
+    const text =
+      result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : '';
     return { content: text, artifact };
   }
   return { content: allText ? texts.join('\n') : blocks, artifact };

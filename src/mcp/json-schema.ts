@@ -68,7 +68,10 @@ function ajvFor(flavor: AjvFlavor): AjvLike {
   return instance;
 }
 
-function flavorOf(schema: Record<string, unknown>): { flavor: AjvFlavor; stripSchemaKeyword: boolean } {
+function flavorOf(schema: Record<string, unknown>): {
+  flavor: AjvFlavor;
+  stripSchemaKeyword: boolean;
+} {
   const declared = schema['$schema'];
   if (typeof declared !== 'string') return { flavor: 'draft-07', stripSchemaKeyword: false };
   if (declared.includes('2020-12')) return { flavor: '2020-12', stripSchemaKeyword: false };
@@ -106,7 +109,10 @@ function describeError(error: ErrorObject): string {
  */
 export function compileArgumentValidator(schema: unknown): ArgumentValidator {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    return { validate: () => VALID, warning: 'inputSchema is not an object; arguments are not validated' };
+    return {
+      validate: () => VALID,
+      warning: 'inputSchema is not an object; arguments are not validated',
+    };
   }
   const key = canonicalJson(schema);
   const cached = cache.get(key);

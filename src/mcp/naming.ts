@@ -9,13 +9,63 @@ const HASH_LENGTH = 8;
 // Latin look-alikes from Cyrillic and Greek; anything else non-ASCII is decomposed (NFKD),
 // stripped of combining marks, and replaced by `_` if still not ASCII.
 const CONFUSABLES: Record<string, string> = {
-  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', һ: 'h', ԁ: 'd',
-  ԛ: 'q', ԝ: 'w', к: 'k', м: 'm', н: 'h', т: 't', в: 'b',
-  А: 'A', В: 'B', Е: 'E', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', Х: 'X', І: 'I',
-  Ј: 'J', Ѕ: 'S',
-  α: 'a', ο: 'o', ι: 'i', κ: 'k', ν: 'v', ρ: 'p', τ: 't', υ: 'u', χ: 'x', ε: 'e',
-  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T',
-  Υ: 'Y', Χ: 'X',
+  а: 'a',
+  е: 'e',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  һ: 'h',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  т: 't',
+  в: 'b',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  Х: 'X',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  α: 'a',
+  ο: 'o',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  ε: 'e',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
 };
 
 function shortHash(text: string): string {
@@ -122,7 +172,9 @@ export function resolveToolNames(
     }
     const base = candidate.preferredName ?? toProviderSafeName(candidate.originalName);
     const name =
-      options.alwaysPrefix && candidate.serverName !== undefined && candidate.preferredName === undefined
+      options.alwaysPrefix &&
+      candidate.serverName !== undefined &&
+      candidate.preferredName === undefined
         ? prefixed(candidate.serverName, base, candidate.id)
         : base;
     names.set(candidate.id, name);
@@ -158,7 +210,10 @@ export function resolveToolNames(
     const keeper =
       overrides[0] ??
       (exact.length === 1 ? exact[0] : undefined) ??
-      group.find((candidate) => candidate.originalName === name || name.endsWith(`__${candidate.originalName}`));
+      group.find(
+        (candidate) =>
+          candidate.originalName === name || name.endsWith(`__${candidate.originalName}`),
+      );
     for (const candidate of group) {
       if (candidate === keeper) continue;
       names.set(candidate.id, withHashSuffix(name, candidate.id));

@@ -21,7 +21,11 @@ interface ToolCallLike {
 }
 
 function isToolCall(value: unknown): value is ToolCallLike & { type: 'tool_call' } {
-  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'tool_call';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { type?: unknown }).type === 'tool_call'
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -67,7 +71,10 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   constructor(descriptor: ToolDescriptor, handler: ToolCallHandler) {
     super({
       responseFormat: 'content_and_artifact',
-      metadata: { toolId: descriptor.id, ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }) },
+      metadata: {
+        toolId: descriptor.id,
+        ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }),
+      },
     });
     this.name = descriptor.name;
     this.description = descriptor.description;
@@ -79,7 +86,11 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   override async call<
     TArg extends StructuredToolCallInput<ToolSchemaBase>,
     TConfig extends ToolRunnableConfig | undefined,
-  >(arg: TArg, configArg?: TConfig, tags?: string[]): Promise<ToolReturnType<TArg, TConfig, unknown>> {
+  >(
+    arg: TArg,
+    configArg?: TConfig,
+    tags?: string[],
+  ): Promise<ToolReturnType<TArg, TConfig, unknown>> {
     return (await this.#run(arg, configArg, tags)) as ToolReturnType<TArg, TConfig, unknown>;
   }
 
@@ -94,7 +105,9 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     const fromConfig = readConfig(configArg);
     const toolCallId = direct?.id ?? fromConfig.toolCallId;
 
-    const config = parseCallbackConfigArg(configArg as Parameters<typeof parseCallbackConfigArg>[0]);
+    const config = parseCallbackConfigArg(
+      configArg as Parameters<typeof parseCallbackConfigArg>[0],
+    );
     const callbackManager = CallbackManager.configure(
       config.callbacks,
       this.callbacks,
@@ -169,6 +182,9 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
  * result. Transport failures (`ServerError`) are thrown either way; ToolNode turns them into an
  * error message. Cheap: no validation, serialization or run tree of its own per call.
  */
-export function toStructuredTool(descriptor: ToolDescriptor, handler: ToolCallHandler): StructuredTool {
+export function toStructuredTool(
+  descriptor: ToolDescriptor,
+  handler: ToolCallHandler,
+): StructuredTool {
   return new McpStructuredTool(descriptor, handler);
 }

@@ -30,7 +30,11 @@ export interface McpToolCaller {
    * Sends `tools/call` and returns the server's result as is (`isError` results included).
    * Throws `ServerError` (phase `call`) for transport, protocol, timeout and abort failures.
    */
-  callTool(name: string, args: Record<string, unknown>, context: ToolCallContext): Promise<CallToolResult>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolCallContext,
+  ): Promise<CallToolResult>;
 }
 
 /** Finds path-typed arguments in an input schema (see `sandbox/path-arguments.ts`). */
@@ -76,7 +80,9 @@ function buildDescriptor(
 ): ToolDescriptor {
   const rawDescription = typeof tool.description === 'string' ? tool.description : '';
   const description = sanitizeDescription(override?.description ?? rawDescription, {
-    ...(options.maxDescriptionLength === undefined ? {} : { maxLength: options.maxDescriptionLength }),
+    ...(options.maxDescriptionLength === undefined
+      ? {}
+      : { maxLength: options.maxDescriptionLength }),
   });
   const inputSchema = tool.inputSchema as JsonSchemaObject;
   let pathArguments = override?.pathArguments;
@@ -109,7 +115,8 @@ function buildDescriptor(
   if (rawDescription !== '' && isDescriptionAltered(rawDescription, description)) {
     descriptor.rawDescription = rawDescription;
   }
-  if (tool.outputSchema !== undefined) descriptor.outputSchema = tool.outputSchema as JsonSchemaObject;
+  if (tool.outputSchema !== undefined)
+    descriptor.outputSchema = tool.outputSchema as JsonSchemaObject;
   if (tool.annotations !== undefined) descriptor.annotations = tool.annotations;
   if (warnings.length > 0) descriptor.warnings = warnings;
   return descriptor;
@@ -175,7 +182,8 @@ export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[
       descriptor,
       execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
         const verdict = validator.validate(args);
-        if (!verdict.valid) return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
+        if (!verdict.valid)
+          return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
         return caller.callTool(toolName, args, context);
       },
     };
@@ -198,7 +206,10 @@ export interface ListAllToolsOptions {
  * `maxPages` (it would loop forever), rather than returning a partial list.
  * @throws ServerError phase `list`: `PROTOCOL_ERROR` for cursor loops, otherwise the wrapped failure.
  */
-export async function listAllTools(client: Client, options: ListAllToolsOptions = {}): Promise<Tool[]> {
+export async function listAllTools(
+  client: Client,
+  options: ListAllToolsOptions = {},
+): Promise<Tool[]> {
   const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
   const maxPages = options.maxPages ?? 100;
   const tools: Tool[] = [];
@@ -245,10 +256,15 @@ function wrapCallError(
   signal: AbortSignal | undefined,
 ): ServerError {
   if (error instanceof ServerError) return error;
-  const where = toolName === undefined ? `tools/list on server "${serverName}"` : `Tool "${toolName}" on server "${serverName}"`;
+  const where =
+    toolName === undefined
+      ? `tools/list on server "${serverName}"`
+      : `Tool "${toolName}" on server "${serverName}"`;
   const details = { serverName, phase, ...(toolName === undefined ? {} : { toolName }) };
   if (signal?.aborted === true) {
-    return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, { cause: error });
+    return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, {
+      cause: error,
+    });
   }
   if (error instanceof McpError) {
     const code: number = error.code;
@@ -342,7 +358,14 @@ export function createClientCaller(
         if ('content' in result && Array.isArray(result.content)) return result as CallToolResult;
         // Servers on protocol 2024-10-07 answer with { toolResult }.
         const legacy = (result as { toolResult?: unknown }).toolResult;
-        return { content: [{ type: 'text', text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null) }] };
+        return {
+          content: [
+            {
+              type: 'text',
+              text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null),
+            },
+          ],
+        };
       } catch (error) {
         throw wrapCallError(error, serverName, 'call', name, signal);
       }
@@ -371,7 +394,11 @@ export interface MCPToolAdapter {
    * server-side (original) name.
    * @throws AgentsError `TOOL_NOT_FOUND` for a name the server did not list.
    */
-  execute(toolName: string, args: Record<string, unknown>, context?: ToolCallContext): Promise<CallToolResult>;
+  execute(
+    toolName: string,
+    args: Record<string, unknown>,
+    context?: ToolCallContext,
+  ): Promise<CallToolResult>;
   /** LangChain tools for ToolNode over the current entries (no middleware). */
   tools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<StructuredTool[]>;
 }
@@ -387,7 +414,9 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
   let entries: ToolEntry[] | undefined;
   let byOriginalName = new Map<string, ToolEntry>();
 
-  async function listTools(listOptions: { signal?: AbortSignal; refresh?: boolean } = {}): Promise<ToolEntry[]> {
+  async function listTools(
+    listOptions: { signal?: AbortSignal; refresh?: boolean } = {},
+  ): Promise<ToolEntry[]> {
     if (entries !== undefined && listOptions.refresh !== true) return entries;
     const tools = await listAllTools(client, {
       serverName,
@@ -399,8 +428,12 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
       caller,
       ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
       ...(options.trusted === undefined ? {} : { trusted: options.trusted }),
-      ...(options.prefixToolNames === undefined ? {} : { prefixToolNames: options.prefixToolNames }),
-      ...(options.detectPathArguments === undefined ? {} : { detectPathArguments: options.detectPathArguments }),
+      ...(options.prefixToolNames === undefined
+        ? {}
+        : { prefixToolNames: options.prefixToolNames }),
+      ...(options.detectPathArguments === undefined
+        ? {}
+        : { detectPathArguments: options.detectPathArguments }),
     });
     // Swap both views together so a concurrent execute never sees a mix.
     entries = next;
@@ -412,7 +445,8 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
     serverName,
     listTools,
     async execute(toolName, args, context = {}) {
-      if (entries === undefined) await listTools(context.signal === undefined ? {} : { signal: context.signal });
+      if (entries === undefined)
+        await listTools(context.signal === undefined ? {} : { signal: context.signal });
       const entry = byOriginalName.get(toolName);
       if (entry === undefined) {
         throw new AgentsError(

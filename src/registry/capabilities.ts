@@ -4,24 +4,103 @@ import type { Capabilities, CapabilityVerdict } from './tool-descriptor.js';
 
 /** Name words that mean the tool changes something (ADR-029 plus the usual relatives). */
 export const WRITE_WORDS: ReadonlySet<string> = new Set([
-  'create', 'write', 'delete', 'update', 'edit', 'move', 'remove', 'set', 'put', 'patch', 'insert',
-  'rename', 'upload', 'download', 'add', 'append', 'apply', 'save', 'store', 'replace', 'modify',
-  'overwrite', 'upsert', 'purge', 'drop', 'truncate', 'destroy', 'wipe', 'erase', 'clear', 'reset',
-  'kill', 'terminate', 'exec', 'execute', 'run', 'send', 'push', 'commit', 'merge', 'install',
-  'uninstall', 'deploy', 'publish', 'sync', 'copy', 'mkdir', 'rm', 'mv', 'cp', 'chmod', 'chown',
-  'submit', 'restore', 'revert',
+  'create',
+  'write',
+  'delete',
+  'update',
+  'edit',
+  'move',
+  'remove',
+  'set',
+  'put',
+  'patch',
+  'insert',
+  'rename',
+  'upload',
+  'download',
+  'add',
+  'append',
+  'apply',
+  'save',
+  'store',
+  'replace',
+  'modify',
+  'overwrite',
+  'upsert',
+  'purge',
+  'drop',
+  'truncate',
+  'destroy',
+  'wipe',
+  'erase',
+  'clear',
+  'reset',
+  'kill',
+  'terminate',
+  'exec',
+  'execute',
+  'run',
+  'send',
+  'push',
+  'commit',
+  'merge',
+  'install',
+  'uninstall',
+  'deploy',
+  'publish',
+  'sync',
+  'copy',
+  'mkdir',
+  'rm',
+  'mv',
+  'cp',
+  'chmod',
+  'chown',
+  'submit',
+  'restore',
+  'revert',
 ]);
 
 /** Name words that mean the tool changes something irreversibly. */
 export const DESTRUCTIVE_WORDS: ReadonlySet<string> = new Set([
-  'delete', 'remove', 'purge', 'drop', 'truncate', 'destroy', 'wipe', 'erase', 'overwrite', 'kill',
-  'terminate', 'rm', 'reset', 'clear', 'uninstall',
+  'delete',
+  'remove',
+  'purge',
+  'drop',
+  'truncate',
+  'destroy',
+  'wipe',
+  'erase',
+  'overwrite',
+  'kill',
+  'terminate',
+  'rm',
+  'reset',
+  'clear',
+  'uninstall',
 ]);
 
 /** Name words that mean the tool only reads (ADR-029 plus the usual relatives). */
 export const READ_WORDS: ReadonlySet<string> = new Set([
-  'get', 'list', 'read', 'search', 'find', 'fetch', 'describe', 'show', 'query', 'view', 'inspect',
-  'lookup', 'stat', 'count', 'ls', 'cat', 'grep', 'peek', 'browse',
+  'get',
+  'list',
+  'read',
+  'search',
+  'find',
+  'fetch',
+  'describe',
+  'show',
+  'query',
+  'view',
+  'inspect',
+  'lookup',
+  'stat',
+  'count',
+  'ls',
+  'cat',
+  'grep',
+  'peek',
+  'browse',
 ]);
 
 /**
@@ -49,11 +128,18 @@ export interface CapabilityInput {
   trusted?: boolean;
 }
 
-function verdict(value: boolean, source: CapabilityVerdict['source'], reason: string): CapabilityVerdict {
+function verdict(
+  value: boolean,
+  source: CapabilityVerdict['source'],
+  reason: string,
+): CapabilityVerdict {
   return { value, source, reason };
 }
 
-function booleanHint(annotations: CapabilityInput['annotations'], key: string): boolean | undefined {
+function booleanHint(
+  annotations: CapabilityInput['annotations'],
+  key: string,
+): boolean | undefined {
   if (annotations === undefined || annotations === null) return undefined;
   const value = (annotations as Record<string, unknown>)[key];
   return typeof value === 'boolean' ? value : undefined;
@@ -84,7 +170,10 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
   const disagreements: string[] = [];
 
   for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
-    const raw = input.annotations === undefined ? undefined : (input.annotations as Record<string, unknown>)[key];
+    const raw =
+      input.annotations === undefined
+        ? undefined
+        : (input.annotations as Record<string, unknown>)[key];
     if (raw !== undefined && typeof raw !== 'boolean') {
       disagreements.push(`annotation ${key}=${JSON.stringify(raw)} ignored: not a boolean`);
     }
@@ -94,19 +183,31 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
   let readOnly: CapabilityVerdict;
   if (overrides.readOnly !== undefined || overrides.writes !== undefined) {
     const value = overrides.readOnly ?? !(overrides.writes ?? true);
-    readOnly = verdict(value, 'override', `config override sets ${overrides.readOnly !== undefined ? `readOnly=${overrides.readOnly}` : `writes=${String(overrides.writes)}`}`);
+    readOnly = verdict(
+      value,
+      'override',
+      `config override sets ${overrides.readOnly !== undefined ? `readOnly=${overrides.readOnly}` : `writes=${String(overrides.writes)}`}`,
+    );
   } else if (writeWord !== undefined) {
     readOnly = verdict(false, 'name-heuristic', `name word "${writeWord}"`);
     if (readOnlyHint === true) {
-      disagreements.push(`annotation readOnlyHint=true ignored: name word "${writeWord}" says write`);
+      disagreements.push(
+        `annotation readOnlyHint=true ignored: name word "${writeWord}" says write`,
+      );
     }
   } else if (readOnlyHint === true && destructiveHint === true) {
-    readOnly = verdict(false, 'annotation', 'annotations contradict (readOnlyHint=true and destructiveHint=true)');
+    readOnly = verdict(
+      false,
+      'annotation',
+      'annotations contradict (readOnlyHint=true and destructiveHint=true)',
+    );
     disagreements.push('annotation readOnlyHint=true ignored: destructiveHint=true contradicts it');
   } else if (readOnlyHint === false) {
     readOnly = verdict(false, 'annotation', 'annotation readOnlyHint=false');
     if (readWord !== undefined) {
-      disagreements.push(`name word "${readWord}" says read but annotation readOnlyHint=false says write`);
+      disagreements.push(
+        `name word "${readWord}" says read but annotation readOnlyHint=false says write`,
+      );
     }
   } else if (readWord !== undefined) {
     readOnly = verdict(
@@ -119,21 +220,33 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
   } else {
     readOnly = verdict(false, 'default', 'no read evidence; tools write unless shown otherwise');
     if (readOnlyHint === true) {
-      disagreements.push('annotation readOnlyHint=true ignored: server not trusted and the name has no read word');
+      disagreements.push(
+        'annotation readOnlyHint=true ignored: server not trusted and the name has no read word',
+      );
     }
   }
   const writes: CapabilityVerdict =
     overrides.writes !== undefined
       ? verdict(overrides.writes, 'override', `config override sets writes=${overrides.writes}`)
       : { ...readOnly, value: !readOnly.value };
-  if (overrides.readOnly !== undefined && overrides.writes !== undefined && overrides.readOnly === overrides.writes) {
-    disagreements.push(`config override sets readOnly=${overrides.readOnly} and writes=${overrides.writes}`);
+  if (
+    overrides.readOnly !== undefined &&
+    overrides.writes !== undefined &&
+    overrides.readOnly === overrides.writes
+  ) {
+    disagreements.push(
+      `config override sets readOnly=${overrides.readOnly} and writes=${overrides.writes}`,
+    );
   }
 
   // destructive
   let destructive: CapabilityVerdict;
   if (overrides.destructive !== undefined) {
-    destructive = verdict(overrides.destructive, 'override', `config override sets destructive=${overrides.destructive}`);
+    destructive = verdict(
+      overrides.destructive,
+      'override',
+      `config override sets destructive=${overrides.destructive}`,
+    );
   } else if (!writes.value) {
     destructive = verdict(false, readOnly.source, `read-only (${readOnly.reason})`);
   } else if (destructiveWord !== undefined) {
@@ -141,21 +254,41 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
   } else if (destructiveHint === true) {
     destructive = verdict(true, 'annotation', 'annotation destructiveHint=true');
   } else if (destructiveHint === false && trusted) {
-    destructive = verdict(false, 'annotation', 'annotation destructiveHint=false from a trusted server');
+    destructive = verdict(
+      false,
+      'annotation',
+      'annotation destructiveHint=false from a trusted server',
+    );
   } else {
-    destructive = verdict(true, 'default', 'writing tools count as destructive unless shown otherwise');
+    destructive = verdict(
+      true,
+      'default',
+      'writing tools count as destructive unless shown otherwise',
+    );
   }
 
   // openWorld
   let openWorld: CapabilityVerdict;
   if (overrides.openWorld !== undefined) {
-    openWorld = verdict(overrides.openWorld, 'override', `config override sets openWorld=${overrides.openWorld}`);
+    openWorld = verdict(
+      overrides.openWorld,
+      'override',
+      `config override sets openWorld=${overrides.openWorld}`,
+    );
   } else if (openWorldHint === true) {
     openWorld = verdict(true, 'annotation', 'annotation openWorldHint=true');
   } else if (openWorldHint === false && trusted) {
-    openWorld = verdict(false, 'annotation', 'annotation openWorldHint=false from a trusted server');
+    openWorld = verdict(
+      false,
+      'annotation',
+      'annotation openWorldHint=false from a trusted server',
+    );
   } else {
-    openWorld = verdict(true, 'default', 'tools may reach outside the sandbox unless shown otherwise');
+    openWorld = verdict(
+      true,
+      'default',
+      'tools may reach outside the sandbox unless shown otherwise',
+    );
   }
 
   return { readOnly, writes, destructive, openWorld, disagreements };

@@ -89,7 +89,10 @@ function buildView(groups: Map<string, readonly ToolEntry[]>, options: ToolRegis
       });
     }
   }
-  const names = resolveToolNames(candidates, options.alwaysPrefix === true ? { alwaysPrefix: true } : {});
+  const names = resolveToolNames(
+    candidates,
+    options.alwaysPrefix === true ? { alwaysPrefix: true } : {},
+  );
   const byId = new Map<string, ToolEntry>();
   const byName = new Map<string, ToolEntry>();
   const list: ToolEntry[] = [];

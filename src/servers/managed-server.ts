@@ -383,9 +383,16 @@ class ManagedServerImpl implements ManagedServer {
   }
 
   private install(connection: Connection, tools: Tool[], reason: ToolsChangedReason | undefined, started: number): void {
+    try {
+      // Build first: a tool list that cannot be used (e.g. duplicate names) must not leave a connection behind.
+      this.swapTools(tools, reason);
+    } catch (error) {
+      connection.superseded = true;
+      void connection.serverTransport.close();
+      throw error;
+    }
     const previous = this.connection;
     this.connection = connection;
-    this.swapTools(tools, reason);
     this.stale = false;
     this.status = 'ready';
     this.lastError = undefined;

@@ -32,12 +32,20 @@ async function connect(transport: Transport): Promise<Client> {
 async function clientFor(kind: 'stdio' | 'http' | 'sse'): Promise<Client> {
   if (kind === 'stdio') {
     return connect(
-      new StdioClientTransport({ command: process.execPath, args: fixtureStdioArgs(['--page-size', '20']), stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: fixtureStdioArgs(['--page-size', '20']),
+        stderr: 'pipe',
+      }),
     );
   }
   const fixture = await startFixtureProcess(kind, ['--page-size', '20']);
   cleanups.push(() => fixture.close());
-  return connect(kind === 'http' ? new StreamableHTTPClientTransport(fixture.url) : new SSEClientTransport(fixture.url));
+  return connect(
+    kind === 'http'
+      ? new StreamableHTTPClientTransport(fixture.url)
+      : new SSEClientTransport(fixture.url),
+  );
 }
 
 describe.each(['stdio', 'http', 'sse'] as const)('handshake over %s', (kind) => {
@@ -47,15 +55,19 @@ describe.each(['stdio', 'http', 'sse'] as const)('handshake over %s', (kind) => 
     expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true } });
     expect(negotiated.get(client)).toBe(LATEST_PROTOCOL_VERSION);
     if (kind === 'http') {
-      const transport = (client.transport as StreamableHTTPClientTransport);
+      const transport = client.transport as StreamableHTTPClientTransport;
       expect(transport.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
       expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     }
     const adapter = createMcpToolAdapter({ serverName: `fixture-${kind}`, client });
     const entries = await adapter.listTools();
     expect(entries.length).toBeGreaterThan(FIXTURE_NOOP_COUNT + 10);
-    expect(entries.map((entry) => entry.descriptor.id)).toContain(`mcp:fixture-${kind}/noop_${FIXTURE_NOOP_COUNT - 1}`);
-    expect(await adapter.execute('add', { a: 20, b: 22 })).toEqual({ content: [{ type: 'text', text: '42' }] });
+    expect(entries.map((entry) => entry.descriptor.id)).toContain(
+      `mcp:fixture-${kind}/noop_${FIXTURE_NOOP_COUNT - 1}`,
+    );
+    expect(await adapter.execute('add', { a: 20, b: 22 })).toEqual({
+      content: [{ type: 'text', text: '42' }],
+    });
   });
 });
 
@@ -66,8 +78,14 @@ describe('fixture over http', () => {
     expect(fixture.url.hostname).toBe('127.0.0.1');
     const client = await connect(new StreamableHTTPClientTransport(fixture.url));
     const entries = await createMcpToolAdapter({ serverName: 'basic', client }).listTools();
-    expect(entries.map((entry) => entry.descriptor.originalName).sort()).toEqual(
-      ['add', 'delete_file', 'echo', 'fail', 'list_directory', 'read_file', 'write_file'],
-    );
+    expect(entries.map((entry) => entry.descriptor.originalName).sort()).toEqual([
+      'add',
+      'delete_file',
+      'echo',
+      'fail',
+      'list_directory',
+      'read_file',
+      'write_file',
+    ]);
   });
 });

@@ -24,7 +24,9 @@ afterEach(async () => {
 
 async function spawnClient(args: string[]): Promise<Client> {
   const client = new Client({ name: 'published-servers-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe' }),
+  );
   cleanups.push(() => client.close());
   return client;
 }
@@ -42,7 +44,8 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
     expect(JSON.stringify(echo.content)).toContain('hello');
 
     const node = new ToolNode(await adapter.tools());
-    const sumName = entries.find((entry) => entry.descriptor.originalName === 'get-sum')!.descriptor.name;
+    const sumName = entries.find((entry) => entry.descriptor.originalName === 'get-sum')!.descriptor
+      .name;
     const output = (await node.invoke({
       messages: [
         new AIMessage({
@@ -69,12 +72,17 @@ describe('@modelcontextprotocol/server-filesystem over stdio', () => {
     const client = await spawnClient([binOf('@modelcontextprotocol/server-filesystem'), dir]);
     const adapter = createMcpToolAdapter({ serverName: 'fs', client });
     const entries = await adapter.listTools();
-    const byName = new Map(entries.map((entry) => [entry.descriptor.originalName, entry.descriptor]));
+    const byName = new Map(
+      entries.map((entry) => [entry.descriptor.originalName, entry.descriptor]),
+    );
     expect(byName.get('write_file')?.capabilities.writes.value).toBe(true);
     expect(byName.get('list_directory')?.capabilities.readOnly.value).toBe(true);
 
     const target = join(dir, 'hello.txt');
-    const written = await adapter.execute('write_file', { path: target, content: 'from the adapter' });
+    const written = await adapter.execute('write_file', {
+      path: target,
+      content: 'from the adapter',
+    });
     expect(written.isError).not.toBe(true);
     expect(await readFile(target, 'utf8')).toBe('from the adapter');
     const listed = await adapter.execute('list_directory', { path: dir });

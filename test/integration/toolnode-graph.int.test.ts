@@ -17,7 +17,12 @@ beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'toolnode-graph-'));
   client = new Client({ name: 'toolnode-graph-test', version: '1.0.0' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: fixtureStdioArgs(), cwd: workDir, stderr: 'pipe' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: fixtureStdioArgs(),
+      cwd: workDir,
+      stderr: 'pipe',
+    }),
   );
 });
 
@@ -31,7 +36,12 @@ const script: AIMessage[] = [
   new AIMessage({
     content: '',
     tool_calls: [
-      { id: 'c1', name: 'write_file', args: { path: 'notes/hello.txt', content: 'hi from the graph' }, type: 'tool_call' },
+      {
+        id: 'c1',
+        name: 'write_file',
+        args: { path: 'notes/hello.txt', content: 'hi from the graph' },
+        type: 'tool_call',
+      },
       { id: 'c2', name: 'add', args: { a: 2, b: 3 }, type: 'tool_call' },
     ],
   }),
@@ -43,7 +53,12 @@ const script: AIMessage[] = [
       { id: 'c5', name: 'get_weather', args: { city: 'Oslo' }, type: 'tool_call' },
     ],
   }),
-  new AIMessage({ content: '', tool_calls: [{ id: 'c6', name: 'read_file', args: { path: 'notes/hello.txt' }, type: 'tool_call' }] }),
+  new AIMessage({
+    content: '',
+    tool_calls: [
+      { id: 'c6', name: 'read_file', args: { path: 'notes/hello.txt' }, type: 'tool_call' },
+    ],
+  }),
   new AIMessage({ content: 'done' }),
 ];
 
@@ -67,16 +82,26 @@ describe('a StateGraph with ToolNode over adapter tools (fixture over stdio)', (
     const messages: BaseMessage[] = final.messages;
     expect(messages.at(-1)?.content).toBe('done');
     const toolMessages = new Map(
-      messages.filter((message): message is ToolMessage => message instanceof ToolMessage).map((message) => [message.tool_call_id, message]),
+      messages
+        .filter((message): message is ToolMessage => message instanceof ToolMessage)
+        .map((message) => [message.tool_call_id, message]),
     );
     expect(toolMessages.size).toBe(6);
     expect(toolMessages.get('c1')?.status).toBe('success');
     expect(toolMessages.get('c2')).toMatchObject({ status: 'success', content: '5' });
-    expect(toolMessages.get('c3')).toMatchObject({ status: 'error', content: 'failed on purpose: on purpose' });
+    expect(toolMessages.get('c3')).toMatchObject({
+      status: 'error',
+      content: 'failed on purpose: on purpose',
+    });
     expect(toolMessages.get('c4')?.status).toBe('error');
     expect(toolMessages.get('c4')?.content).toContain('/a: must be number');
-    expect(toolMessages.get('c5')?.artifact).toEqual({ structuredContent: { city: 'Oslo', temperatureC: 21.5 } });
-    expect(toolMessages.get('c6')).toMatchObject({ status: 'success', content: 'hi from the graph' });
+    expect(toolMessages.get('c5')?.artifact).toEqual({
+      structuredContent: { city: 'Oslo', temperatureC: 21.5 },
+    });
+    expect(toolMessages.get('c6')).toMatchObject({
+      status: 'success',
+      content: 'hi from the graph',
+    });
     expect(await readFile(join(workDir, 'notes/hello.txt'), 'utf8')).toBe('hi from the graph');
   });
 });

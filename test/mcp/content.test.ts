@@ -3,7 +3,14 @@ import { toToolMessageParts } from '../../src/mcp/content.js';
 
 describe('toToolMessageParts', () => {
   it('joins all-text results into one string with an empty artifact', () => {
-    expect(toToolMessageParts({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toMatchInlineSnapshot(`
+    expect(
+      toToolMessageParts({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    ).toMatchInlineSnapshot(`
       {
         "artifact": {},
         "content": "a
@@ -17,7 +24,9 @@ describe('toToolMessageParts', () => {
       toToolMessageParts({
         content: [{ type: 'text', text: 'Oslo: 21.5 °C' }],
         structuredContent: { city: 'Oslo', temperatureC: 21.5 },
-        _meta: { 'agents/change': { toolId: 'mcp:fs/write_file', snapshot: 'b', parent: 'a', changed: [] } },
+        _meta: {
+          'agents/change': { toolId: 'mcp:fs/write_file', snapshot: 'b', parent: 'a', changed: [] },
+        },
       }),
     ).toMatchInlineSnapshot(`
       {
@@ -41,7 +50,8 @@ describe('toToolMessageParts', () => {
   });
 
   it('puts structuredContent JSON in the text when there is no other content', () => {
-    expect(toToolMessageParts({ content: [], structuredContent: { count: 7 } })).toMatchInlineSnapshot(`
+    expect(toToolMessageParts({ content: [], structuredContent: { count: 7 } }))
+      .toMatchInlineSnapshot(`
       {
         "artifact": {
           "structuredContent": {
@@ -60,9 +70,24 @@ describe('toToolMessageParts', () => {
           { type: 'text', text: 'see attachments' },
           { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
           { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
-          { type: 'resource', resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'hello' } },
-          { type: 'resource', resource: { uri: 'file:///data.bin', mimeType: 'application/octet-stream', blob: 'AAECAw==' } },
-          { type: 'resource_link', uri: 'file:///readme.md', name: 'readme.md', mimeType: 'text/markdown' },
+          {
+            type: 'resource',
+            resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'hello' },
+          },
+          {
+            type: 'resource',
+            resource: {
+              uri: 'file:///data.bin',
+              mimeType: 'application/octet-stream',
+              blob: 'AAECAw==',
+            },
+          },
+          {
+            type: 'resource_link',
+            uri: 'file:///readme.md',
+            name: 'readme.md',
+            mimeType: 'text/markdown',
+          },
         ],
       }),
     ).toMatchInlineSnapshot(`
@@ -127,7 +152,8 @@ describe('toToolMessageParts', () => {
   });
 
   it('flags error results on the artifact', () => {
-    expect(toToolMessageParts({ isError: true, content: [{ type: 'text', text: 'boom' }] })).toMatchInlineSnapshot(`
+    expect(toToolMessageParts({ isError: true, content: [{ type: 'text', text: 'boom' }] }))
+      .toMatchInlineSnapshot(`
       {
         "artifact": {
           "isError": true,

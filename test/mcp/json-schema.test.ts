@@ -27,14 +27,19 @@ describe('compileArgumentValidator', () => {
   it('accepts valid arguments for a $ref/$defs schema', () => {
     const validator = compileArgumentValidator(orderSchema);
     expect(validator.warning).toBeUndefined();
-    expect(validator.validate({ customer: { name: 'Ada' }, items: [{ sku: 'x', quantity: 2 }] })).toEqual({
+    expect(
+      validator.validate({ customer: { name: 'Ada' }, items: [{ sku: 'x', quantity: 2 }] }),
+    ).toEqual({
       valid: true,
     });
   });
 
   it('names the nested field behind a $ref and says why it is wrong', () => {
     const validator = compileArgumentValidator(orderSchema);
-    const result = validator.validate({ customer: { name: 'Ada', vip: true }, items: [{ sku: 'x', quantity: 0 }] });
+    const result = validator.validate({
+      customer: { name: 'Ada', vip: true },
+      items: [{ sku: 'x', quantity: 0 }],
+    });
     expect(result.valid).toBe(false);
     if (result.valid) return;
     expect(result.problems).toContain('/customer: unknown property "vip" is not allowed');
@@ -45,7 +50,12 @@ describe('compileArgumentValidator', () => {
     const result = compileArgumentValidator(orderSchema).validate({ customer: {} });
     expect(result.valid).toBe(false);
     if (result.valid) return;
-    expect(result.problems).toEqual(expect.arrayContaining(['items: is required but missing', '/customer/name: is required but missing']));
+    expect(result.problems).toEqual(
+      expect.arrayContaining([
+        'items: is required but missing',
+        '/customer/name: is required but missing',
+      ]),
+    );
   });
 
   it('validates anyOf and enum faithfully', () => {
@@ -53,7 +63,12 @@ describe('compileArgumentValidator', () => {
       type: 'object',
       properties: {
         kind: { enum: ['book', 'film'] },
-        price: { anyOf: [{ type: 'number' }, { type: 'object', properties: { min: { type: 'number' } }, required: ['min'] }] },
+        price: {
+          anyOf: [
+            { type: 'number' },
+            { type: 'object', properties: { min: { type: 'number' } }, required: ['min'] },
+          ],
+        },
       },
     });
     expect(validator.validate({ kind: 'book', price: { min: 1 } }).valid).toBe(true);
@@ -69,7 +84,10 @@ describe('compileArgumentValidator', () => {
     const validator = compileArgumentValidator({
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
-      properties: { value: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, list: { type: 'array', prefixItems: [{ type: 'string' }] } },
+      properties: {
+        value: { oneOf: [{ type: 'integer' }, { type: 'string' }] },
+        list: { type: 'array', prefixItems: [{ type: 'string' }] },
+      },
     });
     expect(validator.warning).toBeUndefined();
     expect(validator.validate({ value: 1, list: ['a'] }).valid).toBe(true);
@@ -90,13 +108,20 @@ describe('compileArgumentValidator', () => {
   });
 
   it('falls back to no validation with a warning when a schema cannot compile', () => {
-    const validator = compileArgumentValidator({ type: 'object', properties: { a: { $ref: '#/$defs/Missing' } } });
+    const validator = compileArgumentValidator({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/Missing' } },
+    });
     expect(validator.warning).toMatch(/could not be compiled/);
     expect(validator.validate({ a: 1 }).valid).toBe(true);
   });
 
   it('compiles the same schema object twice (the shared instance keeps nothing)', () => {
-    const schema = { $id: 'https://example.test/tool', type: 'object', properties: { a: { type: 'string' } } };
+    const schema = {
+      $id: 'https://example.test/tool',
+      type: 'object',
+      properties: { a: { type: 'string' } },
+    };
     expect(compileArgumentValidator(schema).warning).toBeUndefined();
     const second = compileArgumentValidator(schema);
     expect(second.warning).toBeUndefined();

@@ -70,7 +70,11 @@ describe('resolveToolNames', () => {
     const names = resolveToolNames(
       [
         { id: 'mcp:fs/read_file', originalName: 'read_file', serverName: 'fs' },
-        { id: `mcp:${'s'.repeat(40)}/${'t'.repeat(40)}`, originalName: 't'.repeat(40), serverName: 's'.repeat(40) },
+        {
+          id: `mcp:${'s'.repeat(40)}/${'t'.repeat(40)}`,
+          originalName: 't'.repeat(40),
+          serverName: 's'.repeat(40),
+        },
       ],
       { alwaysPrefix: true },
     );
@@ -101,7 +105,8 @@ describe('resolveToolNames', () => {
     ];
     const forward = resolveToolNames(candidates);
     const backward = resolveToolNames([...candidates].reverse());
-    for (const candidate of candidates) expect(backward.get(candidate.id)).toBe(forward.get(candidate.id));
+    for (const candidate of candidates)
+      expect(backward.get(candidate.id)).toBe(forward.get(candidate.id));
     expect(new Set(forward.values()).size).toBe(3);
   });
 

@@ -30,14 +30,20 @@ describe('fingerprintTool', () => {
   const tool = {
     name: 'read_invoice',
     description: 'Reads an invoice',
-    inputSchema: { type: 'object', properties: { id: { type: 'string', description: 'Invoice id' } } },
+    inputSchema: {
+      type: 'object',
+      properties: { id: { type: 'string', description: 'Invoice id' } },
+    },
     annotations: { readOnlyHint: true },
   };
 
   it('is independent of key order', () => {
     const reordered = {
       annotations: { readOnlyHint: true },
-      inputSchema: { properties: { id: { description: 'Invoice id', type: 'string' } }, type: 'object' },
+      inputSchema: {
+        properties: { id: { description: 'Invoice id', type: 'string' } },
+        type: 'object',
+      },
       description: 'Reads an invoice',
       name: 'read_invoice',
     };
@@ -52,11 +58,15 @@ describe('fingerprintTool', () => {
   });
 
   it('changes when an annotation flips or _meta is added', () => {
-    expect(fingerprintTool({ ...tool, annotations: { readOnlyHint: false } })).not.toBe(fingerprintTool(tool));
+    expect(fingerprintTool({ ...tool, annotations: { readOnlyHint: false } })).not.toBe(
+      fingerprintTool(tool),
+    );
     expect(fingerprintTool({ ...tool, _meta: { x: 1 } })).not.toBe(fingerprintTool(tool));
   });
 
   it('canonicalJson sorts keys at every depth and drops undefined members', () => {
-    expect(canonicalJson({ b: [{ z: 1, a: undefined, y: 2 }], a: 'x' })).toBe('{"a":"x","b":[{"y":2,"z":1}]}');
+    expect(canonicalJson({ b: [{ z: 1, a: undefined, y: 2 }], a: 'x' })).toBe(
+      '{"a":"x","b":[{"y":2,"z":1}]}',
+    );
   });
 });

@@ -2,7 +2,11 @@ import { AIMessage, type ToolMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { AgentsError, ServerError } from '../../src/errors.js';
-import { createMcpToolAdapter, createMcpToolEntries, listAllTools } from '../../src/mcp/tool-adapter.js';
+import {
+  createMcpToolAdapter,
+  createMcpToolEntries,
+  listAllTools,
+} from '../../src/mcp/tool-adapter.js';
 import { FIXTURE_NOOP_COUNT } from '../fixtures/fixture-server.js';
 import { connectFixture } from '../fixtures/fixture-client.js';
 
@@ -27,7 +31,9 @@ describe('listAllTools', () => {
 
   it('refuses a server whose pages never end', async () => {
     await using pair = await connectFixture({ pageSize: 1 });
-    await expect(listAllTools(pair.client, { serverName: 'fixture', maxPages: 3 })).rejects.toMatchObject({
+    await expect(
+      listAllTools(pair.client, { serverName: 'fixture', maxPages: 3 }),
+    ).rejects.toMatchObject({
       code: 'PROTOCOL_ERROR',
       details: { serverName: 'fixture', phase: 'list' },
     });
@@ -40,7 +46,11 @@ describe('createMcpToolAdapter', () => {
     const adapter = createMcpToolAdapter({
       serverName: 'fx',
       client: pair.client,
-      overrides: { write_file: { pathArguments: ['path'] }, noop_00: { enabled: false }, echo: { name: 'say' } },
+      overrides: {
+        write_file: { pathArguments: ['path'] },
+        noop_00: { enabled: false },
+        echo: { name: 'say' },
+      },
     });
     const entries = await adapter.listTools();
     const byId = new Map(entries.map((entry) => [entry.descriptor.id, entry.descriptor]));
@@ -55,21 +65,30 @@ describe('createMcpToolAdapter', () => {
     const lying = byId.get('mcp:fx/delete_everything')!;
     expect(lying.capabilities.readOnly.value).toBe(false);
     expect(lying.capabilities.disagreements[0]).toMatch(/readOnlyHint=true ignored/);
-    expect(byId.get('mcp:fx/get_weather')?.outputSchema).toMatchObject({ required: ['city', 'temperatureC'] });
+    expect(byId.get('mcp:fx/get_weather')?.outputSchema).toMatchObject({
+      required: ['city', 'temperatureC'],
+    });
     expect(new Set(entries.map((entry) => entry.descriptor.fingerprint)).size).toBe(entries.length);
   });
 
   it('executes by original name, validates first, and returns isError results as they are', async () => {
     await using pair = await connectFixture({ tools: 'basic' });
     const adapter = createMcpToolAdapter({ serverName: 'fx', client: pair.client });
-    expect(await adapter.execute('add', { a: 2, b: 3 })).toEqual({ content: [{ type: 'text', text: '5' }] });
+    expect(await adapter.execute('add', { a: 2, b: 3 })).toEqual({
+      content: [{ type: 'text', text: '5' }],
+    });
     const invalid = await adapter.execute('add', { a: 'two', b: 3 });
     expect(invalid.isError).toBe(true);
     expect(invalid.content).toEqual([
-      { type: 'text', text: 'Invalid arguments for tool "add": /a: must be number. Fix these arguments and call the tool again.' },
+      {
+        type: 'text',
+        text: 'Invalid arguments for tool "add": /a: must be number. Fix these arguments and call the tool again.',
+      },
     ]);
     expect((await adapter.execute('fail', { message: 'x' })).isError).toBe(true);
-    await expect(adapter.execute('nope', {})).rejects.toSatisfy((error) => AgentsError.hasCode(error, 'TOOL_NOT_FOUND'));
+    await expect(adapter.execute('nope', {})).rejects.toSatisfy((error) =>
+      AgentsError.hasCode(error, 'TOOL_NOT_FOUND'),
+    );
   });
 
   it('turns a dead connection into a ServerError naming the server, the tool and phase "call"', async () => {
@@ -77,7 +96,9 @@ describe('createMcpToolAdapter', () => {
     const adapter = createMcpToolAdapter({ serverName: 'fx', client: pair.client });
     await adapter.listTools();
     await pair.close();
-    const error: unknown = await adapter.execute('add', { a: 1, b: 2 }).catch((caught: unknown) => caught);
+    const error: unknown = await adapter
+      .execute('add', { a: 1, b: 2 })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ details: { serverName: 'fx', phase: 'call', toolName: 'add' } });
   });
@@ -95,14 +116,20 @@ describe('createMcpToolAdapter', () => {
     await using pair = await connectFixture();
     const adapter = createMcpToolAdapter({ serverName: 'fx', client: pair.client });
     const seen: number[] = [];
-    await adapter.execute('slow', { ms: 6, steps: 3 }, { onProgress: (progress) => seen.push(progress.progress) });
+    await adapter.execute(
+      'slow',
+      { ms: 6, steps: 3 },
+      { onProgress: (progress) => seen.push(progress.progress) },
+    );
     expect(seen).toEqual([1, 2, 3]);
   });
 
   it('rejects a server that lists one name twice', () => {
     const caller = { callTool: () => Promise.resolve({ content: [] }) };
     const tool = { name: 'dup', inputSchema: { type: 'object' as const } };
-    expect(() => createMcpToolEntries({ serverName: 's', tools: [tool, tool], caller })).toThrow(/twice/);
+    expect(() => createMcpToolEntries({ serverName: 's', tools: [tool, tool], caller })).toThrow(
+      /twice/,
+    );
   });
 });
 
@@ -113,14 +140,22 @@ describe('adapter tools in ToolNode (in memory)', () => {
     const node = new ToolNode(await adapter.tools());
 
     const ok = await runNode(node, aiCall('add', { a: 40, b: 2 }));
-    expect(ok).toMatchObject({ status: 'success', content: '42', tool_call_id: 'call_add', name: 'add' });
+    expect(ok).toMatchObject({
+      status: 'success',
+      content: '42',
+      tool_call_id: 'call_add',
+      name: 'add',
+    });
 
     const failed = await runNode(node, aiCall('fail', { message: 'boom' }));
     expect(failed.status).toBe('error');
     expect(failed.content).toBe('failed on purpose: boom');
     expect(failed.artifact).toEqual({ isError: true });
 
-    const invalid = await runNode(node, aiCall('create_order', { customer: { name: '' }, items: [] }));
+    const invalid = await runNode(
+      node,
+      aiCall('create_order', { customer: { name: '' }, items: [] }),
+    );
     expect(invalid.status).toBe('error');
     expect(invalid.content).toContain('/customer/name: must NOT have fewer than 1 characters');
     expect(invalid.content).toContain('/items: must NOT have fewer than 1 items');
@@ -139,7 +174,9 @@ describe('adapter tools in ToolNode (in memory)', () => {
     const add = tools.find((tool) => tool.name === 'add');
     const fail = tools.find((tool) => tool.name === 'fail');
     expect(await add!.invoke({ a: 1, b: 2 })).toBe('3');
-    await expect(fail!.invoke({ message: 'no' })).rejects.toMatchObject({ code: 'TOOL_CALL_FAILED' });
+    await expect(fail!.invoke({ message: 'no' })).rejects.toMatchObject({
+      code: 'TOOL_CALL_FAILED',
+    });
   });
 
   it('turns a transport failure into an error ToolMessage and keeps the graph going', async () => {
@@ -156,7 +193,10 @@ describe('adapter tools in ToolNode (in memory)', () => {
 describe('path arguments', () => {
   it('detects path arguments from the schema when no override names them', async () => {
     await using pair = await connectFixture({ tools: 'basic' });
-    const entries = await createMcpToolAdapter({ serverName: 'fx', client: pair.client }).listTools();
+    const entries = await createMcpToolAdapter({
+      serverName: 'fx',
+      client: pair.client,
+    }).listTools();
     const writeFile = entries.find((entry) => entry.descriptor.originalName === 'write_file')!;
     expect(writeFile.descriptor.pathArguments).toContain('path');
     expect(writeFile.descriptor.pathArguments).not.toContain('content');

@@ -24,38 +24,99 @@ const rows: Row[] = [
   { name: 'updateRecord', readOnly: false, source: 'name-heuristic' },
   { name: 'sync_repo', readOnly: false, source: 'name-heuristic' },
   { name: 'frobnicate', readOnly: false, source: 'default' },
-  { name: 'delete_all', annotations: { readOnlyHint: true }, readOnly: false, source: 'name-heuristic', disagreement: /readOnlyHint=true ignored: name word "delete"/ },
+  {
+    name: 'delete_all',
+    annotations: { readOnlyHint: true },
+    readOnly: false,
+    source: 'name-heuristic',
+    disagreement: /readOnlyHint=true ignored: name word "delete"/,
+  },
   { name: 'get_or_create_user', readOnly: false, source: 'name-heuristic' },
   { name: 'fetch_and_apply', readOnly: false, source: 'name-heuristic' },
   { name: 'list_then_purge', readOnly: false, source: 'name-heuristic' },
   { name: 'download_file', readOnly: false, source: 'name-heuristic' },
-  { name: 'frobnicate', annotations: { readOnlyHint: 'true' }, readOnly: false, source: 'default', disagreement: /not a boolean/ },
-  { name: 'frobnicate', annotations: { readOnlyHint: true, destructiveHint: true }, trusted: true, readOnly: false, source: 'annotation', disagreement: /contradicts/ },
-  { name: 'frobnicate', annotations: { readOnlyHint: true }, readOnly: false, source: 'default', disagreement: /not trusted/ },
-  { name: 'frobnicate', annotations: { readOnlyHint: true }, trusted: true, readOnly: true, source: 'annotation' },
-  { name: 'get_invoice', annotations: { readOnlyHint: true }, readOnly: true, source: 'name-heuristic' },
-  { name: 'get_invoice', annotations: { readOnlyHint: false }, readOnly: false, source: 'annotation', disagreement: /says read/ },
-  { name: 'read_file', override: { capabilities: { readOnly: true } }, annotations: { readOnlyHint: false }, readOnly: true, source: 'override' },
-  { name: 'delete_everything', override: { capabilities: { readOnly: true } }, readOnly: true, source: 'override' },
-  { name: 'list_files', override: { capabilities: { writes: true } }, readOnly: false, source: 'override' },
+  {
+    name: 'frobnicate',
+    annotations: { readOnlyHint: 'true' },
+    readOnly: false,
+    source: 'default',
+    disagreement: /not a boolean/,
+  },
+  {
+    name: 'frobnicate',
+    annotations: { readOnlyHint: true, destructiveHint: true },
+    trusted: true,
+    readOnly: false,
+    source: 'annotation',
+    disagreement: /contradicts/,
+  },
+  {
+    name: 'frobnicate',
+    annotations: { readOnlyHint: true },
+    readOnly: false,
+    source: 'default',
+    disagreement: /not trusted/,
+  },
+  {
+    name: 'frobnicate',
+    annotations: { readOnlyHint: true },
+    trusted: true,
+    readOnly: true,
+    source: 'annotation',
+  },
+  {
+    name: 'get_invoice',
+    annotations: { readOnlyHint: true },
+    readOnly: true,
+    source: 'name-heuristic',
+  },
+  {
+    name: 'get_invoice',
+    annotations: { readOnlyHint: false },
+    readOnly: false,
+    source: 'annotation',
+    disagreement: /says read/,
+  },
+  {
+    name: 'read_file',
+    override: { capabilities: { readOnly: true } },
+    annotations: { readOnlyHint: false },
+    readOnly: true,
+    source: 'override',
+  },
+  {
+    name: 'delete_everything',
+    override: { capabilities: { readOnly: true } },
+    readOnly: true,
+    source: 'override',
+  },
+  {
+    name: 'list_files',
+    override: { capabilities: { writes: true } },
+    readOnly: false,
+    source: 'override',
+  },
 ];
 
 describe('inferCapabilities', () => {
-  it.each(rows)('$name $annotations $override trusted=$trusted → readOnly=$readOnly ($source)', (row) => {
-    const capabilities = inferCapabilities({
-      name: row.name,
-      ...(row.annotations === undefined ? {} : { annotations: row.annotations }),
-      ...(row.override === undefined ? {} : { override: row.override }),
-      ...(row.trusted === undefined ? {} : { trusted: row.trusted }),
-    });
-    expect(capabilities.readOnly.value).toBe(row.readOnly);
-    expect(capabilities.writes.value).toBe(!row.readOnly);
-    expect(capabilities.readOnly.source).toBe(row.source);
-    expect(capabilities.readOnly.reason.length).toBeGreaterThan(0);
-    if (row.disagreement !== undefined) {
-      expect(capabilities.disagreements.join('\n')).toMatch(row.disagreement);
-    }
-  });
+  it.each(rows)(
+    '$name $annotations $override trusted=$trusted → readOnly=$readOnly ($source)',
+    (row) => {
+      const capabilities = inferCapabilities({
+        name: row.name,
+        ...(row.annotations === undefined ? {} : { annotations: row.annotations }),
+        ...(row.override === undefined ? {} : { override: row.override }),
+        ...(row.trusted === undefined ? {} : { trusted: row.trusted }),
+      });
+      expect(capabilities.readOnly.value).toBe(row.readOnly);
+      expect(capabilities.writes.value).toBe(!row.readOnly);
+      expect(capabilities.readOnly.source).toBe(row.source);
+      expect(capabilities.readOnly.reason.length).toBeGreaterThan(0);
+      if (row.disagreement !== undefined) {
+        expect(capabilities.disagreements.join('\n')).toMatch(row.disagreement);
+      }
+    },
+  );
 
   it('defaults to writes, destructive and open-world with provenance "default"', () => {
     const capabilities = inferCapabilities({ name: 'frobnicate' });
@@ -69,15 +130,32 @@ describe('inferCapabilities', () => {
   });
 
   it('marks destructive names and read-only tools, and only trusts "safer" hints from trusted servers', () => {
-    expect(inferCapabilities({ name: 'delete_file' }).destructive).toMatchObject({ value: true, source: 'name-heuristic' });
+    expect(inferCapabilities({ name: 'delete_file' }).destructive).toMatchObject({
+      value: true,
+      source: 'name-heuristic',
+    });
     expect(inferCapabilities({ name: 'list_files' }).destructive.value).toBe(false);
-    expect(inferCapabilities({ name: 'write_file', annotations: { destructiveHint: false } }).destructive.value).toBe(true);
-    expect(inferCapabilities({ name: 'write_file', annotations: { destructiveHint: false }, trusted: true }).destructive).toMatchObject({
+    expect(
+      inferCapabilities({ name: 'write_file', annotations: { destructiveHint: false } }).destructive
+        .value,
+    ).toBe(true);
+    expect(
+      inferCapabilities({
+        name: 'write_file',
+        annotations: { destructiveHint: false },
+        trusted: true,
+      }).destructive,
+    ).toMatchObject({
       value: false,
       source: 'annotation',
     });
-    expect(inferCapabilities({ name: 'add', annotations: { openWorldHint: false } }).openWorld.value).toBe(true);
-    expect(inferCapabilities({ name: 'add', annotations: { openWorldHint: false }, trusted: true }).openWorld.value).toBe(false);
+    expect(
+      inferCapabilities({ name: 'add', annotations: { openWorldHint: false } }).openWorld.value,
+    ).toBe(true);
+    expect(
+      inferCapabilities({ name: 'add', annotations: { openWorldHint: false }, trusted: true })
+        .openWorld.value,
+    ).toBe(false);
   });
 
   it('lets overrides set each capability', () => {
@@ -90,7 +168,10 @@ describe('inferCapabilities', () => {
   });
 
   it('does not take a description as input (description text can never change a verdict)', () => {
-    const input = { name: 'sync_repo', description: 'This tool is read-only and safe' } as Parameters<typeof inferCapabilities>[0];
+    const input = {
+      name: 'sync_repo',
+      description: 'This tool is read-only and safe',
+    } as Parameters<typeof inferCapabilities>[0];
     expect(inferCapabilities(input).readOnly.value).toBe(false);
   });
 });

@@ -9,18 +9,39 @@ const caller: McpToolCaller = {
 };
 
 function tool(name: string, extra: Partial<Tool> = {}): Tool {
-  return { name, inputSchema: { type: 'object', properties: { path: { type: 'string' } } }, ...extra };
+  return {
+    name,
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    ...extra,
+  };
 }
 
 function entries(serverName: string, tools: Tool[], options: { prefix?: boolean } = {}) {
-  return createMcpToolEntries({ serverName, tools, caller, ...(options.prefix ? { prefixToolNames: true } : {}) });
+  return createMcpToolEntries({
+    serverName,
+    tools,
+    caller,
+    ...(options.prefix ? { prefixToolNames: true } : {}),
+  });
 }
 
 describe('createToolRegistry', () => {
   it('keeps schemas verbatim, source tags and inferred capabilities with provenance', () => {
     const registry = createToolRegistry();
-    const schema = { type: 'object', $defs: { X: { type: 'string' } }, properties: { x: { $ref: '#/$defs/X' } } };
-    registry.replaceGroup('fs', entries('fs', [tool('read_file', { inputSchema: schema as Tool['inputSchema'], outputSchema: { type: 'object' } })]));
+    const schema = {
+      type: 'object',
+      $defs: { X: { type: 'string' } },
+      properties: { x: { $ref: '#/$defs/X' } },
+    };
+    registry.replaceGroup(
+      'fs',
+      entries('fs', [
+        tool('read_file', {
+          inputSchema: schema as Tool['inputSchema'],
+          outputSchema: { type: 'object' },
+        }),
+      ]),
+    );
     const entry = registry.get('mcp:fs/read_file');
     expect(entry?.descriptor).toMatchObject({
       id: 'mcp:fs/read_file',
@@ -45,7 +66,12 @@ describe('createToolRegistry', () => {
     expect(registry.getByName('fs__read_file')?.descriptor.id).toBe('mcp:fs/read_file');
     expect(registry.getByName('evil__read_file')?.descriptor.id).toBe('mcp:evil/read_file');
     expect(registry.getByName('write_file')?.descriptor.id).toBe('mcp:fs/write_file');
-    expect(change).toEqual({ groupKey: 'evil', added: ['mcp:evil/read_file'], removed: [], changed: ['mcp:fs/read_file'] });
+    expect(change).toEqual({
+      groupKey: 'evil',
+      added: ['mcp:evil/read_file'],
+      removed: [],
+      changed: ['mcp:fs/read_file'],
+    });
     expect(listener).toHaveBeenCalledTimes(2);
 
     registry.removeGroup('evil');
@@ -62,11 +88,28 @@ describe('createToolRegistry', () => {
 
   it('swaps a group atomically and reports added, removed and changed ids', () => {
     const registry = createToolRegistry();
-    registry.replaceGroup('s', entries('s', [tool('a_tool'), tool('b_tool', { description: 'v1' })]));
-    const change = registry.replaceGroup('s', entries('s', [tool('b_tool', { description: 'v2' }), tool('c_tool')]));
-    expect(change).toEqual({ groupKey: 's', added: ['mcp:s/c_tool'], removed: ['mcp:s/a_tool'], changed: ['mcp:s/b_tool'] });
-    expect(registry.list().map((entry) => entry.descriptor.id)).toEqual(['mcp:s/b_tool', 'mcp:s/c_tool']);
-    const unchanged = registry.replaceGroup('s', entries('s', [tool('b_tool', { description: 'v2' }), tool('c_tool')]));
+    registry.replaceGroup(
+      's',
+      entries('s', [tool('a_tool'), tool('b_tool', { description: 'v1' })]),
+    );
+    const change = registry.replaceGroup(
+      's',
+      entries('s', [tool('b_tool', { description: 'v2' }), tool('c_tool')]),
+    );
+    expect(change).toEqual({
+      groupKey: 's',
+      added: ['mcp:s/c_tool'],
+      removed: ['mcp:s/a_tool'],
+      changed: ['mcp:s/b_tool'],
+    });
+    expect(registry.list().map((entry) => entry.descriptor.id)).toEqual([
+      'mcp:s/b_tool',
+      'mcp:s/c_tool',
+    ]);
+    const unchanged = registry.replaceGroup(
+      's',
+      entries('s', [tool('b_tool', { description: 'v2' }), tool('c_tool')]),
+    );
     expect(unchanged.changed).toEqual([]);
   });
 
@@ -82,7 +125,12 @@ describe('createToolRegistry', () => {
   it('keeps built-in names and prefixes the server tool that would shadow them', () => {
     const registry = createToolRegistry();
     const builtin = {
-      descriptor: { ...entries('x', [tool('read_file')])[0]!.descriptor, id: 'builtin:read_file', source: 'builtin' as const, serverName: undefined },
+      descriptor: {
+        ...entries('x', [tool('read_file')])[0]!.descriptor,
+        id: 'builtin:read_file',
+        source: 'builtin' as const,
+        serverName: undefined,
+      },
       execute: () => Promise.resolve({ content: [] }),
     };
     delete (builtin.descriptor as { serverName?: string }).serverName;

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createActor } from '../../actors/actor.js';
 import type { ActorRunEvent } from '../../actors/actor.js';
-import { ActorSchema } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import { planSkills } from '../../registry/skill-registry.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { CliUsageError } from '../exit-codes.js';
@@ -56,6 +53,7 @@ const actorAdd: Command = {
       ...(values['no-sandbox'] || values.source ? { sandbox: { ...(values['no-sandbox'] ? { enabled: false } : {}), ...(values.source ? { source: values.source } : {}) } } : {}),
       ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
     };
+    const { ActorSchema } = await import('../../config/schemas.js');
     ActorSchema.parse(input);
     const store = storeOf(context);
     if (!values.force && (await store.has('actor', name))) {
@@ -63,6 +61,7 @@ const actorAdd: Command = {
         details: { problems: [] },
       });
     }
+    const { planSkills } = await import('../../registry/skill-registry.js');
     const plan = await planSkills(store, values.skill);
     const file = await store.put('actor', name, input, { overwrite: values.force === true });
     if (context.json) printJson(context.stdout, { name, file, actor: input, servers: plan.servers.map((server) => server.name) });
@@ -162,6 +161,8 @@ const actorRun: Command = {
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
     if (values.input === undefined) throw new CliUsageError('--input is required.', RUN_USAGE);
     const threadId = values.thread ?? randomUUID();
+    // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
+    const { createActor } = await import('../../actors/actor.js');
     const actor = await createActor({
       name,
       workspace: storeOf(context),

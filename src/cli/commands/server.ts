@@ -2,8 +2,6 @@ import { ServerConfigSchema } from '../../config/schemas.js';
 import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
-import { describeServerTarget } from '../../servers/connect.js';
-import { createManagedServer } from '../../servers/managed-server.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { CliUsageError } from '../exit-codes.js';
@@ -26,6 +24,7 @@ export async function probeServer(
   config: NamedServerConfig,
   options: { cwd: string; signal?: AbortSignal },
 ): Promise<ServerProbe> {
+  const { createManagedServer } = await import('../../servers/managed-server.js');
   const server = createManagedServer(config, { cwd: options.cwd });
   try {
     await server.start(options.signal ? { signal: options.signal } : {});
@@ -143,6 +142,7 @@ const serverList: Command = {
   async run(context) {
     parseCommandLine(context.argv, {}, LIST_USAGE);
     const { records, problems } = await storeOf(context).list('server');
+    const { describeServerTarget } = await import('../../servers/connect.js');
     if (context.json) {
       printJson(context.stdout, {
         servers: records.map((record) => ({ name: record.name, file: record.file, config: record.value })),

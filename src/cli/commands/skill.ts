@@ -1,7 +1,5 @@
-import { activateSkills } from '../../actors/activate-skills.js';
 import { SkillSchema } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import { planSkillConfigs } from '../../registry/skill-registry.js';
 import type { NamedSkill } from '../../registry/skill-registry.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command } from '../command.js';
@@ -54,6 +52,8 @@ const skillAdd: Command = {
     const skill: NamedSkill = { ...SkillSchema.parse(input), name };
     const warnings: string[] = [];
     let toolNames: string[] | undefined;
+    const { activateSkills } = await import('../../actors/activate-skills.js');
+    const { planSkillConfigs } = await import('../../registry/skill-registry.js');
     if (values['no-validate']) {
       await planSkillConfigs(store, [skill]);
     } else {
@@ -121,6 +121,7 @@ const skillShow: Command = {
     const store = storeOf(context);
     const skill = await store.get('skill', name);
     const warnings: string[] = [];
+    const { activateSkills } = await import('../../actors/activate-skills.js');
     await using active = await activateSkills({ store, skills: [skill], cwd: context.cwd, signal: context.signal, onWarning: (message) => warnings.push(message) });
     const tools = active.registry.entries().map((entry) => entry.descriptor);
     if (context.json) {

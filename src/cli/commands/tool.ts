@@ -1,15 +1,11 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import { createSkillRegistry } from '../../registry/skill-registry.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
-import { createPathMap } from '../../sandbox/path-map.js';
-import { createManagedServer } from '../../servers/managed-server.js';
 import { BUILTIN_TOOL_NAMES, createBuiltinTools, isBuiltinToolName } from '../../skills/builtin-tools.js';
 import type { WorkspaceStore } from '../../workspace/store.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { CliUsageError } from '../exit-codes.js';
 import { formatDescriptor, formatTable, printJson, println } from '../output.js';
-import { probeServer } from './server.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
 
@@ -53,6 +49,7 @@ const toolAdd: Command = {
     const store = storeOf(context);
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
+      const { probeServer } = await import('./server.js');
       const probe = await probeServer(server, { cwd: context.cwd, signal: context.signal });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
@@ -125,6 +122,7 @@ const toolList: Command = {
  */
 async function describeTool(store: WorkspaceStore, idOrName: string, context: CommandContext): Promise<ToolDescriptor> {
   if (isBuiltinToolName(idOrName)) {
+    const { createPathMap } = await import('../../sandbox/path-map.js');
     const [entry] = createBuiltinTools({ paths: () => createPathMap(context.cwd), names: [idOrName] });
     return entry!.descriptor;
   }
@@ -135,6 +133,8 @@ async function describeTool(store: WorkspaceStore, idOrName: string, context: Co
     });
   }
   const config = await store.get('server', record.value.server);
+  const { createManagedServer } = await import('../../servers/managed-server.js');
+  const { createSkillRegistry } = await import('../../registry/skill-registry.js');
   const server = createManagedServer(config, { cwd: context.cwd });
   try {
     await server.start({ signal: context.signal });
