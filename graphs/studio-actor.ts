@@ -115,7 +115,7 @@ export interface StudioActor extends AsyncDisposable {
   sandbox: LocalSandbox;
   server: ManagedServer;
   tools: StructuredTool[];
-  /** Temp folders this actor made (removed by `close()`, and by `closeSync()`). */
+  /** Temp folders this actor made (removed by `close()`, or by the janitor). */
   tempDirs: string[];
   /** Stops the server, removes the sandbox and temp folders, dismisses the janitor. Idempotent. */
   close(): Promise<void>;

@@ -1,5 +1,3 @@
-import { activateSkills } from '../actors/activate-skills.js';
-import { createActor } from '../actors/actor.js';
 import type { CommandContext } from './command.js';
 import type { ServeResolution, ServeTarget } from './commands/serve.js';
 import { storeOf } from './args.js';
@@ -12,6 +10,7 @@ import { storeOf } from './args.js';
 export async function resolveServeTarget(target: ServeTarget, context: CommandContext): Promise<ServeResolution> {
   const store = storeOf(context);
   if (target.kind === 'skill') {
+    const { activateSkills } = await import('../actors/activate-skills.js');
     const active = await activateSkills({
       store,
       skills: [target.name],
@@ -25,6 +24,7 @@ export async function resolveServeTarget(target: ServeTarget, context: CommandCo
       close: () => active.close(),
     };
   }
+  const { createActor } = await import('../actors/actor.js');
   const actor = await createActor({
     name: target.name,
     workspace: store,
