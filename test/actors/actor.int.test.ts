@@ -70,6 +70,7 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       'builtin:read_file',
       'mcp:notes/get_pid',
       'mcp:notes/read_note',
+      'mcp:notes/wait',
       'mcp:notes/write_note',
       'skill:activate',
     ]);

@@ -1,0 +1,217 @@
+/**
+ * The main job (`npm start`): offline, no API key. An actor whose one skill is backed by a real
+ * MCP server (`@modelcontextprotocol/server-filesystem`, spawned over stdio) works on a throwaway
+ * git repo through a git-worktree sandbox. Every tool call is printed with its capability verdict
+ * and the files it changed; then the thread's checkpoints are listed, the run is rolled back to
+ * an earlier one, and the files are shown restored while the user's repo was never touched.
+ *
+ *   npm start                                   # scripted model (examples/scripts/main-job.yaml)
+ *   npm start -- --model openai:gpt-4.1-mini    # a real model (needs @langchain/openai + OPENAI_API_KEY)
+ *
+ * Exits non-zero if any check fails. Everything it makes is removed again.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createActor } from '../src/actors/actor.js';
+import type { ActorInstance } from '../src/actors/actor.js';
+import { errorMessage } from '../src/errors.js';
+import { listCheckpoints, rollback } from '../src/middleware/rollback.js';
+import type { CheckpointEntry } from '../src/middleware/rollback.js';
+import type { ChangedPath, ToolDescriptor } from '../src/registry/tool-descriptor.js';
+import { createWorkspaceStore } from '../src/workspace/store.js';
+import {
+  ExampleCheckError,
+  check,
+  childPids,
+  filesystemServerEntry,
+  isAlive,
+  makeGitRepo,
+  readTree,
+  repoState,
+} from './support/helpers.js';
+
+const SCRIPT = fileURLToPath(new URL('./scripts/main-job.yaml', import.meta.url));
+const THREAD = 'demo-thread';
+const TASK =
+  'Let greet() take a name. Write the plan to notes/plan.md, document usage in docs/usage.md, ' +
+  'and move TODO.txt into docs/.';
+const PROJECT_FILES = {
+  'README.md': '# greeter\nA tiny project the demo actor works on.\n',
+  'src/greet.ts': "export function greet(): string {\n  return 'Hello, world!';\n}\n",
+  'TODO.txt': '- accept a name\n',
+};
+
+const { values: flags } = parseArgs({ options: { model: { type: 'string' } }, allowPositionals: false });
+const scripted = flags.model === undefined;
+const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+
+/** `write (annotation: destructiveHint=false)` — the verdict the policy and the sandbox act on. */
+function verdictOf(descriptor: ToolDescriptor | undefined): string {
+  if (descriptor === undefined) return 'unknown tool';
+  const { readOnly, writes } = descriptor.capabilities;
+  const verdict = readOnly.value ? readOnly : writes;
+  return `${readOnly.value ? 'read ' : 'write'} (${verdict.source}: ${verdict.reason})`;
+}
+
+const formatChanges = (changed: readonly ChangedPath[]): string =>
+  changed.map((change) => `${change.status} ${change.path}`).join(', ');
+
+function shortArgs(args: Record<string, unknown>): string {
+  const text = JSON.stringify(args);
+  return text.length > 70 ? `${text.slice(0, 67)}...` : text;
+}
+
+function printTree(title: string, root: string): void {
+  out(`  ${title}`);
+  for (const [path, content] of readTree(root)) {
+    const firstLine = content.split('\n').find((line) => line.trim() !== '') ?? '';
+    out(`    ${path.padEnd(18)} ${firstLine.slice(0, 50)}`);
+  }
+}
+
+async function runDemo(temp: string): Promise<void> {
+  // 1. The user's project: a git repo we must never change.
+  const project = join(temp, 'project');
+  makeGitRepo(project, PROJECT_FILES);
+  const projectBefore = repoState(project);
+
+  // 2. A workspace (.agents/) outside the project: server record, skill, actor. Plain YAML files.
+  const store = createWorkspaceStore(join(temp, 'workspace', '.agents'));
+  await store.put('server', 'fs', {
+    transport: 'stdio',
+    command: process.execPath,
+    // No directory argument: the server takes its allowed folder from the client's MCP roots,
+    // which the actor sets to the sandbox.
+    args: [filesystemServerEntry()],
+  });
+  await store.put('skill', 'files', {
+    description: 'Read and edit files in the project.',
+    mcp_servers: ['fs'],
+  });
+  await store.put('actor', 'demo', {
+    skills: ['files'],
+    model: `scripted:${SCRIPT}`,
+    instructions: 'You edit the project with the file tools. Use paths relative to the project.',
+    sandbox: { source: project },
+  });
+
+  out('agents demo: an actor + a real MCP server in a git sandbox, checkpoints, rollback');
+  out(`  project   ${project} (git repo: ${Object.keys(PROJECT_FILES).join(', ')})`);
+  out(`  workspace ${store.root} (servers/fs.yaml, skills/files.yaml, actors/demo.yaml)`);
+  out(`  model     ${scripted ? `scripted (${relative(process.cwd(), SCRIPT)})` : flags.model}`);
+
+  // 3. Activate: sandbox worktree + server (spawned, initialized, tools listed) + checkpointer.
+  await using actor = await createActor({
+    name: 'demo',
+    workspace: store,
+    sandboxBaseDir: temp,
+    ...(flags.model === undefined ? {} : { model: flags.model }),
+  });
+  await actor.activate();
+  const sandbox = actor.sandbox;
+  check(sandbox !== undefined, 'the actor has no sandbox');
+  const serverPids = childPids();
+  const descriptors = new Map(actor.entries().map((entry) => [entry.descriptor.name, entry.descriptor]));
+  const writeTools = [...descriptors.values()].filter((descriptor) => !descriptor.capabilities.readOnly.value);
+  out(`  sandbox   ${sandbox.root} (detached worktree of the project)`);
+  out(`  server    fs (pid ${serverPids.join(', ') || '?'}): ${descriptors.size} tools, ` +
+    `${descriptors.size - writeTools.length} read-only, ${writeTools.length} write`);
+
+  // 4. Run: each tool call with its verdict, then the files it changed (from its change record).
+  out();
+  out(`run "${TASK}"`);
+  let answer = '';
+  for await (const event of actor.run(TASK, { threadId: THREAD })) {
+    if (event.type === 'tool-call-start') {
+      out(`  ${event.name} ${shortArgs(event.args)}`);
+      out(`      ${verdictOf(descriptors.get(event.name))}`);
+    } else if (event.type === 'tool-call-end') {
+      const outcome = event.isError ? `error: ${event.text.slice(0, 100)}` : 'ok';
+      const changes = event.change && event.change.changed.length > 0 ? `; changed ${formatChanges(event.change.changed)}` : '';
+      out(`    <- ${event.name}: ${outcome}${changes}`);
+      if (scripted) check(!event.isError, `tool call ${event.name} failed: ${event.text}`);
+    } else if (event.type === 'message') {
+      answer = event.text;
+    }
+  }
+  out(`  answer: ${answer}`);
+
+  // 5. Checkpoints: LangGraph's history of the thread, each with the files it changed.
+  const checkpoints = (await listCheckpoints({ graph: actor.graph, threadId: THREAD, sandbox })).reverse();
+  out();
+  out(`checkpoints of thread "${THREAD}" (oldest first)`);
+  checkpoints.forEach((entry, index) => {
+    const files = entry.changed.length > 0 ? `changed ${formatChanges(entry.changed)}` : '';
+    out(`  #${String(index).padEnd(2)} step ${String(entry.step).padStart(2)}  next: ${(entry.next.join(',') || 'end').padEnd(6)} ${files}`);
+  });
+  const withChanges = checkpoints.filter((entry) => entry.changed.length > 0);
+  if (withChanges.length < 2) {
+    check(!scripted, `expected several checkpoints with file changes, got ${withChanges.length}`);
+    out('  (the model made fewer than two file changes; nothing to roll back to)');
+    return;
+  }
+
+  // 6. Roll back to the first checkpoint that changed files: later changes are undone.
+  const target = withChanges[0] as CheckpointEntry;
+  const before = readTree(sandbox.root);
+  out();
+  out(`rollback to #${checkpoints.indexOf(target)} (step ${target.step}, checkpoint ${target.checkpointId.slice(0, 13)}...)`);
+  printTree('files before:', sandbox.root);
+  const result = await rollback({
+    graph: actor.graph,
+    threadId: THREAD,
+    checkpointId: target.checkpointId,
+    sandbox,
+    note: 'The files were rolled back to an earlier checkpoint.',
+  });
+  out(`  restored: ${formatChanges(result.preview)}`);
+  printTree('files after:', sandbox.root);
+  const after = readTree(sandbox.root);
+
+  // 7. Checks: the sandbox matches the target snapshot; the user's repo is exactly as it was.
+  out();
+  out('checks');
+  const passed = (message: string): void => out(`  ok  ${message}`);
+  const current = await sandbox.snapshot('after rollback');
+  check((await sandbox.diff(current.sha, result.target.sandboxHead)).length === 0, 'sandbox files differ from the checkpoint');
+  passed('sandbox files equal the checkpoint\'s snapshot');
+  const state = await actor.graph.getState({ configurable: { thread_id: THREAD } });
+  check(state.values.sandboxHead === result.target.sandboxHead, 'graph state does not point at the restored snapshot');
+  passed('graph state forked at the checkpoint (its sandboxHead is the restored snapshot)');
+  if (scripted) {
+    check(after.get('notes/plan.md') === before.get('notes/plan.md'), 'notes/plan.md (made before the checkpoint) changed');
+    check(after.get('src/greet.ts') === PROJECT_FILES['src/greet.ts'], 'src/greet.ts was not restored');
+    check(after.get('TODO.txt') === PROJECT_FILES['TODO.txt'], 'TODO.txt was not restored');
+    check(!after.has('docs/usage.md') && !after.has('docs/TODO.txt'), 'files made after the checkpoint remain');
+    check(before.get('src/greet.ts') !== PROJECT_FILES['src/greet.ts'], 'the run did not edit src/greet.ts');
+    passed('restored files: src/greet.ts, TODO.txt back; docs/usage.md, docs/TODO.txt gone; notes/plan.md kept');
+  }
+  check(repoState(project) === projectBefore, 'the user\'s repo changed');
+  passed('user repo untouched (HEAD, branches, status, worktrees, files)');
+
+  // 8. Deactivate (also what `await using` does): server stopped, sandbox removed.
+  await actor.deactivate();
+  check(serverPids.every((pid) => !isAlive(pid)) && childPids().length === 0, 'a server process is still running');
+  passed(`server stopped (pid ${serverPids.join(', ')} gone)`);
+  check(!existsSync(sandbox.root), 'the sandbox folder remains');
+  check(repoState(project) === projectBefore, 'the user\'s repo changed on cleanup');
+  passed('sandbox worktree removed, user repo still untouched');
+}
+
+// The temp folder is created here and removed whatever happens, so nothing is left behind.
+const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-demo-')));
+try {
+  await runDemo(temp);
+  out();
+  out('main job ok');
+} catch (error) {
+  process.stderr.write(`\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`);
+  if (!(error instanceof ExampleCheckError) && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  process.exitCode = 1;
+} finally {
+  await rm(temp, { recursive: true, force: true });
+}
