@@ -1,10 +1,12 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.langgraph_api/**', 'schemas/**'] },
   js.configs.recommended,
+  { languageOptions: { globals: { ...globals.node } } },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -141,7 +141,8 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
     });
     const writeCounter = installSpawnCounter();
     let writeSamples;
-    const writeOptions = { warmup: 2, rounds: quick ? 3 : 8, perRound: quick ? 3 : 5 };
+    // Few samples: a snapshot costs tens of milliseconds, more on a loaded machine.
+    const writeOptions = { warmup: 1, rounds: quick ? 2 : 5, perRound: quick ? 2 : 3 };
     let gitSpawnsPerWrite = 0;
     try {
       writeSamples = medians(

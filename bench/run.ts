@@ -131,7 +131,7 @@ async function main(): Promise<void> {
   await section('Memory after 10,000 calls', 'memory', async () => memoryMarkdown(await runMemory(quick, log)));
   // Their own CLI arguments: lifecycle takes a cycle count, snapshot takes file counts.
   for (const [title, file, args] of [
-    ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', quick ? ['40'] : []],
+    ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '60']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', []],
   ] as const) {
     await section(title, 'external', async () => {

@@ -78,6 +78,7 @@ async function runDemo(temp: string): Promise<void> {
   const project = join(temp, 'project');
   makeGitRepo(project, PROJECT_FILES);
   const projectBefore = repoState(project);
+  const projectBeforeAll = repoState(project, { includeSandboxTraces: true });
 
   // 2. A workspace (.agents/) outside the project: server record, skill, actor. Plain YAML files.
   const store = createWorkspaceStore(join(temp, 'workspace', '.agents'));
@@ -111,10 +112,11 @@ async function runDemo(temp: string): Promise<void> {
     sandboxBaseDir: temp,
     ...(flags.model === undefined ? {} : { model: flags.model }),
   });
+  const childrenBefore = new Set(childPids()); // e.g. tsx's esbuild service
   await actor.activate();
   const sandbox = actor.sandbox;
   check(sandbox !== undefined, 'the actor has no sandbox');
-  const serverPids = childPids();
+  const serverPids = childPids().filter((pid) => !childrenBefore.has(pid));
   const descriptors = new Map(actor.entries().map((entry) => [entry.descriptor.name, entry.descriptor]));
   const writeTools = [...descriptors.values()].filter((descriptor) => !descriptor.capabilities.readOnly.value);
   out(`  sandbox   ${sandbox.root} (detached worktree of the project)`);
@@ -143,10 +145,10 @@ async function runDemo(temp: string): Promise<void> {
   // 5. Checkpoints: LangGraph's history of the thread, each with the files it changed.
   const checkpoints = (await listCheckpoints({ graph: actor.graph, threadId: THREAD, sandbox })).reverse();
   out();
-  out(`checkpoints of thread "${THREAD}" (oldest first)`);
+  out(`checkpoints of thread "${THREAD}": ${checkpoints.length} (one per graph step); those that changed files:`);
   checkpoints.forEach((entry, index) => {
-    const files = entry.changed.length > 0 ? `changed ${formatChanges(entry.changed)}` : '';
-    out(`  #${String(index).padEnd(2)} step ${String(entry.step).padStart(2)}  next: ${(entry.next.join(',') || 'end').padEnd(6)} ${files}`);
+    if (entry.changed.length === 0) return;
+    out(`  #${String(index).padEnd(2)} step ${String(entry.step).padStart(2)}  ${formatChanges(entry.changed)}`);
   });
   const withChanges = checkpoints.filter((entry) => entry.changed.length > 0);
   if (withChanges.length < 2) {
@@ -159,7 +161,7 @@ async function runDemo(temp: string): Promise<void> {
   const target = withChanges[0] as CheckpointEntry;
   const before = readTree(sandbox.root);
   out();
-  out(`rollback to #${checkpoints.indexOf(target)} (step ${target.step}, checkpoint ${target.checkpointId.slice(0, 13)}...)`);
+  out(`rollback to #${checkpoints.indexOf(target)} (step ${target.step}, checkpoint ${target.checkpointId})`);
   printTree('files before:', sandbox.root);
   const result = await rollback({
     graph: actor.graph,
@@ -191,23 +193,25 @@ async function runDemo(temp: string): Promise<void> {
     passed('restored files: src/greet.ts, TODO.txt back; docs/usage.md, docs/TODO.txt gone; notes/plan.md kept');
   }
   check(repoState(project) === projectBefore, 'the user\'s repo changed');
-  passed('user repo untouched (HEAD, branches, status, worktrees, files)');
+  passed('user repo untouched (HEAD, branches, index, status, files)');
 
   // 8. Deactivate (also what `await using` does): server stopped, sandbox removed.
   await actor.deactivate();
-  check(serverPids.every((pid) => !isAlive(pid)) && childPids().length === 0, 'a server process is still running');
+  check(serverPids.length > 0 && serverPids.every((pid) => !isAlive(pid)), 'a server process is still running');
+  check(childPids().every((pid) => childrenBefore.has(pid)), 'a process started by the actor is still running');
   passed(`server stopped (pid ${serverPids.join(', ')} gone)`);
   check(!existsSync(sandbox.root), 'the sandbox folder remains');
-  check(repoState(project) === projectBefore, 'the user\'s repo changed on cleanup');
-  passed('sandbox worktree removed, user repo still untouched');
+  check(repoState(project, { includeSandboxTraces: true }) === projectBeforeAll, 'the sandbox left a worktree or ref in the user\'s repo');
+  passed('sandbox removed: no folder, worktree or ref left in the user repo');
 }
 
 // The temp folder is created here and removed whatever happens, so nothing is left behind.
+const started = performance.now();
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-demo-')));
 try {
   await runDemo(temp);
   out();
-  out('main job ok');
+  out(`main job ok (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 } catch (error) {
   process.stderr.write(`\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`);
   if (!(error instanceof ExampleCheckError) && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);

@@ -35,16 +35,22 @@ export function makeGitRepo(dir: string, files: Record<string, string>): void {
   git(dir, 'commit', '-q', '-m', 'initial');
 }
 
-/** What a user would notice if their repo changed: HEAD, branches, status, worktrees, file contents. */
-export function repoState(dir: string): string {
+/**
+ * What a user would notice if their repo changed: HEAD, branches, tags, index and status, file
+ * contents. With `includeSandboxTraces`, also every ref and the registered worktrees: a live
+ * sandbox is a worktree with private refs, so compare those only after it is closed.
+ */
+export function repoState(dir: string, options: { includeSandboxTraces?: boolean } = {}): string {
   const files = listFiles(dir)
     .map((path) => `${path}\n${readFileSync(join(dir, path), 'utf8')}`)
     .join('\n');
   return [
     git(dir, 'rev-parse', 'HEAD'),
-    git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads'),
+    git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/tags'),
+    git(dir, 'ls-files', '--stage'),
     git(dir, 'status', '--porcelain', '--untracked-files=all'),
-    git(dir, 'worktree', 'list', '--porcelain'),
+    options.includeSandboxTraces === true ? git(dir, 'worktree', 'list', '--porcelain') : '',
+    options.includeSandboxTraces === true ? git(dir, 'for-each-ref', '--format=%(refname) %(objectname)') : '',
     files,
   ].join('\n--\n');
 }

@@ -9,6 +9,7 @@ import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');
+const FAULT_SERVER = join(import.meta.dirname, '..', 'fixtures', 'fault-server.mjs');
 const SKILLS = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'skills');
 
 function isAlive(pid: number): boolean {
@@ -122,5 +123,59 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     await expect(actor.activate()).rejects.toMatchObject({ name: 'ServerError' });
     expect(actor.active).toBe(false);
     await actor.deactivate();
+  });
+
+  it('enforces allowed-tools of an active Agent Skill inside a graph run', async () => {
+    await writeFile(
+      join(dir, 'skill-script.yaml'),
+      [
+        '- tool_calls: [{ name: activate_skill, args: { skill: git-helper } }]',
+        '- tool_calls: [{ name: write_note, args: { path: x.md, text: nope } }, { name: list_directory, args: { path: . } }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    await using actor = await createActor({
+      config: { name: 'skilled', skills: ['notes'], model: 'scripted:skill-script.yaml', checkpointer: { type: 'memory' } },
+      workspace: store,
+    });
+    await actor.activate();
+    const ends: Array<{ name: string; isError: boolean; text: string }> = [];
+    for await (const event of actor.run('summarise', { threadId: 's1' })) {
+      if (event.type === 'tool-call-end') ends.push({ name: event.name, isError: event.isError, text: event.text });
+    }
+    expect(ends[0]).toMatchObject({ name: 'activate_skill', isError: false });
+    expect(ends[0]?.text).toContain('<skill name="git-helper">');
+    expect(ends[1]).toMatchObject({ name: 'write_note', isError: true });
+    expect(ends[1]?.text).toContain('not allowed while skill "git-helper" is active');
+    expect(ends[2]).toMatchObject({ name: 'list_directory', isError: false });
+    expect(ends[2]?.text).toContain('README.md');
+    await expect(stat(join(actor.sandbox!.root, 'x.md'))).rejects.toThrow();
+  });
+
+  it('picks up tools a server adds at run time (tools/list_changed), without a sandbox', async () => {
+    await store.put('server', 'dyn', { transport: 'stdio', command: process.execPath, args: [FAULT_SERVER, 'list-changed'] });
+    await store.put('skill', 'dyn', { mcp_servers: ['dyn'] });
+    await writeFile(
+      join(dir, 'dyn-script.yaml'),
+      [
+        '- tool_calls: [{ name: add_tool, args: { name: fresh_tool } }]',
+        '- tool_calls: [{ name: slow, args: { ms: 1500 } }]',
+        '- tool_calls: [{ name: fresh_tool }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    await using actor = await createActor({
+      config: { name: 'dyn', skills: ['dyn'], model: 'scripted:dyn-script.yaml', sandbox: { enabled: false }, checkpointer: { type: 'memory' } },
+      workspace: store,
+    });
+    await actor.activate();
+    expect(actor.sandbox).toBeUndefined();
+    expect(actor.tools().map((tool) => tool.name)).not.toContain('fresh_tool');
+    const ends: string[] = [];
+    for await (const event of actor.run('go')) {
+      if (event.type === 'tool-call-end') ends.push(`${event.name}:${event.isError}:${event.text}`);
+    }
+    expect(ends).toEqual(['add_tool:false:added fresh_tool', 'slow:false:slept 1500', 'fresh_tool:false:fresh_tool ran']);
+    expect(actor.tools().map((tool) => tool.name)).toContain('fresh_tool');
   });
 });
