@@ -21,7 +21,13 @@ function config(name: string): NamedServerConfig {
     command: process.execPath,
     args: [FAULT_SERVER, 'normal'],
     trusted: false,
-    timeouts: { startupMs: 30_000, callMs: 10_000, maxCallMs: 60_000, pingMs: 2_000, shutdownMs: 1_000 },
+    timeouts: {
+      startupMs: 30_000,
+      callMs: 10_000,
+      maxCallMs: 60_000,
+      pingMs: 2_000,
+      shutdownMs: 1_000,
+    },
   };
 }
 
@@ -35,7 +41,8 @@ async function timeStart(configs: NamedServerConfig[]): Promise<{ ms: number; pi
   return { ms, pids };
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   console.log(`node ${process.version}, ${(await import('node:os')).cpus().length} cpus`);
@@ -43,14 +50,19 @@ async function main(): Promise<void> {
   await timeStart([config('warm')]);
 
   const singles: number[] = [];
-  for (let index = 0; index < 5; index++) singles.push((await timeStart([config(`single${index}`)])).ms);
+  for (let index = 0; index < 5; index++)
+    singles.push((await timeStart([config(`single${index}`)])).ms);
   const slowestSingle = Math.max(...singles);
-  console.log(`single start: median ${median(singles).toFixed(0)} ms, slowest ${slowestSingle.toFixed(0)} ms (5 runs)`);
+  console.log(
+    `single start: median ${median(singles).toFixed(0)} ms, slowest ${slowestSingle.toFixed(0)} ms (5 runs)`,
+  );
 
   for (const count of [1, 4, 8]) {
     const runs: number[] = [];
     for (let run = 0; run < 3; run++) {
-      const configs = Array.from({ length: count }, (_, index) => config(`p${count}_${run}_${index}`));
+      const configs = Array.from({ length: count }, (_, index) =>
+        config(`p${count}_${run}_${index}`),
+      );
       runs.push((await timeStart(configs)).ms);
     }
     const ms = median(runs);

@@ -24,6 +24,8 @@ export interface MiddlewareResult {
   readHandlerPlain: number;
   readHandlerWithMiddleware: number;
   readInvokePlain: number;
+  readChainPlain: number;
+  readChainWithMiddleware: number;
   readInvokeWithMiddleware: number;
   readCalls: number;
   gitSpawnsDuringReads: number;
@@ -88,6 +90,15 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
       [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)],
       plain,
     );
+    // The chain alone, over a stub that answers at once: isolates what the middleware adds from
+    // the server's own file read (whose syscalls vary by tens of µs on a busy machine).
+    const fixed = { content: [{ type: 'text' as const, text: 'x'.repeat(100) }] };
+    const stub: ToolCallHandler = () => Promise.resolve(fixed);
+    const chainPlain = composeMiddleware([], stub);
+    const chainMiddleware = composeMiddleware(
+      [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)],
+      stub,
+    );
     const readPlainTool = toStructuredTool(read.descriptor, plain);
     const readTrackedTool = toStructuredTool(read.descriptor, withMiddleware);
     const absolute = path.join(sandbox.root, 'data.txt');
@@ -106,7 +117,7 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
     let readSamples;
     try {
       const options = { warmup: quick ? 50 : 200, rounds: quick ? 4 : 10, perRound: quick ? 50 : 150 };
-      readCalls = options.rounds * options.perRound * 2;
+      readCalls = options.rounds * options.perRound * 3;
       counter.reset();
       readSamples = medians(
         await compare(
@@ -120,6 +131,14 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
               call: () => withMiddleware({ descriptor: read.descriptor, args: { path: 'data.txt' }, context: {} }),
             },
             { name: 'invoke plain', call: () => readPlainTool.invoke({ path: absolute }) },
+            {
+              name: 'chain plain',
+              call: () => chainPlain({ descriptor: read.descriptor, args: { path: absolute }, context: {} }),
+            },
+            {
+              name: 'chain middleware',
+              call: () => chainMiddleware({ descriptor: read.descriptor, args: { path: 'data.txt' }, context: {} }),
+            },
             { name: 'invoke middleware', call: () => readTrackedTool.invoke({ path: 'data.txt' }) },
           ],
           options,
@@ -177,6 +196,8 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
       readHandlerWithMiddleware: readSamples.get('handler middleware')!,
       readInvokePlain: readSamples.get('invoke plain')!,
       readInvokeWithMiddleware: readSamples.get('invoke middleware')!,
+      readChainPlain: readSamples.get('chain plain')!,
+      readChainWithMiddleware: readSamples.get('chain middleware')!,
       readCalls,
       gitSpawnsDuringReads,
       writePlain: writeSamples.get('write plain')!,
@@ -194,6 +215,7 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
 export function middlewareMarkdown(result: MiddlewareResult): string {
   const readAddedHandler = result.readHandlerWithMiddleware - result.readHandlerPlain;
   const readAddedInvoke = result.readInvokeWithMiddleware - result.readInvokePlain;
+  const readAddedChain = result.readChainWithMiddleware - result.readChainPlain;
   return [
     'In-memory transport; middleware = path rewrite + change tracking, composed once.',
     'Read-only call: `read_file` with a logical path (rewritten into the sandbox) vs the same call',
@@ -202,6 +224,13 @@ export function middlewareMarkdown(result: MiddlewareResult): string {
     table(
       ['call', 'plain (µs)', 'with middleware (µs)', 'added (µs)', 'goal'],
       [
+        [
+          'read-only, middleware chain alone (stub tool)',
+          formatMicros(result.readChainPlain),
+          formatMicros(result.readChainWithMiddleware),
+          formatMicros(readAddedChain),
+          `≤ 10 µs: ${readAddedChain <= 10 ? 'yes' : '**no**'}`,
+        ],
         [
           'read-only, composed handler',
           formatMicros(result.readHandlerPlain),

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   // Their own CLI arguments: lifecycle takes a cycle count, snapshot takes file counts.
   for (const [title, file, args] of [
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '60']],
-    ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', []],
+    ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', [quick ? '200' : '1000']],
   ] as const) {
     await section(title, 'external', async () => {
       const script = path.join(here, file);
@@ -143,6 +143,9 @@ async function main(): Promise<void> {
       return ['```text', result.output.trim(), '```', '', `_(bench/${file}, ${(result.ms / 1000).toFixed(1)} s)_`].join('\n');
     });
   }
+  // Hand-written analysis of the goals (profiling notes), kept beside the generated tables.
+  const findings = path.join(here, 'findings.md');
+  if (existsSync(findings)) parts.push(readFileSync(findings, 'utf8').trim(), '');
   parts.push(`_Total run time: ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s._`, '');
   writeFileSync(values.out ?? path.join(here, 'results.md'), parts.join('\n'));
   log(`wrote ${values.out ?? 'bench/results.md'}`);

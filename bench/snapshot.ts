@@ -7,7 +7,14 @@
  * Plus the added cost of path rewriting on a read-only tool call (no git work at all).
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,12 +31,24 @@ const identity = {
   GIT_COMMITTER_NAME: 'bench',
   GIT_COMMITTER_EMAIL: 'bench@localhost',
 };
-const baseEnv = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', LC_ALL: 'C', ...identity };
+const baseEnv = {
+  PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+  HOME: process.env['HOME'] ?? '/tmp',
+  LC_ALL: 'C',
+  ...identity,
+};
 
-async function git(cwd: string, args: string[], env: Record<string, string> = baseEnv, input?: string): Promise<string> {
+async function git(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = baseEnv,
+  input?: string,
+): Promise<string> {
   if (input !== undefined) {
     return new Promise((resolve, reject) => {
-      const child = execFile('git', args, { cwd, env }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+      const child = execFile('git', args, { cwd, env }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      );
       child.stdin?.end(input);
     });
   }
@@ -55,7 +74,8 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
   const dirs = Math.max(1, Math.round(fileCount / 100));
   for (let dir = 0; dir < dirs; dir++) {
     mkdirSync(join(repo, `d${dir}`));
-    for (let file = 0; file < fileCount / dirs; file++) writeFileSync(join(repo, `d${dir}`, `f${file}.txt`), `file ${dir}/${file}\n`);
+    for (let file = 0; file < fileCount / dirs; file++)
+      writeFileSync(join(repo, `d${dir}`, `f${file}.txt`), `file ${dir}/${file}\n`);
   }
   await git(repo, ['init', '-q', '-b', 'main']);
   await git(repo, ['add', '-A']);
@@ -67,15 +87,24 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
   const bare = join(scratch, 'bare');
   await git(repo, ['worktree', 'add', '-q', '--detach', bare, base]);
   const bareIndex = join(scratch, 'bare-index');
-  copyFileSync((await git(bare, ['rev-parse', '--git-path', 'index'])).trim().replace(/^(?!\/)/, `${bare}/`), bareIndex);
+  copyFileSync(
+    (await git(bare, ['rev-parse', '--git-path', 'index'])).trim().replace(/^(?!\/)/, `${bare}/`),
+    bareIndex,
+  );
   const bareEnv = { ...baseEnv, GIT_INDEX_FILE: bareIndex };
   let bareHead = base;
   const bareSnapshot = async (): Promise<string> => {
     await git(bare, ['add', '-A'], bareEnv);
     const tree = (await git(bare, ['write-tree'], bareEnv)).trim();
-    const sha = (await git(bare, ['commit-tree', tree, '-p', bareHead, '-m', 'bare'], bareEnv)).trim();
+    const sha = (
+      await git(bare, ['commit-tree', tree, '-p', bareHead, '-m', 'bare'], bareEnv)
+    ).trim();
     await git(bare, ['update-ref', `refs/bare/${sha}`, sha], bareEnv);
-    await git(bare, ['diff-tree', '-r', '-z', '--name-status', '--no-renames', bareHead, sha], bareEnv);
+    await git(
+      bare,
+      ['diff-tree', '-r', '-z', '--name-status', '--no-renames', bareHead, sha],
+      bareEnv,
+    );
     bareHead = sha;
     return sha;
   };
@@ -86,7 +115,11 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
     bareHead = target;
   };
 
-  const results = { snapshot: { ours: [] as number[], bare: [] as number[] }, diff: { ours: [] as number[], bare: [] as number[] }, restore: { ours: [] as number[], bare: [] as number[] } };
+  const results = {
+    snapshot: { ours: [] as number[], bare: [] as number[] },
+    diff: { ours: [] as number[], bare: [] as number[] },
+    restore: { ours: [] as number[], bare: [] as number[] },
+  };
   // Warm both sides once (first add -A after checkout refreshes stat data).
   await sandbox.snapshot('warm');
   await bareSnapshot();
@@ -110,7 +143,12 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
     }
     const oursHead = sandbox.head;
     const diffOurs = () => sandbox.diff(base, oursHead);
-    const diffBare = () => git(bare, ['diff-tree', '-r', '-z', '--name-status', '--no-renames', base, bareHead], bareEnv);
+    const diffBare = () =>
+      git(
+        bare,
+        ['diff-tree', '-r', '-z', '--name-status', '--no-renames', base, bareHead],
+        bareEnv,
+      );
     const restoreOurs = () => sandbox.restore(prevOurs);
     const restoreBare = () => bareRestore(prevBare);
     for (const [name, ours, bareWork] of [
@@ -126,11 +164,15 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
       }
     }
   }
-  console.log(`\n${fileCount} files, ${rounds} interleaved rounds (median ms; ratio = ours / bare plumbing)`);
+  console.log(
+    `\n${fileCount} files, ${rounds} interleaved rounds (median ms; ratio = ours / bare plumbing)`,
+  );
   for (const [name, { ours, bare: bareTimes }] of Object.entries(results)) {
     const o = median(ours);
     const b = median(bareTimes);
-    console.log(`  ${name.padEnd(9)} ours ${o.toFixed(1).padStart(7)}  bare ${b.toFixed(1).padStart(7)}  ratio ${(o / b).toFixed(2)}`);
+    console.log(
+      `  ${name.padEnd(9)} ours ${o.toFixed(1).padStart(7)}  bare ${b.toFixed(1).padStart(7)}  ratio ${(o / b).toFixed(2)}`,
+    );
   }
   await sandbox.close();
   await git(repo, ['worktree', 'remove', '--force', bare]);
@@ -143,19 +185,38 @@ async function benchRewrite(): Promise<void> {
   const sandbox = await createSandbox({ source: scratch, baseDir: tmpdir(), id: 'rewrite' });
   const verdict = { value: true, source: 'default' as const, reason: 'bench' };
   const descriptor = (pathArguments: string[]): ToolDescriptor => ({
-    id: 'mcp:fs/read_text_file', name: 'read_text_file', originalName: 'read_text_file', source: 'mcp', description: '',
-    inputSchema: { type: 'object' }, capabilities: { readOnly: verdict, writes: verdict, destructive: verdict, openWorld: verdict, disagreements: [] },
-    pathArguments, fingerprint: 'x',
+    id: 'mcp:fs/read_text_file',
+    name: 'read_text_file',
+    originalName: 'read_text_file',
+    source: 'mcp',
+    description: '',
+    inputSchema: { type: 'object' },
+    capabilities: {
+      readOnly: verdict,
+      writes: verdict,
+      destructive: verdict,
+      openWorld: verdict,
+      disagreements: [],
+    },
+    pathArguments,
+    fingerprint: 'x',
   });
-  const result: ToolResult = { content: [{ type: 'text', text: 'line one of a README file\n'.repeat(40) }] };
+  const result: ToolResult = {
+    content: [{ type: 'text', text: 'line one of a README file\n'.repeat(40) }],
+  };
   const inner = async (_request: ToolCallRequest): Promise<ToolResult> => result;
   const wrapped = composeMiddleware([createPathRewriteMiddleware(sandbox.paths)], inner);
   const cases: Array<[string, ToolCallRequest]> = [
     ['no path arguments', { descriptor: descriptor([]), args: { query: 'x' }, context: {} }],
-    ['one path argument', { descriptor: descriptor(['path']), args: { path: 'src/deep/nested/file.ts' }, context: {} }],
+    [
+      'one path argument',
+      { descriptor: descriptor(['path']), args: { path: 'src/deep/nested/file.ts' }, context: {} },
+    ],
   ];
   const iterations = 20_000;
-  console.log(`\npath rewriting on a read-only call (${iterations} calls, no git work; µs per call)`);
+  console.log(
+    `\npath rewriting on a read-only call (${iterations} calls, no git work; µs per call)`,
+  );
   for (const [label, request] of cases) {
     for (let warm = 0; warm < 5000; warm++) {
       await inner(request);
@@ -172,12 +233,18 @@ async function benchRewrite(): Promise<void> {
       for (let index = 0; index < iterations; index++) await wrapped(request);
       ours = Math.min(ours, ((performance.now() - start) * 1000) / iterations);
     }
-    console.log(`  ${label.padEnd(18)} handler ${bare.toFixed(2)}  with rewrite ${ours.toFixed(2)}  added ${(ours - bare).toFixed(2)}`);
+    console.log(
+      `  ${label.padEnd(18)} handler ${bare.toFixed(2)}  with rewrite ${ours.toFixed(2)}  added ${(ours - bare).toFixed(2)}`,
+    );
   }
   await sandbox.close();
   rmSync(scratch, { recursive: true, force: true });
 }
 
-const counts = process.argv.slice(2).map(Number).filter((count) => count > 0);
-for (const count of counts.length > 0 ? counts : [1000, 10000]) await benchRepo(count, count >= 10000 ? 7 : 11);
+const counts = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((count) => count > 0);
+for (const count of counts.length > 0 ? counts : [1000, 10000])
+  await benchRepo(count, count >= 10000 ? 7 : 11);
 await benchRewrite();

@@ -17,8 +17,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createActor } from '../src/actors/actor.js';
-import type { ActorInstance } from '../src/actors/actor.js';
-import { errorMessage } from '../src/errors.js';
+import { AgentsError, errorMessage } from '../src/errors.js';
 import { listCheckpoints, rollback } from '../src/middleware/rollback.js';
 import type { CheckpointEntry } from '../src/middleware/rollback.js';
 import type { ChangedPath, ToolDescriptor } from '../src/registry/tool-descriptor.js';
@@ -45,7 +44,10 @@ const PROJECT_FILES = {
   'TODO.txt': '- accept a name\n',
 };
 
-const { values: flags } = parseArgs({ options: { model: { type: 'string' } }, allowPositionals: false });
+const { values: flags } = parseArgs({
+  options: { model: { type: 'string' } },
+  allowPositionals: false,
+});
 const scripted = flags.model === undefined;
 const out = (line = ''): void => void process.stdout.write(`${line}\n`);
 
@@ -117,11 +119,17 @@ async function runDemo(temp: string): Promise<void> {
   const sandbox = actor.sandbox;
   check(sandbox !== undefined, 'the actor has no sandbox');
   const serverPids = childPids().filter((pid) => !childrenBefore.has(pid));
-  const descriptors = new Map(actor.entries().map((entry) => [entry.descriptor.name, entry.descriptor]));
-  const writeTools = [...descriptors.values()].filter((descriptor) => !descriptor.capabilities.readOnly.value);
+  const descriptors = new Map(
+    actor.entries().map((entry) => [entry.descriptor.name, entry.descriptor]),
+  );
+  const writeTools = [...descriptors.values()].filter(
+    (descriptor) => !descriptor.capabilities.readOnly.value,
+  );
   out(`  sandbox   ${sandbox.root} (detached worktree of the project)`);
-  out(`  server    fs (pid ${serverPids.join(', ') || '?'}): ${descriptors.size} tools, ` +
-    `${descriptors.size - writeTools.length} read-only, ${writeTools.length} write`);
+  out(
+    `  server    fs (pid ${serverPids.join(', ') || '?'}): ${descriptors.size} tools, ` +
+      `${descriptors.size - writeTools.length} read-only, ${writeTools.length} write`,
+  );
 
   // 4. Run: each tool call with its verdict, then the files it changed (from its change record).
   out();
@@ -133,7 +141,10 @@ async function runDemo(temp: string): Promise<void> {
       out(`      ${verdictOf(descriptors.get(event.name))}`);
     } else if (event.type === 'tool-call-end') {
       const outcome = event.isError ? `error: ${event.text.slice(0, 100)}` : 'ok';
-      const changes = event.change && event.change.changed.length > 0 ? `; changed ${formatChanges(event.change.changed)}` : '';
+      const changes =
+        event.change && event.change.changed.length > 0
+          ? `; changed ${formatChanges(event.change.changed)}`
+          : '';
       out(`    <- ${event.name}: ${outcome}${changes}`);
       if (scripted) check(!event.isError, `tool call ${event.name} failed: ${event.text}`);
     } else if (event.type === 'message') {
@@ -143,65 +154,109 @@ async function runDemo(temp: string): Promise<void> {
   out(`  answer: ${answer}`);
 
   // 5. Checkpoints: LangGraph's history of the thread, each with the files it changed.
-  const checkpoints = (await listCheckpoints({ graph: actor.graph, threadId: THREAD, sandbox })).reverse();
+  const checkpoints = (
+    await listCheckpoints({ graph: actor.graph, threadId: THREAD, sandbox })
+  ).reverse();
   out();
-  out(`checkpoints of thread "${THREAD}": ${checkpoints.length} (one per graph step); those that changed files:`);
+  out(
+    `checkpoints of thread "${THREAD}": ${checkpoints.length} (one per graph step); those that changed files:`,
+  );
   checkpoints.forEach((entry, index) => {
     if (entry.changed.length === 0) return;
-    out(`  #${String(index).padEnd(2)} step ${String(entry.step).padStart(2)}  ${formatChanges(entry.changed)}`);
+    out(
+      `  #${String(index).padEnd(2)} step ${String(entry.step).padStart(2)}  ${formatChanges(entry.changed)}`,
+    );
   });
   const withChanges = checkpoints.filter((entry) => entry.changed.length > 0);
-  if (withChanges.length < 2) {
-    check(!scripted, `expected several checkpoints with file changes, got ${withChanges.length}`);
-    out('  (the model made fewer than two file changes; nothing to roll back to)');
-    return;
-  }
-
-  // 6. Roll back to the first checkpoint that changed files: later changes are undone.
-  const target = withChanges[0] as CheckpointEntry;
-  const before = readTree(sandbox.root);
-  out();
-  out(`rollback to #${checkpoints.indexOf(target)} (step ${target.step}, checkpoint ${target.checkpointId})`);
-  printTree('files before:', sandbox.root);
-  const result = await rollback({
-    graph: actor.graph,
-    threadId: THREAD,
-    checkpointId: target.checkpointId,
-    sandbox,
-    note: 'The files were rolled back to an earlier checkpoint.',
-  });
-  out(`  restored: ${formatChanges(result.preview)}`);
-  printTree('files after:', sandbox.root);
-  const after = readTree(sandbox.root);
-
-  // 7. Checks: the sandbox matches the target snapshot; the user's repo is exactly as it was.
-  out();
-  out('checks');
+  check(
+    !scripted || withChanges.length >= 2,
+    `expected several checkpoints with file changes, got ${withChanges.length}`,
+  );
   const passed = (message: string): void => out(`  ok  ${message}`);
-  const current = await sandbox.snapshot('after rollback');
-  check((await sandbox.diff(current.sha, result.target.sandboxHead)).length === 0, 'sandbox files differ from the checkpoint');
-  passed('sandbox files equal the checkpoint\'s snapshot');
-  const state = await actor.graph.getState({ configurable: { thread_id: THREAD } });
-  check(state.values.sandboxHead === result.target.sandboxHead, 'graph state does not point at the restored snapshot');
-  passed('graph state forked at the checkpoint (its sandboxHead is the restored snapshot)');
-  if (scripted) {
-    check(after.get('notes/plan.md') === before.get('notes/plan.md'), 'notes/plan.md (made before the checkpoint) changed');
-    check(after.get('src/greet.ts') === PROJECT_FILES['src/greet.ts'], 'src/greet.ts was not restored');
-    check(after.get('TODO.txt') === PROJECT_FILES['TODO.txt'], 'TODO.txt was not restored');
-    check(!after.has('docs/usage.md') && !after.has('docs/TODO.txt'), 'files made after the checkpoint remain');
-    check(before.get('src/greet.ts') !== PROJECT_FILES['src/greet.ts'], 'the run did not edit src/greet.ts');
-    passed('restored files: src/greet.ts, TODO.txt back; docs/usage.md, docs/TODO.txt gone; notes/plan.md kept');
+
+  if (withChanges.length >= 2) {
+    // 6. Roll back to the first checkpoint that changed files: later changes are undone.
+    const target = withChanges[0] as CheckpointEntry;
+    const before = readTree(sandbox.root);
+    out();
+    out(
+      `rollback to #${checkpoints.indexOf(target)} (step ${target.step}, checkpoint ${target.checkpointId})`,
+    );
+    printTree('files before:', sandbox.root);
+    const result = await rollback({
+      graph: actor.graph,
+      threadId: THREAD,
+      checkpointId: target.checkpointId,
+      sandbox,
+      note: 'The files were rolled back to an earlier checkpoint.',
+    });
+    out(`  restored: ${formatChanges(result.preview)}`);
+    printTree('files after:', sandbox.root);
+    const after = readTree(sandbox.root);
+
+    // 7. Checks: the sandbox matches the target snapshot and the state forked there.
+    out();
+    out('checks');
+    const current = await sandbox.snapshot('after rollback');
+    check(
+      (await sandbox.diff(current.sha, result.target.sandboxHead)).length === 0,
+      'sandbox files differ from the checkpoint',
+    );
+    passed("sandbox files equal the checkpoint's snapshot");
+    const state = await actor.graph.getState({ configurable: { thread_id: THREAD } });
+    check(
+      state.values.sandboxHead === result.target.sandboxHead,
+      'graph state does not point at the restored snapshot',
+    );
+    passed('graph state forked at the checkpoint (its sandboxHead is the restored snapshot)');
+    if (scripted) {
+      check(
+        after.get('notes/plan.md') === before.get('notes/plan.md'),
+        'notes/plan.md (made before the checkpoint) changed',
+      );
+      check(
+        after.get('src/greet.ts') === PROJECT_FILES['src/greet.ts'],
+        'src/greet.ts was not restored',
+      );
+      check(after.get('TODO.txt') === PROJECT_FILES['TODO.txt'], 'TODO.txt was not restored');
+      check(
+        !after.has('docs/usage.md') && !after.has('docs/TODO.txt'),
+        'files made after the checkpoint remain',
+      );
+      check(
+        before.get('src/greet.ts') !== PROJECT_FILES['src/greet.ts'],
+        'the run did not edit src/greet.ts',
+      );
+      passed(
+        'restored files: src/greet.ts, TODO.txt back; docs/usage.md, docs/TODO.txt gone; notes/plan.md kept',
+      );
+    }
+  } else {
+    // Only a real model gets here: it made too few changes to show a rollback.
+    out('  (the model made fewer than two file changes; nothing to roll back to)');
+    out();
+    out('checks');
   }
-  check(repoState(project) === projectBefore, 'the user\'s repo changed');
+  // The user's repo: exactly as it was.
+  check(repoState(project) === projectBefore, "the user's repo changed");
   passed('user repo untouched (HEAD, branches, index, status, files)');
 
   // 8. Deactivate (also what `await using` does): server stopped, sandbox removed.
   await actor.deactivate();
-  check(serverPids.length > 0 && serverPids.every((pid) => !isAlive(pid)), 'a server process is still running');
-  check(childPids().every((pid) => childrenBefore.has(pid)), 'a process started by the actor is still running');
+  check(
+    serverPids.length > 0 && serverPids.every((pid) => !isAlive(pid)),
+    'a server process is still running',
+  );
+  check(
+    childPids().every((pid) => childrenBefore.has(pid)),
+    'a process started by the actor is still running',
+  );
   passed(`server stopped (pid ${serverPids.join(', ')} gone)`);
   check(!existsSync(sandbox.root), 'the sandbox folder remains');
-  check(repoState(project, { includeSandboxTraces: true }) === projectBeforeAll, 'the sandbox left a worktree or ref in the user\'s repo');
+  check(
+    repoState(project, { includeSandboxTraces: true }) === projectBeforeAll,
+    "the sandbox left a worktree or ref in the user's repo",
+  );
   passed('sandbox removed: no folder, worktree or ref left in the user repo');
 }
 
@@ -213,8 +268,17 @@ try {
   out();
   out(`main job ok (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 } catch (error) {
-  process.stderr.write(`\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`);
-  if (!(error instanceof ExampleCheckError) && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  process.stderr.write(
+    `\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`,
+  );
+  // Our own errors say what to do next; anything else is a bug worth its stack.
+  if (
+    !(error instanceof ExampleCheckError) &&
+    !AgentsError.isInstance(error) &&
+    error instanceof Error
+  ) {
+    process.stderr.write(`${error.stack ?? ''}\n`);
+  }
   process.exitCode = 1;
 } finally {
   await rm(temp, { recursive: true, force: true });

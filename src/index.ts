@@ -163,3 +163,19 @@ export {
   createAuditMiddleware,
   readAuditLog,
 } from './policy/audit.js';
+
+// serve: the same tools and the same middleware chain, served over MCP
+export type { CreateMcpServerOptions } from './serve/mcp-server.js';
+export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
+export type {
+  ServedToolRegistry,
+  ServedToolSet,
+  ServedToolSetOptions,
+  ServedToolSource,
+} from './serve/served-tool-set.js';
+export { createServedToolSet } from './serve/served-tool-set.js';
+export type { McpHttpServer, ServeHttpOptions } from './serve/http.js';
+export { serveHttp } from './serve/http.js';
+export type { ServeEntriesOptions } from './serve/serve-entries.js';
+export { serveEntries } from './serve/serve-entries.js';
+export { exampleValueFromSchema as experimental_exampleValueFromSchema } from './serve/example-value.js';

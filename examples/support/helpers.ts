@@ -10,7 +10,9 @@ import { dirname, join, relative } from 'node:path';
 
 /** The entry script of `@modelcontextprotocol/server-filesystem` (run it with `process.execPath`). */
 export function filesystemServerEntry(): string {
-  return createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+  return createRequire(import.meta.url).resolve(
+    '@modelcontextprotocol/server-filesystem/dist/index.js',
+  );
 }
 
 /** Runs git in `cwd` with a fixed identity and no user/system config, so results are reproducible. */
@@ -50,7 +52,9 @@ export function repoState(dir: string, options: { includeSandboxTraces?: boolean
     git(dir, 'ls-files', '--stage'),
     git(dir, 'status', '--porcelain', '--untracked-files=all'),
     options.includeSandboxTraces === true ? git(dir, 'worktree', 'list', '--porcelain') : '',
-    options.includeSandboxTraces === true ? git(dir, 'for-each-ref', '--format=%(refname) %(objectname)') : '',
+    options.includeSandboxTraces === true
+      ? git(dir, 'for-each-ref', '--format=%(refname) %(objectname)')
+      : '',
     files,
   ].join('\n--\n');
 }

@@ -32,12 +32,19 @@ export interface ActiveSkills extends AsyncDisposable {
 export async function activateSkills(options: ActivateSkillsOptions): Promise<ActiveSkills> {
   const { store } = options;
   const skills: NamedSkill[] = [];
-  for (const skill of options.skills) skills.push(typeof skill === 'string' ? await store.get('skill', skill) : skill);
+  for (const skill of options.skills)
+    skills.push(typeof skill === 'string' ? await store.get('skill', skill) : skill);
   const plan = await planSkillConfigs(store, skills);
   const cwd = options.cwd ?? store.projectDir;
-  const manager = createServerManager({ cwd, ...(options.logger ? { logger: options.logger } : {}) });
+  const manager = createServerManager({
+    cwd,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
   try {
-    const lease = plan.servers.length === 0 ? undefined : await manager.acquire(plan.servers, options.signal ? { signal: options.signal } : {});
+    const lease =
+      plan.servers.length === 0
+        ? undefined
+        : await manager.acquire(plan.servers, options.signal ? { signal: options.signal } : {});
     const registry = await createSkillRegistry({
       plan,
       servers: new Map((lease?.servers ?? []).map((server) => [server.name, server])),

@@ -21,7 +21,12 @@ import { createPolicyMiddleware } from '../policy/policy-middleware.js';
 import { PolicySchema } from '../policy/schema.js';
 import { createSkillRegistry, planSkills } from '../registry/skill-registry.js';
 import type { SkillPlan, SkillRegistry } from '../registry/skill-registry.js';
-import type { ChangeRecord, ToolDescriptor, ToolEntry, ToolResult } from '../registry/tool-descriptor.js';
+import type {
+  ChangeRecord,
+  ToolDescriptor,
+  ToolEntry,
+  ToolResult,
+} from '../registry/tool-descriptor.js';
 import { createSandbox } from '../sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createPathMap } from '../sandbox/path-map.js';
@@ -292,7 +297,8 @@ class LocalActor implements ActorInstance {
           ...(signal ? { signal } : {}),
         });
         const made = sandbox;
-        if (!this.options.keepSandbox) cleanup.push(() => made.close());
+        // Removed on a failed activation even with keepSandbox: there is no result to keep.
+        cleanup.push(() => made.close());
       }
       const root = sandbox?.root ?? this.store.projectDir;
       const paths: SandboxPathMap = sandbox?.paths ?? createPathMap(root);
@@ -348,7 +354,8 @@ class LocalActor implements ActorInstance {
             policy: this.policy,
             name: `actor "${this.name}"`,
             skillOf: (descriptor) => skillOfDescriptor(this.plan, descriptor),
-            activeSkillAllowedTools: (request) => this.activation.get(request.context.threadId)?.allowedTools,
+            activeSkillAllowedTools: (request) =>
+              this.activation.get(request.context.threadId)?.allowedTools,
           }),
         );
       }
@@ -356,22 +363,36 @@ class LocalActor implements ActorInstance {
         middleware.push(createPathRewriteMiddleware(sandbox.paths));
         middleware.push(createChangeTrackingMiddleware(sandbox));
       }
-      const handler: ToolCallHandler = composeMiddleware(middleware, (request): Promise<ToolResult> => {
-        const entry = registry.get(request.descriptor.id);
-        if (!entry) {
-          return Promise.resolve({
-            isError: true,
-            content: [{ type: 'text', text: `Tool "${request.descriptor.name}" is no longer available; use another tool.` }],
-          });
-        }
-        return entry.execute(request.args, request.context);
-      });
+      const handler: ToolCallHandler = composeMiddleware(
+        middleware,
+        (request): Promise<ToolResult> => {
+          const entry = registry.get(request.descriptor.id);
+          if (!entry) {
+            return Promise.resolve({
+              isError: true,
+              content: [
+                {
+                  type: 'text',
+                  text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
+                },
+              ],
+            });
+          }
+          return entry.execute(request.args, request.context);
+        },
+      );
 
       // ToolNode keeps the array it is given; refreshing its contents in place keeps the node
       // and the model's bound tools in step without rebuilding the graph.
-      const structured: StructuredTool[] = registry.entries().map((entry) => toStructuredTool(entry.descriptor, handler));
+      const structured: StructuredTool[] = registry
+        .entries()
+        .map((entry) => toStructuredTool(entry.descriptor, handler));
       const unsubscribe = registry.on('change', (event) => {
-        structured.splice(0, structured.length, ...event.entries.map((entry) => toStructuredTool(entry.descriptor, handler)));
+        structured.splice(
+          0,
+          structured.length,
+          ...event.entries.map((entry) => toStructuredTool(entry.descriptor, handler)),
+        );
       });
       cleanup.push(async () => unsubscribe());
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
@@ -386,12 +407,18 @@ class LocalActor implements ActorInstance {
         }
         // Bound on every turn, so tools added or removed by a server show up at once.
         const bound = this.model.bindTools([...structured]);
-        const messages = instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
+        const messages =
+          instructions === ''
+            ? state.messages
+            : [new SystemMessage(instructions), ...state.messages];
         const reply = await bound.invoke(messages);
         return { messages: [toAIMessage(reply)] };
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
-      if (!saver) throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'No checkpointer available.', { details: { problems: [] } });
+      if (!saver)
+        throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'No checkpointer available.', {
+          details: { problems: [] },
+        });
       const graph = buildGraph(agent, toolNode, saver);
       graph.name = this.name;
       this.state = {
@@ -428,7 +455,10 @@ class LocalActor implements ActorInstance {
     await runCleanup(steps);
   }
 
-  async *run(input: string, options: ActorRunOptions = {}): AsyncGenerator<ActorRunEvent, void, undefined> {
+  async *run(
+    input: string,
+    options: ActorRunOptions = {},
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
     const { graph } = this.require();
     const threadId = options.threadId ?? randomUUID();
     const stream = await graph.stream(
@@ -449,7 +479,12 @@ class LocalActor implements ActorInstance {
         for (const message of messages) {
           if (AIMessage.isInstance(message)) {
             for (const call of message.tool_calls ?? []) {
-              yield { type: 'tool-call-start', toolCallId: call.id ?? '', name: call.name, args: call.args };
+              yield {
+                type: 'tool-call-start',
+                toolCallId: call.id ?? '',
+                name: call.name,
+                args: call.args,
+              };
             }
             const text = message.text;
             if (text !== '') yield { type: 'message', text };
@@ -493,10 +528,14 @@ function skillOfDescriptor(plan: SkillPlan, descriptor: ToolDescriptor): string 
         if (descriptor.id === `builtin:${inclusion.name}`) return inclusion.skill;
         break;
       case 'server':
-        if (descriptor.source === 'mcp' && descriptor.serverName === inclusion.serverName) return inclusion.skill;
+        if (descriptor.source === 'mcp' && descriptor.serverName === inclusion.serverName)
+          return inclusion.skill;
         break;
       case 'resource':
-        if (descriptor.serverName === inclusion.resource.server && descriptor.originalName === inclusion.resource.tool) {
+        if (
+          descriptor.serverName === inclusion.resource.server &&
+          descriptor.originalName === inclusion.resource.tool
+        ) {
           return inclusion.skill;
         }
         break;
@@ -538,6 +577,9 @@ async function runCleanup(steps: Array<() => Promise<void>>): Promise<void> {
     }
   }
   if (errors.length > 0) {
-    throw new AggregateError(errors, `Stopping the actor failed: ${errors.map(errorMessage).join('; ')}`);
+    throw new AggregateError(
+      errors,
+      `Stopping the actor failed: ${errors.map(errorMessage).join('; ')}`,
+    );
   }
 }

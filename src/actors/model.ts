@@ -18,7 +18,10 @@ export interface ResolveChatModelOptions {
  *
  * Throws `CONFIG_INVALID` naming the model and the package to install when it cannot be made.
  */
-export async function resolveChatModel(spec: string, options: ResolveChatModelOptions): Promise<BaseChatModel> {
+export async function resolveChatModel(
+  spec: string,
+  options: ResolveChatModelOptions,
+): Promise<BaseChatModel> {
   if (spec === 'scripted' || spec.startsWith('scripted:')) {
     const path = spec === 'scripted' ? options.defaultScript : spec.slice('scripted:'.length);
     if (path === undefined || path === '') {

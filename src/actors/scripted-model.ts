@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import type { BaseChatModelCallOptions, BindToolsInput } from '@langchain/core/language_models/chat_models';
-import { AIMessage, AIMessageChunk, isAIMessage, isHumanMessage } from '@langchain/core/messages';
-import type { BaseMessage } from '@langchain/core/messages';
+import type {
+  BaseChatModelCallOptions,
+  BindToolsInput,
+} from '@langchain/core/language_models/chat_models';
+import { AIMessage, isAIMessage, isHumanMessage } from '@langchain/core/messages';
+import type { BaseMessage, AIMessageChunk } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
@@ -71,7 +74,11 @@ export class ScriptedChatModel extends BaseChatModel {
     _kwargs?: Partial<BaseChatModelCallOptions>,
   ): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
     this.boundToolNames = tools.map(toolName).filter((name): name is string => name !== undefined);
-    return this as unknown as Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions>;
+    return this as unknown as Runnable<
+      BaseLanguageModelInput,
+      AIMessageChunk,
+      BaseChatModelCallOptions
+    >;
   }
 
   async _generate(
@@ -96,14 +103,21 @@ export class ScriptedChatModel extends BaseChatModel {
           })),
         })
       : new AIMessage({ content: this.exhausted });
-    return { generations: [{ text: typeof message.content === 'string' ? message.content : '', message }] };
+    return {
+      generations: [{ text: typeof message.content === 'string' ? message.content : '', message }],
+    };
   }
 }
 
 function toolName(tool: BindToolsInput): string | undefined {
   if (typeof tool !== 'object' || tool === null) return undefined;
   if ('name' in tool && typeof tool.name === 'string') return tool.name;
-  if ('function' in tool && typeof tool.function === 'object' && tool.function !== null && 'name' in tool.function) {
+  if (
+    'function' in tool &&
+    typeof tool.function === 'object' &&
+    tool.function !== null &&
+    'name' in tool.function
+  ) {
     return String(tool.function.name);
   }
   return undefined;

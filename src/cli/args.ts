@@ -16,7 +16,9 @@ export function parseCommandLine<const O extends Options>(
   argv: string[],
   options: O,
   usage: string,
-): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>> {
+): ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+> {
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
@@ -28,7 +30,8 @@ export function parseCommandLine<const O extends Options>(
 export function requirePositional(positionals: string[], what: string, usage: string): string {
   const value = positionals[0];
   if (value === undefined || value === '') throw new CliUsageError(`Missing ${what}.`, usage);
-  if (positionals.length > 1) throw new CliUsageError(`Unexpected arguments: ${positionals.slice(1).join(' ')}`, usage);
+  if (positionals.length > 1)
+    throw new CliUsageError(`Unexpected arguments: ${positionals.slice(1).join(' ')}`, usage);
   return value;
 }
 
@@ -38,7 +41,11 @@ export function storeOf(context: CommandContext): WorkspaceStore {
 }
 
 /** Parses `KEY=VALUE` pairs (for `--env` / `--header`). */
-export function parsePairs(values: string[] | undefined, flag: string, usage: string): Record<string, string> | undefined {
+export function parsePairs(
+  values: string[] | undefined,
+  flag: string,
+  usage: string,
+): Record<string, string> | undefined {
   if (values === undefined || values.length === 0) return undefined;
   const out: Record<string, string> = {};
   for (const pair of values) {

@@ -76,7 +76,10 @@ function overview(commands: readonly Command[]): string {
 }
 
 /** The command whose path is the longest prefix of the positional words. */
-function findCommand(commands: readonly Command[], words: readonly string[]): { command: Command; rest: string[] } | undefined {
+function findCommand(
+  commands: readonly Command[],
+  words: readonly string[],
+): { command: Command; rest: string[] } | undefined {
   let best: Command | undefined;
   for (const command of commands) {
     const matches = command.path.every((word, index) => words[index] === word);
@@ -105,10 +108,13 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     if (!found) {
       const first = global.rest[0];
       // No command, or a group (`agents server`): list what exists under it.
-      const group = first === undefined ? commands : commands.filter((command) => command.path[0] === first);
-      if (group.length === 0) throw new CliUsageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
+      const group =
+        first === undefined ? commands : commands.filter((command) => command.path[0] === first);
+      if (group.length === 0)
+        throw new CliUsageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
       const subcommand = global.rest[1];
-      if (subcommand !== undefined) throw new CliUsageError(`Unknown command "${first} ${subcommand}".`, overview(group));
+      if (subcommand !== undefined)
+        throw new CliUsageError(`Unknown command "${first} ${subcommand}".`, overview(group));
       println(global.help ? stdout : stderr, overview(group));
       return global.help ? ExitCode.Ok : ExitCode.Usage;
     }
@@ -130,7 +136,8 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     return await found.command.run(context);
   } catch (error) {
     const code = io.signal?.aborted ? ExitCode.Interrupted : exitCodeFor(error);
-    if (code === ExitCode.Interrupted) println(stderr, 'agents: interrupted; everything started was stopped.');
+    if (code === ExitCode.Interrupted)
+      println(stderr, 'agents: interrupted; everything started was stopped.');
     else if (json) stderr.write(`${JSON.stringify(errorToJson(error))}\n`);
     else printError(stderr, error);
     return code;
@@ -141,7 +148,9 @@ function readVersion(): string {
   try {
     const file = fileURLToPath(new URL('../../package.json', import.meta.url));
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null && 'version' in parsed ? String(parsed.version) : 'unknown';
+    return typeof parsed === 'object' && parsed !== null && 'version' in parsed
+      ? String(parsed.version)
+      : 'unknown';
   } catch {
     return 'unknown';
   }

@@ -13,13 +13,20 @@ export function printJson(stream: NodeJS.WritableStream, value: unknown): void {
 }
 
 /** Formats rows as a left-aligned table with a header; empty tables print `(none)`. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
   if (rows.length === 0) return '(none)';
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
   const line = (cells: readonly string[]) =>
-    cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ');
+    cells
+      .map((cell, column) =>
+        column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0),
+      )
+      .join('  ');
   return [line(headers), ...rows.map(line)].join('\n');
 }
 

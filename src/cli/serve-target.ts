@@ -7,7 +7,10 @@ import { storeOf } from './args.js';
  * flattened tools without a sandbox; an actor is activated (servers, sandbox) and serves its
  * tools through the same middleware chain its graph uses.
  */
-export async function resolveServeTarget(target: ServeTarget, context: CommandContext): Promise<ServeResolution> {
+export async function resolveServeTarget(
+  target: ServeTarget,
+  context: CommandContext,
+): Promise<ServeResolution> {
   const store = storeOf(context);
   if (target.kind === 'skill') {
     const { activateSkills } = await import('../actors/activate-skills.js');

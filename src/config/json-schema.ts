@@ -23,7 +23,11 @@ export function toConfigJsonSchema(kind: ConfigFileKind): Record<string, unknown
     target: 'draft-2020-12',
     unrepresentable: 'any',
   });
-  return { ...schema, $id: `https://agents.dev/schemas/${kind}.schema.json`, title: `agents ${kind} file` };
+  return {
+    ...schema,
+    $id: `https://agents.dev/schemas/${kind}.schema.json`,
+    title: `agents ${kind} file`,
+  };
 }
 
 /** JSON Schemas for every file kind, keyed by kind. */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, isMap, isNode, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
 /** One problem found in a config file, with its position when known (1-based). */
@@ -52,9 +52,7 @@ export function parseYaml<S extends z.ZodType>(
   const value: unknown = document.toJS({ maxAliasCount: 100 });
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) =>
-    issueToProblem(issue, document, lineCounter),
-  );
+  const problems = parsed.error.issues.map((issue) => issueToProblem(issue, document, lineCounter));
   throw configError(file, problems, parsed.error);
 }
 
@@ -113,7 +111,9 @@ function issueToProblem(
   document: Document,
   lineCounter: LineCounter,
 ): ConfigProblem {
-  const path = issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment));
+  const path = issue.path.map((segment) =>
+    typeof segment === 'symbol' ? String(segment) : segment,
+  );
   let offset: number | undefined;
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') {
@@ -138,7 +138,8 @@ function issueToProblem(
 /** The nearest existing node on the path: a missing field points at its parent object. */
 function findNodeOffset(document: Document, path: readonly PropertyKey[]): number | undefined {
   for (let length = path.length; length >= 0; length--) {
-    const node: unknown = length === 0 ? document.contents : document.getIn(path.slice(0, length), true);
+    const node: unknown =
+      length === 0 ? document.contents : document.getIn(path.slice(0, length), true);
     if (isNode(node) && node.range) return node.range[0];
   }
   return undefined;

@@ -305,6 +305,17 @@ function configSignal(config: unknown): AbortSignal | undefined {
   return signal instanceof AbortSignal ? signal : undefined;
 }
 
+/**
+ * The abort signal of one tool call: `context.signal`, the `signal` of the LangGraph
+ * `RunnableConfig` in `context.config`, or both combined (either one cancels the call).
+ */
+export function toolCallSignal(context: ToolCallContext): AbortSignal | undefined {
+  const fromConfig = configSignal(context.config);
+  if (context.signal === undefined) return fromConfig;
+  if (fromConfig === undefined || fromConfig === context.signal) return context.signal;
+  return AbortSignal.any([context.signal, fromConfig]);
+}
+
 /** Options for {@link createClientCaller}. */
 export interface ClientCallerOptions {
   /** Per-call timeout, reset by progress notifications (default 60 000 ms). */
@@ -329,13 +340,7 @@ export function createClientCaller(
   const maxTotalTimeout = options.maxCallMs ?? 600_000;
   return {
     async callTool(name, args, context) {
-      const fromConfig = configSignal(context.config);
-      const signal =
-        context.signal === undefined
-          ? fromConfig
-          : fromConfig === undefined || fromConfig === context.signal
-            ? context.signal
-            : AbortSignal.any([context.signal, fromConfig]);
+      const signal = toolCallSignal(context);
       const onProgress = context.onProgress;
       try {
         const result = await client.callTool({ name, arguments: args }, undefined, {

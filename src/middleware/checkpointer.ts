@@ -7,6 +7,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { CheckpointerSettingsSchema } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { redactUrl } from '../redact.js';
 
 /** Checkpointer settings as users write them (`actor.checkpointer`); `sqlite` is the default. */
 export type CheckpointerSettings = z.input<typeof CheckpointerSettingsSchema>;
@@ -31,15 +32,13 @@ export interface CreateCheckpointerOptions {
 
 const DEFAULT_SQLITE_PATH = '.agents/checkpoints.sqlite';
 
-/** Hides the password in a connection URL before it goes into an error message. */
+/**
+ * Hides the secrets of a connection URL before it goes into an error message: the password, and
+ * secret-looking query values (`?password=...`, which `pg` also reads). User, host and other
+ * parameters (e.g. `sslmode`) stay visible, since they are what a user checks first.
+ */
 export function redactConnectionUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparseable url>';
-  }
+  return redactUrl(url, { keepUsername: true, query: 'secret' });
 }
 
 /**

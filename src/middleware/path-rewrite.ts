@@ -18,7 +18,9 @@ export const PATH_REFUSED_META_KEY = 'agents/path-refused';
  *
  * Pass a getter when the sandbox can change over the middleware's life (e.g. per thread).
  */
-export function createPathRewriteMiddleware(paths: SandboxPathMap | (() => SandboxPathMap)): ToolMiddleware {
+export function createPathRewriteMiddleware(
+  paths: SandboxPathMap | (() => SandboxPathMap),
+): ToolMiddleware {
   const current = typeof paths === 'function' ? paths : () => paths;
   return {
     name: 'path-rewrite',

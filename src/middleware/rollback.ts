@@ -334,16 +334,24 @@ export async function rollback(options: RollbackOptions): Promise<RollbackResult
   const { graph, threadId, checkpointId, sandbox, signal } = options;
   signal?.throwIfAborted();
   assertNoActiveRun(threadId);
-  const target = await loadCheckpoint(graph, threadId, checkpointId);
-  const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
-  const targetInfo = { checkpointId, sandboxHead: targetHead, config: target.config };
   if (options.dryRun === true) {
+    const target = await loadCheckpoint(graph, threadId, checkpointId);
+    const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
     const preview = sandbox.head === targetHead ? [] : await sandbox.diff(sandbox.head, targetHead);
-    return { dryRun: true, threadId, target: targetInfo, preview };
+    return {
+      dryRun: true,
+      threadId,
+      target: { checkpointId, sandboxHead: targetHead, config: target.config },
+      preview,
+    };
   }
-  // Hold the thread for the duration, so a run cannot start between restore and fork.
+  // Hold the thread from the check on, before the first await: a run or a second rollback must
+  // not start between the check, the restore and the fork.
   const mark = markRunActive(threadId);
   try {
+    const target = await loadCheckpoint(graph, threadId, checkpointId);
+    const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
+    const targetInfo = { checkpointId, sandboxHead: targetHead, config: target.config };
     const current = await graph.getState({ configurable: { thread_id: threadId } });
     const currentId = checkpointIdOf(current.config);
     const update: Record<string, unknown> = { ...options.values };

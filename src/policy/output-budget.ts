@@ -1,5 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolMiddleware } from '../middleware/types.js';
@@ -143,7 +143,7 @@ export function createOutputBudgetMiddleware(options: OutputBudgetOptions = {}):
     async wrap(request, next) {
       const result = await next(request);
       const limits = limitsFor(request.descriptor);
-      if (isCheaplyUnder(result, limits)) return result;
+      if (isUnderBudget(result, limits)) return result;
       return applyBudget(result, limits, options.spill, {
         toolId: request.descriptor.id,
         ...(request.context.toolCallId === undefined
@@ -154,27 +154,48 @@ export function createOutputBudgetMiddleware(options: OutputBudgetOptions = {}):
   };
 }
 
-/** Fast path: UTF-8 is at most 3 bytes per UTF-16 unit, so `length * 3` bounds the size. */
-function isCheaplyUnder(result: ToolResult, limits: ResolvedLimits): boolean {
+/** The text of a text item or text resource; undefined for binary items and links. */
+function itemText(item: ContentItem): string | undefined {
+  if (item.type === 'text') return item.text;
+  if (item.type === 'resource' && 'text' in item.resource) return item.resource.text;
+  return undefined;
+}
+
+/** Decoded size of a binary item (base64: 4 characters per 3 bytes); 0 for other items. */
+function binaryBytes(item: ContentItem): number {
+  if (item.type === 'image' || item.type === 'audio') return (item.data.length * 3) / 4;
+  if (item.type === 'resource' && 'blob' in item.resource)
+    return (item.resource.blob.length * 3) / 4;
+  return 0;
+}
+
+/**
+ * True when the result fits its budget and must pass unchanged. Fast path: UTF-8 is at most 3
+ * bytes per UTF-16 unit, so `length * 3` bounds the size; only when that bound is over the cap
+ * are the texts measured exactly, so a result that merely looks big is never rewritten.
+ */
+function isUnderBudget(result: ToolResult, limits: ResolvedLimits): boolean {
   const content = Array.isArray(result.content) ? result.content : [];
   if (content.length > limits.maxItems) return false;
   let bound = 0;
   for (const item of content) {
-    if (item.type === 'text') bound += item.text.length * 3;
-    else if (item.type === 'image' || item.type === 'audio') {
-      // base64: 4 characters per 3 bytes.
-      if ((item.data.length * 3) / 4 > limits.maxImageBytes) return false;
-    } else if (item.type === 'resource' && 'text' in item.resource)
-      bound += item.resource.text.length * 3;
-    else if (item.type === 'resource' && 'blob' in item.resource) {
-      if ((item.resource.blob.length * 3) / 4 > limits.maxImageBytes) return false;
-    }
+    const text = itemText(item);
+    if (text !== undefined) bound += text.length * 3;
+    else if (binaryBytes(item) > limits.maxImageBytes) return false;
   }
-  if (result.structuredContent !== undefined) {
-    // Serializing is the only honest size; only done when structured content is present.
-    bound += Buffer.byteLength(JSON.stringify(result.structuredContent), 'utf8');
+  // Serializing is the only honest size; only done when structured content is present.
+  let exact =
+    result.structuredContent === undefined
+      ? 0
+      : Buffer.byteLength(JSON.stringify(result.structuredContent), 'utf8');
+  if (bound + exact <= limits.maxBytes) return true;
+  for (const item of content) {
+    const text = itemText(item);
+    if (text === undefined) continue;
+    exact += Buffer.byteLength(text, 'utf8');
+    if (exact > limits.maxBytes) return false;
   }
-  return bound <= limits.maxBytes;
+  return true;
 }
 
 async function applyBudget(
@@ -339,8 +360,22 @@ export function createFileSpill(root: string, options: FileSpillOptions = {}): S
     const tool = info.toolId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const name = `${stamp}-${tool}-${id}-${info.kind}.${info.extension.replace(/[^A-Za-z0-9]/g, '') || 'bin'}`;
-    await mkdir(join(root, ...dir.split('/')), { recursive: true });
-    await writeFile(join(root, ...dir.split('/'), name), content);
+    const folder = join(root, ...dir.split('/'));
+    await mkdir(folder, { recursive: true });
+    // A hostile checkout can ship the spill folder (or a parent) as a symlink to somewhere
+    // else; write only when the folder's real location is inside the root's.
+    const [realRoot, realFolder] = await Promise.all([realpath(root), realpath(folder)]);
+    const inside = relative(realRoot, realFolder);
+    if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+      throw new AgentsError(
+        AgentsErrorCode.PathOutsideSandbox,
+        `The spill folder "${dir}" resolves outside ${root} (to ${realFolder}); the full output was not written. ` +
+          'Remove that symlink or pass another dir to createFileSpill.',
+        { details: { dir, root, resolved: realFolder } },
+      );
+    }
+    // "wx": never overwrite, nor follow a link planted at the file name.
+    await writeFile(join(realFolder, name), content, { flag: 'wx' });
     return posix.join(dir, name);
   };
 }

@@ -150,7 +150,7 @@ function booleanHint(
  * source and reason of every verdict.
  *
  * Precedence: config override > any write evidence (name word, `readOnlyHint: false`,
- * `destructiveHint: true` alongside `readOnlyHint: true`) > read evidence. Read needs positive
+ * `destructiveHint: true`) > read evidence. Read needs positive
  * evidence: a read word in the name (with no write word), or `readOnlyHint: true` from a
  * trusted server. Annotations are untrusted hints: non-boolean values are ignored, and
  * `readOnlyHint: true` from an untrusted server on a name without a read word is ignored.
@@ -207,6 +207,15 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
     if (readWord !== undefined) {
       disagreements.push(
         `name word "${readWord}" says read but annotation readOnlyHint=false says write`,
+      );
+    }
+  } else if (destructiveHint === true) {
+    // Says it destroys things: write evidence, and a claim that only tightens is safe to honour
+    // from any server.
+    readOnly = verdict(false, 'annotation', 'annotation destructiveHint=true');
+    if (readWord !== undefined) {
+      disagreements.push(
+        `name word "${readWord}" says read but annotation destructiveHint=true says write`,
       );
     }
   } else if (readWord !== undefined) {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { NamedServerConfig, Skill, ToolOverride, ToolResource } from '../config/schemas.js';
 import { resolveToolNames } from '../mcp/naming.js';
@@ -12,7 +13,12 @@ import type { AgentSkill, AgentSkillWarning, SkillActivation } from '../skills/a
 import { createBuiltinTools, isBuiltinToolName } from '../skills/builtin-tools.js';
 import { isCustomToolReference, loadCustomTools } from '../skills/custom-tools.js';
 import type { WorkspaceStore } from '../workspace/store.js';
-import type { Capabilities, CapabilityVerdict, ToolDescriptor, ToolEntry } from './tool-descriptor.js';
+import type {
+  Capabilities,
+  CapabilityVerdict,
+  ToolDescriptor,
+  ToolEntry,
+} from './tool-descriptor.js';
 
 /** A skill as the registry uses it: the file's content with its name. */
 export type NamedSkill = Skill & { name: string };
@@ -47,7 +53,10 @@ export interface SkillPlan {
  *   `servers/NAME.yaml`;
  * - `CONFIG_INVALID`: a file is broken (file, line, column).
  */
-export async function planSkills(store: WorkspaceStore, skillNames: readonly string[]): Promise<SkillPlan> {
+export async function planSkills(
+  store: WorkspaceStore,
+  skillNames: readonly string[],
+): Promise<SkillPlan> {
   const skills: NamedSkill[] = [];
   for (const skillName of skillNames) skills.push(await store.get('skill', skillName));
   return planSkillConfigs(store, skills);
@@ -57,7 +66,10 @@ export async function planSkills(store: WorkspaceStore, skillNames: readonly str
  * Like {@link planSkills}, for skills given as values (e.g. one not stored yet, to validate it
  * before `agents skill add` writes it). Same errors.
  */
-export async function planSkillConfigs(store: WorkspaceStore, skills: readonly NamedSkill[]): Promise<SkillPlan> {
+export async function planSkillConfigs(
+  store: WorkspaceStore,
+  skills: readonly NamedSkill[],
+): Promise<SkillPlan> {
   const servers = new Map<string, NamedServerConfig>();
   const inclusions: SkillInclusion[] = [];
   const needServer = async (serverName: string, why: string): Promise<void> => {
@@ -97,7 +109,10 @@ export async function planSkillConfigs(store: WorkspaceStore, skills: readonly N
             { details: { skill: skill.name, toolId: record.value.id, file: record.file } },
           );
         }
-        await needServer(record.value.server, `Tool resource "${record.value.id}" (${record.file})`);
+        await needServer(
+          record.value.server,
+          `Tool resource "${record.value.id}" (${record.file})`,
+        );
         inclusions.push({ kind: 'resource', skill: skill.name, resource: record.value });
       }
     }
@@ -129,9 +144,11 @@ export async function planSkillConfigs(store: WorkspaceStore, skills: readonly N
   return { skills: [...skills], servers: [...servers.values()], inclusions };
 }
 
-/** A bare name means a folder in the workspace's `skills/`; anything else is a path. */
+/** A bare name means a folder in the workspace's Agent Skills folder; anything else is a path. */
 function resolveAgentSkillFolder(store: WorkspaceStore, folder: string): string {
-  return /^[a-zA-Z0-9_-]+$/.test(folder) ? `${store.dir('skill')}/${folder}` : store.resolvePath(folder);
+  return /^[a-zA-Z0-9_-]+$/.test(folder)
+    ? join(store.agentSkillsDir, folder)
+    : store.resolvePath(folder);
 }
 
 /** A running server as the skill registry needs it (a `ManagedServer` fits). */
@@ -218,7 +235,12 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
   // Static sources are loaded once; MCP entries are read from the servers on every flatten.
   const staticParts = new Map<SkillInclusion, ToolEntry[]>();
   const builtins = options.paths
-    ? new Map(createBuiltinTools({ paths: options.paths }).map((entry) => [entry.descriptor.originalName, entry]))
+    ? new Map(
+        createBuiltinTools({ paths: options.paths }).map((entry) => [
+          entry.descriptor.originalName,
+          entry,
+        ]),
+      )
     : new Map<string, ToolEntry>();
   const agentSkillFolders: string[] = [];
   for (const inclusion of plan.inclusions) {
@@ -272,11 +294,19 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
           const message =
             `Tool resource "${resource.id}" maps to tool "${resource.tool}" on server "${resource.server}", ` +
             `but that server does not offer it (it has: ${
-              options.servers.get(resource.server)?.entries().map((item) => item.descriptor.originalName).join(', ') || 'no tools'
+              options.servers
+                .get(resource.server)
+                ?.entries()
+                .map((item) => item.descriptor.originalName)
+                .join(', ') || 'no tools'
             }); fix the resource's "tool" field or the server.`;
           if (strict) {
             throw new AgentsError(AgentsErrorCode.ToolUnavailable, message, {
-              details: { toolId: resource.id, serverName: resource.server, toolName: resource.tool },
+              details: {
+                toolId: resource.id,
+                serverName: resource.server,
+                toolName: resource.tool,
+              },
             });
           }
           warn(message);
@@ -284,20 +314,26 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
         }
         add(entry, [resource.overrides, overrideFor(entry.descriptor)]);
       } else if (inclusion.kind !== 'agent-skills') {
-        for (const entry of staticParts.get(inclusion) ?? []) add(entry, [overrideFor(entry.descriptor)]);
+        for (const entry of staticParts.get(inclusion) ?? [])
+          add(entry, [overrideFor(entry.descriptor)]);
       }
     }
     if (agentSkillTool) add(agentSkillTool, []);
     const names = resolveToolNames(
       included.map(({ entry, override }) => ({
         id: entry.descriptor.id,
-        originalName: entry.descriptor.source === 'mcp' ? entry.descriptor.originalName : entry.descriptor.name,
-        ...(entry.descriptor.serverName === undefined ? {} : { serverName: entry.descriptor.serverName }),
+        originalName:
+          entry.descriptor.source === 'mcp' ? entry.descriptor.originalName : entry.descriptor.name,
+        ...(entry.descriptor.serverName === undefined
+          ? {}
+          : { serverName: entry.descriptor.serverName }),
         ...(override?.name === undefined ? {} : { preferredName: override.name }),
       })),
       { ...(options.alwaysPrefix ? { alwaysPrefix: true } : {}) },
     );
-    return included.map(({ entry, override }) => applyOverride(entry, names.get(entry.descriptor.id)!, override));
+    return included.map(({ entry, override }) =>
+      applyOverride(entry, names.get(entry.descriptor.id)!, override),
+    );
   };
 
   let current = flatten(true);
@@ -319,7 +355,10 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
     const changed = [...after.entries()]
       .filter(([id, descriptor]) => {
         const old = before.get(id);
-        return old !== undefined && (old.fingerprint !== descriptor.fingerprint || old.name !== descriptor.name);
+        return (
+          old !== undefined &&
+          (old.fingerprint !== descriptor.fingerprint || old.name !== descriptor.name)
+        );
       })
       .map(([id]) => id);
     current = next;
@@ -370,12 +409,20 @@ function mergeOverrides(overrides: Array<ToolOverride | undefined>): ToolOverrid
 }
 
 /** A copy of the entry with its resolved name and the inclusion override applied. */
-function applyOverride(entry: ToolEntry, name: string, override: ToolOverride | undefined): ToolEntry {
+function applyOverride(
+  entry: ToolEntry,
+  name: string,
+  override: ToolOverride | undefined,
+): ToolEntry {
   if (name === entry.descriptor.name && override === undefined) return entry;
   const descriptor: ToolDescriptor = { ...entry.descriptor, name };
   if (override?.description !== undefined) descriptor.description = override.description;
   if (override?.pathArguments !== undefined) descriptor.pathArguments = override.pathArguments;
-  if (override?.capabilities) descriptor.capabilities = overrideCapabilities(entry.descriptor.capabilities, override.capabilities);
+  if (override?.capabilities)
+    descriptor.capabilities = overrideCapabilities(
+      entry.descriptor.capabilities,
+      override.capabilities,
+    );
   // Same execute: the server still sees its own tool name.
   return { descriptor, execute: (args, context) => entry.execute(args, context) };
 }
@@ -384,20 +431,33 @@ function overrideCapabilities(
   base: Capabilities,
   override: NonNullable<ToolOverride['capabilities']>,
 ): Capabilities {
-  const verdict = (key: keyof NonNullable<ToolOverride['capabilities']>, fallback: CapabilityVerdict): CapabilityVerdict => {
+  const verdict = (
+    key: keyof NonNullable<ToolOverride['capabilities']>,
+    fallback: CapabilityVerdict,
+  ): CapabilityVerdict => {
     const value = override[key];
-    return value === undefined ? fallback : { value, source: 'override', reason: `skill override ${key}=${value}` };
+    return value === undefined
+      ? fallback
+      : { value, source: 'override', reason: `skill override ${key}=${value}` };
   };
   const readOnly = verdict('readOnly', base.readOnly);
   // Setting one of readOnly/writes implies the other unless both are given.
   const writes =
     override.writes === undefined && override.readOnly !== undefined
-      ? { value: !override.readOnly, source: 'override' as const, reason: `skill override readOnly=${override.readOnly}` }
+      ? {
+          value: !override.readOnly,
+          source: 'override' as const,
+          reason: `skill override readOnly=${override.readOnly}`,
+        }
       : verdict('writes', base.writes);
   return {
     readOnly:
       override.readOnly === undefined && override.writes !== undefined
-        ? { value: !override.writes, source: 'override', reason: `skill override writes=${override.writes}` }
+        ? {
+            value: !override.writes,
+            source: 'override',
+            reason: `skill override writes=${override.writes}`,
+          }
         : readOnly,
     writes,
     destructive: verdict('destructive', base.destructive),

@@ -95,9 +95,13 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
         const command = `git ${args.join(' ')}`;
         if (options.signal?.aborted === true) {
           reject(
-            new AgentsError(AgentsErrorCode.Aborted, `Aborted while running "${command}" in ${options.cwd}.`, {
-              cause: error,
-            }),
+            new AgentsError(
+              AgentsErrorCode.Aborted,
+              `Aborted while running "${command}" in ${options.cwd}.`,
+              {
+                cause: error,
+              },
+            ),
           );
           return;
         }

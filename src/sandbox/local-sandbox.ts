@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -81,9 +93,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   }
   const revision = options.revision ?? 'HEAD';
   if (revision.startsWith('-') || revision.includes('\0')) {
-    throw new AgentsError(AgentsErrorCode.SandboxFailed, `Revision "${revision}" is not valid: it must name a commit.`, {
-      details: { revision },
-    });
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Revision "${revision}" is not valid: it must name a commit.`,
+      {
+        details: { revision },
+      },
+    );
   }
   const sourceReal = await realSourceDir(options.source);
   const timeoutMs = options.gitTimeoutMs;
@@ -116,7 +132,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
         })
       ).stdout.trim();
       try {
-        await porcelainGit(source, { signal, timeoutMs }).raw(['worktree', 'add', '--detach', treeDir, base]);
+        await porcelainGit(source, { signal, timeoutMs }).raw([
+          'worktree',
+          'add',
+          '--detach',
+          treeDir,
+          base,
+        ]);
       } catch (error) {
         throw wrapGitError(error, `add a worktree for sandbox "${id}"`, source);
       }
@@ -124,18 +146,34 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       root = await realpath(treeDir);
       // Seed the private index from the worktree's own fresh index: same content, warm stat data,
       // so the first `add -A` does not re-hash every file.
-      const ownIndex = (await runGit(['rev-parse', '--git-path', 'index'], { cwd: root, signal, timeoutMs })).stdout.trim();
+      const ownIndex = (
+        await runGit(['rev-parse', '--git-path', 'index'], { cwd: root, signal, timeoutMs })
+      ).stdout.trim();
       try {
         await copyFile(isAbsolute(ownIndex) ? ownIndex : resolve(root, ownIndex), indexFile);
       } catch {
-        await runGit(['read-tree', base], { cwd: root, env: gitEnv({ GIT_INDEX_FILE: indexFile }), signal, timeoutMs });
+        await runGit(['read-tree', base], {
+          cwd: root,
+          env: gitEnv({ GIT_INDEX_FILE: indexFile }),
+          signal,
+          timeoutMs,
+        });
       }
-      await runGit(['update-ref', `${SANDBOX_REF_PREFIX}/${id}/${base}`, base], { cwd: root, signal, timeoutMs });
+      await runGit(['update-ref', `${SANDBOX_REF_PREFIX}/${id}/${base}`, base], {
+        cwd: root,
+        signal,
+        timeoutMs,
+      });
     } else {
       source = sourceReal;
       // Copy, so the user's folder stays untouched; symlinks are copied as links (not followed),
       // and the path map refuses any that point outside.
-      await cp(sourceReal, treeDir, { recursive: true, verbatimSymlinks: true, force: false, errorOnExist: true });
+      await cp(sourceReal, treeDir, {
+        recursive: true,
+        verbatimSymlinks: true,
+        force: false,
+        errorOnExist: true,
+      });
       root = await realpath(treeDir);
       try {
         await porcelainGit(root, { signal, timeoutMs }).init();
@@ -144,13 +182,26 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       }
       const env = gitEnv({ GIT_INDEX_FILE: indexFile });
       await runGit(['add', '-A'], { cwd: root, env, signal, timeoutMs });
-      const tree = (await runGit(['write-tree'], { cwd: root, env, signal, timeoutMs })).stdout.trim();
-      base = (
-        await runGit(['commit-tree', tree, '-m', `sandbox ${id}: base`], { cwd: root, env, signal, timeoutMs })
+      const tree = (
+        await runGit(['write-tree'], { cwd: root, env, signal, timeoutMs })
       ).stdout.trim();
-      await runGit(['update-ref', `${SANDBOX_REF_PREFIX}/${id}/${base}`, base], { cwd: root, signal, timeoutMs });
+      base = (
+        await runGit(['commit-tree', tree, '-m', `sandbox ${id}: base`], {
+          cwd: root,
+          env,
+          signal,
+          timeoutMs,
+        })
+      ).stdout.trim();
+      await runGit(['update-ref', `${SANDBOX_REF_PREFIX}/${id}/${base}`, base], {
+        cwd: root,
+        signal,
+        timeoutMs,
+      });
     }
-    const baseTree = (await runGit(['rev-parse', `${base}^{tree}`], { cwd: root, signal, timeoutMs })).stdout.trim();
+    const baseTree = (
+      await runGit(['rev-parse', `${base}^{tree}`], { cwd: root, signal, timeoutMs })
+    ).stdout.trim();
     const marker: SandboxMarker = {
       kind: MARKER_KIND,
       version: 1,
@@ -176,7 +227,13 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       paths: createPathMap(root, { aliases }),
     });
   } catch (error) {
-    await removeSandboxFiles({ id, source: topLevel, root: treeDir, container, worktree: worktreeAdded }).catch(() => undefined);
+    await removeSandboxFiles({
+      id,
+      source: topLevel,
+      root: treeDir,
+      container,
+      worktree: worktreeAdded,
+    }).catch(() => undefined);
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
       signal?.aborted === true ? AgentsErrorCode.Aborted : AgentsErrorCode.SandboxFailed,
@@ -240,20 +297,34 @@ class GitSandbox implements LocalSandbox {
     return this.#exclusive(() => this.#snapshot(label, options.signal));
   }
 
-  async diff(from: string, to: string, options: { signal?: AbortSignal } = {}): Promise<ChangedPath[]> {
+  async diff(
+    from: string,
+    to: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<ChangedPath[]> {
     this.#assertOpen();
     assertSha(from);
     assertSha(to);
     if (from === to) return [];
-    const { stdout } = await this.#git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], options.signal);
+    const { stdout } = await this.#git(
+      ['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to],
+      options.signal,
+    );
     return parseNameStatus(stdout);
   }
 
-  restore(sha: string, options: { signal?: AbortSignal } = {}): Promise<{ safety: Snapshot; changed: ChangedPath[] }> {
+  restore(
+    sha: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }> {
     return this.#exclusive(async () => {
       const { signal } = options;
       assertSha(sha);
-      const resolved = await this.#git(['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], signal, [1]);
+      const resolved = await this.#git(
+        ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`],
+        signal,
+        [1],
+      );
       const target = resolved.stdout.trim();
       if (resolved.exitCode !== 0 || target === '') {
         throw new AgentsError(
@@ -265,7 +336,10 @@ class GitSandbox implements LocalSandbox {
       const targetTree = (await this.#git(['rev-parse', `${target}^{tree}`], signal)).stdout.trim();
       // Safety snapshot first: makes the restore undoable, and puts files made since the last
       // snapshot into the private index so `read-tree --reset` removes them too.
-      const safety = await this.#snapshot(`sandbox ${this.id}: before restore to ${target}`, signal);
+      const safety = await this.#snapshot(
+        `sandbox ${this.id}: before restore to ${target}`,
+        signal,
+      );
       await this.#git(['read-tree', '-u', '--reset', target], signal);
       const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
       if (tree !== targetTree) {
@@ -308,7 +382,9 @@ class GitSandbox implements LocalSandbox {
     const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
     const parent = this.#head;
     if (tree === this.#headTree) return { sha: parent, parent, changed: [] };
-    const sha = (await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)).stdout.trim();
+    const sha = (
+      await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
+    ).stdout.trim();
     await this.#git(['update-ref', `${SANDBOX_REF_PREFIX}/${this.id}/${sha}`, sha], signal);
     const changed = await this.#diffUnlocked(parent, sha, signal);
     this.#head = sha;
@@ -316,9 +392,16 @@ class GitSandbox implements LocalSandbox {
     return { sha, parent, changed };
   }
 
-  async #diffUnlocked(from: string, to: string, signal: AbortSignal | undefined): Promise<ChangedPath[]> {
+  async #diffUnlocked(
+    from: string,
+    to: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ChangedPath[]> {
     if (from === to) return [];
-    const { stdout } = await this.#git(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], signal);
+    const { stdout } = await this.#git(
+      ['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to],
+      signal,
+    );
     return parseNameStatus(stdout);
   }
 
@@ -341,9 +424,13 @@ class GitSandbox implements LocalSandbox {
 
   #assertOpen(): void {
     if (this.#closing !== undefined) {
-      throw new AgentsError(AgentsErrorCode.Closed, `Sandbox "${this.id}" is closed; create a new sandbox for a new run.`, {
-        details: { sandboxId: this.id },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.Closed,
+        `Sandbox "${this.id}" is closed; create a new sandbox for a new run.`,
+        {
+          details: { sandboxId: this.id },
+        },
+      );
     }
   }
 }
@@ -370,7 +457,9 @@ export interface PruneSandboxesOptions {
  * are touched. Never runs `git gc` (git's auto-gc reclaims the objects later).
  * Returns the ids it removed.
  */
-export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ removed: string[] }> {
+export async function pruneSandboxes(
+  options: PruneSandboxesOptions,
+): Promise<{ removed: string[] }> {
   const { signal } = options;
   signal?.throwIfAborted();
   const cutoff = (options.now ?? Date.now()) - options.olderThanMs;
@@ -381,10 +470,14 @@ export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ 
   if (options.source !== undefined) {
     const top = await gitTopLevel(await realSourceDir(options.source), signal);
     if (top === undefined) {
-      throw new AgentsError(AgentsErrorCode.SandboxFailed, `${options.source} is not a git repository; pass baseDir to prune folder sandboxes.`);
+      throw new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `${options.source} is not a git repository; pass baseDir to prune folder sandboxes.`,
+      );
     }
     await runGit(['worktree', 'prune'], { cwd: top, signal });
-    const listing = (await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd: top, signal })).stdout;
+    const listing = (await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd: top, signal }))
+      .stdout;
     const live = new Set<string>();
     for (const field of listing.split('\0')) {
       if (!field.startsWith('worktree ')) continue;
@@ -392,9 +485,16 @@ export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ 
       const marker = await readMarker(join(dirname(path), 'run'));
       if (marker === undefined) continue;
       live.add(marker.id);
-      if (keep.has(marker.id) || (await lastActivity(join(dirname(path), 'run'), marker)) > cutoff) continue;
+      if (keep.has(marker.id) || (await lastActivity(join(dirname(path), 'run'), marker)) > cutoff)
+        continue;
       try {
-        await removeSandboxFiles({ id: marker.id, source: top, root: path, container: dirname(path), worktree: true });
+        await removeSandboxFiles({
+          id: marker.id,
+          source: top,
+          root: path,
+          container: dirname(path),
+          worktree: true,
+        });
         removed.add(marker.id);
         live.delete(marker.id);
       } catch (error) {
@@ -403,7 +503,10 @@ export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ 
     }
     // Refs left behind by sandboxes whose folders vanished (crash, tmp cleaned on reboot).
     const refs = (
-      await runGit(['for-each-ref', '--format=%(refname)%00%(committerdate:unix)', `${SANDBOX_REF_PREFIX}/`], { cwd: top, signal })
+      await runGit(
+        ['for-each-ref', '--format=%(refname)%00%(committerdate:unix)', `${SANDBOX_REF_PREFIX}/`],
+        { cwd: top, signal },
+      )
     ).stdout;
     const newest = new Map<string, number>();
     for (const line of refs.split('\n')) {
@@ -427,7 +530,8 @@ export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ 
       const container = join(baseDir, name);
       const marker = await readMarker(join(container, 'run'));
       if (marker === undefined || marker.mode !== 'folder') continue;
-      if (keep.has(marker.id) || (await lastActivity(join(container, 'run'), marker)) > cutoff) continue;
+      if (keep.has(marker.id) || (await lastActivity(join(container, 'run'), marker)) > cutoff)
+        continue;
       try {
         await rm(container, { recursive: true, force: true });
         removed.add(marker.id);
@@ -436,7 +540,8 @@ export async function pruneSandboxes(options: PruneSandboxesOptions): Promise<{ 
       }
     }
   }
-  if (errors.length > 0) throw new AggregateError(errors, `Pruning sandboxes failed for ${errors.length} sandbox(es).`);
+  if (errors.length > 0)
+    throw new AggregateError(errors, `Pruning sandboxes failed for ${errors.length} sandbox(es).`);
   return { removed: [...removed] };
 }
 
@@ -455,9 +560,13 @@ function parseNameStatus(output: string): ChangedPath[] {
 
 function assertSha(sha: string): void {
   if (!SHA_PATTERN.test(sha)) {
-    throw new AgentsError(AgentsErrorCode.CheckpointNotFound, `"${sha}" is not a snapshot sha (expected hex digits).`, {
-      details: { sha },
-    });
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `"${sha}" is not a snapshot sha (expected hex digits).`,
+      {
+        details: { sha },
+      },
+    );
   }
 }
 
@@ -476,7 +585,11 @@ async function realSourceDir(source: string): Promise<string> {
 }
 
 /** The realpath of the work tree top containing `dir`, or undefined when `dir` is not in a git work tree. */
-async function gitTopLevel(dir: string, signal?: AbortSignal, timeoutMs?: number): Promise<string | undefined> {
+async function gitTopLevel(
+  dir: string,
+  signal?: AbortSignal,
+  timeoutMs?: number,
+): Promise<string | undefined> {
   const result = await runGit(['rev-parse', '--is-inside-work-tree', '--show-toplevel'], {
     cwd: dir,
     signal,
@@ -484,16 +597,26 @@ async function gitTopLevel(dir: string, signal?: AbortSignal, timeoutMs?: number
     okExitCodes: [128],
   });
   const [inside, top] = result.stdout.trim().split('\n');
-  if (result.exitCode !== 0 || inside !== 'true' || top === undefined || top === '') return undefined;
+  if (result.exitCode !== 0 || inside !== 'true' || top === undefined || top === '')
+    return undefined;
   return realpath(top);
 }
 
 async function deleteRefs(cwd: string, id: string, signal?: AbortSignal): Promise<void> {
-  const refs = (await runGit(['for-each-ref', '--format=%(refname)', `${SANDBOX_REF_PREFIX}/${id}/`], { cwd, signal })).stdout
+  const refs = (
+    await runGit(['for-each-ref', '--format=%(refname)', `${SANDBOX_REF_PREFIX}/${id}/`], {
+      cwd,
+      signal,
+    })
+  ).stdout
     .split('\n')
     .filter((ref) => ref !== '');
   if (refs.length > 0) {
-    await runGit(['update-ref', '--stdin'], { cwd, signal, input: refs.map((ref) => `delete ${ref}\n`).join('') });
+    await runGit(['update-ref', '--stdin'], {
+      cwd,
+      signal,
+      input: refs.map((ref) => `delete ${ref}\n`).join(''),
+    });
   }
   // git leaves the empty namespace folder behind; drop it so the user's .git looks as before.
   // rmdir fails harmlessly while another sandbox still has refs there.
@@ -518,14 +641,24 @@ async function removeSandboxFiles(target: {
     await deleteRefs(target.source, target.id).catch((error: unknown) => errors.push(error));
     if (target.worktree) {
       try {
-        await porcelainGit(target.source).raw(['worktree', 'remove', '--force', '--force', target.root]);
+        await porcelainGit(target.source).raw([
+          'worktree',
+          'remove',
+          '--force',
+          '--force',
+          target.root,
+        ]);
       } catch {
         // Already removed or its folder vanished: prune below drops the stale record.
       }
-      await runGit(['worktree', 'prune'], { cwd: target.source }).catch((error: unknown) => errors.push(error));
+      await runGit(['worktree', 'prune'], { cwd: target.source }).catch((error: unknown) =>
+        errors.push(error),
+      );
     }
   }
-  await rm(target.container, { recursive: true, force: true }).catch((error: unknown) => errors.push(error));
+  await rm(target.container, { recursive: true, force: true }).catch((error: unknown) =>
+    errors.push(error),
+  );
   if (errors.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.SandboxFailed,
@@ -540,7 +673,12 @@ async function readMarker(runDir: string): Promise<SandboxMarker | undefined> {
     const parsed: unknown = JSON.parse(await readFile(join(runDir, MARKER_FILE), 'utf8'));
     if (typeof parsed !== 'object' || parsed === null) return undefined;
     const record = parsed as Record<string, unknown>;
-    if (record['kind'] !== MARKER_KIND || typeof record['id'] !== 'string' || !ID_PATTERN.test(record['id'])) return undefined;
+    if (
+      record['kind'] !== MARKER_KIND ||
+      typeof record['id'] !== 'string' ||
+      !ID_PATTERN.test(record['id'])
+    )
+      return undefined;
     if (record['mode'] !== 'worktree' && record['mode'] !== 'folder') return undefined;
     return {
       kind: MARKER_KIND,

@@ -2,16 +2,55 @@ import type { JsonSchemaObject } from '../registry/tool-descriptor.js';
 
 /** Property names (lower-cased, without `_`/`-`) that hold a path whatever their description says. */
 const PATH_NAMES = new Set([
-  'path', 'paths', 'file', 'files', 'filename', 'filenames', 'filepath', 'filepaths', 'directory',
-  'directories', 'dir', 'dirs', 'dirpath', 'directorypath', 'folder', 'folderpath', 'cwd', 'workdir',
-  'workingdirectory', 'sourcepath', 'destinationpath', 'targetpath', 'outputpath', 'inputpath',
+  'path',
+  'paths',
+  'file',
+  'files',
+  'filename',
+  'filenames',
+  'filepath',
+  'filepaths',
+  'directory',
+  'directories',
+  'dir',
+  'dirs',
+  'dirpath',
+  'directorypath',
+  'folder',
+  'folderpath',
+  'cwd',
+  'workdir',
+  'workingdirectory',
+  'sourcepath',
+  'destinationpath',
+  'targetpath',
+  'outputpath',
+  'inputpath',
 ]);
 /** Names that usually hold a path, unless a description says otherwise (`source` may be code). */
-const MAYBE_PATH_NAMES = new Set(['source', 'sources', 'destination', 'dest', 'root', 'target', 'output']);
+const MAYBE_PATH_NAMES = new Set([
+  'source',
+  'sources',
+  'destination',
+  'dest',
+  'root',
+  'target',
+  'output',
+]);
 /** Names that hold a path only when described as a file / `file://` location. */
 const URI_NAMES = new Set(['uri', 'url', 'uris', 'urls', 'fileuri', 'fileurl']);
 /** Last words of camelCase/snake_case names that make a path (`outputFile`, `repo_path`). */
-const PATH_LAST_WORDS = new Set(['path', 'paths', 'file', 'files', 'filename', 'filepath', 'dir', 'directory', 'folder']);
+const PATH_LAST_WORDS = new Set([
+  'path',
+  'paths',
+  'file',
+  'files',
+  'filename',
+  'filepath',
+  'dir',
+  'directory',
+  'folder',
+]);
 
 const PATHY_DESCRIPTION = /\b(?:file|directory|folder|dir)\s*(?:path|name)?\b|\bpath\b|file:\/\//i;
 const FILE_URI_DESCRIPTION = /file:\/\/|\b(?:local )?file\b|\bdirectory\b|\bfolder\b/i;
@@ -33,7 +72,10 @@ export function detectPathArguments(inputSchema: JsonSchemaObject): string[] {
   const found = new Set<string>();
   const root = inputSchema as Record<string, unknown>;
 
-  const resolveRef = (schema: Record<string, unknown>, seen: Set<string>): Record<string, unknown> | undefined => {
+  const resolveRef = (
+    schema: Record<string, unknown>,
+    seen: Set<string>,
+  ): Record<string, unknown> | undefined => {
     const ref = schema['$ref'];
     if (typeof ref !== 'string') return schema;
     if (seen.has(ref) || !ref.startsWith('#/')) return undefined;
@@ -41,33 +83,50 @@ export function detectPathArguments(inputSchema: JsonSchemaObject): string[] {
     let target: unknown = root;
     for (const part of ref.slice(2).split('/')) {
       const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
-      if (typeof target !== 'object' || target === null || !Object.hasOwn(target, key)) return undefined;
+      if (typeof target !== 'object' || target === null || !Object.hasOwn(target, key))
+        return undefined;
       target = (target as Record<string, unknown>)[key];
     }
     return isRecord(target) ? resolveRef(target, seen) : undefined;
   };
 
   /** The schema plus its anyOf/oneOf/allOf branches, refs resolved. */
-  const variants = (schema: Record<string, unknown>, seen: Set<string>, depth: number): Record<string, unknown>[] => {
+  const variants = (
+    schema: Record<string, unknown>,
+    seen: Set<string>,
+    depth: number,
+  ): Record<string, unknown>[] => {
     const resolved = resolveRef(schema, seen);
     if (resolved === undefined || depth > MAX_DEPTH) return [];
     const out = [resolved];
     for (const key of ['anyOf', 'oneOf', 'allOf']) {
       const branches = resolved[key];
       if (!Array.isArray(branches)) continue;
-      for (const branch of branches) if (isRecord(branch)) out.push(...variants(branch, new Set(seen), depth + 1));
+      for (const branch of branches)
+        if (isRecord(branch)) out.push(...variants(branch, new Set(seen), depth + 1));
     }
     return out;
   };
 
-  const visitObject = (schema: Record<string, unknown>, prefix: string, seen: Set<string>, depth: number): void => {
+  const visitObject = (
+    schema: Record<string, unknown>,
+    prefix: string,
+    seen: Set<string>,
+    depth: number,
+  ): void => {
     if (depth > MAX_DEPTH) return;
     for (const variant of variants(schema, seen, depth)) {
       const properties = variant['properties'];
       if (!isRecord(properties)) continue;
       for (const [name, property] of Object.entries(properties)) {
         if (!isRecord(property)) continue;
-        visitProperty(name, property, prefix === '' ? name : `${prefix}.${name}`, new Set(seen), depth + 1);
+        visitProperty(
+          name,
+          property,
+          prefix === '' ? name : `${prefix}.${name}`,
+          new Set(seen),
+          depth + 1,
+        );
       }
     }
   };
@@ -80,14 +139,17 @@ export function detectPathArguments(inputSchema: JsonSchemaObject): string[] {
     depth: number,
   ): void => {
     const forms = variants(schema, seen, depth);
-    const description = forms.map((form) => (typeof form['description'] === 'string' ? form['description'] : '')).join(' ');
+    const description = forms
+      .map((form) => (typeof form['description'] === 'string' ? form['description'] : ''))
+      .join(' ');
     for (const form of forms) {
       const types = typeList(form['type']);
       if (types.includes('array') || isRecord(form['items'])) {
         const items = form['items'];
         if (isRecord(items)) {
           const itemForms = variants(items, new Set(seen), depth + 1);
-          if (itemForms.some((item) => isStringish(item)) && isPathName(name, description)) found.add(`${location}[]`);
+          if (itemForms.some((item) => isStringish(item)) && isPathName(name, description))
+            found.add(`${location}[]`);
           for (const item of itemForms) {
             if (typeList(item['type']).includes('object') || isRecord(item['properties'])) {
               visitObject(item, `${location}[]`, new Set(seen), depth + 1);
@@ -110,7 +172,8 @@ function isPathName(name: string, description: string): boolean {
   const normalized = name.toLowerCase().replace(/[_-]/g, '');
   if (PATH_NAMES.has(normalized)) return true;
   if (URI_NAMES.has(normalized)) return FILE_URI_DESCRIPTION.test(description);
-  if (MAYBE_PATH_NAMES.has(normalized)) return description.trim() === '' || PATHY_DESCRIPTION.test(description);
+  if (MAYBE_PATH_NAMES.has(normalized))
+    return description.trim() === '' || PATHY_DESCRIPTION.test(description);
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .split(/[\s_-]+/)
@@ -140,7 +203,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `@modelcontextprotocol/server-filesystem` is fully covered by detection today; the table pins
  * it so a schema change upstream cannot silently turn rewriting off.
  */
-export const KNOWN_PATH_ARGUMENTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+export const KNOWN_PATH_ARGUMENTS: Readonly<
+  Record<string, Readonly<Record<string, readonly string[]>>>
+> = {
   '@modelcontextprotocol/server-filesystem': {
     read_file: ['path'],
     read_text_file: ['path'],

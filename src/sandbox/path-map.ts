@@ -23,7 +23,10 @@ export interface SandboxPathMap extends PathMap {
    * server byte-identical, and `args` itself is never mutated. Throws `PATH_OUTSIDE_SANDBOX`
    * (with `details.argument`) on the first value that would escape.
    */
-  rewriteArgs(args: Record<string, unknown>, pathArguments: readonly string[]): Record<string, unknown>;
+  rewriteArgs(
+    args: Record<string, unknown>,
+    pathArguments: readonly string[],
+  ): Record<string, unknown>;
   /**
    * Maps sandbox paths in a result back to logical paths: text content, embedded resource text,
    * resource URIs (to `file://<project>/…` when an alias is known) and every string in
@@ -83,8 +86,7 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       .map((path): Base => ({ path, kind: 'alias' })),
   ].sort((a, b) => b.path.length - a.path.length);
   const primaryAlias = bases.find((base) => base.kind === 'alias')?.path;
-  const aliasHint =
-    primaryAlias === undefined ? '' : `, or an absolute path under ${primaryAlias}`;
+  const aliasHint = primaryAlias === undefined ? '' : `, or an absolute path under ${primaryAlias}`;
 
   const refuse = (input: string, reason: string, argument?: string): never => {
     const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
@@ -97,25 +99,34 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   };
 
   const toSandbox = (input: string, argument?: string): string => {
-    if (typeof input !== 'string') return refuse(String(input), 'a path must be a string', argument);
+    if (typeof input !== 'string')
+      return refuse(String(input), 'a path must be a string', argument);
     if (input.length === 0) return refuse(input, 'the path is empty', argument);
     if (input.includes('\0')) return refuse(input, 'it contains a NUL byte', argument);
-    if (input.length > MAX_PATH_LENGTH) return refuse(input, `it is longer than ${MAX_PATH_LENGTH} characters`, argument);
+    if (input.length > MAX_PATH_LENGTH)
+      return refuse(input, `it is longer than ${MAX_PATH_LENGTH} characters`, argument);
     let path = input;
     if (/^file:/i.test(input)) {
       path = fileUriToPath(input) ?? refuse(input, 'it is not a valid local file:// URI', argument);
     } else if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(input)) {
       return refuse(input, 'it is a URL, not a file path', argument);
     }
-    if (path.startsWith('~')) return refuse(input, '"~" is not expanded to a home folder', argument);
+    if (path.startsWith('~'))
+      return refuse(input, '"~" is not expanded to a home folder', argument);
     if (/\$(?:\{|[A-Za-z_])|%[A-Za-z_][A-Za-z0-9_]*%/.test(path)) {
       return refuse(input, 'environment variables are not expanded', argument);
     }
     if (/%(?:2e|2f|5c|00)/i.test(path)) {
-      return refuse(input, 'percent-encoded dots or slashes are not accepted; pass the plain path', argument);
+      return refuse(
+        input,
+        'percent-encoded dots or slashes are not accepted; pass the plain path',
+        argument,
+      );
     }
-    if (path.includes('\\')) return refuse(input, 'backslashes are not path separators here; use "/"', argument);
-    if (/^[A-Za-z]:/.test(path)) return refuse(input, 'Windows drive paths are not accepted', argument);
+    if (path.includes('\\'))
+      return refuse(input, 'backslashes are not path separators here; use "/"', argument);
+    if (/^[A-Za-z]:/.test(path))
+      return refuse(input, 'Windows drive paths are not accepted', argument);
 
     const absolute = isAbsolute(path) ? resolve(path) : resolve(realRoot, path);
     let rel: string | undefined;
@@ -145,7 +156,11 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   };
 
   /** Walks existing components with lstat; every symlink must resolve (realpath) inside the root. */
-  const checkLinks = (input: string, components: readonly string[], argument: string | undefined): void => {
+  const checkLinks = (
+    input: string,
+    components: readonly string[],
+    argument: string | undefined,
+  ): void => {
     let current = realRoot;
     for (const component of components) {
       const next = join(current, component);
@@ -175,7 +190,11 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       }
       const targetRel = relativeInside(realRoot, target);
       if (targetRel === undefined) {
-        return refuse(input, 'it goes through a symbolic link that leads outside the project', argument);
+        return refuse(
+          input,
+          'it goes through a symbolic link that leads outside the project',
+          argument,
+        );
       }
       if (targetRel !== '' && targetRel.split(sep).some(isGitComponent)) {
         return refuse(input, 'it goes through a symbolic link into ".git"', argument);
@@ -192,7 +211,9 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   // Result mapping: one regex over every form of the root, built once. `file://` forms come
   // first so a URI is never half-mapped into `file://src/...`. The negative lookahead stops
   // `/x/run-1` from matching inside `/x/run-10` (component boundary, not string prefix).
-  const uriForms = unique(rootForms.flatMap((form) => [pathToFileURL(form).href, `file://${form}`]));
+  const uriForms = unique(
+    rootForms.flatMap((form) => [pathToFileURL(form).href, `file://${form}`]),
+  );
   const uriAlias = primaryAlias === undefined ? undefined : pathToFileURL(primaryAlias).href;
   const alternatives = [...uriForms, ...rootForms]
     .sort((a, b) => b.length - a.length)
@@ -203,7 +224,10 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   const needles = rootForms;
 
   const fromSandbox = (text: string): string => {
-    if (!needles.some((needle) => text.includes(needle)) && !uriForms.some((form) => text.includes(form))) {
+    if (
+      !needles.some((needle) => text.includes(needle)) &&
+      !uriForms.some((form) => text.includes(form))
+    ) {
       return text;
     }
     return text.replace(pattern, (match: string, slash: string | undefined, offset: number) => {
@@ -234,7 +258,12 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       const mapped = mapStrings(item, depth + 1);
       if (mapped !== item) {
         out ??= { ...(value as Record<string, unknown>) };
-        Object.defineProperty(out, key, { value: mapped, enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(out, key, {
+          value: mapped,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
     }
     return out ?? value;
@@ -256,12 +285,17 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     return {
       ...result,
       ...(content === undefined ? {} : { content }),
-      ...(structured === result.structuredContent ? {} : { structuredContent: structured as Record<string, unknown> }),
+      ...(structured === result.structuredContent
+        ? {}
+        : { structuredContent: structured as Record<string, unknown> }),
     };
   };
 
   const parsedLocations = new Map<string, Segment[]>();
-  const rewriteArgs = (args: Record<string, unknown>, pathArguments: readonly string[]): Record<string, unknown> => {
+  const rewriteArgs = (
+    args: Record<string, unknown>,
+    pathArguments: readonly string[],
+  ): Record<string, unknown> => {
     let out = args;
     for (const location of pathArguments) {
       let segments = parsedLocations.get(location);
@@ -269,7 +303,10 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
         segments = parseLocation(location);
         parsedLocations.set(location, segments);
       }
-      out = rewriteAt(out, segments, 0, (value) => toSandboxArgument(value, location)) as Record<string, unknown>;
+      out = rewriteAt(out, segments, 0, (value) => toSandboxArgument(value, location)) as Record<
+        string,
+        unknown
+      >;
     }
     return out;
   };
@@ -282,7 +319,8 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     fromSandbox,
     rewriteArgs,
     rewriteResult,
-    isInside: (path: string) => rootForms.some((form) => relativeInside(form, resolve(path)) !== undefined),
+    isInside: (path: string) =>
+      rootForms.some((form) => relativeInside(form, resolve(path)) !== undefined),
   };
 }
 
@@ -296,15 +334,23 @@ function parseLocation(location: string): Segment[] {
   return location
     .split('.')
     .filter((part) => part !== '')
-    .map((part) => (part.endsWith('[]') ? { key: part.slice(0, -2), each: true } : { key: part, each: false }));
+    .map((part) =>
+      part.endsWith('[]') ? { key: part.slice(0, -2), each: true } : { key: part, each: false },
+    );
 }
 
 /** Rewrites the string leaves at `segments`, copying only the containers on the way. */
-function rewriteAt(value: unknown, segments: readonly Segment[], index: number, rewrite: (value: string) => string): unknown {
+function rewriteAt(
+  value: unknown,
+  segments: readonly Segment[],
+  index: number,
+  rewrite: (value: string) => string,
+): unknown {
   if (index === segments.length) {
     if (typeof value === 'string') return rewrite(value);
     // Lenient: a location declared without `[]` that holds a list of paths.
-    if (Array.isArray(value)) return value.map((item: unknown) => (typeof item === 'string' ? rewrite(item) : item));
+    if (Array.isArray(value))
+      return value.map((item: unknown) => (typeof item === 'string' ? rewrite(item) : item));
     return value;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
@@ -318,7 +364,12 @@ function rewriteAt(value: unknown, segments: readonly Segment[], index: number, 
       : rewriteAt(child, segments, index + 1, rewrite);
   if (next === child) return value;
   const copy = { ...record };
-  Object.defineProperty(copy, segment.key, { value: next, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(copy, segment.key, {
+    value: next,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
   return copy;
 }
 
@@ -339,10 +390,14 @@ function mapContentItem(item: ContentItem, map: (text: string) => string): Conte
     case 'resource': {
       const resource = item.resource;
       const uri = map(resource.uri);
-      const text = 'text' in resource && typeof resource.text === 'string' ? map(resource.text) : undefined;
+      const text =
+        'text' in resource && typeof resource.text === 'string' ? map(resource.text) : undefined;
       const textChanged = text !== undefined && 'text' in resource && text !== resource.text;
       if (uri === resource.uri && !textChanged) return item;
-      return { ...item, resource: { ...resource, uri, ...(textChanged ? { text } : {}) } } as ContentItem;
+      return {
+        ...item,
+        resource: { ...resource, uri, ...(textChanged ? { text } : {}) },
+      } as ContentItem;
     }
     default:
       return item;

@@ -8,5 +8,10 @@ import type { Root } from '@modelcontextprotocol/sdk/types.js';
  * when the run's sandbox changes.
  */
 export function sandboxRoots(sandbox: { readonly root: string; readonly id?: string }): Root[] {
-  return [{ uri: pathToFileURL(sandbox.root).href, name: sandbox.id === undefined ? 'sandbox' : `sandbox ${sandbox.id}` }];
+  return [
+    {
+      uri: pathToFileURL(sandbox.root).href,
+      name: sandbox.id === undefined ? 'sandbox' : `sandbox ${sandbox.id}`,
+    },
+  ];
 }

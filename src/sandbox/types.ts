@@ -47,7 +47,10 @@ export interface Sandbox extends AsyncDisposable {
    * removed; ignored and never-tracked files are left alone. Takes a safety snapshot first and
    * returns it, so the restore can be undone.
    */
-  restore(sha: string, options?: { signal?: AbortSignal }): Promise<{ safety: Snapshot; changed: ChangedPath[] }>;
+  restore(
+    sha: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }>;
   /** Removes the worktree and its private refs. Idempotent. */
   close(): Promise<void>;
 }

@@ -60,12 +60,18 @@ function numberExample(schema: Schema, integer: boolean): number {
   return integer ? Math.ceil(value) : value;
 }
 
-function generate(schema: unknown, root: Schema, depth: number, options: Required<ExampleValueOptions>): unknown {
+function generate(
+  schema: unknown,
+  root: Schema,
+  depth: number,
+  options: Required<ExampleValueOptions>,
+): unknown {
   if (schema === true || schema === undefined) return 'example';
   if (!isSchema(schema) || depth > options.maxDepth) return null;
   if ('const' in schema) return schema['const'];
   if ('default' in schema) return schema['default'];
-  if (Array.isArray(schema['examples']) && schema['examples'].length > 0) return schema['examples'][0];
+  if (Array.isArray(schema['examples']) && schema['examples'].length > 0)
+    return schema['examples'][0];
   if (Array.isArray(schema['enum']) && schema['enum'].length > 0) return schema['enum'][0];
   if (typeof schema['$ref'] === 'string') {
     return generate(resolveRef(root, schema['$ref']), root, depth + 1, options);
@@ -74,7 +80,8 @@ function generate(schema: unknown, root: Schema, depth: number, options: Require
     const choices = schema[key];
     if (Array.isArray(choices) && choices.length > 0) {
       // Prefer a non-null branch: `anyOf: [{type:'null'}, X]` means "optional X".
-      const branch = choices.find((choice) => !(isSchema(choice) && choice['type'] === 'null')) ?? choices[0];
+      const branch =
+        choices.find((choice) => !(isSchema(choice) && choice['type'] === 'null')) ?? choices[0];
       return generate(branch, root, depth + 1, options);
     }
   }
@@ -98,7 +105,9 @@ function generate(schema: unknown, root: Schema, depth: number, options: Require
     case 'object': {
       const properties = isSchema(schema['properties']) ? schema['properties'] : {};
       const required = new Set(
-        Array.isArray(schema['required']) ? schema['required'].filter((item) => typeof item === 'string') : [],
+        Array.isArray(schema['required'])
+          ? schema['required'].filter((item) => typeof item === 'string')
+          : [],
       );
       const result: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(properties)) {
@@ -142,7 +151,13 @@ function generate(schema: unknown, root: Schema, depth: number, options: Require
  * `minimum`, `minLength`, `minItems` and common string formats. Never throws; unknown shapes
  * give `"example"`, too-deep recursion gives `null`.
  */
-export function exampleValueFromSchema(schema: unknown, options: ExampleValueOptions = {}): unknown {
-  const resolved = { includeOptional: options.includeOptional ?? false, maxDepth: options.maxDepth ?? 8 };
+export function exampleValueFromSchema(
+  schema: unknown,
+  options: ExampleValueOptions = {},
+): unknown {
+  const resolved = {
+    includeOptional: options.includeOptional ?? false,
+    maxDepth: options.maxDepth ?? 8,
+  };
   return generate(schema, isSchema(schema) ? schema : {}, 0, resolved);
 }

@@ -126,7 +126,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
   const log = options.log ?? (() => undefined);
   const token = options.token;
   if (token !== undefined && token.length === 0) {
-    throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'The bearer token is empty; pass a non-empty --token or none.');
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      'The bearer token is empty; pass a non-empty --token or none.',
+    );
   }
   if (!isLoopbackHost(host)) {
     if (options.allowNonLoopback !== true || token === undefined) {
@@ -218,17 +221,27 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     if (method === 'POST') {
       const declared = Number(req.headers['content-length'] ?? '0');
       if (declared > maxBodyBytes) {
-        sendJson(res, 413, rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`), {
-          connection: 'close',
-        });
+        sendJson(
+          res,
+          413,
+          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
+          {
+            connection: 'close',
+          },
+        );
         req.resume();
         return;
       }
       const raw = await readBody(req, maxBodyBytes);
       if (raw === undefined) {
-        sendJson(res, 413, rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`), {
-          connection: 'close',
-        });
+        sendJson(
+          res,
+          413,
+          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
+          {
+            connection: 'close',
+          },
+        );
         req.destroy();
         return;
       }
@@ -255,13 +268,18 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     }
     const initializing =
       method === 'POST' &&
-      (isInitializeRequest(body) || (Array.isArray(body) && body.some((m) => isInitializeRequest(m))));
+      (isInitializeRequest(body) ||
+        (Array.isArray(body) && body.some((m) => isInitializeRequest(m))));
     if (!initializing) {
       sendJson(res, 400, rpcError(-32000, 'Bad Request: no Mcp-Session-Id; initialize first'));
       return;
     }
     if (sessions.size >= maxSessions) {
-      sendJson(res, 503, rpcError(-32000, `Too many sessions (limit ${maxSessions}); end one with DELETE`));
+      sendJson(
+        res,
+        503,
+        rpcError(-32000, `Too many sessions (limit ${maxSessions}); end one with DELETE`),
+      );
       return;
     }
     const transport = await newSession(identity);
@@ -302,7 +320,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
   const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 0);
   const hostForUrl = isIP(host) === 6 ? `[${host}]` : host;
 
-  const hostNames = isLoopbackHost(host) ? ['127.0.0.1', 'localhost', '[::1]', hostForUrl] : [hostForUrl];
+  const hostNames = isLoopbackHost(host)
+    ? ['127.0.0.1', 'localhost', '[::1]', hostForUrl]
+    : [hostForUrl];
   allowedHosts = new Set([
     ...hostNames.map((name) => `${name}:${port}`.toLowerCase()),
     ...(options.allowedHosts ?? []).map((value) => value.toLowerCase()),
@@ -312,15 +332,18 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     ...(options.allowedOrigins ?? []).map((value) => value.toLowerCase()),
   ]);
 
-  const idleTimer = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const session of [...sessions.values()]) {
-      if (session.lastSeen < cutoff) {
-        log(`mcp http: closing idle session ${session.id}`);
-        void session.transport.close();
+  const idleTimer = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const session of [...sessions.values()]) {
+        if (session.lastSeen < cutoff) {
+          log(`mcp http: closing idle session ${session.id}`);
+          void session.transport.close();
+        }
       }
-    }
-  }, Math.min(idleMs, 60_000));
+    },
+    Math.min(idleMs, 60_000),
+  );
   idleTimer.unref();
 
   let closing: Promise<void> | undefined;
@@ -342,7 +365,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       // SSE streams and keep-alive sockets would hold `close` open forever.
       httpServer.closeAllConnections();
       await stopped;
-      if (failures.length > 0) throw new AggregateError(failures, 'Closing MCP HTTP sessions failed');
+      if (failures.length > 0)
+        throw new AggregateError(failures, 'Closing MCP HTTP sessions failed');
     })();
     return closing;
   };

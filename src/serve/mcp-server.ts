@@ -8,11 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type {
-  ToolCallContext,
-  ToolDescriptor,
-  ToolResult,
-} from '../registry/tool-descriptor.js';
+import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
 import { createServedToolSet } from './served-tool-set.js';
 import type { ServedToolSet, ServedToolSetOptions } from './served-tool-set.js';
 
@@ -144,7 +140,8 @@ class ServedMcpServer extends Server {
  * `notifications/tools/list_changed`.
  *
  * Connect it with `server.connect(transport)`; `server.close()` closes the connection and drops
- * the registry subscription (a shared `toolSet` stays open; its owner closes it).
+ * the registry subscription (a shared `toolSet` stays open; its owner closes it). The server uses
+ * its own `oninitialized` hook to know when it may notify; do not replace it.
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
   if (options.toolSet === undefined && options.entries === undefined) {

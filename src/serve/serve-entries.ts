@@ -86,7 +86,9 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
       stdin.off('end', onEnd);
       stdin.off('close', onEnd);
       options.signal?.removeEventListener('abort', onAbort);
-      await server.close().catch((error: unknown) => log(`mcp stdio: close failed: ${errorMessage(error)}`));
+      await server
+        .close()
+        .catch((error: unknown) => log(`mcp stdio: close failed: ${errorMessage(error)}`));
       // The error listener stays: a late EPIPE must not become an uncaught 'error' event.
     }
   } finally {
@@ -98,5 +100,7 @@ function waitForAbort(signal: AbortSignal | undefined): Promise<void> {
   // Without a signal the endpoint runs until the process ends.
   if (signal === undefined) return new Promise(() => undefined);
   if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }

@@ -70,7 +70,8 @@ function isRegistry(source: ServedToolSource): source is ServedToolRegistry {
 
 function registryReader(registry: ServedToolRegistry): () => readonly ToolEntry[] {
   if ('list' in registry && typeof registry.list === 'function') return () => registry.list();
-  if ('entries' in registry && typeof registry.entries === 'function') return () => registry.entries();
+  if ('entries' in registry && typeof registry.entries === 'function')
+    return () => registry.entries();
   throw new AgentsError(
     AgentsErrorCode.ConfigInvalid,
     'The tool registry to serve has neither list() nor entries(); pass a registry or a function returning ToolEntry[].',
@@ -145,7 +146,8 @@ export function createServedToolSet(options: ServedToolSetOptions): ServedToolSe
     },
     get(name) {
       for (const entry of readEntries()) {
-        if (entry.descriptor.name === name) return { tool: served(entry), available: available(entry) };
+        if (entry.descriptor.name === name)
+          return { tool: served(entry), available: available(entry) };
       }
       return undefined;
     },

@@ -5,9 +5,10 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { NamedServerConfig } from '../config/schemas.js';
-import { formatCommandLine, formatUrl } from './redact.js';
+import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
+import { waitAtMost } from './wait-at-most.js';
 
 /** Options of {@link createServerTransport}. */
 export interface ServerTransportOptions {
@@ -59,7 +60,9 @@ export function createServerTransport(
     });
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }
-  const requestInit: RequestInit | undefined = config.headers ? { headers: { ...config.headers } } : undefined;
+  const requestInit: RequestInit | undefined = config.headers
+    ? { headers: { ...config.headers } }
+    : undefined;
   if (config.transport === 'sse') {
     const sse = new SSEClientTransport(new URL(config.url), { requestInit });
     return { transport: sse, target, close: () => sse.close().catch(() => undefined) };
@@ -71,16 +74,14 @@ export function createServerTransport(
     closing ??= (async () => {
       // The spec asks clients to end sessions with DELETE; bounded, and a failure is not fatal.
       if (http.sessionId !== undefined) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
+        await waitAtMost(
           http.terminateSession().catch((error: unknown) => {
-            options.logger?.debug(`Server "${config.name}": session DELETE failed`, { error: String(error) });
+            options.logger?.debug(`Server "${config.name}": session DELETE failed`, {
+              error: String(error),
+            });
           }),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, shutdownMs);
-          }),
-        ]);
-        clearTimeout(timer);
+          shutdownMs,
+        );
       }
       await http.close().catch(() => undefined);
     })();

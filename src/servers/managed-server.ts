@@ -13,8 +13,19 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { NamedServerConfig, ToolOverrides } from '../config/schemas.js';
-import { AgentsError, AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
-import { createMcpToolEntries, listAllTools, type McpToolCaller } from '../mcp/tool-adapter.js';
+import {
+  AgentsError,
+  AgentsErrorCode,
+  ServerError,
+  errorMessage,
+  type ServerPhase,
+} from '../errors.js';
+import {
+  createMcpToolEntries,
+  listAllTools,
+  toolCallSignal,
+  type McpToolCaller,
+} from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
@@ -26,7 +37,8 @@ import {
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
 
 /** Where a managed server is in its life. */
-export type ManagedServerStatus = 'idle' | 'starting' | 'ready' | 'restarting' | 'failed' | 'closed';
+export type ManagedServerStatus =
+  'idle' | 'starting' | 'ready' | 'restarting' | 'failed' | 'closed';
 
 /** Options of {@link createManagedServer}. */
 export interface ManagedServerOptions {
@@ -123,7 +135,10 @@ interface Connection {
 }
 
 /** Creates a managed server (not started: call `start()`). */
-export function createManagedServer(config: NamedServerConfig, options: ManagedServerOptions = {}): ManagedServer {
+export function createManagedServer(
+  config: NamedServerConfig,
+  options: ManagedServerOptions = {},
+): ManagedServer {
   return new ManagedServerImpl(config, options);
 }
 
@@ -180,7 +195,7 @@ class ManagedServerImpl implements ManagedServer {
   private healthTimer: NodeJS.Timeout | undefined;
   private healthCheck: Promise<void> | undefined;
   private warnedUndeclaredListChanged = false;
-  private readyWaiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  private readyWaiters: Array<{ resolve: () => void; reject: (error: ServerError) => void }> = [];
 
   constructor(config: NamedServerConfig, options: ManagedServerOptions) {
     this.name = config.name;
@@ -258,7 +273,9 @@ class ManagedServerImpl implements ManagedServer {
   }
 
   /** Connects a fresh client and lists all tools, within the startup budget. Cleans up on failure. */
-  private async connectOnce(signal: AbortSignal | undefined): Promise<{ connection: Connection; tools: Tool[] }> {
+  private async connectOnce(
+    signal: AbortSignal | undefined,
+  ): Promise<{ connection: Connection; tools: Tool[] }> {
     const serverTransport = this.transportFactory(this.config);
     this.startingTransport = serverTransport;
     const generation = ++this.generation;
@@ -286,8 +303,11 @@ class ManagedServerImpl implements ManagedServer {
       }));
     }
     // Registered before connect: a server may send list_changed right after initialize.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(generation));
-    client.onerror = (error) => this.logger.debug(`Server "${this.name}": ${error.message}`, { serverName: this.name });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      this.onListChanged(generation),
+    );
+    client.onerror = (error) =>
+      this.logger.debug(`Server "${this.name}": ${error.message}`, { serverName: this.name });
     client.onclose = () => this.onConnectionClosed(connection);
 
     const deadline = Date.now() + this.timeouts.startupMs;
@@ -321,7 +341,9 @@ class ManagedServerImpl implements ManagedServer {
     } catch (error) {
       connection.superseded = true;
       // Describe before closing: closing kills the group, which would hide the real exit status.
-      const failure = this.closing ? this.closedError(phase) : this.describeFailure(error, serverTransport, phase);
+      const failure = this.closing
+        ? this.closedError(phase)
+        : this.describeFailure(error, serverTransport, phase);
       await serverTransport.close();
       await client.close().catch(() => undefined);
       throw failure;
@@ -382,7 +404,12 @@ class ManagedServerImpl implements ManagedServer {
     }
   }
 
-  private install(connection: Connection, tools: Tool[], reason: ToolsChangedReason | undefined, started: number): void {
+  private install(
+    connection: Connection,
+    tools: Tool[],
+    reason: ToolsChangedReason | undefined,
+    started: number,
+  ): void {
     try {
       // Build first: a tool list that cannot be used (e.g. duplicate names) must not leave a connection behind.
       this.swapTools(tools, reason);
@@ -444,16 +471,33 @@ class ManagedServerImpl implements ManagedServer {
     this.toolsByName = new Map(next.map((entry) => [entry.descriptor.originalName, entry]));
     this.listed = true;
     if (reason && (added.length > 0 || removed.length > 0 || changed.length > 0)) {
-      this.logger.info(`Server "${this.name}" tools changed (${reason})`, { added, removed, changed });
-      this.events.emit('tools-changed', { serverName: this.name, reason, added, removed, changed, entries: this.currentEntries });
+      this.logger.info(`Server "${this.name}" tools changed (${reason})`, {
+        added,
+        removed,
+        changed,
+      });
+      this.events.emit('tools-changed', {
+        serverName: this.name,
+        reason,
+        added,
+        removed,
+        changed,
+        entries: this.currentEntries,
+      });
     }
   }
 
   private onListChanged(generation: number): void {
     if (this.closing || generation !== this.generation) return;
-    if (!this.serverCapabilities?.tools?.listChanged && !this.warnedUndeclaredListChanged && this.status === 'ready') {
+    if (
+      !this.serverCapabilities?.tools?.listChanged &&
+      !this.warnedUndeclaredListChanged &&
+      this.status === 'ready'
+    ) {
       this.warnedUndeclaredListChanged = true;
-      this.logger.warn(`Server "${this.name}" sent tools/list_changed without declaring tools.listChanged; refreshing anyway`);
+      this.logger.warn(
+        `Server "${this.name}" sent tools/list_changed without declaring tools.listChanged; refreshing anyway`,
+      );
     }
     // Debounced; at most one refresh in flight and one queued (a storm costs a handful of lists).
     clearTimeout(this.debounceTimer);
@@ -481,7 +525,10 @@ class ManagedServerImpl implements ManagedServer {
       });
   }
 
-  async refreshTools(options: { signal?: AbortSignal } = {}, reason: ToolsChangedReason = 'refresh'): Promise<void> {
+  async refreshTools(
+    options: { signal?: AbortSignal } = {},
+    reason: ToolsChangedReason = 'refresh',
+  ): Promise<void> {
     const connection = this.connection;
     if (!connection || this.status !== 'ready') {
       if (this.status === 'starting' || this.status === 'restarting') return;
@@ -492,7 +539,10 @@ class ManagedServerImpl implements ManagedServer {
       );
     }
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new Error('tools/list timed out')), this.timeouts.callMs);
+    const timer = setTimeout(
+      () => abort.abort(new Error('tools/list timed out')),
+      this.timeouts.callMs,
+    );
     const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
     try {
       const tools = await listAllTools(connection.client, { signal, serverName: this.name });
@@ -504,14 +554,20 @@ class ManagedServerImpl implements ManagedServer {
       if (connection !== this.connection || this.closing) return;
       this.stale = true;
       const failure = this.describeFailure(error, connection.serverTransport, 'list');
-      this.logger.warn(`${failure.message} Keeping the last known tool set (marked stale).`, { serverName: this.name });
+      this.logger.warn(`${failure.message} Keeping the last known tool set (marked stale).`, {
+        serverName: this.name,
+      });
       throw failure;
     } finally {
       clearTimeout(timer);
     }
   }
 
-  async callTool(name: string, args: Record<string, unknown>, context: ToolCallContext = {}): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolCallContext = {},
+  ): Promise<CallToolResult> {
     return this.callOnce(name, args, context, true);
   }
 
@@ -521,10 +577,12 @@ class ManagedServerImpl implements ManagedServer {
     callContext: ToolCallContext,
     mayRetry: boolean,
   ): Promise<CallToolResult> {
-    // LangGraph passes its abort signal in the RunnableConfig.
-    const context = callContext.signal ? callContext : { ...callContext, signal: configSignal(callContext.config) };
+    // LangGraph passes its abort signal in the RunnableConfig; either signal cancels the call.
+    const signal = toolCallSignal(callContext);
+    const context = signal === callContext.signal ? callContext : { ...callContext, signal };
     context.signal?.throwIfAborted();
-    if (this.listed && !this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
+    if (this.listed && !this.toolsByName.has(name))
+      return toolNoLongerAvailableResult(this.name, name);
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
     try {
@@ -539,7 +597,11 @@ class ManagedServerImpl implements ManagedServer {
           // Passing onprogress makes the SDK send a progress token, which is what lets progress
           // reset the timeout at all; maxTotalTimeout still caps the call.
           onprogress: (progress) =>
-            context.onProgress?.({ progress: progress.progress, total: progress.total, message: progress.message }),
+            context.onProgress?.({
+              progress: progress.progress,
+              total: progress.total,
+              message: progress.message,
+            }),
         },
       );
       this.restartAttempts = 0;
@@ -553,7 +615,7 @@ class ManagedServerImpl implements ManagedServer {
           { cause: context.signal.reason },
         );
       }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
         const capped = /maximum total timeout/i.test(error.message);
         // One slow call does not make a server unhealthy; a failed ping does.
         void this.checkHealth();
@@ -578,9 +640,15 @@ class ManagedServerImpl implements ManagedServer {
         const failure = this.describeFailure(error, connection.serverTransport, 'call', name);
         const entry = this.toolsByName.get(name);
         const readOnly =
-          entry?.descriptor.capabilities.readOnly.value === true && entry.descriptor.capabilities.writes.value === false;
+          entry?.descriptor.capabilities.readOnly.value === true &&
+          entry.descriptor.capabilities.writes.value === false;
         // Write-class calls are never repeated: the server may have done the work before dying.
-        if (mayRetry && readOnly && (this.options.retryReadOnlyAfterRestart ?? true) && this.restartPolicy.enabled) {
+        if (
+          mayRetry &&
+          readOnly &&
+          (this.options.retryReadOnlyAfterRestart ?? true) &&
+          this.restartPolicy.enabled
+        ) {
           try {
             await this.readyConnection(context.signal, name);
           } catch {
@@ -600,7 +668,10 @@ class ManagedServerImpl implements ManagedServer {
   }
 
   /** The live connection, waiting (up to the call timeout) while a restart is under way. */
-  private async readyConnection(signal: AbortSignal | undefined, toolName: string): Promise<Connection> {
+  private async readyConnection(
+    signal: AbortSignal | undefined,
+    toolName: string,
+  ): Promise<Connection> {
     if (this.status === 'ready' && this.connection) return this.connection;
     if (this.status === 'closed' || this.closing) throw this.closedError('call', toolName);
     if (this.status === 'failed' || this.status === 'idle') {
@@ -626,14 +697,21 @@ class ManagedServerImpl implements ManagedServer {
       }, this.timeouts.callMs);
       const onAbort = (): void => {
         finish();
-        reject(signal?.reason);
+        reject(
+          new ServerError(
+            AgentsErrorCode.Aborted,
+            `Tool call "${toolName}" on server "${this.name}" was cancelled while the server was restarting; it was not sent.`,
+            { ...this.details('call', undefined), toolName },
+            { cause: signal?.reason },
+          ),
+        );
       };
       const waiter = {
         resolve: () => {
           finish();
           resolve();
         },
-        reject: (error: unknown) => {
+        reject: (error: ServerError) => {
           finish();
           reject(error);
         },
@@ -645,7 +723,8 @@ class ManagedServerImpl implements ManagedServer {
         if (index !== -1) this.readyWaiters.splice(index, 1);
       };
       this.readyWaiters.push(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted === true) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
     });
     if (!this.connection) throw this.closedError('call', toolName);
     return this.connection;
@@ -690,7 +769,10 @@ class ManagedServerImpl implements ManagedServer {
       return;
     }
     this.restartAttempts += 1;
-    const base = Math.min(this.restartPolicy.maxDelayMs, this.restartPolicy.initialDelayMs * 2 ** (this.restartAttempts - 1));
+    const base = Math.min(
+      this.restartPolicy.maxDelayMs,
+      this.restartPolicy.initialDelayMs * 2 ** (this.restartAttempts - 1),
+    );
     // ±20% jitter, so several crashed servers do not restart in lock step.
     const delayMs = Math.round(base * (0.8 + Math.random() * 0.4));
     this.status = 'restarting';
@@ -723,7 +805,9 @@ class ManagedServerImpl implements ManagedServer {
       this.install(connection, tools, reason, started);
     } catch (error) {
       const failure = this.asServerError(error, 'initialize');
-      this.logger.warn(`Restarting server "${this.name}" failed: ${failure.message}`, { serverName: this.name });
+      this.logger.warn(`Restarting server "${this.name}" failed: ${failure.message}`, {
+        serverName: this.name,
+      });
       this.scheduleRestart(failure);
     }
   }
@@ -755,7 +839,9 @@ class ManagedServerImpl implements ManagedServer {
       this.restartAttempts = 0;
     } catch (error) {
       throw new ServerError(
-        error instanceof McpError && error.code === ErrorCode.RequestTimeout ? AgentsErrorCode.Timeout : AgentsErrorCode.ServerUnavailable,
+        isMcpErrorCode(error, ErrorCode.RequestTimeout)
+          ? AgentsErrorCode.Timeout
+          : AgentsErrorCode.ServerUnavailable,
         `Server "${this.name}" did not answer ping within ${this.timeouts.pingMs} ms: ${errorMessage(error)}`,
         this.details('ping', connection.serverTransport),
         { cause: error },
@@ -772,7 +858,10 @@ class ManagedServerImpl implements ManagedServer {
         await this.ping();
       } catch (error) {
         if (connection !== this.connection || this.closing) return;
-        this.logger.warn(`Server "${this.name}" is unresponsive (${errorMessage(error)}); restarting it`, { serverName: this.name });
+        this.logger.warn(
+          `Server "${this.name}" is unresponsive (${errorMessage(error)}); restarting it`,
+          { serverName: this.name },
+        );
         connection.endReason = 'unresponsive';
         // Closing the transport fires onConnectionClosed, which schedules the restart.
         await connection.serverTransport.close();
@@ -820,7 +909,12 @@ class ManagedServerImpl implements ManagedServer {
     await this.refreshing?.catch(() => undefined);
     if (wasRunning || connection) {
       const exit = connection?.serverTransport.stdio?.exit;
-      this.events.emit('server-end', { serverName: this.name, reason: 'closed', exitCode: exit?.exitCode, signal: exit?.signal });
+      this.events.emit('server-end', {
+        serverName: this.name,
+        reason: 'closed',
+        exitCode: exit?.exitCode,
+        signal: exit?.signal,
+      });
     }
     this.events.clear();
     if (errors.length > 0) {
@@ -833,7 +927,7 @@ class ManagedServerImpl implements ManagedServer {
     }
   }
 
-  private rejectWaiters(error: unknown): void {
+  private rejectWaiters(error: ServerError): void {
     for (const waiter of this.readyWaiters.splice(0)) waiter.reject(error);
   }
 
@@ -870,17 +964,31 @@ class ManagedServerImpl implements ManagedServer {
   }
 
   /** Turns a failure into a ServerError naming the server, phase, target, exit and stderr tail. */
-  private describeFailure(error: unknown, serverTransport: ServerTransport, phase: ServerPhase, toolName?: string): ServerError {
+  private describeFailure(
+    error: unknown,
+    serverTransport: ServerTransport,
+    phase: ServerPhase,
+    toolName?: string,
+  ): ServerError {
     if (
       error instanceof ServerError &&
-      (error.code === AgentsErrorCode.Timeout || error.code === AgentsErrorCode.Aborted || error.code === AgentsErrorCode.Closed)
+      (error.code === AgentsErrorCode.Timeout ||
+        error.code === AgentsErrorCode.Aborted ||
+        error.code === AgentsErrorCode.Closed)
     ) {
       return error;
     }
     const stdio = serverTransport.stdio;
     const details = { ...this.details(phase, serverTransport), ...(toolName ? { toolName } : {}) };
-    const during = phase === 'call' && toolName ? `tools/call "${toolName}"` : phase === 'list' ? 'tools/list' : phase;
-    const stderr = details.stderrTail ? ` Last stderr lines:\n${lastLines(details.stderrTail, 10)}` : '';
+    const during =
+      phase === 'call' && toolName
+        ? `tools/call "${toolName}"`
+        : phase === 'list'
+          ? 'tools/list'
+          : phase;
+    const stderr = details.stderrTail
+      ? ` Last stderr lines:\n${lastLines(details.stderrTail, 10)}`
+      : '';
     if (stdio?.failure) {
       return new ServerError(
         AgentsError.isInstance(stdio.failure) ? stdio.failure.code : AgentsErrorCode.ProtocolError,
@@ -890,27 +998,44 @@ class ManagedServerImpl implements ManagedServer {
       );
     }
     if (stdio?.exit) {
-      const how = stdio.exit.signal ? `was killed by ${stdio.exit.signal}` : `exited with code ${stdio.exit.exitCode}`;
+      const how = stdio.exit.signal
+        ? `was killed by ${stdio.exit.signal}`
+        : `exited with code ${stdio.exit.exitCode}`;
       return new ServerError(
-        phase === 'call' || phase === 'list' ? AgentsErrorCode.ServerUnavailable : AgentsErrorCode.ServerStartFailed,
+        phase === 'call' || phase === 'list'
+          ? AgentsErrorCode.ServerUnavailable
+          : AgentsErrorCode.ServerStartFailed,
         `Server "${this.name}" ${how} during ${during} (command: ${serverTransport.target}).${stderr}`,
         details,
         { cause: error },
       );
     }
-    if (error instanceof ServerError && error.details.serverName === this.name && !isConnectionClosed(error.cause)) {
+    if (
+      error instanceof ServerError &&
+      error.details.serverName === this.name &&
+      !isConnectionClosed(error.cause)
+    ) {
       return error;
     }
-    if (isConnectionClosed(error) || (error instanceof ServerError && isConnectionClosed(error.cause))) {
+    if (
+      isConnectionClosed(error) ||
+      (error instanceof ServerError && isConnectionClosed(error.cause))
+    ) {
       return new ServerError(
-        phase === 'call' || phase === 'list' ? AgentsErrorCode.ServerUnavailable : AgentsErrorCode.ServerStartFailed,
+        phase === 'call' || phase === 'list'
+          ? AgentsErrorCode.ServerUnavailable
+          : AgentsErrorCode.ServerStartFailed,
         `The connection to server "${this.name}" closed during ${during} (${serverTransport.target}).${stderr}`,
         details,
         { cause: error },
       );
     }
     return new ServerError(
-      phase === 'call' ? AgentsErrorCode.ToolCallFailed : phase === 'list' ? AgentsErrorCode.ProtocolError : AgentsErrorCode.ServerStartFailed,
+      phase === 'call'
+        ? AgentsErrorCode.ToolCallFailed
+        : phase === 'list'
+          ? AgentsErrorCode.ProtocolError
+          : AgentsErrorCode.ServerStartFailed,
       `Server "${this.name}" failed during ${during} (${serverTransport.target}): ${errorMessage(error)}${stderr}`,
       details,
       { cause: error },
@@ -918,14 +1043,15 @@ class ManagedServerImpl implements ManagedServer {
   }
 }
 
-function configSignal(config: unknown): AbortSignal | undefined {
-  if (typeof config !== 'object' || config === null) return undefined;
-  const signal = (config as { signal?: unknown }).signal;
-  return signal instanceof AbortSignal ? signal : undefined;
+function isMcpErrorCode(error: unknown, code: ErrorCode): boolean {
+  if (!(error instanceof McpError)) return false;
+  // McpError.code is a plain number; widen the enum member to compare like with like.
+  const expected: number = code;
+  return error.code === expected;
 }
 
 function isConnectionClosed(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+  return isMcpErrorCode(error, ErrorCode.ConnectionClosed);
 }
 
 function lastLines(text: string, count: number): string {
@@ -939,7 +1065,8 @@ function lastLines(text: string, count: number): string {
 function withheldReadOnlyUpgrade(old: ToolEntry, next: ToolEntry): ToolEntry {
   const before = old.descriptor.capabilities;
   const after = next.descriptor.capabilities;
-  if (before.readOnly.value || !after.readOnly.value || after.readOnly.source === 'override') return next;
+  if (before.readOnly.value || !after.readOnly.value || after.readOnly.source === 'override')
+    return next;
   return {
     execute: (args, context) => next.execute(args, context),
     descriptor: {
@@ -949,11 +1076,15 @@ function withheldReadOnlyUpgrade(old: ToolEntry, next: ToolEntry): ToolEntry {
         readOnly: {
           value: false,
           source: before.readOnly.source,
-          reason: 'definition changed at run time; the read-only upgrade is withheld until an operator overrides it',
+          reason:
+            'definition changed at run time; the read-only upgrade is withheld until an operator overrides it',
         },
         writes: before.writes,
         destructive: before.destructive,
-        disagreements: [...after.disagreements, 'read-only upgrade after a definition change was withheld'],
+        disagreements: [
+          ...after.disagreements,
+          'read-only upgrade after a definition change was withheld',
+        ],
       },
     },
   };

@@ -1,6 +1,11 @@
 import type { NamedServerConfig } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
-import { createManagedServer, type ManagedServer, type ManagedServerOptions } from './managed-server.js';
+import { canonicalJson } from '../mcp/fingerprint.js';
+import {
+  createManagedServer,
+  type ManagedServer,
+  type ManagedServerOptions,
+} from './managed-server.js';
 import { describeServerTarget } from './connect.js';
 import {
   ServerEventEmitter,
@@ -40,7 +45,10 @@ export interface ServerManager extends AsyncDisposable, ServerEventSource {
    * the first failure (a {@link ServerError}) is thrown. A name already running with a
    * different config throws CONFIG_INVALID.
    */
-  acquire(configs: readonly NamedServerConfig[], options?: { signal?: AbortSignal }): Promise<ServerLease>;
+  acquire(
+    configs: readonly NamedServerConfig[],
+    options?: { signal?: AbortSignal },
+  ): Promise<ServerLease>;
   /** A running (or starting) server by name. */
   get(name: string): ManagedServer | undefined;
   /** Every server the manager holds, in start order. */
@@ -69,7 +77,12 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
   let closing: Promise<void> | undefined;
 
   const forward = (server: ManagedServer): (() => void) => {
-    const names: ServerEventName[] = ['server-start', 'server-end', 'server-restart', 'tools-changed'];
+    const names: ServerEventName[] = [
+      'server-start',
+      'server-end',
+      'server-restart',
+      'tools-changed',
+    ];
     const offs = names.map((name) =>
       server.on(name, (event: ServerEventMap[typeof name]) => events.emit(name, event as never)),
     );
@@ -104,17 +117,24 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     }
     const failures = await stop(toStop);
     if (failures.length > 0) {
-      throw new AggregateError(failures, `Stopping ${failures.length} server(s) failed: ${failures.map(errorMessage).join('; ')}`);
+      throw new AggregateError(
+        failures,
+        `Stopping ${failures.length} server(s) failed: ${failures.map(errorMessage).join('; ')}`,
+      );
     }
   };
 
   const manager: ServerManager = {
     async acquire(configs, acquireOptions = {}) {
       if (closed) {
-        throw new ServerError(AgentsErrorCode.Closed, 'The server manager is closed; create a new one.', {
-          serverName: configs[0]?.name ?? '',
-          phase: 'spawn',
-        });
+        throw new ServerError(
+          AgentsErrorCode.Closed,
+          'The server manager is closed; create a new one.',
+          {
+            serverName: configs[0]?.name ?? '',
+            phase: 'spawn',
+          },
+        );
       }
       acquireOptions.signal?.throwIfAborted();
       const names: string[] = [];
@@ -122,7 +142,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       for (const config of configs) {
         if (seen.has(config.name)) continue;
         seen.add(config.name);
-        const configKey = stableKey(config);
+        // Equal for equal configs whatever the key order.
+        const configKey = canonicalJson(config);
         const existing = held.get(config.name);
         if (existing && existing.configKey !== configKey) {
           // Undo the references this call took so far.
@@ -151,15 +172,35 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         }
         names.push(config.name);
       }
-      const results = await Promise.allSettled(names.map((name) => held.get(name)?.started ?? Promise.resolve()));
-      const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+      const results = await Promise.allSettled(
+        names.map((name) => held.get(name)?.started ?? Promise.resolve()),
+      );
+      const failures = results.flatMap((result) =>
+        result.status === 'rejected' ? [result.reason as unknown] : [],
+      );
       if (failures.length > 0) {
         // Stop what this call started or joined, so a failing server never leaves siblings running.
-        await releaseNames(names).catch((error: unknown) => logger.error(`Cleanup after a failed acquire: ${errorMessage(error)}`));
-        for (const extra of failures.slice(1)) logger.warn(`Another server also failed to start: ${errorMessage(extra)}`);
+        await releaseNames(names).catch((error: unknown) =>
+          logger.error(`Cleanup after a failed acquire: ${errorMessage(error)}`),
+        );
+        for (const extra of failures.slice(1))
+          logger.warn(`Another server also failed to start: ${errorMessage(extra)}`);
         throw failures[0];
       }
-      const servers = names.map((name) => held.get(name)!.server);
+      const servers: ManagedServer[] = [];
+      for (const name of names) {
+        const entry = held.get(name);
+        // close() ran while this call waited: it already stopped these servers.
+        if (entry === undefined || closed) {
+          await releaseNames(names).catch(() => undefined);
+          throw new ServerError(
+            AgentsErrorCode.Closed,
+            `The server manager was closed while server "${name}" was starting; create a new one.`,
+            { serverName: name, phase: 'initialize' },
+          );
+        }
+        servers.push(entry.server);
+      }
       let released: Promise<void> | undefined;
       const release = (): Promise<void> => {
         released ??= releaseNames(names);
@@ -197,7 +238,10 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         const failures = await stop(all);
         events.clear();
         if (failures.length > 0) {
-          throw new AggregateError(failures, `Closing ${failures.length} server(s) failed: ${failures.map(errorMessage).join('; ')}`);
+          throw new AggregateError(
+            failures,
+            `Closing ${failures.length} server(s) failed: ${failures.map(errorMessage).join('; ')}`,
+          );
         }
       })();
       return closing;
@@ -210,14 +254,3 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
   return manager;
 }
 
-/** A key that is equal for equal configs whatever the key order. */
-function stableKey(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableKey).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableKey(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'undefined';
-}

@@ -4,8 +4,9 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
-import { formatCommandLine } from './redact.js';
+import { formatCommandLine } from '../redact.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { waitAtMost } from './wait-at-most.js';
 
 /** Largest stdout line (one JSON-RPC message) accepted from a server, in bytes. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -196,7 +197,11 @@ class ProcessStdioTransport implements StdioTransport {
 
   start(): Promise<void> {
     if (this.state !== 'new') {
-      return Promise.reject(new Error(`The stdio transport of server "${this.options.serverName}" was already started.`));
+      return Promise.reject(
+        new Error(
+          `The stdio transport of server "${this.options.serverName}" was already started.`,
+        ),
+      );
     }
     this.state = 'starting';
     return new Promise<void>((resolve, reject) => {
@@ -217,7 +222,8 @@ class ProcessStdioTransport implements StdioTransport {
       }
       this.child = child;
       let spawned = false;
-      child.once('error', (error) => {
+      // `on`, not `once`: a later 'error' (a failed kill) without a listener would crash the host.
+      child.on('error', (error) => {
         if (!spawned) {
           this.state = 'closed';
           reject(this.spawnError(error));
@@ -265,7 +271,7 @@ class ProcessStdioTransport implements StdioTransport {
       );
     }
     return new Promise<void>((resolve, reject) => {
-      const fail = (error: unknown): void => {
+      const fail = (error: Error): void => {
         cleanup();
         reject(error);
       };
@@ -386,7 +392,12 @@ class ProcessStdioTransport implements StdioTransport {
         `Server "${this.options.serverName}" sent a stdout frame that exceeds ${this.maxLineBytes} bytes ` +
           `(at least ${seenBytes} bytes without a newline); the server was closed. ` +
           'Ask for smaller results or raise maxLineBytes.',
-        { serverName: this.options.serverName, phase: 'call', target: this.target, limitBytes: this.maxLineBytes },
+        {
+          serverName: this.options.serverName,
+          phase: 'call',
+          target: this.target,
+          limitBytes: this.maxLineBytes,
+        },
       ),
     );
   }
@@ -447,7 +458,9 @@ class ProcessStdioTransport implements StdioTransport {
     const now = Date.now();
     if (now - this.stderrWindowStart >= 1000) {
       if (this.stderrSuppressed > 0) {
-        this.logger.warn(`Server "${this.options.serverName}": ${this.stderrSuppressed} stderr lines not logged (rate limit)`);
+        this.logger.warn(
+          `Server "${this.options.serverName}": ${this.stderrSuppressed} stderr lines not logged (rate limit)`,
+        );
       }
       this.stderrWindowStart = now;
       this.stderrWindowLines = 0;
@@ -468,7 +481,7 @@ class ProcessStdioTransport implements StdioTransport {
 
   private waitForExit(ms: number): Promise<void> {
     if (this.exit) return Promise.resolve();
-    return Promise.race([new Promise<void>((resolve) => this.exitWaiters.push(resolve)), sleep(ms)]);
+    return waitAtMost(new Promise<void>((resolve) => this.exitWaiters.push(resolve)), ms);
   }
 
   private async waitForGroupGone(ms: number): Promise<boolean> {
@@ -496,7 +509,7 @@ class ProcessStdioTransport implements StdioTransport {
     }
     if (unexpected && !this.stdoutEnded) {
       // The child died on its own: let the last messages it wrote reach us first.
-      await Promise.race([new Promise<void>((resolve) => this.stdoutEndWaiters.push(resolve)), sleep(150)]);
+      await waitAtMost(new Promise<void>((resolve) => this.stdoutEndWaiters.push(resolve)), 150);
     }
     if (pgid !== undefined) {
       // Spec order: stdin closed → wait → SIGTERM → wait → SIGKILL, for the whole group.
@@ -511,9 +524,12 @@ class ProcessStdioTransport implements StdioTransport {
         killGroup(pgid, 'SIGKILL');
         gone = await this.waitForGroupGone(1_000);
         if (!gone) {
-          this.logger.error(`Server "${this.options.serverName}": process group ${pgid} survived SIGKILL`, {
-            serverName: this.options.serverName,
-          });
+          this.logger.error(
+            `Server "${this.options.serverName}": process group ${pgid} survived SIGKILL`,
+            {
+              serverName: this.options.serverName,
+            },
+          );
         }
       }
       await this.waitForExit(500);

@@ -79,17 +79,28 @@ export async function loadAgentSkills(
     const skillDirs: string[] = [];
     if (kind === 'skill') skillDirs.push(dir);
     else {
-      for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
-        if (entry.isDirectory() && !entry.name.startsWith('.') && (await folderKind(join(dir, entry.name))) === 'skill') {
+      for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      )) {
+        if (
+          entry.isDirectory() &&
+          !entry.name.startsWith('.') &&
+          (await folderKind(join(dir, entry.name))) === 'skill'
+        ) {
           skillDirs.push(join(dir, entry.name));
         }
       }
-      if (skillDirs.length === 0) warn(dir, `No SKILL.md in ${dir} or its sub-folders; nothing loaded.`);
+      if (skillDirs.length === 0)
+        warn(dir, `No SKILL.md in ${dir} or its sub-folders; nothing loaded.`);
     }
     for (const skillDir of skillDirs) {
       const skill = await loadAgentSkill(skillDir, warn, options.maxFiles ?? 200);
       if (!skill) continue;
-      if (byName.has(skill.name)) warn(skillDir, `Skill "${skill.name}" overrides one loaded earlier from ${byName.get(skill.name)?.dir}.`);
+      if (byName.has(skill.name))
+        warn(
+          skillDir,
+          `Skill "${skill.name}" overrides one loaded earlier from ${byName.get(skill.name)?.dir}.`,
+        );
       byName.set(skill.name, skill);
     }
   }
@@ -138,26 +149,39 @@ async function loadAgentSkill(
     name = folderName;
   }
   if (name.length > 64 || !NAME_RULE.test(name)) {
-    warn(dir, `${file}: name "${name}" breaks the spec (1-64 lowercase letters, digits and single hyphens).`);
+    warn(
+      dir,
+      `${file}: name "${name}" breaks the spec (1-64 lowercase letters, digits and single hyphens).`,
+    );
   }
   if (name !== folderName) {
     warn(dir, `${file}: name "${name}" does not match its folder "${folderName}".`);
   }
-  let description = typeof frontMatter['description'] === 'string' ? frontMatter['description'].trim() : '';
+  let description =
+    typeof frontMatter['description'] === 'string' ? frontMatter['description'].trim() : '';
   if (description === '') {
-    warn(dir, `${file}: "description" is missing or empty; skipped (the model could not know when to use it).`);
+    warn(
+      dir,
+      `${file}: "description" is missing or empty; skipped (the model could not know when to use it).`,
+    );
     return undefined;
   }
   if (description.length > MAX_DESCRIPTION) {
-    warn(dir, `${file}: description is ${description.length} characters (limit ${MAX_DESCRIPTION}); cut.`);
+    warn(
+      dir,
+      `${file}: description is ${description.length} characters (limit ${MAX_DESCRIPTION}); cut.`,
+    );
     description = description.slice(0, MAX_DESCRIPTION);
   }
-  let compatibility = typeof frontMatter['compatibility'] === 'string' ? frontMatter['compatibility'] : undefined;
+  let compatibility =
+    typeof frontMatter['compatibility'] === 'string' ? frontMatter['compatibility'] : undefined;
   if (compatibility !== undefined && compatibility.length > MAX_COMPATIBILITY) {
     warn(dir, `${file}: compatibility is longer than ${MAX_COMPATIBILITY} characters; cut.`);
     compatibility = compatibility.slice(0, MAX_COMPATIBILITY);
   }
-  const allowedTools = parseAllowedTools(frontMatter['allowed-tools'], (message) => warn(dir, `${file}: ${message}`));
+  const allowedTools = parseAllowedTools(frontMatter['allowed-tools'], (message) =>
+    warn(dir, `${file}: ${message}`),
+  );
   const metadata: Record<string, string> = {};
   const rawMetadata = frontMatter['metadata'];
   if (rawMetadata !== undefined) {
@@ -165,13 +189,24 @@ async function loadAgentSkill(
       for (const [key, value] of Object.entries(rawMetadata)) metadata[key] = String(value);
     } else warn(dir, `${file}: metadata must be a map of strings; ignored.`);
   }
-  const known = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools']);
+  const known = new Set([
+    'name',
+    'description',
+    'license',
+    'compatibility',
+    'metadata',
+    'allowed-tools',
+  ]);
   for (const key of Object.keys(frontMatter)) {
     if (!known.has(key)) warn(dir, `${file}: unknown front matter field "${key}" ignored.`);
   }
   const root = await realpath(dir);
   const body = text.slice(match[0].length).trim();
-  if (body.split('\n').length > 500) warn(dir, `${file}: the body has more than 500 lines; the spec advises moving detail into references/.`);
+  if (body.split('\n').length > 500)
+    warn(
+      dir,
+      `${file}: the body has more than 500 lines; the spec advises moving detail into references/.`,
+    );
   return {
     name,
     description,
@@ -200,7 +235,10 @@ function parseFrontMatter(text: string): Record<string, unknown> | undefined {
   return (
     attempt(text) ??
     attempt(
-      text.replace(/^([A-Za-z-]+):[ \t]+(?!["'|>])(.*:\s.*)$/gm, (_line, key: string, value: string) => `${key}: ${JSON.stringify(value)}`),
+      text.replace(
+        /^([A-Za-z-]+):[ \t]+(?!["'|>])(.*:\s.*)$/gm,
+        (_line, key: string, value: string) => `${key}: ${JSON.stringify(value)}`,
+      ),
     )
   );
 }
@@ -216,11 +254,17 @@ function parseAllowedTools(value: unknown, warn: (message: string) => void): str
   return undefined;
 }
 
-async function listSkillFiles(root: string, maxFiles: number, warn: (message: string) => void): Promise<string[]> {
+async function listSkillFiles(
+  root: string,
+  maxFiles: number,
+  warn: (message: string) => void,
+): Promise<string[]> {
   const files: string[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > 4) return;
-    for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const path = join(dir, entry.name);
       // Symlinks are listed only when they stay inside the skill folder.
@@ -307,7 +351,10 @@ export function createAgentSkillTool(
       type: 'object',
       properties: {
         skill: { type: 'string', enum: names, description: 'The skill to activate.' },
-        file: { type: 'string', description: "Optional: a file of the skill to read (as listed on activation)." },
+        file: {
+          type: 'string',
+          description: 'Optional: a file of the skill to read (as listed on activation).',
+        },
       },
       required: ['skill'],
       additionalProperties: false,
@@ -321,20 +368,30 @@ export function createAgentSkillTool(
     async execute(args, context): Promise<ToolResult> {
       const skill = typeof args['skill'] === 'string' ? byName.get(args['skill']) : undefined;
       if (!skill) {
-        return textResult(`Unknown skill ${JSON.stringify(args['skill'])}; choose one of: ${names.join(', ')}.`, true);
+        return textResult(
+          `Unknown skill ${JSON.stringify(args['skill'])}; choose one of: ${names.join(', ')}.`,
+          true,
+        );
       }
       const file = args['file'];
       if (typeof file === 'string' && file !== '') return readSkillFile(skill, file);
       const alreadyActive = activation.get(context.threadId)?.name === skill.name;
       activation.set(context.threadId, skill);
-      const files = skill.files.length === 0 ? '(none)' : skill.files.map((item) => `- ${item}`).join('\n');
-      const allowed = skill.allowedTools ? `\nWhile this skill is active you may only use: ${skill.allowedTools.join(', ')}.` : '';
+      const files =
+        skill.files.length === 0 ? '(none)' : skill.files.map((item) => `- ${item}`).join('\n');
+      const allowed = skill.allowedTools
+        ? `\nWhile this skill is active you may only use: ${skill.allowedTools.join(', ')}.`
+        : '';
       const text = alreadyActive
         ? `Skill "${skill.name}" is already active; its instructions were given earlier in this conversation.`
         : `<skill name="${skill.name}">\n${skill.instructions}\n</skill>\n\nFiles of this skill (read with ${ACTIVATE_SKILL_TOOL_NAME} skill="${skill.name}" file="..."):\n${files}${allowed}`;
       return {
         content: [{ type: 'text', text }],
-        structuredContent: { skill: skill.name, files: skill.files, allowedTools: skill.allowedTools ?? null },
+        structuredContent: {
+          skill: skill.name,
+          files: skill.files,
+          allowedTools: skill.allowedTools ?? null,
+        },
       };
     },
   };
@@ -344,12 +401,18 @@ async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResul
   const target = resolve(skill.dir, file);
   const real = await realpath(target).catch(() => undefined);
   if (real === undefined || !isInside(skill.dir, real)) {
-    return textResult(`File "${file}" is not part of skill "${skill.name}"; use a path from its file list.`, true);
+    return textResult(
+      `File "${file}" is not part of skill "${skill.name}"; use a path from its file list.`,
+      true,
+    );
   }
   const info = await stat(real);
   if (!info.isFile()) return textResult(`"${file}" in skill "${skill.name}" is not a file.`, true);
   if (info.size > MAX_RESOURCE_BYTES) {
-    return textResult(`"${file}" is ${info.size} bytes, over the ${MAX_RESOURCE_BYTES}-byte limit for skill files.`, true);
+    return textResult(
+      `"${file}" is ${info.size} bytes, over the ${MAX_RESOURCE_BYTES}-byte limit for skill files.`,
+      true,
+    );
   }
   return textResult(await readFile(real, 'utf8'));
 }
@@ -366,24 +429,40 @@ export function createAllowedToolsMiddleware(activation: SkillActivation): ToolM
     name: 'allowed-tools',
     async wrap(request, next: ToolCallHandler) {
       const skill = activation.get(request.context.threadId);
-      if (!skill?.allowedTools || request.descriptor.id === ACTIVATE_SKILL_TOOL_ID) return next(request);
+      if (!skill?.allowedTools || request.descriptor.id === ACTIVATE_SKILL_TOOL_ID)
+        return next(request);
       if (isToolAllowed(request.descriptor, skill.allowedTools)) return next(request);
       const reason =
         `Tool "${request.descriptor.name}" is not allowed while skill "${skill.name}" is active ` +
         `(allowed-tools: ${skill.allowedTools.join(', ') || 'none'}). Use one of those tools, or activate another skill.`;
       return {
         ...textResult(reason, true),
-        _meta: { [ResultMetaKey.Policy]: { decision: 'deny', rule: 'allowed-tools', skill: skill.name, reason } },
+        _meta: {
+          [ResultMetaKey.Policy]: {
+            decision: 'deny',
+            rule: 'allowed-tools',
+            skill: skill.name,
+            reason,
+          },
+        },
       };
     },
   };
 }
 
 /** True when `descriptor` matches one of the `allowed-tools` entries. */
-export function isToolAllowed(descriptor: ToolDescriptor, allowedTools: readonly string[]): boolean {
-  const candidates = [descriptor.name, descriptor.originalName, descriptor.id].map((item) => item.toLowerCase());
+export function isToolAllowed(
+  descriptor: ToolDescriptor,
+  allowedTools: readonly string[],
+): boolean {
+  const candidates = [descriptor.name, descriptor.originalName, descriptor.id].map((item) =>
+    item.toLowerCase(),
+  );
   return allowedTools.some((entry) => {
-    const pattern = entry.replace(/\(.*\)$/, '').trim().toLowerCase();
+    const pattern = entry
+      .replace(/\(.*\)$/, '')
+      .trim()
+      .toLowerCase();
     if (pattern === '') return false;
     const regex = new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`);
     return candidates.some((candidate) => regex.test(candidate));

@@ -6,7 +6,12 @@ import type { PathMap } from '../sandbox/types.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
 
 /** Names of the built-in tools. */
-export const BUILTIN_TOOL_NAMES = ['read_file', 'write_file', 'edit_file', 'list_directory'] as const;
+export const BUILTIN_TOOL_NAMES = [
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_directory',
+] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
 /** True when `name` is a built-in tool name. */
@@ -65,7 +70,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
       execute: (args) =>
         guarded(options.paths, args, async (paths, target, logical) => {
           const info = await stat(target);
-          if (info.isDirectory()) return textResult(`"${logical}" is a directory; use list_directory.`, true);
+          if (info.isDirectory())
+            return textResult(`"${logical}" is a directory; use list_directory.`, true);
           const offset = numberArg(args['offset']);
           const limit = numberArg(args['limit']);
           if (offset === undefined && limit === undefined && info.size > maxRead) {
@@ -78,7 +84,9 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
           if (offset === undefined && limit === undefined) return textResult(text);
           const lines = text.split('\n');
           const start = (offset ?? 1) - 1;
-          return textResult(lines.slice(start, limit === undefined ? undefined : start + limit).join('\n'));
+          return textResult(
+            lines.slice(start, limit === undefined ? undefined : start + limit).join('\n'),
+          );
         }),
     }),
     write_file: () => ({
@@ -103,12 +111,18 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
         pathArguments: ['path'],
       }),
       execute: (args) =>
-        guarded(options.paths, args, async (_paths, target, logical) => {
-          if (typeof args['content'] !== 'string') return textResult('"content" must be a string.', true);
-          await mkdir(dirname(target), { recursive: true });
-          await writeFile(target, args['content']);
-          return textResult(`Wrote ${Buffer.byteLength(args['content'])} bytes to ${logical}.`);
-        }, { forWrite: true }),
+        guarded(
+          options.paths,
+          args,
+          async (_paths, target, logical) => {
+            if (typeof args['content'] !== 'string')
+              return textResult('"content" must be a string.', true);
+            await mkdir(dirname(target), { recursive: true });
+            await writeFile(target, args['content']);
+            return textResult(`Wrote ${Buffer.byteLength(args['content'])} bytes to ${logical}.`);
+          },
+          { forWrite: true },
+        ),
     }),
     edit_file: () => ({
       descriptor: createLocalDescriptor({
@@ -141,9 +155,16 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
           }
           const text = await readFile(target, 'utf8');
           const count = text.split(oldText).length - 1;
-          if (count === 0) return textResult(`old_text was not found in ${logical}; read the file and retry.`, true);
+          if (count === 0)
+            return textResult(
+              `old_text was not found in ${logical}; read the file and retry.`,
+              true,
+            );
           if (count > 1 && args['replace_all'] !== true) {
-            return textResult(`old_text occurs ${count} times in ${logical}; add context or set replace_all.`, true);
+            return textResult(
+              `old_text occurs ${count} times in ${logical}; add context or set replace_all.`,
+              true,
+            );
           }
           await writeFile(target, text.split(oldText).join(newText));
           return textResult(`Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${logical}.`);
@@ -158,7 +179,10 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
         inputSchema: {
           type: 'object',
           properties: {
-            path: { type: 'string', description: 'Folder relative to the project root ("." for the root).' },
+            path: {
+              type: 'string',
+              description: 'Folder relative to the project root ("." for the root).',
+            },
           },
           required: ['path'],
           additionalProperties: false,
@@ -175,8 +199,13 @@ export function createBuiltinTools(options: BuiltinToolsOptions): ToolEntry[] {
             .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
             .sort();
           const shown = entries.slice(0, MAX_LIST_ENTRIES);
-          const more = entries.length > shown.length ? `\n(${entries.length - shown.length} more not shown)` : '';
-          return textResult(shown.length === 0 ? `(${logical} is empty)` : `${shown.join('\n')}${more}`);
+          const more =
+            entries.length > shown.length
+              ? `\n(${entries.length - shown.length} more not shown)`
+              : '';
+          return textResult(
+            shown.length === 0 ? `(${logical} is empty)` : `${shown.join('\n')}${more}`,
+          );
         }),
     }),
   };
@@ -190,7 +219,8 @@ async function guarded(
   options: { forWrite?: boolean } = {},
 ): Promise<ToolResult> {
   const path = args['path'];
-  if (typeof path !== 'string' || path === '') return textResult('"path" must be a non-empty string.', true);
+  if (typeof path !== 'string' || path === '')
+    return textResult('"path" must be a non-empty string.', true);
   try {
     const paths = getPaths();
     const target = paths.toSandbox(path);
@@ -212,7 +242,11 @@ async function guarded(
  * Second line of defence after the path map: the real path of the target (or, for a file not
  * yet written, of its nearest existing ancestor) must stay under the real root.
  */
-async function assertRealpathInside(root: string, target: string, forWrite: boolean): Promise<void> {
+async function assertRealpathInside(
+  root: string,
+  target: string,
+  forWrite: boolean,
+): Promise<void> {
   const realRoot = await realpath(root);
   let probe = target;
   for (;;) {

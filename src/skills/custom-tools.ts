@@ -46,7 +46,9 @@ export function parseCustomToolReference(entry: string): CustomToolReference {
  */
 export async function loadCustomTools(entry: string, projectDir: string): Promise<ToolEntry[]> {
   const reference = parseCustomToolReference(entry);
-  const path = isAbsolute(reference.module) ? reference.module : resolve(projectDir, reference.module);
+  const path = isAbsolute(reference.module)
+    ? reference.module
+    : resolve(projectDir, reference.module);
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -61,9 +63,16 @@ export async function loadCustomTools(entry: string, projectDir: string): Promis
     reference.exportName === undefined
       ? Object.values(module)
       : [module[reference.exportName]].flat();
-  const tools = candidates.flat().filter((value): value is StructuredToolInterface => isStructuredTool(value as StructuredToolInterface));
+  const tools = candidates
+    .flat()
+    .filter((value): value is StructuredToolInterface =>
+      isStructuredTool(value as StructuredToolInterface),
+    );
   if (tools.length === 0) {
-    const what = reference.exportName === undefined ? 'no LangChain tools' : `no LangChain tool under export "${reference.exportName}"`;
+    const what =
+      reference.exportName === undefined
+        ? 'no LangChain tools'
+        : `no LangChain tool under export "${reference.exportName}"`;
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,
       `Custom tool module ${path} has ${what}; export tool(...) or a StructuredTool (exports: ${Object.keys(module).join(', ') || 'none'}).`,
@@ -78,7 +87,10 @@ export function toCustomToolEntry(tool: StructuredToolInterface): ToolEntry {
   const inputSchema = toInputSchema(tool.schema);
   const metadata: unknown = 'metadata' in tool ? tool.metadata : undefined;
   const readOnly =
-    typeof metadata === 'object' && metadata !== null && 'readOnly' in metadata && metadata.readOnly === true;
+    typeof metadata === 'object' &&
+    metadata !== null &&
+    'readOnly' in metadata &&
+    metadata.readOnly === true;
   const descriptor = createLocalDescriptor({
     id: `custom:${tool.name}`,
     name: tool.name,
@@ -109,7 +121,10 @@ export function toCustomToolEntry(tool: StructuredToolInterface): ToolEntry {
 
 function toInputSchema(schema: unknown): JsonSchemaObject {
   try {
-    const json = toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]) as Record<string, unknown>;
+    const json = toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]) as Record<
+      string,
+      unknown
+    >;
     const { $schema: _ignored, ...rest } = json;
     return typeof rest['type'] === 'string' ? rest : { type: 'object', ...rest };
   } catch {
@@ -125,13 +140,20 @@ function toToolResult(output: unknown): ToolResult {
     if (typeof content === 'string') return textResult(content);
     if (Array.isArray(content)) {
       return textResult(
-        content.map((block: unknown) =>
-          typeof block === 'object' && block !== null && 'text' in block ? String(block.text) : JSON.stringify(block),
-        ).join('\n'),
+        content
+          .map((block: unknown) =>
+            typeof block === 'object' && block !== null && 'text' in block
+              ? String(block.text)
+              : JSON.stringify(block),
+          )
+          .join('\n'),
       );
     }
   }
-  return { content: [{ type: 'text', text: JSON.stringify(output) ?? '' }], ...(isPlainObject(output) ? { structuredContent: output } : {}) };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(output) ?? '' }],
+    ...(isPlainObject(output) ? { structuredContent: output } : {}),
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

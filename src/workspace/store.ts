@@ -58,6 +58,8 @@ export interface WorkspaceStoreOptions {
    * agent skill folders, custom tool modules). Defaults to the workspace's parent folder.
    */
   projectDir?: string;
+  /** Folder of Agent Skill folders (`<name>/SKILL.md`); default the workspace's `skills/`. */
+  agentSkillsDir?: string;
 }
 
 /**
@@ -69,6 +71,8 @@ export interface WorkspaceStore {
   readonly root: string;
   /** Absolute folder that relative paths inside files resolve against. */
   readonly projectDir: string;
+  /** Folder holding Agent Skill folders (`<name>/SKILL.md`); a bare name in a skill's `agent_skills` means a folder here. */
+  readonly agentSkillsDir: string;
   /** The folder holding one kind's files. */
   dir(kind: WorkspaceKind): string;
   /** The file a record of this kind and name lives in. */
@@ -139,7 +143,11 @@ export function createWorkspaceStore(
     return join(dir(kind), `${name}.yaml`);
   };
 
-  async function read<K extends WorkspaceKind>(kind: K, name: string, path: string): Promise<WorkspaceValues[K]> {
+  async function read<K extends WorkspaceKind>(
+    kind: K,
+    name: string,
+    path: string,
+  ): Promise<WorkspaceValues[K]> {
     let text: string;
     try {
       text = await readFile(path, 'utf8');
@@ -157,13 +165,21 @@ export function createWorkspaceStore(
         details: { file: path, problems: [] },
       });
     }
-    const parsed = parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: path }) as Record<string, unknown>;
+    const parsed = parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: path }) as Record<
+      string,
+      unknown
+    >;
     const declared = parsed['name'];
     if (kind !== 'tool' && typeof declared === 'string' && declared !== name) {
       throw new AgentsError(
         AgentsErrorCode.ConfigInvalid,
         `${path}: name: "${declared}" does not match the file name "${name}"; rename the file or remove the field.`,
-        { details: { file: path, problems: [{ path: 'name', message: 'does not match the file name' }] } },
+        {
+          details: {
+            file: path,
+            problems: [{ path: 'name', message: 'does not match the file name' }],
+          },
+        },
       );
     }
     return (kind === 'tool' ? parsed : { ...parsed, name }) as WorkspaceValues[K];
@@ -204,6 +220,9 @@ export function createWorkspaceStore(
   return {
     root: absoluteRoot,
     projectDir,
+    agentSkillsDir: options.agentSkillsDir
+      ? resolve(projectDir, options.agentSkillsDir)
+      : join(absoluteRoot, FOLDERS.skill),
     dir,
     file,
     list,
@@ -229,7 +248,10 @@ export function createWorkspaceStore(
             AgentsErrorCode.ConfigInvalid,
             `Refusing to overwrite ${existing}: it is broken (${firstLine(error.message)}); ` +
               'fix or remove it by hand first, so nothing you wrote is lost.',
-            { cause: error, details: { file: existing, problems: error.details['problems'] ?? [] } },
+            {
+              cause: error,
+              details: { file: existing, problems: error.details['problems'] ?? [] },
+            },
           );
         }
         if (!options.overwrite) {
@@ -270,7 +292,10 @@ export function createWorkspaceStore(
  */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
   try {
     await writeFile(temp, text, { flag: 'wx', mode: 0o644 });
     await rename(temp, path);

@@ -38,9 +38,16 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       transport: 'stdio',
       command: process.execPath,
       args: [NOTES_SERVER],
-      overrides: { write_note: { pathArguments: ['path'] }, read_note: { pathArguments: ['path'] } },
+      overrides: {
+        write_note: { pathArguments: ['path'] },
+        read_note: { pathArguments: ['path'] },
+      },
     });
-    await store.put('skill', 'notes', { tools: ['read_file', 'list_directory'], mcp_servers: ['notes'], agent_skills: [join(SKILLS, 'git-helper')] });
+    await store.put('skill', 'notes', {
+      tools: ['read_file', 'list_directory'],
+      mcp_servers: ['notes'],
+      agent_skills: [join(SKILLS, 'git-helper')],
+    });
     await writeFile(
       join(dir, 'script.yaml'),
       [
@@ -66,7 +73,12 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     await actor.activate();
     const sandbox = actor.sandbox!;
     expect(sandbox.root).not.toBe(dir);
-    expect(actor.entries().map((entry) => entry.descriptor.id).sort()).toEqual([
+    expect(
+      actor
+        .entries()
+        .map((entry) => entry.descriptor.id)
+        .sort(),
+    ).toEqual([
       'builtin:list_directory',
       'builtin:read_file',
       'mcp:notes/get_pid',
@@ -79,7 +91,11 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     const events: ActorRunEvent[] = [];
     for await (const event of actor.run('write a note', { threadId: 't1' })) events.push(event);
     const summary = events.map((event) =>
-      event.type === 'tool-call-end' ? `end:${event.name}:${event.isError}` : event.type === 'tool-call-start' ? `start:${event.name}` : `${event.type}`,
+      event.type === 'tool-call-end'
+        ? `end:${event.name}:${event.isError}`
+        : event.type === 'tool-call-start'
+          ? `start:${event.name}`
+          : `${event.type}`,
     );
     expect(summary).toEqual([
       'start:get_pid',
@@ -118,7 +134,12 @@ describe('actor (scripted model, real server, git sandbox)', () => {
   });
 
   it('fails activation with SERVER_START_FAILED-class errors and leaves nothing running', async () => {
-    await store.put('server', 'notes', { transport: 'stdio', command: join(dir, 'no-such-binary') }, { overwrite: true });
+    await store.put(
+      'server',
+      'notes',
+      { transport: 'stdio', command: join(dir, 'no-such-binary') },
+      { overwrite: true },
+    );
     const actor = await createActor({ name: 'writer', workspace: store });
     await expect(actor.activate()).rejects.toMatchObject({ name: 'ServerError' });
     expect(actor.active).toBe(false);
@@ -135,13 +156,19 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       ].join('\n'),
     );
     await using actor = await createActor({
-      config: { name: 'skilled', skills: ['notes'], model: 'scripted:skill-script.yaml', checkpointer: { type: 'memory' } },
+      config: {
+        name: 'skilled',
+        skills: ['notes'],
+        model: 'scripted:skill-script.yaml',
+        checkpointer: { type: 'memory' },
+      },
       workspace: store,
     });
     await actor.activate();
     const ends: Array<{ name: string; isError: boolean; text: string }> = [];
     for await (const event of actor.run('summarise', { threadId: 's1' })) {
-      if (event.type === 'tool-call-end') ends.push({ name: event.name, isError: event.isError, text: event.text });
+      if (event.type === 'tool-call-end')
+        ends.push({ name: event.name, isError: event.isError, text: event.text });
     }
     expect(ends[0]).toMatchObject({ name: 'activate_skill', isError: false });
     expect(ends[0]?.text).toContain('<skill name="git-helper">');
@@ -153,7 +180,11 @@ describe('actor (scripted model, real server, git sandbox)', () => {
   });
 
   it('picks up tools a server adds at run time (tools/list_changed), without a sandbox', async () => {
-    await store.put('server', 'dyn', { transport: 'stdio', command: process.execPath, args: [FAULT_SERVER, 'list-changed'] });
+    await store.put('server', 'dyn', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FAULT_SERVER, 'list-changed'],
+    });
     await store.put('skill', 'dyn', { mcp_servers: ['dyn'] });
     await writeFile(
       join(dir, 'dyn-script.yaml'),
@@ -165,7 +196,13 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       ].join('\n'),
     );
     await using actor = await createActor({
-      config: { name: 'dyn', skills: ['dyn'], model: 'scripted:dyn-script.yaml', sandbox: { enabled: false }, checkpointer: { type: 'memory' } },
+      config: {
+        name: 'dyn',
+        skills: ['dyn'],
+        model: 'scripted:dyn-script.yaml',
+        sandbox: { enabled: false },
+        checkpointer: { type: 'memory' },
+      },
       workspace: store,
     });
     await actor.activate();
@@ -175,7 +212,11 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     for await (const event of actor.run('go')) {
       if (event.type === 'tool-call-end') ends.push(`${event.name}:${event.isError}:${event.text}`);
     }
-    expect(ends).toEqual(['add_tool:false:added fresh_tool', 'slow:false:slept 1500', 'fresh_tool:false:fresh_tool ran']);
+    expect(ends).toEqual([
+      'add_tool:false:added fresh_tool',
+      'slow:false:slept 1500',
+      'fresh_tool:false:fresh_tool ran',
+    ]);
     expect(actor.tools().map((tool) => tool.name)).toContain('fresh_tool');
   });
 });

@@ -1,23 +1,40 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import type { AIMessage } from '@langchain/core/messages';
+import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resolveChatModel } from '../../src/actors/model.js';
-import { ScriptedChatModel, createScriptedModel, parseModelScript } from '../../src/testing/index.js';
+import {
+  ScriptedChatModel,
+  createScriptedModel,
+  parseModelScript,
+} from '../../src/testing/index.js';
 
 describe('scripted model', () => {
   it('replays the steps in order after each human message, deterministically', async () => {
     const model = await createScriptedModel({
       steps: [{ tool_calls: [{ name: 'read_file', args: { path: 'a' } }] }, { content: 'done' }],
     });
-    const bound = model.bindTools([tool(async () => 'x', { name: 'read_file', description: 'r', schema: z.object({ path: z.string() }) })]);
+    const bound = model.bindTools([
+      tool(async () => 'x', {
+        name: 'read_file',
+        description: 'r',
+        schema: z.object({ path: z.string() }),
+      }),
+    ]);
     expect(model.boundToolNames).toEqual(['read_file']);
     const first = (await bound.invoke([new HumanMessage('go')])) as AIMessage;
-    expect(first.tool_calls).toEqual([{ id: 'call_0_0', name: 'read_file', args: { path: 'a' }, type: 'tool_call' }]);
-    const history = [new HumanMessage('go'), first, new ToolMessage({ content: 'x', tool_call_id: 'call_0_0' })];
+    expect(first.tool_calls).toEqual([
+      { id: 'call_0_0', name: 'read_file', args: { path: 'a' }, type: 'tool_call' },
+    ]);
+    const history = [
+      new HumanMessage('go'),
+      first,
+      new ToolMessage({ content: 'x', tool_call_id: 'call_0_0' }),
+    ];
     const second = (await bound.invoke(history)) as AIMessage;
     expect(second.content).toBe('done');
     expect(second.tool_calls).toEqual([]);
@@ -30,16 +47,25 @@ describe('scripted model', () => {
 
   it('loads scripts from YAML, as a list or {steps}, and rejects malformed ones with positions', async () => {
     expect(parseModelScript('- content: hi\n')).toEqual([{ content: 'hi', tool_calls: [] }]);
-    expect(parseModelScript('steps:\n  - tool_calls: [{name: x}]\n')[0]?.tool_calls[0]).toEqual({ name: 'x', args: {} });
+    expect(parseModelScript('steps:\n  - tool_calls: [{name: x}]\n')[0]?.tool_calls[0]).toEqual({
+      name: 'x',
+      args: {},
+    });
     expect(() => parseModelScript('- contnt: hi\n', 's.yaml')).toThrow(/s\.yaml:1:3/);
     const dir = await mkdtemp(join(tmpdir(), 'agents-script-'));
     try {
       await writeFile(join(dir, 's.yaml'), '- content: from file\n');
-      const model = await resolveChatModel('scripted:s.yaml', { resolvePath: (path) => join(dir, path) });
+      const model = await resolveChatModel('scripted:s.yaml', {
+        resolvePath: (path) => join(dir, path),
+      });
       expect(model).toBeInstanceOf(ScriptedChatModel);
       expect((await model.invoke([new HumanMessage('x')])).content).toBe('from file');
-      await expect(resolveChatModel('scripted:none.yaml', { resolvePath: (path) => join(dir, path) })).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND' });
-      await expect(resolveChatModel('gpt4', { resolvePath: (path) => path })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+      await expect(
+        resolveChatModel('scripted:none.yaml', { resolvePath: (path) => join(dir, path) }),
+      ).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND' });
+      await expect(resolveChatModel('gpt4', { resolvePath: (path) => path })).rejects.toMatchObject(
+        { code: 'CONFIG_INVALID' },
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

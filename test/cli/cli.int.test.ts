@@ -32,8 +32,15 @@ async function agents(cwd: string, ...argv: string[]) {
 }
 
 /** Runs the real binary as a child process. */
-function agentsProcess(cwd: string, argv: string[], onStdout?: (text: string, child: ReturnType<typeof spawn>) => void) {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...argv], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+function agentsProcess(
+  cwd: string,
+  argv: string[],
+  onStdout?: (text: string, child: ReturnType<typeof spawn>) => void,
+) {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...argv], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -71,53 +78,133 @@ describe('agents CLI', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('registers a server, tool resources, a skill and an actor, validating each step', { timeout: 120_000 }, async () => {
-    const add = await agents(dir, 'server', 'add', 'notes', '--', process.execPath, NOTES_SERVER);
-    expect(add.stderr).toBe('');
-    expect(add.code).toBe(0);
-    expect(add.stdout).toMatch(/Added server "notes".*\n.*write_note/);
-    expect(await readFile(join(dir, '.agents', 'servers', 'notes.yaml'), 'utf8')).toContain('transport: stdio');
+  it(
+    'registers a server, tool resources, a skill and an actor, validating each step',
+    { timeout: 120_000 },
+    async () => {
+      const add = await agents(dir, 'server', 'add', 'notes', '--', process.execPath, NOTES_SERVER);
+      expect(add.stderr).toBe('');
+      expect(add.code).toBe(0);
+      expect(add.stdout).toMatch(/Added server "notes".*\n.*write_note/);
+      expect(await readFile(join(dir, '.agents', 'servers', 'notes.yaml'), 'utf8')).toContain(
+        'transport: stdio',
+      );
 
-    const broken = await agents(dir, 'server', 'add', 'ghost', '--', join(dir, 'no-such-command'));
-    expect(broken.code).toBe(5);
-    expect(broken.stderr).toMatch(/ghost/);
+      const broken = await agents(
+        dir,
+        'server',
+        'add',
+        'ghost',
+        '--',
+        join(dir, 'no-such-command'),
+      );
+      expect(broken.code).toBe(5);
+      expect(broken.stderr).toMatch(/ghost/);
 
-    const list = await agents(dir, 'server', 'list', '--json');
-    expect(JSON.parse(list.stdout).servers.map((server: { name: string }) => server.name)).toEqual(['notes']);
+      const list = await agents(dir, 'server', 'list', '--json');
+      expect(
+        JSON.parse(list.stdout).servers.map((server: { name: string }) => server.name),
+      ).toEqual(['notes']);
 
-    const test = await agents(dir, 'server', 'test', 'notes');
-    expect(test.code).toBe(0);
-    expect(test.stdout).toMatch(/read_note\s+true/);
+      const test = await agents(dir, 'server', 'test', 'notes');
+      expect(test.code).toBe(0);
+      expect(test.stdout).toMatch(/read_note\s+true/);
 
-    expect((await agents(dir, 'tool', 'add', 'writer', '--server', 'notes', '--tool', 'write_note', '--id', 'notes.write')).code).toBe(0);
-    const absent = await agents(dir, 'tool', 'add', 'nope', '--server', 'notes', '--tool', 'nope');
-    expect(absent.code).toBe(6);
-    expect(absent.stderr).toMatch(/has no tool "nope"; it has: .*write_note/);
+      expect(
+        (
+          await agents(
+            dir,
+            'tool',
+            'add',
+            'writer',
+            '--server',
+            'notes',
+            '--tool',
+            'write_note',
+            '--id',
+            'notes.write',
+          )
+        ).code,
+      ).toBe(0);
+      const absent = await agents(
+        dir,
+        'tool',
+        'add',
+        'nope',
+        '--server',
+        'notes',
+        '--tool',
+        'nope',
+      );
+      expect(absent.code).toBe(6);
+      expect(absent.stderr).toMatch(/has no tool "nope"; it has: .*write_note/);
 
-    const show = await agents(dir, 'tool', 'show', 'notes.write');
-    expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/writes\s+true\s+name-heuristic/);
-    const showJson = JSON.parse((await agents(dir, 'tool', 'show', 'read_file', '--json')).stdout);
-    expect(showJson).toMatchObject({ id: 'builtin:read_file', source: 'builtin' });
+      const show = await agents(dir, 'tool', 'show', 'notes.write');
+      expect(show.code).toBe(0);
+      expect(show.stdout).toMatch(/writes\s+true\s+name-heuristic/);
+      const showJson = JSON.parse(
+        (await agents(dir, 'tool', 'show', 'read_file', '--json')).stdout,
+      );
+      expect(showJson).toMatchObject({ id: 'builtin:read_file', source: 'builtin' });
 
-    expect((await agents(dir, 'tool', 'disable', 'notes.write')).code).toBe(0);
-    const disabled = await agents(dir, 'skill', 'add', 'notes', '--tool', 'notes.write', '--tool', 'read_file');
-    expect(disabled.code).toBe(6);
-    expect(disabled.stderr).toMatch(/TOOL_DISABLED|disabled/);
-    expect((await agents(dir, 'tool', 'enable', 'notes.write')).code).toBe(0);
+      expect((await agents(dir, 'tool', 'disable', 'notes.write')).code).toBe(0);
+      const disabled = await agents(
+        dir,
+        'skill',
+        'add',
+        'notes',
+        '--tool',
+        'notes.write',
+        '--tool',
+        'read_file',
+      );
+      expect(disabled.code).toBe(6);
+      expect(disabled.stderr).toMatch(/TOOL_DISABLED|disabled/);
+      expect((await agents(dir, 'tool', 'enable', 'notes.write')).code).toBe(0);
 
-    const skill = await agents(dir, 'skill', 'add', 'notes', '--tool', 'notes.write', '--tool', 'read_file', '--server', 'notes');
-    expect(skill.code).toBe(0);
-    expect(skill.stdout).toMatch(/with tools: .*write_note/);
-    const skillShow = JSON.parse((await agents(dir, 'skill', 'show', 'notes', '--json')).stdout);
-    expect(skillShow.tools.map((tool: { id: string }) => tool.id)).toContain('mcp:notes/write_note');
+      const skill = await agents(
+        dir,
+        'skill',
+        'add',
+        'notes',
+        '--tool',
+        'notes.write',
+        '--tool',
+        'read_file',
+        '--server',
+        'notes',
+      );
+      expect(skill.code).toBe(0);
+      expect(skill.stdout).toMatch(/with tools: .*write_note/);
+      const skillShow = JSON.parse((await agents(dir, 'skill', 'show', 'notes', '--json')).stdout);
+      expect(skillShow.tools.map((tool: { id: string }) => tool.id)).toContain(
+        'mcp:notes/write_note',
+      );
 
-    const missingSkill = await agents(dir, 'actor', 'add', 'bot', '--skill', 'ghost');
-    expect(missingSkill.code).toBe(4);
-    expect((await agents(dir, 'actor', 'add', 'bot', '--skill', 'notes', '--model', 'scripted:script.yaml')).code).toBe(0);
-    const actors = JSON.parse((await agents(dir, 'actor', 'list', '--json')).stdout);
-    expect(actors.actors[0]).toMatchObject({ name: 'bot', skills: ['notes'], model: 'scripted:script.yaml' });
-  });
+      const missingSkill = await agents(dir, 'actor', 'add', 'bot', '--skill', 'ghost');
+      expect(missingSkill.code).toBe(4);
+      expect(
+        (
+          await agents(
+            dir,
+            'actor',
+            'add',
+            'bot',
+            '--skill',
+            'notes',
+            '--model',
+            'scripted:script.yaml',
+          )
+        ).code,
+      ).toBe(0);
+      const actors = JSON.parse((await agents(dir, 'actor', 'list', '--json')).stdout);
+      expect(actors.actors[0]).toMatchObject({
+        name: 'bot',
+        skills: ['notes'],
+        model: 'scripted:script.yaml',
+      });
+    },
+  );
 
   it('reports usage errors with exit code 2 and prints --help for every command', async () => {
     const unknown = await agents(dir, 'server', 'fly');
@@ -132,51 +219,128 @@ describe('agents CLI', () => {
     await writeFile(join(dir, '.agents', 'actors', 'bad.yaml'), 'skills: [a]\nmodle: x\n');
     const broken = await agents(dir, 'actor', 'list');
     expect(broken.code).toBe(3);
-    expect(broken.stderr).toContain(`${join(dir, '.agents', 'actors', 'bad.yaml')}:2:1: unknown field "modle"`);
-  });
-
-  it('runs an actor from the binary, streaming tool calls, then stops its servers', { timeout: 120_000 }, async () => {
-    await agents(dir, 'server', 'add', 'notes', '--no-validate', '--', process.execPath, NOTES_SERVER);
-    await agents(dir, 'skill', 'add', 'notes', '--server', 'notes', '--tool', 'read_file', '--no-validate');
-    await writeFile(
-      join(dir, 'script.yaml'),
-      '- tool_calls: [{ name: get_pid }]\n- tool_calls: [{ name: write_note, args: { path: out.md, text: "x" } }]\n- content: all done\n',
+    expect(broken.stderr).toContain(
+      `${join(dir, '.agents', 'actors', 'bad.yaml')}:2:1: unknown field "modle"`,
     );
-    await agents(dir, 'actor', 'add', 'bot', '--skill', 'notes', '--model', 'scripted:script.yaml', '--checkpointer', 'memory');
-    const run = await agentsProcess(dir, ['actor', 'run', 'bot', '--input', 'go', '--thread', 't-1']);
-    expect(run.stderr).toContain('thread: t-1');
-    expect(run.code).toBe(0);
-    const lines = run.stdout.trim().split('\n');
-    expect(lines[0]).toBe('→ get_pid {}');
-    expect(lines[1]).toMatch(/^← get_pid: \d+$/);
-    expect(lines[2]).toBe('→ write_note {"path":"out.md","text":"x"}');
-    expect(lines[3]).toMatch(/^← write_note: wrote /);
-    expect(lines[4]).toBe('  changed: A out.md');
-    expect(lines[5]).toBe('all done');
-    const pid = Number(lines[1]!.split(': ')[1]);
-    expect(isAlive(pid)).toBe(false);
   });
 
-  it('deactivates on Ctrl-C: the run stops, servers are gone, exit code 130', { timeout: 120_000 }, async () => {
-    await agents(dir, 'server', 'add', 'notes', '--no-validate', '--', process.execPath, NOTES_SERVER);
-    await agents(dir, 'skill', 'add', 'notes', '--server', 'notes', '--no-validate');
-    await writeFile(join(dir, 'script.yaml'), '- tool_calls: [{ name: get_pid }]\n- tool_calls: [{ name: wait, args: { ms: 600000 } }]\n- content: never\n');
-    await agents(dir, 'actor', 'add', 'bot', '--skill', 'notes', '--model', 'scripted:script.yaml', '--checkpointer', 'memory');
-    let signalled = false;
-    const run = await agentsProcess(dir, ['actor', 'run', 'bot', '--input', 'go'], (stdout, child) => {
-      if (!signalled && stdout.includes('→ wait')) {
-        signalled = true;
-        child.kill('SIGINT');
-      }
-    });
-    expect(signalled).toBe(true);
-    expect(run.code).toBe(130);
-    expect(run.stderr).toMatch(/interrupted/);
-    const pid = Number(/← get_pid: (\d+)/.exec(run.stdout)?.[1]);
-    expect(pid).toBeGreaterThan(0);
-    expect(isAlive(pid)).toBe(false);
-    // The sandbox worktree went away with the actor.
-    const worktrees = execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' }).trim().split('\n');
-    expect(worktrees).toHaveLength(1);
-  });
+  it(
+    'runs an actor from the binary, streaming tool calls, then stops its servers',
+    { timeout: 120_000 },
+    async () => {
+      await agents(
+        dir,
+        'server',
+        'add',
+        'notes',
+        '--no-validate',
+        '--',
+        process.execPath,
+        NOTES_SERVER,
+      );
+      await agents(
+        dir,
+        'skill',
+        'add',
+        'notes',
+        '--server',
+        'notes',
+        '--tool',
+        'read_file',
+        '--no-validate',
+      );
+      await writeFile(
+        join(dir, 'script.yaml'),
+        '- tool_calls: [{ name: get_pid }]\n- tool_calls: [{ name: write_note, args: { path: out.md, text: "x" } }]\n- content: all done\n',
+      );
+      await agents(
+        dir,
+        'actor',
+        'add',
+        'bot',
+        '--skill',
+        'notes',
+        '--model',
+        'scripted:script.yaml',
+        '--checkpointer',
+        'memory',
+      );
+      const run = await agentsProcess(dir, [
+        'actor',
+        'run',
+        'bot',
+        '--input',
+        'go',
+        '--thread',
+        't-1',
+      ]);
+      expect(run.stderr).toContain('thread: t-1');
+      expect(run.code).toBe(0);
+      const lines = run.stdout.trim().split('\n');
+      expect(lines[0]).toBe('→ get_pid {}');
+      expect(lines[1]).toMatch(/^← get_pid: \d+$/);
+      expect(lines[2]).toBe('→ write_note {"path":"out.md","text":"x"}');
+      expect(lines[3]).toMatch(/^← write_note: wrote /);
+      expect(lines[4]).toBe('  changed: A out.md');
+      expect(lines[5]).toBe('all done');
+      const pid = Number(lines[1]!.split(': ')[1]);
+      expect(isAlive(pid)).toBe(false);
+    },
+  );
+
+  it(
+    'deactivates on Ctrl-C: the run stops, servers are gone, exit code 130',
+    { timeout: 120_000 },
+    async () => {
+      await agents(
+        dir,
+        'server',
+        'add',
+        'notes',
+        '--no-validate',
+        '--',
+        process.execPath,
+        NOTES_SERVER,
+      );
+      await agents(dir, 'skill', 'add', 'notes', '--server', 'notes', '--no-validate');
+      await writeFile(
+        join(dir, 'script.yaml'),
+        '- tool_calls: [{ name: get_pid }]\n- tool_calls: [{ name: wait, args: { ms: 600000 } }]\n- content: never\n',
+      );
+      await agents(
+        dir,
+        'actor',
+        'add',
+        'bot',
+        '--skill',
+        'notes',
+        '--model',
+        'scripted:script.yaml',
+        '--checkpointer',
+        'memory',
+      );
+      let signalled = false;
+      const run = await agentsProcess(
+        dir,
+        ['actor', 'run', 'bot', '--input', 'go'],
+        (stdout, child) => {
+          if (!signalled && stdout.includes('→ wait')) {
+            signalled = true;
+            child.kill('SIGINT');
+          }
+        },
+      );
+      expect(signalled).toBe(true);
+      expect(run.code).toBe(130);
+      expect(run.stderr).toMatch(/interrupted/);
+      const pid = Number(/← get_pid: (\d+)/.exec(run.stdout)?.[1]);
+      expect(pid).toBeGreaterThan(0);
+      expect(isAlive(pid)).toBe(false);
+      // The sandbox worktree went away with the actor.
+      const worktrees = execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      expect(worktrees).toHaveLength(1);
+    },
+  );
 });

@@ -192,6 +192,26 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
     expect(undone.safety).toBeDefined();
   });
 
+  it('two rollbacks started together on one thread: one runs, the other is refused', async () => {
+    const { graph } = await runScript();
+    const entries = await listCheckpoints({ graph, threadId, sandbox });
+    const target = entries.find((entry) =>
+      entry.changed.some((change) => change.path === 'a.txt'),
+    )!;
+    const outcomes = await Promise.allSettled([
+      rollback({ graph, threadId, checkpointId: target.checkpointId, sandbox }),
+      rollback({ graph, threadId, checkpointId: target.checkpointId, sandbox }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+    expect(AgentsError.hasCode(refused?.reason, 'RUN_ACTIVE')).toBe(true);
+    expect(await readTree(sandbox.root)).toEqual({
+      'README.md': '# readme\n',
+      'a.txt': 'A1',
+      'src/main.txt': 'main v1\n',
+    });
+  });
+
   it('refuses an unknown checkpoint with CHECKPOINT_NOT_FOUND and changes nothing', async () => {
     const { graph } = await runScript();
     const tree = await readTree(sandbox.root);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -162,5 +162,48 @@ describe('output budget', () => {
     const text = textOf(await handler({ descriptor: tool, args: {}, context: {} }));
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1_000);
     expect(text).toContain('could not be saved (disk full)');
+  });
+});
+
+describe('output budget edge cases', () => {
+  it('passes a result that only looks big (3 bytes per character bound) through unchanged', async () => {
+    const handler = composeMiddleware(
+      [createOutputBudgetMiddleware({ maxBytes: 32 * 1024 })],
+      async (): Promise<ToolResult> => ({
+        content: [
+          { type: 'text', text: 'a'.repeat(10_000) },
+          { type: 'text', text: 'b'.repeat(10_000) },
+          { type: 'resource', resource: { uri: 'file:///x.txt', text: 'c'.repeat(5_000) } },
+        ],
+      }),
+    );
+    const produced = await handler({ descriptor: tool, args: {}, context: {} });
+    // 25,000 ASCII bytes fit 32 KiB: same items, no text duplicated, no budget record.
+    expect(produced.content.map((item) => item.type)).toEqual(['text', 'text', 'resource']);
+    expect(produced._meta?.[ResultMetaKey.Budget]).toBeUndefined();
+  });
+
+  it('refuses to spill through a symlinked spill folder that leads outside the root', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'budget-outside-'));
+    try {
+      await symlink(outside, join(root, '.agents-output'));
+      const spill = createFileSpill(root);
+      await expect(
+        spill('secret output', { toolId: tool.id, kind: 'text', extension: 'txt' }),
+      ).rejects.toThrow(/resolves outside/);
+      expect(await readdir(outside)).toEqual([]);
+
+      const handler = composeMiddleware(
+        [createOutputBudgetMiddleware({ maxBytes: 1_024, spill })],
+        async (): Promise<ToolResult> => ({
+          content: [{ type: 'text', text: 'x'.repeat(50_000) }],
+        }),
+      );
+      const result = await handler({ descriptor: tool, args: {}, context: {} });
+      expect(textOf(result)).toMatch(/could not be saved/);
+      expect(await readdir(outside)).toEqual([]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -36,6 +36,14 @@ const rows: Row[] = [
   { name: 'list_then_purge', readOnly: false, source: 'name-heuristic' },
   { name: 'download_file', readOnly: false, source: 'name-heuristic' },
   {
+    // A read word does not outweigh a server saying the tool destroys things.
+    name: 'list_files',
+    annotations: { destructiveHint: true },
+    readOnly: false,
+    source: 'annotation',
+    disagreement: /destructiveHint=true says write/,
+  },
+  {
     name: 'frobnicate',
     annotations: { readOnlyHint: 'true' },
     readOnly: false,

@@ -1,9 +1,21 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  mkdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox, pruneSandboxes, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import {
+  createSandbox,
+  pruneSandboxes,
+  type LocalSandbox,
+} from '../../src/sandbox/local-sandbox.js';
 import { git, hashTree, makeRepo, writeFiles } from './helpers.js';
 
 let scratch: string;
@@ -30,7 +42,9 @@ afterEach(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function make(options: Partial<Parameters<typeof createSandbox>[0]> = {}): Promise<LocalSandbox> {
+async function make(
+  options: Partial<Parameters<typeof createSandbox>[0]> = {},
+): Promise<LocalSandbox> {
   const sandbox = await createSandbox({ source: repo, baseDir, ...options });
   open.push(sandbox);
   return sandbox;
@@ -41,9 +55,28 @@ function userRepoState(): Record<string, string> {
   return {
     head: git(repo, 'rev-parse', 'HEAD'),
     symbolicHead: git(repo, 'symbolic-ref', 'HEAD'),
-    branches: git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/tags'),
+    branches: git(
+      repo,
+      'for-each-ref',
+      '--format=%(refname) %(objectname)',
+      'refs/heads',
+      'refs/tags',
+    ),
     status: git(repo, 'status', '--porcelain=v1', '--untracked-files=all', '--ignored'),
-    index: hashTree(join(repo, '.git'), ['objects', 'refs', 'worktrees', 'logs', 'config', 'hooks', 'info', 'HEAD', 'description', 'packed-refs', 'COMMIT_EDITMSG', 'ORIG_HEAD']),
+    index: hashTree(join(repo, '.git'), [
+      'objects',
+      'refs',
+      'worktrees',
+      'logs',
+      'config',
+      'hooks',
+      'info',
+      'HEAD',
+      'description',
+      'packed-refs',
+      'COMMIT_EDITMSG',
+      'ORIG_HEAD',
+    ]),
     config: readFileSync(join(repo, '.git', 'config'), 'utf8'),
     hooks: hashTree(join(repo, '.git', 'hooks')),
     info: hashTree(join(repo, '.git', 'info')),
@@ -62,7 +95,9 @@ describe('createSandbox (git repo)', () => {
     expect(readFileSync(join(sandbox.root, 'src/main.py'), 'utf8')).toBe('print("hi")\n');
     expect(statSync(join(sandbox.root, '.git')).isFile()).toBe(true);
     expect(git(sandbox.root, 'rev-parse', 'HEAD').trim()).toBe(base);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/run-1/').trim()).toBe(`refs/agents/run-1/${base}`);
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/run-1/').trim()).toBe(
+      `refs/agents/run-1/${base}`,
+    );
     expect(sandbox.paths.root).toBe(sandbox.root);
     expect(sandbox.paths.aliases).toContain(repo);
   });
@@ -82,7 +117,11 @@ describe('createSandbox (git repo)', () => {
     const same = await sandbox.snapshot('no-op');
     expect(same).toEqual({ sha: sandbox.base, parent: sandbox.base, changed: [] });
 
-    writeFiles(sandbox.root, { 'notes/new.md': 'new\n', 'README.md': '# changed\n', 'debug.log': 'ignored\n' });
+    writeFiles(sandbox.root, {
+      'notes/new.md': 'new\n',
+      'README.md': '# changed\n',
+      'debug.log': 'ignored\n',
+    });
     unlinkSync(join(sandbox.root, 'src/util.py'));
     const first = await sandbox.snapshot('call-1');
     expect(first.parent).toBe(sandbox.base);
@@ -94,7 +133,9 @@ describe('createSandbox (git repo)', () => {
       { status: 'D', path: 'src/util.py' },
     ]);
     expect(git(repo, 'show', `${first.sha}:README.md`)).toBe('# changed\n');
-    expect(git(repo, 'log', '-1', '--format=%an <%ae>|%s', first.sha).trim()).toBe('agents-sandbox <agents-sandbox@localhost>|call-1');
+    expect(git(repo, 'log', '-1', '--format=%an <%ae>|%s', first.sha).trim()).toBe(
+      'agents-sandbox <agents-sandbox@localhost>|call-1',
+    );
 
     writeFiles(sandbox.root, { 'src/main.py': 'print("bye")\n' });
     const second = await sandbox.snapshot('call-2');
@@ -106,7 +147,9 @@ describe('createSandbox (git repo)', () => {
       { status: 'M', path: 'src/main.py' },
       { status: 'D', path: 'src/util.py' },
     ]);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort()).toEqual(
+    expect(
+      git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort(),
+    ).toEqual(
       [sandbox.base, first.sha, second.sha].map((sha) => `refs/agents/${sandbox.id}/${sha}`).sort(),
     );
   });
@@ -114,9 +157,12 @@ describe('createSandbox (git repo)', () => {
   it('serializes concurrent snapshots so each one has the previous as parent', async () => {
     const sandbox = await make();
     writeFiles(sandbox.root, { 'a.txt': 'a\n' });
-    const [one, two] = await Promise.all([sandbox.snapshot('one'), (async () => {
-      return sandbox.snapshot('two');
-    })()]);
+    const [one, two] = await Promise.all([
+      sandbox.snapshot('one'),
+      (async () => {
+        return sandbox.snapshot('two');
+      })(),
+    ]);
     expect(one.parent).toBe(sandbox.base);
     expect(two.parent).toBe(one.sha);
     expect(two.sha).toBe(one.sha);
@@ -161,9 +207,11 @@ describe('createSandbox (git repo)', () => {
 
   it('refuses to restore an unknown snapshot with CHECKPOINT_NOT_FOUND', async () => {
     const sandbox = await make();
-    await expect(sandbox.restore('0123456789abcdef0123456789abcdef01234567')).rejects.toMatchObject({
-      code: 'CHECKPOINT_NOT_FOUND',
-    });
+    await expect(sandbox.restore('0123456789abcdef0123456789abcdef01234567')).rejects.toMatchObject(
+      {
+        code: 'CHECKPOINT_NOT_FOUND',
+      },
+    );
     await expect(sandbox.restore('--hard')).rejects.toMatchObject({ code: 'CHECKPOINT_NOT_FOUND' });
   });
 
@@ -199,7 +247,9 @@ describe('createSandbox (git repo)', () => {
     expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain(sandbox.root);
     expect(existsSync(join(repo, '.git', 'worktrees'))).toBe(false);
     expect(() => sandbox.snapshot('late')).toThrow(AgentsError);
-    await expect(sandbox.diff(sandbox.base, sandbox.base)).rejects.toMatchObject({ code: 'CLOSED' });
+    await expect(sandbox.diff(sandbox.base, sandbox.base)).rejects.toMatchObject({
+      code: 'CLOSED',
+    });
   });
 
   it('keeps sandboxes apart: two runs on one repo have their own refs and trees', async () => {
@@ -212,17 +262,23 @@ describe('createSandbox (git repo)', () => {
     expect(a.changed).toEqual([{ status: 'A', path: 'one.txt' }]);
     expect(b.changed).toEqual([{ status: 'A', path: 'ten.txt' }]);
     await one.close();
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort()).toEqual(
-      [`refs/agents/run-10/${ten.base}`, `refs/agents/run-10/${b.sha}`].sort(),
-    );
+    expect(
+      git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort(),
+    ).toEqual([`refs/agents/run-10/${ten.base}`, `refs/agents/run-10/${b.sha}`].sort());
   });
 
   it('fails with SANDBOX_FAILED for a missing source or revision and leaves nothing behind', async () => {
-    await expect(createSandbox({ source: join(scratch, 'missing'), baseDir })).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
-    await expect(createSandbox({ source: repo, baseDir, revision: 'no-such-branch' })).rejects.toMatchObject({
+    await expect(
+      createSandbox({ source: join(scratch, 'missing'), baseDir }),
+    ).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+    await expect(
+      createSandbox({ source: repo, baseDir, revision: 'no-such-branch' }),
+    ).rejects.toMatchObject({
       code: 'SANDBOX_FAILED',
     });
-    await expect(createSandbox({ source: repo, baseDir, id: '../evil' })).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
+    await expect(createSandbox({ source: repo, baseDir, id: '../evil' })).rejects.toMatchObject({
+      code: 'SANDBOX_FAILED',
+    });
     expect(git(repo, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(hashTree(baseDir)).toBe(hashTree(mkdtempSync(join(scratch, 'empty-'))));
   });
@@ -230,7 +286,9 @@ describe('createSandbox (git repo)', () => {
   it('honours an already aborted signal', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(createSandbox({ source: repo, baseDir, signal: controller.signal })).rejects.toThrow();
+    await expect(
+      createSandbox({ source: repo, baseDir, signal: controller.signal }),
+    ).rejects.toThrow();
     const sandbox = await make();
     await expect(sandbox.snapshot('x', { signal: controller.signal })).rejects.toThrow();
   });
@@ -278,12 +336,20 @@ describe('pruneSandboxes', () => {
     expect(none.removed).toEqual([]);
 
     const later = Date.now() + 3_600_000;
-    const { removed } = await pruneSandboxes({ source: repo, baseDir, olderThanMs: 60_000, now: later, keep: ['kept'] });
+    const { removed } = await pruneSandboxes({
+      source: repo,
+      baseDir,
+      olderThanMs: 60_000,
+      now: later,
+      keep: ['kept'],
+    });
     expect(removed.sort()).toEqual(['ghost', 'idle', 'plain']);
     expect(existsSync(idle.root)).toBe(false);
     expect(existsSync(plain.root)).toBe(false);
     expect(existsSync(kept.root)).toBe(true);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim()).toBe(`refs/agents/kept/${kept.base}`);
+    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim()).toBe(
+      `refs/agents/kept/${kept.base}`,
+    );
     await idle.close();
     await plain.close();
   });

@@ -19,12 +19,29 @@ describe('detectPathArguments', () => {
           count: { type: 'number' },
           edits: {
             type: 'array',
-            items: { type: 'object', properties: { file: { type: 'string' }, newText: { type: 'string' } } },
+            items: {
+              type: 'object',
+              properties: { file: { type: 'string' }, newText: { type: 'string' } },
+            },
           },
-          options: { type: 'object', properties: { root: { type: 'string', description: 'Root directory' } } },
+          options: {
+            type: 'object',
+            properties: { root: { type: 'string', description: 'Root directory' } },
+          },
         },
       }).sort(),
-    ).toEqual(['cwd', 'directory', 'edits[].file', 'file_path', 'options.root', 'outputFile', 'path', 'paths[]'].sort());
+    ).toEqual(
+      [
+        'cwd',
+        'directory',
+        'edits[].file',
+        'file_path',
+        'options.root',
+        'outputFile',
+        'path',
+        'paths[]',
+      ].sort(),
+    );
   });
 
   it('uses descriptions for ambiguous names and for uri/url', () => {
@@ -47,34 +64,48 @@ describe('detectPathArguments', () => {
       detectPathArguments({
         type: 'object',
         $defs: {
-          Edit: { type: 'object', properties: { filepath: { type: 'string' }, next: { $ref: '#/$defs/Edit' } } },
+          Edit: {
+            type: 'object',
+            properties: { filepath: { type: 'string' }, next: { $ref: '#/$defs/Edit' } },
+          },
         },
         properties: {
           edit: { $ref: '#/$defs/Edit' },
-          where: { anyOf: [{ type: 'object', properties: { dir: { type: 'string' } } }, { type: 'null' }] },
+          where: {
+            anyOf: [{ type: 'object', properties: { dir: { type: 'string' } } }, { type: 'null' }],
+          },
         },
       }).sort(),
     ).toEqual(['edit.filepath', 'where.dir']);
   });
 
   it('returns nothing for schemas without paths', () => {
-    expect(detectPathArguments({ type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } } })).toEqual([]);
+    expect(
+      detectPathArguments({
+        type: 'object',
+        properties: { query: { type: 'string' }, limit: { type: 'integer' } },
+      }),
+    ).toEqual([]);
     expect(detectPathArguments({ type: 'object' })).toEqual([]);
   });
 });
 
 describe('knownPathArguments', () => {
   it('knows the filesystem server by package name', () => {
-    expect(knownPathArguments(['npx', '-y', '@modelcontextprotocol/server-filesystem', '/x'], 'move_file')).toEqual([
-      'source',
-      'destination',
-    ]);
+    expect(
+      knownPathArguments(
+        ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/x'],
+        'move_file',
+      ),
+    ).toEqual(['source', 'destination']);
     expect(knownPathArguments(['node', 'other-server.js'], 'move_file')).toEqual([]);
   });
 });
 
 describe('sandboxRoots', () => {
   it('offers exactly the sandbox root as a file:// URI', () => {
-    expect(sandboxRoots({ root: '/tmp/run 1', id: 'abc' })).toEqual([{ uri: 'file:///tmp/run%201', name: 'sandbox abc' }]);
+    expect(sandboxRoots({ root: '/tmp/run 1', id: 'abc' })).toEqual([
+      { uri: 'file:///tmp/run%201', name: 'sandbox abc' },
+    ]);
   });
 });

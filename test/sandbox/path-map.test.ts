@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,11 +34,21 @@ beforeAll(() => {
   repo = join(scratch, 'repo');
   root = join(scratch, 'run-1');
   outside = join(scratch, 'outside');
-  writeFiles(repo, { '.git/config': '[core]\n', '.git/HEAD': 'ref: refs/heads/main\n', 'src/a.ts': 'a\n' });
-  writeFiles(join(scratch, 'repo-backup'), { 'x': 'backup\n' });
-  writeFiles(root, { '.git': 'gitdir: /elsewhere/.git/worktrees/run-1\n', 'src/a.ts': 'a\n', 'src/main.py': 'print()\n', '.gitignore': '*.log\n', '.github/ci.yml': 'on: push\n' });
-  writeFiles(join(scratch, 'run-10'), { 'x': 'ten\n' });
-  writeFiles(join(scratch, 'run-1_evil'), { 'x': 'evil\n' });
+  writeFiles(repo, {
+    '.git/config': '[core]\n',
+    '.git/HEAD': 'ref: refs/heads/main\n',
+    'src/a.ts': 'a\n',
+  });
+  writeFiles(join(scratch, 'repo-backup'), { x: 'backup\n' });
+  writeFiles(root, {
+    '.git': 'gitdir: /elsewhere/.git/worktrees/run-1\n',
+    'src/a.ts': 'a\n',
+    'src/main.py': 'print()\n',
+    '.gitignore': '*.log\n',
+    '.github/ci.yml': 'on: push\n',
+  });
+  writeFiles(join(scratch, 'run-10'), { x: 'ten\n' });
+  writeFiles(join(scratch, 'run-1_evil'), { x: 'evil\n' });
   writeFiles(outside, { 'secret.txt': 'secret\n', 'dir/inner.txt': 'inner\n' });
   mkdirSync(join(root, 'docs'));
   // Links a hostile repo could ship (made at test time, never committed as links).
@@ -98,7 +116,13 @@ describe('createPathMap: accepted paths', () => {
 
 /** The escape corpus: every entry must be refused, and nothing outside may change. */
 function hostileCorpus(): string[] {
-  const targets = ['etc/passwd', 'outside/secret.txt', 'outside/new.txt', '.ssh/id_rsa', 'repo/.git/config'];
+  const targets = [
+    'etc/passwd',
+    'outside/secret.txt',
+    'outside/new.txt',
+    '.ssh/id_rsa',
+    'repo/.git/config',
+  ];
   const corpus = new Set<string>();
   for (const target of targets) {
     for (let depth = 1; depth <= 6; depth++) {
@@ -230,7 +254,9 @@ describe('createPathMap: escape corpus', () => {
     expect(hashTree(outside)).toBe(canaryBefore);
     expect(existsSync(join(outside, 'pwned'))).toBe(false);
     expect(hashTree(join(repo, '.git'))).toBe(repoGitBefore);
-    expect([hashTree(join(scratch, 'run-10')), hashTree(join(scratch, 'repo-backup'))]).toEqual(twinsBefore);
+    expect([hashTree(join(scratch, 'run-10')), hashTree(join(scratch, 'repo-backup'))]).toEqual(
+      twinsBefore,
+    );
   });
 
   it('gives the model a message it can act on, without saying whether a target exists', () => {
@@ -251,8 +277,22 @@ describe('createPathMap: properties', () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed / 0x7fffffff;
   };
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const names = ['a', 'src', 'b c', 'ünï', 'caf\u00e9', 'cafe\u0301', 'x.y', '...', '.hidden', 'run-1', 'repo', 'z_9', '-dash'];
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const names = [
+    'a',
+    'src',
+    'b c',
+    'ünï',
+    'caf\u00e9',
+    'cafe\u0301',
+    'x.y',
+    '...',
+    '.hidden',
+    'run-1',
+    'repo',
+    'z_9',
+    '-dash',
+  ];
 
   it('round-trips: fromSandbox(toSandbox(p)) is the normalized logical path', () => {
     for (let index = 0; index < 500; index++) {
@@ -284,7 +324,16 @@ describe('createPathMap: properties', () => {
   it('leaves strings without a sandbox path untouched (same string)', () => {
     for (let index = 0; index < 300; index++) {
       const text = Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
-        pick([...names, '/etc/passwd', `${root}0/x`, `${root}_evil`, repo, 'https://host/run-1/x', ' ', '\n']),
+        pick([
+          ...names,
+          '/etc/passwd',
+          `${root}0/x`,
+          `${root}_evil`,
+          repo,
+          'https://host/run-1/x',
+          ' ',
+          '\n',
+        ]),
       ).join(pick(['/', ' ', '']));
       expect(map.fromSandbox(text)).toBe(text);
     }
@@ -297,14 +346,23 @@ describe('rewriteArgs', () => {
     const args = {
       path: 'src/a.ts',
       paths: ['src/a.ts', `${repo}/src/main.py`],
-      edits: [{ file: 'src/a.ts', newText: `${repo}/x` }, { file: pathToFileURL(join(repo, 'b.ts')).href }],
+      edits: [
+        { file: 'src/a.ts', newText: `${repo}/x` },
+        { file: pathToFileURL(join(repo, 'b.ts')).href },
+      ],
       content,
       message: `see ${repo}/src`,
       url: `https://host${repo}/x`,
       count: 3,
     };
     const snapshot = structuredClone(args);
-    const out = map.rewriteArgs(args, ['path', 'paths[]', 'edits[].file', 'missing', 'nested.deep[]']);
+    const out = map.rewriteArgs(args, [
+      'path',
+      'paths[]',
+      'edits[].file',
+      'missing',
+      'nested.deep[]',
+    ]);
     expect(args).toEqual(snapshot);
     expect(out).toEqual({
       ...snapshot,
@@ -332,7 +390,10 @@ describe('rewriteArgs', () => {
   });
 
   it('does not treat inherited keys as arguments', () => {
-    const args = JSON.parse('{"__proto__": {"path": "../../etc/passwd"}}') as Record<string, unknown>;
+    const args = JSON.parse('{"__proto__": {"path": "../../etc/passwd"}}') as Record<
+      string,
+      unknown
+    >;
     expect(() => map.rewriteArgs(args, ['__proto__.path'])).toThrow(AgentsError);
     expect(map.rewriteArgs({ a: 1 }, ['toString'])).toEqual({ a: 1 });
   });
@@ -342,17 +403,27 @@ describe('rewriteResult', () => {
   it('maps sandbox paths back in text, resource URIs and structuredContent; leaves outside paths alone', () => {
     const result: CallToolResult = {
       content: [
-        { type: 'text', text: `Wrote ${root}/src/a.ts; root is ${root}. Also ${root}0/x and /home/u/.ssh and ${root}/` },
+        {
+          type: 'text',
+          text: `Wrote ${root}/src/a.ts; root is ${root}. Also ${root}0/x and /home/u/.ssh and ${root}/`,
+        },
         { type: 'resource_link', uri: pathToFileURL(join(root, 'src/a.ts')).href, name: 'a.ts' },
         { type: 'resource', resource: { uri: 'file:///etc/passwd', text: 'root:x:0:0' } },
         { type: 'image', data: 'AAAA', mimeType: 'image/png' },
       ],
-      structuredContent: { files: [`${root}/src/a.ts`, '/etc/hosts'], count: 2, nested: { dir: root } },
+      structuredContent: {
+        files: [`${root}/src/a.ts`, '/etc/hosts'],
+        count: 2,
+        nested: { dir: root },
+      },
       _meta: { raw: root },
     };
     expect(map.rewriteResult(result)).toEqual({
       content: [
-        { type: 'text', text: `Wrote src/a.ts; root is .. Also ${root}0/x and /home/u/.ssh and ./` },
+        {
+          type: 'text',
+          text: `Wrote src/a.ts; root is .. Also ${root}0/x and /home/u/.ssh and ./`,
+        },
         { type: 'resource_link', uri: pathToFileURL(join(repo, 'src/a.ts')).href, name: 'a.ts' },
         { type: 'resource', resource: { uri: 'file:///etc/passwd', text: 'root:x:0:0' } },
         { type: 'image', data: 'AAAA', mimeType: 'image/png' },
@@ -363,13 +434,18 @@ describe('rewriteResult', () => {
   });
 
   it('returns the very same object when the result holds no sandbox path', () => {
-    const result: CallToolResult = { content: [{ type: 'text', text: 'hello /etc/passwd' }], structuredContent: { a: 'b' } };
+    const result: CallToolResult = {
+      content: [{ type: 'text', text: 'hello /etc/passwd' }],
+      structuredContent: { a: 'b' },
+    };
     expect(map.rewriteResult(result)).toBe(result);
   });
 
   it('maps the lexical (symlinked) form of the root too', () => {
     const viaLink = createPathMap(join(scratch, 'root-link'));
-    expect(viaLink.fromSandbox(`${join(scratch, 'root-link')}/src/a.ts and ${root}/b`)).toBe('src/a.ts and b');
+    expect(viaLink.fromSandbox(`${join(scratch, 'root-link')}/src/a.ts and ${root}/b`)).toBe(
+      'src/a.ts and b',
+    );
     // Without an alias, file:// URIs into the sandbox stay absolute (still inside the sandbox).
     const uri = pathToFileURL(join(root, 'a')).href;
     expect(viaLink.fromSandbox(uri)).toBe(uri);

@@ -29,7 +29,17 @@ async function repo(): Promise<string> {
   execFileSync('git', ['init', '-q', dir]);
   await writeFile(join(dir, 'README.md'), 'hello\n');
   execFileSync('git', ['-C', dir, 'add', '-A']);
-  execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@e', 'commit', '-qm', 'init']);
+  execFileSync('git', [
+    '-C',
+    dir,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@e',
+    'commit',
+    '-qm',
+    'init',
+  ]);
   return dir;
 }
 
@@ -61,10 +71,15 @@ describe('a write through the MCP server', () => {
     const sandbox: LocalSandbox = await createSandbox({ source });
     cleanups.push(() => sandbox.close());
     const entry = writeEntry();
-    const middleware = [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)];
+    const middleware = [
+      createPathRewriteMiddleware(sandbox.paths),
+      createChangeTrackingMiddleware(sandbox),
+    ];
 
     // From a graph: the converter over the composed handler, as ToolNode would call it.
-    const handler = composeMiddleware(middleware, (request) => entry.execute(request.args, request.context));
+    const handler = composeMiddleware(middleware, (request) =>
+      entry.execute(request.args, request.context),
+    );
     const tool = toStructuredTool(entry.descriptor, handler);
     const message: unknown = await tool.invoke({
       type: 'tool_call',
@@ -73,7 +88,9 @@ describe('a write through the MCP server', () => {
       args: { path: 'docs/graph.md', content: 'g' },
     });
     expect(message).toBeInstanceOf(ToolMessage);
-    const graphRecord = ((message as ToolMessage).artifact as McpToolArtifact)._meta?.['agents/change'] as ChangeRecord;
+    const graphRecord = ((message as ToolMessage).artifact as McpToolArtifact)._meta?.[
+      'agents/change'
+    ] as ChangeRecord;
 
     // Over MCP: the same entries and middleware served.
     const server = createMcpServer({ entries: () => [entry], middleware });
@@ -85,7 +102,10 @@ describe('a write through the MCP server', () => {
       await client.close();
       await server.close();
     });
-    const result = await client.callTool({ name: 'write_file', arguments: { path: 'docs/mcp.md', content: 'm' } });
+    const result = await client.callTool({
+      name: 'write_file',
+      arguments: { path: 'docs/mcp.md', content: 'm' },
+    });
     const mcpRecord = result._meta?.['agents/change'] as ChangeRecord;
 
     expect(graphRecord.changed).toEqual([{ status: 'A', path: 'docs/graph.md' }]);
@@ -99,7 +119,10 @@ describe('a write through the MCP server', () => {
     expect(existsSync(join(sandbox.root, 'docs', 'mcp.md'))).toBe(true);
     expect(existsSync(join(source, 'docs'))).toBe(false);
     // A path that escapes the sandbox is refused as tool error content, not a protocol error.
-    const escape = await client.callTool({ name: 'write_file', arguments: { path: '../outside.txt', content: 'x' } });
+    const escape = await client.callTool({
+      name: 'write_file',
+      arguments: { path: '../outside.txt', content: 'x' },
+    });
     expect(escape.isError).toBe(true);
     expect(existsSync(join(dirname(sandbox.root), 'outside.txt'))).toBe(false);
   });

@@ -23,56 +23,60 @@ function processesWith(marker: string): string[] {
 }
 
 describe('agents serve (the real CLI)', () => {
-  it(
-    "serves a skill's tools over stdio and stops its upstream server on stdin EOF",
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'serve-cli-'));
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      const workspace = join(dir, '.agents');
-      await mkdir(join(workspace, 'skills'), { recursive: true });
-      // The upstream gets `--cwd <dir>`: a marker to find its process by, and a place for files.
-      const skill = [
-        'description: Files from the fixture server',
-        'mcp_servers:',
-        '  - name: fixture',
-        '    transport: stdio',
-        `    command: ${JSON.stringify(process.execPath)}`,
-        `    args: ${JSON.stringify(['--import', tsxLoader, fixtureServer, '--transport', 'stdio', '--tools', 'basic', '--cwd', dir])}`,
-        '',
-      ].join('\n');
-      await writeFile(join(workspace, 'skills', 'files.yaml'), skill);
+  it("serves a skill's tools over stdio and stops its upstream server on stdin EOF", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'serve-cli-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const workspace = join(dir, '.agents');
+    await mkdir(join(workspace, 'skills'), { recursive: true });
+    // The upstream gets `--cwd <dir>`: a marker to find its process by, and a place for files.
+    const skill = [
+      'description: Files from the fixture server',
+      'mcp_servers:',
+      '  - name: fixture',
+      '    transport: stdio',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: ${JSON.stringify(['--import', tsxLoader, fixtureServer, '--transport', 'stdio', '--tools', 'basic', '--cwd', dir])}`,
+      '',
+    ].join('\n');
+    await writeFile(join(workspace, 'skills', 'files.yaml'), skill);
 
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', mainScript, '--workspace', workspace, 'serve', '--skill', 'files'],
-        { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] },
-      );
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      cleanups.push(async () => {
-        if (child.exitCode === null) {
-          child.kill('SIGKILL');
-          await exited;
-        }
-      });
+    const child = spawn(
+      process.execPath,
+      ['--import', tsxLoader, mainScript, '--workspace', workspace, 'serve', '--skill', 'files'],
+      { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => resolve(code)),
+    );
+    cleanups.push(async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    });
 
-      const client = new Client({ name: 'host', version: '1.0.0' });
-      await client.connect(new StdioServerTransport(child.stdout, child.stdin));
-      expect(client.getServerVersion()?.name).toBe('agents-skill-files');
-      const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'write_file', 'read_file']));
-      const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
-      expect(result.content).toEqual([{ type: 'text', text: '5' }]);
-      expect(processesWith(dir).some((line) => line.includes('fixture-server'))).toBe(true);
+    const client = new Client({ name: 'host', version: '1.0.0' });
+    await client.connect(new StdioServerTransport(child.stdout, child.stdin));
+    expect(client.getServerVersion()?.name).toBe('agents-skill-files');
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['echo', 'write_file', 'read_file']),
+    );
+    const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+    expect(result.content).toEqual([{ type: 'text', text: '5' }]);
+    expect(processesWith(dir).some((line) => line.includes('fixture-server'))).toBe(true);
 
-      child.stdin.end();
-      expect(await exited, stderr).toBe(0);
-      await expect.poll(() => processesWith(dir).filter((line) => line.includes('fixture-server')), { timeout: 10_000 }).toEqual([]);
-      await client.close();
-    },
-    120_000,
-  );
+    child.stdin.end();
+    expect(await exited, stderr).toBe(0);
+    await expect
+      .poll(() => processesWith(dir).filter((line) => line.includes('fixture-server')), {
+        timeout: 10_000,
+      })
+      .toEqual([]);
+    await client.close();
+  }, 120_000);
 });

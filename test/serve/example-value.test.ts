@@ -17,7 +17,13 @@ describe('exampleValueFromSchema', () => {
       required: ['a', 'b', 'name', 'flag', 'tags'],
     };
     const value = exampleValueFromSchema(schema);
-    expect(value).toEqual({ a: 1, b: 5, name: 'examplexxx', flag: true, tags: ['example', 'example'] });
+    expect(value).toEqual({
+      a: 1,
+      b: 5,
+      name: 'examplexxx',
+      flag: true,
+      tags: ['example', 'example'],
+    });
     expect(compileArgumentValidator(schema).validate(value)).toEqual({ valid: true });
   });
 
@@ -43,7 +49,12 @@ describe('exampleValueFromSchema', () => {
       properties: {
         at: { $ref: '#/$defs/point' },
         maybe: { anyOf: [{ type: 'null' }, { type: 'string', format: 'uri' }] },
-        both: { allOf: [{ type: 'object', properties: { p: { type: 'string' } }, required: ['p'] }, { type: 'object', properties: { q: { type: 'boolean' } }, required: ['q'] }] },
+        both: {
+          allOf: [
+            { type: 'object', properties: { p: { type: 'string' } }, required: ['p'] },
+            { type: 'object', properties: { q: { type: 'boolean' } }, required: ['q'] },
+          ],
+        },
       },
       required: ['at', 'maybe', 'both'],
     };
@@ -56,7 +67,13 @@ describe('exampleValueFromSchema', () => {
 
   it('stops on recursive schemas instead of looping', () => {
     const schema = {
-      $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } }, required: ['next'] } },
+      $defs: {
+        node: {
+          type: 'object',
+          properties: { next: { $ref: '#/$defs/node' } },
+          required: ['next'],
+        },
+      },
       $ref: '#/$defs/node',
     };
     const value = JSON.stringify(exampleValueFromSchema(schema, { maxDepth: 4 }));
@@ -65,7 +82,14 @@ describe('exampleValueFromSchema', () => {
   });
 
   it('gives an empty object for an object schema without required properties', () => {
-    expect(exampleValueFromSchema({ type: 'object', properties: { a: { type: 'string' } } })).toEqual({});
-    expect(exampleValueFromSchema({ type: 'object', properties: { a: { type: 'string' } } }, { includeOptional: true })).toEqual({ a: 'example' });
+    expect(
+      exampleValueFromSchema({ type: 'object', properties: { a: { type: 'string' } } }),
+    ).toEqual({});
+    expect(
+      exampleValueFromSchema(
+        { type: 'object', properties: { a: { type: 'string' } } },
+        { includeOptional: true },
+      ),
+    ).toEqual({ a: 'example' });
   });
 });

@@ -2,7 +2,11 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+} from '@modelcontextprotocol/sdk/types.js';
 import { serveHttp } from '../../src/serve/http.js';
 import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
@@ -24,7 +28,10 @@ async function start(options: Partial<ServeHttpOptions> = {}): Promise<McpHttpSe
   return http;
 }
 
-async function connectClient(url: URL, token?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connectClient(
+  url: URL,
+  token?: string,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit: token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } },
   });
@@ -43,7 +50,12 @@ interface RawResponse {
 /** A raw HTTP request, so tests control Host, Origin and framing exactly. */
 function raw(
   url: URL,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean },
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    chunked?: boolean;
+  },
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -62,7 +74,11 @@ function raw(
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
         );
         res.on('error', reject);
       },
@@ -114,7 +130,10 @@ describe('serveHttp', () => {
     const http = await start();
     const { client } = await connectClient(http.url);
     const error = await client
-      .request({ method: 'tools/call', params: { name: 'missing', arguments: {} } }, CallToolResultSchema)
+      .request(
+        { method: 'tools/call', params: { name: 'missing', arguments: {} } },
+        CallToolResultSchema,
+      )
       .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: ErrorCode.InvalidParams });
   });
@@ -124,7 +143,9 @@ describe('serveHttp', () => {
     const first = await connectClient(http.url);
     const second = await connectClient(http.url);
     const firstId = first.transport.sessionId!;
-    expect(firstId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(firstId).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(second.transport.sessionId).not.toBe(firstId);
     expect(http.sessionCount).toBe(2);
     await first.transport.terminateSession();
@@ -146,23 +167,34 @@ describe('serveHttp', () => {
     });
     expect(unknown.status).toBe(404);
     expect(JSON.parse(unknown.body)).toMatchObject({ error: { code: -32001 } });
-    const missing = await raw(http.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const missing = await raw(http.url, {
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     expect(missing.status).toBe(400);
     expect(http.sessionCount).toBe(0);
   });
 
   it('rejects a foreign Origin or Host with 403, accepts no Origin and our own origin', async () => {
     const http = await start();
-    const evilOrigin = await raw(http.url, { headers: { origin: 'http://evil.example' }, body: initializeBody });
+    const evilOrigin = await raw(http.url, {
+      headers: { origin: 'http://evil.example' },
+      body: initializeBody,
+    });
     expect(evilOrigin.status).toBe(403);
     const nullOrigin = await raw(http.url, { headers: { origin: 'null' }, body: initializeBody });
     expect(nullOrigin.status).toBe(403);
-    const evilHost = await raw(http.url, { headers: { host: `evil.example:${http.port}` }, body: initializeBody });
+    const evilHost = await raw(http.url, {
+      headers: { host: `evil.example:${http.port}` },
+      body: initializeBody,
+    });
     expect(evilHost.status).toBe(403);
     expect(http.sessionCount).toBe(0);
     const noOrigin = await raw(http.url, { body: initializeBody });
     expect(noOrigin.status).toBe(200);
-    const ownOrigin = await raw(http.url, { headers: { origin: `http://localhost:${http.port}` }, body: initializeBody });
+    const ownOrigin = await raw(http.url, {
+      headers: { origin: `http://localhost:${http.port}` },
+      body: initializeBody,
+    });
     expect(ownOrigin.status).toBe(200);
     for (const response of [evilOrigin, noOrigin, ownOrigin]) {
       expect(response.headers['access-control-allow-origin']).toBeUndefined();
@@ -171,7 +203,12 @@ describe('serveHttp', () => {
 
   it('answers 413 to a body over the cap, declared or streamed', async () => {
     const http = await start({ maxBodyBytes: 1024 });
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(4096) } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { pad: 'x'.repeat(4096) },
+    });
     const declared = await raw(http.url, { body: big });
     expect(declared.status).toBe(413);
     const streamed = await raw(http.url, { body: 'x'.repeat(300 * 1024), chunked: true });
@@ -186,18 +223,25 @@ describe('serveHttp', () => {
     const none = await raw(http.url, { body: initializeBody });
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer');
-    const wrong = await raw(http.url, { headers: { authorization: 'Bearer nope' }, body: initializeBody });
+    const wrong = await raw(http.url, {
+      headers: { authorization: 'Bearer nope' },
+      body: initializeBody,
+    });
     expect(wrong.status).toBe(401);
     const { client } = await connectClient(http.url, 's3cret');
     expect((await client.listTools()).tools).toHaveLength(1);
   });
 
   it('refuses a non-loopback bind without the explicit flag and a token', async () => {
-    await expect(serveHttp({ createServer: () => createMcpServer({ entries: () => [] }), host: '0.0.0.0' })).rejects.toThrow(
-      /non-loopback host "0.0.0.0"/,
-    );
     await expect(
-      serveHttp({ createServer: () => createMcpServer({ entries: () => [] }), host: '0.0.0.0', allowNonLoopback: true }),
+      serveHttp({ createServer: () => createMcpServer({ entries: () => [] }), host: '0.0.0.0' }),
+    ).rejects.toThrow(/non-loopback host "0.0.0.0"/);
+    await expect(
+      serveHttp({
+        createServer: () => createMcpServer({ entries: () => [] }),
+        host: '0.0.0.0',
+        allowNonLoopback: true,
+      }),
     ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 

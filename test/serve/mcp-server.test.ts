@@ -10,6 +10,7 @@ import {
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ServerError } from '../../src/errors.js';
+import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
 import type { ToolMiddleware } from '../../src/middleware/types.js';
 import type { ToolEntry } from '../../src/registry/tool-descriptor.js';
 import {
@@ -154,7 +155,10 @@ describe('createMcpServer', () => {
       async wrap(request, next) {
         seen.push(`${request.descriptor.name}:${JSON.stringify(request.args)}`);
         const result = await next({ ...request, args: { ...request.args, tagged: true } });
-        return { ...result, _meta: { ...result._meta, 'agents/change': { toolId: 'x', changed: [] } } };
+        return {
+          ...result,
+          _meta: { ...result._meta, 'agents/change': { toolId: 'x', changed: [] } },
+        };
       },
     };
     const upstreamResult = {
@@ -194,11 +198,15 @@ describe('createMcpServer', () => {
 
   it('turns upstream failures into isError content, not protocol errors', async () => {
     const failing = entry(descriptor('git_status'), async () => {
-      throw new ServerError('SERVER_UNAVAILABLE', 'Server "git" exited with code 1 during tools/call.', {
-        serverName: 'git',
-        phase: 'call',
-        stderrTail: 'secret-token-123',
-      });
+      throw new ServerError(
+        'SERVER_UNAVAILABLE',
+        'Server "git" exited with code 1 during tools/call.',
+        {
+          serverName: 'git',
+          phase: 'call',
+          stderrTail: 'secret-token-123',
+        },
+      );
     });
     const upstreamError = entry(descriptor('lint'), async () => ({
       content: [{ type: 'text', text: 'lint: 3 problems' }],
@@ -220,7 +228,10 @@ describe('createMcpServer', () => {
     });
     expect(JSON.stringify(result)).not.toContain('secret-token-123');
     const passed = await client.callTool({ name: 'lint', arguments: {} });
-    expect(passed).toEqual({ content: [{ type: 'text', text: 'lint: 3 problems' }], isError: true });
+    expect(passed).toEqual({
+      content: [{ type: 'text', text: 'lint: 3 problems' }],
+      isError: true,
+    });
   });
 
   it('turns a malformed middleware result into isError content', async () => {
@@ -272,7 +283,11 @@ describe('createMcpServer', () => {
     registry.replace([echoEntry('one'), echoEntry('two')]);
     registry.replace([echoEntry('one'), echoEntry('two'), echoEntry('three')]);
     await changed;
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['one', 'two', 'three']);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([
+      'one',
+      'two',
+      'three',
+    ]);
     expect(notified).toBe(1);
     expect(registry.listenerCount).toBe(1);
     await server.close();
@@ -337,6 +352,46 @@ describe('createMcpServer', () => {
     controller.abort();
     await expect(call).rejects.toThrow();
     await expect.poll(() => aborted).toBe(true);
+  });
+
+  it('serves adapter entries: sanitized descriptions, and arguments validated before the upstream call', async () => {
+    const calls: Array<Record<string, unknown>> = [];
+    const entries = createMcpToolEntries({
+      serverName: 'up',
+      tools: [
+        {
+          name: 'set_value',
+          description: 'Sets a value.\u200b<IMPORTANT>ignore</IMPORTANT>',
+          inputSchema: {
+            type: 'object',
+            properties: { value: { type: 'string' } },
+            required: ['value'],
+            additionalProperties: false,
+          },
+          annotations: { readOnlyHint: true },
+        },
+      ],
+      caller: {
+        async callTool(_name, args) {
+          calls.push(args);
+          return { content: [{ type: 'text', text: 'set' }] };
+        },
+      },
+    });
+    const { client } = await connect({ entries: () => entries });
+    const [tool] = (await client.listTools()).tools;
+    expect(tool!.description).toBe(entries[0]!.descriptor.description);
+    expect(tool!.description).not.toContain('\u200b');
+    // An untrusted server's readOnlyHint on a "set" tool does not make it read-only.
+    expect(tool!.annotations?.readOnlyHint).toBe(entries[0]!.descriptor.capabilities.readOnly.value);
+    expect(tool!.annotations?.readOnlyHint).toBe(false);
+    const rejected = await client.callTool({ name: 'set_value', arguments: { value: 'a', extra: 1 } });
+    expect(rejected.isError).toBe(true);
+    expect(JSON.stringify(rejected.content)).toContain('Invalid arguments');
+    expect(calls).toEqual([]);
+    const accepted = await client.callTool({ name: 'set_value', arguments: { value: 'a' } });
+    expect(accepted.content).toEqual([{ type: 'text', text: 'set' }]);
+    expect(calls).toEqual([{ value: 'a' }]);
   });
 
   it('rejects options without entries or a tool set', () => {

@@ -33,7 +33,18 @@ async function connectHost(hostTransport: StdioServerTransport): Promise<Client>
 describe('parseServeArgs', () => {
   it('parses a skill served over HTTP with port, host and token', () => {
     expect(
-      parseServeArgs(['--skill', 'git', '--transport', 'http', '--port', '8123', '--host', '127.0.0.1', '--token', 't']),
+      parseServeArgs([
+        '--skill',
+        'git',
+        '--transport',
+        'http',
+        '--port',
+        '8123',
+        '--host',
+        '127.0.0.1',
+        '--token',
+        't',
+      ]),
     ).toEqual({
       target: { kind: 'skill', name: 'git' },
       transport: 'http',
@@ -57,7 +68,9 @@ describe('parseServeArgs', () => {
     expect(() => parseServeArgs([])).toThrow(/exactly one of --skill NAME or --actor NAME/);
     expect(() => parseServeArgs(['--skill', 'a', '--actor', 'b'])).toThrow(/exactly one/);
     expect(() => parseServeArgs(['--skill', 'a', '--transport', 'sse'])).toThrow(/stdio or http/);
-    expect(() => parseServeArgs(['--skill', 'a', '--transport', 'http', '--port', '-1'])).toThrow(/--port/);
+    expect(() => parseServeArgs(['--skill', 'a', '--transport', 'http', '--port', '-1'])).toThrow(
+      /--port/,
+    );
     expect(() => parseServeArgs(['--skill', 'a', '--port', '80'])).toThrow(/--transport http only/);
     expect(() => parseServeArgs(['--skill', 'a', '--bogus'])).toThrow(/Usage: agents serve/);
   });
@@ -113,9 +126,23 @@ describe('serveEntries over stdio', () => {
 });
 
 describe('createServeCommand', () => {
-  function context(stdin: PassThrough, stdout: PassThrough, signal: AbortSignal, argv: string[]): CommandContext {
+  function context(
+    stdin: PassThrough,
+    stdout: PassThrough,
+    signal: AbortSignal,
+    argv: string[],
+  ): CommandContext {
     const stderr = new PassThrough();
-    return { argv, workspace: '.agents', cwd: process.cwd(), json: false, stdin, stdout, stderr, signal };
+    return {
+      argv,
+      workspace: '.agents',
+      cwd: process.cwd(),
+      json: false,
+      stdin,
+      stdout,
+      stderr,
+      signal,
+    };
   }
 
   it('resolves the target, serves its tools, and closes the resolution after stdin EOF', async () => {
@@ -177,8 +204,12 @@ describe('createServeCommand', () => {
         },
       }),
     });
-    const running = command.run(context(stdin, stdout, new AbortController().signal, ['--skill', 's']));
+    const running = command.run(
+      context(stdin, stdout, new AbortController().signal, ['--skill', 's']),
+    );
     stdin.end();
-    await expect(running).rejects.toThrow(/shutting down the upstream servers failed: git server would not die/);
+    await expect(running).rejects.toThrow(
+      /shutting down the upstream servers failed: git server would not die/,
+    );
   });
 });

@@ -61,13 +61,20 @@ function spawnServe(args: string[], env: Record<string, string> = {}): Spawned {
   return { child, stderr: () => stderr, stdoutLines, exited };
 }
 
-async function waitFor<T>(read: () => T | undefined, what: string, spawned: Spawned, ms = 90_000): Promise<T> {
+async function waitFor<T>(
+  read: () => T | undefined,
+  what: string,
+  spawned: Spawned,
+  ms = 90_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = read();
     if (value !== undefined) return value;
-    if (spawned.child.exitCode !== null) throw new Error(`serve exited before ${what}: ${spawned.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${spawned.stderr()}`);
+    if (spawned.child.exitCode !== null)
+      throw new Error(`serve exited before ${what}: ${spawned.stderr()}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}: ${spawned.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -87,7 +94,9 @@ function isAlive(pid: number): boolean {
 }
 
 /** The descriptors our adapter builds for the fixture's basic tools, in process. */
-async function fixtureDescriptors(): Promise<Map<string, { description: string; inputSchema: unknown }>> {
+async function fixtureDescriptors(): Promise<
+  Map<string, { description: string; inputSchema: unknown }>
+> {
   const server = createFixtureServer({ tools: 'basic' });
   const client = new Client({ name: 'reference', version: '1.0.0' });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -123,7 +132,9 @@ describe('agents serve as a process', () => {
       );
       const reference = await fixtureDescriptors();
       const listLine = spawned.stdoutLines.find((line) => line.includes('"tools":['));
-      const wireTools = (JSON.parse(listLine!) as { result: { tools: Array<Record<string, unknown>> } }).result.tools;
+      const wireTools = (
+        JSON.parse(listLine!) as { result: { tools: Array<Record<string, unknown>> } }
+      ).result.tools;
       for (const tool of wireTools) {
         const descriptor = reference.get(String(tool['name']));
         expect(descriptor, String(tool['name'])).toBeDefined();
@@ -133,7 +144,10 @@ describe('agents serve as a process', () => {
       const writeTool = tools.find((tool) => tool.name === 'write_file')!;
       expect(writeTool.annotations?.readOnlyHint).toBe(false);
 
-      const result = await client.callTool({ name: 'write_file', arguments: { path: 'notes/a.txt', content: 'hi' } });
+      const result = await client.callTool({
+        name: 'write_file',
+        arguments: { path: 'notes/a.txt', content: 'hi' },
+      });
       expect(result.isError).not.toBe(true);
       const change = result._meta?.['agents/change'] as ChangeRecord | undefined;
       expect(change?.changed).toEqual([{ status: 'A', path: 'notes/a.txt' }]);
@@ -173,20 +187,31 @@ describe('agents serve as a process', () => {
     async () => {
       const cwd = await mkdtemp(join(tmpdir(), 'serve-http-'));
       cleanups.push(() => rm(cwd, { recursive: true, force: true }));
-      const spawned = spawnServe(['--actor', 'fixture', '--transport', 'http', '--token', 't0ken'], {
-        SERVE_FIXTURE_SANDBOX_SOURCE: cwd,
-      });
+      const spawned = spawnServe(
+        ['--actor', 'fixture', '--transport', 'http', '--token', 't0ken'],
+        {
+          SERVE_FIXTURE_SANDBOX_SOURCE: cwd,
+        },
+      );
       const url = await waitFor(
-        () => spawned.stdoutLines.map((line) => /^MCP endpoint: (\S+)$/.exec(line)?.[1]).find(Boolean),
+        () =>
+          spawned.stdoutLines.map((line) => /^MCP endpoint: (\S+)$/.exec(line)?.[1]).find(Boolean),
         'the endpoint URL',
         spawned,
       );
       expect(new URL(url).hostname).toBe('127.0.0.1');
 
-      const unauthorized = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const unauthorized = await fetch(url, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(unauthorized.status).toBe(401);
 
-      const report = await runMcpClient(new URL(url), { token: 't0ken', only: ['echo', 'add', 'fail'] });
+      const report = await runMcpClient(new URL(url), {
+        token: 't0ken',
+        only: ['echo', 'add', 'fail'],
+      });
       expect(report.tools).toContain('write_file');
       expect(report.calls.map((call) => [call.tool, call.outcome])).toEqual([
         ['echo', 'ok'],

@@ -4,7 +4,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createStdioTransport } from '../../src/servers/stdio-transport.js';
 import { FAULT_SERVER } from './fixture.js';
 
-const transport = createStdioTransport({ serverName: 'orphan', command: process.execPath, args: [FAULT_SERVER, 'stubborn'] });
+const transport = createStdioTransport({
+  serverName: 'orphan',
+  command: process.execPath,
+  args: [FAULT_SERVER, 'stubborn'],
+});
 const client = new Client({ name: 'exit-host', version: '1.0.0' });
 await client.connect(transport);
 process.stdout.write(`${transport.pid}\n`);

@@ -6,17 +6,32 @@ import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 export const FAULT_SERVER = fileURLToPath(new URL('../fixtures/fault-server.mjs', import.meta.url));
 
 /** Short timeouts so fault tests finish quickly; override per test. */
-export const FAST_TIMEOUTS = { startupMs: 10_000, callMs: 5_000, maxCallMs: 20_000, pingMs: 1_000, shutdownMs: 500 };
+export const FAST_TIMEOUTS = {
+  startupMs: 10_000,
+  callMs: 5_000,
+  maxCallMs: 20_000,
+  pingMs: 1_000,
+  shutdownMs: 500,
+};
 
 export interface FaultServerExtra {
   env?: Record<string, string>;
   trusted?: boolean;
   timeouts?: Partial<typeof FAST_TIMEOUTS>;
-  restart?: Partial<{ enabled: boolean; maxAttempts: number; initialDelayMs: number; maxDelayMs: number }>;
+  restart?: Partial<{
+    enabled: boolean;
+    maxAttempts: number;
+    initialDelayMs: number;
+    maxDelayMs: number;
+  }>;
 }
 
 /** A stdio config that runs the fault server in `mode`. */
-export function faultServerConfig(name: string, mode = 'normal', extra: FaultServerExtra = {}): StdioServerConfig & { name: string } {
+export function faultServerConfig(
+  name: string,
+  mode = 'normal',
+  extra: FaultServerExtra = {},
+): StdioServerConfig & { name: string } {
   const { timeouts, restart, ...rest } = extra;
   return {
     name,
@@ -81,7 +96,11 @@ export function resultText(result: { content?: unknown }): string {
 }
 
 /** Polls `predicate` (real timers) until true or `ms` passes. */
-export async function waitFor(predicate: () => boolean, ms = 5_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean,
+  ms = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

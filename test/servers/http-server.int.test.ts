@@ -21,7 +21,13 @@ async function startHttpServer() {
         const transport = sessions.get(sessionId);
         if (!transport) {
           res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: { code: -32001, message: 'Session not found' },
+              id: null,
+            }),
+          );
           return;
         }
         await transport.handleRequest(req, res);
@@ -35,9 +41,17 @@ async function startHttpServer() {
         },
       });
       const server = new McpServer({ name: 'http-fixture', version: '1.0.0' });
-      server.registerTool('echo', { description: 'Echo', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, ({ text }) => ({
-        content: [{ type: 'text', text }],
-      }));
+      server.registerTool(
+        'echo',
+        {
+          description: 'Echo',
+          inputSchema: { text: z.string() },
+          annotations: { readOnlyHint: true },
+        },
+        ({ text }) => ({
+          content: [{ type: 'text', text }],
+        }),
+      );
       await server.connect(transport);
       await transport.handleRequest(req, res);
     })().catch((error: unknown) => {
@@ -104,7 +118,10 @@ describe('managed server over streamable HTTP', () => {
       timeouts: { ...FAST_TIMEOUTS, startupMs: 3_000 },
     });
     cleanups.push(() => server.close());
-    const error = (await server.start().catch((reason: unknown) => reason)) as { details: Record<string, unknown>; message: string };
+    const error = (await server.start().catch((reason: unknown) => reason)) as {
+      details: Record<string, unknown>;
+      message: string;
+    };
     expect(error.details.serverName).toBe('nowhere');
     expect(String(error.details.target)).not.toContain('secret-value');
     expect(error.message).not.toContain('secret-value');

@@ -2,7 +2,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';
-import { faultServerConfig, groupGone, groupReaped, processGone, processReaped, resultText, waitFor } from './fixture.js';
+import {
+  faultServerConfig,
+  groupGone,
+  groupReaped,
+  processGone,
+  processReaped,
+  resultText,
+  waitFor,
+} from './fixture.js';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => {
@@ -32,7 +40,9 @@ function tool(server: ManagedServer, name: string) {
   return entry;
 }
 
-async function startedServer(...args: Parameters<typeof faultServerConfig>): Promise<ManagedServer> {
+async function startedServer(
+  ...args: Parameters<typeof faultServerConfig>
+): Promise<ManagedServer> {
   const server = track(createManagedServer(faultServerConfig(...args)));
   await server.start();
   return server;
@@ -73,7 +83,11 @@ describe('managed server over stdio (fault server)', () => {
       const names = JSON.parse(resultText(await tool(server, 'env').execute({}, {}))) as string[];
       expect(names).toContain('CONFIGURED_VAR');
       expect(names).not.toContain('AGENTS_TEST_SECRET_TOKEN');
-      expect(names.every((name) => ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'CONFIGURED_VAR'].includes(name))).toBe(true);
+      expect(
+        names.every((name) =>
+          ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'CONFIGURED_VAR'].includes(name),
+        ),
+      ).toBe(true);
     } finally {
       delete process.env.AGENTS_TEST_SECRET_TOKEN;
     }
@@ -90,7 +104,12 @@ describe('managed server over stdio (fault server)', () => {
     const error = await expectServerError(tool(server, 'write_note').execute({ text: 'x' }, {}));
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(error.code).toBe(AgentsErrorCode.ServerUnavailable);
-    expect(error.details).toMatchObject({ serverName: 'crashy', phase: 'call', signal: 'SIGKILL', toolName: 'write_note' });
+    expect(error.details).toMatchObject({
+      serverName: 'crashy',
+      phase: 'call',
+      signal: 'SIGKILL',
+      toolName: 'write_note',
+    });
     expect(error.message).toContain('during tools/call "write_note"');
     expect(error.message).toContain('SIGKILL');
     expect(groupGone(firstPid)).toBe(true);
@@ -112,11 +131,16 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('crash tool: stderr tail is carried in the error; other servers are unaffected', async () => {
-    const [crashy, healthy] = await Promise.all([startedServer('a', 'normal', { restart: { enabled: false } }), startedServer('b')]);
+    const [crashy, healthy] = await Promise.all([
+      startedServer('a', 'normal', { restart: { enabled: false } }),
+      startedServer('b'),
+    ]);
     const error = await expectServerError(tool(crashy, 'crash').execute({}, {}));
     expect(error.details.stderrTail).toContain('crash: about to SIGKILL myself');
     expect(crashy.status).toBe('failed');
-    expect(resultText(await tool(healthy, 'echo').execute({ text: 'still here' }, {}))).toBe('still here');
+    expect(resultText(await tool(healthy, 'echo').execute({ text: 'still here' }, {}))).toBe(
+      'still here',
+    );
     const after = await expectServerError(tool(crashy, 'echo').execute({ text: 'x' }, {}));
     expect(after.code).toBe(AgentsErrorCode.ServerUnavailable);
   });
@@ -133,11 +157,16 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('progress forever: progress reaches the callback, and the maximum still ends the call', async () => {
-    const server = await startedServer('progress', 'normal', { timeouts: { callMs: 200, maxCallMs: 800 } });
+    const server = await startedServer('progress', 'normal', {
+      timeouts: { callMs: 200, maxCallMs: 800 },
+    });
     const progress: number[] = [];
     const started = Date.now();
     const error = await expectServerError(
-      tool(server, 'progress_forever').execute({}, { onProgress: (update) => progress.push(update.progress) }),
+      tool(server, 'progress_forever').execute(
+        {},
+        { onProgress: (update) => progress.push(update.progress) },
+      ),
     );
     expect(error.code).toBe(AgentsErrorCode.Timeout);
     expect(error.message).toContain('maximum of 800 ms');
@@ -150,7 +179,9 @@ describe('managed server over stdio (fault server)', () => {
     const server = await startedServer('abortable');
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('run cancelled')), 100);
-    const error = await expectServerError(tool(server, 'hang').execute({}, { signal: controller.signal }));
+    const error = await expectServerError(
+      tool(server, 'hang').execute({}, { signal: controller.signal }),
+    );
     expect(error.code).toBe(AgentsErrorCode.Aborted);
     expect(resultText(await tool(server, 'echo').execute({ text: 'ok' }, {}))).toBe('ok');
   });
@@ -159,7 +190,11 @@ describe('managed server over stdio (fault server)', () => {
     const server = track(createManagedServer(faultServerConfig('needs-key', 'exit-1-during-init')));
     const error = await expectServerError(server.start());
     expect(error.code).toBe(AgentsErrorCode.ServerStartFailed);
-    expect(error.details).toMatchObject({ serverName: 'needs-key', phase: 'initialize', exitCode: 1 });
+    expect(error.details).toMatchObject({
+      serverName: 'needs-key',
+      phase: 'initialize',
+      exitCode: 1,
+    });
     expect(error.details.stderrTail).toContain('Error: missing API key');
     expect(error.message).toContain('exited with code 1 during initialize');
     expect(error.message).toContain('fault-server.mjs');
@@ -167,12 +202,17 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('never answers initialize: TIMEOUT after startupMs and the process group is killed', async () => {
-    const server = track(createManagedServer(faultServerConfig('mute', 'never-initialize', { timeouts: { startupMs: 500 } })));
+    const server = track(
+      createManagedServer(
+        faultServerConfig('mute', 'never-initialize', { timeouts: { startupMs: 500 } }),
+      ),
+    );
     const spawned: number[] = [];
     const started = Date.now();
     const pending = server.start();
     await waitFor(() => {
-      const pid = (server as unknown as { startingTransport?: { stdio?: { pid?: number } } }).startingTransport?.stdio?.pid;
+      const pid = (server as unknown as { startingTransport?: { stdio?: { pid?: number } } })
+        .startingTransport?.stdio?.pid;
       if (pid) spawned.push(pid);
       return spawned.length > 0;
     });
@@ -186,9 +226,15 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('slow start within budget succeeds; over budget times out', async () => {
-    const slow = await startedServer('slow-ok', 'slow-start=600', { timeouts: { startupMs: 5_000 } });
+    const slow = await startedServer('slow-ok', 'slow-start=600', {
+      timeouts: { startupMs: 5_000 },
+    });
     expect(slow.status).toBe('ready');
-    const tooSlow = track(createManagedServer(faultServerConfig('slow-bad', 'slow-start=5000', { timeouts: { startupMs: 400 } })));
+    const tooSlow = track(
+      createManagedServer(
+        faultServerConfig('slow-bad', 'slow-start=5000', { timeouts: { startupMs: 400 } }),
+      ),
+    );
     const error = await expectServerError(tooSlow.start());
     expect(error.code).toBe(AgentsErrorCode.Timeout);
   });
@@ -198,7 +244,9 @@ describe('managed server over stdio (fault server)', () => {
     expect(resultText(await tool(banner, 'echo').execute({ text: 'a' }, {}))).toBe('a');
     const garbage = await startedServer('garbage', 'garbage');
     for (let index = 0; index < 3; index++) {
-      expect(resultText(await tool(garbage, 'echo').execute({ text: `g${index}` }, {}))).toBe(`g${index}`);
+      expect(resultText(await tool(garbage, 'echo').execute({ text: `g${index}` }, {}))).toBe(
+        `g${index}`,
+      );
     }
   });
 
@@ -211,7 +259,9 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('a 50 MB result is refused with the frame limit, not a hang or an out-of-memory', async () => {
-    const server = await startedServer('huge-result', 'huge-result', { restart: { enabled: false } });
+    const server = await startedServer('huge-result', 'huge-result', {
+      restart: { enabled: false },
+    });
     const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
     expect(error.message).toContain('exceeds');
     expect(error.details.phase).toBe('call');
@@ -238,7 +288,9 @@ describe('managed server over stdio (fault server)', () => {
 
   it('fork-grandchild: close resolves while the grandchild holds the pipes, and it is killed too', async () => {
     const server = await startedServer('forks', 'fork-grandchild');
-    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as { grandchildPid: number };
+    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as {
+      grandchildPid: number;
+    };
     expect(processGone(info.grandchildPid)).toBe(false);
     const pid = server.pid;
     const started = Date.now();
@@ -253,11 +305,17 @@ describe('managed server over stdio (fault server)', () => {
     const config = {
       ...faultServerConfig('wrapped'),
       command: '/bin/sh',
-      args: ['-c', `"${process.execPath}" "${faultServerConfig('x').args[0]}" fork-grandchild; echo done`],
+      args: [
+        '-c',
+        `"${process.execPath}" "${faultServerConfig('x').args[0]}" fork-grandchild; echo done`,
+      ],
     };
     const server = track(createManagedServer(config));
     await server.start();
-    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as { pid: number; grandchildPid: number };
+    const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as {
+      pid: number;
+      grandchildPid: number;
+    };
     const pgid = server.pid;
     expect(info.pid).not.toBe(pgid);
     await server.close();
@@ -269,14 +327,26 @@ describe('managed server over stdio (fault server)', () => {
 
   it('stderr flood: calls still answered, stderr kept bounded', async () => {
     const lines: string[] = [];
-    const logger = { debug() {}, info: (message: string) => lines.push(message), warn() {}, error() {} };
-    const server = track(createManagedServer(faultServerConfig('flood', 'stderr-flood'), { logger }));
+    const logger = {
+      debug() {},
+      info: (message: string) => lines.push(message),
+      warn() {},
+      error() {},
+    };
+    const server = track(
+      createManagedServer(faultServerConfig('flood', 'stderr-flood'), { logger }),
+    );
     await server.start();
     for (let index = 0; index < 3; index++) {
-      expect(resultText(await tool(server, 'echo').execute({ text: `f${index}` }, {}))).toBe(`f${index}`);
+      expect(resultText(await tool(server, 'echo').execute({ text: `f${index}` }, {}))).toBe(
+        `f${index}`,
+      );
     }
-    const stdio = (server as unknown as { connection: { serverTransport: { stdio: { stderrTail(n: number): string } } } }).connection
-      .serverTransport.stdio;
+    const stdio = (
+      server as unknown as {
+        connection: { serverTransport: { stdio: { stderrTail(n: number): string } } };
+      }
+    ).connection.serverTransport.stdio;
     expect(stdio.stderrTail(1 << 20).length).toBeLessThanOrEqual(64 * 1024);
     expect(lines.length).toBeGreaterThan(0);
   });

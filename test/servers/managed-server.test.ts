@@ -5,7 +5,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
-import { createManagedServer, type ManagedServer, type ManagedServerOptions } from '../../src/servers/managed-server.js';
+import {
+  createManagedServer,
+  type ManagedServer,
+  type ManagedServerOptions,
+} from '../../src/servers/managed-server.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';
 import type { ServerTransport } from '../../src/servers/connect.js';
 
@@ -31,23 +35,36 @@ class World {
   factory = (): ServerTransport => {
     this.spawns += 1;
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const server = new McpServer({ name: 'mem-server', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    const server = new McpServer(
+      { name: 'mem-server', version: '1.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
     this.tools = new Map();
     this.tools.set(
       'read_thing',
-      server.registerTool('read_thing', { description: 'Reads a thing', inputSchema: {}, annotations: { readOnlyHint: true } }, () => ({
-        content: [{ type: 'text', text: 'thing' }],
-      })),
+      server.registerTool(
+        'read_thing',
+        { description: 'Reads a thing', inputSchema: {}, annotations: { readOnlyHint: true } },
+        () => ({
+          content: [{ type: 'text', text: 'thing' }],
+        }),
+      ),
     );
     this.tools.set(
       'write_thing',
-      server.registerTool('write_thing', { description: 'Writes a thing', inputSchema: { value: z.string() } }, () => ({
-        content: [{ type: 'text', text: 'written' }],
-      })),
+      server.registerTool(
+        'write_thing',
+        { description: 'Writes a thing', inputSchema: { value: z.string() } },
+        () => ({
+          content: [{ type: 'text', text: 'written' }],
+        }),
+      ),
     );
     this.tools.set(
       'frob',
-      server.registerTool('frob', { description: 'Frobs', inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'frobbed' }] })),
+      server.registerTool('frob', { description: 'Frobs', inputSchema: {} }, () => ({
+        content: [{ type: 'text', text: 'frobbed' }],
+      })),
     );
     this.servers.push(server);
     this.serverSides.push(serverSide);
@@ -84,21 +101,34 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((server) => server.close()));
 });
 
-async function start(options: ManagedServerOptions = {}, config: NamedServerConfig = CONFIG): Promise<ManagedServer> {
-  const server = createManagedServer(config, { transportFactory: world.factory, refreshDebounceMs: 200, ...options });
+async function start(
+  options: ManagedServerOptions = {},
+  config: NamedServerConfig = CONFIG,
+): Promise<ManagedServer> {
+  const server = createManagedServer(config, {
+    transportFactory: world.factory,
+    refreshDebounceMs: 200,
+    ...options,
+  });
   opened.push(server);
   await server.start();
   return server;
 }
 
-const names = (server: ManagedServer): string[] => server.entries().map((entry) => entry.descriptor.originalName).sort();
+const names = (server: ManagedServer): string[] =>
+  server
+    .entries()
+    .map((entry) => entry.descriptor.originalName)
+    .sort();
 
 describe('managed server logic (in-memory MCP)', () => {
   it('lists tools at start and builds entries that call through the server', async () => {
     const server = await start();
     expect(names(server)).toEqual(['frob', 'read_thing', 'write_thing']);
     const read = server.entries().find((entry) => entry.descriptor.originalName === 'read_thing')!;
-    expect(await read.execute({}, {})).toMatchObject({ content: [{ type: 'text', text: 'thing' }] });
+    expect(await read.execute({}, {})).toMatchObject({
+      content: [{ type: 'text', text: 'thing' }],
+    });
   });
 
   it('coalesces a storm of list_changed into a handful of tools/list calls and swaps the whole set', async () => {
@@ -107,7 +137,9 @@ describe('managed server logic (in-memory MCP)', () => {
     const events: ServerEventMap['tools-changed'][] = [];
     server.on('tools-changed', (event) => events.push(event));
     const before = world.listCalls;
-    world.current.registerTool('new_tool', { description: 'New', inputSchema: {} }, () => ({ content: [] }));
+    world.current.registerTool('new_tool', { description: 'New', inputSchema: {} }, () => ({
+      content: [],
+    }));
     for (let index = 0; index < 200; index++) world.current.sendToolListChanged();
     await vi.advanceTimersByTimeAsync(199);
     expect(world.listCalls - before).toBe(0);
@@ -115,7 +147,12 @@ describe('managed server logic (in-memory MCP)', () => {
     expect(world.listCalls - before).toBe(1);
     expect(names(server)).toEqual(['frob', 'new_tool', 'read_thing', 'write_thing']);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ reason: 'list_changed', added: ['mcp:mem/new_tool'], removed: [], changed: [] });
+    expect(events[0]).toMatchObject({
+      reason: 'list_changed',
+      added: ['mcp:mem/new_tool'],
+      removed: [],
+      changed: [],
+    });
   });
 
   it('queues at most one refresh behind the one in flight', async () => {
@@ -126,7 +163,8 @@ describe('managed server logic (in-memory MCP)', () => {
     const original = world.serverSides.at(-1)!.onmessage!;
     const held: Array<() => void> = [];
     world.serverSides.at(-1)!.onmessage = (message, extra) => {
-      if ('method' in message && message.method === 'tools/list') held.push(() => original(message, extra));
+      if ('method' in message && message.method === 'tools/list')
+        held.push(() => original(message, extra));
       else original(message, extra);
     };
     for (let round = 0; round < 5; round++) {
@@ -147,7 +185,9 @@ describe('managed server logic (in-memory MCP)', () => {
   it('a removed tool answers with a clear "no longer available" error result', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const server = await start();
-    const write = server.entries().find((entry) => entry.descriptor.originalName === 'write_thing')!;
+    const write = server
+      .entries()
+      .find((entry) => entry.descriptor.originalName === 'write_thing')!;
     world.tools.get('write_thing')!.remove();
     await vi.advanceTimersByTimeAsync(250);
     expect(names(server)).toEqual(['frob', 'read_thing']);
@@ -159,11 +199,17 @@ describe('managed server logic (in-memory MCP)', () => {
   it('a changed tool is flagged, and a write tool that turns "read-only" keeps its write verdict', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const server = await start();
-    const before = server.entries().find((entry) => entry.descriptor.originalName === 'frob')!.descriptor;
+    const before = server
+      .entries()
+      .find((entry) => entry.descriptor.originalName === 'frob')!.descriptor;
     expect(before.capabilities.readOnly.value).toBe(false);
-    world.tools.get('frob')!.update({ annotations: { readOnlyHint: true }, description: 'Harmless, trust me' });
+    world.tools
+      .get('frob')!
+      .update({ annotations: { readOnlyHint: true }, description: 'Harmless, trust me' });
     await vi.advanceTimersByTimeAsync(250);
-    const after = server.entries().find((entry) => entry.descriptor.originalName === 'frob')!.descriptor;
+    const after = server
+      .entries()
+      .find((entry) => entry.descriptor.originalName === 'frob')!.descriptor;
     expect(after.fingerprint).not.toBe(before.fingerprint);
     expect(server.changedToolIds.has('mcp:mem/frob')).toBe(true);
     expect(after.capabilities.readOnly.value).toBe(false);
@@ -176,7 +222,9 @@ describe('managed server logic (in-memory MCP)', () => {
     const original = world.serverSides.at(-1)!.onmessage!;
     world.serverSides.at(-1)!.onmessage = (message, extra) => {
       if ('method' in message && message.method === 'tools/list' && 'id' in message) {
-        void world.serverSides.at(-1)!.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } });
+        void world.serverSides
+          .at(-1)!
+          .send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'list broke' } });
         return;
       }
       original(message, extra);
@@ -212,7 +260,10 @@ describe('managed server logic (in-memory MCP)', () => {
 
   it('gives up after maxAttempts and reports the server as failed', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    const server = await start({}, { ...CONFIG, restart: { enabled: true, maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 } });
+    const server = await start(
+      {},
+      { ...CONFIG, restart: { enabled: true, maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 } },
+    );
     world.failNextSpawns = 10;
     await world.crash();
     await vi.advanceTimersByTimeAsync(100);
@@ -225,7 +276,10 @@ describe('managed server logic (in-memory MCP)', () => {
 
   it('declares roots only when given, and answers roots/list with file URIs', async () => {
     const server = await start({ roots: () => ['/tmp/sandbox-root'] });
-    const roots = await world.current.server.request({ method: 'roots/list' }, ListRootsResultSchema);
+    const roots = await world.current.server.request(
+      { method: 'roots/list' },
+      ListRootsResultSchema,
+    );
     expect(roots.roots).toEqual([{ uri: 'file:///tmp/sandbox-root', name: 'sandbox-root' }]);
     expect(world.current.server.getClientCapabilities()?.roots).toEqual({ listChanged: true });
     await server.close();

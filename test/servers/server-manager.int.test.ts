@@ -5,7 +5,14 @@ import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createServerManager, type ServerManager } from '../../src/servers/server-manager.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
 import { toolNoLongerAvailableResult } from '../../src/servers/managed-server.js';
-import { FAST_TIMEOUTS, faultServerConfig, groupGone, groupReaped, resultText, waitFor } from './fixture.js';
+import {
+  FAST_TIMEOUTS,
+  faultServerConfig,
+  groupGone,
+  groupReaped,
+  resultText,
+  waitFor,
+} from './fixture.js';
 
 const managers: ServerManager[] = [];
 afterEach(async () => {
@@ -38,7 +45,10 @@ describe('server manager (real processes)', () => {
   it('reference counting: two leases share one process; the last release stops it', async () => {
     const servers = manager();
     const config = faultServerConfig('shared');
-    const [first, second] = await Promise.all([servers.acquire([config]), servers.acquire([config])]);
+    const [first, second] = await Promise.all([
+      servers.acquire([config]),
+      servers.acquire([config]),
+    ]);
     expect(first.get('shared')).toBe(second.get('shared'));
     expect(servers.references('shared')).toBe(2);
     const pid = first.get('shared')!.pid;
@@ -46,9 +56,15 @@ describe('server manager (real processes)', () => {
     await first.release(); // idempotent: does not drop the other lease's reference
     expect(servers.references('shared')).toBe(1);
     expect(groupGone(pid)).toBe(false);
-    expect(resultText(await second.get('shared')!.entries().find((e) => e.descriptor.originalName === 'echo')!.execute({ text: 'hi' }, {}))).toBe(
-      'hi',
-    );
+    expect(
+      resultText(
+        await second
+          .get('shared')!
+          .entries()
+          .find((e) => e.descriptor.originalName === 'echo')!
+          .execute({ text: 'hi' }, {}),
+      ),
+    ).toBe('hi');
     await second.release();
     expect(groupGone(pid)).toBe(true);
   });
@@ -58,7 +74,11 @@ describe('server manager (real processes)', () => {
     const starts: string[] = [];
     servers.on('server-start', (event) => starts.push(event.serverName));
     const error = await servers
-      .acquire([faultServerConfig('good'), faultServerConfig('bad', 'exit-1-during-init'), faultServerConfig('good2')])
+      .acquire([
+        faultServerConfig('good'),
+        faultServerConfig('bad', 'exit-1-during-init'),
+        faultServerConfig('good2'),
+      ])
       .then(
         () => undefined,
         (reason: unknown) => reason,
@@ -72,7 +92,9 @@ describe('server manager (real processes)', () => {
   it('refuses a second, different config under a running name', async () => {
     const servers = manager();
     const lease = await servers.acquire([faultServerConfig('dup')]);
-    const error = await servers.acquire([faultServerConfig('dup', 'banner')]).catch((reason: unknown) => reason);
+    const error = await servers
+      .acquire([faultServerConfig('dup', 'banner')])
+      .catch((reason: unknown) => reason);
     expect((error as ServerError).code).toBe(AgentsErrorCode.ConfigInvalid);
     expect(servers.references('dup')).toBe(1);
     await lease.release();
@@ -85,26 +107,49 @@ describe('server manager (real processes)', () => {
     const events: ToolsChangedEvent[] = [];
     servers.on('tools-changed', (event) => events.push(event));
     const call = (name: string, args: Record<string, unknown>) =>
-      server.entries().find((entry) => entry.descriptor.originalName === name)!.execute(args, {});
+      server
+        .entries()
+        .find((entry) => entry.descriptor.originalName === name)!
+        .execute(args, {});
 
     await call('add_tool', { name: 'fresh_tool' });
-    await waitFor(() => server.entries().some((entry) => entry.descriptor.originalName === 'fresh_tool'), 5_000, 'added tool');
-    expect(events.at(-1)).toMatchObject({ reason: 'list_changed', added: ['mcp:dynamic/fresh_tool'], removed: [], changed: [] });
+    await waitFor(
+      () => server.entries().some((entry) => entry.descriptor.originalName === 'fresh_tool'),
+      5_000,
+      'added tool',
+    );
+    expect(events.at(-1)).toMatchObject({
+      reason: 'list_changed',
+      added: ['mcp:dynamic/fresh_tool'],
+      removed: [],
+      changed: [],
+    });
     const fresh = server.entries().find((entry) => entry.descriptor.originalName === 'fresh_tool')!;
     expect(resultText(await fresh.execute({}, {}))).toBe('fresh_tool ran');
 
     await call('change_tool', { name: 'fresh_tool', description: 'Now different' });
-    await waitFor(() => events.some((event) => event.changed.includes('mcp:dynamic/fresh_tool')), 5_000, 'changed tool');
-    expect(server.changedToolIds.has('mcp:dynamic/fresh_tool')).toBe(true);
-    expect(server.entries().find((entry) => entry.descriptor.originalName === 'fresh_tool')!.descriptor.description).toContain(
-      'Now different',
+    await waitFor(
+      () => events.some((event) => event.changed.includes('mcp:dynamic/fresh_tool')),
+      5_000,
+      'changed tool',
     );
+    expect(server.changedToolIds.has('mcp:dynamic/fresh_tool')).toBe(true);
+    expect(
+      server.entries().find((entry) => entry.descriptor.originalName === 'fresh_tool')!.descriptor
+        .description,
+    ).toContain('Now different');
 
     await call('remove_tool', { name: 'fresh_tool' });
-    await waitFor(() => !server.entries().some((entry) => entry.descriptor.originalName === 'fresh_tool'), 5_000, 'removed tool');
+    await waitFor(
+      () => !server.entries().some((entry) => entry.descriptor.originalName === 'fresh_tool'),
+      5_000,
+      'removed tool',
+    );
     expect(events.at(-1)!.removed).toEqual(['mcp:dynamic/fresh_tool']);
     // The entry the model may still hold from the previous turn:
-    expect(await fresh.execute({}, {})).toEqual(toolNoLongerAvailableResult('dynamic', 'fresh_tool'));
+    expect(await fresh.execute({}, {})).toEqual(
+      toolNoLongerAvailableResult('dynamic', 'fresh_tool'),
+    );
     await lease.release();
   });
 
@@ -114,7 +159,10 @@ describe('server manager (real processes)', () => {
       name: 'everything',
       transport: 'stdio',
       command: process.execPath,
-      args: [fileURLToPath(import.meta.resolve('@modelcontextprotocol/server-everything/dist/index.js')), 'stdio'],
+      args: [
+        fileURLToPath(import.meta.resolve('@modelcontextprotocol/server-everything/dist/index.js')),
+        'stdio',
+      ],
       trusted: false,
       timeouts: { ...FAST_TIMEOUTS, startupMs: 20_000 },
     };

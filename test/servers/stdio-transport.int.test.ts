@@ -10,11 +10,19 @@ const run = promisify(execFile);
 
 describe('stdio transport (real processes)', () => {
   it('close() before start, twice, and concurrently never throws; onclose fires once', async () => {
-    const idle = createStdioTransport({ serverName: 'idle', command: process.execPath, args: [FAULT_SERVER] });
+    const idle = createStdioTransport({
+      serverName: 'idle',
+      command: process.execPath,
+      args: [FAULT_SERVER],
+    });
     await idle.close();
     await idle.close();
 
-    const transport = createStdioTransport({ serverName: 't', command: process.execPath, args: [FAULT_SERVER] });
+    const transport = createStdioTransport({
+      serverName: 't',
+      command: process.execPath,
+      args: [FAULT_SERVER],
+    });
     let closes = 0;
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(transport);
@@ -28,7 +36,28 @@ describe('stdio transport (real processes)', () => {
     expect(closes).toBe(1);
     expect(transport.exit).toEqual({ exitCode: 0, signal: null });
     expect(groupGone(pid)).toBe(true);
-    await expect(transport.send({ jsonrpc: '2.0', method: 'ping', id: 99 })).rejects.toThrow(/not running/);
+    await expect(transport.send({ jsonrpc: '2.0', method: 'ping', id: 99 })).rejects.toThrow(
+      /not running/,
+    );
+  });
+
+  it('close() leaves no timer behind when the server exits on stdin EOF', async () => {
+    const timers = (): number =>
+      process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    // A long shutdown wait: a timer left running would hold the process for 30 s.
+    const transport = createStdioTransport({
+      serverName: 'quick',
+      command: process.execPath,
+      args: [FAULT_SERVER],
+      shutdownMs: 30_000,
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    const before = timers();
+    await transport.close();
+    await client.close();
+    expect(transport.exit).toEqual({ exitCode: 0, signal: null });
+    expect(timers()).toBeLessThanOrEqual(before);
   });
 
   it('the redacted target names the command without secret values', () => {

@@ -13,10 +13,17 @@ afterEach(async () => {
 
 /** The tools a graph binds for the next model turn: built from the server's current set. */
 function bindTools(managed: ManagedServer) {
-  return managed.entries().map((entry) => toStructuredTool(entry.descriptor, (request) => entry.execute(request.args, request.context)));
+  return managed
+    .entries()
+    .map((entry) =>
+      toStructuredTool(entry.descriptor, (request) => entry.execute(request.args, request.context)),
+    );
 }
 
-async function runToolNode(tools: ReturnType<typeof bindTools>, name: string): Promise<ToolMessage> {
+async function runToolNode(
+  tools: ReturnType<typeof bindTools>,
+  name: string,
+): Promise<ToolMessage> {
   const node = new ToolNode(tools, { handleToolErrors: true });
   const message = new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name, args: {} }] });
   const output = (await node.invoke({ messages: [message] })) as { messages: ToolMessage[] };
@@ -26,12 +33,21 @@ async function runToolNode(tools: ReturnType<typeof bindTools>, name: string): P
 describe('tool refresh seen through a real ToolNode run', () => {
   it('a tool added at run time is callable in the next turn; a removed one gives the model a clear error', async () => {
     const mcp = new McpServer({ name: 'graph-fixture', version: '1.0.0' });
-    mcp.registerTool('first', { description: 'First', inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'first ran' }] }));
+    mcp.registerTool('first', { description: 'First', inputSchema: {} }, () => ({
+      content: [{ type: 'text', text: 'first ran' }],
+    }));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await mcp.connect(serverSide);
     server = createManagedServer(
       { name: 'g', transport: 'stdio', command: 'unused', args: [], trusted: false },
-      { transportFactory: () => ({ transport: clientSide, target: 'in-memory', close: () => clientSide.close() }), refreshDebounceMs: 10 },
+      {
+        transportFactory: () => ({
+          transport: clientSide,
+          target: 'in-memory',
+          close: () => clientSide.close(),
+        }),
+        refreshDebounceMs: 10,
+      },
     );
     await server.start();
     const turnOne = bindTools(server);

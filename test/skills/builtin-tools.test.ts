@@ -14,7 +14,8 @@ function lexicalPathMap(root: string): PathMap {
     toSandbox(path) {
       const target = isAbsolute(path) ? path : resolve(root, path);
       const rel = relative(root, target);
-      if (rel.startsWith('..')) throw new AgentsError('PATH_OUTSIDE_SANDBOX', `Path "${path}" is outside the sandbox.`);
+      if (rel.startsWith('..'))
+        throw new AgentsError('PATH_OUTSIDE_SANDBOX', `Path "${path}" is outside the sandbox.`);
       return target;
     },
     fromSandbox: (text) => text.split(root).join('.'),
@@ -35,7 +36,12 @@ describe('built-in tools', () => {
     await mkdir(join(root, 'src'), { recursive: true });
     await writeFile(join(root, 'src', 'a.txt'), 'one\ntwo\nthree\n');
     await writeFile(join(dir, 'secret.txt'), 'secret');
-    tools = new Map(createBuiltinTools({ paths: () => lexicalPathMap(root) }).map((tool) => [tool.descriptor.name, tool]));
+    tools = new Map(
+      createBuiltinTools({ paths: () => lexicalPathMap(root) }).map((tool) => [
+        tool.descriptor.name,
+        tool,
+      ]),
+    );
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -44,7 +50,11 @@ describe('built-in tools', () => {
 
   it('declares builtin descriptors with capabilities and path arguments', () => {
     const read = tools.get('read_file')!.descriptor;
-    expect(read).toMatchObject({ id: 'builtin:read_file', source: 'builtin', pathArguments: ['path'] });
+    expect(read).toMatchObject({
+      id: 'builtin:read_file',
+      source: 'builtin',
+      pathArguments: ['path'],
+    });
     expect(read.capabilities.readOnly.value).toBe(true);
     expect(tools.get('write_file')!.descriptor.capabilities.writes.value).toBe(true);
     expect(tools.get('edit_file')!.descriptor.capabilities.readOnly.value).toBe(false);
@@ -54,9 +64,13 @@ describe('built-in tools', () => {
   it('reads, writes, edits and lists inside the root', async () => {
     expect(textOf(await call('read_file', { path: 'src/a.txt' }))).toBe('one\ntwo\nthree\n');
     expect(textOf(await call('read_file', { path: 'src/a.txt', offset: 2, limit: 1 }))).toBe('two');
-    expect(textOf(await call('write_file', { path: 'new/b.txt', content: 'hi' }))).toContain('new/b.txt');
+    expect(textOf(await call('write_file', { path: 'new/b.txt', content: 'hi' }))).toContain(
+      'new/b.txt',
+    );
     expect(await readFile(join(root, 'new', 'b.txt'), 'utf8')).toBe('hi');
-    expect(textOf(await call('edit_file', { path: 'src/a.txt', old_text: 'two', new_text: '2' }))).toMatch(/Replaced 1/);
+    expect(
+      textOf(await call('edit_file', { path: 'src/a.txt', old_text: 'two', new_text: '2' })),
+    ).toMatch(/Replaced 1/);
     expect(await readFile(join(root, 'src', 'a.txt'), 'utf8')).toBe('one\n2\nthree\n');
     expect(textOf(await call('list_directory', { path: '.' }))).toBe('new/\nsrc/');
     const ambiguous = await call('edit_file', { path: 'src/a.txt', old_text: 'e', new_text: 'E' });

@@ -13,7 +13,14 @@ import type { WorkspaceStore } from '../../src/workspace/store.js';
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'workspace');
 
 function mcpEntry(serverName: string, toolName: string, readOnly = false): ToolEntry {
-  const local = createLocalDescriptor({ id: 'x', name: toolName, source: 'custom', description: `${toolName} on ${serverName}`, inputSchema: { type: 'object' }, capabilities: { readOnly } });
+  const local = createLocalDescriptor({
+    id: 'x',
+    name: toolName,
+    source: 'custom',
+    description: `${toolName} on ${serverName}`,
+    inputSchema: { type: 'object' },
+    capabilities: { readOnly },
+  });
   return {
     descriptor: { ...local, id: `mcp:${serverName}/${toolName}`, source: 'mcp', serverName },
     execute: async () => ({ content: [{ type: 'text', text: `${serverName}/${toolName}` }] }),
@@ -33,7 +40,15 @@ function fakeServer(name: string, tools: string[]) {
     },
     setTools(next) {
       entries = next.map((tool) => mcpEntry(name, tool));
-      for (const listener of listeners) listener({ serverName: name, reason: 'list_changed', added: [], removed: [], changed: [], entries });
+      for (const listener of listeners)
+        listener({
+          serverName: name,
+          reason: 'list_changed',
+          added: [],
+          removed: [],
+          changed: [],
+          entries,
+        });
     },
   };
   return server;
@@ -53,23 +68,40 @@ describe('skill registry', () => {
   });
 
   it('flattens built-in, custom, MCP, tool-resource and Agent Skill sources into one set', async () => {
-    await store.put('tool', 'status', { id: 'repo.status', server: 'git', tool: 'git_status', overrides: { name: 'repo_status' } });
+    await store.put('tool', 'status', {
+      id: 'repo.status',
+      server: 'git',
+      tool: 'git_status',
+      overrides: { name: 'repo_status' },
+    });
     await store.put('skill', 'coding', {
       tools: ['read_file', 'custom:./custom/tools.mjs#shout', 'repo.status'],
       mcp_servers: ['fs'],
       agent_skills: ['./skills/git-helper'],
-      overrides: { write_file: { capabilities: { readOnly: true } }, delete_file: { enabled: false } },
+      overrides: {
+        write_file: { capabilities: { readOnly: true } },
+        delete_file: { enabled: false },
+      },
     });
     const plan = await planSkills(store, ['coding']);
     expect(plan.servers.map((server) => server.name).sort()).toEqual(['fs', 'git']);
-    const servers = new Map([['git', fakeServer('git', ['git_status', 'git_commit'])], ['fs', fakeServer('fs', ['read_file', 'write_file', 'delete_file'])]]);
+    const servers = new Map([
+      ['git', fakeServer('git', ['git_status', 'git_commit'])],
+      ['fs', fakeServer('fs', ['read_file', 'write_file', 'delete_file'])],
+    ]);
     await using registry = await createSkillRegistry({
       plan,
       servers,
       projectDir: FIXTURES,
-      paths: () => ({ root: dir, toSandbox: (path) => join(dir, path), fromSandbox: (text) => text }),
+      paths: () => ({
+        root: dir,
+        toSandbox: (path) => join(dir, path),
+        fromSandbox: (text) => text,
+      }),
     });
-    const byId = Object.fromEntries(registry.entries().map((entry) => [entry.descriptor.id, entry.descriptor]));
+    const byId = Object.fromEntries(
+      registry.entries().map((entry) => [entry.descriptor.id, entry.descriptor]),
+    );
     expect(Object.keys(byId).sort()).toEqual([
       'builtin:read_file',
       'custom:shout',
@@ -82,11 +114,16 @@ describe('skill registry', () => {
     expect(byId['builtin:read_file']?.name).toBe('read_file');
     expect(byId['mcp:fs/read_file']?.name).toBe('fs__read_file');
     expect(byId['mcp:git/git_status']?.name).toBe('repo_status');
-    expect(byId['mcp:fs/write_file']?.capabilities.readOnly).toMatchObject({ value: true, source: 'override' });
+    expect(byId['mcp:fs/write_file']?.capabilities.readOnly).toMatchObject({
+      value: true,
+      source: 'override',
+    });
     expect(byId['mcp:fs/write_file']?.capabilities.writes.value).toBe(false);
     expect(byId['custom:shout']).toMatchObject({ source: 'custom' });
     expect(byId['custom:shout']?.capabilities.readOnly.value).toBe(true);
-    expect(byId['skill:activate']?.inputSchema).toMatchObject({ properties: { skill: { enum: ['git-helper'] } } });
+    expect(byId['skill:activate']?.inputSchema).toMatchObject({
+      properties: { skill: { enum: ['git-helper'] } },
+    });
     const shout = await registry.getByName('shout')!.execute({ text: 'hi' }, {});
     expect(shout.content).toEqual([{ type: 'text', text: 'HI' }]);
     const status = await registry.getByName('repo_status')!.execute({}, {});
@@ -96,14 +133,41 @@ describe('skill registry', () => {
   it('re-flattens when a server changes its tools and reports what changed', async () => {
     await store.put('skill', 's', { mcp_servers: ['fs'] });
     const fs = fakeServer('fs', ['read_file']);
-    await using registry = await createSkillRegistry({ plan: await planSkills(store, ['s']), servers: new Map([['fs', fs]]), projectDir: dir });
+    await using registry = await createSkillRegistry({
+      plan: await planSkills(store, ['s']),
+      servers: new Map([['fs', fs]]),
+      projectDir: dir,
+    });
     const events: string[][] = [];
-    registry.on('change', (event) => events.push([...event.added, ...event.removed.map((id) => `-${id}`)]));
+    registry.on('change', (event) =>
+      events.push([...event.added, ...event.removed.map((id) => `-${id}`)]),
+    );
     fs.setTools(['read_file', 'search']);
-    expect(registry.entries().map((entry) => entry.descriptor.name)).toEqual(['read_file', 'search']);
+    expect(registry.entries().map((entry) => entry.descriptor.name)).toEqual([
+      'read_file',
+      'search',
+    ]);
     expect(events).toEqual([['mcp:fs/search']]);
     fs.setTools(['search']);
     expect(events[1]).toEqual(['-mcp:fs/read_file']);
+  });
+
+  it('resolves a bare agent_skills name in the workspace Agent Skills folder', async () => {
+    const withSkills = createWorkspaceStore(join(dir, '.agents'), {
+      projectDir: FIXTURES,
+      agentSkillsDir: 'skills',
+    });
+    await withSkills.put('skill', 'helper', { agent_skills: ['git-helper'] });
+    const plan = await planSkills(withSkills, ['helper']);
+    expect(plan.inclusions).toEqual([
+      { kind: 'agent-skills', skill: 'helper', folders: [join(FIXTURES, 'skills', 'git-helper')] },
+    ]);
+    await using registry = await createSkillRegistry({
+      plan,
+      servers: new Map(),
+      projectDir: FIXTURES,
+    });
+    expect(registry.agentSkills.map((skill) => skill.name)).toEqual(['git-helper']);
   });
 
   describe('ADR-0027 resolution errors', () => {
@@ -116,7 +180,12 @@ describe('skill registry', () => {
     });
 
     it('disabled mapping: TOOL_DISABLED with how to enable it', async () => {
-      await store.put('tool', 'st', { id: 'repo.status', server: 'git', tool: 'git_status', enabled: false });
+      await store.put('tool', 'st', {
+        id: 'repo.status',
+        server: 'git',
+        tool: 'git_status',
+        enabled: false,
+      });
       await store.put('skill', 's', { tools: ['repo.status'] });
       await expect(planSkills(store, ['s'])).rejects.toMatchObject({
         code: 'TOOL_DISABLED',
@@ -127,10 +196,15 @@ describe('skill registry', () => {
     it('unknown server record: SERVER_NOT_FOUND; server not running: SERVER_UNAVAILABLE', async () => {
       await store.put('tool', 'x', { id: 'x.y', server: 'ghost', tool: 't' });
       await store.put('skill', 's', { tools: ['x.y'] });
-      await expect(planSkills(store, ['s'])).rejects.toMatchObject({ code: 'SERVER_NOT_FOUND', message: expect.stringContaining('server "ghost"') });
+      await expect(planSkills(store, ['s'])).rejects.toMatchObject({
+        code: 'SERVER_NOT_FOUND',
+        message: expect.stringContaining('server "ghost"'),
+      });
       await store.put('skill', 't', { mcp_servers: ['git'] });
       const plan = await planSkills(store, ['t']);
-      await expect(createSkillRegistry({ plan, servers: new Map(), projectDir: dir })).rejects.toMatchObject({
+      await expect(
+        createSkillRegistry({ plan, servers: new Map(), projectDir: dir }),
+      ).rejects.toMatchObject({
         code: 'SERVER_UNAVAILABLE',
         message: expect.stringContaining('Server "git"'),
       });
@@ -141,16 +215,30 @@ describe('skill registry', () => {
       await store.put('skill', 's', { tools: ['repo.status'] });
       const plan = await planSkills(store, ['s']);
       await expect(
-        createSkillRegistry({ plan, servers: new Map([['git', fakeServer('git', ['git_log'])]]), projectDir: dir }),
-      ).rejects.toMatchObject({ code: 'TOOL_UNAVAILABLE', message: expect.stringContaining('it has: git_log') });
+        createSkillRegistry({
+          plan,
+          servers: new Map([['git', fakeServer('git', ['git_log'])]]),
+          projectDir: dir,
+        }),
+      ).rejects.toMatchObject({
+        code: 'TOOL_UNAVAILABLE',
+        message: expect.stringContaining('it has: git_log'),
+      });
     });
 
     it('missing skill: SKILL_NOT_FOUND; duplicate override names: TOOL_NAME_COLLISION', async () => {
       await expect(planSkills(store, ['ghost'])).rejects.toMatchObject({ code: 'SKILL_NOT_FOUND' });
-      await store.put('skill', 's', { mcp_servers: ['fs'], overrides: { a: { name: 'same' }, b: { name: 'same' } } });
+      await store.put('skill', 's', {
+        mcp_servers: ['fs'],
+        overrides: { a: { name: 'same' }, b: { name: 'same' } },
+      });
       const plan = await planSkills(store, ['s']);
       await expect(
-        createSkillRegistry({ plan, servers: new Map([['fs', fakeServer('fs', ['a', 'b'])]]), projectDir: dir }),
+        createSkillRegistry({
+          plan,
+          servers: new Map([['fs', fakeServer('fs', ['a', 'b'])]]),
+          projectDir: dir,
+        }),
       ).rejects.toMatchObject({ code: 'TOOL_NAME_COLLISION' });
     });
   });

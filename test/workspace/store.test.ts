@@ -17,7 +17,11 @@ describe('workspace store', () => {
   });
 
   it('puts, gets, lists and removes each kind as YAML files', async () => {
-    const file = await store.put('server', 'fs', { transport: 'stdio', command: 'node', args: ['s.js'] });
+    const file = await store.put('server', 'fs', {
+      transport: 'stdio',
+      command: 'node',
+      args: ['s.js'],
+    });
     expect(file).toBe(join(dir, '.agents', 'servers', 'fs.yaml'));
     expect(await readFile(file, 'utf8')).toContain('command: node');
     await store.put('tool', 'echo', { id: 'tools.echo', server: 'fs', tool: 'echo' });
@@ -49,7 +53,9 @@ describe('workspace store', () => {
     await expect(store.put('actor', 'a', { skills: ['y'] })).rejects.toThrow(/already exists/);
     await store.put('actor', 'a', { skills: ['y'] }, { overwrite: true });
     expect((await store.get('actor', 'a')).skills).toEqual(['y']);
-    await expect(store.put('actor', '../escape', { skills: ['x'] })).rejects.toThrow(/not a valid actor name/);
+    await expect(store.put('actor', '../escape', { skills: ['x'] })).rejects.toThrow(
+      /not a valid actor name/,
+    );
   });
 
   it('reports a broken file with path and line, keeps listing the others, and never overwrites it', async () => {
@@ -62,9 +68,9 @@ describe('workspace store', () => {
     expect(listing.problems).toHaveLength(1);
     expect(listing.problems[0]?.file).toBe(broken);
     expect(listing.problems[0]?.error.message).toContain(`${broken}:2:1`);
-    await expect(store.put('actor', 'broken', { skills: ['s'] }, { overwrite: true })).rejects.toThrow(
-      /Refusing to overwrite .*broken\.yaml: it is broken/,
-    );
+    await expect(
+      store.put('actor', 'broken', { skills: ['s'] }, { overwrite: true }),
+    ).rejects.toThrow(/Refusing to overwrite .*broken\.yaml: it is broken/);
     expect(await readFile(broken, 'utf8')).toBe(original);
   });
 

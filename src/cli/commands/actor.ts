@@ -41,31 +41,60 @@ const actorAdd: Command = {
       ADD_USAGE,
     );
     const name = requirePositional(positionals, 'actor NAME', ADD_USAGE);
-    if (!values.skill || values.skill.length === 0) throw new CliUsageError('Give at least one --skill.', ADD_USAGE);
-    if (values.checkpointer !== undefined && values.checkpointer !== 'sqlite' && values.checkpointer !== 'memory') {
-      throw new CliUsageError(`--checkpointer ${values.checkpointer}: use sqlite or memory (postgres: edit the YAML).`, ADD_USAGE);
+    if (!values.skill || values.skill.length === 0)
+      throw new CliUsageError('Give at least one --skill.', ADD_USAGE);
+    if (
+      values.checkpointer !== undefined &&
+      values.checkpointer !== 'sqlite' &&
+      values.checkpointer !== 'memory'
+    ) {
+      throw new CliUsageError(
+        `--checkpointer ${values.checkpointer}: use sqlite or memory (postgres: edit the YAML).`,
+        ADD_USAGE,
+      );
     }
     const input = {
       skills: values.skill,
       ...(values.description ? { description: values.description } : {}),
       ...(values.model ? { model: values.model } : {}),
       ...(values.instructions ? { instructions: values.instructions } : {}),
-      ...(values['no-sandbox'] || values.source ? { sandbox: { ...(values['no-sandbox'] ? { enabled: false } : {}), ...(values.source ? { source: values.source } : {}) } } : {}),
+      ...(values['no-sandbox'] || values.source
+        ? {
+            sandbox: {
+              ...(values['no-sandbox'] ? { enabled: false } : {}),
+              ...(values.source ? { source: values.source } : {}),
+            },
+          }
+        : {}),
       ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
     };
     const { ActorSchema } = await import('../../config/schemas.js');
     ActorSchema.parse(input);
     const store = storeOf(context);
     if (!values.force && (await store.has('actor', name))) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Actor "${name}" already exists (${store.file('actor', name)}); pass --force to replace it.`, {
-        details: { problems: [] },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Actor "${name}" already exists (${store.file('actor', name)}); pass --force to replace it.`,
+        {
+          details: { problems: [] },
+        },
+      );
     }
     const { planSkills } = await import('../../registry/skill-registry.js');
     const plan = await planSkills(store, values.skill);
     const file = await store.put('actor', name, input, { overwrite: values.force === true });
-    if (context.json) printJson(context.stdout, { name, file, actor: input, servers: plan.servers.map((server) => server.name) });
-    else println(context.stdout, `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}.`);
+    if (context.json)
+      printJson(context.stdout, {
+        name,
+        file,
+        actor: input,
+        servers: plan.servers.map((server) => server.name),
+      });
+    else
+      println(
+        context.stdout,
+        `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}.`,
+      );
     return 0;
   },
 };
@@ -84,7 +113,11 @@ const actorList: Command = {
     if (context.json) {
       printJson(context.stdout, {
         actors: records.map((record) => ({ file: record.file, ...record.value })),
-        problems: problems.map((problem) => ({ name: problem.name, file: problem.file, message: problem.error.message })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
       });
     } else {
       println(
@@ -136,7 +169,10 @@ function printEvent(context: CommandContext, event: ActorRunEvent): void {
     case 'tool-call-end':
       println(context.stdout, `${event.isError ? '✗' : '←'} ${event.name}: ${shorten(event.text)}`);
       if (event.change && event.change.changed.length > 0) {
-        println(context.stdout, `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`);
+        println(
+          context.stdout,
+          `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
+        );
       }
       break;
     case 'message':
@@ -155,7 +191,11 @@ const actorRun: Command = {
   async run(context) {
     const { values, positionals } = parseCommandLine(
       context.argv,
-      { input: { type: 'string' }, thread: { type: 'string' }, 'keep-sandbox': { type: 'boolean' } },
+      {
+        input: { type: 'string' },
+        thread: { type: 'string' },
+        'keep-sandbox': { type: 'boolean' },
+      },
       RUN_USAGE,
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
@@ -176,8 +216,12 @@ const actorRun: Command = {
         printEvent(context, event);
         if (event.type === 'interrupt') interrupted = true;
       }
-      const sandboxNote = values['keep-sandbox'] && actor.sandbox ? ` sandbox: ${actor.sandbox.root}` : '';
-      if (context.json) context.stdout.write(`${JSON.stringify({ type: 'end', threadId, ...(sandboxNote ? { sandbox: actor.sandbox?.root } : {}) })}\n`);
+      const sandboxNote =
+        values['keep-sandbox'] && actor.sandbox ? ` sandbox: ${actor.sandbox.root}` : '';
+      if (context.json)
+        context.stdout.write(
+          `${JSON.stringify({ type: 'end', threadId, ...(sandboxNote ? { sandbox: actor.sandbox?.root } : {}) })}\n`,
+        );
       else println(context.stderr, `thread: ${threadId}${sandboxNote}`);
     } finally {
       // Also on Ctrl-C: the abort ends the stream above, and servers and sandbox go away here.

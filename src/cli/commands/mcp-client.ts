@@ -44,7 +44,10 @@ export interface RunMcpClientOptions {
  * applied. Throws (`SERVER_START_FAILED`) when the connection or listing fails; tool failures are
  * reported, not thrown.
  */
-export async function runMcpClient(url: URL, options: RunMcpClientOptions = {}): Promise<McpClientReport> {
+export async function runMcpClient(
+  url: URL,
+  options: RunMcpClientOptions = {},
+): Promise<McpClientReport> {
   options.signal?.throwIfAborted();
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit:
@@ -60,7 +63,10 @@ export async function runMcpClient(url: URL, options: RunMcpClientOptions = {}):
     const content = exampleValueFromSchema(schema);
     return {
       action: 'accept',
-      content: typeof content === 'object' && content !== null && !Array.isArray(content) ? (content as Record<string, string | number | boolean>) : {},
+      content:
+        typeof content === 'object' && content !== null && !Array.isArray(content)
+          ? (content as Record<string, string | number | boolean>)
+          : {},
     };
   });
   try {
@@ -90,7 +96,9 @@ export async function runMcpClient(url: URL, options: RunMcpClientOptions = {}):
       // A smoke client calls everything it is shown; trust decisions are not its job.
       trusted: true,
     });
-    const entries = await adapter.listTools(options.signal === undefined ? {} : { signal: options.signal });
+    const entries = await adapter.listTools(
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
     report.tools = entries.map((entry) => entry.descriptor.originalName);
     for (const entry of entries) {
       const tool = entry.descriptor.originalName;
@@ -101,7 +109,11 @@ export async function runMcpClient(url: URL, options: RunMcpClientOptions = {}):
           ? (example as Record<string, unknown>)
           : {};
       try {
-        const result = await adapter.execute(tool, args, options.signal === undefined ? {} : { signal: options.signal });
+        const result = await adapter.execute(
+          tool,
+          args,
+          options.signal === undefined ? {} : { signal: options.signal },
+        );
         const text = result.content
           .map((block) => (block.type === 'text' ? block.text : `[${block.type}]`))
           .join(' ');
@@ -158,7 +170,10 @@ export const mcpClientCommand: Command = {
     }
     const [target, ...extra] = parsed.positionals;
     if (target === undefined || extra.length > 0) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Give exactly one server URL.\n\n${USAGE}`);
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Give exactly one server URL.\n\n${USAGE}`,
+      );
     }
     let url: URL;
     try {
@@ -168,7 +183,10 @@ export const mcpClientCommand: Command = {
     }
     const timeout = parsed.values.timeout === undefined ? undefined : Number(parsed.values.timeout);
     if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `--timeout must be a positive integer.\n\n${USAGE}`);
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `--timeout must be a positive integer.\n\n${USAGE}`,
+      );
     }
     const report = await runMcpClient(url, {
       ...(parsed.values.token === undefined ? {} : { token: parsed.values.token }),
@@ -183,7 +201,9 @@ export const mcpClientCommand: Command = {
         `${report.serverName ?? url.host} (${report.protocolVersion ?? 'unknown protocol'}): ${report.tools.length} tools\n`,
       );
       for (const call of report.calls) {
-        context.stdout.write(`  ${call.outcome.padEnd(10)} ${call.tool}${call.message === undefined ? '' : `: ${call.message}`}\n`);
+        context.stdout.write(
+          `  ${call.outcome.padEnd(10)} ${call.tool}${call.message === undefined ? '' : `: ${call.message}`}\n`,
+        );
       }
     }
     const failed = report.calls.some((call) => call.outcome !== 'ok');

@@ -79,7 +79,11 @@ function usageError(message: string): AgentsError {
   return new AgentsError(AgentsErrorCode.ConfigInvalid, `${message}\n\n${USAGE}`);
 }
 
-function parsePositiveInteger(flag: string, value: string | undefined, min: number): number | undefined {
+function parsePositiveInteger(
+  flag: string,
+  value: string | undefined,
+  min: number,
+): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
   if (!Number.isInteger(number) || number < min) {
@@ -157,8 +161,14 @@ export function createServeCommand(options: ServeCommandOptions): Command {
       const log = (line: string): void => {
         context.stderr.write(`${line}\n`);
       };
-      if (args.transport === 'stdio' && !(context.stdin instanceof Readable && context.stdout instanceof Writable)) {
-        throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'agents serve over stdio needs real stdin/stdout streams.');
+      if (
+        args.transport === 'stdio' &&
+        !(context.stdin instanceof Readable && context.stdout instanceof Writable)
+      ) {
+        throw new AgentsError(
+          AgentsErrorCode.ConfigInvalid,
+          'agents serve over stdio needs real stdin/stdout streams.',
+        );
       }
       const resolution = await options.resolve(args.target, context);
       let closeError: unknown;
@@ -184,7 +194,9 @@ export function createServeCommand(options: ServeCommandOptions): Command {
           onListening: ({ url }) => {
             // Over HTTP stdout is free; scripts read the URL from it.
             context.stdout.write(
-              context.json ? `${JSON.stringify({ url: url.href })}\n` : `MCP endpoint: ${url.href}\n`,
+              context.json
+                ? `${JSON.stringify({ url: url.href })}\n`
+                : `MCP endpoint: ${url.href}\n`,
             );
           },
           signal: context.signal,

@@ -31,7 +31,9 @@ export async function probeServer(
     return {
       serverName: config.name,
       protocolVersion: server.protocolVersion,
-      serverInfo: server.serverInfo ? { name: server.serverInfo.name, version: server.serverInfo.version } : undefined,
+      serverInfo: server.serverInfo
+        ? { name: server.serverInfo.name, version: server.serverInfo.version }
+        : undefined,
       tools: server.entries().map((entry) => entry.descriptor),
     };
   } finally {
@@ -81,16 +83,26 @@ const serverAdd: Command = {
     const name = requirePositional(positionals, 'server NAME', ADD_USAGE);
     let input: ServerConfigInput;
     if (values.url !== undefined) {
-      if (commandLine.length > 0) throw new CliUsageError('Give either --url or a command after --, not both.', ADD_USAGE);
+      if (commandLine.length > 0)
+        throw new CliUsageError('Give either --url or a command after --, not both.', ADD_USAGE);
       const transport = values.transport ?? 'streamable-http';
       if (transport !== 'streamable-http' && transport !== 'sse') {
-        throw new CliUsageError(`--transport ${transport} does not go with --url; use streamable-http or sse.`, ADD_USAGE);
+        throw new CliUsageError(
+          `--transport ${transport} does not go with --url; use streamable-http or sse.`,
+          ADD_USAGE,
+        );
       }
       const headers = parsePairs(values.header, '--header', ADD_USAGE);
-      input = { transport, url: values.url, ...(headers ? { headers } : {}), ...(values.trusted ? { trusted: true } : {}) };
+      input = {
+        transport,
+        url: values.url,
+        ...(headers ? { headers } : {}),
+        ...(values.trusted ? { trusted: true } : {}),
+      };
     } else {
       const [command, ...args] = commandLine;
-      if (command === undefined) throw new CliUsageError('Give the server command after -- (or --url).', ADD_USAGE);
+      if (command === undefined)
+        throw new CliUsageError('Give the server command after -- (or --url).', ADD_USAGE);
       if (values.transport !== undefined && values.transport !== 'stdio') {
         throw new CliUsageError(`--transport ${values.transport} needs --url.`, ADD_USAGE);
       }
@@ -106,26 +118,46 @@ const serverAdd: Command = {
     }
     const parsed = ServerConfigSchema.safeParse(input);
     if (!parsed.success) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Server "${name}" is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`, {
-        details: { problems: [] },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Server "${name}" is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+        {
+          details: { problems: [] },
+        },
+      );
     }
     const store = storeOf(context);
     if (!values.force && (await store.has('server', name))) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Server "${name}" already exists (${store.file('server', name)}); pass --force to replace it.`, {
-        details: { problems: [] },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Server "${name}" already exists (${store.file('server', name)}); pass --force to replace it.`,
+        {
+          details: { problems: [] },
+        },
+      );
     }
     let probe: ServerProbe | undefined;
     if (!values['no-validate']) {
-      probe = await probeServer({ ...parsed.data, name }, { cwd: context.cwd, signal: context.signal });
+      probe = await probeServer(
+        { ...parsed.data, name },
+        { cwd: context.cwd, signal: context.signal },
+      );
     }
     const file = await store.put('server', name, input, { overwrite: values.force === true });
     if (context.json) {
-      printJson(context.stdout, { name, file, config: input, tools: probe?.tools.map((tool) => tool.originalName) ?? null });
+      printJson(context.stdout, {
+        name,
+        file,
+        config: input,
+        tools: probe?.tools.map((tool) => tool.originalName) ?? null,
+      });
     } else {
       println(context.stdout, `Added server "${name}" (${file}).`);
-      if (probe) println(context.stdout, `It answered (protocol ${probe.protocolVersion ?? '?'}) with ${probe.tools.length} tools: ${probe.tools.map((tool) => tool.originalName).join(', ')}`);
+      if (probe)
+        println(
+          context.stdout,
+          `It answered (protocol ${probe.protocolVersion ?? '?'}) with ${probe.tools.length} tools: ${probe.tools.map((tool) => tool.originalName).join(', ')}`,
+        );
     }
     return 0;
   },
@@ -145,15 +177,27 @@ const serverList: Command = {
     const { describeServerTarget } = await import('../../servers/connect.js');
     if (context.json) {
       printJson(context.stdout, {
-        servers: records.map((record) => ({ name: record.name, file: record.file, config: record.value })),
-        problems: problems.map((problem) => ({ name: problem.name, file: problem.file, message: problem.error.message })),
+        servers: records.map((record) => ({
+          name: record.name,
+          file: record.file,
+          config: record.value,
+        })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
       });
     } else {
       println(
         context.stdout,
         formatTable(
           ['NAME', 'TRANSPORT', 'TARGET'],
-          records.map((record) => [record.name, record.value.transport, describeServerTarget(record.value)]),
+          records.map((record) => [
+            record.name,
+            record.value.transport,
+            describeServerTarget(record.value),
+          ]),
         ),
       );
       for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
@@ -175,7 +219,11 @@ const serverRemove: Command = {
     const name = requirePositional(positionals, 'server NAME', REMOVE_USAGE);
     const store = storeOf(context);
     if (!(await store.remove('server', name))) {
-      throw new AgentsError(AgentsErrorCode.ServerNotFound, `No server named "${name}" in ${store.dir('server')}.`, { details: { serverName: name } });
+      throw new AgentsError(
+        AgentsErrorCode.ServerNotFound,
+        `No server named "${name}" in ${store.dir('server')}.`,
+        { details: { serverName: name } },
+      );
     }
     if (context.json) printJson(context.stdout, { removed: name });
     else println(context.stdout, `Removed server "${name}".`);
@@ -199,14 +247,29 @@ const serverTest: Command = {
     const probe = await probeServer(config, { cwd: context.cwd, signal: context.signal });
     const durationMs = Date.now() - started;
     if (context.json) {
-      printJson(context.stdout, { ...probe, durationMs, tools: probe.tools.map((tool) => ({ name: tool.originalName, id: tool.id, readOnly: tool.capabilities.readOnly.value })) });
+      printJson(context.stdout, {
+        ...probe,
+        durationMs,
+        tools: probe.tools.map((tool) => ({
+          name: tool.originalName,
+          id: tool.id,
+          readOnly: tool.capabilities.readOnly.value,
+        })),
+      });
     } else {
-      println(context.stdout, `Server "${name}" OK in ${durationMs} ms: ${probe.serverInfo ? `${probe.serverInfo.name} ${probe.serverInfo.version}, ` : ''}protocol ${probe.protocolVersion ?? '?'}.`);
+      println(
+        context.stdout,
+        `Server "${name}" OK in ${durationMs} ms: ${probe.serverInfo ? `${probe.serverInfo.name} ${probe.serverInfo.version}, ` : ''}protocol ${probe.protocolVersion ?? '?'}.`,
+      );
       println(
         context.stdout,
         formatTable(
           ['TOOL', 'READ-ONLY', 'DESCRIPTION'],
-          probe.tools.map((tool) => [tool.originalName, String(tool.capabilities.readOnly.value), tool.description.split('\n')[0] ?? '']),
+          probe.tools.map((tool) => [
+            tool.originalName,
+            String(tool.capabilities.readOnly.value),
+            tool.description.split('\n')[0] ?? '',
+          ]),
         ),
       );
     }

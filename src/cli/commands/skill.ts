@@ -45,9 +45,13 @@ const skillAdd: Command = {
     };
     const store = storeOf(context);
     if (!values.force && (await store.has('skill', name))) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Skill "${name}" already exists (${store.file('skill', name)}); pass --force to replace it.`, {
-        details: { problems: [] },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Skill "${name}" already exists (${store.file('skill', name)}); pass --force to replace it.`,
+        {
+          details: { problems: [] },
+        },
+      );
     }
     const skill: NamedSkill = { ...SkillSchema.parse(input), name };
     const warnings: string[] = [];
@@ -57,14 +61,24 @@ const skillAdd: Command = {
     if (values['no-validate']) {
       await planSkillConfigs(store, [skill]);
     } else {
-      await using active = await activateSkills({ store, skills: [skill], cwd: context.cwd, signal: context.signal, onWarning: (message) => warnings.push(message) });
+      await using active = await activateSkills({
+        store,
+        skills: [skill],
+        cwd: context.cwd,
+        signal: context.signal,
+        onWarning: (message) => warnings.push(message),
+      });
       toolNames = active.registry.entries().map((entry) => entry.descriptor.name);
     }
     const file = await store.put('skill', name, input, { overwrite: values.force === true });
-    if (context.json) printJson(context.stdout, { name, file, skill: input, tools: toolNames ?? null, warnings });
+    if (context.json)
+      printJson(context.stdout, { name, file, skill: input, tools: toolNames ?? null, warnings });
     else {
       for (const warning of warnings) println(context.stderr, `warning: ${warning}`);
-      println(context.stdout, `Added skill "${name}" (${file})${toolNames ? ` with tools: ${toolNames.join(', ')}` : ''}.`);
+      println(
+        context.stdout,
+        `Added skill "${name}" (${file})${toolNames ? ` with tools: ${toolNames.join(', ')}` : ''}.`,
+      );
     }
     return 0;
   },
@@ -84,7 +98,11 @@ const skillList: Command = {
     if (context.json) {
       printJson(context.stdout, {
         skills: records.map((record) => ({ file: record.file, ...record.value })),
-        problems: problems.map((problem) => ({ name: problem.name, file: problem.file, message: problem.error.message })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
       });
     } else {
       println(
@@ -94,13 +112,27 @@ const skillList: Command = {
           records.map((record) => [
             record.name,
             record.value.tools.join(',') || '-',
-            record.value.mcp_servers.map((server) => (typeof server === 'string' ? server : server.name)).join(',') || '-',
+            record.value.mcp_servers
+              .map((server) => (typeof server === 'string' ? server : server.name))
+              .join(',') || '-',
             record.value.agent_skills.join(',') || '-',
             record.value.description,
           ]),
         ),
       );
       for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
+      const { loadAgentSkills } = await import('../../skills/agent-skills.js');
+      const store = storeOf(context);
+      const { skills: agentSkills } = await loadAgentSkills([store.agentSkillsDir]);
+      if (agentSkills.length > 0) {
+        println(context.stdout);
+        println(
+          context.stdout,
+          `Agent Skills in ${store.agentSkillsDir} (name them in a skill's agent_skills):`,
+        );
+        for (const item of agentSkills)
+          println(context.stdout, `  ${item.name}: ${item.description}`);
+      }
     }
     return problems.length > 0 ? 3 : 0;
   },
@@ -122,13 +154,29 @@ const skillShow: Command = {
     const skill = await store.get('skill', name);
     const warnings: string[] = [];
     const { activateSkills } = await import('../../actors/activate-skills.js');
-    await using active = await activateSkills({ store, skills: [skill], cwd: context.cwd, signal: context.signal, onWarning: (message) => warnings.push(message) });
+    await using active = await activateSkills({
+      store,
+      skills: [skill],
+      cwd: context.cwd,
+      signal: context.signal,
+      onWarning: (message) => warnings.push(message),
+    });
     const tools = active.registry.entries().map((entry) => entry.descriptor);
     if (context.json) {
       printJson(context.stdout, {
         skill,
-        tools: tools.map((tool) => ({ id: tool.id, name: tool.name, source: tool.source, capabilities: tool.capabilities })),
-        agentSkills: active.registry.agentSkills.map((item) => ({ name: item.name, description: item.description, allowedTools: item.allowedTools ?? null, dir: item.dir })),
+        tools: tools.map((tool) => ({
+          id: tool.id,
+          name: tool.name,
+          source: tool.source,
+          capabilities: tool.capabilities,
+        })),
+        agentSkills: active.registry.agentSkills.map((item) => ({
+          name: item.name,
+          description: item.description,
+          allowedTools: item.allowedTools ?? null,
+          dir: item.dir,
+        })),
         warnings,
       });
       return 0;
@@ -138,14 +186,23 @@ const skillShow: Command = {
       context.stdout,
       formatTable(
         ['NAME', 'ID', 'SOURCE', 'READ-ONLY', 'WHY'],
-        tools.map((tool) => [tool.name, tool.id, tool.source, String(tool.capabilities.readOnly.value), `${tool.capabilities.readOnly.source}: ${tool.capabilities.readOnly.reason}`]),
+        tools.map((tool) => [
+          tool.name,
+          tool.id,
+          tool.source,
+          String(tool.capabilities.readOnly.value),
+          `${tool.capabilities.readOnly.source}: ${tool.capabilities.readOnly.reason}`,
+        ]),
       ),
     );
     if (active.registry.agentSkills.length > 0) {
       println(context.stdout);
       println(context.stdout, 'Agent Skills:');
       for (const item of active.registry.agentSkills) {
-        println(context.stdout, `  ${item.name}: ${item.description}${item.allowedTools ? ` (allowed-tools: ${item.allowedTools.join(' ')})` : ''}`);
+        println(
+          context.stdout,
+          `  ${item.name}: ${item.description}${item.allowedTools ? ` (allowed-tools: ${item.allowedTools.join(' ')})` : ''}`,
+        );
       }
     }
     for (const warning of warnings) println(context.stderr, `warning: ${warning}`);

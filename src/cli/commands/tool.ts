@@ -1,6 +1,10 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
-import { BUILTIN_TOOL_NAMES, createBuiltinTools, isBuiltinToolName } from '../../skills/builtin-tools.js';
+import {
+  BUILTIN_TOOL_NAMES,
+  createBuiltinTools,
+  isBuiltinToolName,
+} from '../../skills/builtin-tools.js';
 import type { WorkspaceStore } from '../../workspace/store.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
@@ -44,8 +48,10 @@ const toolAdd: Command = {
       ADD_USAGE,
     );
     const name = requirePositional(positionals, 'tool NAME', ADD_USAGE);
-    if (!values.server || !values.tool) throw new CliUsageError('--server and --tool are required.', ADD_USAGE);
-    if (values['read-only'] && values.writes) throw new CliUsageError('--read-only and --writes contradict each other.', ADD_USAGE);
+    if (!values.server || !values.tool)
+      throw new CliUsageError('--server and --tool are required.', ADD_USAGE);
+    if (values['read-only'] && values.writes)
+      throw new CliUsageError('--read-only and --writes contradict each other.', ADD_USAGE);
     const store = storeOf(context);
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
@@ -59,7 +65,11 @@ const toolAdd: Command = {
         );
       }
     }
-    const capabilities = values['read-only'] ? { readOnly: true } : values.writes ? { writes: true } : undefined;
+    const capabilities = values['read-only']
+      ? { readOnly: true }
+      : values.writes
+        ? { writes: true }
+        : undefined;
     const overrides = {
       ...(values.rename ? { name: values.rename } : {}),
       ...(capabilities ? { capabilities } : {}),
@@ -73,13 +83,21 @@ const toolAdd: Command = {
     };
     const existing = await store.findTool(resource.id);
     if (existing && existing.name !== name) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Tool id "${resource.id}" is already used by ${existing.file}; choose another --id.`, {
-        details: { problems: [] },
-      });
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Tool id "${resource.id}" is already used by ${existing.file}; choose another --id.`,
+        {
+          details: { problems: [] },
+        },
+      );
     }
     const file = await store.put('tool', name, resource, { overwrite: values.force === true });
     if (context.json) printJson(context.stdout, { name, file, resource });
-    else println(context.stdout, `Added tool "${resource.id}" → ${values.server}/${values.tool} (${file}).`);
+    else
+      println(
+        context.stdout,
+        `Added tool "${resource.id}" → ${values.server}/${values.tool} (${file}).`,
+      );
     return 0;
   },
 };
@@ -99,14 +117,23 @@ const toolList: Command = {
       printJson(context.stdout, {
         tools: records.map((record) => ({ name: record.name, file: record.file, ...record.value })),
         builtin: BUILTIN_TOOL_NAMES,
-        problems: problems.map((problem) => ({ name: problem.name, file: problem.file, message: problem.error.message })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
       });
     } else {
       println(
         context.stdout,
         formatTable(
           ['ID', 'SERVER', 'TOOL', 'ENABLED'],
-          records.map((record) => [record.value.id, record.value.server, record.value.tool, String(record.value.enabled)]),
+          records.map((record) => [
+            record.value.id,
+            record.value.server,
+            record.value.tool,
+            String(record.value.enabled),
+          ]),
         ),
       );
       println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
@@ -120,17 +147,28 @@ const toolList: Command = {
  * The descriptor a skill would get for a tool resource or built-in tool: the server is started
  * and the resource's overrides applied exactly as the skill registry applies them.
  */
-async function describeTool(store: WorkspaceStore, idOrName: string, context: CommandContext): Promise<ToolDescriptor> {
+async function describeTool(
+  store: WorkspaceStore,
+  idOrName: string,
+  context: CommandContext,
+): Promise<ToolDescriptor> {
   if (isBuiltinToolName(idOrName)) {
     const { createPathMap } = await import('../../sandbox/path-map.js');
-    const [entry] = createBuiltinTools({ paths: () => createPathMap(context.cwd), names: [idOrName] });
+    const [entry] = createBuiltinTools({
+      paths: () => createPathMap(context.cwd),
+      names: [idOrName],
+    });
     return entry!.descriptor;
   }
   const record = await store.findTool(idOrName);
   if (!record) {
-    throw new AgentsError(AgentsErrorCode.ToolNotFound, `No tool resource "${idOrName}" in ${store.dir('tool')} and no built-in tool of that name.`, {
-      details: { toolId: idOrName },
-    });
+    throw new AgentsError(
+      AgentsErrorCode.ToolNotFound,
+      `No tool resource "${idOrName}" in ${store.dir('tool')} and no built-in tool of that name.`,
+      {
+        details: { toolId: idOrName },
+      },
+    );
   }
   const config = await store.get('server', record.value.server);
   const { createManagedServer } = await import('../../servers/managed-server.js');
@@ -140,9 +178,20 @@ async function describeTool(store: WorkspaceStore, idOrName: string, context: Co
     await server.start({ signal: context.signal });
     const registry = await createSkillRegistry({
       plan: {
-        skills: [{ name: 'tool-show', description: '', tools: [], mcp_servers: [], agent_skills: [], overrides: {} }],
+        skills: [
+          {
+            name: 'tool-show',
+            description: '',
+            tools: [],
+            mcp_servers: [],
+            agent_skills: [],
+            overrides: {},
+          },
+        ],
         servers: [config],
-        inclusions: [{ kind: 'resource', skill: 'tool-show', resource: { ...record.value, enabled: true } }],
+        inclusions: [
+          { kind: 'resource', skill: 'tool-show', resource: { ...record.value, enabled: true } },
+        ],
       },
       servers: new Map([[config.name, server]]),
       projectDir: store.projectDir,
@@ -193,15 +242,26 @@ ${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled o
       const store = storeOf(context);
       const record = await store.findTool(name);
       if (!record) {
-        throw new AgentsError(AgentsErrorCode.ToolNotFound, `No tool resource "${name}" in ${store.dir('tool')}.`, { details: { toolId: name } });
+        throw new AgentsError(
+          AgentsErrorCode.ToolNotFound,
+          `No tool resource "${name}" in ${store.dir('tool')}.`,
+          { details: { toolId: name } },
+        );
       }
       await store.put('tool', record.name, { ...record.value, enabled }, { overwrite: true });
       if (context.json) printJson(context.stdout, { id: record.value.id, enabled });
-      else println(context.stdout, `Tool "${record.value.id}" ${enabled ? 'enabled' : 'disabled'}.`);
+      else
+        println(context.stdout, `Tool "${record.value.id}" ${enabled ? 'enabled' : 'disabled'}.`);
       return 0;
     },
   };
 }
 
 /** `agents tool add|list|show|enable|disable`. */
-export const toolCommands: readonly Command[] = [toolAdd, toolList, toolShow, toggle(true), toggle(false)];
+export const toolCommands: readonly Command[] = [
+  toolAdd,
+  toolList,
+  toolShow,
+  toggle(true),
+  toggle(false),
+];

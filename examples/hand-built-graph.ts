@@ -1,0 +1,113 @@
+/**
+ * A hand-built LangGraph `StateGraph` whose `ToolNode` runs tools from a real MCP server
+ * (`@modelcontextprotocol/server-everything`, spawned over stdio with the SDK's own client).
+ * `createMcpToolAdapter` turns the connected client's tools into LangChain `StructuredTool`s,
+ * each carrying its capability verdict; LangGraph's `ToolNode` runs them unchanged.
+ *
+ *   npx tsx examples/hand-built-graph.ts
+ *
+ * The model is the library's offline `ScriptedChatModel`; swap in any tool-calling chat model.
+ * Exits non-zero if the tool results are not what the server should return.
+ */
+import { createRequire } from 'node:module';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import {
+  END,
+  MemorySaver,
+  MessagesValue,
+  START,
+  StateGraph,
+  StateSchema,
+} from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { createMcpToolAdapter } from '../src/mcp/tool-adapter.js';
+import { check, isAlive } from './support/helpers.js';
+
+const serverEntry = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
+
+// 1. Connect to the server the way any SDK user does.
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [serverEntry, 'stdio'],
+  stderr: 'ignore',
+});
+const client = new Client({ name: 'hand-built-graph', version: '1.0.0' });
+await client.connect(transport);
+const serverPid = transport.pid;
+try {
+  // 2. The adapter: every tool (all pages) as a StructuredTool with a descriptor and capabilities.
+  const adapter = createMcpToolAdapter({ serverName: 'everything', client });
+  const tools = await adapter.tools();
+  for (const entry of await adapter.listTools()) {
+    if (['echo', 'get-sum'].includes(entry.descriptor.originalName)) {
+      const { readOnly } = entry.descriptor.capabilities;
+      console.log(
+        `tool ${entry.descriptor.name}: ${readOnly.value ? 'read-only' : 'may write'} (${readOnly.source}: ${readOnly.reason})`,
+      );
+    }
+  }
+
+  // 3. A model that calls two tools in one turn, then answers (replace with a real chat model).
+  const model = await createScriptedModel({
+    steps: [
+      {
+        tool_calls: [
+          { name: 'echo', args: { message: 'hello graph' } },
+          { name: 'get-sum', args: { a: 2, b: 3 } },
+        ],
+      },
+      { content: 'The server echoed and added.' },
+    ],
+  });
+  const boundModel = model.bindTools(tools);
+
+  // 4. The graph: agent ⇄ ToolNode, the standard LangGraph loop.
+  const State = new StateSchema({ messages: MessagesValue });
+  const graph = new StateGraph(State)
+    .addNode('agent', async (state) => ({ messages: [await boundModel.invoke(state.messages)] }))
+    .addNode('tools', new ToolNode(tools))
+    .addEdge(START, 'agent')
+    .addConditionalEdges(
+      'agent',
+      (state) => {
+        const last = state.messages.at(-1);
+        return last !== undefined &&
+          AIMessage.isInstance(last) &&
+          (last.tool_calls?.length ?? 0) > 0
+          ? 'tools'
+          : END;
+      },
+      ['tools', END],
+    )
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: new MemorySaver() });
+
+  const result = await graph.invoke(
+    { messages: [new HumanMessage('Echo "hello graph" and add 2 and 3.')] },
+    { configurable: { thread_id: 'hand-built' } },
+  );
+  const toolMessages = result.messages.filter((message) => ToolMessage.isInstance(message));
+  for (const message of toolMessages) console.log(`${message.name} -> ${message.text}`);
+  console.log(`answer: ${result.messages.at(-1)?.text ?? ''}`);
+
+  check(toolMessages.length === 2, `expected 2 tool results, got ${toolMessages.length}`);
+  check(toolMessages[0]?.text === 'Echo: hello graph', `echo returned ${toolMessages[0]?.text}`);
+  check(/\b5\b/.test(toolMessages[1]?.text ?? ''), `get-sum returned ${toolMessages[1]?.text}`);
+  check(
+    toolMessages.every((message) => message.status !== 'error'),
+    'a tool call failed',
+  );
+} finally {
+  await client.close(); // the SDK transport ends the server process
+}
+// Give the child a moment to exit after its stdin closed.
+for (let attempt = 0; attempt < 50 && serverPid !== null && isAlive(serverPid); attempt++) {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+check(serverPid === null || !isAlive(serverPid), `the server (pid ${serverPid}) is still running`);
+console.log('hand-built graph ok');

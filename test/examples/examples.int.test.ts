@@ -1,0 +1,167 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples');
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const EXAMPLE_TIMEOUT_MS = 150_000;
+
+/** Examples besides the main job, with the line each prints once its own checks passed. */
+const SELF_CHECKING: Array<[file: string, done: string]> = [
+  ['hand-built-graph.ts', 'hand-built graph ok'],
+  ['programmatic-actor.ts', 'programmatic actor ok'],
+  ['rollback.ts', 'rollback ok'],
+  ['serve-actor.ts', 'serve actor ok'],
+  ['custom-tool-and-agent-skill.ts', 'custom tool and agent skill ok'],
+  ['mcp-client.ts', 'mcp-client self-check ok'],
+];
+
+interface ExampleRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs one example as its own Node process (tsx loader), with its working directory and TMPDIR
+ * inside `scratch`: every process it starts (servers, sandboxes) then lives under `scratch`,
+ * which is how leftovers are found afterwards.
+ */
+function runExample(file: string, scratch: string, args: string[] = []): Promise<ExampleRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', TSX, join(EXAMPLES, file), ...args],
+      {
+        cwd: scratch,
+        env: { ...process.env, TMPDIR: scratch, NO_COLOR: '1' },
+        timeout: EXAMPLE_TIMEOUT_MS - 10_000,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, signal: error?.signal ?? null, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Live processes whose working directory is inside `dir` (Linux `/proc`; none elsewhere). */
+function processesUnder(dir: string): string[] {
+  if (!existsSync('/proc/self/cwd')) return [];
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${name}/cwd`);
+      if (!cwd.startsWith(dir)) continue;
+      const state = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (state === 'Z') continue;
+      found.push(`${name}: ${readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
+    } catch {
+      // Exited meanwhile, or not ours to inspect.
+    }
+  }
+  return found;
+}
+
+/** Waits (briefly) for helpers such as tsx's esbuild service to exit after their parent. */
+async function leftoverProcesses(dir: string): Promise<string[]> {
+  let found = processesUnder(dir);
+  for (let attempt = 0; attempt < 50 && found.length > 0; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    found = processesUnder(dir);
+  }
+  return found;
+}
+
+/** Temp entries the examples made (`agents-*`), ignoring tsx's compile cache. */
+function leftoverTempEntries(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.startsWith('agents-'));
+}
+
+describe('examples (each run as a child process)', () => {
+  let scratch: string;
+  beforeEach(async () => {
+    scratch = await realpath(await mkdtemp(join(tmpdir(), 'examples-smoke-')));
+  });
+  afterEach(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  async function expectCleanRun(file: string): Promise<ExampleRun> {
+    const run = await runExample(file, scratch);
+    expect({ file, code: run.code, signal: run.signal, stderr: run.stderr.slice(-2000) }).toEqual({
+      file,
+      code: 0,
+      signal: null,
+      stderr: expect.any(String),
+    });
+    expect(await leftoverProcesses(scratch)).toEqual([]);
+    expect(leftoverTempEntries(scratch)).toEqual([]);
+    return run;
+  }
+
+  it(
+    'main-job runs offline, rolls back, shows the files restored and cleans up',
+    async () => {
+      const run = await expectCleanRun('main-job.ts');
+      const out = run.stdout;
+      expect(out).toMatch(/read_text_file .*\n\s+read\s+\(/);
+      expect(out).toMatch(/write_file .*\n\s+write \(/);
+      expect(out).toContain('changed A notes/plan.md');
+      expect(out).toContain('changed M src/greet.ts');
+      expect(out).toMatch(/checkpoints of thread "demo-thread": \d+/);
+      expect(out).toMatch(/rollback to #\d+/);
+      expect(out).toContain(
+        'restored: A TODO.txt, D docs/TODO.txt, D docs/usage.md, M src/greet.ts',
+      );
+      // The tree after the rollback: TODO.txt back at the root, docs/ gone.
+      const after = out.slice(out.indexOf('files after:'), out.indexOf('checks'));
+      expect(after).toContain('TODO.txt');
+      expect(after).not.toContain('docs/');
+      expect(after).toContain('export function greet(): string {');
+      expect(out).toContain('user repo untouched');
+      expect(out).toMatch(/server stopped \(pid \d+ gone\)/);
+      expect(out).toContain('main job ok');
+    },
+    EXAMPLE_TIMEOUT_MS,
+  );
+
+  it(
+    'main-job fails with a clear message and a non-zero exit for a model it cannot make',
+    async () => {
+      const run = await runExample('main-job.ts', scratch, ['--model', 'nosuchprovider:model']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('main job FAILED: Cannot create model "nosuchprovider:model"');
+      expect(await leftoverProcesses(scratch)).toEqual([]);
+      expect(leftoverTempEntries(scratch)).toEqual([]);
+    },
+    EXAMPLE_TIMEOUT_MS,
+  );
+
+  it('covers every top-level example', () => {
+    const covered = ['main-job.ts', ...SELF_CHECKING.map(([file]) => file)].sort();
+    expect(
+      readdirSync(EXAMPLES)
+        .filter((name) => name.endsWith('.ts'))
+        .sort(),
+    ).toEqual(covered);
+  });
+
+  it.each(SELF_CHECKING)(
+    '%s exits 0 after its own checks and leaves nothing running',
+    async (file, done) => {
+      const run = await expectCleanRun(file);
+      expect(run.stdout).toContain(done);
+    },
+    EXAMPLE_TIMEOUT_MS,
+  );
+});
