@@ -46,9 +46,10 @@ async function git(
 ): Promise<string> {
   if (input !== undefined) {
     return new Promise((resolve, reject) => {
-      const child = execFile('git', args, { cwd, env }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout),
-      );
+      const child = execFile('git', args, { cwd, env }, (error: Error | null, stdout: string) => {
+        if (error) reject(error);
+        else resolve(stdout);
+      });
       child.stdin?.end(input);
     });
   }

@@ -75,7 +75,7 @@ function printTree(title: string, root: string): void {
   }
 }
 
-async function runDemo(temp: string): Promise<void> {
+async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   // 1. The user's project: a git repo we must never change.
   const project = join(temp, 'project');
   makeGitRepo(project, PROJECT_FILES);
@@ -115,7 +115,7 @@ async function runDemo(temp: string): Promise<void> {
     ...(flags.model === undefined ? {} : { model: flags.model }),
   });
   const childrenBefore = new Set(childPids()); // e.g. tsx's esbuild service
-  await actor.activate();
+  await actor.activate({ signal });
   const sandbox = actor.sandbox;
   check(sandbox !== undefined, 'the actor has no sandbox');
   const serverPids = childPids().filter((pid) => !childrenBefore.has(pid));
@@ -135,7 +135,7 @@ async function runDemo(temp: string): Promise<void> {
   out();
   out(`run "${TASK}"`);
   let answer = '';
-  for await (const event of actor.run(TASK, { threadId: THREAD })) {
+  for await (const event of actor.run(TASK, { threadId: THREAD, signal })) {
     if (event.type === 'tool-call-start') {
       out(`  ${event.name} ${shortArgs(event.args)}`);
       out(`      ${verdictOf(descriptors.get(event.name))}`);
@@ -262,24 +262,38 @@ async function runDemo(temp: string): Promise<void> {
 
 // The temp folder is created here and removed whatever happens, so nothing is left behind.
 const started = performance.now();
+// A closed stdout (`npm start | head`) must not kill the demo before it cleans up.
+process.stdout.on('error', () => undefined);
+// Ctrl-C stops the run but still cleans up (servers, sandbox, temp folder); a second one exits.
+const interrupt = new AbortController();
+process.once('SIGINT', () => {
+  process.stderr.write('\ninterrupted; cleaning up (Ctrl-C again to quit at once)\n');
+  interrupt.abort(new Error('interrupted'));
+  process.once('SIGINT', () => process.exit(130));
+});
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-demo-')));
 try {
-  await runDemo(temp);
+  await runDemo(temp, interrupt.signal);
   out();
   out(`main job ok (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 } catch (error) {
-  process.stderr.write(
-    `\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`,
-  );
-  // Our own errors say what to do next; anything else is a bug worth its stack.
-  if (
-    !(error instanceof ExampleCheckError) &&
-    !AgentsError.isInstance(error) &&
-    error instanceof Error
-  ) {
-    process.stderr.write(`${error.stack ?? ''}\n`);
+  if (interrupt.signal.aborted) {
+    process.stderr.write('main job interrupted; everything it made was removed\n');
+    process.exitCode = 130;
+  } else {
+    process.stderr.write(
+      `\nmain job FAILED: ${error instanceof ExampleCheckError ? error.message : errorMessage(error)}\n`,
+    );
+    // Our own errors say what to do next; anything else is a bug worth its stack.
+    if (
+      !(error instanceof ExampleCheckError) &&
+      !AgentsError.isInstance(error) &&
+      error instanceof Error
+    ) {
+      process.stderr.write(`${error.stack ?? ''}\n`);
+    }
+    process.exitCode = 1;
   }
-  process.exitCode = 1;
 } finally {
   await rm(temp, { recursive: true, force: true });
 }

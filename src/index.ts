@@ -179,3 +179,45 @@ export { serveHttp } from './serve/http.js';
 export type { ServeEntriesOptions } from './serve/serve-entries.js';
 export { serveEntries } from './serve/serve-entries.js';
 export { exampleValueFromSchema as experimental_exampleValueFromSchema } from './serve/example-value.js';
+
+// workspace, skills, actors
+export type {
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceProblem,
+  WorkspaceRecord,
+  WorkspaceStore,
+  WorkspaceStoreOptions,
+} from './workspace/store.js';
+export { createWorkspaceStore, defaultWorkspaceDir } from './workspace/store.js';
+export type {
+  NamedSkill,
+  SkillPlan,
+  SkillRegistry,
+  SkillRegistryOptions,
+  SkillServer,
+} from './registry/skill-registry.js';
+export { createSkillRegistry, planSkillConfigs, planSkills } from './registry/skill-registry.js';
+export type { BuiltinToolName, BuiltinToolsOptions } from './skills/builtin-tools.js';
+export { BUILTIN_TOOL_NAMES, createBuiltinTools } from './skills/builtin-tools.js';
+export type { CustomToolReference } from './skills/custom-tools.js';
+export { loadCustomTools, toCustomToolEntry } from './skills/custom-tools.js';
+export type { AgentSkill, AgentSkillSet, AgentSkillWarning } from './skills/agent-skills.js';
+export {
+  createAgentSkillTool,
+  createAllowedToolsMiddleware,
+  loadAgentSkills,
+} from './skills/agent-skills.js';
+export type {
+  ActorConfigInput,
+  ActorGraph,
+  ActorInstance,
+  ActorRunEvent,
+  ActorRunOptions,
+  CreateActorOptions,
+} from './actors/actor.js';
+export { createActor } from './actors/actor.js';
+export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
+export { activateSkills } from './actors/activate-skills.js';
+export type { ResolveChatModelOptions } from './actors/model.js';
+export { resolveChatModel } from './actors/model.js';
