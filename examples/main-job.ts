@@ -100,11 +100,15 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
     model: `scripted:${SCRIPT}`,
     instructions: 'You edit the project with the file tools. Use paths relative to the project.',
     sandbox: { source: project },
+    // Every call runs: the sandbox and rollback are the safety net here. The default, `ask`,
+    // pauses each write-class call for a human's approval.
+    policy: { mode: 'auto' },
   });
 
   out('agents demo: an actor + a real MCP server in a git sandbox, checkpoints, rollback');
   out(`  project   ${project} (git repo: ${Object.keys(PROJECT_FILES).join(', ')})`);
   out(`  workspace ${store.root} (servers/fs.yaml, skills/files.yaml, actors/demo.yaml)`);
+  out('  policy    auto (every call runs; the sandbox and rollback are the safety net)');
   out(`  model     ${scripted ? `scripted (${relative(process.cwd(), SCRIPT)})` : flags.model}`);
 
   // 3. Activate: sandbox worktree + server (spawned, initialized, tools listed) + checkpointer.
@@ -149,6 +153,8 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
       if (scripted) check(!event.isError, `tool call ${event.name} failed: ${event.text}`);
     } else if (event.type === 'message') {
       answer = event.text;
+    } else if (event.type === 'interrupt') {
+      check(false, `the run paused for approval (${JSON.stringify(event.value).slice(0, 200)})`);
     }
   }
   out(`  answer: ${answer}`);

@@ -60,6 +60,7 @@ try {
         instructions: 'Write what you are asked to.',
         sandbox: { source: project },
         checkpointer: { type: 'memory' },
+        policy: { mode: 'auto' }, // writes run without asking (the default `ask` pauses them)
       },
       workspace: store,
       model,

@@ -53,6 +53,7 @@ try {
       skills: ['editor'],
       sandbox: { source: project },
       checkpointer: { type: 'memory' },
+      policy: { mode: 'auto' },
     },
     workspace: store,
     model,

@@ -38,6 +38,8 @@ try {
       skills: ['files'],
       sandbox: { source: project },
       checkpointer: { type: 'memory' },
+      // Served calls cannot pause for approval (that needs a graph), so let writes run.
+      policy: { mode: 'auto' },
     },
     workspace: store,
     model: await createScriptedModel({ steps: [] }),

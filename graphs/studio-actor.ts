@@ -16,14 +16,18 @@ import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messag
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
-import { toStructuredTool } from '../src/mcp/structured-tool.js';
-import { createChangeTrackingMiddleware } from '../src/middleware/change-tracking.js';
-import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
-import { sandboxStateFields } from '../src/middleware/state.js';
-import { createTrackedToolNode } from '../src/middleware/tool-node.js';
-import { composeMiddleware } from '../src/middleware/types.js';
-import { createSandbox, type LocalSandbox } from '../src/sandbox/local-sandbox.js';
-import { createManagedServer, type ManagedServer } from '../src/servers/managed-server.js';
+import {
+  composeMiddleware,
+  createChangeTrackingMiddleware,
+  createManagedServer,
+  createPathRewriteMiddleware,
+  createSandbox,
+  createTrackedToolNode,
+  sandboxStateFields,
+  toStructuredTool,
+  type LocalSandbox,
+  type ManagedServer,
+} from '../src/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
 export const StudioActorState = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });

@@ -6,7 +6,9 @@ describe('redaction for messages and logs', () => {
   it('masks the password of a connection URL and secret query values, keeping the rest', () => {
     expect(redactConnectionUrl('postgres://user:s3cret@h/db')).toBe('postgres://user:***@h/db');
     // pg reads connection parameters from the query string too, password included.
-    const redacted = redactConnectionUrl('postgres://user@h:5432/db?password=s3cret&sslmode=require');
+    const redacted = redactConnectionUrl(
+      'postgres://user@h:5432/db?password=s3cret&sslmode=require',
+    );
     expect(redacted).not.toContain('s3cret');
     expect(redacted).toBe('postgres://user@h:5432/db?password=***&sslmode=require');
     expect(redactConnectionUrl('not a url')).toBe('<invalid url>');

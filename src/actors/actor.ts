@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
-import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import { Command, END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import { ActorSchema } from '../config/schemas.js';
 import type { Actor as ActorConfig } from '../config/schemas.js';
@@ -14,11 +16,19 @@ import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
 import { sandboxStateFields } from '../middleware/state.js';
-import { createTrackedToolNode } from '../middleware/tool-node.js';
+import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import { isApprovalPreview } from '../policy/approval.js';
+import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
+import { auditLogPath, createAuditLog, createAuditMiddleware } from '../policy/audit.js';
+import type { AuditLog } from '../policy/audit.js';
+import { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
+import type { Spill } from '../policy/output-budget.js';
+import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
 import { createPolicyMiddleware } from '../policy/policy-middleware.js';
-import { PolicySchema } from '../policy/schema.js';
+import { parsePolicy } from '../policy/schema.js';
+import type { Policy, PolicyInput } from '../policy/schema.js';
 import { createSkillRegistry, planSkills } from '../registry/skill-registry.js';
 import type { SkillPlan, SkillRegistry } from '../registry/skill-registry.js';
 import type {
@@ -35,11 +45,17 @@ import type { Sandbox } from '../sandbox/types.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
 import type { ServerLogger } from '../servers/server-logger.js';
-import { createAllowedToolsMiddleware, createSkillActivation } from '../skills/agent-skills.js';
+import {
+  ACTIVATE_SKILL_TOOL_ID,
+  createAllowedToolsMiddleware,
+  createSkillActivation,
+  isToolAllowed,
+} from '../skills/agent-skills.js';
 import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import { resolveChatModel } from './model.js';
+import { openThreadSandbox } from './thread-sandbox.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -61,8 +77,30 @@ export interface CreateActorOptions {
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
   keepSandbox?: boolean;
-  /** Middleware placed outermost (e.g. an audit log). */
+  /**
+   * Binds the actor to one conversation thread, so its files can be rolled back later. On
+   * `activate()` the actor opens that thread's own sandbox under the workspace
+   * (`sandboxes/<actor>/<thread>/`): made on the thread's first run, reopened on later runs and
+   * by later processes (same worktree, private index and refs, continuing from the latest
+   * snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
+   * sandbox, so `agents checkpoints|rollback|sandbox diff --thread` work after the run;
+   * `agents sandbox remove --thread` (or `removeThreadSandbox`) deletes it. `run()` defaults to
+   * this thread and refuses another one (the sandbox belongs to this thread).
+   *
+   * With a memory checkpointer the thread dies with the process, so a temporary sandbox is used
+   * and removed on deactivate, as without `threadId`. Without `threadId`, every run of the
+   * activation shares one temporary sandbox, removed on deactivate unless `keepSandbox`.
+   */
+  threadId?: string;
+  /** Middleware placed outermost (outside the actor's own audit log). */
   middleware?: readonly ToolMiddleware[];
+  /**
+   * The safety policy; wins over the config's `policy:`. Without either, the actor uses the
+   * default policy: mode `ask` (read-only tools run, every other call waits for approval).
+   */
+  policy?: PolicyInput;
+  /** Audit file (default `<workspace>/audit.jsonl`). */
+  auditFile?: string;
   /** Server stderr and lifecycle logs. */
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
@@ -81,7 +119,55 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
-  | { type: 'interrupt'; value: unknown };
+  | {
+      type: 'interrupt';
+      /** The raw `__interrupt__` update (LangGraph `Interrupt` objects). */
+      value: unknown;
+      /** The approval requests among them (the run waits for an answer to each). */
+      approvals?: PendingApproval[];
+    };
+
+/** A tool call waiting for a human: the interrupt to answer and what it asks about. */
+export interface PendingApproval {
+  /** LangGraph interrupt id; key of the resume map when several calls wait at once. */
+  interruptId?: string;
+  preview: ApprovalPreview;
+}
+
+/**
+ * The approval requests in an `__interrupt__` value (of `graph.invoke` output, a stream update
+ * or `getState().tasks[].interrupts`). Other interrupts are skipped.
+ */
+export function pendingApprovalsOf(interrupts: unknown): PendingApproval[] {
+  if (!Array.isArray(interrupts)) return [];
+  const found: PendingApproval[] = [];
+  for (const item of interrupts) {
+    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
+    const value: unknown = item.value;
+    if (!isApprovalPreview(value)) continue;
+    const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
+    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
+  }
+  return found;
+}
+
+/**
+ * The `resume` value answering pending approvals: the answer itself when one call waits, or a
+ * map from interrupt id to answer when several do (LangGraph's form for parallel interrupts).
+ * `answers` is in the order of `pending`.
+ */
+export function toResumeValue(
+  pending: readonly PendingApproval[],
+  answers: readonly ApprovalResponse[],
+): unknown {
+  if (pending.length <= 1) return answers[0];
+  const map: Record<string, ApprovalResponse> = {};
+  pending.forEach((item, index) => {
+    const answer = answers[index];
+    if (item.interruptId !== undefined && answer !== undefined) map[item.interruptId] = answer;
+  });
+  return map;
+}
 
 /** Options for {@link ActorInstance.run}. */
 export interface ActorRunOptions {
@@ -101,23 +187,43 @@ function buildGraph(
   toolNode: ReturnType<typeof createTrackedToolNode>,
   checkpointer: BaseCheckpointSaver,
 ) {
-  return new StateGraph(buildStateSchema())
-    .addNode('agent', agent)
-    .addNode('tools', toolNode)
-    .addEdge(START, 'agent')
-    .addConditionalEdges(
-      'agent',
-      (state) => {
-        const last = state.messages.at(-1);
-        return AIMessage.isInstance(last) && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
-      },
-      ['tools', END],
-    )
-    .addEdge('tools', 'agent')
-    .compile({ checkpointer });
+  return (
+    new StateGraph(buildStateSchema())
+      .addNode('agent', agent)
+      .addNode('tools', toolNode)
+      .addEdge(START, 'agent')
+      // One task per tool call: a call paused for approval re-runs alone on resume; its
+      // siblings (allowed writes included) keep their saved results and never run twice.
+      .addConditionalEdges('agent', routeToolCallsPerTask({ tools: 'tools', end: END }), [
+        'tools',
+        END,
+      ])
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer })
+  );
 }
 /** The compiled actor graph (agent node ⇄ tracked ToolNode). */
 export type ActorGraph = ReturnType<typeof buildGraph>;
+type ActorGraphInput = Parameters<ActorGraph['stream']>[0];
+
+/**
+ * The actor graph's shape (same nodes, edges and state channels) over a checkpointer, with no
+ * model, tools or servers: enough to list a thread's checkpoints, read its state and fork it
+ * with `updateState` (rollback), as `agents checkpoints|rollback` do in a later process. Running
+ * it fails with `CLOSED`; activate the actor to run a thread.
+ */
+export function compileActorStateGraph(checkpointer: BaseCheckpointSaver, name: string): ActorGraph {
+  const inert = async (): Promise<never> => {
+    throw new AgentsError(
+      AgentsErrorCode.Closed,
+      `This graph of actor "${name}" only reads and forks thread state; activate the actor to run it.`,
+      { details: { actor: name } },
+    );
+  };
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer);
+  graph.name = name;
+  return graph;
+}
 
 /**
  * An actor: skills + model + instructions + sandbox + checkpointer, as a LangGraph graph.
@@ -143,10 +249,16 @@ export interface ActorInstance extends AsyncDisposable {
   /** The current flattened tool entries (descriptors with capabilities). Active only. */
   entries(): readonly ToolEntry[];
   /**
-   * The middleware chain around every tool call (outermost first: yours, allowed-tools, policy,
-   * path rewrite, change tracking), for serving the same tools over MCP. Active only.
+   * The middleware chain around every tool call (outermost first: yours, audit, allowed-tools,
+   * policy, output budget, path rewrite, change tracking), for serving the same tools over MCP.
+   * Active only. The policy asks through LangGraph `interrupt()`, so outside a graph an `ask`
+   * call is refused with a message saying so.
    */
   middleware(): readonly ToolMiddleware[];
+  /** The parsed safety policy (the config's, or the default: mode `ask`). */
+  readonly policy: Policy;
+  /** The JSON-lines audit file every tool call is recorded in (`agents audit` reads it). */
+  readonly auditFile: string;
   /** Calls `listener` whenever the flattened tool set changes; returns an unsubscribe function. Active only. */
   onToolsChanged(listener: () => void): () => void;
   /** The compiled graph. Active only (throws `CLOSED` otherwise). */
@@ -161,6 +273,16 @@ export interface ActorInstance extends AsyncDisposable {
    * happen. Aborting `signal` stops the run (the actor stays active).
    */
   run(input: string, options?: ActorRunOptions): AsyncGenerator<ActorRunEvent, void, undefined>;
+  /**
+   * Resumes a thread paused for approval with `Command({ resume })` and yields its events like
+   * {@link run}. `resume` is an `ApprovalResponse` (`{ type: 'approve' | 'edit' | 'reject', ... }`)
+   * or, when several calls wait, a map from interrupt id to answer ({@link toResumeValue}).
+   * `options.threadId` is required.
+   */
+  resume(
+    resume: unknown,
+    options: ActorRunOptions & { threadId: string },
+  ): AsyncGenerator<ActorRunEvent, void, undefined>;
 }
 
 interface ActiveState {
@@ -173,6 +295,7 @@ interface ActiveState {
   structured: StructuredTool[];
   middleware: ToolMiddleware[];
   graph: ActorGraph;
+  auditLog: AuditLog;
   unsubscribe: () => void;
 }
 
@@ -213,7 +336,15 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
     });
   }
   const plan = await planSkills(store, config.skills);
-  const policy = config.policy === undefined ? undefined : PolicySchema.parse(config.policy);
+  // No policy block means the default policy (mode `ask`), never "no policy".
+  const policy = parsePolicy(
+    options.policy ?? config.policy,
+    options.policy !== undefined
+      ? `the policy option of createActor (actor "${config.name}")`
+      : options.config
+        ? `the config of actor "${config.name}"`
+        : store.file('actor', config.name),
+  );
   const modelSpec = typeof options.model === 'string' ? options.model : config.model;
   const model =
     typeof options.model === 'object'
@@ -229,15 +360,21 @@ class LocalActor implements ActorInstance {
   readonly activation = createSkillActivation();
   private state: ActiveState | undefined;
   private activating: Promise<void> | undefined;
+  /** Decided at activation: a thread's sandbox (or `keepSandbox`) outlives the activation. */
+  private keepSandboxOnDeactivate = false;
 
   constructor(
     readonly config: ActorConfig & { name: string },
     private readonly store: WorkspaceStore,
     private readonly plan: SkillPlan,
     private readonly model: BaseChatModel,
-    private readonly policy: ReturnType<typeof PolicySchema.parse> | undefined,
+    readonly policy: Policy,
     private readonly options: CreateActorOptions,
   ) {}
+
+  get auditFile(): string {
+    return this.options.auditFile ?? auditLogPath(this.store.root);
+  }
 
   get name(): string {
     return this.config.name;
@@ -289,7 +426,26 @@ class LocalActor implements ActorInstance {
     try {
       const sandboxSettings = this.config.sandbox;
       let sandbox: LocalSandbox | undefined;
-      if (sandboxSettings.enabled) {
+      const threadId = this.options.threadId;
+      const memoryCheckpoints = this.options.checkpointer
+        ? this.options.checkpointer instanceof MemorySaver
+        : this.config.checkpointer.type === 'memory';
+      this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
+      if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
+        const opened = await openThreadSandbox({
+          workspaceRoot: this.store.root,
+          actor: this.name,
+          threadId,
+          source: this.store.resolvePath(sandboxSettings.source),
+          revision: sandboxSettings.revision,
+          ...(signal ? { signal } : {}),
+        });
+        sandbox = opened;
+        this.keepSandboxOnDeactivate = true;
+        // A failed activation keeps a reopened sandbox (it holds the thread's history) and
+        // removes one it just made.
+        cleanup.push(() => opened.close({ remove: !opened.reopened }));
+      } else if (sandboxSettings.enabled) {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
           revision: sandboxSettings.revision,
@@ -342,23 +498,49 @@ class LocalActor implements ActorInstance {
       });
       cleanup.push(() => registry.close());
 
+      const pins = await createPinStore(join(this.store.root, DEFAULT_PIN_FILE));
+      const auditLog = createAuditLog(this.auditFile);
+      cleanup.push(() => auditLog.close());
+      // Tools listed later (tools/list_changed) start as `ask` in ask mode.
+      const idsAtActivation = new Set(registry.entries().map((entry) => entry.descriptor.id));
+      const spill = this.spillFor(root, sandbox !== undefined);
+
       // Composed once: the innermost handler dispatches by id to the current entry, so a
-      // refreshed tool set needs no recomposition.
+      // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
+      // and every other layer's record; the policy sits outside path rewriting so approval
+      // previews show logical paths; the budget cuts what the model sees, after rewriting back.
       const middleware: ToolMiddleware[] = [
         ...(this.options.middleware ?? []),
+        createAuditMiddleware({ log: auditLog, actor: this.name }),
+        // allowed-tools refuses unlisted tools (its own matching, case-insensitive); the policy
+        // gets only the entries that matched, so it adds the `Name(args)` → ask refinement and
+        // never disagrees about which tools are listed.
         createAllowedToolsMiddleware(this.activation),
+        createPolicyMiddleware({
+          policy: this.policy,
+          name: `actor "${this.name}"`,
+          pins,
+          skillOf: (descriptor) => skillOfDescriptor(this.plan, descriptor),
+          isAddedAtRuntime: (descriptor) => !idsAtActivation.has(descriptor.id),
+          activeSkillAllowedTools: (request) => {
+            if (request.descriptor.id === ACTIVATE_SKILL_TOOL_ID) return undefined;
+            const allowed = this.activation.get(request.context.threadId)?.allowedTools;
+            if (allowed === undefined) return undefined;
+            return allowed
+              .filter((entry) => isToolAllowed(request.descriptor, [entry]))
+              .map((entry) => {
+                const open = entry.indexOf('(');
+                return open === -1
+                  ? request.descriptor.id
+                  : `${request.descriptor.id}${entry.slice(open)}`;
+              });
+          },
+        }),
+        createOutputBudgetMiddleware({
+          ...(this.config.budget ?? {}),
+          ...(spill === undefined ? {} : { spill }),
+        }),
       ];
-      if (this.policy) {
-        middleware.push(
-          createPolicyMiddleware({
-            policy: this.policy,
-            name: `actor "${this.name}"`,
-            skillOf: (descriptor) => skillOfDescriptor(this.plan, descriptor),
-            activeSkillAllowedTools: (request) =>
-              this.activation.get(request.context.threadId)?.allowedTools,
-          }),
-        );
-      }
       if (sandbox) {
         middleware.push(createPathRewriteMiddleware(sandbox.paths));
         middleware.push(createChangeTrackingMiddleware(sandbox));
@@ -431,6 +613,7 @@ class LocalActor implements ActorInstance {
         structured,
         middleware,
         graph,
+        auditLog,
         unsubscribe,
       };
     } catch (error) {
@@ -445,34 +628,61 @@ class LocalActor implements ActorInstance {
     if (!state) return;
     this.state = undefined;
     const steps: Array<() => Promise<void>> = [
-      ...(state.sandbox && !this.options.keepSandbox ? [() => state.sandbox!.close()] : []),
+      ...(state.sandbox
+        ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
+        : []),
       ...(state.ownsManager ? [() => state.manager.close()] : []),
       ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
       ...(state.lease ? [() => state.lease!.release()] : []),
       () => state.registry.close(),
       async () => state.unsubscribe(),
+      // First in reverse order: appends still pending are written before anything stops.
+      () => state.auditLog.close(),
     ];
     await runCleanup(steps);
   }
 
-  async *run(
-    input: string,
-    options: ActorRunOptions = {},
+  /**
+   * Where the output budget writes full results: a folder in the sandbox (the model's file
+   * tools reach it by its logical path), or without a sandbox `<workspace>/output` when the
+   * workspace lies inside the project; otherwise nothing is kept (the marker says so).
+   */
+  private spillFor(root: string, sandboxed: boolean): Spill | undefined {
+    if (sandboxed) return createFileSpill(root);
+    const inside = relative(root, this.store.root);
+    if (inside === '' || inside.startsWith('..') || inside.includes(':')) return undefined;
+    return createFileSpill(root, { dir: `${inside.split(sep).join('/')}/output` });
+  }
+
+  run(input: string, options: ActorRunOptions = {}): AsyncGenerator<ActorRunEvent, void, undefined> {
+    return this.stream({ messages: [new HumanMessage(input)] }, options);
+  }
+
+  resume(
+    resume: unknown,
+    options: ActorRunOptions & { threadId: string },
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    // The graph's Command type carries its state's update shape; a resume-only Command has none.
+    return this.stream(new Command({ resume }) as ActorGraphInput, options);
+  }
+
+  private async *stream(
+    input: ActorGraphInput,
+    options: ActorRunOptions,
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
     const { graph } = this.require();
-    const threadId = options.threadId ?? randomUUID();
-    const stream = await graph.stream(
-      { messages: [new HumanMessage(input)] },
-      {
-        configurable: { thread_id: threadId },
-        streamMode: 'updates',
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
-    );
+    const threadId = this.threadFor(options.threadId);
+    const config = {
+      configurable: { thread_id: threadId },
+      streamMode: 'updates' as const,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    const stream = await graph.stream(input, config);
     for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
       for (const [node, update] of Object.entries(chunk)) {
         if (node === '__interrupt__') {
-          yield { type: 'interrupt', value: update };
+          const approvals = pendingApprovalsOf(update);
+          yield { type: 'interrupt', value: update, ...(approvals.length > 0 ? { approvals } : {}) };
           continue;
         }
         const messages = messagesOf(update);
@@ -506,6 +716,20 @@ class LocalActor implements ActorInstance {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.deactivate();
+  }
+
+  /** The run's thread: the bound one (see `CreateActorOptions.threadId`), or given, or new. */
+  private threadFor(requested: string | undefined): string {
+    const bound = this.options.threadId;
+    if (bound === undefined) return requested ?? randomUUID();
+    if (requested !== undefined && requested !== bound) {
+      throw new AgentsError(
+        AgentsErrorCode.InvalidArguments,
+        `Actor "${this.name}" is bound to thread "${bound}" (its sandbox belongs to that thread); create another actor with threadId "${requested}" to run that thread.`,
+        { details: { actor: this.name, threadId: requested, boundThreadId: bound } },
+      );
+    }
+    return bound;
   }
 
   private require(): ActiveState {

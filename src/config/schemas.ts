@@ -141,6 +141,48 @@ export const CheckpointerSettingsSchema = z
   ])
   .describe('Where LangGraph checkpoints live.');
 
+/** Caps on one tool result as the model sees it (bytes, and an estimated token count). */
+export const OutputBudgetLimitsSchema = z
+  .strictObject({
+    maxBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Bytes of text (UTF-8) the model sees of one result (default 32768).'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Estimated tokens (bytes / 4) the model sees; the smaller of the two caps applies.'),
+    maxImageBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Decoded bytes of one image; bigger images become a marker (default 1 MiB).'),
+    maxItems: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Content items kept per result (default 100).'),
+  })
+  .describe('Output budget limits.');
+export type OutputBudgetLimitsSettings = z.infer<typeof OutputBudgetLimitsSchema>;
+
+/** An actor's output budget: default limits plus per-tool limits. */
+export const OutputBudgetSettingsSchema = OutputBudgetLimitsSchema.extend({
+  perTool: z
+    .record(z.string(), OutputBudgetLimitsSchema)
+    .optional()
+    .describe('Limits per tool id or name (globs allowed); they replace the defaults field by field.'),
+}).describe(
+  'Caps on what the model sees of each tool result; the cut part is written to a file in the sandbox.',
+);
+export type OutputBudgetSettings = z.infer<typeof OutputBudgetSettingsSchema>;
+
 /** An actor: skills + model + instructions + sandbox + checkpointer. */
 export const ActorSchema = z
   .strictObject({
@@ -155,6 +197,9 @@ export const ActorSchema = z
       path: '.agents/checkpoints.sqlite',
     }),
     policy: z.unknown().optional().describe('Safety policy (see the policy section).'),
+    budget: OutputBudgetSettingsSchema.optional().describe(
+      'Output budget for tool results (default: 32 KiB of text per result).',
+    ),
   })
   .describe('An actor.');
 export type Actor = z.infer<typeof ActorSchema>;

@@ -1,8 +1,8 @@
-import { isBaseMessage, ToolMessage } from '@langchain/core/messages';
-import type { BaseMessage } from '@langchain/core/messages';
+import { AIMessage, isBaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { BaseMessage, ToolCall } from '@langchain/core/messages';
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
 import type { RunnableToolLike } from '@langchain/core/runnables';
-import { isCommand } from '@langchain/langgraph';
+import { END, isCommand, Send } from '@langchain/langgraph';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { ChangeRecord } from '../registry/tool-descriptor.js';
@@ -98,15 +98,68 @@ class TrackedToolNode extends ToolNode {
     if (Array.isArray(input)) return output;
     const update = changeUpdateFromMessages(collectToolMessages(output), this.tracker);
     if (update === undefined) return output;
+    if (isToolCallTask(input) && this.tracker !== undefined) {
+      // One task per call (routeToolCallsPerTask): sibling tasks of the superstep each write
+      // `sandboxHead`, applied in task order, not finishing order. Waiting until the sandbox is
+      // idle makes every task that changed files report the same, final head.
+      await this.tracker.idle();
+      update.sandboxHead = this.tracker.sandbox.head;
+    }
     if (Array.isArray(output)) return [...output, update];
     if (typeof output === 'object' && output !== null) return { ...output, ...update };
     return output;
   }
 }
 
+/** The input LangGraph's `ToolNode` receives from a `Send` carrying one tool call. */
+export interface ToolCallTaskInput {
+  lg_tool_call: ToolCall;
+  [key: string]: unknown;
+}
+
+function isToolCallTask(input: unknown): input is ToolCallTaskInput {
+  return typeof input === 'object' && input !== null && 'lg_tool_call' in input;
+}
+
+/** Options of {@link routeToolCallsPerTask}. */
+export interface ToolCallRouteOptions {
+  /** Name of the tools node (default `tools`). */
+  tools?: string;
+  /** Where to go when the last message has no tool calls (default `END`). */
+  end?: string;
+}
+
+/**
+ * A conditional edge for `agent → tools` that sends each tool call of the last AI message to the
+ * tools node as its own task (`Send(tools, { ...state, lg_tool_call })`), or goes to `end`.
+ *
+ * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
+ * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
+ * writes included) run again. With one task per call, finished calls keep their saved writes and
+ * only the paused call re-runs. Use with {@link createTrackedToolNode}:
+ *
+ * ```ts
+ * graph.addConditionalEdges('agent', routeToolCallsPerTask(), ['tools', END])
+ * ```
+ */
+export function routeToolCallsPerTask(
+  options: ToolCallRouteOptions = {},
+): (state: { messages: BaseMessage[] }) => Send[] | string {
+  const tools = options.tools ?? 'tools';
+  const end = options.end ?? END;
+  return (state) => {
+    const last = state.messages.at(-1);
+    const calls = last !== undefined && AIMessage.isInstance(last) ? (last.tool_calls ?? []) : [];
+    if (calls.length === 0) return end;
+    return calls.map((call) => new Send(tools, { ...state, lg_tool_call: call }));
+  };
+}
+
 /**
  * Creates the tools node for hand-built `StateGraph`s: runs the tools like LangGraph's
  * `ToolNode` (parallel calls, error ToolMessages) and records their file changes in state.
+ * It also accepts one call per task (`Send` input with `lg_tool_call`, see
+ * {@link routeToolCallsPerTask}), which graphs with approvals should use.
  * The graph's state must include `sandboxStateFields`. The tools themselves do the tracking
  * (their handler is composed with `createChangeTrackingMiddleware`); this node only carries the
  * records into state.

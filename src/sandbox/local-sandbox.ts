@@ -7,6 +7,7 @@ import {
   readdir,
   readFile,
   realpath,
+  rename,
   rm,
   rmdir,
   stat,
@@ -28,6 +29,8 @@ const CONTAINER_PREFIX = 'agents-sandbox-';
 /** Marker written into each sandbox's run dir; prune only touches folders that carry it. */
 const MARKER_FILE = 'sandbox.json';
 const MARKER_KIND = 'agents-sandbox';
+/** Lock file in the run dir while a process uses a reopenable sandbox (see {@link openSandbox}). */
+const LOCK_FILE = 'lock';
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const SHA_PATTERN = /^[0-9a-f]{4,64}$/;
@@ -42,6 +45,11 @@ export interface CreateSandboxOptions {
   id?: string;
   /** Where sandbox folders are made. Default `os.tmpdir()`. */
   baseDir?: string;
+  /**
+   * The exact folder to hold this sandbox (its tree and run dir), instead of a fresh temp folder
+   * under `baseDir`. Made when missing; must be empty. {@link openSandbox} reopens it later.
+   */
+  dir?: string;
   signal?: AbortSignal;
   /** Per git command timeout. Default 120 s. */
   gitTimeoutMs?: number;
@@ -54,6 +62,12 @@ export interface LocalSandbox extends Sandbox {
   /** Private folder outside the tree holding the private index and the marker file. */
   readonly runDir: string;
   readonly paths: SandboxPathMap;
+  /**
+   * Closes the sandbox. By default (`remove: true`) its worktree, run dir and refs are deleted.
+   * With `remove: false` everything stays on disk (and its run lock is released), so
+   * {@link openSandbox} can reopen it in a later process. Idempotent: the first call decides.
+   */
+  close(options?: { remove?: boolean }): Promise<void>;
 }
 
 interface SandboxMarker {
@@ -64,6 +78,12 @@ interface SandboxMarker {
   source: string;
   root: string;
   createdAt: number;
+  /** Revision the sandbox was made from (as given). */
+  revision?: string;
+  /** Base commit sha (needed to reopen). */
+  base?: string;
+  /** Latest snapshot sha, kept current so a reopened sandbox continues from it. */
+  head?: string;
 }
 
 /**
@@ -106,7 +126,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   const baseDir = await realpath(options.baseDir ?? tmpdir());
 
   const topLevel = await gitTopLevel(sourceReal, signal, timeoutMs);
-  const container = await mkdtemp(join(baseDir, CONTAINER_PREFIX));
+  const container =
+    options.dir === undefined
+      ? await mkdtemp(join(baseDir, CONTAINER_PREFIX))
+      : await prepareEmptyDir(options.dir, id);
   const runDir = join(container, 'run');
   const treeDir = join(container, id);
   const indexFile = join(runDir, 'index');
@@ -210,6 +233,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       source,
       root,
       createdAt: Date.now(),
+      revision,
+      base,
+      head: base,
     };
     await writeFile(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
     const aliases = [...new Set([resolve(options.source), sourceReal, source])];
@@ -225,6 +251,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       baseTree,
       timeoutMs,
       paths: createPathMap(root, { aliases }),
+      marker,
     });
   } catch (error) {
     await removeSandboxFiles({
@@ -255,6 +282,12 @@ interface GitSandboxInit {
   baseTree: string;
   timeoutMs: number | undefined;
   paths: SandboxPathMap;
+  /** The marker as written; `head` in it is rewritten whenever the head moves. */
+  marker: SandboxMarker;
+  /** Head to continue from when reopening (default `base`). */
+  head?: { sha: string; tree: string };
+  /** Run lock held by this process (released on close). */
+  lockFile?: string;
 }
 
 class GitSandbox implements LocalSandbox {
@@ -270,6 +303,8 @@ class GitSandbox implements LocalSandbox {
   readonly #container: string;
   readonly #env: Record<string, string>;
   readonly #timeoutMs: number | undefined;
+  readonly #marker: SandboxMarker;
+  readonly #lockFile: string | undefined;
   /** Serializes snapshot/restore/close so `head` always names the latest snapshot. */
   #queue: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | undefined;
@@ -282,8 +317,10 @@ class GitSandbox implements LocalSandbox {
     this.runDir = init.runDir;
     this.base = init.base;
     this.paths = init.paths;
-    this.#head = init.base;
-    this.#headTree = init.baseTree;
+    this.#head = init.head?.sha ?? init.base;
+    this.#headTree = init.head?.tree ?? init.baseTree;
+    this.#marker = init.marker;
+    this.#lockFile = init.lockFile;
     this.#container = init.container;
     this.#timeoutMs = init.timeoutMs;
     this.#env = gitEnv({ GIT_INDEX_FILE: init.indexFile });
@@ -354,22 +391,26 @@ class GitSandbox implements LocalSandbox {
       const changed = await this.#diffUnlocked(safety.sha, target, signal);
       this.#head = target;
       this.#headTree = targetTree;
+      await this.#persistHead();
       return { safety, changed };
     });
   }
 
-  close(): Promise<void> {
+  close(options: { remove?: boolean } = {}): Promise<void> {
+    const remove = options.remove ?? true;
     this.#closing ??= this.#queue
       .catch(() => undefined)
-      .then(() =>
-        removeSandboxFiles({
+      .then(async () => {
+        if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
+        if (!remove) return;
+        await removeSandboxFiles({
           id: this.id,
           source: this.kind === 'worktree' ? this.source : undefined,
           root: this.root,
           container: this.#container,
           worktree: this.kind === 'worktree',
-        }),
-      );
+        });
+      });
     return this.#closing;
   }
 
@@ -389,7 +430,20 @@ class GitSandbox implements LocalSandbox {
     const changed = await this.#diffUnlocked(parent, sha, signal);
     this.#head = sha;
     this.#headTree = tree;
+    await this.#persistHead();
     return { sha, parent, changed };
+  }
+
+  /**
+   * Records the head in the marker (temp file + rename, so a crash leaves the old or the new
+   * one), so a reopened sandbox continues from the latest snapshot, not from its base.
+   */
+  async #persistHead(): Promise<void> {
+    this.#marker.head = this.#head;
+    const file = join(this.runDir, MARKER_FILE);
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, JSON.stringify(this.#marker, null, 2));
+    await rename(temp, file);
   }
 
   async #diffUnlocked(
@@ -431,6 +485,279 @@ class GitSandbox implements LocalSandbox {
           details: { sandboxId: this.id },
         },
       );
+    }
+  }
+}
+
+/** Options for {@link openSandbox}. */
+export interface OpenSandboxOptions {
+  /** The folder holding the sandbox (as passed to `createSandbox({ dir })`). */
+  dir: string;
+  /**
+   * The user's repo or folder. Needed to create the sandbox; when reopening, it must name the
+   * same source the sandbox was made from (else `SANDBOX_FAILED`). Default: the recorded one.
+   */
+  source?: string;
+  /** Revision for a new sandbox (default `HEAD`); ignored when reopening. */
+  revision?: string;
+  /** Sandbox id for a new sandbox; when reopening, it must match the recorded id. */
+  id?: string;
+  /** Make the sandbox when `dir` holds none (default `true`; needs `source`). */
+  create?: boolean;
+  /**
+   * Take the sandbox's run lock (a `lock` file with this process id in its run dir) until
+   * `close()`. A second locking open while a live process holds it fails with `RUN_ACTIVE`;
+   * a lock left by a dead process is taken over. Default `false`.
+   */
+  lock?: boolean;
+  signal?: AbortSignal;
+  /** Per git command timeout. Default 120 s. */
+  gitTimeoutMs?: number;
+}
+
+/** A sandbox from {@link openSandbox}: `reopened` tells whether it existed before. */
+export interface OpenedSandbox extends LocalSandbox {
+  /** `true` when an existing sandbox was reopened, `false` when it was made by this call. */
+  readonly reopened: boolean;
+}
+
+/**
+ * Opens the sandbox kept in `dir`, or makes it there on first use: the same worktree, private
+ * index and refs, continuing from the latest snapshot it recorded (its head is kept in the
+ * marker file). This is what lets a thread's sandbox outlive the process that ran it, so a later
+ * process can list, diff or roll it back. Close it with `close({ remove: false })` to keep it,
+ * or `close()` to delete it.
+ *
+ * Files edited in the tree while no one had it open are picked up by the next snapshot. Throws
+ * `SANDBOX_FAILED` when `dir` holds no sandbox and `create` is false, when the recorded source
+ * or id differs from the one given, or when the worktree or its snapshots are gone (removed
+ * or pruned); `RUN_ACTIVE` when `lock` is set and another live process holds the sandbox.
+ */
+export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSandbox> {
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const dir = resolve(options.dir);
+  const runDir = join(dir, 'run');
+  const marker = await readMarker(runDir);
+  const timeoutMs = options.gitTimeoutMs;
+  if (marker === undefined) {
+    if (options.create === false || options.source === undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `No sandbox in ${dir}${options.create === false ? '' : ' and no source to make one from'}; it was never made, or it was removed.`,
+        { details: { dir } },
+      );
+    }
+    const made = await createSandbox({
+      source: options.source,
+      dir,
+      ...(options.revision === undefined ? {} : { revision: options.revision }),
+      ...(options.id === undefined ? {} : { id: options.id }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(timeoutMs === undefined ? {} : { gitTimeoutMs: timeoutMs }),
+    });
+    if (!options.lock) return Object.assign(made, { reopened: false as const });
+    // Made a moment ago by us: rebuild it through the reopen path so it carries the lock.
+    await made.close({ remove: false });
+    try {
+      return Object.assign(await reopen(dir, runDir, (await readMarker(runDir))!, options), {
+        reopened: false as const,
+      });
+    } catch (error) {
+      await made.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  return Object.assign(await reopen(dir, runDir, marker, options), { reopened: true as const });
+}
+
+async function reopen(
+  dir: string,
+  runDir: string,
+  marker: SandboxMarker,
+  options: OpenSandboxOptions,
+): Promise<GitSandbox> {
+  const { signal } = options;
+  const timeoutMs = options.gitTimeoutMs;
+  const fail = (reason: string, cause?: unknown): never => {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Cannot reopen sandbox "${marker.id}" in ${dir}: ${reason}`,
+      { ...(cause === undefined ? {} : { cause }), details: { sandboxId: marker.id, dir } },
+    );
+  };
+  if (options.id !== undefined && options.id !== marker.id) {
+    fail(`it is sandbox "${marker.id}", not "${options.id}".`);
+  }
+  if (marker.base === undefined) fail('its record has no base commit (made by an older version).');
+  if (options.source !== undefined) {
+    const sourceReal = await realSourceDir(options.source);
+    const source =
+      marker.mode === 'worktree'
+        ? ((await gitTopLevel(sourceReal, signal, timeoutMs)) ?? sourceReal)
+        : sourceReal;
+    if (source !== marker.source) {
+      fail(
+        `it was made from ${marker.source}, not ${source}; remove it to start over from the new source.`,
+      );
+    }
+  }
+  const root = marker.root;
+  try {
+    if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
+  } catch (error) {
+    fail(`its tree ${root} is gone (removed or pruned); remove the sandbox and start again.`, error);
+  }
+  const git = (args: string[], env?: Record<string, string>, okExitCodes?: number[]) =>
+    runGit(args, {
+      cwd: root,
+      signal,
+      ...(env === undefined ? {} : { env }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(okExitCodes === undefined ? {} : { okExitCodes }),
+    });
+  const top = await git(['rev-parse', '--show-toplevel'], undefined, [128]);
+  if (top.exitCode !== 0 || (await realpath(top.stdout.trim()).catch(() => '')) !== root) {
+    fail(`${root} is no longer a git work tree (its worktree record was pruned?).`);
+  }
+  const base = marker.base!;
+  const head = marker.head ?? base;
+  const trees: string[] = [];
+  for (const sha of [base, head]) {
+    const resolved = await git(['rev-parse', '--verify', '--quiet', `${sha}^{tree}`], undefined, [
+      1,
+    ]);
+    if (resolved.exitCode !== 0) fail(`its snapshot ${sha} no longer exists in the repository.`);
+    trees.push(resolved.stdout.trim());
+  }
+  const indexFile = join(runDir, 'index');
+  const env = gitEnv({ GIT_INDEX_FILE: indexFile });
+  try {
+    await stat(indexFile);
+  } catch {
+    // The private index went missing: rebuild it from the head (stat data is cold, so the next
+    // snapshot re-hashes the files once).
+    await git(['read-tree', head], env);
+  }
+  const lockFile = options.lock === true ? await acquireRunLock(runDir, marker.id) : undefined;
+  return new GitSandbox({
+    id: marker.id,
+    kind: marker.mode,
+    root,
+    source: marker.source,
+    container: dir,
+    runDir,
+    indexFile,
+    base,
+    baseTree: trees[0]!,
+    timeoutMs,
+    paths: createPathMap(root, {
+      aliases: [
+        ...new Set([
+          ...(options.source === undefined ? [] : [resolve(options.source)]),
+          marker.source,
+        ]),
+      ],
+    }),
+    marker: { ...marker },
+    head: { sha: head, tree: trees[1]! },
+    ...(lockFile === undefined ? {} : { lockFile }),
+  });
+}
+
+/**
+ * Deletes the sandbox kept in `dir` (worktree, run dir, refs) without opening it, also when its
+ * tree is already gone. Refuses with `RUN_ACTIVE` while a live process holds its run lock.
+ * Returns false when `dir` holds no sandbox (nothing is deleted then).
+ */
+export async function removeSandbox(dir: string): Promise<boolean> {
+  const container = resolve(dir);
+  const runDir = join(container, 'run');
+  const marker = await readMarker(runDir);
+  if (marker === undefined) return false;
+  const holder = await lockHolder(runDir);
+  if (holder !== undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.RunActive,
+      `Sandbox "${marker.id}" is in use by process ${holder}; wait for its run to end before removing it.`,
+      { details: { sandboxId: marker.id, pid: holder } },
+    );
+  }
+  const source = marker.mode === 'worktree' ? marker.source : undefined;
+  let sourceExists = false;
+  if (source !== undefined) sourceExists = await stat(source).then(() => true, () => false);
+  await removeSandboxFiles({
+    id: marker.id,
+    source: sourceExists ? source : undefined,
+    root: marker.root,
+    container,
+    worktree: marker.mode === 'worktree',
+  });
+  return true;
+}
+
+/** Makes `dir` (with parents) for a new sandbox and checks that it is empty. */
+async function prepareEmptyDir(dir: string, id: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  if ((await readdir(dir)).length > 0) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Cannot create sandbox "${id}" in ${dir}: the folder is not empty; choose an empty folder or remove it.`,
+      { details: { id, dir } },
+    );
+  }
+  return realpath(dir);
+}
+
+/** The live process holding the run lock of a run dir, or undefined (no lock, or a stale one). */
+async function lockHolder(runDir: string): Promise<number | undefined> {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(await readFile(join(runDir, LOCK_FILE), 'utf8')) as { pid?: unknown }).pid;
+  } catch {
+    return undefined;
+  }
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
+  if (pid === process.pid) return pid;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else; still alive.
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+  }
+}
+
+async function acquireRunLock(runDir: string, id: string): Promise<string> {
+  const file = join(runDir, LOCK_FILE);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, JSON.stringify({ pid: process.pid, since: Date.now() }), {
+        flag: 'wx',
+      });
+      return file;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
+        const holder = await lockHolder(runDir);
+        throw new AgentsError(
+          AgentsErrorCode.RunActive,
+          holder === undefined
+            ? `Cannot lock sandbox "${id}" (${file}): ${errorMessage(error)}.`
+            : `Sandbox "${id}" is in use by process ${holder} (a run or a rollback on its thread); wait for it to finish before starting another.`,
+          { cause: error, details: { sandboxId: id, ...(holder === undefined ? {} : { pid: holder }) } },
+        );
+      }
+      const holder = await lockHolder(runDir);
+      if (holder !== undefined) {
+        throw new AgentsError(
+          AgentsErrorCode.RunActive,
+          `Sandbox "${id}" is in use by process ${holder} (a run or a rollback on its thread); wait for it to finish before starting another.`,
+          { details: { sandboxId: id, pid: holder } },
+        );
+      }
+      // Left by a process that died: take it over. A narrow race remains when two processes
+      // take over the same stale lock at the same moment; a live lock is never taken.
+      await rm(file, { force: true });
     }
   }
 }
@@ -487,6 +814,7 @@ export async function pruneSandboxes(
       live.add(marker.id);
       if (keep.has(marker.id) || (await lastActivity(join(dirname(path), 'run'), marker)) > cutoff)
         continue;
+      if ((await lockHolder(join(dirname(path), 'run'))) !== undefined) continue;
       try {
         await removeSandboxFiles({
           id: marker.id,
@@ -680,6 +1008,10 @@ async function readMarker(runDir: string): Promise<SandboxMarker | undefined> {
     )
       return undefined;
     if (record['mode'] !== 'worktree' && record['mode'] !== 'folder') return undefined;
+    const optionalSha = (key: string): Record<string, string> => {
+      const value = record[key];
+      return typeof value === 'string' && SHA_PATTERN.test(value) ? { [key]: value } : {};
+    };
     return {
       kind: MARKER_KIND,
       version: 1,
@@ -688,6 +1020,9 @@ async function readMarker(runDir: string): Promise<SandboxMarker | undefined> {
       source: String(record['source']),
       root: String(record['root']),
       createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
+      ...(typeof record['revision'] === 'string' ? { revision: record['revision'] } : {}),
+      ...optionalSha('base'),
+      ...optionalSha('head'),
     };
   } catch {
     return undefined;

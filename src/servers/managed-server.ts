@@ -461,7 +461,13 @@ class ManagedServerImpl implements ManagedServer {
         return entry;
       }
       previous.delete(entry.descriptor.id);
-      if (old.descriptor.fingerprint === entry.descriptor.fingerprint) return entry;
+      if (old.descriptor.fingerprint === entry.descriptor.fingerprint) {
+        // Unchanged since the last listing, but a read-only upgrade withheld then stays
+        // withheld: re-inferring from the same definition must not grant it later.
+        return this.changedToolIds.has(entry.descriptor.id)
+          ? withheldReadOnlyUpgrade(old, entry)
+          : entry;
+      }
       changed.push(entry.descriptor.id);
       this.changedToolIds.add(entry.descriptor.id);
       return withheldReadOnlyUpgrade(old, entry);

@@ -253,4 +253,3 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
   };
   return manager;
 }
-

@@ -5,7 +5,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditCommand, parseAuditArgs } from '../../src/cli/commands/audit.js';
 import type { CommandContext } from '../../src/cli/command.js';
-import { AgentsError } from '../../src/errors.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
+import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { composeMiddleware } from '../../src/middleware/types.js';
 import {
   auditLogPath,
@@ -178,5 +179,16 @@ describe('audit log', () => {
     expect(
       parseAuditArgs({ argv: ['--file', 'x.jsonl'], workspace, cwd: '/tmp', json: true }),
     ).toEqual({ json: true, file: '/tmp/x.jsonl' });
+    // A typo on the command line is a usage error (exit code 2), not a config error (3).
+    for (const argv of [['--limit', '5x'], ['--bogus']]) {
+      let caught: unknown;
+      try {
+        parseAuditArgs({ argv, workspace, cwd: workspace, json: false });
+      } catch (error) {
+        caught = error;
+      }
+      expect(AgentsError.hasCode(caught, AgentsErrorCode.InvalidArguments)).toBe(true);
+      expect(exitCodeFor(caught)).toBe(2);
+    }
   });
 });

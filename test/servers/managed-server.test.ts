@@ -215,6 +215,19 @@ describe('managed server logic (in-memory MCP)', () => {
     expect(after.capabilities.readOnly.value).toBe(false);
     expect(after.capabilities.writes.value).toBe(true);
     expect(after.capabilities.readOnly.reason).toContain('withheld');
+
+    // A later refresh (another tool appears) lists frob unchanged: the upgrade stays withheld.
+    world.current.registerTool('later_tool', { description: 'Later', inputSchema: {} }, () => ({
+      content: [],
+    }));
+    await vi.advanceTimersByTimeAsync(250);
+    expect(names(server)).toContain('later_tool');
+    const later = server
+      .entries()
+      .find((entry) => entry.descriptor.originalName === 'frob')!.descriptor;
+    expect(later.fingerprint).toBe(after.fingerprint);
+    expect(later.capabilities.readOnly.value).toBe(false);
+    expect(later.capabilities.writes.value).toBe(true);
   });
 
   it('keeps the last good set (marked stale) when a refresh fails', async () => {

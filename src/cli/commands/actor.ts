@@ -206,6 +206,8 @@ const actorRun: Command = {
     const actor = await createActor({
       name,
       workspace: storeOf(context),
+      // Bound to the thread: its sandbox is kept per thread, so `agents rollback` works later.
+      threadId,
       keepSandbox: values['keep-sandbox'] === true,
       onWarning: (message) => println(context.stderr, `warning: ${message}`),
     });

@@ -1,9 +1,8 @@
 import { isAbsolute, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { auditLogPath, readAuditLog } from '../../policy/audit.js';
 import type { AuditEntry } from '../../policy/audit.js';
 import type { Command, CommandContext } from '../command.js';
+import { parseCommandArgs, parsePositiveInteger } from './command-args.js';
 
 const USAGE = `Usage: agents audit [--thread ID] [--limit N] [--json] [--file PATH]
 
@@ -16,10 +15,6 @@ Options:
   --json        one JSON object per line (the raw entries)
   --file PATH   read this audit file (default <workspace>/audit.jsonl)`;
 
-function usageError(message: string): AgentsError {
-  return new AgentsError(AgentsErrorCode.ConfigInvalid, `${message}\n\n${USAGE}`);
-}
-
 /** Parsed `agents audit` options. */
 export interface AuditCommandArgs {
   threadId?: string;
@@ -28,32 +23,21 @@ export interface AuditCommandArgs {
   file: string;
 }
 
-/** Parses `agents audit` arguments; throws `CONFIG_INVALID` with the usage on bad input. */
+/** Parses `agents audit` arguments; throws `INVALID_ARGUMENTS` (exit code 2) with the usage on bad input. */
 export function parseAuditArgs(
   context: Pick<CommandContext, 'argv' | 'workspace' | 'cwd' | 'json'>,
 ): AuditCommandArgs {
-  let values: { thread?: string; limit?: string; json?: boolean; file?: string };
-  try {
-    ({ values } = parseArgs({
-      args: context.argv,
-      options: {
-        thread: { type: 'string' },
-        limit: { type: 'string' },
-        json: { type: 'boolean' },
-        file: { type: 'string' },
-      },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (error) {
-    throw usageError(errorMessage(error));
-  }
-  let limit: number | undefined;
-  if (values.limit !== undefined) {
-    limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit <= 0)
-      throw usageError(`--limit must be a positive integer, got "${values.limit}".`);
-  }
+  const values = parseCommandArgs(
+    context.argv,
+    {
+      thread: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      file: { type: 'string' },
+    },
+    USAGE,
+  );
+  const limit = parsePositiveInteger(values.limit, 'limit', USAGE);
   const file =
     values.file === undefined
       ? auditLogPath(context.workspace)

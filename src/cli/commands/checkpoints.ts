@@ -1,11 +1,9 @@
-import { parseArgs } from 'node:util';
-import type { ParseArgsConfig } from 'node:util';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ChangedPath } from '../../registry/tool-descriptor.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { listCheckpoints } from '../../middleware/rollback.js';
 import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
+import { parseCommandArgs, parsePositiveInteger, requireOption } from './command-args.js';
 
 /**
  * What the checkpoint commands need from the actor/workspace layer for one thread: the
@@ -28,33 +26,6 @@ export type OpenThreadContext = (
   threadId: string,
   options: { cwd: string; signal: AbortSignal },
 ) => Promise<ThreadContext>;
-
-/** Parses argv for a command, turning parse errors into `INVALID_ARGUMENTS` with the usage. */
-export function parseCommandArgs<const O extends NonNullable<ParseArgsConfig['options']>>(
-  argv: string[],
-  options: O,
-  usage: string,
-): ReturnType<
-  typeof parseArgs<{ args: string[]; options: O; allowPositionals: false; strict: true }>
->['values'] {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values;
-  } catch (error) {
-    throw new AgentsError(AgentsErrorCode.InvalidArguments, `${errorMessage(error)}\n\n${usage}`, {
-      cause: error,
-    });
-  }
-}
-
-/** Requires a string option; throws `INVALID_ARGUMENTS` naming it. */
-export function requireOption(value: unknown, name: string, usage: string): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new AgentsError(AgentsErrorCode.InvalidArguments, `Missing --${name}.\n\n${usage}`, {
-      details: { option: name },
-    });
-  }
-  return value;
-}
 
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
@@ -87,13 +58,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
         CHECKPOINTS_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
-      const limit = values.limit === undefined ? undefined : Number.parseInt(values.limit, 10);
-      if (limit !== undefined && (!Number.isInteger(limit) || limit <= 0)) {
-        throw new AgentsError(
-          AgentsErrorCode.InvalidArguments,
-          `--limit must be a positive integer.\n\n${CHECKPOINTS_USAGE}`,
-        );
-      }
+      const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
       const thread = await openThread(context.workspace, threadId, {
         cwd: context.cwd,
         signal: context.signal,
