@@ -14,10 +14,9 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createActor } from '../src/actors/actor.js';
-import type { ActorRunEvent } from '../src/actors/actor.js';
+import { createActor, createWorkspaceStore } from '../src/index.js';
+import type { ActorRunEvent } from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
-import { createWorkspaceStore } from '../src/workspace/store.js';
 import { check, makeGitRepo } from './support/helpers.js';
 
 const CUSTOM_TOOLS = fileURLToPath(new URL('./custom-tools/word-count.ts', import.meta.url));

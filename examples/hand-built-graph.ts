@@ -22,8 +22,8 @@ import {
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createMcpToolAdapter } from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
-import { createMcpToolAdapter } from '../src/mcp/tool-adapter.js';
 import { check, isAlive } from './support/helpers.js';
 
 const serverEntry = createRequire(import.meta.url).resolve(

@@ -16,12 +16,15 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createActor } from '../src/actors/actor.js';
-import { AgentsError, errorMessage } from '../src/errors.js';
-import { listCheckpoints, rollback } from '../src/middleware/rollback.js';
-import type { CheckpointEntry } from '../src/middleware/rollback.js';
-import type { ChangedPath, ToolDescriptor } from '../src/registry/tool-descriptor.js';
-import { createWorkspaceStore } from '../src/workspace/store.js';
+import {
+  AgentsError,
+  createActor,
+  createWorkspaceStore,
+  errorMessage,
+  listCheckpoints,
+  rollback,
+} from '../src/index.js';
+import type { ChangedPath, CheckpointEntry, ToolDescriptor } from '../src/index.js';
 import {
   ExampleCheckError,
   check,

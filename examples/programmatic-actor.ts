@@ -14,9 +14,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
-import { createActor } from '../src/actors/actor.js';
+import { createActor, createWorkspaceStore } from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
-import { createWorkspaceStore } from '../src/workspace/store.js';
 import { check, childPids, filesystemServerEntry, isAlive } from './support/helpers.js';
 
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-programmatic-')));

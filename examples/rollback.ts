@@ -11,11 +11,15 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createActor } from '../src/actors/actor.js';
+import {
+  createActor,
+  createWorkspaceStore,
+  listCheckpoints,
+  rollback,
+  undoRollback,
+} from '../src/index.js';
+import type { ChangedPath } from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
-import { listCheckpoints, rollback, undoRollback } from '../src/middleware/rollback.js';
-import type { ChangedPath } from '../src/registry/tool-descriptor.js';
-import { createWorkspaceStore } from '../src/workspace/store.js';
 import { check, makeGitRepo, readTree, repoState } from './support/helpers.js';
 
 const THREAD = 'rollback-example';

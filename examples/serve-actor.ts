@@ -14,11 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createActor } from '../src/actors/actor.js';
+import { ResultMetaKey, createActor, createMcpServer, createWorkspaceStore } from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
-import { createMcpServer } from '../src/serve/mcp-server.js';
-import { ResultMetaKey } from '../src/registry/tool-descriptor.js';
-import { createWorkspaceStore } from '../src/workspace/store.js';
 import { check, makeGitRepo } from './support/helpers.js';
 
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-serve-')));

@@ -221,3 +221,5 @@ export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skil
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
 export { resolveChatModel } from './actors/model.js';
+export type { ScriptedChatModelOptions, ScriptedStep } from './actors/scripted-model.js';
+export { ScriptedChatModel, createScriptedModel, parseModelScript } from './actors/scripted-model.js';

@@ -19,8 +19,6 @@ import { sandboxStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
-import { isApprovalPreview } from '../policy/approval.js';
-import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
 import { auditLogPath, createAuditLog, createAuditMiddleware } from '../policy/audit.js';
 import type { AuditLog } from '../policy/audit.js';
 import { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
@@ -54,6 +52,8 @@ import {
 import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/store.js';
+import { pendingApprovalsOf } from './approvals.js';
+import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
 import { openThreadSandbox } from './thread-sandbox.js';
 
@@ -127,47 +127,8 @@ export type ActorRunEvent =
       approvals?: PendingApproval[];
     };
 
-/** A tool call waiting for a human: the interrupt to answer and what it asks about. */
-export interface PendingApproval {
-  /** LangGraph interrupt id; key of the resume map when several calls wait at once. */
-  interruptId?: string;
-  preview: ApprovalPreview;
-}
-
-/**
- * The approval requests in an `__interrupt__` value (of `graph.invoke` output, a stream update
- * or `getState().tasks[].interrupts`). Other interrupts are skipped.
- */
-export function pendingApprovalsOf(interrupts: unknown): PendingApproval[] {
-  if (!Array.isArray(interrupts)) return [];
-  const found: PendingApproval[] = [];
-  for (const item of interrupts) {
-    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
-    const value: unknown = item.value;
-    if (!isApprovalPreview(value)) continue;
-    const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
-    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
-  }
-  return found;
-}
-
-/**
- * The `resume` value answering pending approvals: the answer itself when one call waits, or a
- * map from interrupt id to answer when several do (LangGraph's form for parallel interrupts).
- * `answers` is in the order of `pending`.
- */
-export function toResumeValue(
-  pending: readonly PendingApproval[],
-  answers: readonly ApprovalResponse[],
-): unknown {
-  if (pending.length <= 1) return answers[0];
-  const map: Record<string, ApprovalResponse> = {};
-  pending.forEach((item, index) => {
-    const answer = answers[index];
-    if (item.interruptId !== undefined && answer !== undefined) map[item.interruptId] = answer;
-  });
-  return map;
-}
+export type { PendingApproval } from './approvals.js';
+export { pendingApprovalsOf, toResumeValue } from './approvals.js';
 
 /** Options for {@link ActorInstance.run}. */
 export interface ActorRunOptions {
@@ -654,7 +615,10 @@ class LocalActor implements ActorInstance {
     return createFileSpill(root, { dir: `${inside.split(sep).join('/')}/output` });
   }
 
-  run(input: string, options: ActorRunOptions = {}): AsyncGenerator<ActorRunEvent, void, undefined> {
+  run(
+    input: string,
+    options: ActorRunOptions = {},
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
     return this.stream({ messages: [new HumanMessage(input)] }, options);
   }
 
@@ -682,7 +646,11 @@ class LocalActor implements ActorInstance {
       for (const [node, update] of Object.entries(chunk)) {
         if (node === '__interrupt__') {
           const approvals = pendingApprovalsOf(update);
-          yield { type: 'interrupt', value: update, ...(approvals.length > 0 ? { approvals } : {}) };
+          yield {
+            type: 'interrupt',
+            value: update,
+            ...(approvals.length > 0 ? { approvals } : {}),
+          };
           continue;
         }
         const messages = messagesOf(update);

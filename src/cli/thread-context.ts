@@ -59,6 +59,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { details: { threadId, actor: actorConfig.name } },
       );
     }
+    // Loaded on use: the actor module pulls in LangGraph, the servers and the MCP SDK.
+    const { compileActorStateGraph } = await import('../actors/actor.js');
     let checkpointer: Checkpointer | undefined;
     let sandbox: LocalSandbox | undefined;
     try {
@@ -81,8 +83,6 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { cause: error, details: { threadId, actor: actorConfig.name } },
       );
     }
-    // Loaded on use: the actor module pulls in LangGraph, the servers and the MCP SDK.
-    const { compileActorStateGraph } = await import('../actors/actor.js');
     const graph = compileActorStateGraph(checkpointer.saver, actorConfig.name);
     const openedCheckpointer = checkpointer;
     const openedSandbox = sandbox;

@@ -155,7 +155,9 @@ export const OutputBudgetLimitsSchema = z
       .int()
       .positive()
       .optional()
-      .describe('Estimated tokens (bytes / 4) the model sees; the smaller of the two caps applies.'),
+      .describe(
+        'Estimated tokens (bytes / 4) the model sees; the smaller of the two caps applies.',
+      ),
     maxImageBytes: z
       .number()
       .int()
@@ -177,7 +179,9 @@ export const OutputBudgetSettingsSchema = OutputBudgetLimitsSchema.extend({
   perTool: z
     .record(z.string(), OutputBudgetLimitsSchema)
     .optional()
-    .describe('Limits per tool id or name (globs allowed); they replace the defaults field by field.'),
+    .describe(
+      'Limits per tool id or name (globs allowed); they replace the defaults field by field.',
+    ),
 }).describe(
   'Caps on what the model sees of each tool result; the cut part is written to a file in the sandbox.',
 );

@@ -1049,7 +1049,7 @@ class ManagedServerImpl implements ManagedServer {
   }
 }
 
-function isMcpErrorCode(error: unknown, code: ErrorCode): boolean {
+function isMcpErrorCode(error: unknown, code: ErrorCode): error is McpError {
   if (!(error instanceof McpError)) return false;
   // McpError.code is a plain number; widen the enum member to compare like with like.
   const expected: number = code;

@@ -6,6 +6,7 @@ import { Command } from '@langchain/langgraph';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, pendingApprovalsOf } from '../../src/actors/actor.js';
 import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor.js';
+import { readSandboxState } from '../../src/middleware/state.js';
 import { readAuditLog } from '../../src/policy/audit.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';
@@ -90,45 +91,55 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
     '- content: done',
   ];
 
-  it('pauses a write call for approval and runs it once approved', { timeout: 60_000 }, async () => {
-    const actor = await actorWith(WRITE_SCRIPT);
-    const root = actor.sandbox!.root;
-    const paused = await collect(actor.run('write a note', { threadId: 't-approve' }));
-    const approvals = approvalsIn(paused);
-    expect(approvals).toHaveLength(1);
-    // The preview shows the logical path (policy sits outside path rewriting) and the verdicts.
-    expect(approvals[0]?.preview).toMatchObject({
-      kind: 'agents/tool-approval',
-      toolId: 'mcp:fs/write_file',
-      serverName: 'fs',
-      args: { path: 'notes/a.txt', content: 'from the model' },
-      rule: 'mode ask',
-    });
-    expect(approvals[0]?.preview.capabilities.writes.value).toBe(true);
-    expect(await exists(join(root, 'notes', 'a.txt'))).toBe(false);
+  it(
+    'pauses a write call for approval and runs it once approved',
+    { timeout: 60_000 },
+    async () => {
+      const actor = await actorWith(WRITE_SCRIPT);
+      const root = actor.sandbox!.root;
+      const paused = await collect(actor.run('write a note', { threadId: 't-approve' }));
+      const approvals = approvalsIn(paused);
+      expect(approvals).toHaveLength(1);
+      // The preview shows the logical path (policy sits outside path rewriting) and the verdicts.
+      expect(approvals[0]?.preview).toMatchObject({
+        kind: 'agents/tool-approval',
+        toolId: 'mcp:fs/write_file',
+        serverName: 'fs',
+        args: { path: 'notes/a.txt', content: 'from the model' },
+        rule: 'mode ask',
+      });
+      expect(approvals[0]?.preview.capabilities.writes.value).toBe(true);
+      expect(await exists(join(root, 'notes', 'a.txt'))).toBe(false);
 
-    const resumed = await collect(
-      actor.resume({ type: 'approve', by: 'alice' }, { threadId: 't-approve' }),
-    );
-    expect(toolEnds(resumed).map((end) => [end.name, end.isError])).toEqual([
-      ['write_file', false],
-    ]);
-    expect(resumed.at(-1)).toEqual({ type: 'message', text: 'done' });
-    expect(await readFile(join(root, 'notes', 'a.txt'), 'utf8')).toBe('from the model');
+      const resumed = await collect(
+        actor.resume({ type: 'approve', by: 'alice' }, { threadId: 't-approve' }),
+      );
+      expect(toolEnds(resumed).map((end) => [end.name, end.isError])).toEqual([
+        ['write_file', false],
+      ]);
+      expect(resumed.at(-1)).toEqual({ type: 'message', text: 'done' });
+      expect(await readFile(join(root, 'notes', 'a.txt'), 'utf8')).toBe('from the model');
 
-    const { entries } = await readAuditLog(actor.auditFile, { threadId: 't-approve' });
-    expect(entries.map((entry) => [entry.event, entry.policy?.outcome, entry.policy?.decidedBy])).toEqual([
-      ['approval-requested', undefined, undefined],
-      ['tool-call', 'approved', 'alice'],
-    ]);
-    expect(entries[1]).toMatchObject({ actor: 'careful', toolId: 'mcp:fs/write_file', isError: false });
-    expect(entries[1]?.snapshot).toMatch(/^[0-9a-f]{40}$/);
-    // Pinned at the first approval, in the workspace.
-    const pins = JSON.parse(await readFile(join(store.root, 'pins.json'), 'utf8')) as {
-      pins: Record<string, { approvedBy: string }>;
-    };
-    expect(pins.pins['mcp:fs/write_file']?.approvedBy).toBe('alice');
-  });
+      const { entries } = await readAuditLog(actor.auditFile, { threadId: 't-approve' });
+      expect(
+        entries.map((entry) => [entry.event, entry.policy?.outcome, entry.policy?.decidedBy]),
+      ).toEqual([
+        ['approval-requested', undefined, undefined],
+        ['tool-call', 'approved', 'alice'],
+      ]);
+      expect(entries[1]).toMatchObject({
+        actor: 'careful',
+        toolId: 'mcp:fs/write_file',
+        isError: false,
+      });
+      expect(entries[1]?.snapshot).toMatch(/^[0-9a-f]{40}$/);
+      // Pinned at the first approval, in the workspace.
+      const pins = JSON.parse(await readFile(join(store.root, 'pins.json'), 'utf8')) as {
+        pins: Record<string, { approvedBy: string }>;
+      };
+      expect(pins.pins['mcp:fs/write_file']?.approvedBy).toBe('alice');
+    },
+  );
 
   it('rejects with a message the model sees, and writes nothing', { timeout: 60_000 }, async () => {
     const actor = await actorWith(WRITE_SCRIPT);
@@ -217,13 +228,13 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
         ['mcp:fs/delete_file', 'approved'],
       ]);
       const state = await actor.graph.getState({ configurable: { thread_id: 't-two' } });
-      const log = state.values.changeLog;
+      const log = readSandboxState(state.values).changeLog;
       expect(log.map((record) => record.toolId)).toEqual([
         'mcp:fs/write_file',
         'mcp:fs/delete_file',
       ]);
       // The head is the last snapshot, whatever order the two tasks' writes were applied in.
-      expect(state.values.sandboxHead).toBe(actor.sandbox!.head);
+      expect(readSandboxState(state.values).sandboxHead).toBe(actor.sandbox!.head);
       expect(log[1]?.parent).toBe(log[0]?.snapshot);
     },
   );
@@ -245,41 +256,43 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
       expect(waiting.map((item) => item.preview.args)).toEqual([
         { path: 'notes/a.txt', content: 'from the model' },
       ]);
-      const resumed = await collect(
-        second.resume({ type: 'approve' }, { threadId: 't-restart' }),
-      );
+      const resumed = await collect(second.resume({ type: 'approve' }, { threadId: 't-restart' }));
       expect(toolEnds(resumed).map((end) => end.isError)).toEqual([false]);
-      expect(
-        await readFile(join(second.sandbox!.root, 'notes', 'a.txt'), 'utf8'),
-      ).toBe('from the model');
+      expect(await readFile(join(second.sandbox!.root, 'notes', 'a.txt'), 'utf8')).toBe(
+        'from the model',
+      );
     },
   );
 
-  it('denies in read-only mode with a refusal naming the rule, and the run goes on', { timeout: 60_000 }, async () => {
-    const actor = await actorWith(
-      [
-        '- tool_calls: [{ name: write_file, args: { path: x.txt, content: nope } }, { name: read_file, args: { path: README.md } }]',
-        '- content: done',
-      ],
-      { mode: 'read-only' },
-    );
-    const events = await collect(actor.run('go', { threadId: 't-ro' }));
-    expect(approvalsIn(events)).toEqual([]);
-    const ends = toolEnds(events);
-    const write = ends.find((end) => end.name === 'write_file');
-    const read = ends.find((end) => end.name === 'read_file');
-    expect(write?.isError).toBe(true);
-    expect(write?.text).toContain('mode read-only');
-    expect(read).toMatchObject({ isError: false, text: 'hello\n' });
-    expect(await exists(join(actor.sandbox!.root, 'x.txt'))).toBe(false);
-    const { entries } = await readAuditLog(actor.auditFile, { threadId: 't-ro' });
-    expect(
-      entries
-        .map((entry) => [entry.toolId, entry.policy?.outcome])
-        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
-    ).toEqual([
-      ['mcp:fs/read_file', 'allowed'],
-      ['mcp:fs/write_file', 'denied'],
-    ]);
-  });
+  it(
+    'denies in read-only mode with a refusal naming the rule, and the run goes on',
+    { timeout: 60_000 },
+    async () => {
+      const actor = await actorWith(
+        [
+          '- tool_calls: [{ name: write_file, args: { path: x.txt, content: nope } }, { name: read_file, args: { path: README.md } }]',
+          '- content: done',
+        ],
+        { mode: 'read-only' },
+      );
+      const events = await collect(actor.run('go', { threadId: 't-ro' }));
+      expect(approvalsIn(events)).toEqual([]);
+      const ends = toolEnds(events);
+      const write = ends.find((end) => end.name === 'write_file');
+      const read = ends.find((end) => end.name === 'read_file');
+      expect(write?.isError).toBe(true);
+      expect(write?.text).toContain('mode read-only');
+      expect(read).toMatchObject({ isError: false, text: 'hello\n' });
+      expect(await exists(join(actor.sandbox!.root, 'x.txt'))).toBe(false);
+      const { entries } = await readAuditLog(actor.auditFile, { threadId: 't-ro' });
+      expect(
+        entries
+          .map((entry) => [entry.toolId, entry.policy?.outcome])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      ).toEqual([
+        ['mcp:fs/read_file', 'allowed'],
+        ['mcp:fs/write_file', 'denied'],
+      ]);
+    },
+  );
 });

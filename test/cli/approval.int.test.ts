@@ -1,0 +1,237 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { AuditEntry } from '../../src/policy/audit.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+
+function sink() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/** Runs `agents ...` in process with `input` as stdin (a pipe, not a terminal). */
+async function agents(cwd: string, input: string, ...argv: string[]) {
+  const out = sink();
+  const err = sink();
+  const code = await main(argv, {
+    cwd,
+    stdout: out.stream,
+    stderr: err.stream,
+    stdin: Readable.from(input === '' ? [] : [input]),
+  });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+/** The real binary, stdin closed: a script or CI job that cannot answer. */
+function agentsProcess(cwd: string, argv: string[]) {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...argv], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+async function audit(cwd: string, thread: string): Promise<AuditEntry[]> {
+  const result = await agents(cwd, '', 'audit', '--thread', thread, '--json');
+  expect(result.code).toBe(0);
+  return result.stdout
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as AuditEntry);
+}
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+describe('agents actor run / resume with approvals (ask mode by default)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-approval-')));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+    git('init', '-q', '-b', 'main');
+    git('config', 'user.email', 't@example.com');
+    git('config', 'user.name', 'T');
+    await writeFile(join(dir, 'README.md'), 'hello\n');
+    git('add', 'README.md');
+    git('commit', '-q', '-m', 'init');
+    const store = createWorkspaceStore(join(dir, '.agents'));
+    await store.put('server', 'fs', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: fixtureStdioArgs(['--tools', 'basic']),
+      overrides: { write_file: { pathArguments: ['path'] } },
+    });
+    await store.put('skill', 'files', { mcp_servers: ['fs'] });
+    await writeFile(
+      join(dir, 'script.yaml'),
+      [
+        '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]',
+        '- tool_calls: [{ name: write_file, args: { path: b.txt, content: second } }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    // No policy block: the default policy (mode ask) applies.
+    await store.put('actor', 'careful', { skills: ['files'], model: 'scripted:script.yaml' });
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'asks on stdin for each write, applies reject and edit answers, and audits them',
+    { timeout: 120_000 },
+    async () => {
+      const run = await agents(
+        dir,
+        'r\nnot now\ne\n{"path": "c.txt", "content": "edited"}\n',
+        'actor',
+        'run',
+        'careful',
+        '--input',
+        'write two files',
+        '--thread',
+        't1',
+        '--by',
+        'alice',
+        '--keep-sandbox',
+      );
+      expect(run.stderr).not.toMatch(/error/i);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('Approval needed: mcp:fs/write_file (server "fs")');
+      expect(run.stdout).toContain('"path": "a.txt"');
+      expect(run.stdout).toContain('"path": "b.txt"');
+      expect(run.stdout).toMatch(/✗ write_file: .*not now/);
+      expect(run.stdout.trim().split('\n').at(-1)).toBe('done');
+      const sandbox = /sandbox: (.+)$/m.exec(run.stderr)?.[1];
+      expect(sandbox).toBeDefined();
+      expect(await exists(join(sandbox!, 'a.txt'))).toBe(false);
+      expect(await exists(join(sandbox!, 'b.txt'))).toBe(false);
+      expect(await readFile(join(sandbox!, 'c.txt'), 'utf8')).toBe('edited');
+
+      const entries = await audit(dir, 't1');
+      const calls = entries.filter((entry) => entry.event === 'tool-call');
+      expect(
+        calls.map((entry) => [
+          entry.toolId,
+          entry.policy?.outcome,
+          entry.policy?.decidedBy,
+          entry.policy?.message,
+        ]),
+      ).toEqual([
+        ['mcp:fs/write_file', 'rejected', 'alice', 'not now'],
+        ['mcp:fs/write_file', 'edited', 'alice', undefined],
+      ]);
+      expect(calls[1]?.snapshot).toMatch(/^[0-9a-f]{40}$/);
+      expect(entries.filter((entry) => entry.event === 'approval-requested')).toHaveLength(2);
+
+      const text = await agents(dir, '', 'audit', '--thread', 't1');
+      expect(text.stdout).toMatch(/mcp:fs\/write_file {2}ask→rejected by alice \(mode ask\)/);
+    },
+  );
+
+  it(
+    'stops with exit code 8 and resume instructions when nobody can answer, then resumes from the command line',
+    { timeout: 180_000 },
+    async () => {
+      const paused = await agentsProcess(dir, [
+        'actor',
+        'run',
+        'careful',
+        '--input',
+        'write two files',
+        '--thread',
+        't2',
+      ]);
+      expect(paused.code).toBe(8);
+      expect(paused.stderr).toContain('Paused on thread t2: mcp:fs/write_file waits for approval.');
+      expect(paused.stderr).toContain('agents actor resume careful --thread t2 --approve');
+      expect(paused.stderr).toContain(
+        `agents actor resume careful --thread t2 --edit '{"path":"a.txt","content":"first"}'`,
+      );
+
+      // Approve the first write; the second one pauses again (no answers on stdin).
+      const first = await agents(
+        dir,
+        '',
+        'actor',
+        'resume',
+        'careful',
+        '--thread',
+        't2',
+        '--approve',
+        '--by',
+        'bob',
+      );
+      expect(first.code).toBe(8);
+      expect(first.stdout).toContain('answer: approve (by bob)');
+      expect(first.stdout).toMatch(/← write_file: wrote /);
+      expect(first.stderr).toContain('--thread t2 --edit \'{"path":"b.txt","content":"second"}\'');
+
+      const second = await agents(
+        dir,
+        '',
+        'actor',
+        'resume',
+        'careful',
+        '--thread',
+        't2',
+        '--reject',
+        'enough',
+        '--by',
+        'bob',
+        '--keep-sandbox',
+      );
+      expect(second.code).toBe(0);
+      expect(second.stdout.trim().split('\n').at(-1)).toBe('done');
+      const sandbox = /sandbox: (.+)$/m.exec(second.stderr)?.[1];
+      // The thread's sandbox carries the first, approved write across the three processes.
+      expect(await readFile(join(sandbox!, 'a.txt'), 'utf8')).toBe('first');
+      expect(await exists(join(sandbox!, 'b.txt'))).toBe(false);
+
+      const nothing = await agents(
+        dir,
+        '',
+        'actor',
+        'resume',
+        'careful',
+        '--thread',
+        't2',
+        '--approve',
+      );
+      expect(nothing.code).toBe(4);
+      expect(nothing.stderr).toContain('is not waiting for an approval');
+
+      const calls = (await audit(dir, 't2')).filter((entry) => entry.event === 'tool-call');
+      expect(calls.map((entry) => [entry.policy?.outcome, entry.policy?.decidedBy])).toEqual([
+        ['approved', 'bob'],
+        ['rejected', 'bob'],
+      ]);
+    },
+  );
+});
