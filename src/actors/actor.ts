@@ -173,7 +173,10 @@ type ActorGraphInput = Parameters<ActorGraph['stream']>[0];
  * with `updateState` (rollback), as `agents checkpoints|rollback` do in a later process. Running
  * it fails with `CLOSED`; activate the actor to run a thread.
  */
-export function compileActorStateGraph(checkpointer: BaseCheckpointSaver, name: string): ActorGraph {
+export function compileActorStateGraph(
+  checkpointer: BaseCheckpointSaver,
+  name: string,
+): ActorGraph {
   const inert = async (): Promise<never> => {
     throw new AgentsError(
       AgentsErrorCode.Closed,

@@ -127,9 +127,7 @@ export interface OpenThreadSandboxOptions {
  * which actor ran the thread. The caller closes the sandbox: `close({ remove: false })` keeps
  * it for the thread's later runs and rollbacks.
  */
-export async function openThreadSandbox(
-  options: OpenThreadSandboxOptions,
-): Promise<OpenedSandbox> {
+export async function openThreadSandbox(options: OpenThreadSandboxOptions): Promise<OpenedSandbox> {
   const dir = threadSandboxDir(options.workspaceRoot, options.actor, options.threadId);
   const sandboxDir = join(dir, 'sandbox');
   const existing = await readRecord(dir);

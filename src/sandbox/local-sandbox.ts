@@ -606,7 +606,10 @@ async function reopen(
   try {
     if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
   } catch (error) {
-    fail(`its tree ${root} is gone (removed or pruned); remove the sandbox and start again.`, error);
+    fail(
+      `its tree ${root} is gone (removed or pruned); remove the sandbox and start again.`,
+      error,
+    );
   }
   const git = (args: string[], env?: Record<string, string>, okExitCodes?: number[]) =>
     runGit(args, {
@@ -624,9 +627,11 @@ async function reopen(
   const head = marker.head ?? base;
   const trees: string[] = [];
   for (const sha of [base, head]) {
-    const resolved = await git(['rev-parse', '--verify', '--quiet', `${sha}^{tree}`], undefined, [
-      1,
-    ]);
+    const resolved = await git(
+      ['rev-parse', '--verify', '--quiet', `${sha}^{tree}`],
+      undefined,
+      [1],
+    );
     if (resolved.exitCode !== 0) fail(`its snapshot ${sha} no longer exists in the repository.`);
     trees.push(resolved.stdout.trim());
   }
@@ -685,7 +690,11 @@ export async function removeSandbox(dir: string): Promise<boolean> {
   }
   const source = marker.mode === 'worktree' ? marker.source : undefined;
   let sourceExists = false;
-  if (source !== undefined) sourceExists = await stat(source).then(() => true, () => false);
+  if (source !== undefined)
+    sourceExists = await stat(source).then(
+      () => true,
+      () => false,
+    );
   await removeSandboxFiles({
     id: marker.id,
     source: sourceExists ? source : undefined,
@@ -744,7 +753,10 @@ async function acquireRunLock(runDir: string, id: string): Promise<string> {
           holder === undefined
             ? `Cannot lock sandbox "${id}" (${file}): ${errorMessage(error)}.`
             : `Sandbox "${id}" is in use by process ${holder} (a run or a rollback on its thread); wait for it to finish before starting another.`,
-          { cause: error, details: { sandboxId: id, ...(holder === undefined ? {} : { pid: holder }) } },
+          {
+            cause: error,
+            details: { sandboxId: id, ...(holder === undefined ? {} : { pid: holder }) },
+          },
         );
       }
       const holder = await lockHolder(runDir);

@@ -220,7 +220,9 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
         target.checkpointId,
       ]);
       expect(rolled.code, rolled.stderr).toBe(0);
-      expect(rolled.stdout).toContain(`Restored thread ${THREAD} to checkpoint ${target.checkpointId}`);
+      expect(rolled.stdout).toContain(
+        `Restored thread ${THREAD} to checkpoint ${target.checkpointId}`,
+      );
       expect(rolled.stdout).toContain('File changes: M a.txt, D b.txt');
       expect(await readFile(join(tree, 'a.txt'), 'utf8')).toBe('A1');
       expect(await exists(join(tree, 'b.txt'))).toBe(false);
@@ -270,7 +272,15 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
     'continues a thread in its reopened sandbox and refuses a rollback while the thread is held',
     { timeout: 180_000 },
     async () => {
-      const first = await agentsProcess(dir, ['actor', 'run', 'bot', '--input', 'one', '--thread', THREAD]);
+      const first = await agentsProcess(dir, [
+        'actor',
+        'run',
+        'bot',
+        '--input',
+        'one',
+        '--thread',
+        THREAD,
+      ]);
       expect(first.code, first.stderr).toBe(0);
       const checkpoints = JSON.parse(
         (await agents(dir, 'checkpoints', '--thread', THREAD, '--json')).stdout,
@@ -294,7 +304,10 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
       const ends = second.stdout
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { type: string; change?: { parent: string; changed: unknown[] } })
+        .map(
+          (line) =>
+            JSON.parse(line) as { type: string; change?: { parent: string; changed: unknown[] } },
+        )
         .filter((event) => event.type === 'tool-call-end');
       expect(ends[0]?.change).toMatchObject({
         parent: head,
