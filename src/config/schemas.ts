@@ -33,11 +33,31 @@ export type ToolOverrides = z.infer<typeof ToolOverridesSchema>;
 
 const TimeoutsSchema = z
   .strictObject({
-    startupMs: z.number().int().positive().default(30_000).describe('Spawn/connect + initialize + first tools/list.'),
-    callMs: z.number().int().positive().default(60_000).describe('Per tool call; reset by progress.'),
-    maxCallMs: z.number().int().positive().default(600_000).describe('Per tool call, even while progress arrives.'),
+    startupMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('Spawn/connect + initialize + first tools/list.'),
+    callMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('Per tool call; reset by progress.'),
+    maxCallMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .describe('Per tool call, even while progress arrives.'),
     pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
-    shutdownMs: z.number().int().positive().default(2_000).describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
+    shutdownMs: z
+      .number()
+      .int()
+      .positive()
+      .default(2_000)
+      .describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
   })
   .describe('Timeouts for this server.');
 
@@ -60,16 +80,28 @@ const serverCommon = {
   restart: RestartSchema.optional(),
   trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
   overrides: ToolOverridesSchema.optional().describe('Per-tool overrides keyed by tool name.'),
-  prefixToolNames: z.boolean().optional().describe('Always prefix tool names with the server name.'),
+  prefixToolNames: z
+    .boolean()
+    .optional()
+    .describe('Always prefix tool names with the server name.'),
 };
 
 export const StdioServerConfigSchema = z
   .strictObject({
     transport: z.literal('stdio'),
-    command: z.string().min(1).describe('Executable; spawned with an argument array, never a shell.'),
+    command: z
+      .string()
+      .min(1)
+      .describe('Executable; spawned with an argument array, never a shell.'),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).optional().describe('Extra environment variables.'),
     cwd: z.string().optional().describe('Working directory (defaults to the sandbox root).'),
+    allowShell: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Allow a command that runs a code string (`sh -c`, `node -e`, `npx -c`). Off by default.',
+      ),
     ...serverCommon,
   })
   .describe('A server spawned as a child process speaking MCP over stdio.');
@@ -97,7 +129,10 @@ export type NamedServerConfig = ServerConfig & { name: string };
 /** A tool resource (ADR-0027): a stable id mapped to one server's tool. */
 export const ToolResourceSchema = z
   .strictObject({
-    id: z.string().regex(/^[a-zA-Z0-9_.:/-]+$/).describe('Stable tool id agents keep.'),
+    id: z
+      .string()
+      .regex(/^[a-zA-Z0-9_.:/-]+$/)
+      .describe('Stable tool id agents keep.'),
     server: z.string().describe('Name of a server record in servers/.'),
     tool: z.string().describe('The tool name on that server.'),
     enabled: z.boolean().default(true),
@@ -109,12 +144,17 @@ export type ToolResource = z.infer<typeof ToolResourceSchema>;
 /** A skill: a named bundle of tools from every source. */
 export const SkillSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/).optional(),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+      .optional(),
     description: z.string().default(''),
     tools: z
       .array(z.string())
       .default([])
-      .describe('Built-in tool names (`read_file`), tool resource ids, or `custom:./module.js#export`.'),
+      .describe(
+        'Built-in tool names (`read_file`), tool resource ids, or `custom:./module.js#export`.',
+      ),
     mcp_servers: z
       .array(z.union([z.string(), ServerConfigSchema.and(z.object({ name: z.string() }))]))
       .default([])
@@ -135,7 +175,10 @@ export const SandboxSettingsSchema = z
 
 export const CheckpointerSettingsSchema = z
   .union([
-    z.strictObject({ type: z.literal('sqlite'), path: z.string().default('.agents/checkpoints.sqlite') }),
+    z.strictObject({
+      type: z.literal('sqlite'),
+      path: z.string().default('.agents/checkpoints.sqlite'),
+    }),
     z.strictObject({ type: z.literal('postgres'), url: z.string() }),
     z.strictObject({ type: z.literal('memory') }),
   ])
@@ -190,10 +233,16 @@ export type OutputBudgetSettings = z.infer<typeof OutputBudgetSettingsSchema>;
 /** An actor: skills + model + instructions + sandbox + checkpointer. */
 export const ActorSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/).optional(),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+      .optional(),
     description: z.string().default(''),
     skills: z.array(z.string()).min(1),
-    model: z.string().default('scripted').describe('`provider:model`, or `scripted:path/to/script.yaml`.'),
+    model: z
+      .string()
+      .default('scripted')
+      .describe('`provider:model`, or `scripted:path/to/script.yaml`.'),
     instructions: z.string().default(''),
     sandbox: SandboxSettingsSchema.default({ source: '.', revision: 'HEAD', enabled: true }),
     checkpointer: CheckpointerSettingsSchema.default({

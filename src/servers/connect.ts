@@ -8,6 +8,7 @@ import type { NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
+import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
 
 /** Options of {@link createServerTransport}. */
@@ -48,6 +49,7 @@ export function createServerTransport(
 ): ServerTransport {
   const target = describeServerTarget(config);
   if (config.transport === 'stdio') {
+    assertSafeLaunch(config);
     const stdio = createStdioTransport({
       serverName: config.name,
       command: config.command,

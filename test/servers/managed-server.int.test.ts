@@ -308,6 +308,7 @@ describe('managed server over stdio (fault server)', () => {
   it('wrapper (sh -c) that forks: nothing of the group remains after close', async () => {
     const config = {
       ...faultServerConfig('wrapped'),
+      allowShell: true,
       command: '/bin/sh',
       args: [
         '-c',
