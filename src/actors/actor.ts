@@ -206,7 +206,10 @@ export interface ActorInstance extends AsyncDisposable {
    * `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
    */
   activate(options?: { signal?: AbortSignal }): Promise<void>;
-  /** Stops servers (reverse order), closes the checkpointer and removes the sandbox. Idempotent. */
+  /**
+   * Stops servers (reverse order), closes the checkpointer and removes the sandbox; a
+   * thread-bound actor (`CreateActorOptions.threadId`) keeps its thread's sandbox. Idempotent.
+   */
   deactivate(): Promise<void>;
   /** The current tools as LangChain StructuredTools (middleware applied). Active only. */
   tools(): StructuredTool[];
@@ -402,6 +405,7 @@ class LocalActor implements ActorInstance {
           threadId,
           source: this.store.resolvePath(sandboxSettings.source),
           revision: sandboxSettings.revision,
+          projectDir: this.store.projectDir,
           ...(signal ? { signal } : {}),
         });
         sandbox = opened;

@@ -27,6 +27,8 @@ export interface ThreadSandboxRecord {
   revision: string;
   /** Folder holding the sandbox (its tree and private run dir). */
   sandboxDir: string;
+  /** The project folder the run resolved relative paths against (e.g. the SQLite checkpoint file). */
+  projectDir?: string;
   createdAt: number;
 }
 
@@ -85,6 +87,7 @@ async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined>
     source: String(record['source']),
     revision: String(record['revision']),
     sandboxDir: String(record['sandboxDir']),
+    ...(typeof record['projectDir'] === 'string' ? { projectDir: record['projectDir'] } : {}),
     createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
   };
 }
@@ -113,6 +116,8 @@ export interface OpenThreadSandboxOptions {
   /** Source folder or repo (absolute); needed on first use, checked on reopen. */
   source: string;
   revision: string;
+  /** The project folder of the run, recorded so later commands resolve the same checkpoint file. */
+  projectDir?: string;
   /** Make it when missing (default true). */
   create?: boolean;
   /** Hold its run lock until close (see `openSandbox`). Default true. */
@@ -166,6 +171,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       source: options.source,
       revision: options.revision,
       sandboxDir,
+      ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
       createdAt: Date.now(),
     };
     try {

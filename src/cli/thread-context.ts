@@ -34,14 +34,16 @@ export interface ThreadContextOpenerOptions {
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
-    const store = createWorkspaceStore(workspace, { projectDir: cwd });
-    const found = await findThreadSandboxes(store.root, threadId);
+    const found = await findThreadSandboxes(
+      createWorkspaceStore(workspace, { projectDir: cwd }).root,
+      threadId,
+    );
     const location = found[0];
     if (location === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
-        `No sandbox is recorded for thread "${threadId}" in workspace ${store.root}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
-        { details: { threadId, workspace: store.root } },
+        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
+        { details: { threadId, workspace } },
       );
     }
     if (found.length > 1) {
@@ -51,6 +53,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { details: { threadId, actors: found.map((item) => item.record.actor) } },
       );
     }
+    // Relative paths (the SQLite checkpoint file) resolve as they did for the run.
+    const store = createWorkspaceStore(workspace, {
+      projectDir: location.record.projectDir ?? cwd,
+    });
     const actorConfig = await store.get('actor', location.record.actor);
     if (actorConfig.checkpointer.type === 'memory') {
       throw new AgentsError(

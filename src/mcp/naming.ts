@@ -85,6 +85,8 @@ function withHashSuffix(name: string, hashSource: string): string {
  * so two long names never shorten into each other. Deterministic.
  */
 export function toProviderSafeName(name: string): string {
+  // Most names are already safe: skip the per-character walk (it runs for every tool).
+  if (PROVIDER_SAFE_NAME.test(name)) return name;
   let mapped = '';
   let hadNonAscii = false;
   for (const char of name) {

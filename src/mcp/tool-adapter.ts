@@ -19,7 +19,7 @@ import type {
   ToolResult,
 } from '../registry/tool-descriptor.js';
 import { fingerprintTool } from './fingerprint.js';
-import { compileArgumentValidator } from './json-schema.js';
+import { compileArgumentValidator, type ArgumentValidator } from './json-schema.js';
 import { resolveToolNames } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
 import { toStructuredTool } from './structured-tool.js';
@@ -68,6 +68,10 @@ function invalidArgumentsResult(toolName: string, message: string): CallToolResu
       },
     ],
   };
+}
+
+function isSchemaObject(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && !Array.isArray(schema);
 }
 
 function buildDescriptor(
@@ -127,7 +131,8 @@ function buildDescriptor(
  * provider-safe name, sanitized description (original kept in `rawDescription` when changed),
  * schemas verbatim, inferred capabilities with provenance, path arguments (override, else the
  * detector), and a fingerprint of the whole wire definition. The argument validator is
- * compiled once here; each `execute` validates (an invalid call returns an `isError` result
+ * compiled once per tool, on its first call (not at listing: most tools of a large server are
+ * never called); each `execute` validates (an invalid call returns an `isError` result
  * naming the field, without reaching the server) and then calls `caller.callTool` with the
  * server's original tool name.
  *
@@ -167,8 +172,9 @@ export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[
   return listed.map((tool) => {
     const override = options.overrides?.[tool.name];
     const warnings: string[] = [];
-    const validator = compileArgumentValidator(tool.inputSchema);
-    if (validator.warning !== undefined) warnings.push(validator.warning);
+    if (!isSchemaObject(tool.inputSchema)) {
+      warnings.push('inputSchema is not an object; arguments are not validated');
+    }
     const descriptor = buildDescriptor(
       serverName,
       tool,
@@ -178,10 +184,23 @@ export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[
       warnings,
     );
     const toolName = tool.name;
+    // Compiled on the first call, then kept: discovery of a large server stays cheap (most tools
+    // are never called in a run), and each tool still compiles at most once. A schema that
+    // fails to compile adds its warning to the descriptor then.
+    let validator: ArgumentValidator | undefined;
+    const validatorOf = (): ArgumentValidator => {
+      if (validator !== undefined) return validator;
+      validator = compileArgumentValidator(tool.inputSchema);
+      const warning = validator.warning;
+      if (warning !== undefined && !(descriptor.warnings ?? []).includes(warning)) {
+        (descriptor.warnings ??= []).push(warning);
+      }
+      return validator;
+    };
     return {
       descriptor,
       execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
-        const verdict = validator.validate(args);
+        const verdict = (validator ?? validatorOf()).validate(args);
         if (!verdict.valid)
           return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
         return caller.callTool(toolName, args, context);

@@ -58,6 +58,26 @@ const FILE_URI_DESCRIPTION = /file:\/\/|\b(?:local )?file\b|\bdirectory\b|\bfold
 const MAX_DEPTH = 8;
 
 /**
+ * The `$ref`s followed on the way to a schema (cycle guard). An immutable list: a branch extends
+ * it without copying, and what one branch adds never leaks into its siblings.
+ */
+interface SeenRefs {
+  readonly ref: string;
+  readonly next: SeenRefs | undefined;
+}
+
+function hasSeen(seen: SeenRefs | undefined, ref: string): boolean {
+  for (let node = seen; node !== undefined; node = node.next) if (node.ref === ref) return true;
+  return false;
+}
+
+/** One walk over one input schema. Module-level functions, not closures: this runs per tool. */
+interface Walk {
+  readonly root: Record<string, unknown>;
+  readonly found: Set<string>;
+}
+
+/**
  * Finds the argument locations of a tool's input schema that hold file paths, in the
  * `ToolDescriptor.pathArguments` notation: `path`, `paths[]`, `edits[].file`, `options.cwd`.
  *
@@ -69,129 +89,168 @@ const MAX_DEPTH = 8;
  * {@link knownPathArguments} for servers whose schemas say too little.
  */
 export function detectPathArguments(inputSchema: JsonSchemaObject): string[] {
-  const found = new Set<string>();
-  const root = inputSchema as Record<string, unknown>;
+  const walk: Walk = { root: inputSchema as Record<string, unknown>, found: new Set() };
+  visitObject(walk, walk.root, '', undefined, 0);
+  return [...walk.found];
+}
 
-  const resolveRef = (
-    schema: Record<string, unknown>,
-    seen: Set<string>,
-  ): Record<string, unknown> | undefined => {
-    const ref = schema['$ref'];
-    if (typeof ref !== 'string') return schema;
-    if (seen.has(ref) || !ref.startsWith('#/')) return undefined;
-    seen.add(ref);
-    let target: unknown = root;
+/** Follows `$ref`s to a schema; the refs followed are added to `state.seen`. */
+function resolveRef(
+  walk: Walk,
+  schema: Record<string, unknown>,
+  state: { seen: SeenRefs | undefined },
+): Record<string, unknown> | undefined {
+  let current = schema;
+  for (;;) {
+    const ref = current['$ref'];
+    if (typeof ref !== 'string') return current;
+    if (!ref.startsWith('#/') || hasSeen(state.seen, ref)) return undefined;
+    state.seen = { ref, next: state.seen };
+    let target: unknown = walk.root;
     for (const part of ref.slice(2).split('/')) {
-      const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+      const key = part.includes('~') ? part.replace(/~1/g, '/').replace(/~0/g, '~') : part;
       if (typeof target !== 'object' || target === null || !Object.hasOwn(target, key))
         return undefined;
       target = (target as Record<string, unknown>)[key];
     }
-    return isRecord(target) ? resolveRef(target, seen) : undefined;
-  };
+    if (!isRecord(target)) return undefined;
+    current = target;
+  }
+}
 
-  /** The schema plus its anyOf/oneOf/allOf branches, refs resolved. */
-  const variants = (
-    schema: Record<string, unknown>,
-    seen: Set<string>,
-    depth: number,
-  ): Record<string, unknown>[] => {
-    const resolved = resolveRef(schema, seen);
-    if (resolved === undefined || depth > MAX_DEPTH) return [];
-    const out = [resolved];
-    for (const key of ['anyOf', 'oneOf', 'allOf']) {
-      const branches = resolved[key];
-      if (!Array.isArray(branches)) continue;
-      for (const branch of branches)
-        if (isRecord(branch)) out.push(...variants(branch, new Set(seen), depth + 1));
+const COMBINATORS = ['anyOf', 'oneOf', 'allOf'] as const;
+
+/**
+ * Pushes the schema plus its anyOf/oneOf/allOf branches (refs resolved) onto `out`, and returns
+ * the refs seen after resolving the schema itself (what the caller carries on with).
+ */
+function collectVariants(
+  walk: Walk,
+  schema: Record<string, unknown>,
+  seen: SeenRefs | undefined,
+  depth: number,
+  out: Record<string, unknown>[],
+): SeenRefs | undefined {
+  const state = { seen };
+  const resolved = resolveRef(walk, schema, state);
+  if (resolved === undefined || depth > MAX_DEPTH) return state.seen;
+  out.push(resolved);
+  for (const key of COMBINATORS) {
+    const branches = resolved[key];
+    if (!Array.isArray(branches)) continue;
+    for (const branch of branches)
+      if (isRecord(branch)) collectVariants(walk, branch, state.seen, depth + 1, out);
+  }
+  return state.seen;
+}
+
+function visitObject(
+  walk: Walk,
+  schema: Record<string, unknown>,
+  prefix: string,
+  seen: SeenRefs | undefined,
+  depth: number,
+): void {
+  if (depth > MAX_DEPTH) return;
+  const forms: Record<string, unknown>[] = [];
+  const after = collectVariants(walk, schema, seen, depth, forms);
+  for (const form of forms) {
+    const properties = form['properties'];
+    if (!isRecord(properties)) continue;
+    for (const name in properties) {
+      if (!Object.hasOwn(properties, name)) continue;
+      const property = properties[name];
+      if (!isRecord(property)) continue;
+      visitProperty(walk, name, property, prefix === '' ? name : `${prefix}.${name}`, after, depth + 1);
     }
-    return out;
-  };
+  }
+}
 
-  const visitObject = (
-    schema: Record<string, unknown>,
-    prefix: string,
-    seen: Set<string>,
-    depth: number,
-  ): void => {
-    if (depth > MAX_DEPTH) return;
-    for (const variant of variants(schema, seen, depth)) {
-      const properties = variant['properties'];
-      if (!isRecord(properties)) continue;
-      for (const [name, property] of Object.entries(properties)) {
-        if (!isRecord(property)) continue;
-        visitProperty(
-          name,
-          property,
-          prefix === '' ? name : `${prefix}.${name}`,
-          new Set(seen),
-          depth + 1,
-        );
-      }
-    }
-  };
-
-  const visitProperty = (
-    name: string,
-    schema: Record<string, unknown>,
-    location: string,
-    seen: Set<string>,
-    depth: number,
-  ): void => {
-    const forms = variants(schema, seen, depth);
-    const description = forms
+function visitProperty(
+  walk: Walk,
+  name: string,
+  schema: Record<string, unknown>,
+  location: string,
+  seen: SeenRefs | undefined,
+  depth: number,
+): void {
+  const forms: Record<string, unknown>[] = [];
+  const after = collectVariants(walk, schema, seen, depth, forms);
+  // The description only matters for ambiguous names; join it lazily, once.
+  let description: string | undefined;
+  const pathName = (): boolean => {
+    const kind = nameKind(name);
+    if (kind === 'path') return true;
+    if (kind === 'other') return false;
+    description ??= forms
       .map((form) => (typeof form['description'] === 'string' ? form['description'] : ''))
       .join(' ');
-    for (const form of forms) {
-      const types = typeList(form['type']);
-      if (types.includes('array') || isRecord(form['items'])) {
-        const items = form['items'];
-        if (isRecord(items)) {
-          const itemForms = variants(items, new Set(seen), depth + 1);
-          if (itemForms.some((item) => isStringish(item)) && isPathName(name, description))
-            found.add(`${location}[]`);
-          for (const item of itemForms) {
-            if (typeList(item['type']).includes('object') || isRecord(item['properties'])) {
-              visitObject(item, `${location}[]`, new Set(seen), depth + 1);
-            }
+    return kind === 'uri'
+      ? FILE_URI_DESCRIPTION.test(description)
+      : description.trim() === '' || PATHY_DESCRIPTION.test(description);
+  };
+  for (const form of forms) {
+    const type = form['type'];
+    const items = form['items'];
+    if (isRecord(items) || hasType(type, 'array')) {
+      if (isRecord(items)) {
+        const itemForms: Record<string, unknown>[] = [];
+        collectVariants(walk, items, after, depth + 1, itemForms);
+        if (itemForms.some(isStringish) && pathName()) walk.found.add(`${location}[]`);
+        for (const item of itemForms) {
+          if (hasType(item['type'], 'object') || isRecord(item['properties'])) {
+            visitObject(walk, item, `${location}[]`, after, depth + 1);
           }
         }
       }
-      if (typeList(form['type']).includes('object') || isRecord(form['properties'])) {
-        visitObject(form, location, new Set(seen), depth + 1);
-      }
-      if (isStringish(form) && isPathName(name, description)) found.add(location);
     }
-  };
-
-  visitObject(root, '', new Set(), 0);
-  return [...found];
+    if (hasType(type, 'object') || isRecord(form['properties'])) {
+      visitObject(walk, form, location, after, depth + 1);
+    }
+    if (isStringish(form) && pathName()) walk.found.add(location);
+  }
 }
 
-function isPathName(name: string, description: string): boolean {
+type NameKind = 'path' | 'uri' | 'maybe' | 'other';
+
+// Tools of one server (and every refresh) repeat the same property names; the verdict on a name
+// alone is pure, so keep it. Bounded: cleared when full.
+const NAME_KIND_LIMIT = 4096;
+const nameKinds = new Map<string, NameKind>();
+
+function nameKind(name: string): NameKind {
+  let kind = nameKinds.get(name);
+  if (kind !== undefined) return kind;
+  kind = classifyName(name);
+  if (nameKinds.size >= NAME_KIND_LIMIT) nameKinds.clear();
+  nameKinds.set(name, kind);
+  return kind;
+}
+
+function classifyName(name: string): NameKind {
   const normalized = name.toLowerCase().replace(/[_-]/g, '');
-  if (PATH_NAMES.has(normalized)) return true;
-  if (URI_NAMES.has(normalized)) return FILE_URI_DESCRIPTION.test(description);
-  if (MAYBE_PATH_NAMES.has(normalized))
-    return description.trim() === '' || PATHY_DESCRIPTION.test(description);
+  if (PATH_NAMES.has(normalized)) return 'path';
+  if (URI_NAMES.has(normalized)) return 'uri';
+  if (MAYBE_PATH_NAMES.has(normalized)) return 'maybe';
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .split(/[\s_-]+/)
     .filter((word) => word !== '');
   const last = words.at(-1)?.toLowerCase();
-  return words.length > 1 && last !== undefined && PATH_LAST_WORDS.has(last);
+  return words.length > 1 && last !== undefined && PATH_LAST_WORDS.has(last) ? 'path' : 'other';
 }
 
 function isStringish(schema: Record<string, unknown>): boolean {
-  const types = typeList(schema['type']);
-  if (types.length === 0) return !isRecord(schema['properties']) && !isRecord(schema['items']);
-  return types.includes('string');
+  const type = schema['type'];
+  if (typeof type === 'string') return type === 'string';
+  if (Array.isArray(type) && type.some((item) => typeof item === 'string'))
+    return type.includes('string');
+  return !isRecord(schema['properties']) && !isRecord(schema['items']);
 }
 
-function typeList(type: unknown): string[] {
-  if (typeof type === 'string') return [type];
-  if (Array.isArray(type)) return type.filter((item): item is string => typeof item === 'string');
-  return [];
+/** `type` is `name` or a list holding it. */
+function hasType(type: unknown, name: string): boolean {
+  return type === name || (Array.isArray(type) && type.includes(name));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

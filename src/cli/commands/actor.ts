@@ -26,6 +26,8 @@ Options:
   --no-sandbox           run tools on the project itself instead of a git worktree sandbox
   --source DIR           folder or git repo the sandbox is made from (default .)
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
+  --policy MODE          safety policy mode: ask (default: write-class calls wait for
+                         approval), read-only, or auto (everything runs)
   --force                replace an existing actor`;
 
 const actorAdd: Command = {
@@ -43,6 +45,7 @@ const actorAdd: Command = {
         'no-sandbox': { type: 'boolean' },
         source: { type: 'string' },
         checkpointer: { type: 'string' },
+        policy: { type: 'string' },
         force: { type: 'boolean' },
       },
       ADD_USAGE,
@@ -60,6 +63,14 @@ const actorAdd: Command = {
         ADD_USAGE,
       );
     }
+    if (
+      values.policy !== undefined &&
+      values.policy !== 'ask' &&
+      values.policy !== 'read-only' &&
+      values.policy !== 'auto'
+    ) {
+      throw new CliUsageError(`--policy ${values.policy}: use ask, read-only or auto.`, ADD_USAGE);
+    }
     const input = {
       skills: values.skill,
       ...(values.description ? { description: values.description } : {}),
@@ -74,6 +85,7 @@ const actorAdd: Command = {
           }
         : {}),
       ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
+      ...(values.policy === undefined ? {} : { policy: { mode: values.policy } }),
     };
     const { ActorSchema } = await import('../../config/schemas.js');
     ActorSchema.parse(input);
@@ -269,6 +281,11 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
     async hasInput() {
       // A terminal may answer later; reading ahead would hide the question behind the wait.
       if (stdin.isTTY === true) return true;
+      if (buffered.length === 0 && !ended)
+        println(
+          context.stderr,
+          'Waiting for approval answers on stdin (not a terminal); close stdin or pass --no-prompt to stop here and resume later.',
+        );
       const line = await next();
       if (line === undefined) return false;
       buffered.unshift(line);

@@ -1,0 +1,66 @@
+import { createSkillRegistry, planSkillConfigs } from '../registry/skill-registry.js';
+import type { NamedSkill, SkillRegistry } from '../registry/skill-registry.js';
+import { createPathMap } from '../sandbox/path-map.js';
+import { createServerManager } from '../servers/server-manager.js';
+import type { ServerLogger } from '../servers/server-logger.js';
+import type { WorkspaceStore } from '../workspace/store.js';
+
+/** Options for {@link activateSkills}. */
+export interface ActivateSkillsOptions {
+  store: WorkspaceStore;
+  /** Skill names (read from the workspace) or skill values (e.g. one being validated). */
+  skills: ReadonlyArray<string | NamedSkill>;
+  /** Working folder of stdio servers and of the built-in file tools (default: the project). */
+  cwd?: string;
+  signal?: AbortSignal;
+  logger?: ServerLogger;
+  onWarning?: (message: string) => void;
+}
+
+/** Skills whose servers are running: the flattened tools, until `close()`. */
+export interface ActiveSkills extends AsyncDisposable {
+  readonly registry: SkillRegistry;
+  /** Stops the servers. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the servers of some skills (in parallel) and flattens their tools, without a sandbox
+ * or a graph: for validating a skill, showing its tools, or serving it over MCP. Throws the
+ * ADR-0027 resolution errors; on failure nothing is left running.
+ */
+export async function activateSkills(options: ActivateSkillsOptions): Promise<ActiveSkills> {
+  const { store } = options;
+  const skills: NamedSkill[] = [];
+  for (const skill of options.skills)
+    skills.push(typeof skill === 'string' ? await store.get('skill', skill) : skill);
+  const plan = await planSkillConfigs(store, skills);
+  const cwd = options.cwd ?? store.projectDir;
+  const manager = createServerManager({
+    cwd,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  try {
+    const lease =
+      plan.servers.length === 0
+        ? undefined
+        : await manager.acquire(plan.servers, options.signal ? { signal: options.signal } : {});
+    const registry = await createSkillRegistry({
+      plan,
+      servers: new Map((lease?.servers ?? []).map((server) => [server.name, server])),
+      paths: () => createPathMap(cwd),
+      projectDir: store.projectDir,
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    });
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        await registry.close();
+        await manager.close();
+      })());
+    return { registry, close, [Symbol.asyncDispose]: close };
+  } catch (error) {
+    await manager.close().catch(() => {});
+    throw error;
+  }
+}

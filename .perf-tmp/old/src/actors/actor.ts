@@ -1,0 +1,780 @@
+import { randomUUID } from 'node:crypto';
+import { join, relative, sep } from 'node:path';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+import type { StructuredTool } from '@langchain/core/tools';
+import { Command, END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { MemorySaver } from '@langchain/langgraph';
+import type { z } from 'zod';
+import { ActorSchema } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/schemas.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { toStructuredTool } from '../mcp/structured-tool.js';
+import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/change-tracking.js';
+import { createCheckpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../middleware/checkpointer.js';
+import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
+import { sandboxStateFields } from '../middleware/state.js';
+import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
+import { composeMiddleware } from '../middleware/types.js';
+import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import { auditLogPath, createAuditLog, createAuditMiddleware } from '../policy/audit.js';
+import type { AuditLog } from '../policy/audit.js';
+import { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
+import type { Spill } from '../policy/output-budget.js';
+import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
+import { createPolicyMiddleware } from '../policy/policy-middleware.js';
+import { parsePolicy } from '../policy/schema.js';
+import type { Policy, PolicyInput } from '../policy/schema.js';
+import { createSkillRegistry, planSkills } from '../registry/skill-registry.js';
+import type { SkillPlan, SkillRegistry } from '../registry/skill-registry.js';
+import type {
+  ChangeRecord,
+  ToolDescriptor,
+  ToolEntry,
+  ToolResult,
+} from '../registry/tool-descriptor.js';
+import { createSandbox } from '../sandbox/local-sandbox.js';
+import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { createPathMap } from '../sandbox/path-map.js';
+import type { SandboxPathMap } from '../sandbox/path-map.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { createServerManager } from '../servers/server-manager.js';
+import type { ServerLease, ServerManager } from '../servers/server-manager.js';
+import type { ServerLogger } from '../servers/server-logger.js';
+import {
+  ACTIVATE_SKILL_TOOL_ID,
+  createAllowedToolsMiddleware,
+  createSkillActivation,
+  isToolAllowed,
+} from '../skills/agent-skills.js';
+import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
+import { createWorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/store.js';
+import { pendingApprovalsOf } from './approvals.js';
+import type { PendingApproval } from './approvals.js';
+import { resolveChatModel } from './model.js';
+import { openThreadSandbox } from './thread-sandbox.js';
+
+/** An actor config as written (defaults optional), with its name. */
+export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
+
+/** Options for {@link createActor}. Give `config`, or `name` (read from the workspace). */
+export interface CreateActorOptions {
+  /** The actor's config; when absent it is read from `actors/NAME.yaml` in the workspace. */
+  config?: ActorConfigInput;
+  name?: string;
+  /** Workspace folder or store (default `.agents` under the current directory). */
+  workspace?: string | WorkspaceStore;
+  /** A chat model instance, or a model string; wins over the config's `model`. */
+  model?: BaseChatModel | string;
+  /** Shared server manager; by default the actor makes its own (cwd = sandbox root). */
+  serverManager?: ServerManager;
+  /** A checkpoint saver; wins over the config's `checkpointer`. */
+  checkpointer?: BaseCheckpointSaver;
+  /** Folder for sandbox worktrees (default the OS temp folder). */
+  sandboxBaseDir?: string;
+  /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
+  keepSandbox?: boolean;
+  /**
+   * Binds the actor to one conversation thread, so its files can be rolled back later. On
+   * `activate()` the actor opens that thread's own sandbox under the workspace
+   * (`sandboxes/<actor>/<thread>/`): made on the thread's first run, reopened on later runs and
+   * by later processes (same worktree, private index and refs, continuing from the latest
+   * snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
+   * sandbox, so `agents checkpoints|rollback|sandbox diff --thread` work after the run;
+   * `agents sandbox remove --thread` (or `removeThreadSandbox`) deletes it. `run()` defaults to
+   * this thread and refuses another one (the sandbox belongs to this thread).
+   *
+   * With a memory checkpointer the thread dies with the process, so a temporary sandbox is used
+   * and removed on deactivate, as without `threadId`. Without `threadId`, every run of the
+   * activation shares one temporary sandbox, removed on deactivate unless `keepSandbox`.
+   */
+  threadId?: string;
+  /** Middleware placed outermost (outside the actor's own audit log). */
+  middleware?: readonly ToolMiddleware[];
+  /**
+   * The safety policy; wins over the config's `policy:`. Without either, the actor uses the
+   * default policy: mode `ask` (read-only tools run, every other call waits for approval).
+   */
+  policy?: PolicyInput;
+  /** Audit file (default `<workspace>/audit.jsonl`). */
+  auditFile?: string;
+  /** Server stderr and lifecycle logs. */
+  logger?: ServerLogger;
+  /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
+  onWarning?: (message: string) => void;
+}
+
+/** One thing that happened during {@link ActorInstance.run}, in order. */
+export type ActorRunEvent =
+  | { type: 'tool-call-start'; toolCallId: string; name: string; args: Record<string, unknown> }
+  | {
+      type: 'tool-call-end';
+      toolCallId: string;
+      name: string;
+      isError: boolean;
+      text: string;
+      change?: ChangeRecord;
+    }
+  | { type: 'message'; text: string }
+  | {
+      type: 'interrupt';
+      /** The raw `__interrupt__` update (LangGraph `Interrupt` objects). */
+      value: unknown;
+      /** The approval requests among them (the run waits for an answer to each). */
+      approvals?: PendingApproval[];
+    };
+
+export type { PendingApproval } from './approvals.js';
+export { pendingApprovalsOf, toResumeValue } from './approvals.js';
+
+/** Options for {@link ActorInstance.run}. */
+export interface ActorRunOptions {
+  /** Conversation thread (default: a new random one). */
+  threadId?: string;
+  signal?: AbortSignal;
+}
+
+function buildStateSchema() {
+  return new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+}
+/** The actor graph's state schema: messages plus the sandbox fields (`changeLog`, `sandboxHead`). */
+export type ActorState = ReturnType<typeof buildStateSchema>;
+
+function buildGraph(
+  agent: (state: ActorState['State']) => Promise<{ messages: AIMessage[] }>,
+  toolNode: ReturnType<typeof createTrackedToolNode>,
+  checkpointer: BaseCheckpointSaver,
+) {
+  return (
+    new StateGraph(buildStateSchema())
+      .addNode('agent', agent)
+      .addNode('tools', toolNode)
+      .addEdge(START, 'agent')
+      // One task per tool call: a call paused for approval re-runs alone on resume; its
+      // siblings (allowed writes included) keep their saved results and never run twice.
+      .addConditionalEdges('agent', routeToolCallsPerTask({ tools: 'tools', end: END }), [
+        'tools',
+        END,
+      ])
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer })
+  );
+}
+/** The compiled actor graph (agent node ⇄ tracked ToolNode). */
+export type ActorGraph = ReturnType<typeof buildGraph>;
+type ActorGraphInput = Parameters<ActorGraph['stream']>[0];
+
+/**
+ * The actor graph's shape (same nodes, edges and state channels) over a checkpointer, with no
+ * model, tools or servers: enough to list a thread's checkpoints, read its state and fork it
+ * with `updateState` (rollback), as `agents checkpoints|rollback` do in a later process. Running
+ * it fails with `CLOSED`; activate the actor to run a thread.
+ */
+export function compileActorStateGraph(
+  checkpointer: BaseCheckpointSaver,
+  name: string,
+): ActorGraph {
+  const inert = async (): Promise<never> => {
+    throw new AgentsError(
+      AgentsErrorCode.Closed,
+      `This graph of actor "${name}" only reads and forks thread state; activate the actor to run it.`,
+      { details: { actor: name } },
+    );
+  };
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer);
+  graph.name = name;
+  return graph;
+}
+
+/**
+ * An actor: skills + model + instructions + sandbox + checkpointer, as a LangGraph graph.
+ * `activate()` starts its servers and sandbox; `deactivate()` stops everything (also via
+ * `await using`).
+ */
+export interface ActorInstance extends AsyncDisposable {
+  readonly name: string;
+  /** The parsed config (defaults filled in). */
+  readonly config: ActorConfig & { name: string };
+  readonly active: boolean;
+  /**
+   * Starts the actor: sandbox (when enabled), its skills' servers (in parallel), the
+   * checkpointer, then flattens the tools and compiles the graph. Idempotent while active.
+   * On failure everything started is stopped again and the error (with its ADR-0027 code, or
+   * `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
+   */
+  activate(options?: { signal?: AbortSignal }): Promise<void>;
+  /** Stops servers (reverse order), closes the checkpointer and removes the sandbox. Idempotent. */
+  deactivate(): Promise<void>;
+  /** The current tools as LangChain StructuredTools (middleware applied). Active only. */
+  tools(): StructuredTool[];
+  /** The current flattened tool entries (descriptors with capabilities). Active only. */
+  entries(): readonly ToolEntry[];
+  /**
+   * The middleware chain around every tool call (outermost first: yours, audit, allowed-tools,
+   * policy, output budget, path rewrite, change tracking), for serving the same tools over MCP.
+   * Active only. The policy asks through LangGraph `interrupt()`, so outside a graph an `ask`
+   * call is refused with a message saying so.
+   */
+  middleware(): readonly ToolMiddleware[];
+  /** The parsed safety policy (the config's, or the default: mode `ask`). */
+  readonly policy: Policy;
+  /** The JSON-lines audit file every tool call is recorded in (`agents audit` reads it). */
+  readonly auditFile: string;
+  /** Calls `listener` whenever the flattened tool set changes; returns an unsubscribe function. Active only. */
+  onToolsChanged(listener: () => void): () => void;
+  /** The compiled graph. Active only (throws `CLOSED` otherwise). */
+  readonly graph: ActorGraph;
+  /** The sandbox, when enabled and active. */
+  readonly sandbox: Sandbox | undefined;
+  /** Agent Skills loaded for this actor. Active only. */
+  readonly agentSkills: readonly AgentSkill[];
+  readonly activation: SkillActivation;
+  /**
+   * Runs one user input on a thread and yields tool calls, results and the answer as they
+   * happen. Aborting `signal` stops the run (the actor stays active).
+   */
+  run(input: string, options?: ActorRunOptions): AsyncGenerator<ActorRunEvent, void, undefined>;
+  /**
+   * Resumes a thread paused for approval with `Command({ resume })` and yields its events like
+   * {@link run}. `resume` is an `ApprovalResponse` (`{ type: 'approve' | 'edit' | 'reject', ... }`)
+   * or, when several calls wait, a map from interrupt id to answer ({@link toResumeValue}).
+   * `options.threadId` is required.
+   */
+  resume(
+    resume: unknown,
+    options: ActorRunOptions & { threadId: string },
+  ): AsyncGenerator<ActorRunEvent, void, undefined>;
+}
+
+interface ActiveState {
+  sandbox: LocalSandbox | undefined;
+  manager: ServerManager;
+  ownsManager: boolean;
+  lease: ServerLease | undefined;
+  checkpointer: Checkpointer | undefined;
+  registry: SkillRegistry;
+  structured: StructuredTool[];
+  middleware: ToolMiddleware[];
+  graph: ActorGraph;
+  auditLog: AuditLog;
+  unsubscribe: () => void;
+}
+
+/**
+ * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
+ * its skills (throwing the ADR-0027 resolution errors that need no server: missing skill,
+ * missing or disabled tool resource, unknown server) and prepares the model; nothing starts
+ * until `activate()`.
+ *
+ * @example
+ * await using actor = await createActor({ name: 'helper', workspace: '.agents' });
+ * await actor.activate();
+ * await actor.graph.invoke({ messages: [{ role: 'user', content: 'hi' }] }, { configurable: { thread_id: '1' } });
+ */
+export async function createActor(options: CreateActorOptions): Promise<ActorInstance> {
+  const store =
+    typeof options.workspace === 'object'
+      ? options.workspace
+      : createWorkspaceStore(options.workspace ?? '.agents');
+  let config: ActorConfig & { name: string };
+  if (options.config) {
+    const parsed = ActorSchema.safeParse(options.config);
+    if (!parsed.success) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Actor config "${options.config.name}" is invalid; fix it and retry:\n${parsed.error.issues
+          .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+          .join('\n')}`,
+        { cause: parsed.error, details: { problems: [] } },
+      );
+    }
+    config = { ...parsed.data, name: options.config.name };
+  } else if (options.name) {
+    config = await store.get('actor', options.name);
+  } else {
+    throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'createActor needs a config or a name.', {
+      details: { problems: [] },
+    });
+  }
+  const plan = await planSkills(store, config.skills);
+  // No policy block means the default policy (mode `ask`), never "no policy".
+  const policy = parsePolicy(
+    options.policy ?? config.policy,
+    options.policy !== undefined
+      ? `the policy option of createActor (actor "${config.name}")`
+      : options.config
+        ? `the config of actor "${config.name}"`
+        : store.file('actor', config.name),
+  );
+  const modelSpec = typeof options.model === 'string' ? options.model : config.model;
+  const model =
+    typeof options.model === 'object'
+      ? options.model
+      : await resolveChatModel(modelSpec, {
+          resolvePath: (path) => store.resolvePath(path),
+          defaultScript: `${store.dir('actor')}/${config.name}.script.yaml`,
+        });
+  return new LocalActor(config, store, plan, model, policy, options);
+}
+
+class LocalActor implements ActorInstance {
+  readonly activation = createSkillActivation();
+  private state: ActiveState | undefined;
+  private activating: Promise<void> | undefined;
+  /** Decided at activation: a thread's sandbox (or `keepSandbox`) outlives the activation. */
+  private keepSandboxOnDeactivate = false;
+
+  constructor(
+    readonly config: ActorConfig & { name: string },
+    private readonly store: WorkspaceStore,
+    private readonly plan: SkillPlan,
+    private readonly model: BaseChatModel,
+    readonly policy: Policy,
+    private readonly options: CreateActorOptions,
+  ) {}
+
+  get auditFile(): string {
+    return this.options.auditFile ?? auditLogPath(this.store.root);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get active(): boolean {
+    return this.state !== undefined;
+  }
+
+  get graph(): ActorGraph {
+    return this.require().graph;
+  }
+
+  get sandbox(): Sandbox | undefined {
+    return this.state?.sandbox;
+  }
+
+  get agentSkills(): readonly AgentSkill[] {
+    return this.require().registry.agentSkills;
+  }
+
+  tools(): StructuredTool[] {
+    return [...this.require().structured];
+  }
+
+  entries(): readonly ToolEntry[] {
+    return this.require().registry.entries();
+  }
+
+  middleware(): readonly ToolMiddleware[] {
+    return [...this.require().middleware];
+  }
+
+  onToolsChanged(listener: () => void): () => void {
+    return this.require().registry.on('change', () => listener());
+  }
+
+  activate(options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (this.state) return Promise.resolve();
+    this.activating ??= this.start(options.signal).finally(() => {
+      this.activating = undefined;
+    });
+    return this.activating;
+  }
+
+  private async start(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    const cleanup: Array<() => Promise<void>> = [];
+    try {
+      const sandboxSettings = this.config.sandbox;
+      let sandbox: LocalSandbox | undefined;
+      const threadId = this.options.threadId;
+      const memoryCheckpoints = this.options.checkpointer
+        ? this.options.checkpointer instanceof MemorySaver
+        : this.config.checkpointer.type === 'memory';
+      this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
+      if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
+        const opened = await openThreadSandbox({
+          workspaceRoot: this.store.root,
+          actor: this.name,
+          threadId,
+          source: this.store.resolvePath(sandboxSettings.source),
+          revision: sandboxSettings.revision,
+          ...(signal ? { signal } : {}),
+        });
+        sandbox = opened;
+        this.keepSandboxOnDeactivate = true;
+        // A failed activation keeps a reopened sandbox (it holds the thread's history) and
+        // removes one it just made.
+        cleanup.push(() => opened.close({ remove: !opened.reopened }));
+      } else if (sandboxSettings.enabled) {
+        sandbox = await createSandbox({
+          source: this.store.resolvePath(sandboxSettings.source),
+          revision: sandboxSettings.revision,
+          ...(this.options.sandboxBaseDir ? { baseDir: this.options.sandboxBaseDir } : {}),
+          ...(signal ? { signal } : {}),
+        });
+        const made = sandbox;
+        // Removed on a failed activation even with keepSandbox: there is no result to keep.
+        cleanup.push(() => made.close());
+      }
+      const root = sandbox?.root ?? this.store.projectDir;
+      const paths: SandboxPathMap = sandbox?.paths ?? createPathMap(root);
+
+      const ownsManager = this.options.serverManager === undefined;
+      const manager =
+        this.options.serverManager ??
+        createServerManager({
+          cwd: root,
+          roots: () => [root],
+          ...(this.options.logger ? { logger: this.options.logger } : {}),
+        });
+      if (ownsManager) cleanup.push(() => manager.close());
+
+      const [leased, opened] = await Promise.allSettled([
+        this.plan.servers.length === 0
+          ? Promise.resolve(undefined)
+          : manager.acquire(this.plan.servers, signal ? { signal } : {}),
+        this.options.checkpointer
+          ? Promise.resolve(undefined)
+          : createCheckpointer(this.config.checkpointer, {
+              cwd: this.store.projectDir,
+              ...(signal ? { signal } : {}),
+            }),
+      ]);
+      // Either may have succeeded while the other failed: register what exists, then throw.
+      const lease = leased.status === 'fulfilled' ? leased.value : undefined;
+      const checkpointer = opened.status === 'fulfilled' ? opened.value : undefined;
+      if (lease) cleanup.push(() => lease.release());
+      if (checkpointer) cleanup.push(() => checkpointer.close());
+      if (leased.status === 'rejected') throw leased.reason;
+      if (opened.status === 'rejected') throw opened.reason;
+
+      const registry = await createSkillRegistry({
+        plan: this.plan,
+        servers: new Map((lease?.servers ?? []).map((server) => [server.name, server])),
+        paths: () => paths,
+        projectDir: this.store.projectDir,
+        activation: this.activation,
+        ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
+      });
+      cleanup.push(() => registry.close());
+
+      const pins = await createPinStore(join(this.store.root, DEFAULT_PIN_FILE));
+      const auditLog = createAuditLog(this.auditFile);
+      cleanup.push(() => auditLog.close());
+      // Tools listed later (tools/list_changed) start as `ask` in ask mode.
+      const idsAtActivation = new Set(registry.entries().map((entry) => entry.descriptor.id));
+      const spill = this.spillFor(root, sandbox !== undefined);
+
+      // Composed once: the innermost handler dispatches by id to the current entry, so a
+      // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
+      // and every other layer's record; the policy sits outside path rewriting so approval
+      // previews show logical paths; the budget cuts what the model sees, after rewriting back.
+      const middleware: ToolMiddleware[] = [
+        ...(this.options.middleware ?? []),
+        createAuditMiddleware({ log: auditLog, actor: this.name }),
+        // allowed-tools refuses unlisted tools (its own matching, case-insensitive); the policy
+        // gets only the entries that matched, so it adds the `Name(args)` → ask refinement and
+        // never disagrees about which tools are listed.
+        createAllowedToolsMiddleware(this.activation),
+        createPolicyMiddleware({
+          policy: this.policy,
+          name: `actor "${this.name}"`,
+          pins,
+          skillOf: (descriptor) => skillOfDescriptor(this.plan, descriptor),
+          isAddedAtRuntime: (descriptor) => !idsAtActivation.has(descriptor.id),
+          activeSkillAllowedTools: (request) => {
+            if (request.descriptor.id === ACTIVATE_SKILL_TOOL_ID) return undefined;
+            const allowed = this.activation.get(request.context.threadId)?.allowedTools;
+            if (allowed === undefined) return undefined;
+            return allowed
+              .filter((entry) => isToolAllowed(request.descriptor, [entry]))
+              .map((entry) => {
+                const open = entry.indexOf('(');
+                return open === -1
+                  ? request.descriptor.id
+                  : `${request.descriptor.id}${entry.slice(open)}`;
+              });
+          },
+        }),
+        createOutputBudgetMiddleware({
+          ...(this.config.budget ?? {}),
+          ...(spill === undefined ? {} : { spill }),
+        }),
+      ];
+      if (sandbox) {
+        middleware.push(createPathRewriteMiddleware(sandbox.paths));
+        middleware.push(createChangeTrackingMiddleware(sandbox));
+      }
+      const handler: ToolCallHandler = composeMiddleware(
+        middleware,
+        (request): Promise<ToolResult> => {
+          const entry = registry.get(request.descriptor.id);
+          if (!entry) {
+            return Promise.resolve({
+              isError: true,
+              content: [
+                {
+                  type: 'text',
+                  text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
+                },
+              ],
+            });
+          }
+          return entry.execute(request.args, request.context);
+        },
+      );
+
+      // ToolNode keeps the array it is given; refreshing its contents in place keeps the node
+      // and the model's bound tools in step without rebuilding the graph.
+      const structured: StructuredTool[] = registry
+        .entries()
+        .map((entry) => toStructuredTool(entry.descriptor, handler));
+      const unsubscribe = registry.on('change', (event) => {
+        structured.splice(
+          0,
+          structured.length,
+          ...event.entries.map((entry) => toStructuredTool(entry.descriptor, handler)),
+        );
+      });
+      cleanup.push(async () => unsubscribe());
+      const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
+      const instructions = this.config.instructions;
+      const agent = async (state: ActorState['State']) => {
+        if (typeof this.model.bindTools !== 'function') {
+          throw new AgentsError(
+            AgentsErrorCode.ConfigInvalid,
+            `Model of actor "${this.name}" cannot call tools (no bindTools); choose a tool-calling model.`,
+            { details: { problems: [] } },
+          );
+        }
+        // Bound on every turn, so tools added or removed by a server show up at once.
+        const bound = this.model.bindTools([...structured]);
+        const messages =
+          instructions === ''
+            ? state.messages
+            : [new SystemMessage(instructions), ...state.messages];
+        const reply = await bound.invoke(messages);
+        return { messages: [toAIMessage(reply)] };
+      };
+      const saver = this.options.checkpointer ?? checkpointer?.saver;
+      if (!saver)
+        throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'No checkpointer available.', {
+          details: { problems: [] },
+        });
+      const graph = buildGraph(agent, toolNode, saver);
+      graph.name = this.name;
+      this.state = {
+        sandbox,
+        manager,
+        ownsManager,
+        lease,
+        checkpointer,
+        registry,
+        structured,
+        middleware,
+        graph,
+        auditLog,
+        unsubscribe,
+      };
+    } catch (error) {
+      await runCleanup(cleanup);
+      throw error;
+    }
+  }
+
+  async deactivate(): Promise<void> {
+    await this.activating?.catch(() => {});
+    const state = this.state;
+    if (!state) return;
+    this.state = undefined;
+    const steps: Array<() => Promise<void>> = [
+      ...(state.sandbox
+        ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
+        : []),
+      ...(state.ownsManager ? [() => state.manager.close()] : []),
+      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
+      ...(state.lease ? [() => state.lease!.release()] : []),
+      () => state.registry.close(),
+      async () => state.unsubscribe(),
+      // First in reverse order: appends still pending are written before anything stops.
+      () => state.auditLog.close(),
+    ];
+    await runCleanup(steps);
+  }
+
+  /**
+   * Where the output budget writes full results: a folder in the sandbox (the model's file
+   * tools reach it by its logical path), or without a sandbox `<workspace>/output` when the
+   * workspace lies inside the project; otherwise nothing is kept (the marker says so).
+   */
+  private spillFor(root: string, sandboxed: boolean): Spill | undefined {
+    if (sandboxed) return createFileSpill(root);
+    const inside = relative(root, this.store.root);
+    if (inside === '' || inside.startsWith('..') || inside.includes(':')) return undefined;
+    return createFileSpill(root, { dir: `${inside.split(sep).join('/')}/output` });
+  }
+
+  run(
+    input: string,
+    options: ActorRunOptions = {},
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    return this.stream({ messages: [new HumanMessage(input)] }, options);
+  }
+
+  resume(
+    resume: unknown,
+    options: ActorRunOptions & { threadId: string },
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    // The graph's Command type carries its state's update shape; a resume-only Command has none.
+    return this.stream(new Command({ resume }) as ActorGraphInput, options);
+  }
+
+  private async *stream(
+    input: ActorGraphInput,
+    options: ActorRunOptions,
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    const { graph } = this.require();
+    const threadId = this.threadFor(options.threadId);
+    const config = {
+      configurable: { thread_id: threadId },
+      streamMode: 'updates' as const,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    const stream = await graph.stream(input, config);
+    for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
+      for (const [node, update] of Object.entries(chunk)) {
+        if (node === '__interrupt__') {
+          const approvals = pendingApprovalsOf(update);
+          yield {
+            type: 'interrupt',
+            value: update,
+            ...(approvals.length > 0 ? { approvals } : {}),
+          };
+          continue;
+        }
+        const messages = messagesOf(update);
+        for (const message of messages) {
+          if (AIMessage.isInstance(message)) {
+            for (const call of message.tool_calls ?? []) {
+              yield {
+                type: 'tool-call-start',
+                toolCallId: call.id ?? '',
+                name: call.name,
+                args: call.args,
+              };
+            }
+            const text = message.text;
+            if (text !== '') yield { type: 'message', text };
+          } else if (ToolMessage.isInstance(message)) {
+            const change = findChangeRecord(message.artifact);
+            yield {
+              type: 'tool-call-end',
+              toolCallId: message.tool_call_id,
+              name: message.name ?? '',
+              isError: message.status === 'error',
+              text: message.text,
+              ...(change ? { change } : {}),
+            };
+          }
+        }
+      }
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.deactivate();
+  }
+
+  /** The run's thread: the bound one (see `CreateActorOptions.threadId`), or given, or new. */
+  private threadFor(requested: string | undefined): string {
+    const bound = this.options.threadId;
+    if (bound === undefined) return requested ?? randomUUID();
+    if (requested !== undefined && requested !== bound) {
+      throw new AgentsError(
+        AgentsErrorCode.InvalidArguments,
+        `Actor "${this.name}" is bound to thread "${bound}" (its sandbox belongs to that thread); create another actor with threadId "${requested}" to run that thread.`,
+        { details: { actor: this.name, threadId: requested, boundThreadId: bound } },
+      );
+    }
+    return bound;
+  }
+
+  private require(): ActiveState {
+    if (!this.state) {
+      throw new AgentsError(
+        AgentsErrorCode.Closed,
+        `Actor "${this.name}" is not active; call activate() first.`,
+        { details: { actor: this.name } },
+      );
+    }
+    return this.state;
+  }
+}
+
+/** The first skill of the plan that includes a tool (for `skills.NAME` policy refinements). */
+function skillOfDescriptor(plan: SkillPlan, descriptor: ToolDescriptor): string | undefined {
+  for (const inclusion of plan.inclusions) {
+    switch (inclusion.kind) {
+      case 'builtin':
+        if (descriptor.id === `builtin:${inclusion.name}`) return inclusion.skill;
+        break;
+      case 'server':
+        if (descriptor.source === 'mcp' && descriptor.serverName === inclusion.serverName)
+          return inclusion.skill;
+        break;
+      case 'resource':
+        if (
+          descriptor.serverName === inclusion.resource.server &&
+          descriptor.originalName === inclusion.resource.tool
+        ) {
+          return inclusion.skill;
+        }
+        break;
+      case 'agent-skills':
+        if (descriptor.source === 'agent-skill') return inclusion.skill;
+        break;
+      case 'custom':
+        if (descriptor.source === 'custom') return inclusion.skill;
+        break;
+    }
+  }
+  return undefined;
+}
+
+function messagesOf(update: unknown): unknown[] {
+  if (typeof update !== 'object' || update === null) return [];
+  const messages = (update as Record<string, unknown>)['messages'];
+  return Array.isArray(messages) ? messages : [];
+}
+
+function toAIMessage(reply: unknown): AIMessage {
+  if (AIMessage.isInstance(reply)) return reply;
+  const chunk = reply as { content?: unknown; tool_calls?: AIMessage['tool_calls']; id?: string };
+  return new AIMessage({
+    content: (chunk.content ?? '') as AIMessage['content'],
+    tool_calls: chunk.tool_calls ?? [],
+    ...(chunk.id ? { id: chunk.id } : {}),
+  });
+}
+
+/** Runs cleanup steps in reverse order; gathers failures into an AggregateError. */
+async function runCleanup(steps: Array<() => Promise<void>>): Promise<void> {
+  const errors: unknown[] = [];
+  for (const step of [...steps].reverse()) {
+    try {
+      await step();
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  if (errors.length > 0) {
+    throw new AggregateError(
+      errors,
+      `Stopping the actor failed: ${errors.map(errorMessage).join('; ')}`,
+    );
+  }
+}

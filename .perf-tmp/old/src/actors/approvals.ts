@@ -1,0 +1,44 @@
+import { isApprovalPreview } from '../policy/approval.js';
+import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
+
+/** A tool call waiting for a human: the interrupt to answer and what it asks about. */
+export interface PendingApproval {
+  /** LangGraph interrupt id; key of the resume map when several calls wait at once. */
+  interruptId?: string;
+  preview: ApprovalPreview;
+}
+
+/**
+ * The approval requests in an `__interrupt__` value (of `graph.invoke` output, a stream update
+ * or `getState().tasks[].interrupts`). Other interrupts are skipped.
+ */
+export function pendingApprovalsOf(interrupts: unknown): PendingApproval[] {
+  if (!Array.isArray(interrupts)) return [];
+  const found: PendingApproval[] = [];
+  for (const item of interrupts) {
+    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
+    const value: unknown = item.value;
+    if (!isApprovalPreview(value)) continue;
+    const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
+    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
+  }
+  return found;
+}
+
+/**
+ * The `resume` value answering pending approvals: the answer itself when one call waits, or a
+ * map from interrupt id to answer when several do (LangGraph's form for parallel interrupts).
+ * `answers` is in the order of `pending`.
+ */
+export function toResumeValue(
+  pending: readonly PendingApproval[],
+  answers: readonly ApprovalResponse[],
+): unknown {
+  if (pending.length <= 1) return answers[0];
+  const map: Record<string, ApprovalResponse> = {};
+  pending.forEach((item, index) => {
+    const answer = answers[index];
+    if (item.interruptId !== undefined && answer !== undefined) map[item.interruptId] = answer;
+  });
+  return map;
+}

@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { openSandbox, removeSandbox } from '../sandbox/local-sandbox.js';
+import type { OpenedSandbox } from '../sandbox/local-sandbox.js';
+
+/** Folder under the workspace that holds the per-thread sandboxes. */
+export const THREAD_SANDBOXES_FOLDER = 'sandboxes';
+/** Record file of one thread's sandbox: `sandboxes/<actor>/<thread>/thread.json`. */
+const RECORD_FILE = 'thread.json';
+const RECORD_KIND = 'agents-thread';
+/** A thread id used as a folder name as is; anything else is hashed. */
+const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+/** What the workspace records about a thread's sandbox (`thread.json`). */
+export interface ThreadSandboxRecord {
+  kind: typeof RECORD_KIND;
+  version: 1;
+  /** The actor that ran the thread (its graph reads and forks the thread's state). */
+  actor: string;
+  threadId: string;
+  /** Sandbox id (names its refs: `refs/agents/<id>/`). */
+  sandboxId: string;
+  /** The folder the sandbox was made from, as configured. */
+  source: string;
+  revision: string;
+  /** Folder holding the sandbox (its tree and private run dir). */
+  sandboxDir: string;
+  createdAt: number;
+}
+
+/** A thread's sandbox location in the workspace, with its record when one exists. */
+export interface ThreadSandboxLocation {
+  /** `<workspace>/sandboxes/<actor>/<thread>`. */
+  dir: string;
+  /** `<dir>/sandbox`: what `openSandbox({ dir })` opens. */
+  sandboxDir: string;
+  record: ThreadSandboxRecord | undefined;
+}
+
+function segment(name: string, what: string): string {
+  if (SAFE_SEGMENT.test(name) && !name.includes('..')) return name;
+  if (name === '') {
+    throw new AgentsError(AgentsErrorCode.InvalidArguments, `The ${what} must not be empty.`);
+  }
+  // Not usable as a folder name (slashes, spaces, very long): a stable hash keeps it unique.
+  return `${what}-${createHash('sha256').update(name).digest('hex').slice(0, 24)}`;
+}
+
+/** The sandbox id for a thread: stable, valid in ref names, and unique per (actor, thread). */
+export function threadSandboxId(actor: string, threadId: string): string {
+  return `t-${createHash('sha256').update(`${actor}\0${threadId}`).digest('hex').slice(0, 20)}`;
+}
+
+/** Where the sandbox of (actor, thread) lives in a workspace (nothing is read or made). */
+export function threadSandboxDir(workspaceRoot: string, actor: string, threadId: string): string {
+  return join(
+    workspaceRoot,
+    THREAD_SANDBOXES_FOLDER,
+    segment(actor, 'actor'),
+    segment(threadId, 'thread'),
+  );
+}
+
+async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(join(dir, RECORD_FILE), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const record = parsed as Record<string, unknown>;
+  const strings = ['actor', 'threadId', 'sandboxId', 'source', 'revision', 'sandboxDir'] as const;
+  if (record['kind'] !== RECORD_KIND || strings.some((key) => typeof record[key] !== 'string')) {
+    return undefined;
+  }
+  return {
+    kind: RECORD_KIND,
+    version: 1,
+    actor: String(record['actor']),
+    threadId: String(record['threadId']),
+    sandboxId: String(record['sandboxId']),
+    source: String(record['source']),
+    revision: String(record['revision']),
+    sandboxDir: String(record['sandboxDir']),
+    createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
+  };
+}
+
+/**
+ * Keeps the user's git from seeing the sandboxes when the workspace sits inside their repo
+ * (worktrees there would otherwise show up as untracked nested repos, and `git add -A` would
+ * stage them as gitlinks). The file lives in our folder; `.git/info/exclude` is never touched.
+ */
+async function ensureIgnored(workspaceRoot: string): Promise<void> {
+  const folder = join(workspaceRoot, THREAD_SANDBOXES_FOLDER);
+  await mkdir(folder, { recursive: true });
+  await writeFile(join(folder, '.gitignore'), '# Per-thread sandboxes of `agents` runs.\n*\n', {
+    flag: 'wx',
+  }).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  });
+}
+
+/** Options of {@link openThreadSandbox}. */
+export interface OpenThreadSandboxOptions {
+  /** Absolute workspace folder (`.agents`). */
+  workspaceRoot: string;
+  actor: string;
+  threadId: string;
+  /** Source folder or repo (absolute); needed on first use, checked on reopen. */
+  source: string;
+  revision: string;
+  /** Make it when missing (default true). */
+  create?: boolean;
+  /** Hold its run lock until close (see `openSandbox`). Default true. */
+  lock?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Opens the sandbox of (actor, thread) under `<workspace>/sandboxes/<actor>/<thread>/`: made on
+ * the first run of the thread, reopened (same worktree, private index and refs, continuing from
+ * the latest snapshot) on later runs and by later processes. Writes `thread.json`, which records
+ * which actor ran the thread. The caller closes the sandbox: `close({ remove: false })` keeps
+ * it for the thread's later runs and rollbacks.
+ */
+export async function openThreadSandbox(options: OpenThreadSandboxOptions): Promise<OpenedSandbox> {
+  const dir = threadSandboxDir(options.workspaceRoot, options.actor, options.threadId);
+  const sandboxDir = join(dir, 'sandbox');
+  const existing = await readRecord(dir);
+  if (existing !== undefined && existing.threadId !== options.threadId) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `${dir} holds the sandbox of thread "${existing.threadId}", not "${options.threadId}"; remove that folder or pick another thread id.`,
+      { details: { dir, threadId: options.threadId } },
+    );
+  }
+  if (existing === undefined && options.create === false) {
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `Actor "${options.actor}" has no sandbox for thread "${options.threadId}" in ${options.workspaceRoot}.`,
+      { details: { actor: options.actor, threadId: options.threadId } },
+    );
+  }
+  await ensureIgnored(options.workspaceRoot);
+  const sandboxId = threadSandboxId(options.actor, options.threadId);
+  const sandbox = await openSandbox({
+    dir: sandboxDir,
+    source: options.source,
+    revision: options.revision,
+    id: sandboxId,
+    lock: options.lock ?? true,
+    ...(options.create === undefined ? {} : { create: options.create }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  if (existing === undefined) {
+    const record: ThreadSandboxRecord = {
+      kind: RECORD_KIND,
+      version: 1,
+      actor: options.actor,
+      threadId: options.threadId,
+      sandboxId,
+      source: options.source,
+      revision: options.revision,
+      sandboxDir,
+      createdAt: Date.now(),
+    };
+    try {
+      const temp = join(dir, `.${RECORD_FILE}.${process.pid}.tmp`);
+      await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`);
+      await rename(temp, join(dir, RECORD_FILE));
+    } catch (error) {
+      await sandbox.close({ remove: !sandbox.reopened }).catch(() => undefined);
+      throw new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `Cannot record the sandbox of thread "${options.threadId}" in ${dir}: ${errorMessage(error)}`,
+        { cause: error, details: { dir } },
+      );
+    }
+  }
+  return sandbox;
+}
+
+/**
+ * Finds the recorded sandboxes of a thread in a workspace (one per actor that ran it; usually
+ * one). Returns an empty list when the thread never ran with a kept sandbox.
+ */
+export async function findThreadSandboxes(
+  workspaceRoot: string,
+  threadId: string,
+): Promise<Array<ThreadSandboxLocation & { record: ThreadSandboxRecord }>> {
+  const root = join(workspaceRoot, THREAD_SANDBOXES_FOLDER);
+  let actors: string[];
+  try {
+    actors = (await readdir(root, { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  const threadFolder = segment(threadId, 'thread');
+  const found: Array<ThreadSandboxLocation & { record: ThreadSandboxRecord }> = [];
+  for (const actorFolder of actors) {
+    const dir = join(root, actorFolder, threadFolder);
+    const record = await readRecord(dir);
+    if (record === undefined || record.threadId !== threadId) continue;
+    found.push({ dir, sandboxDir: join(dir, 'sandbox'), record });
+  }
+  return found;
+}
+
+/**
+ * Deletes a thread's sandbox (worktree, private refs, run dir) and its record. Refuses with
+ * `RUN_ACTIVE` while a process holds it. The thread's checkpoints are left alone. Returns false
+ * when there was nothing to remove.
+ */
+export async function removeThreadSandbox(location: ThreadSandboxLocation): Promise<boolean> {
+  const removed = await removeSandbox(location.sandboxDir);
+  if (!removed && location.record === undefined) return false;
+  await rm(location.dir, { recursive: true, force: true });
+  return true;
+}

@@ -1,0 +1,546 @@
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { createInterface } from 'node:readline';
+import { PassThrough, Writable } from 'node:stream';
+// Light (no LangGraph): the actor module itself is imported on use.
+import { toResumeValue } from '../../actors/approvals.js';
+import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
+import { formatApprovalPreview, promptForApproval } from '../../policy/terminal-approval.js';
+import { parseCommandLine, requirePositional, storeOf } from '../args.js';
+import type { Command, CommandContext } from '../command.js';
+import { CliUsageError, ExitCode } from '../exit-codes.js';
+import { formatTable, printJson, println } from '../output.js';
+
+const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
+
+Creates actors/NAME.yaml after resolving its skills (missing skills, tool resources and servers
+are reported now, not at run time).
+
+Options:
+  --skill SKILL          a skill of the workspace (repeatable, at least one)
+  --model MODEL          provider:model (e.g. openai:gpt-4.1) or scripted:PATH (default scripted)
+  --instructions TEXT    system instructions
+  --description TEXT     what the actor is for
+  --no-sandbox           run tools on the project itself instead of a git worktree sandbox
+  --source DIR           folder or git repo the sandbox is made from (default .)
+  --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
+  --force                replace an existing actor`;
+
+const actorAdd: Command = {
+  path: ['actor', 'add'],
+  summary: 'Create an actor from skills',
+  usage: ADD_USAGE,
+  async run(context) {
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      {
+        skill: { type: 'string', multiple: true },
+        model: { type: 'string' },
+        instructions: { type: 'string' },
+        description: { type: 'string' },
+        'no-sandbox': { type: 'boolean' },
+        source: { type: 'string' },
+        checkpointer: { type: 'string' },
+        force: { type: 'boolean' },
+      },
+      ADD_USAGE,
+    );
+    const name = requirePositional(positionals, 'actor NAME', ADD_USAGE);
+    if (!values.skill || values.skill.length === 0)
+      throw new CliUsageError('Give at least one --skill.', ADD_USAGE);
+    if (
+      values.checkpointer !== undefined &&
+      values.checkpointer !== 'sqlite' &&
+      values.checkpointer !== 'memory'
+    ) {
+      throw new CliUsageError(
+        `--checkpointer ${values.checkpointer}: use sqlite or memory (postgres: edit the YAML).`,
+        ADD_USAGE,
+      );
+    }
+    const input = {
+      skills: values.skill,
+      ...(values.description ? { description: values.description } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      ...(values.instructions ? { instructions: values.instructions } : {}),
+      ...(values['no-sandbox'] || values.source
+        ? {
+            sandbox: {
+              ...(values['no-sandbox'] ? { enabled: false } : {}),
+              ...(values.source ? { source: values.source } : {}),
+            },
+          }
+        : {}),
+      ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
+    };
+    const { ActorSchema } = await import('../../config/schemas.js');
+    ActorSchema.parse(input);
+    const store = storeOf(context);
+    if (!values.force && (await store.has('actor', name))) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Actor "${name}" already exists (${store.file('actor', name)}); pass --force to replace it.`,
+        {
+          details: { problems: [] },
+        },
+      );
+    }
+    const { planSkills } = await import('../../registry/skill-registry.js');
+    const plan = await planSkills(store, values.skill);
+    const file = await store.put('actor', name, input, { overwrite: values.force === true });
+    if (context.json)
+      printJson(context.stdout, {
+        name,
+        file,
+        actor: input,
+        servers: plan.servers.map((server) => server.name),
+      });
+    else
+      println(
+        context.stdout,
+        `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}.`,
+      );
+    return 0;
+  },
+};
+
+const LIST_USAGE = `Usage: agents actor list [--json]
+
+Lists the actors of the workspace.`;
+
+const actorList: Command = {
+  path: ['actor', 'list'],
+  summary: 'List actors',
+  usage: LIST_USAGE,
+  async run(context) {
+    parseCommandLine(context.argv, {}, LIST_USAGE);
+    const { records, problems } = await storeOf(context).list('actor');
+    if (context.json) {
+      printJson(context.stdout, {
+        actors: records.map((record) => ({ file: record.file, ...record.value })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
+      });
+    } else {
+      println(
+        context.stdout,
+        formatTable(
+          ['NAME', 'SKILLS', 'MODEL', 'SANDBOX', 'DESCRIPTION'],
+          records.map((record) => [
+            record.name,
+            record.value.skills.join(','),
+            record.value.model,
+            record.value.sandbox.enabled ? record.value.sandbox.source : 'off',
+            record.value.description,
+          ]),
+        ),
+      );
+      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
+    }
+    return problems.length > 0 ? 3 : 0;
+  },
+};
+
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--json]
+
+Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
+results as they happen, then deactivates, also on Ctrl-C.
+
+When the safety policy asks for approval (mode ask, the default), the call is shown with its
+arguments, capability verdicts and the rule that asked, and you answer approve / edit / reject.
+Answers are read from stdin, a terminal or a pipe (one answer per line: a, r then a message,
+or e then the arguments as one line of JSON). Without an answer (stdin closed, or --no-prompt)
+the run stays paused: the command names the thread and exits with code 8; answer later with
+\`agents actor resume\`.
+
+Options:
+  --input TEXT      the user message
+  --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --keep-sandbox    leave the sandbox folder in place to inspect the result
+  --no-prompt       never ask; exit with code 8 when a call needs approval
+  --by NAME         who answers approvals, recorded in the audit log (default: your user name)
+  --json            one JSON event per line (prompts go to stderr)`;
+
+const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON) [options]
+
+Answers the approval a paused run waits for and continues the run (the same as answering the
+prompt of \`agents actor run\`). With several calls waiting, --approve and --reject answer all of
+them; --edit needs exactly one. If the run pauses again, you are asked on stdin as in
+\`agents actor run\` (or it exits with code 8 again).
+
+Options:
+  --thread ID       the paused thread (printed by \`agents actor run\`)
+  --approve         run the call as the model asked
+  --reject MESSAGE  do not run it; the message is given to the model (may be "")
+  --edit JSON       run it with these arguments instead (a JSON object)
+  --by NAME         who answered, recorded in the audit log (default: your user name)
+  --keep-sandbox    leave the sandbox folder in place to inspect the result
+  --no-prompt       never ask for later approvals; exit with code 8 instead
+  --json            one JSON event per line`;
+
+const MAX_SHOWN = 300;
+
+function shorten(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > MAX_SHOWN ? `${flat.slice(0, MAX_SHOWN)}…` : flat;
+}
+
+function printEvent(context: CommandContext, event: ActorRunEvent): void {
+  if (context.json) {
+    context.stdout.write(`${JSON.stringify(event)}\n`);
+    return;
+  }
+  switch (event.type) {
+    case 'tool-call-start':
+      println(context.stdout, `→ ${event.name} ${shorten(JSON.stringify(event.args))}`);
+      break;
+    case 'tool-call-end':
+      println(context.stdout, `${event.isError ? '✗' : '←'} ${event.name}: ${shorten(event.text)}`);
+      if (event.change && event.change.changed.length > 0) {
+        println(
+          context.stdout,
+          `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
+        );
+      }
+      break;
+    case 'message':
+      println(context.stdout, event.text);
+      break;
+    case 'interrupt': {
+      const count = event.approvals?.length ?? 0;
+      println(
+        context.stdout,
+        count > 0
+          ? `Paused: ${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval.`
+          : `Paused: ${shorten(JSON.stringify(event.value))}`,
+      );
+      break;
+    }
+  }
+}
+
+function defaultUser(): string {
+  try {
+    return userInfo().username || 'user';
+  } catch {
+    // No passwd entry (some containers): the policy's default name.
+    return 'user';
+  }
+}
+
+/**
+ * Approval answers read line by line from one stream for the whole command. `promptForApproval`
+ * opens a readline per question, which would swallow the rest of a piped chunk when it closes,
+ * so each prompt reads from its own stream, fed one line each time it asks a question.
+ */
+interface AnswerSource {
+  /** True when an answer can be read (a terminal, or a pipe that has a line left). */
+  hasInput(): Promise<boolean>;
+  ask(preview: ApprovalPreview): Promise<ApprovalResponse>;
+  close(): void;
+}
+
+function createAnswerSource(context: CommandContext, by: string): AnswerSource {
+  const stdin = context.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+  const output = context.json ? context.stderr : context.stdout;
+  let reader: ReturnType<typeof createInterface> | undefined;
+  let lines: AsyncIterator<string> | undefined;
+  const buffered: string[] = [];
+  let ended = false;
+  const next = async (): Promise<string | undefined> => {
+    const held = buffered.shift();
+    if (held !== undefined) return held;
+    if (ended) return undefined;
+    reader ??= createInterface({ input: stdin, terminal: false });
+    lines ??= reader[Symbol.asyncIterator]();
+    const result = await lines.next();
+    if (result.done === true) {
+      ended = true;
+      return undefined;
+    }
+    return result.value;
+  };
+  return {
+    async hasInput() {
+      // A terminal may answer later; reading ahead would hide the question behind the wait.
+      if (stdin.isTTY === true) return true;
+      const line = await next();
+      if (line === undefined) return false;
+      buffered.unshift(line);
+      return true;
+    },
+    ask(preview) {
+      const input = new PassThrough();
+      const questions = new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          const text = String(chunk);
+          output.write(text);
+          // A write without a newline is a question: hand the prompt the next line.
+          if (!text.endsWith('\n')) {
+            void next().then((line) => {
+              if (line === undefined) input.end();
+              else input.write(`${line}\n`);
+            });
+          }
+          done();
+        },
+      });
+      return promptForApproval(preview, {
+        input,
+        output: questions,
+        user: by,
+        signal: context.signal,
+      });
+    },
+    close() {
+      reader?.close();
+    },
+  };
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function printResumeHint(
+  context: CommandContext,
+  name: string,
+  threadId: string,
+  pending: readonly PendingApproval[],
+): void {
+  const base = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)}`;
+  const lines = [
+    `Paused on thread ${threadId}: ${pending.map((item) => item.preview.toolId).join(', ') || 'an interrupt'} waits for approval.`,
+    'Answer with one of:',
+    `  ${base} --approve`,
+    `  ${base} --reject "why not"`,
+  ];
+  const first = pending[0];
+  if (pending.length === 1 && first !== undefined)
+    lines.push(`  ${base} --edit ${shellQuote(JSON.stringify(first.preview.args))}`);
+  if (context.json) {
+    context.stdout.write(
+      `${JSON.stringify({
+        type: 'paused',
+        threadId,
+        approvals: pending.map((item) => item.preview),
+        resume: `${base} --approve|--reject MESSAGE|--edit JSON`,
+      })}\n`,
+    );
+  }
+  println(context.stderr, lines.join('\n'));
+}
+
+/**
+ * Prints a run's events; when it pauses for approval, asks (stdin) and resumes, until the run
+ * ends (0) or an approval stays unanswered (8, with how to resume).
+ */
+async function driveRun(
+  context: CommandContext,
+  actor: ActorInstance,
+  first: AsyncGenerator<ActorRunEvent, void, undefined>,
+  settings: { name: string; threadId: string; prompt: boolean; by: string },
+): Promise<number> {
+  const answers = createAnswerSource(context, settings.by);
+  try {
+    let events = first;
+    for (;;) {
+      const pending: PendingApproval[] = [];
+      let otherInterrupt = false;
+      for await (const event of events) {
+        printEvent(context, event);
+        if (event.type !== 'interrupt') continue;
+        if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
+        else otherInterrupt = true;
+      }
+      if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
+      if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
+        printResumeHint(context, settings.name, settings.threadId, pending);
+        return ExitCode.Policy;
+      }
+      const given: ApprovalResponse[] = [];
+      for (const item of pending) given.push(await answers.ask(item.preview));
+      events = actor.resume(toResumeValue(pending, given), {
+        threadId: settings.threadId,
+        signal: context.signal,
+      });
+    }
+  } finally {
+    answers.close();
+  }
+}
+
+function printEnd(context: CommandContext, threadId: string, actor: ActorInstance, keep: boolean) {
+  const sandbox = keep && actor.sandbox ? actor.sandbox.root : undefined;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}) })}\n`,
+    );
+  else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
+}
+
+const actorRun: Command = {
+  path: ['actor', 'run'],
+  summary: 'Run an actor on one input, streaming tool calls and asking for approvals',
+  usage: RUN_USAGE,
+  async run(context) {
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      {
+        input: { type: 'string' },
+        thread: { type: 'string' },
+        'keep-sandbox': { type: 'boolean' },
+        'no-prompt': { type: 'boolean' },
+        by: { type: 'string' },
+      },
+      RUN_USAGE,
+    );
+    const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
+    if (values.input === undefined) throw new CliUsageError('--input is required.', RUN_USAGE);
+    const threadId = values.thread ?? randomUUID();
+    // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
+    const { createActor } = await import('../../actors/actor.js');
+    const actor = await createActor({
+      name,
+      workspace: storeOf(context),
+      threadId,
+      keepSandbox: values['keep-sandbox'] === true,
+      onWarning: (message) => println(context.stderr, `warning: ${message}`),
+    });
+    try {
+      await actor.activate({ signal: context.signal });
+      const code = await driveRun(
+        context,
+        actor,
+        actor.run(values.input, { threadId, signal: context.signal }),
+        {
+          name,
+          threadId,
+          prompt: values['no-prompt'] !== true,
+          by: values.by ?? defaultUser(),
+        },
+      );
+      printEnd(context, threadId, actor, values['keep-sandbox'] === true);
+      return code;
+    } finally {
+      // Also on Ctrl-C: the abort ends the stream above, and servers and sandbox go away here.
+      await actor.deactivate();
+    }
+  },
+};
+
+function parseEditArgs(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliUsageError(`--edit is not valid JSON (${errorMessage(error)}).`, RESUME_USAGE);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CliUsageError('--edit must be a JSON object of arguments.', RESUME_USAGE);
+  return value as Record<string, unknown>;
+}
+
+const actorResume: Command = {
+  path: ['actor', 'resume'],
+  summary: 'Answer a paused approval (approve, reject or edit) and continue the run',
+  usage: RESUME_USAGE,
+  async run(context) {
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      {
+        thread: { type: 'string' },
+        approve: { type: 'boolean' },
+        reject: { type: 'string' },
+        edit: { type: 'string' },
+        by: { type: 'string' },
+        'keep-sandbox': { type: 'boolean' },
+        'no-prompt': { type: 'boolean' },
+      },
+      RESUME_USAGE,
+    );
+    const name = requirePositional(positionals, 'actor NAME', RESUME_USAGE);
+    const threadId = values.thread;
+    if (threadId === undefined || threadId === '')
+      throw new CliUsageError('--thread is required.', RESUME_USAGE);
+    const chosen = [
+      values.approve === true,
+      values.reject !== undefined,
+      values.edit !== undefined,
+    ];
+    if (chosen.filter(Boolean).length !== 1)
+      throw new CliUsageError(
+        'Give exactly one of --approve, --reject MESSAGE, --edit JSON.',
+        RESUME_USAGE,
+      );
+    const by = values.by ?? defaultUser();
+    const answer: ApprovalResponse =
+      values.edit !== undefined
+        ? { type: 'edit', args: parseEditArgs(values.edit), by }
+        : values.reject !== undefined
+          ? values.reject === ''
+            ? { type: 'reject', by }
+            : { type: 'reject', message: values.reject, by }
+          : { type: 'approve', by };
+
+    const { createActor, pendingApprovalsOf } = await import('../../actors/actor.js');
+    const actor = await createActor({
+      name,
+      workspace: storeOf(context),
+      threadId,
+      keepSandbox: values['keep-sandbox'] === true,
+      onWarning: (message) => println(context.stderr, `warning: ${message}`),
+    });
+    try {
+      await actor.activate({ signal: context.signal });
+      const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
+      const pending = pendingApprovalsOf(state.tasks.flatMap((task) => task.interrupts));
+      if (pending.length === 0) {
+        throw new AgentsError(
+          AgentsErrorCode.CheckpointNotFound,
+          `Thread "${threadId}" of actor "${name}" is not waiting for an approval; ` +
+            `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
+          { details: { actor: name, threadId } },
+        );
+      }
+      if (answer.type === 'edit' && pending.length > 1) {
+        throw new CliUsageError(
+          `${pending.length} calls wait on thread ${threadId} (${pending
+            .map((item) => item.preview.toolId)
+            .join(', ')}); --edit answers one. Use --approve or --reject, or answer on a terminal.`,
+          RESUME_USAGE,
+        );
+      }
+      if (!context.json)
+        for (const item of pending)
+          println(
+            context.stdout,
+            `${formatApprovalPreview(item.preview)}\n  answer: ${answer.type} (by ${by})`,
+          );
+      const code = await driveRun(
+        context,
+        actor,
+        actor.resume(
+          toResumeValue(
+            pending,
+            pending.map(() => answer),
+          ),
+          { threadId, signal: context.signal },
+        ),
+        { name, threadId, prompt: values['no-prompt'] !== true, by },
+      );
+      printEnd(context, threadId, actor, values['keep-sandbox'] === true);
+      return code;
+    } finally {
+      await actor.deactivate();
+    }
+  },
+};
+
+/** `agents actor add|list|run|resume`. */
+export const actorCommands: readonly Command[] = [actorAdd, actorList, actorRun, actorResume];

@@ -1,0 +1,112 @@
+import { isAbsolute, join } from 'node:path';
+import { auditLogPath, readAuditLog } from '../../policy/audit.js';
+import type { AuditEntry } from '../../policy/audit.js';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandArgs, parsePositiveInteger } from './command-args.js';
+
+const USAGE = `Usage: agents audit [--thread ID] [--limit N] [--json] [--file PATH]
+
+Shows the audit log of tool calls: time, thread, tool, capability verdicts, the policy decision
+and who decided, duration, result size, errors and the snapshot of changed files.
+
+Options:
+  --thread ID   only calls of this thread
+  --limit N     only the last N entries
+  --json        one JSON object per line (the raw entries)
+  --file PATH   read this audit file (default <workspace>/audit.jsonl)`;
+
+/** Parsed `agents audit` options. */
+export interface AuditCommandArgs {
+  threadId?: string;
+  limit?: number;
+  json: boolean;
+  file: string;
+}
+
+/** Parses `agents audit` arguments; throws `INVALID_ARGUMENTS` (exit code 2) with the usage on bad input. */
+export function parseAuditArgs(
+  context: Pick<CommandContext, 'argv' | 'workspace' | 'cwd' | 'json'>,
+): AuditCommandArgs {
+  const values = parseCommandArgs(
+    context.argv,
+    {
+      thread: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      file: { type: 'string' },
+    },
+    USAGE,
+  );
+  const limit = parsePositiveInteger(values.limit, 'limit', USAGE);
+  const file =
+    values.file === undefined
+      ? auditLogPath(context.workspace)
+      : isAbsolute(values.file)
+        ? values.file
+        : join(context.cwd, values.file);
+  return {
+    ...(values.thread === undefined ? {} : { threadId: values.thread }),
+    ...(limit === undefined ? {} : { limit }),
+    json: values.json === true || context.json,
+    file,
+  };
+}
+
+function capabilityFlags(entry: AuditEntry): string {
+  const caps = entry.capabilities;
+  const flags: string[] = [];
+  if (caps.readOnly.value) flags.push('read');
+  if (caps.writes.value) flags.push(`write(${caps.writes.source})`);
+  if (caps.destructive.value) flags.push('destructive');
+  if (caps.openWorld.value) flags.push('open-world');
+  return flags.join(',');
+}
+
+/** One human-readable line per entry. */
+export function formatAuditEntry(entry: AuditEntry): string {
+  const parts = [entry.time, entry.thread ?? '-', entry.toolId];
+  if (entry.event === 'approval-requested') {
+    parts.push('approval requested');
+  } else if (entry.policy !== undefined) {
+    parts.push(
+      `${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`,
+    );
+  } else {
+    parts.push('no policy');
+  }
+  parts.push(capabilityFlags(entry), `${entry.durationMs}ms`);
+  if (entry.resultBytes !== undefined) parts.push(`${entry.resultBytes}B`);
+  if (entry.budget !== undefined && entry.budget.cutBytes > 0)
+    parts.push(`cut ${entry.budget.cutBytes}B → ${entry.budget.spilledTo.join(',') || 'not kept'}`);
+  if (entry.snapshot !== undefined)
+    parts.push(`snapshot ${entry.snapshot.slice(0, 12)} (${entry.changed ?? 0} changed)`);
+  if (entry.isError === true)
+    parts.push(`ERROR ${(entry.error ?? '').split('\n')[0]!.slice(0, 200)}`);
+  return parts.join('  ');
+}
+
+/** `agents audit`: reads the workspace's audit log. */
+export const auditCommand: Command = {
+  path: ['audit'],
+  summary: 'Show the audit log of tool calls (decisions, approvals, changes).',
+  usage: USAGE,
+  async run(context) {
+    const args = parseAuditArgs(context);
+    const { entries, skipped } = await readAuditLog(args.file, {
+      ...(args.threadId === undefined ? {} : { threadId: args.threadId }),
+      ...(args.limit === undefined ? {} : { limit: args.limit }),
+    });
+    if (args.json) {
+      for (const entry of entries) context.stdout.write(`${JSON.stringify(entry)}\n`);
+    } else if (entries.length === 0) {
+      context.stdout.write(
+        `No audit entries${args.threadId === undefined ? '' : ` for thread ${args.threadId}`} in ${args.file}.\n`,
+      );
+    } else {
+      for (const entry of entries) context.stdout.write(`${formatAuditEntry(entry)}\n`);
+    }
+    if (skipped > 0)
+      context.stderr.write(`Skipped ${skipped} unreadable line(s) in ${args.file}.\n`);
+    return 0;
+  },
+};

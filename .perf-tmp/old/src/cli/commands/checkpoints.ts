@@ -1,0 +1,98 @@
+import type { ChangedPath } from '../../registry/tool-descriptor.js';
+import type { Sandbox } from '../../sandbox/types.js';
+import { listCheckpoints } from '../../middleware/rollback.js';
+import type { CheckpointedGraph } from '../../middleware/rollback.js';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandArgs, parsePositiveInteger, requireOption } from './command-args.js';
+
+/**
+ * What the checkpoint commands need from the actor/workspace layer for one thread: the
+ * compiled graph (with its checkpointer) and the thread's sandbox. The caller of
+ * {@link OpenThreadContext} closes it.
+ */
+export interface ThreadContext extends AsyncDisposable {
+  threadId: string;
+  graph: CheckpointedGraph;
+  sandbox: Sandbox;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a thread of the workspace (supplied by the actor/workspace layer). Throws
+ * `CHECKPOINT_NOT_FOUND` / `ACTOR_NOT_FOUND` when the thread is unknown.
+ */
+export type OpenThreadContext = (
+  workspace: string,
+  threadId: string,
+  options: { cwd: string; signal: AbortSignal },
+) => Promise<ThreadContext>;
+
+/** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
+export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
+  if (changed.length === 0) return '-';
+  const shown = changed.slice(0, max).map((change) => `${change.status} ${change.path}`);
+  return changed.length > max
+    ? `${shown.join(', ')} (+${changed.length - max} more)`
+    : shown.join(', ');
+}
+
+function write(stream: NodeJS.WritableStream, text: string): void {
+  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+const CHECKPOINTS_USAGE = `Usage: agents checkpoints --thread ID [--limit N]
+
+Lists a thread's checkpoints, newest first (all branches), with the step, the sandbox snapshot
+and the files each checkpoint changed. Roll back with: agents rollback --thread ID --to CHECKPOINT`;
+
+/** `agents checkpoints --thread ID`: lists checkpoints and their file changes. */
+export function createCheckpointsCommand(openThread: OpenThreadContext): Command {
+  return {
+    path: ['checkpoints'],
+    summary: "List a thread's checkpoints and the files each one changed",
+    usage: CHECKPOINTS_USAGE,
+    async run(context: CommandContext): Promise<number> {
+      const values = parseCommandArgs(
+        context.argv,
+        { thread: { type: 'string' }, limit: { type: 'string' } },
+        CHECKPOINTS_USAGE,
+      );
+      const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
+      const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
+      try {
+        const entries = await listCheckpoints({
+          graph: thread.graph,
+          threadId,
+          sandbox: thread.sandbox,
+          signal: context.signal,
+          ...(limit === undefined ? {} : { limit }),
+        });
+        if (context.json) {
+          write(
+            context.stdout,
+            JSON.stringify(
+              entries.map(({ config: _config, ...entry }) => entry),
+              null,
+              2,
+            ),
+          );
+          return 0;
+        }
+        for (const entry of entries) {
+          const head = entry.sandboxHead === undefined ? 'base' : entry.sandboxHead.slice(0, 10);
+          write(
+            context.stdout,
+            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}`,
+          );
+        }
+        return 0;
+      } finally {
+        await thread.close();
+      }
+    },
+  };
+}

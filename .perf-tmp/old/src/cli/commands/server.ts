@@ -1,0 +1,281 @@
+import { ServerConfigSchema } from '../../config/schemas.js';
+import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
+import { parseCommandLine, parsePairs, requirePositional, storeOf } from '../args.js';
+import type { Command, CommandContext } from '../command.js';
+import { CliUsageError } from '../exit-codes.js';
+import { formatTable, printJson, println } from '../output.js';
+
+/** What starting a server once tells about it. */
+export interface ServerProbe {
+  serverName: string;
+  protocolVersion: string | undefined;
+  serverInfo: { name: string; version: string } | undefined;
+  tools: ToolDescriptor[];
+}
+
+/**
+ * Starts a server (spawn or connect), runs the handshake, lists every tool page and stops it:
+ * the check behind `server add`, `server test`, `tool add` and `tool show`. Stdio servers run
+ * in `cwd`. Throws the server's typed error (`SERVER_START_FAILED` with phase and stderr).
+ */
+export async function probeServer(
+  config: NamedServerConfig,
+  options: { cwd: string; signal?: AbortSignal },
+): Promise<ServerProbe> {
+  const { createManagedServer } = await import('../../servers/managed-server.js');
+  const server = createManagedServer(config, { cwd: options.cwd });
+  try {
+    await server.start(options.signal ? { signal: options.signal } : {});
+    return {
+      serverName: config.name,
+      protocolVersion: server.protocolVersion,
+      serverInfo: server.serverInfo
+        ? { name: server.serverInfo.name, version: server.serverInfo.version }
+        : undefined,
+      tools: server.entries().map((entry) => entry.descriptor),
+    };
+  } finally {
+    await server.close();
+  }
+}
+
+const ADD_USAGE = `Usage: agents server add NAME [options] -- COMMAND [ARGS...]
+       agents server add NAME --url URL [--transport streamable-http|sse] [options]
+
+Registers an MCP server in servers/NAME.yaml after checking it: the command starts (or the URL
+answers), the MCP handshake succeeds and its tools are listed.
+
+Options:
+  --url URL           remote server endpoint (streamable HTTP by default)
+  --transport T       stdio | streamable-http | sse
+  --env KEY=VALUE     extra environment variable for a stdio server (repeatable)
+  --header KEY=VALUE  HTTP header for a remote server (repeatable)
+  --cwd DIR           working directory of a stdio server (default: the sandbox root)
+  --trusted           trust the server's annotations (readOnlyHint)
+  --no-validate       store without starting the server
+  --force             replace an existing record
+  --json              print the stored record and tools as JSON`;
+
+const serverAdd: Command = {
+  path: ['server', 'add'],
+  summary: 'Register an MCP server (validated first)',
+  usage: ADD_USAGE,
+  async run(context) {
+    const dashDash = context.argv.indexOf('--');
+    const own = dashDash === -1 ? context.argv : context.argv.slice(0, dashDash);
+    const commandLine = dashDash === -1 ? [] : context.argv.slice(dashDash + 1);
+    const { values, positionals } = parseCommandLine(
+      own,
+      {
+        url: { type: 'string' },
+        transport: { type: 'string' },
+        env: { type: 'string', multiple: true },
+        header: { type: 'string', multiple: true },
+        cwd: { type: 'string' },
+        trusted: { type: 'boolean' },
+        'no-validate': { type: 'boolean' },
+        force: { type: 'boolean' },
+      },
+      ADD_USAGE,
+    );
+    const name = requirePositional(positionals, 'server NAME', ADD_USAGE);
+    let input: ServerConfigInput;
+    if (values.url !== undefined) {
+      if (commandLine.length > 0)
+        throw new CliUsageError('Give either --url or a command after --, not both.', ADD_USAGE);
+      const transport = values.transport ?? 'streamable-http';
+      if (transport !== 'streamable-http' && transport !== 'sse') {
+        throw new CliUsageError(
+          `--transport ${transport} does not go with --url; use streamable-http or sse.`,
+          ADD_USAGE,
+        );
+      }
+      const headers = parsePairs(values.header, '--header', ADD_USAGE);
+      input = {
+        transport,
+        url: values.url,
+        ...(headers ? { headers } : {}),
+        ...(values.trusted ? { trusted: true } : {}),
+      };
+    } else {
+      const [command, ...args] = commandLine;
+      if (command === undefined)
+        throw new CliUsageError('Give the server command after -- (or --url).', ADD_USAGE);
+      if (values.transport !== undefined && values.transport !== 'stdio') {
+        throw new CliUsageError(`--transport ${values.transport} needs --url.`, ADD_USAGE);
+      }
+      const env = parsePairs(values.env, '--env', ADD_USAGE);
+      input = {
+        transport: 'stdio',
+        command,
+        args,
+        ...(env ? { env } : {}),
+        ...(values.cwd ? { cwd: values.cwd } : {}),
+        ...(values.trusted ? { trusted: true } : {}),
+      };
+    }
+    const parsed = ServerConfigSchema.safeParse(input);
+    if (!parsed.success) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Server "${name}" is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+        {
+          details: { problems: [] },
+        },
+      );
+    }
+    const store = storeOf(context);
+    if (!values.force && (await store.has('server', name))) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Server "${name}" already exists (${store.file('server', name)}); pass --force to replace it.`,
+        {
+          details: { problems: [] },
+        },
+      );
+    }
+    let probe: ServerProbe | undefined;
+    if (!values['no-validate']) {
+      probe = await probeServer(
+        { ...parsed.data, name },
+        { cwd: context.cwd, signal: context.signal },
+      );
+    }
+    const file = await store.put('server', name, input, { overwrite: values.force === true });
+    if (context.json) {
+      printJson(context.stdout, {
+        name,
+        file,
+        config: input,
+        tools: probe?.tools.map((tool) => tool.originalName) ?? null,
+      });
+    } else {
+      println(context.stdout, `Added server "${name}" (${file}).`);
+      if (probe)
+        println(
+          context.stdout,
+          `It answered (protocol ${probe.protocolVersion ?? '?'}) with ${probe.tools.length} tools: ${probe.tools.map((tool) => tool.originalName).join(', ')}`,
+        );
+    }
+    return 0;
+  },
+};
+
+const LIST_USAGE = `Usage: agents server list [--json]
+
+Lists the servers registered in the workspace; broken files are reported with their reason.`;
+
+const serverList: Command = {
+  path: ['server', 'list'],
+  summary: 'List registered servers',
+  usage: LIST_USAGE,
+  async run(context) {
+    parseCommandLine(context.argv, {}, LIST_USAGE);
+    const { records, problems } = await storeOf(context).list('server');
+    const { describeServerTarget } = await import('../../servers/connect.js');
+    if (context.json) {
+      printJson(context.stdout, {
+        servers: records.map((record) => ({
+          name: record.name,
+          file: record.file,
+          config: record.value,
+        })),
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
+      });
+    } else {
+      println(
+        context.stdout,
+        formatTable(
+          ['NAME', 'TRANSPORT', 'TARGET'],
+          records.map((record) => [
+            record.name,
+            record.value.transport,
+            describeServerTarget(record.value),
+          ]),
+        ),
+      );
+      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
+    }
+    return problems.length > 0 ? 3 : 0;
+  },
+};
+
+const REMOVE_USAGE = `Usage: agents server remove NAME
+
+Deletes servers/NAME.yaml. Skills and tool resources that name it will fail to resolve.`;
+
+const serverRemove: Command = {
+  path: ['server', 'remove'],
+  summary: 'Remove a registered server',
+  usage: REMOVE_USAGE,
+  async run(context) {
+    const { positionals } = parseCommandLine(context.argv, {}, REMOVE_USAGE);
+    const name = requirePositional(positionals, 'server NAME', REMOVE_USAGE);
+    const store = storeOf(context);
+    if (!(await store.remove('server', name))) {
+      throw new AgentsError(
+        AgentsErrorCode.ServerNotFound,
+        `No server named "${name}" in ${store.dir('server')}.`,
+        { details: { serverName: name } },
+      );
+    }
+    if (context.json) printJson(context.stdout, { removed: name });
+    else println(context.stdout, `Removed server "${name}".`);
+    return 0;
+  },
+};
+
+const TEST_USAGE = `Usage: agents server test NAME [--json]
+
+Starts the server, runs the MCP handshake, lists its tools, and stops it.`;
+
+const serverTest: Command = {
+  path: ['server', 'test'],
+  summary: 'Start a server, handshake, list its tools, stop it',
+  usage: TEST_USAGE,
+  async run(context: CommandContext) {
+    const { positionals } = parseCommandLine(context.argv, {}, TEST_USAGE);
+    const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
+    const config = await storeOf(context).get('server', name);
+    const started = Date.now();
+    const probe = await probeServer(config, { cwd: context.cwd, signal: context.signal });
+    const durationMs = Date.now() - started;
+    if (context.json) {
+      printJson(context.stdout, {
+        ...probe,
+        durationMs,
+        tools: probe.tools.map((tool) => ({
+          name: tool.originalName,
+          id: tool.id,
+          readOnly: tool.capabilities.readOnly.value,
+        })),
+      });
+    } else {
+      println(
+        context.stdout,
+        `Server "${name}" OK in ${durationMs} ms: ${probe.serverInfo ? `${probe.serverInfo.name} ${probe.serverInfo.version}, ` : ''}protocol ${probe.protocolVersion ?? '?'}.`,
+      );
+      println(
+        context.stdout,
+        formatTable(
+          ['TOOL', 'READ-ONLY', 'DESCRIPTION'],
+          probe.tools.map((tool) => [
+            tool.originalName,
+            String(tool.capabilities.readOnly.value),
+            tool.description.split('\n')[0] ?? '',
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+};
+
+/** `agents server add|list|remove|test`. */
+export const serverCommands: readonly Command[] = [serverAdd, serverList, serverRemove, serverTest];

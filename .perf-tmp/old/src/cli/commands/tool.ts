@@ -1,0 +1,267 @@
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
+import {
+  BUILTIN_TOOL_NAMES,
+  createBuiltinTools,
+  isBuiltinToolName,
+} from '../../skills/builtin-tools.js';
+import type { WorkspaceStore } from '../../workspace/store.js';
+import { parseCommandLine, requirePositional, storeOf } from '../args.js';
+import type { Command, CommandContext } from '../command.js';
+import { CliUsageError } from '../exit-codes.js';
+import { formatDescriptor, formatTable, printJson, println } from '../output.js';
+
+const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
+
+Registers a tool resource (tools/NAME.yaml): a stable id that skills list, mapped to one tool of
+a registered server. The server is started first to check that it offers the tool.
+
+Options:
+  --server SERVER   registered server name (servers/SERVER.yaml)
+  --tool TOOL       the tool's name on that server
+  --id ID           stable id skills use (default: NAME)
+  --rename NAME     a different name for the model
+  --read-only       override: the tool only reads
+  --writes          override: the tool writes
+  --disabled        store it disabled
+  --no-validate     store without starting the server
+  --force           replace an existing record`;
+
+const toolAdd: Command = {
+  path: ['tool', 'add'],
+  summary: 'Register a tool resource (server + tool), validated first',
+  usage: ADD_USAGE,
+  async run(context) {
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      {
+        server: { type: 'string' },
+        tool: { type: 'string' },
+        id: { type: 'string' },
+        rename: { type: 'string' },
+        'read-only': { type: 'boolean' },
+        writes: { type: 'boolean' },
+        disabled: { type: 'boolean' },
+        'no-validate': { type: 'boolean' },
+        force: { type: 'boolean' },
+      },
+      ADD_USAGE,
+    );
+    const name = requirePositional(positionals, 'tool NAME', ADD_USAGE);
+    if (!values.server || !values.tool)
+      throw new CliUsageError('--server and --tool are required.', ADD_USAGE);
+    if (values['read-only'] && values.writes)
+      throw new CliUsageError('--read-only and --writes contradict each other.', ADD_USAGE);
+    const store = storeOf(context);
+    const server = await store.get('server', values.server);
+    if (!values['no-validate']) {
+      const { probeServer } = await import('./server.js');
+      const probe = await probeServer(server, { cwd: context.cwd, signal: context.signal });
+      if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
+        throw new AgentsError(
+          AgentsErrorCode.ToolUnavailable,
+          `Server "${values.server}" has no tool "${values.tool}"; it has: ${probe.tools.map((tool) => tool.originalName).join(', ') || 'none'}.`,
+          { details: { serverName: values.server, toolName: values.tool } },
+        );
+      }
+    }
+    const capabilities = values['read-only']
+      ? { readOnly: true }
+      : values.writes
+        ? { writes: true }
+        : undefined;
+    const overrides = {
+      ...(values.rename ? { name: values.rename } : {}),
+      ...(capabilities ? { capabilities } : {}),
+    };
+    const resource = {
+      id: values.id ?? name,
+      server: values.server,
+      tool: values.tool,
+      ...(values.disabled ? { enabled: false } : {}),
+      ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+    };
+    const existing = await store.findTool(resource.id);
+    if (existing && existing.name !== name) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Tool id "${resource.id}" is already used by ${existing.file}; choose another --id.`,
+        {
+          details: { problems: [] },
+        },
+      );
+    }
+    const file = await store.put('tool', name, resource, { overwrite: values.force === true });
+    if (context.json) printJson(context.stdout, { name, file, resource });
+    else
+      println(
+        context.stdout,
+        `Added tool "${resource.id}" → ${values.server}/${values.tool} (${file}).`,
+      );
+    return 0;
+  },
+};
+
+const LIST_USAGE = `Usage: agents tool list [--json]
+
+Lists tool resources (and the built-in tools skills can name).`;
+
+const toolList: Command = {
+  path: ['tool', 'list'],
+  summary: 'List tool resources and built-in tools',
+  usage: LIST_USAGE,
+  async run(context) {
+    parseCommandLine(context.argv, {}, LIST_USAGE);
+    const { records, problems } = await storeOf(context).list('tool');
+    if (context.json) {
+      printJson(context.stdout, {
+        tools: records.map((record) => ({ name: record.name, file: record.file, ...record.value })),
+        builtin: BUILTIN_TOOL_NAMES,
+        problems: problems.map((problem) => ({
+          name: problem.name,
+          file: problem.file,
+          message: problem.error.message,
+        })),
+      });
+    } else {
+      println(
+        context.stdout,
+        formatTable(
+          ['ID', 'SERVER', 'TOOL', 'ENABLED'],
+          records.map((record) => [
+            record.value.id,
+            record.value.server,
+            record.value.tool,
+            String(record.value.enabled),
+          ]),
+        ),
+      );
+      println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
+      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
+    }
+    return problems.length > 0 ? 3 : 0;
+  },
+};
+
+/**
+ * The descriptor a skill would get for a tool resource or built-in tool: the server is started
+ * and the resource's overrides applied exactly as the skill registry applies them.
+ */
+async function describeTool(
+  store: WorkspaceStore,
+  idOrName: string,
+  context: CommandContext,
+): Promise<ToolDescriptor> {
+  if (isBuiltinToolName(idOrName)) {
+    const { createPathMap } = await import('../../sandbox/path-map.js');
+    const [entry] = createBuiltinTools({
+      paths: () => createPathMap(context.cwd),
+      names: [idOrName],
+    });
+    return entry!.descriptor;
+  }
+  const record = await store.findTool(idOrName);
+  if (!record) {
+    throw new AgentsError(
+      AgentsErrorCode.ToolNotFound,
+      `No tool resource "${idOrName}" in ${store.dir('tool')} and no built-in tool of that name.`,
+      {
+        details: { toolId: idOrName },
+      },
+    );
+  }
+  const config = await store.get('server', record.value.server);
+  const { createManagedServer } = await import('../../servers/managed-server.js');
+  const { createSkillRegistry } = await import('../../registry/skill-registry.js');
+  const server = createManagedServer(config, { cwd: context.cwd });
+  try {
+    await server.start({ signal: context.signal });
+    const registry = await createSkillRegistry({
+      plan: {
+        skills: [
+          {
+            name: 'tool-show',
+            description: '',
+            tools: [],
+            mcp_servers: [],
+            agent_skills: [],
+            overrides: {},
+          },
+        ],
+        servers: [config],
+        inclusions: [
+          { kind: 'resource', skill: 'tool-show', resource: { ...record.value, enabled: true } },
+        ],
+      },
+      servers: new Map([[config.name, server]]),
+      projectDir: store.projectDir,
+    });
+    const descriptor = registry.entries()[0]!.descriptor;
+    await registry.close();
+    return descriptor;
+  } finally {
+    await server.close();
+  }
+}
+
+const SHOW_USAGE = `Usage: agents tool show ID|NAME [--json]
+
+Starts the tool's server and prints its descriptor: capabilities with their provenance
+(override, annotation, name-heuristic, default), path arguments, fingerprint and schema.`;
+
+const toolShow: Command = {
+  path: ['tool', 'show'],
+  summary: 'Show a tool: capabilities and where they come from',
+  usage: SHOW_USAGE,
+  async run(context) {
+    const { positionals } = parseCommandLine(context.argv, {}, SHOW_USAGE);
+    const name = requirePositional(positionals, 'tool ID or NAME', SHOW_USAGE);
+    const descriptor = await describeTool(storeOf(context), name, context);
+    if (context.json) printJson(context.stdout, descriptor);
+    else {
+      println(context.stdout, formatDescriptor(descriptor));
+      println(context.stdout);
+      println(context.stdout, `input schema: ${JSON.stringify(descriptor.inputSchema)}`);
+    }
+    return 0;
+  },
+};
+
+function toggle(enabled: boolean): Command {
+  const verb = enabled ? 'enable' : 'disable';
+  const usage = `Usage: agents tool ${verb} ID|NAME
+
+${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled one fail with TOOL_DISABLED.`;
+  return {
+    path: ['tool', verb],
+    summary: `${enabled ? 'Enable' : 'Disable'} a tool resource`,
+    usage,
+    async run(context) {
+      const { positionals } = parseCommandLine(context.argv, {}, usage);
+      const name = requirePositional(positionals, 'tool ID or NAME', usage);
+      const store = storeOf(context);
+      const record = await store.findTool(name);
+      if (!record) {
+        throw new AgentsError(
+          AgentsErrorCode.ToolNotFound,
+          `No tool resource "${name}" in ${store.dir('tool')}.`,
+          { details: { toolId: name } },
+        );
+      }
+      await store.put('tool', record.name, { ...record.value, enabled }, { overwrite: true });
+      if (context.json) printJson(context.stdout, { id: record.value.id, enabled });
+      else
+        println(context.stdout, `Tool "${record.value.id}" ${enabled ? 'enabled' : 'disabled'}.`);
+      return 0;
+    },
+  };
+}
+
+/** `agents tool add|list|show|enable|disable`. */
+export const toolCommands: readonly Command[] = [
+  toolAdd,
+  toolList,
+  toolShow,
+  toggle(true),
+  toggle(false),
+];

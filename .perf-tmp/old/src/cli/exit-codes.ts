@@ -1,0 +1,82 @@
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { AgentsErrorCode as AgentsErrorCodeType } from '../errors.js';
+
+/** Exit codes of the `agents` binary. Documented in `agents --help`. */
+export const ExitCode = {
+  Ok: 0,
+  /** Anything without a more specific code. */
+  Failure: 1,
+  /** Bad command line (unknown command or option, missing argument). */
+  Usage: 2,
+  /** A config file is broken or missing. */
+  Config: 3,
+  /** A named server, tool, skill, actor or checkpoint does not exist. */
+  NotFound: 4,
+  /** A server did not start, answer or speak the protocol. */
+  Server: 5,
+  /** A tool is disabled, absent, failed, or got bad arguments. */
+  Tool: 6,
+  /** The sandbox, a path or a rollback failed. */
+  Sandbox: 7,
+  /** The safety policy refused. */
+  Policy: 8,
+  /** Timed out. */
+  Timeout: 124,
+  /** Interrupted (Ctrl-C) or aborted. */
+  Interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The one place error codes become exit codes. */
+const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
+  [AgentsErrorCode.ConfigInvalid]: ExitCode.Config,
+  [AgentsErrorCode.ConfigNotFound]: ExitCode.Config,
+  [AgentsErrorCode.ServerStartFailed]: ExitCode.Server,
+  [AgentsErrorCode.ServerUnavailable]: ExitCode.Server,
+  [AgentsErrorCode.ServerNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.ProtocolError]: ExitCode.Server,
+  [AgentsErrorCode.ToolNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.ToolUnavailable]: ExitCode.Tool,
+  [AgentsErrorCode.ToolDisabled]: ExitCode.Tool,
+  [AgentsErrorCode.ToolNameCollision]: ExitCode.Config,
+  [AgentsErrorCode.ToolCallFailed]: ExitCode.Tool,
+  [AgentsErrorCode.InvalidArguments]: ExitCode.Usage,
+  [AgentsErrorCode.PathOutsideSandbox]: ExitCode.Sandbox,
+  [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
+  [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.RunActive]: ExitCode.Failure,
+  [AgentsErrorCode.RollbackFailed]: ExitCode.Sandbox,
+  [AgentsErrorCode.SkillNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.ActorNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.PolicyDenied]: ExitCode.Policy,
+  [AgentsErrorCode.Aborted]: ExitCode.Interrupted,
+  [AgentsErrorCode.Timeout]: ExitCode.Timeout,
+  [AgentsErrorCode.Closed]: ExitCode.Failure,
+};
+
+/** A command-line mistake: printed with the command's usage, exit code 2. */
+export class CliUsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
+    super(message);
+    this.name = 'CliUsageError';
+  }
+}
+
+/** Maps any thrown value to the exit code `agents` ends with. */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CliUsageError) return ExitCode.Usage;
+  if (AgentsError.isInstance(error)) return BY_ERROR_CODE[error.code] ?? ExitCode.Failure;
+  if (error instanceof AggregateError) {
+    const first = error.errors.find((item) => AgentsError.isInstance(item));
+    return first === undefined ? ExitCode.Failure : exitCodeFor(first);
+  }
+  if (error instanceof Error && error.name === 'AbortError') return ExitCode.Interrupted;
+  return ExitCode.Failure;
+}
+
+/** Text for `agents --help`. */
+export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found, 5 server, 6 tool,
+7 sandbox/path, 8 policy, 124 timeout, 130 interrupted.`;

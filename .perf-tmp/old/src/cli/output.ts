@@ -1,0 +1,84 @@
+import { AgentsError, errorMessage } from '../errors.js';
+import type { Capabilities, ToolDescriptor } from '../registry/tool-descriptor.js';
+import { CliUsageError } from './exit-codes.js';
+
+/** Writes one line. */
+export function println(stream: NodeJS.WritableStream, text = ''): void {
+  stream.write(`${text}\n`);
+}
+
+/** Writes a value as pretty JSON (for `--json`). */
+export function printJson(stream: NodeJS.WritableStream, value: unknown): void {
+  stream.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Formats rows as a left-aligned table with a header; empty tables print `(none)`. */
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  if (rows.length === 0) return '(none)';
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) =>
+        column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0),
+      )
+      .join('  ');
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** One line per capability: value and where it came from. */
+export function formatCapabilities(capabilities: Capabilities): string {
+  const rows = (['readOnly', 'writes', 'destructive', 'openWorld'] as const).map((key) => {
+    const verdict = capabilities[key];
+    return [key, String(verdict.value), verdict.source, verdict.reason];
+  });
+  const table = formatTable(['capability', 'value', 'source', 'reason'], rows);
+  const disagreements = capabilities.disagreements.map((item) => `  ! ${item}`).join('\n');
+  return disagreements === '' ? table : `${table}\ndisagreements:\n${disagreements}`;
+}
+
+/** A descriptor as `tool show` prints it. */
+export function formatDescriptor(descriptor: ToolDescriptor): string {
+  return [
+    `id:          ${descriptor.id}`,
+    `name:        ${descriptor.name}${descriptor.originalName !== descriptor.name ? ` (at source: ${descriptor.originalName})` : ''}`,
+    `source:      ${descriptor.source}${descriptor.serverName ? ` (server ${descriptor.serverName})` : ''}`,
+    `paths:       ${descriptor.pathArguments.join(', ') || '(none)'}`,
+    `fingerprint: ${descriptor.fingerprint}`,
+    `description: ${descriptor.description.split('\n').join('\n             ')}`,
+    '',
+    formatCapabilities(descriptor.capabilities),
+  ].join('\n');
+}
+
+/** A JSON-safe view of an error for `--json` output. */
+export function errorToJson(error: unknown): Record<string, unknown> {
+  if (AgentsError.isInstance(error)) {
+    return { error: { code: error.code, message: error.message, details: error.details } };
+  }
+  return { error: { code: 'ERROR', message: errorMessage(error) } };
+}
+
+/** Prints an error for a person: message, then server stderr and usage when there are any. */
+export function printError(stream: NodeJS.WritableStream, error: unknown): void {
+  if (error instanceof AggregateError) {
+    println(stream, `agents: ${error.message}`);
+    return;
+  }
+  println(stream, `agents: ${errorMessage(error)}`);
+  if (AgentsError.isInstance(error)) {
+    const stderrTail = error.details['stderrTail'];
+    if (typeof stderrTail === 'string' && stderrTail.trim() !== '') {
+      println(stream, '--- server stderr (last lines) ---');
+      println(stream, stderrTail.trimEnd());
+    }
+  }
+  if (error instanceof CliUsageError && error.usage) {
+    println(stream);
+    println(stream, error.usage);
+  }
+}

@@ -1,0 +1,114 @@
+import { findThreadSandboxes } from '../actors/thread-sandbox.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { createCheckpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../middleware/checkpointer.js';
+import { openSandbox } from '../sandbox/local-sandbox.js';
+import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { createWorkspaceStore } from '../workspace/store.js';
+import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';
+
+/** Options of {@link createThreadContextOpener}. */
+export interface ThreadContextOpenerOptions {
+  /**
+   * Hold the thread sandbox's run lock while the context is open: set for commands that change
+   * the thread (rollback), so they refuse (`RUN_ACTIVE`) while `agents actor run` or another
+   * rollback has the thread, in any process. Read-only commands leave it off and can look at a
+   * thread while it runs.
+   */
+  lock: boolean;
+}
+
+/**
+ * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
+ * use. For a thread it finds the sandbox record under `<workspace>/sandboxes/<actor>/<thread>/`
+ * (written by `agents actor run --thread`), loads that actor's config, opens its checkpointer and
+ * compiles its graph without a model, tools or MCP servers (listing and forking state needs only
+ * the graph's shape and the checkpointer), and reopens the thread's sandbox. Closing the context
+ * closes the checkpointer and releases the sandbox, keeping it on disk.
+ *
+ * Throws `CHECKPOINT_NOT_FOUND` when no actor ran the thread with a kept sandbox,
+ * `INVALID_ARGUMENTS` when several actors did, `ACTOR_NOT_FOUND` when the actor's file is gone,
+ * `SANDBOX_FAILED` when its sandbox cannot be reopened, `RUN_ACTIVE` when `lock` is set and the
+ * thread is busy.
+ */
+export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
+  return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
+    signal.throwIfAborted();
+    const store = createWorkspaceStore(workspace, { projectDir: cwd });
+    const found = await findThreadSandboxes(store.root, threadId);
+    const location = found[0];
+    if (location === undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.CheckpointNotFound,
+        `No sandbox is recorded for thread "${threadId}" in workspace ${store.root}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
+        { details: { threadId, workspace: store.root } },
+      );
+    }
+    if (found.length > 1) {
+      throw new AgentsError(
+        AgentsErrorCode.InvalidArguments,
+        `Thread "${threadId}" was run by several actors (${found.map((item) => item.record.actor).join(', ')}); remove the sandboxes of the ones you do not mean (agents sandbox remove --thread ${threadId} --actor NAME).`,
+        { details: { threadId, actors: found.map((item) => item.record.actor) } },
+      );
+    }
+    const actorConfig = await store.get('actor', location.record.actor);
+    if (actorConfig.checkpointer.type === 'memory') {
+      throw new AgentsError(
+        AgentsErrorCode.CheckpointNotFound,
+        `Actor "${actorConfig.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
+        { details: { threadId, actor: actorConfig.name } },
+      );
+    }
+    // Loaded on use: the actor module pulls in LangGraph, the servers and the MCP SDK.
+    const { compileActorStateGraph } = await import('../actors/actor.js');
+    let checkpointer: Checkpointer | undefined;
+    let sandbox: LocalSandbox | undefined;
+    try {
+      checkpointer = await createCheckpointer(actorConfig.checkpointer, {
+        cwd: store.projectDir,
+        signal,
+      });
+      sandbox = await openSandbox({
+        dir: location.sandboxDir,
+        create: false,
+        lock: options.lock,
+        signal,
+      });
+    } catch (error) {
+      await checkpointer?.close().catch(() => undefined);
+      if (AgentsError.isInstance(error)) throw error;
+      throw new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `Cannot open thread "${threadId}" of actor "${actorConfig.name}": ${errorMessage(error)}`,
+        { cause: error, details: { threadId, actor: actorConfig.name } },
+      );
+    }
+    const graph = compileActorStateGraph(checkpointer.saver, actorConfig.name);
+    const openedCheckpointer = checkpointer;
+    const openedSandbox = sandbox;
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        const results = await Promise.allSettled([
+          openedSandbox.close({ remove: false }),
+          openedCheckpointer.close(),
+        ]);
+        const errors = results.flatMap((result) =>
+          result.status === 'rejected' ? [result.reason as unknown] : [],
+        );
+        if (errors.length > 0) {
+          throw new AggregateError(
+            errors,
+            `Closing thread "${threadId}" failed: ${errors.map(errorMessage).join('; ')}`,
+          );
+        }
+      })());
+    return {
+      threadId,
+      graph,
+      sandbox: openedSandbox,
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+  };
+}

@@ -1,0 +1,173 @@
+import { readFile } from 'node:fs/promises';
+import { LineCounter, isMap, isNode, isScalar, parseDocument } from 'yaml';
+import type { Document, Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+
+/** One problem found in a config file, with its position when known (1-based). */
+export interface ConfigProblem {
+  /** Field path inside the file, e.g. `timeouts.callMs` (empty for the whole document). */
+  path: string;
+  /** What is wrong and what was expected. */
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** Options for {@link parseYaml}. */
+export interface ParseYamlOptions {
+  /** File name used in messages (the text's origin). */
+  file?: string;
+}
+
+/**
+ * Parses YAML text and validates it against a zod schema.
+ *
+ * Returns the schema's output type. Throws `CONFIG_INVALID` whose message names the file, line
+ * and column, the field path and what was expected; `details.problems` holds the
+ * {@link ConfigProblem}s and `details.file` the file name. Broken YAML, duplicate keys,
+ * unknown fields (strict objects) and missing fields all produce such a message.
+ */
+export function parseYaml<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  options: ParseYamlOptions = {},
+): z.output<S> {
+  const file = options.file ?? '<input>';
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const problems: ConfigProblem[] = document.errors.map((error) => {
+      // linePos is only filled with prettyErrors; compute it from the offset instead.
+      const position = error.linePos?.[0] ?? lineCounter.linePos(error.pos[0]);
+      return {
+        path: '',
+        // The parser's own message repeats the position; keep only its first line.
+        message: `invalid YAML: ${error.message.split('\n')[0] ?? error.message}`,
+        ...(position ? { line: position.line, column: position.col } : {}),
+      };
+    });
+    throw configError(file, problems);
+  }
+  const value: unknown = document.toJS({ maxAliasCount: 100 });
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => issueToProblem(issue, document, lineCounter));
+  throw configError(file, problems, parsed.error);
+}
+
+/**
+ * Reads a YAML file and validates it (see {@link parseYaml}).
+ *
+ * Throws `CONFIG_NOT_FOUND` when the file does not exist and `CONFIG_INVALID` when it cannot be
+ * read, parsed or validated.
+ */
+export async function loadYamlFile<S extends z.ZodType>(
+  path: string,
+  schema: S,
+): Promise<z.output<S>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (isErrnoCode(error, 'ENOENT')) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigNotFound,
+        `Config file ${path} does not exist; create it or check the name.`,
+        { cause: error, details: { file: path } },
+      );
+    }
+    throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Cannot read config file ${path}.`, {
+      cause: error,
+      details: { file: path, problems: [] },
+    });
+  }
+  return parseYaml(text, schema, { file: path });
+}
+
+/** Formats problems as `file:line:col: path: message` lines, the way compilers do. */
+export function formatConfigProblems(file: string, problems: readonly ConfigProblem[]): string {
+  return problems
+    .map((problem) => {
+      const where =
+        problem.line === undefined ? file : `${file}:${problem.line}:${problem.column ?? 1}`;
+      const field = problem.path === '' ? '' : ` ${problem.path}:`;
+      return `${where}:${field} ${problem.message}`;
+    })
+    .join('\n');
+}
+
+function configError(file: string, problems: ConfigProblem[], cause?: unknown): AgentsError {
+  const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`;
+  return new AgentsError(
+    AgentsErrorCode.ConfigInvalid,
+    `Config file ${file} has ${count}; fix it and retry:\n${formatConfigProblems(file, problems)}`,
+    { cause, details: { file, problems } },
+  );
+}
+
+function issueToProblem(
+  issue: z.core.$ZodIssue,
+  document: Document,
+  lineCounter: LineCounter,
+): ConfigProblem {
+  const path = issue.path.map((segment) =>
+    typeof segment === 'symbol' ? String(segment) : segment,
+  );
+  let offset: number | undefined;
+  let message = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    // Point at the first unknown key itself, not at the object holding it.
+    const keyName = issue.keys[0];
+    offset = keyName === undefined ? undefined : findKeyOffset(document, path, keyName);
+    message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+      .map((key) => `"${key}"`)
+      .join(', ')} (check the spelling; allowed fields are in the JSON Schema)`;
+  } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    message = `missing required field (expected ${issue.expected})`;
+  }
+  offset ??= findNodeOffset(document, path);
+  const position = offset === undefined ? undefined : lineCounter.linePos(offset);
+  return {
+    path: formatPath(path),
+    message,
+    ...(position ? { line: position.line, column: position.col } : {}),
+  };
+}
+
+/** The nearest existing node on the path: a missing field points at its parent object. */
+function findNodeOffset(document: Document, path: readonly PropertyKey[]): number | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const node: unknown =
+      length === 0 ? document.contents : document.getIn(path.slice(0, length), true);
+    if (isNode(node) && node.range) return node.range[0];
+  }
+  return undefined;
+}
+
+function findKeyOffset(
+  document: Document,
+  path: readonly PropertyKey[],
+  key: string,
+): number | undefined {
+  const container: unknown = path.length === 0 ? document.contents : document.getIn(path, true);
+  if (!isMap(container)) return undefined;
+  for (const pair of container.items) {
+    const pairKey: unknown = pair.key;
+    if (isScalar(pairKey) && String(pairKey.value) === key) return (pairKey as YamlNode).range?.[0];
+  }
+  return undefined;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return text;
+}
+
+function isErrnoCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}

@@ -1,0 +1,258 @@
+import { z } from 'zod';
+
+/** Per-tool overrides: capabilities, path arguments, a different name. */
+export const ToolOverrideSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+      .optional()
+      .describe('A different provider-safe name for the tool.'),
+    description: z.string().optional().describe('Replace the description the model sees.'),
+    capabilities: z
+      .strictObject({
+        readOnly: z.boolean().optional(),
+        writes: z.boolean().optional(),
+        destructive: z.boolean().optional(),
+        openWorld: z.boolean().optional(),
+      })
+      .optional()
+      .describe('Capability verdicts that win over inference.'),
+    pathArguments: z
+      .array(z.string())
+      .optional()
+      .describe('Argument locations holding file paths (`path`, `paths[]`, `edits[].file`).'),
+    enabled: z.boolean().optional().describe('Set false to hide the tool.'),
+  })
+  .describe('Overrides for one tool.');
+export type ToolOverride = z.infer<typeof ToolOverrideSchema>;
+
+/** Overrides keyed by the server's tool name. */
+export const ToolOverridesSchema = z.record(z.string(), ToolOverrideSchema);
+export type ToolOverrides = z.infer<typeof ToolOverridesSchema>;
+
+const TimeoutsSchema = z
+  .strictObject({
+    startupMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('Spawn/connect + initialize + first tools/list.'),
+    callMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('Per tool call; reset by progress.'),
+    maxCallMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .describe('Per tool call, even while progress arrives.'),
+    pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
+    shutdownMs: z
+      .number()
+      .int()
+      .positive()
+      .default(2_000)
+      .describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
+  })
+  .describe('Timeouts for this server.');
+
+const RestartSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    maxAttempts: z.number().int().min(0).default(3),
+    initialDelayMs: z.number().int().min(0).default(200),
+    maxDelayMs: z.number().int().min(0).default(5_000),
+  })
+  .describe('Restart after a crash, with bounded exponential backoff.');
+
+const serverCommon = {
+  name: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]{1,48}$/)
+    .optional()
+    .describe('Server name; defaults to the file name or map key.'),
+  timeouts: TimeoutsSchema.optional(),
+  restart: RestartSchema.optional(),
+  trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
+  overrides: ToolOverridesSchema.optional().describe('Per-tool overrides keyed by tool name.'),
+  prefixToolNames: z
+    .boolean()
+    .optional()
+    .describe('Always prefix tool names with the server name.'),
+};
+
+export const StdioServerConfigSchema = z
+  .strictObject({
+    transport: z.literal('stdio'),
+    command: z
+      .string()
+      .min(1)
+      .describe('Executable; spawned with an argument array, never a shell.'),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional().describe('Extra environment variables.'),
+    cwd: z.string().optional().describe('Working directory (defaults to the sandbox root).'),
+    allowShell: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Allow a command that runs a code string (`sh -c`, `node -e`, `npx -c`). Off by default.',
+      ),
+    ...serverCommon,
+  })
+  .describe('A server spawned as a child process speaking MCP over stdio.');
+
+export const HttpServerConfigSchema = z
+  .strictObject({
+    transport: z.enum(['streamable-http', 'sse']),
+    url: z.url().describe('Server endpoint URL.'),
+    headers: z.record(z.string(), z.string()).optional(),
+    ...serverCommon,
+  })
+  .describe('A remote server over streamable HTTP or legacy SSE.');
+
+export const ServerConfigSchema = z.discriminatedUnion('transport', [
+  StdioServerConfigSchema,
+  HttpServerConfigSchema,
+]);
+export type ServerConfigInput = z.input<typeof ServerConfigSchema>;
+export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;
+export type HttpServerConfig = z.infer<typeof HttpServerConfigSchema>;
+/** A server config with its name resolved. */
+export type NamedServerConfig = ServerConfig & { name: string };
+
+/** A tool resource (ADR-0027): a stable id mapped to one server's tool. */
+export const ToolResourceSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^[a-zA-Z0-9_.:/-]+$/)
+      .describe('Stable tool id agents keep.'),
+    server: z.string().describe('Name of a server record in servers/.'),
+    tool: z.string().describe('The tool name on that server.'),
+    enabled: z.boolean().default(true),
+    overrides: ToolOverrideSchema.optional(),
+  })
+  .describe('A tool resource: stable id → server + tool.');
+export type ToolResource = z.infer<typeof ToolResourceSchema>;
+
+/** A skill: a named bundle of tools from every source. */
+export const SkillSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+      .optional(),
+    description: z.string().default(''),
+    tools: z
+      .array(z.string())
+      .default([])
+      .describe(
+        'Built-in tool names (`read_file`), tool resource ids, or `custom:./module.js#export`.',
+      ),
+    mcp_servers: z
+      .array(z.union([z.string(), ServerConfigSchema.and(z.object({ name: z.string() }))]))
+      .default([])
+      .describe('Server record names, or inline server configs with a name.'),
+    agent_skills: z.array(z.string()).default([]).describe('Folders holding a SKILL.md.'),
+    overrides: ToolOverridesSchema.default({}).describe('Per-tool overrides applied at inclusion.'),
+  })
+  .describe('A skill.');
+export type Skill = z.infer<typeof SkillSchema>;
+
+export const SandboxSettingsSchema = z
+  .strictObject({
+    source: z.string().default('.').describe('Folder or git repo the sandbox is made from.'),
+    revision: z.string().default('HEAD'),
+    enabled: z.boolean().default(true),
+  })
+  .describe('Sandbox settings.');
+
+export const CheckpointerSettingsSchema = z
+  .union([
+    z.strictObject({
+      type: z.literal('sqlite'),
+      path: z.string().default('.agents/checkpoints.sqlite'),
+    }),
+    z.strictObject({ type: z.literal('postgres'), url: z.string() }),
+    z.strictObject({ type: z.literal('memory') }),
+  ])
+  .describe('Where LangGraph checkpoints live.');
+
+/** Caps on one tool result as the model sees it (bytes, and an estimated token count). */
+export const OutputBudgetLimitsSchema = z
+  .strictObject({
+    maxBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Bytes of text (UTF-8) the model sees of one result (default 32768).'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Estimated tokens (bytes / 4) the model sees; the smaller of the two caps applies.',
+      ),
+    maxImageBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Decoded bytes of one image; bigger images become a marker (default 1 MiB).'),
+    maxItems: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Content items kept per result (default 100).'),
+  })
+  .describe('Output budget limits.');
+export type OutputBudgetLimitsSettings = z.infer<typeof OutputBudgetLimitsSchema>;
+
+/** An actor's output budget: default limits plus per-tool limits. */
+export const OutputBudgetSettingsSchema = OutputBudgetLimitsSchema.extend({
+  perTool: z
+    .record(z.string(), OutputBudgetLimitsSchema)
+    .optional()
+    .describe(
+      'Limits per tool id or name (globs allowed); they replace the defaults field by field.',
+    ),
+}).describe(
+  'Caps on what the model sees of each tool result; the cut part is written to a file in the sandbox.',
+);
+export type OutputBudgetSettings = z.infer<typeof OutputBudgetSettingsSchema>;
+
+/** An actor: skills + model + instructions + sandbox + checkpointer. */
+export const ActorSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/)
+      .optional(),
+    description: z.string().default(''),
+    skills: z.array(z.string()).min(1),
+    model: z
+      .string()
+      .default('scripted')
+      .describe('`provider:model`, or `scripted:path/to/script.yaml`.'),
+    instructions: z.string().default(''),
+    sandbox: SandboxSettingsSchema.default({ source: '.', revision: 'HEAD', enabled: true }),
+    checkpointer: CheckpointerSettingsSchema.default({
+      type: 'sqlite',
+      path: '.agents/checkpoints.sqlite',
+    }),
+    policy: z.unknown().optional().describe('Safety policy (see the policy section).'),
+    budget: OutputBudgetSettingsSchema.optional().describe(
+      'Output budget for tool results (default: 32 KiB of text per result).',
+    ),
+  })
+  .describe('An actor.');
+export type Actor = z.infer<typeof ActorSchema>;

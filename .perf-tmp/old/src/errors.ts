@@ -1,0 +1,100 @@
+/**
+ * One error type for the whole library. Callers branch on `code`; `details` carries the typed
+ * data (server, phase, path, ...) and `cause` always keeps the original error.
+ */
+export const AgentsErrorCode = {
+  ConfigInvalid: 'CONFIG_INVALID',
+  ConfigNotFound: 'CONFIG_NOT_FOUND',
+  ServerStartFailed: 'SERVER_START_FAILED',
+  ServerUnavailable: 'SERVER_UNAVAILABLE',
+  ServerNotFound: 'SERVER_NOT_FOUND',
+  ProtocolError: 'PROTOCOL_ERROR',
+  ToolNotFound: 'TOOL_NOT_FOUND',
+  ToolUnavailable: 'TOOL_UNAVAILABLE',
+  ToolDisabled: 'TOOL_DISABLED',
+  ToolNameCollision: 'TOOL_NAME_COLLISION',
+  ToolCallFailed: 'TOOL_CALL_FAILED',
+  InvalidArguments: 'INVALID_ARGUMENTS',
+  PathOutsideSandbox: 'PATH_OUTSIDE_SANDBOX',
+  SandboxFailed: 'SANDBOX_FAILED',
+  CheckpointNotFound: 'CHECKPOINT_NOT_FOUND',
+  RunActive: 'RUN_ACTIVE',
+  RollbackFailed: 'ROLLBACK_FAILED',
+  SkillNotFound: 'SKILL_NOT_FOUND',
+  ActorNotFound: 'ACTOR_NOT_FOUND',
+  PolicyDenied: 'POLICY_DENIED',
+  Aborted: 'ABORTED',
+  Timeout: 'TIMEOUT',
+  Closed: 'CLOSED',
+} as const;
+export type AgentsErrorCode = (typeof AgentsErrorCode)[keyof typeof AgentsErrorCode];
+
+const BRAND = Symbol.for('agents.error');
+
+/** Options accepted by {@link AgentsError}. */
+export interface AgentsErrorOptions {
+  cause?: unknown;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The base error of the library. Messages say what happened, where, and what to do next.
+ * `AgentsError.isInstance()` works across two loaded copies of the package.
+ */
+export class AgentsError extends Error {
+  readonly code: AgentsErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly [BRAND] = true;
+
+  constructor(code: AgentsErrorCode, message: string, options: AgentsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgentsError';
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  /** True for any AgentsError, including one thrown by another copy of this package. */
+  static isInstance(value: unknown): value is AgentsError {
+    return typeof value === 'object' && value !== null && BRAND in value;
+  }
+
+  /** True when `value` is an AgentsError with the given code. */
+  static hasCode(value: unknown, code: AgentsErrorCode): value is AgentsError {
+    return AgentsError.isInstance(value) && value.code === code;
+  }
+}
+
+/** The phase of a server's life in which an error happened. */
+export type ServerPhase = 'spawn' | 'connect' | 'initialize' | 'list' | 'call' | 'ping' | 'shutdown';
+
+/** Data carried by errors that concern one MCP server. */
+export interface ServerErrorDetails extends Record<string, unknown> {
+  serverName: string;
+  phase: ServerPhase;
+  /** The command line (stdio) or URL (http/sse), with secrets redacted. */
+  target?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  stderrTail?: string;
+  toolName?: string;
+}
+
+/** An error concerning one MCP server; `details` says which server and in which phase. */
+export class ServerError extends AgentsError {
+  declare readonly details: ServerErrorDetails;
+  constructor(
+    code: AgentsErrorCode,
+    message: string,
+    details: ServerErrorDetails,
+    options: { cause?: unknown } = {},
+  ) {
+    super(code, message, { ...options, details });
+    this.name = 'ServerError';
+  }
+}
+
+/** Returns a readable message for any thrown value. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,225 @@
+// Public API. Named exports only; adding a line here is an API decision.
+
+// errors
+export type { AgentsErrorOptions, ServerErrorDetails, ServerPhase } from './errors.js';
+export { AgentsError, AgentsErrorCode, ServerError, errorMessage } from './errors.js';
+
+// core records
+export type {
+  Capabilities,
+  CapabilitySource,
+  CapabilityVerdict,
+  ChangeRecord,
+  ChangedPath,
+  JsonSchemaObject,
+  ToolCallContext,
+  ToolDescriptor,
+  ToolEntry,
+  ToolResult,
+  ToolSource,
+} from './registry/tool-descriptor.js';
+export { ResultMetaKey } from './registry/tool-descriptor.js';
+
+// config
+export type {
+  Actor,
+  HttpServerConfig,
+  NamedServerConfig,
+  ServerConfig,
+  ServerConfigInput,
+  Skill,
+  StdioServerConfig,
+  ToolOverride,
+  ToolOverrides,
+  ToolResource,
+} from './config/schemas.js';
+export {
+  ActorSchema,
+  ServerConfigSchema,
+  SkillSchema,
+  ToolOverrideSchema,
+  ToolResourceSchema,
+} from './config/schemas.js';
+export type { ConfigProblem, ParseYamlOptions } from './config/load.js';
+export { loadYamlFile, parseYaml } from './config/load.js';
+export { configJsonSchemas } from './config/json-schema.js';
+
+// mcp: MCP tools -> descriptors -> LangChain StructuredTools
+export type {
+  MCPToolAdapter,
+  McpToolAdapterOptions,
+  McpToolCaller,
+  McpToolEntriesOptions,
+} from './mcp/tool-adapter.js';
+export {
+  createClientCaller,
+  createMcpToolAdapter,
+  createMcpToolEntries,
+  listAllTools,
+} from './mcp/tool-adapter.js';
+export { toStructuredTool } from './mcp/structured-tool.js';
+export type { McpToolArtifact } from './mcp/content.js';
+export { toToolMessageParts } from './mcp/content.js';
+export { resolveToolNames, toProviderSafeName } from './mcp/naming.js';
+export { sanitizeDescription } from './mcp/sanitize.js';
+export { fingerprintTool } from './mcp/fingerprint.js';
+export { compileArgumentValidator } from './mcp/json-schema.js';
+
+// registry
+export type { CapabilityInput } from './registry/capabilities.js';
+export { inferCapabilities } from './registry/capabilities.js';
+export type { ToolRegistry, ToolRegistryChange } from './registry/tool-registry.js';
+export { createToolRegistry } from './registry/tool-registry.js';
+
+// servers: lifecycles
+export type {
+  ManagedServer,
+  ManagedServerOptions,
+  ManagedServerStatus,
+} from './servers/managed-server.js';
+export { createManagedServer } from './servers/managed-server.js';
+export type { ServerLease, ServerManager, ServerManagerOptions } from './servers/server-manager.js';
+export { createServerManager } from './servers/server-manager.js';
+export type {
+  ServerEndEvent,
+  ServerEventMap,
+  ServerRestartEvent,
+  ServerStartEvent,
+  ToolsChangedEvent,
+} from './servers/server-events.js';
+export type { ServerLogger } from './servers/server-logger.js';
+export { silentServerLogger } from './servers/server-logger.js';
+
+// sandbox
+export type { PathMap, Sandbox, Snapshot } from './sandbox/types.js';
+export type {
+  CreateSandboxOptions,
+  LocalSandbox,
+  PruneSandboxesOptions,
+} from './sandbox/local-sandbox.js';
+export { createSandbox, pruneSandboxes } from './sandbox/local-sandbox.js';
+export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
+export { createPathMap } from './sandbox/path-map.js';
+export { detectPathArguments } from './sandbox/path-arguments.js';
+export { sandboxRoots } from './sandbox/sandbox-roots.js';
+
+// middleware: one execution path for every tool call
+export type {
+  ToolCallHandler,
+  ToolCallRequest,
+  ToolMiddleware,
+} from './middleware/types.js';
+export { composeMiddleware } from './middleware/types.js';
+export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
+export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
+export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
+export type { SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export { SandboxStateSchema, sandboxStateFields } from './middleware/state.js';
+export type { TrackedToolNodeOptions } from './middleware/tool-node.js';
+export { createTrackedToolNode } from './middleware/tool-node.js';
+export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
+export { createCheckpointer } from './middleware/checkpointer.js';
+export type {
+  CheckpointEntry,
+  CheckpointedGraph,
+  RollbackOptions,
+  RollbackResult,
+} from './middleware/rollback.js';
+export {
+  isRunActive,
+  listCheckpoints,
+  markRunActive,
+  rollback,
+  undoRollback,
+  withActiveRun,
+} from './middleware/rollback.js';
+export { createSandboxAgentMiddleware } from './middleware/agent-middleware.js';
+
+// policy
+export type {
+  Policy,
+  PolicyDecision,
+  PolicyInput,
+  PolicyMode,
+  PolicyRule,
+} from './policy/schema.js';
+export { PolicySchema, parsePolicy } from './policy/schema.js';
+export type { PolicyVerdict } from './policy/decide.js';
+export { decide } from './policy/decide.js';
+export type { PinStore, ToolPin } from './policy/pins.js';
+export { createMemoryPinStore, createPinStore } from './policy/pins.js';
+export type { ApprovalPreview, ApprovalResponse } from './policy/approval.js';
+export { isApprovalPreview, parseApprovalResponse } from './policy/approval.js';
+export type { Approver, PolicyMiddlewareOptions, PolicyRecord } from './policy/policy-middleware.js';
+export { createInterruptApprover, createPolicyMiddleware } from './policy/policy-middleware.js';
+export type { HumanInTheLoopPolicy } from './policy/hitl.js';
+export { createHumanInTheLoopPolicy } from './policy/hitl.js';
+export type { BudgetRecord, OutputBudgetOptions, Spill } from './policy/output-budget.js';
+export { createFileSpill, createOutputBudgetMiddleware } from './policy/output-budget.js';
+export type { AuditEntry, AuditLog } from './policy/audit.js';
+export {
+  auditLogPath,
+  createAuditLog,
+  createAuditMiddleware,
+  readAuditLog,
+} from './policy/audit.js';
+
+// serve: the same tools and the same middleware chain, served over MCP
+export type { CreateMcpServerOptions } from './serve/mcp-server.js';
+export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
+export type {
+  ServedToolRegistry,
+  ServedToolSet,
+  ServedToolSetOptions,
+  ServedToolSource,
+} from './serve/served-tool-set.js';
+export { createServedToolSet } from './serve/served-tool-set.js';
+export type { McpHttpServer, ServeHttpOptions } from './serve/http.js';
+export { serveHttp } from './serve/http.js';
+export type { ServeEntriesOptions } from './serve/serve-entries.js';
+export { serveEntries } from './serve/serve-entries.js';
+export { exampleValueFromSchema as experimental_exampleValueFromSchema } from './serve/example-value.js';
+
+// workspace, skills, actors
+export type {
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceProblem,
+  WorkspaceRecord,
+  WorkspaceStore,
+  WorkspaceStoreOptions,
+} from './workspace/store.js';
+export { createWorkspaceStore, defaultWorkspaceDir } from './workspace/store.js';
+export type {
+  NamedSkill,
+  SkillPlan,
+  SkillRegistry,
+  SkillRegistryOptions,
+  SkillServer,
+} from './registry/skill-registry.js';
+export { createSkillRegistry, planSkillConfigs, planSkills } from './registry/skill-registry.js';
+export type { BuiltinToolName, BuiltinToolsOptions } from './skills/builtin-tools.js';
+export { BUILTIN_TOOL_NAMES, createBuiltinTools } from './skills/builtin-tools.js';
+export type { CustomToolReference } from './skills/custom-tools.js';
+export { loadCustomTools, toCustomToolEntry } from './skills/custom-tools.js';
+export type { AgentSkill, AgentSkillSet, AgentSkillWarning } from './skills/agent-skills.js';
+export {
+  createAgentSkillTool,
+  createAllowedToolsMiddleware,
+  loadAgentSkills,
+} from './skills/agent-skills.js';
+export type {
+  ActorConfigInput,
+  ActorGraph,
+  ActorInstance,
+  ActorRunEvent,
+  ActorRunOptions,
+  CreateActorOptions,
+} from './actors/actor.js';
+export { createActor } from './actors/actor.js';
+export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
+export { activateSkills } from './actors/activate-skills.js';
+export type { ResolveChatModelOptions } from './actors/model.js';
+export { resolveChatModel } from './actors/model.js';
+export type { ScriptedChatModelOptions, ScriptedStep } from './actors/scripted-model.js';
+export { ScriptedChatModel, createScriptedModel, parseModelScript } from './actors/scripted-model.js';

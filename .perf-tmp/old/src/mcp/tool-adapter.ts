@@ -1,0 +1,473 @@
+import type { StructuredTool } from '@langchain/core/tools';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
+import { AgentsError, AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
+import type { ToolCallHandler } from '../middleware/types.js';
+import { inferCapabilities } from '../registry/capabilities.js';
+import { detectPathArguments as defaultDetectPathArguments } from '../sandbox/path-arguments.js';
+import type {
+  JsonSchemaObject,
+  ToolCallContext,
+  ToolDescriptor,
+  ToolEntry,
+  ToolResult,
+} from '../registry/tool-descriptor.js';
+import { fingerprintTool } from './fingerprint.js';
+import { compileArgumentValidator } from './json-schema.js';
+import { resolveToolNames } from './naming.js';
+import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
+import { toStructuredTool } from './structured-tool.js';
+
+/** The one thing an MCP tool entry needs from a connection: send `tools/call`. */
+export interface McpToolCaller {
+  /**
+   * Sends `tools/call` and returns the server's result as is (`isError` results included).
+   * Throws `ServerError` (phase `call`) for transport, protocol, timeout and abort failures.
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolCallContext,
+  ): Promise<CallToolResult>;
+}
+
+/** Finds path-typed arguments in an input schema (see `sandbox/path-arguments.ts`). */
+export type PathArgumentDetector = (inputSchema: JsonSchemaObject) => string[];
+
+/** Options for {@link createMcpToolEntries}. */
+export interface McpToolEntriesOptions {
+  serverName: string;
+  /** The server's tools as listed on the wire (all pages). */
+  tools: readonly Tool[];
+  caller: McpToolCaller;
+  /** Per-tool overrides keyed by the server's tool name. */
+  overrides?: ToolOverrides;
+  /** Trust this server's annotations. */
+  trusted?: boolean;
+  /** Always name tools `server__tool` (otherwise the registry prefixes only on collision). */
+  prefixToolNames?: boolean;
+  /** Finds path arguments when no override lists them (default: `sandbox/path-arguments.ts`). */
+  detectPathArguments?: PathArgumentDetector;
+  /** Cap on a description the model sees (default 2048 characters). */
+  maxDescriptionLength?: number;
+}
+
+function invalidArgumentsResult(toolName: string, message: string): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `Invalid arguments for tool "${toolName}": ${message}. Fix these arguments and call the tool again.`,
+      },
+    ],
+  };
+}
+
+function buildDescriptor(
+  serverName: string,
+  tool: Tool,
+  name: string,
+  override: ToolOverride | undefined,
+  options: McpToolEntriesOptions,
+  warnings: string[],
+): ToolDescriptor {
+  const rawDescription = typeof tool.description === 'string' ? tool.description : '';
+  const description = sanitizeDescription(override?.description ?? rawDescription, {
+    ...(options.maxDescriptionLength === undefined
+      ? {}
+      : { maxLength: options.maxDescriptionLength }),
+  });
+  const inputSchema = tool.inputSchema as JsonSchemaObject;
+  let pathArguments = override?.pathArguments;
+  if (pathArguments === undefined) {
+    try {
+      pathArguments = (options.detectPathArguments ?? defaultDetectPathArguments)(inputSchema);
+    } catch (error) {
+      warnings.push(`path arguments could not be detected: ${errorMessage(error)}`);
+    }
+  }
+  const descriptor: ToolDescriptor = {
+    id: `mcp:${serverName}/${tool.name}`,
+    name,
+    originalName: tool.name,
+    source: 'mcp',
+    serverName,
+    description,
+    inputSchema,
+    capabilities: inferCapabilities({
+      name: tool.name,
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      ...(override === undefined ? {} : { override }),
+      trusted: options.trusted === true,
+    }),
+    pathArguments: pathArguments ?? [],
+    fingerprint: fingerprintTool(tool),
+  };
+  const title = tool.title ?? tool.annotations?.title;
+  if (typeof title === 'string') descriptor.title = title;
+  if (rawDescription !== '' && isDescriptionAltered(rawDescription, description)) {
+    descriptor.rawDescription = rawDescription;
+  }
+  if (tool.outputSchema !== undefined)
+    descriptor.outputSchema = tool.outputSchema as JsonSchemaObject;
+  if (tool.annotations !== undefined) descriptor.annotations = tool.annotations;
+  if (warnings.length > 0) descriptor.warnings = warnings;
+  return descriptor;
+}
+
+/**
+ * Turns one server's listed tools into {@link ToolEntry} records: id `mcp:SERVER/TOOL`,
+ * provider-safe name, sanitized description (original kept in `rawDescription` when changed),
+ * schemas verbatim, inferred capabilities with provenance, path arguments (override, else the
+ * detector), and a fingerprint of the whole wire definition. The argument validator is
+ * compiled once here; each `execute` validates (an invalid call returns an `isError` result
+ * naming the field, without reaching the server) and then calls `caller.callTool` with the
+ * server's original tool name.
+ *
+ * Tools disabled by an override (`enabled: false`) are left out.
+ * @throws AgentsError `TOOL_NAME_COLLISION` when the server lists the same tool name twice.
+ */
+export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[] {
+  const { serverName, caller } = options;
+  const seen = new Set<string>();
+  const listed: Tool[] = [];
+  for (const tool of options.tools) {
+    if (seen.has(tool.name)) {
+      throw new AgentsError(
+        AgentsErrorCode.ToolNameCollision,
+        `Server "${serverName}" lists the tool "${tool.name}" twice; tool names must be unique within a server. Fix the server or remove it.`,
+        { details: { serverName, toolName: tool.name } },
+      );
+    }
+    seen.add(tool.name);
+    if (options.overrides?.[tool.name]?.enabled === false) continue;
+    listed.push(tool);
+  }
+
+  const names = resolveToolNames(
+    listed.map((tool) => {
+      const preferredName = options.overrides?.[tool.name]?.name;
+      return {
+        id: `mcp:${serverName}/${tool.name}`,
+        originalName: tool.name,
+        serverName,
+        ...(preferredName === undefined ? {} : { preferredName }),
+      };
+    }),
+    { alwaysPrefix: options.prefixToolNames === true },
+  );
+
+  return listed.map((tool) => {
+    const override = options.overrides?.[tool.name];
+    const warnings: string[] = [];
+    const validator = compileArgumentValidator(tool.inputSchema);
+    if (validator.warning !== undefined) warnings.push(validator.warning);
+    const descriptor = buildDescriptor(
+      serverName,
+      tool,
+      names.get(`mcp:${serverName}/${tool.name}`)!,
+      override,
+      options,
+      warnings,
+    );
+    const toolName = tool.name;
+    return {
+      descriptor,
+      execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
+        const verdict = validator.validate(args);
+        if (!verdict.valid)
+          return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
+        return caller.callTool(toolName, args, context);
+      },
+    };
+  });
+}
+
+/** Options for {@link listAllTools}. */
+export interface ListAllToolsOptions {
+  signal?: AbortSignal;
+  /** Stop with an error past this many pages (default 100). */
+  maxPages?: number;
+  /** Named in errors. */
+  serverName?: string;
+  /** Per-page request timeout in ms (SDK default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Reads every page of `tools/list`. Refuses a server that repeats a cursor or pages past
+ * `maxPages` (it would loop forever), rather than returning a partial list.
+ * @throws ServerError phase `list`: `PROTOCOL_ERROR` for cursor loops, otherwise the wrapped failure.
+ */
+export async function listAllTools(
+  client: Client,
+  options: ListAllToolsOptions = {},
+): Promise<Tool[]> {
+  const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
+  const maxPages = options.maxPages ?? 100;
+  const tools: Tool[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    if (page >= maxPages) {
+      throw new ServerError(
+        AgentsErrorCode.ProtocolError,
+        `Server "${serverName}" returned more than ${maxPages} pages of tools/list; refusing to read on.`,
+        { serverName, phase: 'list' },
+      );
+    }
+    options.signal?.throwIfAborted();
+    let result: Awaited<ReturnType<Client['listTools']>>;
+    try {
+      result = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+      });
+    } catch (error) {
+      throw wrapCallError(error, serverName, 'list', undefined, options.signal);
+    }
+    tools.push(...result.tools);
+    const next = result.nextCursor;
+    if (next === undefined || next === '') return tools;
+    if (cursors.has(next)) {
+      throw new ServerError(
+        AgentsErrorCode.ProtocolError,
+        `Server "${serverName}" repeated the tools/list cursor ${JSON.stringify(next)}; its pagination loops. Report it to the server's authors.`,
+        { serverName, phase: 'list' },
+      );
+    }
+    cursors.add(next);
+    cursor = next;
+  }
+}
+
+function wrapCallError(
+  error: unknown,
+  serverName: string,
+  phase: 'call' | 'list',
+  toolName: string | undefined,
+  signal: AbortSignal | undefined,
+): ServerError {
+  if (error instanceof ServerError) return error;
+  const where =
+    toolName === undefined
+      ? `tools/list on server "${serverName}"`
+      : `Tool "${toolName}" on server "${serverName}"`;
+  const details = { serverName, phase, ...(toolName === undefined ? {} : { toolName }) };
+  if (signal?.aborted === true) {
+    return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, {
+      cause: error,
+    });
+  }
+  if (error instanceof McpError) {
+    const code: number = error.code;
+    if (code === (ErrorCode.RequestTimeout as number)) {
+      return new ServerError(
+        AgentsErrorCode.Timeout,
+        `${where} timed out (${error.message}); raise the server's timeouts.callMs or check the server.`,
+        details,
+        { cause: error },
+      );
+    }
+    if (code === (ErrorCode.ConnectionClosed as number)) {
+      return new ServerError(
+        AgentsErrorCode.ServerUnavailable,
+        `${where} failed: the connection closed (${error.message}). The server may have exited; see its stderr.`,
+        details,
+        { cause: error },
+      );
+    }
+    return new ServerError(
+      AgentsErrorCode.ProtocolError,
+      `${where} failed with MCP error ${error.code}: ${error.message}`,
+      details,
+      { cause: error },
+    );
+  }
+  return new ServerError(
+    AgentsErrorCode.ToolCallFailed,
+    `${where} failed: ${errorMessage(error)}`,
+    details,
+    { cause: error },
+  );
+}
+
+function configSignal(config: unknown): AbortSignal | undefined {
+  if (typeof config !== 'object' || config === null) return undefined;
+  const signal = (config as { signal?: unknown }).signal;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * The abort signal of one tool call: `context.signal`, the `signal` of the LangGraph
+ * `RunnableConfig` in `context.config`, or both combined (either one cancels the call).
+ */
+export function toolCallSignal(context: ToolCallContext): AbortSignal | undefined {
+  const fromConfig = configSignal(context.config);
+  if (context.signal === undefined) return fromConfig;
+  if (fromConfig === undefined || fromConfig === context.signal) return context.signal;
+  return AbortSignal.any([context.signal, fromConfig]);
+}
+
+/** Options for {@link createClientCaller}. */
+export interface ClientCallerOptions {
+  /** Per-call timeout, reset by progress notifications (default 60 000 ms). */
+  callTimeoutMs?: number;
+  /** Hard cap per call, even while progress arrives (default 600 000 ms). */
+  maxCallMs?: number;
+}
+
+/**
+ * An {@link McpToolCaller} over a connected SDK `Client`. Passes the abort signal (from
+ * `context.signal` and `context.config.signal`), the timeout, and — only when the caller
+ * wants progress — `onprogress` with `resetTimeoutOnProgress` bounded by `maxTotalTimeout`.
+ * Failures become `ServerError` with phase `call`: `TIMEOUT`, `ABORTED`, `SERVER_UNAVAILABLE`
+ * (connection closed), `PROTOCOL_ERROR` (a JSON-RPC error) or `TOOL_CALL_FAILED`.
+ */
+export function createClientCaller(
+  client: Client,
+  serverName: string,
+  options: ClientCallerOptions = {},
+): McpToolCaller {
+  const timeout = options.callTimeoutMs ?? 60_000;
+  const maxTotalTimeout = options.maxCallMs ?? 600_000;
+  return {
+    async callTool(name, args, context) {
+      const signal = toolCallSignal(context);
+      const onProgress = context.onProgress;
+      try {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          timeout,
+          maxTotalTimeout,
+          ...(signal === undefined ? {} : { signal }),
+          ...(onProgress === undefined
+            ? {}
+            : {
+                resetTimeoutOnProgress: true,
+                onprogress: (progress) => {
+                  onProgress({
+                    progress: progress.progress,
+                    ...(progress.total === undefined ? {} : { total: progress.total }),
+                    ...(progress.message === undefined ? {} : { message: progress.message }),
+                  });
+                },
+              }),
+        });
+        if ('content' in result && Array.isArray(result.content)) return result as CallToolResult;
+        // Servers on protocol 2024-10-07 answer with { toolResult }.
+        const legacy = (result as { toolResult?: unknown }).toolResult;
+        return {
+          content: [
+            {
+              type: 'text',
+              text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null),
+            },
+          ],
+        };
+      } catch (error) {
+        throw wrapCallError(error, serverName, 'call', name, signal);
+      }
+    },
+  };
+}
+
+/** Options for {@link createMcpToolAdapter}. */
+export interface McpToolAdapterOptions extends ClientCallerOptions {
+  serverName: string;
+  /** An SDK client that is already connected (initialized). The adapter does not close it. */
+  client: Client;
+  overrides?: ToolOverrides;
+  trusted?: boolean;
+  prefixToolNames?: boolean;
+  detectPathArguments?: PathArgumentDetector;
+}
+
+/** ADR-029's MCPToolAdapter over one connected server. */
+export interface MCPToolAdapter {
+  readonly serverName: string;
+  /** Lists every page of tools once and caches the entries; `refresh: true` lists again. */
+  listTools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<ToolEntry[]>;
+  /**
+   * The only place that sends `tools/call` for this server: validates and calls a tool by its
+   * server-side (original) name.
+   * @throws AgentsError `TOOL_NOT_FOUND` for a name the server did not list.
+   */
+  execute(
+    toolName: string,
+    args: Record<string, unknown>,
+    context?: ToolCallContext,
+  ): Promise<CallToolResult>;
+  /** LangChain tools for ToolNode over the current entries (no middleware). */
+  tools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<StructuredTool[]>;
+}
+
+/**
+ * Creates the MCPToolAdapter for an already-connected SDK `Client`: lists all tool pages,
+ * builds descriptors and entries ({@link createMcpToolEntries}), and gives LangChain tools.
+ * Lifecycles (spawn, restart, close) belong to `servers/`; this adapter never closes the client.
+ */
+export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAdapter {
+  const { serverName, client } = options;
+  const caller = createClientCaller(client, serverName, options);
+  let entries: ToolEntry[] | undefined;
+  let byOriginalName = new Map<string, ToolEntry>();
+
+  async function listTools(
+    listOptions: { signal?: AbortSignal; refresh?: boolean } = {},
+  ): Promise<ToolEntry[]> {
+    if (entries !== undefined && listOptions.refresh !== true) return entries;
+    const tools = await listAllTools(client, {
+      serverName,
+      ...(listOptions.signal === undefined ? {} : { signal: listOptions.signal }),
+    });
+    const next = createMcpToolEntries({
+      serverName,
+      tools,
+      caller,
+      ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+      ...(options.trusted === undefined ? {} : { trusted: options.trusted }),
+      ...(options.prefixToolNames === undefined
+        ? {}
+        : { prefixToolNames: options.prefixToolNames }),
+      ...(options.detectPathArguments === undefined
+        ? {}
+        : { detectPathArguments: options.detectPathArguments }),
+    });
+    // Swap both views together so a concurrent execute never sees a mix.
+    entries = next;
+    byOriginalName = new Map(next.map((entry) => [entry.descriptor.originalName, entry]));
+    return next;
+  }
+
+  return {
+    serverName,
+    listTools,
+    async execute(toolName, args, context = {}) {
+      if (entries === undefined)
+        await listTools(context.signal === undefined ? {} : { signal: context.signal });
+      const entry = byOriginalName.get(toolName);
+      if (entry === undefined) {
+        throw new AgentsError(
+          AgentsErrorCode.ToolNotFound,
+          `Server "${serverName}" has no tool "${toolName}" (or it is disabled); list its tools to see what it offers.`,
+          { details: { serverName, toolName } },
+        );
+      }
+      return entry.execute(args, context);
+    },
+    async tools(listOptions = {}) {
+      const current = await listTools(listOptions);
+      return current.map((entry) => {
+        const handler: ToolCallHandler = (request) => entry.execute(request.args, request.context);
+        return toStructuredTool(entry.descriptor, handler);
+      });
+    },
+  };
+}

@@ -1,0 +1,451 @@
+import { HumanMessage } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { StateSnapshot } from '@langchain/langgraph';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { ChangeRecord, ChangedPath } from '../registry/tool-descriptor.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { assertRollbackDurability } from './checkpointer.js';
+import type { Durability } from './checkpointer.js';
+import { readSandboxState } from './state.js';
+
+/**
+ * The part of a compiled LangGraph graph (`CompiledStateGraph` / `Pregel`) that checkpoints and
+ * rollback use. The graph must be compiled with a checkpointer.
+ */
+export interface CheckpointedGraph {
+  getState(config: RunnableConfig): Promise<StateSnapshot>;
+  getStateHistory(config: RunnableConfig): AsyncIterableIterator<StateSnapshot>;
+  updateState(
+    config: RunnableConfig,
+    values: Record<string, unknown>,
+    asNode?: string,
+  ): Promise<RunnableConfig>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Active runs
+
+const activeRuns = new Map<string, number>();
+
+/** A mark that a run is active on a thread; release it (or `using`) when the run ends. */
+export interface ActiveRunMark extends Disposable {
+  readonly threadId: string;
+  /** Idempotent. */
+  release(): void;
+}
+
+/**
+ * Marks a run as active on a thread, so {@link rollback} refuses to touch it meanwhile. The
+ * registry is per process: a run in another process is not seen. Marks nest (two marks, two
+ * releases).
+ */
+export function markRunActive(threadId: string): ActiveRunMark {
+  activeRuns.set(threadId, (activeRuns.get(threadId) ?? 0) + 1);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    const count = (activeRuns.get(threadId) ?? 1) - 1;
+    if (count <= 0) activeRuns.delete(threadId);
+    else activeRuns.set(threadId, count);
+  };
+  return { threadId, release, [Symbol.dispose]: release };
+}
+
+/** True while a run marked with {@link markRunActive} is active on the thread. */
+export function isRunActive(threadId: string): boolean {
+  return (activeRuns.get(threadId) ?? 0) > 0;
+}
+
+/**
+ * Runs `work` (e.g. `() => graph.invoke(input, config)`) with the thread marked active. Refuses
+ * `durability: 'exit'` in `options` (no intermediate checkpoints to roll back to).
+ */
+export async function withActiveRun<T>(
+  threadId: string,
+  work: () => Promise<T>,
+  options?: { durability?: Durability | undefined },
+): Promise<T> {
+  assertRollbackDurability(options);
+  const mark = markRunActive(threadId);
+  try {
+    return await work();
+  } finally {
+    mark.release();
+  }
+}
+
+function assertNoActiveRun(threadId: string): void {
+  if (isRunActive(threadId)) {
+    throw new AgentsError(
+      AgentsErrorCode.RunActive,
+      `A run is active on thread "${threadId}"; wait for it to finish (or cancel it) before rolling back.`,
+      { details: { threadId } },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing
+
+/** One checkpoint of a thread, with the file state it belongs to. */
+export interface CheckpointEntry {
+  checkpointId: string;
+  parentCheckpointId?: string;
+  /** LangGraph superstep (`-1` for the input checkpoint). */
+  step: number;
+  /** `input`, `loop`, `update` or `fork`. */
+  source: string;
+  createdAt?: string;
+  /** Nodes that would run next from here. */
+  next: string[];
+  /** Snapshot sha of the sandbox tree at this checkpoint (absent before any tracked write). */
+  sandboxHead?: string;
+  /** Files this checkpoint changed compared with its parent checkpoint. */
+  changed: ChangedPath[];
+  /** Change records added by this checkpoint (tool calls since the parent). */
+  records: ChangeRecord[];
+  /** Config that addresses this checkpoint (for `getState`, `invoke(null, config)`). */
+  config: RunnableConfig;
+}
+
+/** Options of {@link listCheckpoints}. */
+export interface ListCheckpointsOptions {
+  graph: CheckpointedGraph;
+  threadId: string;
+  /**
+   * When given, each entry's `changed` is the real tree diff against the parent checkpoint
+   * (`sandbox.diff`); otherwise it is the union of the entry's change records.
+   */
+  sandbox?: Sandbox;
+  /** At most this many entries, newest first. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+function checkpointIdOf(config: RunnableConfig | undefined): string | undefined {
+  const id: unknown = config?.configurable?.['checkpoint_id'];
+  return typeof id === 'string' ? id : undefined;
+}
+
+function mergeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
+  const byPath = new Map<string, ChangedPath>();
+  for (const record of records) {
+    for (const change of record.changed) byPath.set(change.path, change);
+  }
+  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * Lists a thread's checkpoints, newest first, each with its step, its sandbox head and the file
+ * changes it introduced. Includes every branch (old branches stay after a rollback). Throws
+ * `CHECKPOINT_NOT_FOUND` when the thread has no checkpoints.
+ */
+export async function listCheckpoints(options: ListCheckpointsOptions): Promise<CheckpointEntry[]> {
+  const { graph, threadId, sandbox, signal } = options;
+  signal?.throwIfAborted();
+  const snapshots: StateSnapshot[] = [];
+  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+    snapshots.push(snapshot);
+  }
+  if (snapshots.length === 0) {
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `Thread "${threadId}" has no checkpoints; check the thread id and the checkpointer settings.`,
+      { details: { threadId } },
+    );
+  }
+  const byId = new Map<string, StateSnapshot>();
+  for (const snapshot of snapshots) {
+    const id = checkpointIdOf(snapshot.config);
+    if (id !== undefined) byId.set(id, snapshot);
+  }
+  const selected = options.limit === undefined ? snapshots : snapshots.slice(0, options.limit);
+  const entries: CheckpointEntry[] = [];
+  for (const snapshot of selected) {
+    signal?.throwIfAborted();
+    const checkpointId = checkpointIdOf(snapshot.config);
+    if (checkpointId === undefined) continue;
+    const parentCheckpointId = checkpointIdOf(snapshot.parentConfig);
+    const state = readSandboxState(snapshot.values);
+    const parent = parentCheckpointId === undefined ? undefined : byId.get(parentCheckpointId);
+    const parentState = readSandboxState(parent?.values);
+    // The change log is append-only along a branch, so what this checkpoint added is its tail.
+    const records = state.changeLog.slice(
+      parentState.changeLog.length <= state.changeLog.length ? parentState.changeLog.length : 0,
+    );
+    let changed = mergeChanges(records);
+    if (sandbox !== undefined) {
+      const head = state.sandboxHead ?? sandbox.base;
+      const parentHead =
+        parent === undefined ? sandbox.base : (parentState.sandboxHead ?? sandbox.base);
+      changed = head === parentHead ? [] : await sandbox.diff(parentHead, head);
+    }
+    const metadata = snapshot.metadata;
+    entries.push({
+      checkpointId,
+      ...(parentCheckpointId === undefined ? {} : { parentCheckpointId }),
+      step: typeof metadata?.step === 'number' ? metadata.step : -1,
+      source: typeof metadata?.source === 'string' ? metadata.source : 'unknown',
+      ...(snapshot.createdAt === undefined ? {} : { createdAt: snapshot.createdAt }),
+      next: [...snapshot.next],
+      ...(state.sandboxHead === undefined ? {} : { sandboxHead: state.sandboxHead }),
+      changed,
+      records,
+      config: snapshot.config,
+    });
+  }
+  return entries;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollback
+
+/** Options of {@link rollback}. */
+export interface RollbackOptions {
+  graph: CheckpointedGraph;
+  threadId: string;
+  /** The checkpoint to go back to (from {@link listCheckpoints}). */
+  checkpointId: string;
+  /** The thread's sandbox; its snapshot store must hold the checkpoint's sandbox head. */
+  sandbox: Sandbox;
+  /** Only compute the preview; change nothing. */
+  dryRun?: boolean;
+  /**
+   * A note for the model, added as a human message to the forked state (only when the state
+   * has a `messages` field), e.g. "Files were rolled back; the last two edits are undone."
+   */
+  note?: string;
+  /** Extra values written into the fork. */
+  values?: Record<string, unknown>;
+  /** The node the fork is written as (LangGraph `updateState` `asNode`); default: inferred. */
+  asNode?: string;
+  signal?: AbortSignal;
+}
+
+/** What {@link rollback} did (or, for a dry run, would do). */
+export interface RollbackResult {
+  dryRun: boolean;
+  threadId: string;
+  target: { checkpointId: string; sandboxHead: string; config: RunnableConfig };
+  /** File changes from the current tree to the target. */
+  preview: ChangedPath[];
+  /** Safety snapshot of the tree taken just before the restore (absent for a dry run). */
+  safety?: string;
+  /** The thread's head before the rollback, for {@link undoRollback}. */
+  previous?: { checkpointId?: string; config: RunnableConfig; sandboxHead: string };
+  /** Config of the forked checkpoint; `graph.invoke(null, forkConfig)` resumes from it. */
+  forkConfig?: RunnableConfig;
+}
+
+async function loadCheckpoint(
+  graph: CheckpointedGraph,
+  threadId: string,
+  checkpointId: string,
+): Promise<StateSnapshot> {
+  const snapshot = await graph.getState({
+    configurable: { thread_id: threadId, checkpoint_id: checkpointId },
+  });
+  if (checkpointIdOf(snapshot.config) !== checkpointId || snapshot.createdAt === undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `Checkpoint "${checkpointId}" does not exist on thread "${threadId}"; run \`agents checkpoints --thread ${threadId}\` to list them.`,
+      { details: { threadId, checkpointId } },
+    );
+  }
+  return snapshot;
+}
+
+function hasMessages(values: unknown): boolean {
+  return (
+    typeof values === 'object' &&
+    values !== null &&
+    Array.isArray((values as Record<string, unknown>)['messages'])
+  );
+}
+
+/**
+ * Restores files to `head`, then forks graph state from `config`. Files first: if the state step
+ * fails, the files go back to the safety snapshot and `ROLLBACK_FAILED` is thrown.
+ */
+async function restoreAndFork(input: {
+  graph: CheckpointedGraph;
+  threadId: string;
+  sandbox: Sandbox;
+  config: RunnableConfig;
+  head: string;
+  update: Record<string, unknown>;
+  asNode: string | undefined;
+  signal: AbortSignal | undefined;
+}): Promise<{ safety: string; changed: ChangedPath[]; forkConfig: RunnableConfig }> {
+  const { graph, threadId, sandbox, head, signal } = input;
+  let restored: { safety: { sha: string }; changed: ChangedPath[] };
+  try {
+    restored = await sandbox.restore(head, signal === undefined ? {} : { signal });
+  } catch (error) {
+    if (AgentsError.isInstance(error)) throw error;
+    throw new AgentsError(
+      AgentsErrorCode.RollbackFailed,
+      `Restoring the files of thread "${threadId}" to snapshot ${head} failed: ${errorMessage(error)}. Graph state was not changed.`,
+      { cause: error, details: { threadId, sandboxHead: head } },
+    );
+  }
+  try {
+    const forkConfig = await graph.updateState(
+      input.config,
+      { ...input.update, sandboxHead: head },
+      input.asNode,
+    );
+    return { safety: restored.safety.sha, changed: restored.changed, forkConfig };
+  } catch (error) {
+    let undoError: unknown;
+    try {
+      await sandbox.restore(restored.safety.sha);
+    } catch (caught) {
+      undoError = caught;
+    }
+    throw new AgentsError(
+      AgentsErrorCode.RollbackFailed,
+      `Forking the state of thread "${threadId}" failed: ${errorMessage(error)}. ` +
+        (undoError === undefined
+          ? `The files were put back to safety snapshot ${restored.safety.sha}.`
+          : `Putting the files back to safety snapshot ${restored.safety.sha} also failed (${errorMessage(undoError)}); restore it by hand.`),
+      { cause: error, details: { threadId, safety: restored.safety.sha } },
+    );
+  }
+}
+
+/**
+ * Rolls a thread back to an earlier checkpoint, files and state together:
+ *
+ * 1. refuses while a run is active on the thread (`RUN_ACTIVE`);
+ * 2. previews the file changes (a dry run stops here, changing nothing; files edited since the
+ *    last snapshot are not in a dry-run preview);
+ * 3. takes a safety snapshot and restores the checkpoint's tree (`sandbox.restore`): files the
+ *    sandbox tracked that are not in the target are removed, ignored and never-tracked files
+ *    are left alone;
+ * 4. forks graph state from the checkpoint with `updateState` (the old branch stays in
+ *    history); if that fails the files are put back.
+ *
+ * Resume with `graph.invoke(null, result.forkConfig)`. Undo with {@link undoRollback}. Throws
+ * `CHECKPOINT_NOT_FOUND` for an unknown checkpoint, `ROLLBACK_FAILED` when a step fails.
+ */
+export async function rollback(options: RollbackOptions): Promise<RollbackResult> {
+  const { graph, threadId, checkpointId, sandbox, signal } = options;
+  signal?.throwIfAborted();
+  assertNoActiveRun(threadId);
+  if (options.dryRun === true) {
+    const target = await loadCheckpoint(graph, threadId, checkpointId);
+    const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
+    const preview = sandbox.head === targetHead ? [] : await sandbox.diff(sandbox.head, targetHead);
+    return {
+      dryRun: true,
+      threadId,
+      target: { checkpointId, sandboxHead: targetHead, config: target.config },
+      preview,
+    };
+  }
+  // Hold the thread from the check on, before the first await: a run or a second rollback must
+  // not start between the check, the restore and the fork.
+  const mark = markRunActive(threadId);
+  try {
+    const target = await loadCheckpoint(graph, threadId, checkpointId);
+    const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
+    const targetInfo = { checkpointId, sandboxHead: targetHead, config: target.config };
+    const current = await graph.getState({ configurable: { thread_id: threadId } });
+    const currentId = checkpointIdOf(current.config);
+    const update: Record<string, unknown> = { ...options.values };
+    if (options.note !== undefined && hasMessages(target.values)) {
+      update['messages'] = [new HumanMessage({ content: options.note })];
+    }
+    const { safety, changed, forkConfig } = await restoreAndFork({
+      graph,
+      threadId,
+      sandbox,
+      config: target.config,
+      head: targetHead,
+      update,
+      asNode: options.asNode,
+      signal,
+    });
+    return {
+      dryRun: false,
+      threadId,
+      target: targetInfo,
+      preview: changed,
+      safety,
+      previous: {
+        ...(currentId === undefined ? {} : { checkpointId: currentId }),
+        config: current.config,
+        sandboxHead: safety,
+      },
+      forkConfig,
+    };
+  } finally {
+    mark.release();
+  }
+}
+
+/** Options of {@link undoRollback}. */
+export interface UndoRollbackOptions {
+  graph: CheckpointedGraph;
+  sandbox: Sandbox;
+  /** The result of the rollback to undo. */
+  rollback: RollbackResult;
+  asNode?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Undoes a rollback ("roll forward"): restores the safety snapshot (the exact tree before the
+ * rollback, including edits made after the last tool snapshot) and forks state from the
+ * checkpoint the thread was at. Itself undoable: it returns a {@link RollbackResult}.
+ */
+export async function undoRollback(options: UndoRollbackOptions): Promise<RollbackResult> {
+  const { graph, sandbox, signal } = options;
+  const previous = options.rollback.previous;
+  const threadId = options.rollback.threadId;
+  if (options.rollback.dryRun || previous === undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.RollbackFailed,
+      `Nothing to undo on thread "${threadId}": the rollback was a dry run.`,
+      { details: { threadId } },
+    );
+  }
+  signal?.throwIfAborted();
+  assertNoActiveRun(threadId);
+  const mark = markRunActive(threadId);
+  try {
+    const current = await graph.getState({ configurable: { thread_id: threadId } });
+    const currentId = checkpointIdOf(current.config);
+    const { safety, changed, forkConfig } = await restoreAndFork({
+      graph,
+      threadId,
+      sandbox,
+      config: previous.config,
+      head: previous.sandboxHead,
+      update: {},
+      asNode: options.asNode,
+      signal,
+    });
+    return {
+      dryRun: false,
+      threadId,
+      target: {
+        checkpointId: previous.checkpointId ?? '',
+        sandboxHead: previous.sandboxHead,
+        config: previous.config,
+      },
+      preview: changed,
+      safety,
+      previous: {
+        ...(currentId === undefined ? {} : { checkpointId: currentId }),
+        config: current.config,
+        sandboxHead: safety,
+      },
+      forkConfig,
+    };
+  } finally {
+    mark.release();
+  }
+}

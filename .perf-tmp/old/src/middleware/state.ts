@@ -1,0 +1,115 @@
+import { ReducedValue, StateSchema } from '@langchain/langgraph';
+import { z } from 'zod';
+import type { ChangeRecord } from '../registry/tool-descriptor.js';
+
+/** zod schema of one changed path (`ChangedPath`), as stored in graph state. */
+export const ChangedPathSchema = z.object({
+  status: z
+    .string()
+    .describe('git status letter: A (added), M (modified), D (deleted), T (type change).'),
+  path: z.string().describe('Logical path, relative to the sandbox root.'),
+});
+
+/** zod schema of a `ChangeRecord` as stored in graph state (the `changeLog` items). */
+export const ChangeRecordSchema = z.object({
+  toolCallId: z.string().optional().describe('The tool call that made the change.'),
+  toolId: z.string().describe('Stable id of the tool (`mcp:SERVER/TOOL`, `builtin:NAME`, ...).'),
+  snapshot: z.string().describe('Snapshot sha taken right after the call.'),
+  parent: z.string().describe('Snapshot sha the call started from.'),
+  changed: z.array(ChangedPathSchema).describe('What the call changed.'),
+});
+
+/**
+ * Appends change records. Safe for parallel tool calls: several writers in one superstep each
+ * append, where a plain (LastValue) field would fail with `InvalidUpdateError`.
+ */
+export function appendChangeRecords(
+  current: ChangeRecord[] | undefined,
+  next: ChangeRecord | ChangeRecord[] | undefined,
+): ChangeRecord[] {
+  if (next === undefined) return current ?? [];
+  return [...(current ?? []), ...(Array.isArray(next) ? next : [next])];
+}
+
+/**
+ * Last write wins, but through a reducer so that several writers in one superstep (parallel
+ * tool calls through `createAgent` middleware) do not fail; writers there all report the same,
+ * final head (see agent-middleware.ts).
+ */
+function lastWriteWins(current: string | undefined, next: string | undefined): string | undefined {
+  return next ?? current;
+}
+
+/**
+ * The graph state fields this library reads and writes. Spread them into your own
+ * `StateSchema`:
+ *
+ * ```ts
+ * const State = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+ * ```
+ *
+ * - `changeLog`: every `ChangeRecord` of the thread, in order (append reducer).
+ * - `sandboxHead`: snapshot sha of the sandbox tree this state belongs to. Every LangGraph
+ *   checkpoint therefore records its file state, which is what rollback restores.
+ */
+export const sandboxStateFields = {
+  changeLog: new ReducedValue(
+    z.array(ChangeRecordSchema).default(() => []),
+    {
+      // Optional: `createAgent` validates a first input against the input schemas.
+      inputSchema: z.union([ChangeRecordSchema, z.array(ChangeRecordSchema)]).optional(),
+      reducer: appendChangeRecords,
+    },
+  ),
+  sandboxHead: new ReducedValue(z.string().optional(), {
+    // Optional so that `createAgent` does not demand it in the first input.
+    inputSchema: z.string().optional(),
+    reducer: lastWriteWins,
+  }),
+};
+
+/**
+ * A ready `StateSchema` holding only the sandbox fields, for `createAgent` middleware
+ * (`stateSchema`) or graphs that keep messages elsewhere.
+ */
+export const SandboxStateSchema = new StateSchema(sandboxStateFields);
+
+/** The values of the sandbox fields in a graph state. */
+export interface SandboxState {
+  changeLog: ChangeRecord[];
+  sandboxHead?: string;
+}
+
+/** The update a node returns to record changes: records to append and the new head. */
+export interface SandboxStateUpdate {
+  changeLog?: ChangeRecord | ChangeRecord[];
+  sandboxHead?: string;
+}
+
+/**
+ * Reads the sandbox fields out of any state values (e.g. `StateSnapshot.values`), narrowing
+ * from unknown; missing or malformed fields come back empty rather than throwing.
+ */
+export function readSandboxState(values: unknown): SandboxState {
+  if (typeof values !== 'object' || values === null) return { changeLog: [] };
+  const record = values as Record<string, unknown>;
+  const parsed = z.array(ChangeRecordSchema).safeParse(record['changeLog']);
+  const head = record['sandboxHead'];
+  return {
+    changeLog: parsed.success ? parsed.data : [],
+    ...(typeof head === 'string' && head !== '' ? { sandboxHead: head } : {}),
+  };
+}
+
+/**
+ * The tip of a batch of change records made in one step: the snapshot no other record in the
+ * batch builds on. Parallel calls are serialized, so their records form a chain whatever order
+ * they are listed in. Returns `undefined` for an empty batch.
+ */
+export function chainTip(records: readonly ChangeRecord[]): string | undefined {
+  const advancing = records.filter((record) => record.snapshot !== record.parent);
+  if (advancing.length === 0) return records.at(-1)?.snapshot;
+  const parents = new Set(advancing.map((record) => record.parent));
+  const tips = advancing.filter((record) => !parents.has(record.snapshot));
+  return (tips.at(-1) ?? advancing.at(-1))?.snapshot;
+}

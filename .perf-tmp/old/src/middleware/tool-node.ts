@@ -1,0 +1,172 @@
+import { AIMessage, isBaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { BaseMessage, ToolCall } from '@langchain/core/messages';
+import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
+import type { RunnableToolLike } from '@langchain/core/runnables';
+import { END, isCommand, Send } from '@langchain/langgraph';
+import type { LangGraphRunnableConfig } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import type { ChangeRecord } from '../registry/tool-descriptor.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { createChangeTracker, findChangeRecord } from './change-tracking.js';
+import type { ChangeTracker } from './change-tracking.js';
+import { chainTip } from './state.js';
+import type { SandboxStateUpdate } from './state.js';
+
+/** Options of {@link createTrackedToolNode}. */
+export interface TrackedToolNodeOptions {
+  /** Node name (default `tools`). */
+  name?: string;
+  tags?: string[];
+  /** As on LangGraph's `ToolNode` (default `true`: thrown errors become error ToolMessages). */
+  handleToolErrors?: boolean;
+  /**
+   * The sandbox the tools' change-tracking middleware snapshots. When given, records of calls
+   * that threw (which `ToolNode` turns into plain error messages) are recovered from the shared
+   * tracker, so the change log and `sandboxHead` stay complete.
+   */
+  sandbox?: Sandbox;
+}
+
+/** Any tool LangGraph's `ToolNode` accepts. */
+export type ToolNodeTool = StructuredToolInterface | DynamicTool | RunnableToolLike;
+
+/** Collects the ToolMessages of a ToolNode output, in order, wherever they sit. */
+function collectToolMessages(output: unknown, into: ToolMessage[] = []): ToolMessage[] {
+  if (Array.isArray(output)) {
+    for (const item of output) collectToolMessages(item, into);
+  } else if (isBaseMessage(output)) {
+    if (ToolMessage.isInstance(output)) into.push(output);
+  } else if (isCommand(output)) {
+    const update: unknown = output.update;
+    if (typeof update === 'object' && update !== null && !Array.isArray(update)) {
+      collectToolMessages((update as Record<string, unknown>)['messages'], into);
+    }
+  } else if (typeof output === 'object' && output !== null) {
+    collectToolMessages((output as Record<string, unknown>)['messages'], into);
+  }
+  return into;
+}
+
+/**
+ * Extracts the change records carried by a node's tool messages (`artifact._meta['agents/change']`)
+ * and turns them into a state update, or `undefined` when no call changed anything tracked.
+ */
+export function changeUpdateFromMessages(
+  messages: readonly BaseMessage[],
+  tracker?: ChangeTracker,
+): SandboxStateUpdate | undefined {
+  const records: ChangeRecord[] = [];
+  for (const message of messages) {
+    if (!ToolMessage.isInstance(message)) continue;
+    const fromArtifact = findChangeRecord(message.artifact);
+    // Always drain the stash for this call, so records of handled errors never pile up.
+    const stashed = tracker?.takeFailedRecord(message.tool_call_id);
+    const record = fromArtifact ?? stashed;
+    if (record === undefined) continue;
+    records.push(
+      record.toolCallId === undefined ? { ...record, toolCallId: message.tool_call_id } : record,
+    );
+  }
+  const head = chainTip(records);
+  if (head === undefined) return undefined;
+  return { changeLog: records, sandboxHead: head };
+}
+
+/**
+ * LangGraph's prebuilt `ToolNode` that also moves each call's `ChangeRecord` (put on the
+ * ToolMessage artifact by the change-tracking middleware) into the `changeLog` and
+ * `sandboxHead` state fields (see `sandboxStateFields`), in the same superstep as the messages.
+ * So the checkpoint written after the tools step records the file state it belongs to.
+ */
+class TrackedToolNode extends ToolNode {
+  private readonly tracker: ChangeTracker | undefined;
+
+  constructor(tools: ToolNodeTool[], options: TrackedToolNodeOptions) {
+    super(tools, {
+      name: options.name ?? 'tools',
+      ...(options.tags === undefined ? {} : { tags: options.tags }),
+      ...(options.handleToolErrors === undefined
+        ? {}
+        : { handleToolErrors: options.handleToolErrors }),
+    });
+    this.tracker = options.sandbox === undefined ? undefined : createChangeTracker(options.sandbox);
+  }
+
+  protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<unknown> {
+    const output: unknown = await super.run(input, config);
+    // A bare message-list graph has no state fields to write.
+    if (Array.isArray(input)) return output;
+    const update = changeUpdateFromMessages(collectToolMessages(output), this.tracker);
+    if (update === undefined) return output;
+    if (isToolCallTask(input) && this.tracker !== undefined) {
+      // One task per call (routeToolCallsPerTask): sibling tasks of the superstep each write
+      // `sandboxHead`, applied in task order, not finishing order. Waiting until the sandbox is
+      // idle makes every task that changed files report the same, final head.
+      await this.tracker.idle();
+      update.sandboxHead = this.tracker.sandbox.head;
+    }
+    if (Array.isArray(output)) return [...output, update];
+    if (typeof output === 'object' && output !== null) return { ...output, ...update };
+    return output;
+  }
+}
+
+/** The input LangGraph's `ToolNode` receives from a `Send` carrying one tool call. */
+export interface ToolCallTaskInput {
+  lg_tool_call: ToolCall;
+  [key: string]: unknown;
+}
+
+function isToolCallTask(input: unknown): input is ToolCallTaskInput {
+  return typeof input === 'object' && input !== null && 'lg_tool_call' in input;
+}
+
+/** Options of {@link routeToolCallsPerTask}. */
+export interface ToolCallRouteOptions {
+  /** Name of the tools node (default `tools`). */
+  tools?: string;
+  /** Where to go when the last message has no tool calls (default `END`). */
+  end?: string;
+}
+
+/**
+ * A conditional edge for `agent → tools` that sends each tool call of the last AI message to the
+ * tools node as its own task (`Send(tools, { ...state, lg_tool_call })`), or goes to `end`.
+ *
+ * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
+ * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
+ * writes included) run again. With one task per call, finished calls keep their saved writes and
+ * only the paused call re-runs. Use with {@link createTrackedToolNode}:
+ *
+ * ```ts
+ * graph.addConditionalEdges('agent', routeToolCallsPerTask(), ['tools', END])
+ * ```
+ */
+export function routeToolCallsPerTask(
+  options: ToolCallRouteOptions = {},
+): (state: { messages: BaseMessage[] }) => Send[] | string {
+  const tools = options.tools ?? 'tools';
+  const end = options.end ?? END;
+  return (state) => {
+    const last = state.messages.at(-1);
+    const calls = last !== undefined && AIMessage.isInstance(last) ? (last.tool_calls ?? []) : [];
+    if (calls.length === 0) return end;
+    return calls.map((call) => new Send(tools, { ...state, lg_tool_call: call }));
+  };
+}
+
+/**
+ * Creates the tools node for hand-built `StateGraph`s: runs the tools like LangGraph's
+ * `ToolNode` (parallel calls, error ToolMessages) and records their file changes in state.
+ * It also accepts one call per task (`Send` input with `lg_tool_call`, see
+ * {@link routeToolCallsPerTask}), which graphs with approvals should use.
+ * The graph's state must include `sandboxStateFields`. The tools themselves do the tracking
+ * (their handler is composed with `createChangeTrackingMiddleware`); this node only carries the
+ * records into state.
+ */
+export function createTrackedToolNode(
+  tools: ToolNodeTool[],
+  options: TrackedToolNodeOptions = {},
+): ToolNode {
+  return new TrackedToolNode(tools, options);
+}

@@ -1,0 +1,183 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { ToolDescriptor } from '../registry/tool-descriptor.js';
+
+/** The definition of a tool as it was when it was first allowed or approved. */
+export interface ToolPin {
+  toolId: string;
+  /** `ToolDescriptor.fingerprint` at approval time (sha256 of the whole wire definition). */
+  fingerprint: string;
+  /** ISO time of the approval. */
+  approvedAt: string;
+  /** `policy` when a rule or the mode allowed it, otherwise who approved (`user` by default). */
+  approvedBy: string;
+}
+
+/** Read access to pins; all `decide()` needs. */
+export interface PinLookup {
+  get(toolId: string): ToolPin | undefined;
+}
+
+/** A pin store: pins are written at a tool's first approval and re-written on re-approval. */
+export interface PinStore extends PinLookup {
+  /** The JSON file backing the store, or undefined for an in-memory store. */
+  readonly file: string | undefined;
+  /** Pins `descriptor.fingerprint` for `descriptor.id` (replacing an older pin) and persists it. */
+  pin(descriptor: Pick<ToolDescriptor, 'id' | 'fingerprint'>, approvedBy: string): Promise<ToolPin>;
+  /** Removes a pin (the next call is treated as a first use). */
+  unpin(toolId: string): Promise<void>;
+  list(): ToolPin[];
+  /** Re-reads the file (another process may have approved tools meanwhile). */
+  reload(): Promise<void>;
+}
+
+const PinFileSchema = z.object({
+  version: z.literal(1),
+  pins: z.record(
+    z.string(),
+    z.object({
+      fingerprint: z.string(),
+      approvedAt: z.string(),
+      approvedBy: z.string(),
+    }),
+  ),
+});
+
+/** The default pin file name inside a workspace folder. */
+export const DEFAULT_PIN_FILE = 'pins.json';
+
+/** An in-memory pin store (tests, or runs that must not remember approvals). */
+export function createMemoryPinStore(initial: readonly ToolPin[] = []): PinStore {
+  return new PinStoreImpl(undefined, new Map(initial.map((pin) => [pin.toolId, pin])));
+}
+
+/**
+ * Opens (or starts) a JSON pin file, e.g. `<workspace>/pins.json`. A missing file is an empty
+ * store; a corrupt one throws `CONFIG_INVALID` naming the file (delete it to re-approve all tools).
+ * Writes are atomic (temp file + rename) and merge with what other processes wrote meanwhile.
+ */
+export async function createPinStore(file: string): Promise<PinStore> {
+  const store = new PinStoreImpl(file, await readPinFile(file));
+  return store;
+}
+
+async function readPinFile(file: string): Promise<Map<string, ToolPin>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if (isErrnoCode(error, 'ENOENT')) return new Map();
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Cannot read the pin file ${file}: ${errorMessage(error)}.`,
+      {
+        cause: error,
+        details: { file },
+      },
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw corrupt(file, error);
+  }
+  const parsed = PinFileSchema.safeParse(raw);
+  if (!parsed.success) throw corrupt(file, parsed.error);
+  const pins = new Map<string, ToolPin>();
+  for (const [toolId, pin] of Object.entries(parsed.data.pins))
+    pins.set(toolId, { toolId, ...pin });
+  return pins;
+}
+
+function corrupt(file: string, cause: unknown): AgentsError {
+  return new AgentsError(
+    AgentsErrorCode.ConfigInvalid,
+    `The pin file ${file} is not a valid pin store (${errorMessage(cause)}). ` +
+      'Delete it to start over; every tool will then need approval again.',
+    { cause, details: { file } },
+  );
+}
+
+function isErrnoCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}
+
+class PinStoreImpl implements PinStore {
+  readonly file: string | undefined;
+  #pins: Map<string, ToolPin>;
+  // Serializes writes so two approvals in one process never interleave their read-merge-write.
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(file: string | undefined, pins: Map<string, ToolPin>) {
+    this.file = file;
+    this.#pins = pins;
+  }
+
+  get(toolId: string): ToolPin | undefined {
+    return this.#pins.get(toolId);
+  }
+
+  list(): ToolPin[] {
+    return [...this.#pins.values()];
+  }
+
+  async reload(): Promise<void> {
+    if (this.file !== undefined) this.#pins = await readPinFile(this.file);
+  }
+
+  pin(
+    descriptor: Pick<ToolDescriptor, 'id' | 'fingerprint'>,
+    approvedBy: string,
+  ): Promise<ToolPin> {
+    const pin: ToolPin = {
+      toolId: descriptor.id,
+      fingerprint: descriptor.fingerprint,
+      approvedAt: new Date().toISOString(),
+      approvedBy,
+    };
+    this.#pins.set(pin.toolId, pin);
+    return this.#persist((pins) => pins.set(pin.toolId, pin)).then(() => pin);
+  }
+
+  unpin(toolId: string): Promise<void> {
+    this.#pins.delete(toolId);
+    return this.#persist((pins) => pins.delete(toolId));
+  }
+
+  #persist(change: (pins: Map<string, ToolPin>) => void): Promise<void> {
+    const file = this.file;
+    if (file === undefined) return Promise.resolve();
+    const run = async (): Promise<void> => {
+      // Merge with the file as it is now: another process may have pinned other tools.
+      const current = await readPinFile(file).catch(() => new Map<string, ToolPin>());
+      change(current);
+      for (const [toolId, pin] of current) if (!this.#pins.has(toolId)) this.#pins.set(toolId, pin);
+      const body = {
+        version: 1,
+        pins: Object.fromEntries(
+          [...current.values()]
+            .sort((a, b) => a.toolId.localeCompare(b.toolId))
+            .map((pin) => [
+              pin.toolId,
+              {
+                fingerprint: pin.fingerprint,
+                approvedAt: pin.approvedAt,
+                approvedBy: pin.approvedBy,
+              },
+            ]),
+        ),
+      };
+      await mkdir(dirname(file), { recursive: true });
+      const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      await writeFile(temp, `${JSON.stringify(body, null, 2)}\n`, 'utf8');
+      await rename(temp, file);
+    };
+    const next = this.#queue.then(run, run);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,186 @@
+import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
+import { ResultMetaKey } from '../registry/tool-descriptor.js';
+import type { ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { parseApprovalResponse, toApprovalPreview } from './approval.js';
+import type { ApprovalPreview } from './approval.js';
+import { decide } from './decide.js';
+import type { PolicyVerdict } from './decide.js';
+import type { PinStore } from './pins.js';
+import type { Policy, PolicyDecision } from './schema.js';
+
+/**
+ * Asks a human about one call and returns the answer (an `ApprovalResponse`-shaped value; anything
+ * else counts as a rejection). For graphs this is {@link createInterruptApprover}: LangGraph's
+ * `interrupt(preview)`, which pauses the run and returns the `Command({ resume })` value.
+ */
+export type Approver = (preview: ApprovalPreview, request: ToolCallRequest) => unknown;
+
+/** How one call fared under the policy; stored in `result._meta['agents/policy']`. */
+export interface PolicyRecord {
+  /** The policy's name (usually the actor's). */
+  policy: string;
+  decision: PolicyDecision;
+  outcome: 'allowed' | 'approved' | 'edited' | 'rejected' | 'denied';
+  rule: string;
+  reason: string;
+  /** Who approved, edited or rejected (`policy` when a rule allowed it). */
+  decidedBy: string;
+  /** The rejection message given to the model. */
+  message?: string;
+  /** The arguments the human substituted, for `outcome: 'edited'`. */
+  editedArgs?: Record<string, unknown>;
+}
+
+/** Options of {@link createPolicyMiddleware}. */
+export interface PolicyMiddlewareOptions {
+  policy: Policy;
+  /** Name shown in refusals and the audit log (e.g. `actor "coder"`). Default `policy`. */
+  name?: string;
+  /**
+   * Pinned fingerprints. A tool is pinned at its first allowed or approved call; a changed
+   * fingerprint then needs approval whatever the mode. Without a store nothing is pinned.
+   */
+  pins?: PinStore;
+  /** How to ask; default {@link createInterruptApprover}. */
+  approve?: Approver;
+  /** The skill a tool belongs to, so `skills.NAME` refinements apply. */
+  skillOf?: (descriptor: ToolDescriptor) => string | undefined;
+  /** True for tools that appeared after activation (they start as `ask` in ask mode). */
+  isAddedAtRuntime?: (descriptor: ToolDescriptor) => boolean;
+  /** `allowed-tools` of the active Agent Skill(s) for this call, or undefined for none. */
+  activeSkillAllowedTools?: (request: ToolCallRequest) => readonly string[] | undefined;
+}
+
+/**
+ * The approver for graphs: LangGraph `interrupt(preview)`. It must run inside a graph node (tools
+ * run by `ToolNode` do) whose graph has a checkpointer; otherwise it throws `POLICY_DENIED` saying so.
+ * On resume LangGraph re-runs the tool, the policy asks again and `interrupt` returns the resume value.
+ */
+export function createInterruptApprover(): Approver {
+  return (preview) => {
+    try {
+      return interrupt(preview);
+    } catch (error) {
+      if (isGraphInterrupt(error)) throw error;
+      throw new AgentsError(
+        AgentsErrorCode.PolicyDenied,
+        `Tool "${preview.toolId}" needs approval, but the approval could not be requested: ` +
+          `${errorMessage(error)}. Run the tool inside a LangGraph graph compiled with a checkpointer, ` +
+          'or pass another `approve` function.',
+        { cause: error, details: { toolId: preview.toolId } },
+      );
+    }
+  };
+}
+
+function withPolicyMeta(result: ToolResult, record: PolicyRecord): ToolResult {
+  return { ...result, _meta: { ...result._meta, [ResultMetaKey.Policy]: record } };
+}
+
+function errorResult(text: string, record: PolicyRecord): ToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    _meta: { [ResultMetaKey.Policy]: record },
+  };
+}
+
+/**
+ * The policy as a {@link ToolMiddleware}: `deny` returns an error result naming the policy and the
+ * rule (the run goes on), `ask` asks via `approve` (LangGraph `interrupt` by default) and then
+ * runs, runs with edited arguments, or returns the rejection message to the model; `allow` runs.
+ * Every result carries a {@link PolicyRecord} under `_meta['agents/policy']`.
+ *
+ * Place it outside path rewriting (the preview shows logical paths) and inside the audit
+ * middleware (which records the decision). Decisions use capabilities only, never descriptions.
+ */
+export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMiddleware {
+  const name = options.name ?? 'policy';
+  const approve = options.approve ?? createInterruptApprover();
+  const { policy, pins } = options;
+
+  const pinOnce = async (descriptor: ToolDescriptor, by: string): Promise<void> => {
+    if (pins === undefined) return;
+    if (pins.get(descriptor.id)?.fingerprint === descriptor.fingerprint) return;
+    await pins.pin(descriptor, by);
+  };
+
+  return {
+    name: 'policy',
+    async wrap(request, next) {
+      const { descriptor } = request;
+      const skill = options.skillOf?.(descriptor);
+      const allowedTools = options.activeSkillAllowedTools?.(request);
+      const verdict: PolicyVerdict = decide(descriptor, policy, {
+        ...(pins === undefined ? {} : { pins }),
+        ...(skill === undefined ? {} : { skill }),
+        ...(allowedTools === undefined ? {} : { activeSkillAllowedTools: allowedTools }),
+        addedAtRuntime: options.isAddedAtRuntime?.(descriptor) ?? false,
+      });
+      const base = {
+        policy: name,
+        decision: verdict.decision,
+        rule: verdict.rule.label,
+        reason: verdict.reason,
+      };
+
+      if (verdict.decision === 'deny') {
+        const record: PolicyRecord = { ...base, outcome: 'denied', decidedBy: 'policy' };
+        return errorResult(
+          `Refused by ${name}: tool "${descriptor.name}" (${descriptor.id}) is denied by ${verdict.rule.label}: ` +
+            `${verdict.reason}. Do not retry this call; use another tool or ask the user.`,
+          record,
+        );
+      }
+
+      if (verdict.decision === 'allow') {
+        await pinOnce(descriptor, 'policy');
+        const result = await next(request);
+        return withPolicyMeta(result, { ...base, outcome: 'allowed', decidedBy: 'policy' });
+      }
+
+      const pinned = pins?.get(descriptor.id);
+      const preview = toApprovalPreview(descriptor, request.args, verdict, {
+        ...(request.context.toolCallId === undefined
+          ? {}
+          : { toolCallId: request.context.toolCallId }),
+        ...(pinned !== undefined && pinned.fingerprint !== descriptor.fingerprint
+          ? { pinnedFingerprint: pinned.fingerprint }
+          : {}),
+      });
+      // A GraphInterrupt thrown here pauses the graph; it must propagate untouched.
+      const answer = parseApprovalResponse(await approve(preview, request));
+      if (answer === undefined || answer.type === 'reject') {
+        const message =
+          answer?.message ??
+          (answer === undefined ? 'the approval answer was not understood' : undefined);
+        const record: PolicyRecord = {
+          ...base,
+          outcome: 'rejected',
+          decidedBy: answer?.by ?? 'user',
+          ...(message === undefined ? {} : { message }),
+        };
+        return errorResult(
+          `The user rejected this call of "${descriptor.name}" (${descriptor.id})` +
+            `${message === undefined ? '.' : `: ${message}`} Do not retry it unchanged.`,
+          record,
+        );
+      }
+      const by = answer.by ?? 'user';
+      await pinOnce(descriptor, by);
+      if (answer.type === 'edit') {
+        const result = await next({ ...request, args: answer.args });
+        return withPolicyMeta(result, {
+          ...base,
+          outcome: 'edited',
+          decidedBy: by,
+          editedArgs: answer.args,
+        });
+      }
+      const result = await next(request);
+      return withPolicyMeta(result, { ...base, outcome: 'approved', decidedBy: by });
+    },
+  };
+}

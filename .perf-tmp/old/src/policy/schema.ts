@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+
+/** What a policy can decide for one tool call. Ordered from least to most restrictive. */
+export const PolicyDecisionSchema = z
+  .enum(['allow', 'ask', 'deny'])
+  .describe('`allow` runs the call, `ask` pauses for a human, `deny` returns an error result.');
+export type PolicyDecision = z.infer<typeof PolicyDecisionSchema>;
+
+/** The policy mode: the default for tools no rule matches. */
+export const PolicyModeSchema = z
+  .enum(['read-only', 'ask', 'auto'])
+  .describe(
+    '`read-only`: only read-only tools run (a ceiling no rule can lift); `ask`: write-class tools ' +
+      'need approval; `auto`: everything runs unless a rule says otherwise.',
+  );
+export type PolicyMode = z.infer<typeof PolicyModeSchema>;
+
+/** What a rule matches: a tool id/name glob and/or capability verdicts. */
+export const PolicyMatchSchema = z
+  .strictObject({
+    tool: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Tool id (`mcp:fs/write_file`) or model-facing name; `*` matches any run of characters, ' +
+          '`?` one character. Without `*`/`?` it must match exactly.',
+      ),
+    writes: z.boolean().optional().describe('Match tools whose `writes` verdict equals this.'),
+    destructive: z
+      .boolean()
+      .optional()
+      .describe('Match tools whose `destructive` verdict equals this.'),
+    openWorld: z
+      .boolean()
+      .optional()
+      .describe('Match tools whose `openWorld` verdict equals this.'),
+    readOnly: z.boolean().optional().describe('Match tools whose `readOnly` verdict equals this.'),
+  })
+  .refine((match) => Object.values(match).some((value) => value !== undefined), {
+    message: 'A rule must match on at least one of tool, writes, destructive, openWorld, readOnly.',
+  })
+  .describe('Which tools a rule applies to; every given field must match.');
+export type PolicyMatch = z.infer<typeof PolicyMatchSchema>;
+
+/** One policy rule. */
+export const PolicyRuleSchema = z
+  .strictObject({
+    match: PolicyMatchSchema,
+    decision: PolicyDecisionSchema,
+    reason: z.string().optional().describe('Shown to the model on deny and to the human on ask.'),
+  })
+  .describe('A rule: the most specific matching rule wins; ties go to the most restrictive.');
+export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
+
+/** A decision fixed for one tool, keyed by tool id or name in `tools`. */
+export const ToolPolicySchema = z
+  .strictObject({
+    decision: PolicyDecisionSchema,
+    reason: z.string().optional(),
+  })
+  .describe('The decision for one tool (most specific of all).');
+export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
+
+/** Refinements that apply only to tools coming from one skill. */
+export const SkillPolicySchema = z
+  .strictObject({
+    rules: z.array(PolicyRuleSchema).default([]).describe('Rules for tools of this skill.'),
+    tools: z
+      .record(z.string(), ToolPolicySchema)
+      .default({})
+      .describe('Per-tool decisions for tools of this skill, keyed by tool id or name.'),
+  })
+  .describe('Policy refinements for the tools of one skill.');
+export type SkillPolicy = z.infer<typeof SkillPolicySchema>;
+
+/**
+ * An actor's safety policy (the `policy:` key of an actor YAML file).
+ * Parse it with `PolicySchema.parse(actor.policy ?? {})`.
+ */
+export const PolicySchema = z
+  .strictObject({
+    mode: PolicyModeSchema.default('ask'),
+    rules: z.array(PolicyRuleSchema).default([]).describe('Actor-wide rules.'),
+    tools: z
+      .record(z.string(), ToolPolicySchema)
+      .default({})
+      .describe('Per-tool decisions keyed by tool id (`mcp:fs/write_file`) or name.'),
+    skills: z
+      .record(z.string(), SkillPolicySchema)
+      .default({})
+      .describe('Per-skill refinements keyed by skill name.'),
+    newTools: PolicyDecisionSchema.default('ask').describe(
+      'Decision for tools that appear at run time (tools/list_changed) in `ask` mode and have no ' +
+        'exact rule; never looser than the mode allows.',
+    ),
+  })
+  .describe('Safety policy: which tool calls run, which need approval, which are refused.');
+/** A parsed policy (defaults filled in). */
+export type Policy = z.infer<typeof PolicySchema>;
+/** A policy as written in YAML (defaults optional). */
+export type PolicyInput = z.input<typeof PolicySchema>;
+
+/** The policy used when an actor has none: `ask` mode, no rules. */
+export function defaultPolicy(): Policy {
+  return PolicySchema.parse({});
+}
+
+/**
+ * Parses a policy written by a user (an actor's `policy:` value).
+ * Throws `CONFIG_INVALID` naming `source` (a file path or label) with zod's readable report.
+ */
+export function parsePolicy(value: unknown, source = 'policy'): Policy {
+  const parsed = PolicySchema.safeParse(value ?? {});
+  if (parsed.success) return parsed.data;
+  throw new AgentsError(
+    AgentsErrorCode.ConfigInvalid,
+    `Invalid policy in ${source}:\n${z.prettifyError(parsed.error)}\nFix the policy block and try again.`,
+    { cause: parsed.error, details: { source } },
+  );
+}

@@ -1,0 +1,92 @@
+import { createInterface } from 'node:readline/promises';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { ApprovalPreview, ApprovalResponse } from './approval.js';
+
+/** Renders an approval preview for a terminal: tool, server, why, capabilities with provenance, args. */
+export function formatApprovalPreview(preview: ApprovalPreview): string {
+  const lines = [
+    `Approval needed: ${preview.toolId}${preview.serverName === undefined ? '' : ` (server "${preview.serverName}")`}`,
+    `  why: ${preview.reason} [${preview.rule}]`,
+  ];
+  if (preview.pinnedFingerprint !== undefined) {
+    lines.push(
+      `  definition changed: pinned ${preview.pinnedFingerprint.slice(0, 12)}, now ${preview.fingerprint.slice(0, 12)}`,
+    );
+  }
+  for (const key of ['readOnly', 'writes', 'destructive', 'openWorld'] as const) {
+    const verdict = preview.capabilities[key];
+    lines.push(`  ${key}: ${String(verdict.value)} (${verdict.source}: ${verdict.reason})`);
+  }
+  for (const note of preview.capabilities.disagreements) lines.push(`  note: ${note}`);
+  lines.push(`  arguments: ${JSON.stringify(preview.args, null, 2).replace(/\n/g, '\n  ')}`);
+  return lines.join('\n');
+}
+
+/** Streams for {@link promptForApproval}. */
+export interface TerminalApprovalOptions {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** Recorded as `by` in the answer (default `user`). */
+  user?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Asks on a terminal: approve, edit (new arguments as one line of JSON) or reject (with a message).
+ * Returns the `resume` value for `Command({ resume })`. End of input counts as a rejection;
+ * an aborted signal throws `ABORTED`.
+ */
+export async function promptForApproval(
+  preview: ApprovalPreview,
+  options: TerminalApprovalOptions,
+): Promise<ApprovalResponse> {
+  options.signal?.throwIfAborted();
+  const by = options.user ?? 'user';
+  const rl = createInterface({ input: options.input, output: options.output, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  const ask = async (question: string): Promise<string | undefined> => {
+    options.output.write(question);
+    const next = await lines.next();
+    return next.done === true ? undefined : String(next.value).trim();
+  };
+  const onAbort = (): void => rl.close();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    options.output.write(`${formatApprovalPreview(preview)}\n`);
+    for (;;) {
+      const answer = await ask('[a]pprove, [e]dit, [r]eject? ');
+      if (options.signal?.aborted === true)
+        throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
+      if (answer === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
+      const choice = answer.toLowerCase();
+      if (choice === 'a' || choice === 'approve' || choice === 'y' || choice === 'yes')
+        return { type: 'approve', by };
+      if (choice === 'r' || choice === 'reject' || choice === 'n' || choice === 'no') {
+        const message = await ask('Message for the model (optional): ');
+        return message === undefined || message === ''
+          ? { type: 'reject', by }
+          : { type: 'reject', message, by };
+      }
+      if (choice === 'e' || choice === 'edit') {
+        const text = await ask('New arguments as JSON: ');
+        if (text === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
+        try {
+          const args: unknown = JSON.parse(text);
+          if (typeof args === 'object' && args !== null && !Array.isArray(args)) {
+            return { type: 'edit', args: args as Record<string, unknown>, by };
+          }
+          options.output.write('Arguments must be a JSON object.\n');
+        } catch (error) {
+          options.output.write(
+            `Not valid JSON (${error instanceof Error ? error.message : String(error)}).\n`,
+          );
+        }
+        continue;
+      }
+      options.output.write('Please answer a, e or r.\n');
+    }
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    rl.close();
+  }
+}

@@ -1,0 +1,467 @@
+import { join } from 'node:path';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { NamedServerConfig, Skill, ToolOverride, ToolResource } from '../config/schemas.js';
+import { resolveToolNames } from '../mcp/naming.js';
+import type { ToolsChangedEvent } from '../servers/server-events.js';
+import type { PathMap } from '../sandbox/types.js';
+import {
+  createAgentSkillTool,
+  createSkillActivation,
+  loadAgentSkills,
+} from '../skills/agent-skills.js';
+import type { AgentSkill, AgentSkillWarning, SkillActivation } from '../skills/agent-skills.js';
+import { createBuiltinTools, isBuiltinToolName } from '../skills/builtin-tools.js';
+import { isCustomToolReference, loadCustomTools } from '../skills/custom-tools.js';
+import type { WorkspaceStore } from '../workspace/store.js';
+import type {
+  Capabilities,
+  CapabilityVerdict,
+  ToolDescriptor,
+  ToolEntry,
+} from './tool-descriptor.js';
+
+/** A skill as the registry uses it: the file's content with its name. */
+export type NamedSkill = Skill & { name: string };
+
+/** One thing a skill includes, resolved from files (no server contacted yet). */
+export type SkillInclusion =
+  | { kind: 'builtin'; skill: string; name: string }
+  | { kind: 'custom'; skill: string; entry: string }
+  | { kind: 'server'; skill: string; serverName: string }
+  | { kind: 'resource'; skill: string; resource: ToolResource }
+  | { kind: 'agent-skills'; skill: string; folders: string[] };
+
+/**
+ * What an actor's skills need, resolved from the workspace files: the servers to start and
+ * what each skill includes. Made by {@link planSkills}; no process is started.
+ */
+export interface SkillPlan {
+  skills: NamedSkill[];
+  /** Every server the skills need (by reference, inline, or through tool resources), once each. */
+  servers: NamedServerConfig[];
+  inclusions: SkillInclusion[];
+}
+
+/**
+ * Resolves skills by name from the workspace into a {@link SkillPlan}. Throws, each with its
+ * own code and a message naming the skill and what to do (ADR-0027):
+ * - `SKILL_NOT_FOUND`: no `skills/NAME.yaml`;
+ * - `TOOL_NOT_FOUND` (missing resource): a `tools` entry is neither a built-in, a `custom:`
+ *   module nor a tool resource id in `tools/`;
+ * - `TOOL_DISABLED` (disabled mapping): the tool resource has `enabled: false`;
+ * - `SERVER_NOT_FOUND`: a server reference (from `mcp_servers` or a tool resource) has no
+ *   `servers/NAME.yaml`;
+ * - `CONFIG_INVALID`: a file is broken (file, line, column).
+ */
+export async function planSkills(
+  store: WorkspaceStore,
+  skillNames: readonly string[],
+): Promise<SkillPlan> {
+  const skills: NamedSkill[] = [];
+  for (const skillName of skillNames) skills.push(await store.get('skill', skillName));
+  return planSkillConfigs(store, skills);
+}
+
+/**
+ * Like {@link planSkills}, for skills given as values (e.g. one not stored yet, to validate it
+ * before `agents skill add` writes it). Same errors.
+ */
+export async function planSkillConfigs(
+  store: WorkspaceStore,
+  skills: readonly NamedSkill[],
+): Promise<SkillPlan> {
+  const servers = new Map<string, NamedServerConfig>();
+  const inclusions: SkillInclusion[] = [];
+  const needServer = async (serverName: string, why: string): Promise<void> => {
+    if (servers.has(serverName)) return;
+    try {
+      servers.set(serverName, await store.get('server', serverName));
+    } catch (error) {
+      if (AgentsError.hasCode(error, AgentsErrorCode.ServerNotFound)) {
+        throw new AgentsError(
+          AgentsErrorCode.ServerNotFound,
+          `${why} names server "${serverName}", which has no record (${store.file('server', serverName)}); add it with \`agents server add ${serverName} ...\`.`,
+          { cause: error, details: { serverName } },
+        );
+      }
+      throw error;
+    }
+  };
+  for (const skill of skills) {
+    for (const entry of skill.tools) {
+      if (isBuiltinToolName(entry)) {
+        inclusions.push({ kind: 'builtin', skill: skill.name, name: entry });
+      } else if (isCustomToolReference(entry)) {
+        inclusions.push({ kind: 'custom', skill: skill.name, entry });
+      } else {
+        const record = await store.findTool(entry);
+        if (!record) {
+          throw new AgentsError(
+            AgentsErrorCode.ToolNotFound,
+            `Skill "${skill.name}" lists tool "${entry}", which is not a built-in tool, not a custom:... module, and not a tool resource id in ${store.dir('tool')}; add it with \`agents tool add\` or fix the skill.`,
+            { details: { skill: skill.name, toolId: entry } },
+          );
+        }
+        if (!record.value.enabled) {
+          throw new AgentsError(
+            AgentsErrorCode.ToolDisabled,
+            `Skill "${skill.name}" uses tool resource "${record.value.id}" (${record.file}), which is disabled; enable it with \`agents tool enable ${record.name}\` or remove it from the skill.`,
+            { details: { skill: skill.name, toolId: record.value.id, file: record.file } },
+          );
+        }
+        await needServer(
+          record.value.server,
+          `Tool resource "${record.value.id}" (${record.file})`,
+        );
+        inclusions.push({ kind: 'resource', skill: skill.name, resource: record.value });
+      }
+    }
+    for (const reference of skill.mcp_servers) {
+      if (typeof reference === 'string') {
+        await needServer(reference, `Skill "${skill.name}"`);
+        inclusions.push({ kind: 'server', skill: skill.name, serverName: reference });
+      } else {
+        const existing = servers.get(reference.name);
+        if (existing && JSON.stringify(existing) !== JSON.stringify(reference)) {
+          throw new AgentsError(
+            AgentsErrorCode.ConfigInvalid,
+            `Skill "${skill.name}" defines an inline server "${reference.name}" that differs from another server of that name; rename one.`,
+            { details: { skill: skill.name, serverName: reference.name, problems: [] } },
+          );
+        }
+        servers.set(reference.name, reference as NamedServerConfig);
+        inclusions.push({ kind: 'server', skill: skill.name, serverName: reference.name });
+      }
+    }
+    if (skill.agent_skills.length > 0) {
+      inclusions.push({
+        kind: 'agent-skills',
+        skill: skill.name,
+        folders: skill.agent_skills.map((folder) => resolveAgentSkillFolder(store, folder)),
+      });
+    }
+  }
+  return { skills: [...skills], servers: [...servers.values()], inclusions };
+}
+
+/** A bare name means a folder in the workspace's Agent Skills folder; anything else is a path. */
+function resolveAgentSkillFolder(store: WorkspaceStore, folder: string): string {
+  return /^[a-zA-Z0-9_-]+$/.test(folder)
+    ? join(store.agentSkillsDir, folder)
+    : store.resolvePath(folder);
+}
+
+/** A running server as the skill registry needs it (a `ManagedServer` fits). */
+export interface SkillServer {
+  readonly name: string;
+  /** The server's current tool entries (swapped atomically on refresh). */
+  entries(): readonly ToolEntry[];
+  /** Subscribes to tool-set changes; returns an unsubscribe function. */
+  on?(event: 'tools-changed', listener: (event: ToolsChangedEvent) => void): () => void;
+}
+
+/** Emitted when the flattened tool set changes. */
+export interface SkillToolsChangedEvent {
+  added: string[];
+  removed: string[];
+  changed: string[];
+  entries: readonly ToolEntry[];
+}
+
+/** Options for {@link createSkillRegistry}. */
+export interface SkillRegistryOptions {
+  plan: SkillPlan;
+  /** Running servers by name; every server of the plan must be present. */
+  servers: ReadonlyMap<string, SkillServer>;
+  /** Path map for the built-in file tools (the sandbox's, or one over the project). */
+  paths?: () => PathMap;
+  /** Folder `custom:` module paths resolve against. */
+  projectDir: string;
+  /** Where the activation tool records the active Agent Skill (default: a new one). */
+  activation?: SkillActivation;
+  /** Prefix every MCP tool name with its server name. */
+  alwaysPrefix?: boolean;
+  /** Agent Skill warnings and tools that disappeared on a refresh. */
+  onWarning?: (message: string) => void;
+}
+
+/** The flattened tools of an actor's skills, kept current as servers change. */
+export interface SkillRegistry extends AsyncDisposable {
+  /** The current flattened tool set, names resolved. */
+  entries(): readonly ToolEntry[];
+  get(id: string): ToolEntry | undefined;
+  getByName(name: string): ToolEntry | undefined;
+  /** The loaded Agent Skills. */
+  readonly agentSkills: readonly AgentSkill[];
+  readonly activation: SkillActivation;
+  /** Subscribes to changes of the flattened set; returns an unsubscribe function. */
+  on(event: 'change', listener: (event: SkillToolsChangedEvent) => void): () => void;
+  /**
+   * Re-flattens from the servers' current entries. Called on every `tools-changed`; a resource
+   * whose tool disappeared is dropped with a warning (not thrown) at that point.
+   */
+  refresh(): void;
+  /** Unsubscribes from the servers. Idempotent; does not stop them (the lease owner does). */
+  close(): Promise<void>;
+}
+
+/**
+ * Flattens every source of a {@link SkillPlan} into one list of {@link ToolEntry}s: built-in
+ * tools, custom tools, MCP servers' tools, tool resources and one `activate_skill` tool for the
+ * Agent Skills. Skill overrides apply at inclusion (name, description, capabilities with
+ * `override` provenance, path arguments, `enabled: false` hides). The same tool included twice
+ * is kept once; different tools with the same name are renamed by the collision rule
+ * (`resolveToolNames`: server tools become `server__tool`), and two overrides naming the same
+ * name throw `TOOL_NAME_COLLISION`.
+ *
+ * Throws at creation (ADR-0027): `SERVER_UNAVAILABLE` when a needed server is not running,
+ * `TOOL_UNAVAILABLE` when a tool resource's tool is absent from its server; plus
+ * `CONFIG_INVALID` for a broken custom module.
+ */
+export async function createSkillRegistry(options: SkillRegistryOptions): Promise<SkillRegistry> {
+  const { plan } = options;
+  const activation = options.activation ?? createSkillActivation();
+  const warn = options.onWarning ?? (() => {});
+  for (const config of plan.servers) {
+    if (!options.servers.has(config.name)) {
+      throw new AgentsError(
+        AgentsErrorCode.ServerUnavailable,
+        `Server "${config.name}" is needed by the skills (${plan.skills.map((skill) => skill.name).join(', ')}) but is not running; check that it starts with \`agents server test ${config.name}\`.`,
+        { details: { serverName: config.name } },
+      );
+    }
+  }
+
+  // Static sources are loaded once; MCP entries are read from the servers on every flatten.
+  const staticParts = new Map<SkillInclusion, ToolEntry[]>();
+  const builtins = options.paths
+    ? new Map(
+        createBuiltinTools({ paths: options.paths }).map((entry) => [
+          entry.descriptor.originalName,
+          entry,
+        ]),
+      )
+    : new Map<string, ToolEntry>();
+  const agentSkillFolders: string[] = [];
+  for (const inclusion of plan.inclusions) {
+    if (inclusion.kind === 'builtin') {
+      const entry = builtins.get(inclusion.name);
+      if (!entry) {
+        throw new AgentsError(
+          AgentsErrorCode.ToolUnavailable,
+          `Skill "${inclusion.skill}" uses built-in tool "${inclusion.name}", but no folder was given for built-in file tools.`,
+          { details: { skill: inclusion.skill, toolId: `builtin:${inclusion.name}` } },
+        );
+      }
+      staticParts.set(inclusion, [entry]);
+    } else if (inclusion.kind === 'custom') {
+      staticParts.set(inclusion, await loadCustomTools(inclusion.entry, options.projectDir));
+    } else if (inclusion.kind === 'agent-skills') {
+      agentSkillFolders.push(...inclusion.folders);
+    }
+  }
+  const agentSkillSet = await loadAgentSkills(agentSkillFolders, {
+    onWarning: (warning: AgentSkillWarning) => warn(`Agent Skill: ${warning.message}`),
+  });
+  const agentSkillTool = createAgentSkillTool(agentSkillSet.skills, activation);
+  const skillsByName = new Map(plan.skills.map((skill) => [skill.name, skill]));
+
+  const flatten = (strict: boolean): ToolEntry[] => {
+    const included: Array<{ entry: ToolEntry; override?: ToolOverride }> = [];
+    const seen = new Set<string>();
+    const add = (entry: ToolEntry, overrides: Array<ToolOverride | undefined>) => {
+      if (seen.has(entry.descriptor.id)) return;
+      const override = mergeOverrides(overrides);
+      if (override?.enabled === false) return;
+      seen.add(entry.descriptor.id);
+      included.push({ entry, ...(override ? { override } : {}) });
+    };
+    for (const inclusion of plan.inclusions) {
+      const skillOverrides = skillsByName.get(inclusion.skill)?.overrides ?? {};
+      const overrideFor = (descriptor: ToolDescriptor) =>
+        skillOverrides[descriptor.originalName] ?? skillOverrides[descriptor.id];
+      if (inclusion.kind === 'server') {
+        for (const entry of options.servers.get(inclusion.serverName)?.entries() ?? []) {
+          add(entry, [overrideFor(entry.descriptor)]);
+        }
+      } else if (inclusion.kind === 'resource') {
+        const { resource } = inclusion;
+        const entry = options.servers
+          .get(resource.server)
+          ?.entries()
+          .find((candidate) => candidate.descriptor.originalName === resource.tool);
+        if (!entry) {
+          const message =
+            `Tool resource "${resource.id}" maps to tool "${resource.tool}" on server "${resource.server}", ` +
+            `but that server does not offer it (it has: ${
+              options.servers
+                .get(resource.server)
+                ?.entries()
+                .map((item) => item.descriptor.originalName)
+                .join(', ') || 'no tools'
+            }); fix the resource's "tool" field or the server.`;
+          if (strict) {
+            throw new AgentsError(AgentsErrorCode.ToolUnavailable, message, {
+              details: {
+                toolId: resource.id,
+                serverName: resource.server,
+                toolName: resource.tool,
+              },
+            });
+          }
+          warn(message);
+          continue;
+        }
+        add(entry, [resource.overrides, overrideFor(entry.descriptor)]);
+      } else if (inclusion.kind !== 'agent-skills') {
+        for (const entry of staticParts.get(inclusion) ?? [])
+          add(entry, [overrideFor(entry.descriptor)]);
+      }
+    }
+    if (agentSkillTool) add(agentSkillTool, []);
+    const names = resolveToolNames(
+      included.map(({ entry, override }) => ({
+        id: entry.descriptor.id,
+        originalName:
+          entry.descriptor.source === 'mcp' ? entry.descriptor.originalName : entry.descriptor.name,
+        ...(entry.descriptor.serverName === undefined
+          ? {}
+          : { serverName: entry.descriptor.serverName }),
+        ...(override?.name === undefined ? {} : { preferredName: override.name }),
+      })),
+      { ...(options.alwaysPrefix ? { alwaysPrefix: true } : {}) },
+    );
+    return included.map(({ entry, override }) =>
+      applyOverride(entry, names.get(entry.descriptor.id)!, override),
+    );
+  };
+
+  let current = flatten(true);
+  const listeners = new Set<(event: SkillToolsChangedEvent) => void>();
+  const unsubscribers: Array<() => void> = [];
+  const refresh = (): void => {
+    let next: ToolEntry[];
+    try {
+      next = flatten(false);
+    } catch (error) {
+      // A refresh that cannot resolve names keeps the previous set rather than breaking a run.
+      warn(`Tool set not refreshed: ${errorMessage(error)}`);
+      return;
+    }
+    const before = new Map(current.map((entry) => [entry.descriptor.id, entry.descriptor]));
+    const after = new Map(next.map((entry) => [entry.descriptor.id, entry.descriptor]));
+    const added = [...after.keys()].filter((id) => !before.has(id));
+    const removed = [...before.keys()].filter((id) => !after.has(id));
+    const changed = [...after.entries()]
+      .filter(([id, descriptor]) => {
+        const old = before.get(id);
+        return (
+          old !== undefined &&
+          (old.fingerprint !== descriptor.fingerprint || old.name !== descriptor.name)
+        );
+      })
+      .map(([id]) => id);
+    current = next;
+    if (added.length + removed.length + changed.length === 0) return;
+    const event = { added, removed, changed, entries: next };
+    for (const listener of [...listeners]) listener(event);
+  };
+  for (const config of plan.servers) {
+    const server = options.servers.get(config.name);
+    if (server?.on) unsubscribers.push(server.on('tools-changed', () => refresh()));
+  }
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
+    listeners.clear();
+  };
+  return {
+    entries: () => current,
+    get: (id) => current.find((entry) => entry.descriptor.id === id),
+    getByName: (name) => current.find((entry) => entry.descriptor.name === name),
+    agentSkills: agentSkillSet.skills,
+    activation,
+    on(_event, listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    refresh,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function mergeOverrides(overrides: Array<ToolOverride | undefined>): ToolOverride | undefined {
+  const present = overrides.filter((override): override is ToolOverride => override !== undefined);
+  if (present.length === 0) return undefined;
+  return present.reduce<ToolOverride>(
+    (merged, next) => ({
+      ...merged,
+      ...next,
+      ...(merged.capabilities || next.capabilities
+        ? { capabilities: { ...merged.capabilities, ...next.capabilities } }
+        : {}),
+    }),
+    {},
+  );
+}
+
+/** A copy of the entry with its resolved name and the inclusion override applied. */
+function applyOverride(
+  entry: ToolEntry,
+  name: string,
+  override: ToolOverride | undefined,
+): ToolEntry {
+  if (name === entry.descriptor.name && override === undefined) return entry;
+  const descriptor: ToolDescriptor = { ...entry.descriptor, name };
+  if (override?.description !== undefined) descriptor.description = override.description;
+  if (override?.pathArguments !== undefined) descriptor.pathArguments = override.pathArguments;
+  if (override?.capabilities)
+    descriptor.capabilities = overrideCapabilities(
+      entry.descriptor.capabilities,
+      override.capabilities,
+    );
+  // Same execute: the server still sees its own tool name.
+  return { descriptor, execute: (args, context) => entry.execute(args, context) };
+}
+
+function overrideCapabilities(
+  base: Capabilities,
+  override: NonNullable<ToolOverride['capabilities']>,
+): Capabilities {
+  const verdict = (
+    key: keyof NonNullable<ToolOverride['capabilities']>,
+    fallback: CapabilityVerdict,
+  ): CapabilityVerdict => {
+    const value = override[key];
+    return value === undefined
+      ? fallback
+      : { value, source: 'override', reason: `skill override ${key}=${value}` };
+  };
+  const readOnly = verdict('readOnly', base.readOnly);
+  // Setting one of readOnly/writes implies the other unless both are given.
+  const writes =
+    override.writes === undefined && override.readOnly !== undefined
+      ? {
+          value: !override.readOnly,
+          source: 'override' as const,
+          reason: `skill override readOnly=${override.readOnly}`,
+        }
+      : verdict('writes', base.writes);
+  return {
+    readOnly:
+      override.readOnly === undefined && override.writes !== undefined
+        ? {
+            value: !override.writes,
+            source: 'override',
+            reason: `skill override writes=${override.writes}`,
+          }
+        : readOnly,
+    writes,
+    destructive: verdict('destructive', base.destructive),
+    openWorld: verdict('openWorld', base.openWorld),
+    disagreements: base.disagreements,
+  };
+}

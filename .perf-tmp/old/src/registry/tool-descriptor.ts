@@ -1,0 +1,116 @@
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+
+/** Where a tool comes from. */
+export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
+
+/** Where a capability verdict came from, strongest first. */
+export type CapabilitySource = 'override' | 'annotation' | 'name-heuristic' | 'default';
+
+/** One capability verdict and the reason for it. */
+export interface CapabilityVerdict {
+  value: boolean;
+  source: CapabilitySource;
+  /** Human-readable reason, e.g. `name word "delete"` or `annotation readOnlyHint=true ignored: name says write`. */
+  reason: string;
+}
+
+/** Capability metadata of a tool; every verdict keeps its provenance. */
+export interface Capabilities {
+  readOnly: CapabilityVerdict;
+  writes: CapabilityVerdict;
+  destructive: CapabilityVerdict;
+  openWorld: CapabilityVerdict;
+  /** Disagreements between evidence sources (e.g. name says write, annotation says read-only). */
+  disagreements: string[];
+}
+
+/** A JSON Schema object as a server sent it. Kept verbatim; never simplified. */
+export type JsonSchemaObject = { type?: unknown; [key: string]: unknown };
+
+/**
+ * The record every tool becomes, whatever its source.
+ * `inputSchema` / `outputSchema` are exactly what the server sent.
+ */
+export interface ToolDescriptor {
+  /** Stable id: `mcp:SERVER/TOOL`, `builtin:NAME`, `custom:NAME`, `skill:NAME`. */
+  id: string;
+  /** Provider-safe name the model sees (`^[a-zA-Z0-9_-]{1,64}$`). */
+  name: string;
+  /** The tool's own name at its source (the MCP server's tool name). */
+  originalName: string;
+  source: ToolSource;
+  /** The MCP server name, for `source: 'mcp'`. */
+  serverName?: string;
+  title?: string;
+  /** Sanitized, capped description the model sees. */
+  description: string;
+  /** The original description as received, kept for audit. */
+  rawDescription?: string;
+  inputSchema: JsonSchemaObject;
+  outputSchema?: JsonSchemaObject;
+  annotations?: ToolAnnotations;
+  capabilities: Capabilities;
+  /**
+   * Argument locations that hold file paths, as dotted paths with `[]` for array items:
+   * `path`, `paths[]`, `edits[].file`.
+   */
+  pathArguments: string[];
+  /** sha256 of the canonical (sorted keys) wire definition; changes when anything changes. */
+  fingerprint: string;
+  /**
+   * Problems found while building the descriptor that did not stop it (e.g. an input schema
+   * that could not be compiled, so arguments are checked only by the server).
+   */
+  warnings?: string[];
+}
+
+/** Everything a tool call can know about where it runs. */
+export interface ToolCallContext {
+  signal?: AbortSignal;
+  toolCallId?: string;
+  threadId?: string;
+  /** The LangGraph RunnableConfig, when called from a graph. */
+  config?: unknown;
+  /** Progress from the server, when it sends any. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/**
+ * The result shape of every tool call, whatever its source: MCP's `CallToolResult`.
+ * Middleware may add records under `_meta` (see {@link ResultMetaKey}).
+ */
+export type ToolResult = CallToolResult;
+
+/** Keys this library uses inside a result's `_meta`. */
+export const ResultMetaKey = {
+  /** A {@link ChangeRecord} when the call changed files in the sandbox. */
+  Change: 'agents/change',
+  /** Policy decision for the call. */
+  Policy: 'agents/policy',
+  /** Output budget record when the result was cut. */
+  Budget: 'agents/budget',
+} as const;
+
+/** One changed path in a snapshot diff. */
+export interface ChangedPath {
+  /** git status letter: A (added), M (modified), D (deleted), T (type change). */
+  status: string;
+  /** Logical path, relative to the sandbox root. */
+  path: string;
+}
+
+/** What one write-class tool call changed in the sandbox. */
+export interface ChangeRecord {
+  toolCallId?: string;
+  toolId: string;
+  snapshot: string;
+  parent: string;
+  changed: ChangedPath[];
+}
+
+/** A descriptor plus the one function that runs it. */
+export interface ToolEntry {
+  descriptor: ToolDescriptor;
+  /** Runs the tool. Tool-level failures come back as `isError: true`; transport failures throw. */
+  execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult>;
+}

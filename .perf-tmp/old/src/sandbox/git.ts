@@ -1,0 +1,161 @@
+import { execFile } from 'node:child_process';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+
+/** Default time a single git command may take before it is killed. */
+export const DEFAULT_GIT_TIMEOUT_MS = 120_000;
+
+/** Fixed identity for snapshot commits, so the user's git config never matters. */
+export const SNAPSHOT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'agents-sandbox',
+  GIT_AUTHOR_EMAIL: 'agents-sandbox@localhost',
+  GIT_COMMITTER_NAME: 'agents-sandbox',
+  GIT_COMMITTER_EMAIL: 'agents-sandbox@localhost',
+} as const;
+
+/** GIT_* variables we set ourselves; simple-git 4 refuses them unless named. */
+const ALLOWED_GIT_ENV = [
+  'GIT_INDEX_FILE',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_TERMINAL_PROMPT',
+  'GIT_OPTIONAL_LOCKS',
+] as const;
+
+/**
+ * Builds the environment for a git child process. It never spreads `process.env`: only PATH and
+ * HOME (git needs them to run and to find the user's global config), a fixed locale, and our own
+ * GIT_* keys. `GIT_OPTIONAL_LOCKS=0` keeps read-only commands from refreshing anyone's index.
+ */
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    LC_ALL: 'C',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    ...SNAPSHOT_IDENTITY,
+    ...extra,
+  };
+  const home = process.env['HOME'];
+  if (home !== undefined) env['HOME'] = home;
+  return env;
+}
+
+/** Options for one git command. */
+export interface RunGitOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Bytes written to git's stdin. */
+  input?: string;
+  /** Exit codes that are not failures (e.g. 1 for `diff --quiet`). */
+  okExitCodes?: readonly number[];
+}
+
+/** The outcome of one git command. */
+export interface RunGitResult {
+  stdout: string;
+  exitCode: number;
+}
+
+/**
+ * Runs one git command with execFile (argument array, no shell). Used for the hot plumbing of
+ * snapshots, where a per-call AbortSignal and low overhead matter. Failures become
+ * `SANDBOX_FAILED` (or `ABORTED` / `TIMEOUT`) with git's stderr in the message.
+ */
+export function runGit(args: readonly string[], options: RunGitOptions): Promise<RunGitResult> {
+  options.signal?.throwIfAborted();
+  const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: options.cwd,
+        env: options.env ?? gitEnv(),
+        signal: options.signal,
+        timeout: timeoutMs,
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: 'utf8',
+        killSignal: 'SIGKILL',
+      },
+      (error, stdout, stderr) => {
+        if (error === null) {
+          resolve({ stdout, exitCode: 0 });
+          return;
+        }
+        const code = (error as NodeJS.ErrnoException & { code?: unknown }).code;
+        if (typeof code === 'number' && options.okExitCodes?.includes(code)) {
+          resolve({ stdout, exitCode: code });
+          return;
+        }
+        const command = `git ${args.join(' ')}`;
+        if (options.signal?.aborted === true) {
+          reject(
+            new AgentsError(
+              AgentsErrorCode.Aborted,
+              `Aborted while running "${command}" in ${options.cwd}.`,
+              {
+                cause: error,
+              },
+            ),
+          );
+          return;
+        }
+        if ((error as { killed?: boolean }).killed === true) {
+          reject(
+            new AgentsError(
+              AgentsErrorCode.Timeout,
+              `"${command}" in ${options.cwd} took longer than ${timeoutMs} ms and was killed; the filesystem may be slow or the tree very large.`,
+              { cause: error, details: { command: args, cwd: options.cwd, timeoutMs } },
+            ),
+          );
+          return;
+        }
+        reject(
+          new AgentsError(
+            AgentsErrorCode.SandboxFailed,
+            `"${command}" failed in ${options.cwd} (exit ${String(code)}): ${stderr.trim().slice(-2000) || error.message}`,
+            { cause: error, details: { command: args, cwd: options.cwd, exitCode: code, stderr } },
+          ),
+        );
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/**
+ * A simple-git instance for porcelain commands (worktree, init), set up for the simple-git 4
+ * environment guard: an explicit environment (no `process.env` spread), our GIT_* keys allowed,
+ * repository hooks switched off (`core.hooksPath=/dev/null`, so `worktree add` runs no
+ * post-checkout hook of the user's), and a block timeout plus optional abort signal.
+ */
+export function porcelainGit(
+  cwd: string,
+  options: { signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> } = {},
+): SimpleGit {
+  return simpleGit({
+    baseDir: cwd,
+    allowEnvironment: ALLOWED_GIT_ENV,
+    allowConfig: ['core.hooksPath'],
+    config: ['core.hooksPath=/dev/null'],
+    timeout: { block: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS },
+    ...(options.signal === undefined ? {} : { abort: options.signal }),
+  }).env(options.env ?? gitEnv());
+}
+
+/** Wraps a simple-git failure at our boundary with what was attempted and where. */
+export function wrapGitError(error: unknown, what: string, where: string): AgentsError {
+  if (AgentsError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const aborted = /abort/i.test(error instanceof Error ? error.name + message : message);
+  return new AgentsError(
+    aborted ? AgentsErrorCode.Aborted : AgentsErrorCode.SandboxFailed,
+    `Could not ${what} in ${where}: ${message.trim()}`,
+    { cause: error },
+  );
+}

@@ -1,0 +1,56 @@
+import type { ChangedPath } from '../registry/tool-descriptor.js';
+
+/** A snapshot of the sandbox tree: a commit kept under a private ref. */
+export interface Snapshot {
+  /** Commit sha of the snapshot. */
+  sha: string;
+  /** The snapshot this one follows (equal to `sha` when nothing changed). */
+  parent: string;
+  /** What changed between `parent` and `sha`. */
+  changed: ChangedPath[];
+}
+
+/** Maps logical paths (relative to the project) to sandbox paths and back. */
+export interface PathMap {
+  /** Absolute, realpath'd sandbox root. */
+  readonly root: string;
+  /**
+   * Logical or absolute path → absolute path inside the sandbox.
+   * Throws `PATH_OUTSIDE_SANDBOX` for anything that would escape.
+   */
+  toSandbox(path: string): string;
+  /** Replaces sandbox paths inside a string with logical paths. */
+  fromSandbox(text: string): string;
+}
+
+/**
+ * A per-run sandbox: a detached git worktree (or a private repo for a plain folder) plus a
+ * private snapshot store. The user's branches, index, HEAD and working tree are never touched.
+ */
+export interface Sandbox extends AsyncDisposable {
+  readonly id: string;
+  /** Absolute realpath of the sandbox working tree. */
+  readonly root: string;
+  /** The folder the sandbox was made from (the user's repo or folder). */
+  readonly source: string;
+  readonly paths: PathMap;
+  /** The sha of the latest snapshot (the base commit right after creation). */
+  readonly head: string;
+  /** The base snapshot taken at creation. */
+  readonly base: string;
+  /** Snapshots the tree; returns the previous head when nothing changed. */
+  snapshot(label: string, options?: { signal?: AbortSignal }): Promise<Snapshot>;
+  /** Lists what differs between two snapshots. */
+  diff(from: string, to: string): Promise<ChangedPath[]>;
+  /**
+   * Restores the tree to a snapshot. Files the sandbox tracked that are not in the target are
+   * removed; ignored and never-tracked files are left alone. Takes a safety snapshot first and
+   * returns it, so the restore can be undone.
+   */
+  restore(
+    sha: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }>;
+  /** Removes the worktree and its private refs. Idempotent. */
+  close(): Promise<void>;
+}

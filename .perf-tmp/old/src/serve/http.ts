@@ -1,0 +1,386 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+
+/** Default cap on a POST body (bytes). */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Default cap on concurrent sessions. */
+export const DEFAULT_MAX_SESSIONS = 64;
+/** Default idle time after which a session is closed (ms). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+
+/** Options of {@link serveHttp}. */
+export interface ServeHttpOptions {
+  /** Creates the MCP server for one session (e.g. `() => createMcpServer({ toolSet })`). */
+  createServer: () => Server;
+  /** Interface to bind (default `127.0.0.1`). Non-loopback needs `allowNonLoopback` AND `token`. */
+  host?: string;
+  /** Port (default 0: an ephemeral port; read it from `url`). */
+  port?: number;
+  /** Endpoint path (default `/mcp`). */
+  path?: string;
+  /** Required to bind a non-loopback interface. */
+  allowNonLoopback?: boolean;
+  /** When set, every request needs `Authorization: Bearer <token>` (else 401). */
+  token?: string;
+  /** Extra allowed `Origin` values (exact, e.g. `https://ide.example`). Loopback origins on the bound port are always allowed. */
+  allowedOrigins?: readonly string[];
+  /** Extra allowed `Host` header values (`name:port`). */
+  allowedHosts?: readonly string[];
+  /** Body size cap in bytes (default {@link DEFAULT_MAX_BODY_BYTES}); larger bodies get 413. */
+  maxBodyBytes?: number;
+  /** Concurrent session cap (default {@link DEFAULT_MAX_SESSIONS}); beyond it, 503. */
+  maxSessions?: number;
+  /** Idle time after which a session is closed (default {@link DEFAULT_SESSION_IDLE_MS}). */
+  sessionIdleMs?: number;
+  /** Where diagnostics go (never stdout); default: dropped. */
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** A running streamable-HTTP MCP endpoint. `close()` ends every session and the listener. */
+export interface McpHttpServer extends AsyncDisposable {
+  /** The endpoint URL, e.g. `http://127.0.0.1:53211/mcp`. */
+  readonly url: URL;
+  readonly host: string;
+  readonly port: number;
+  /** Live session count. */
+  readonly sessionCount: number;
+  /** Ends all sessions, stops listening; idempotent. */
+  close(): Promise<void>;
+}
+
+interface Session {
+  id: string;
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  /** sha256 of the bearer token the session was created with, so another identity cannot use it. */
+  identity: string;
+  lastSeen: number;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/** True for `localhost`, `::1` and any 127.0.0.0/8 address. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (LOOPBACK_NAMES.has(bare)) return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function rpcError(code: number, message: string): unknown {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+/** Reads a body up to `limit` bytes; resolves `undefined` when it is larger. */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buffer.length;
+    if (size > limit) return undefined;
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Serves MCP over streamable HTTP with `node:http`, one SDK transport and server per session.
+ * Hardening: binds 127.0.0.1 unless told otherwise (non-loopback needs `allowNonLoopback` and a
+ * token), checks `Host` and `Origin` on every request (403; requests without Origin pass),
+ * random session ids (`randomUUID`) bound to the caller's token, a body cap (413), 404 for an
+ * unknown session, DELETE ends a session, optional bearer token (401), and never sends CORS
+ * headers. Throws `CONFIG_INVALID` for an unsafe bind, or the listen error.
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServer> {
+  options.signal?.throwIfAborted();
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const log = options.log ?? (() => undefined);
+  const token = options.token;
+  if (token !== undefined && token.length === 0) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      'The bearer token is empty; pass a non-empty --token or none.',
+    );
+  }
+  if (!isLoopbackHost(host)) {
+    if (options.allowNonLoopback !== true || token === undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Refusing to serve MCP on non-loopback host "${host}": that needs both an explicit ` +
+          'allowNonLoopback flag (--allow-remote) and a bearer token (--token), because anyone ' +
+          'who can reach the port can run the tools.',
+        { details: { host } },
+      );
+    }
+  }
+  const tokenHash = token === undefined ? undefined : sha256(token);
+  const sessions = new Map<string, Session>();
+  let closed = false;
+  let allowedHosts = new Set<string>();
+  let allowedOrigins = new Set<string>();
+
+  const identityOf = (req: IncomingMessage): string | undefined => {
+    if (tokenHash === undefined) return 'anonymous';
+    const header = req.headers.authorization;
+    const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (match === null) return undefined;
+    // Compare digests so the comparison takes the same time whatever the length.
+    const given = sha256(match[1]!);
+    return timingSafeEqual(given, tokenHash) ? given.toString('hex') : undefined;
+  };
+
+  const endSession = async (session: Session): Promise<void> => {
+    sessions.delete(session.id);
+    await session.server.close().catch((error: unknown) => {
+      log(`mcp http: closing session ${session.id} failed: ${errorMessage(error)}`);
+    });
+  };
+
+  const newSession = async (identity: string): Promise<StreamableHTTPServerTransport> => {
+    const server = options.createServer();
+    let session: Session | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session = { id, transport, server, identity, lastSeen: Date.now() };
+        sessions.set(id, session);
+      },
+    });
+    // Set before connect: the SDK chains its own handler after this one.
+    transport.onclose = () => {
+      if (session !== undefined) void endSession(session);
+    };
+    transport.onerror = (error) => log(`mcp http: ${errorMessage(error)}`);
+    await server.connect(transport);
+    return transport;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== path) {
+      sendJson(res, 404, rpcError(-32000, `Not found: the MCP endpoint is ${path}`));
+      return;
+    }
+    // DNS rebinding: a browser page on another site resolves its own name to 127.0.0.1, so the
+    // Host header (and Origin, when a browser sends one) must name us.
+    const hostHeader = (req.headers.host ?? '').toLowerCase();
+    if (!allowedHosts.has(hostHeader)) {
+      sendJson(res, 403, rpcError(-32000, `Forbidden: Host "${hostHeader}" is not allowed`));
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin.toLowerCase())) {
+      sendJson(res, 403, rpcError(-32000, `Forbidden: Origin "${origin}" is not allowed`));
+      return;
+    }
+    const identity = identityOf(req);
+    if (identity === undefined) {
+      sendJson(res, 401, rpcError(-32000, 'Unauthorized: send Authorization: Bearer <token>'), {
+        'www-authenticate': 'Bearer',
+      });
+      return;
+    }
+    const method = req.method ?? 'GET';
+    if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
+      sendJson(res, 405, rpcError(-32000, `Method ${method} not allowed`), {
+        allow: 'GET, POST, DELETE',
+      });
+      return;
+    }
+
+    let body: unknown;
+    if (method === 'POST') {
+      const declared = Number(req.headers['content-length'] ?? '0');
+      if (declared > maxBodyBytes) {
+        sendJson(
+          res,
+          413,
+          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
+          {
+            connection: 'close',
+          },
+        );
+        req.resume();
+        return;
+      }
+      const raw = await readBody(req, maxBodyBytes);
+      if (raw === undefined) {
+        sendJson(
+          res,
+          413,
+          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
+          {
+            connection: 'close',
+          },
+        );
+        req.destroy();
+        return;
+      }
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch (error) {
+        sendJson(res, 400, rpcError(-32700, `Parse error: ${errorMessage(error)}`));
+        return;
+      }
+    }
+
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      // Another identity's session answers like an unknown one: no oracle for valid ids.
+      if (session === undefined || session.identity !== identity) {
+        sendJson(res, 404, rpcError(-32001, 'Session not found: initialize a new session'));
+        return;
+      }
+      session.lastSeen = Date.now();
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    const initializing =
+      method === 'POST' &&
+      (isInitializeRequest(body) ||
+        (Array.isArray(body) && body.some((m) => isInitializeRequest(m))));
+    if (!initializing) {
+      sendJson(res, 400, rpcError(-32000, 'Bad Request: no Mcp-Session-Id; initialize first'));
+      return;
+    }
+    if (sessions.size >= maxSessions) {
+      sendJson(
+        res,
+        503,
+        rpcError(-32000, `Too many sessions (limit ${maxSessions}); end one with DELETE`),
+      );
+      return;
+    }
+    const transport = await newSession(identity);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const httpServer: HttpServer = createServer((req, res) => {
+    if (closed) {
+      sendJson(res, 503, rpcError(-32000, 'Server is shutting down'));
+      return;
+    }
+    handle(req, res).catch((error: unknown) => {
+      log(`mcp http: request failed: ${errorMessage(error)}`);
+      sendJson(res, 500, rpcError(-32603, 'Internal error'));
+    });
+  });
+  // Slow-loris guard for headers and bodies.
+  httpServer.headersTimeout = 30_000;
+  httpServer.requestTimeout = 5 * 60_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => {
+      reject(
+        new AgentsError(
+          AgentsErrorCode.ConfigInvalid,
+          `Cannot listen on ${host}:${options.port ?? 0}: ${error.message}. Choose another --port or --host.`,
+          { cause: error, details: { host, port: options.port ?? 0 } },
+        ),
+      );
+    };
+    httpServer.once('error', onError);
+    httpServer.listen(options.port ?? 0, host, () => {
+      httpServer.off('error', onError);
+      resolve();
+    });
+  });
+  const address = httpServer.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 0);
+  const hostForUrl = isIP(host) === 6 ? `[${host}]` : host;
+
+  const hostNames = isLoopbackHost(host)
+    ? ['127.0.0.1', 'localhost', '[::1]', hostForUrl]
+    : [hostForUrl];
+  allowedHosts = new Set([
+    ...hostNames.map((name) => `${name}:${port}`.toLowerCase()),
+    ...(options.allowedHosts ?? []).map((value) => value.toLowerCase()),
+  ]);
+  allowedOrigins = new Set([
+    ...hostNames.map((name) => `http://${name}:${port}`.toLowerCase()),
+    ...(options.allowedOrigins ?? []).map((value) => value.toLowerCase()),
+  ]);
+
+  const idleTimer = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const session of [...sessions.values()]) {
+        if (session.lastSeen < cutoff) {
+          log(`mcp http: closing idle session ${session.id}`);
+          void session.transport.close();
+        }
+      }
+    },
+    Math.min(idleMs, 60_000),
+  );
+  idleTimer.unref();
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      closed = true;
+      clearInterval(idleTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      const failures: unknown[] = [];
+      for (const session of [...sessions.values()].reverse()) {
+        try {
+          await session.transport.close();
+          await endSession(session);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      // SSE streams and keep-alive sockets would hold `close` open forever.
+      httpServer.closeAllConnections();
+      await stopped;
+      if (failures.length > 0)
+        throw new AggregateError(failures, 'Closing MCP HTTP sessions failed');
+    })();
+    return closing;
+  };
+  const onAbort = (): void => void close().catch(() => undefined);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return {
+    url: new URL(`http://${hostForUrl}:${port}${path}`),
+    host,
+    port,
+    get sessionCount() {
+      return sessions.size;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

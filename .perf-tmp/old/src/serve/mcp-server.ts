@@ -1,0 +1,244 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { createServedToolSet } from './served-tool-set.js';
+import type { ServedToolSet, ServedToolSetOptions } from './served-tool-set.js';
+
+/** Key under a served tool's `_meta` holding its id and capability provenance. */
+export const SERVED_TOOL_META_KEY = 'agents/tool';
+/** Key under an error result's `_meta` holding the error code (and server, when known). */
+export const SERVED_ERROR_META_KEY = 'agents/error';
+
+/**
+ * The default `instructions` of a served server: the one thing a client cannot infer from the
+ * schemas is how results are shaped (ADR-006 spends the field on the same thing).
+ */
+export const DEFAULT_SERVE_INSTRUCTIONS = [
+  'Tools are served by an agents plugin over the same execution path its LangGraph agents use.',
+  'File paths in arguments and results are logical paths relative to the sandbox root; the',
+  'server maps them into its sandbox, so never pass host paths.',
+  "A call that changed files carries `_meta['agents/change']` in its result: { toolId, snapshot,",
+  'parent, changed: [{ status, path }] }, listing every file it added (A), modified (M) or',
+  'deleted (D).',
+  'Tool failures (including an upstream server being down) come back as results with',
+  "isError: true and the reason in the text content (and `_meta['agents/error'].code`); they",
+  'are not protocol errors. Tool annotations state capabilities inferred by the plugin',
+  '(readOnlyHint is never true for a tool that may write).',
+].join(' ');
+
+/** Options of {@link createMcpServer}. */
+export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions> {
+  /**
+   * A tool set shared by several servers (one per HTTP session). When given, `entries`,
+   * `middleware`, `subscribe` and `isAvailable` are ignored and the caller closes the set.
+   */
+  toolSet?: ServedToolSet;
+  /** Server name in `initialize` (default `agents`). */
+  name?: string;
+  /** Server version in `initialize` (default `0.1.0`). */
+  version?: string;
+  /** The `instructions` text (default {@link DEFAULT_SERVE_INSTRUCTIONS}). */
+  instructions?: string;
+}
+
+/** Annotations stating OUR inferred capabilities; upstream hints are untrusted and not copied. */
+export function toServedAnnotations(descriptor: ToolDescriptor): ToolAnnotations {
+  const { capabilities } = descriptor;
+  // Never claim read-only for a tool any evidence marks as writing.
+  const readOnly = capabilities.readOnly.value && !capabilities.writes.value;
+  const annotations: ToolAnnotations = {
+    readOnlyHint: readOnly,
+    destructiveHint: readOnly ? false : capabilities.destructive.value,
+    openWorldHint: capabilities.openWorld.value,
+  };
+  if (descriptor.title !== undefined) annotations.title = descriptor.title;
+  return annotations;
+}
+
+/** The `tools/list` entry of one descriptor: name, description and schemas verbatim. */
+export function toServedTool(descriptor: ToolDescriptor): Tool {
+  const { capabilities } = descriptor;
+  const tool: Record<string, unknown> = {
+    name: descriptor.name,
+    description: descriptor.description,
+    inputSchema: descriptor.inputSchema,
+  };
+  if (descriptor.title !== undefined) tool['title'] = descriptor.title;
+  if (descriptor.outputSchema !== undefined) tool['outputSchema'] = descriptor.outputSchema;
+  tool['annotations'] = toServedAnnotations(descriptor);
+  tool['_meta'] = {
+    [SERVED_TOOL_META_KEY]: {
+      id: descriptor.id,
+      source: descriptor.source,
+      ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }),
+      capabilities: {
+        readOnly: { value: capabilities.readOnly.value, source: capabilities.readOnly.source },
+        writes: { value: capabilities.writes.value, source: capabilities.writes.source },
+        destructive: {
+          value: capabilities.destructive.value,
+          source: capabilities.destructive.source,
+        },
+        openWorld: { value: capabilities.openWorld.value, source: capabilities.openWorld.source },
+      },
+    },
+  };
+  // The schemas are served exactly as the registry holds them; the SDK's Tool type only
+  // narrows `inputSchema.type`, which a descriptor from an MCP server already satisfies.
+  return tool as Tool;
+}
+
+/** Turns a thrown error into the `isError` result the client sees (never a protocol error). */
+export function toErrorResult(toolName: string, error: unknown): ToolResult {
+  const details: Record<string, unknown> = {
+    code: AgentsError.isInstance(error) ? error.code : AgentsErrorCode.ToolCallFailed,
+  };
+  if (AgentsError.isInstance(error)) {
+    // Only the routing facts; stderr tails and commands can hold secrets.
+    for (const key of ['serverName', 'phase', 'toolName'] as const) {
+      const value = error.details[key];
+      if (typeof value === 'string') details[key] = value;
+    }
+  }
+  return {
+    content: [{ type: 'text', text: `Tool "${toolName}" failed: ${errorMessage(error)}` }],
+    isError: true,
+    _meta: { [SERVED_ERROR_META_KEY]: details },
+  };
+}
+
+/**
+ * Low-level SDK server subclass that drops its tool-set subscription on close. Internal: callers
+ * see a plain SDK `Server`.
+ */
+class ServedMcpServer extends Server {
+  private readonly cleanups: Array<() => void> = [];
+
+  addCleanup(cleanup: () => void): void {
+    this.cleanups.push(cleanup);
+  }
+
+  override async close(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    await super.close();
+  }
+}
+
+/**
+ * Creates an SDK `Server` (low-level, so JSON Schemas are served verbatim) whose tools are the
+ * given entries: `tools/list` gives each descriptor's name, description, schemas and our
+ * capability annotations; `tools/call` runs the same composed middleware chain a graph uses and
+ * returns its `CallToolResult` as is. Tool failures become `isError` results; an unknown tool
+ * name is a JSON-RPC -32602 error. When the entries change, connected clients get
+ * `notifications/tools/list_changed`.
+ *
+ * Connect it with `server.connect(transport)`; `server.close()` closes the connection and drops
+ * the registry subscription (a shared `toolSet` stays open; its owner closes it). The server uses
+ * its own `oninitialized` hook to know when it may notify; do not replace it.
+ */
+export function createMcpServer(options: CreateMcpServerOptions): Server {
+  if (options.toolSet === undefined && options.entries === undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      'createMcpServer needs `entries` (a function or a tool registry) or a shared `toolSet`.',
+    );
+  }
+  const ownsToolSet = options.toolSet === undefined;
+  const toolSet =
+    options.toolSet ??
+    createServedToolSet({
+      entries: options.entries!,
+      ...(options.middleware === undefined ? {} : { middleware: options.middleware }),
+      ...(options.subscribe === undefined ? {} : { subscribe: options.subscribe }),
+      ...(options.isAvailable === undefined ? {} : { isAvailable: options.isAvailable }),
+    });
+
+  const server = new ServedMcpServer(
+    { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
+    {
+      capabilities: { tools: { listChanged: true } },
+      instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
+    },
+  );
+
+  let initialized = false;
+  server.oninitialized = () => {
+    initialized = true;
+  };
+
+  const stopListening = toolSet.onChange(() => {
+    // Before `initialized` the client may not expect notifications; after a disconnect there is
+    // nobody to tell. Either way the next tools/list is fresh.
+    if (!initialized || server.transport === undefined) return;
+    server.sendToolListChanged().catch(() => undefined);
+  });
+  server.addCleanup(stopListening);
+  if (ownsToolSet) server.addCleanup(() => toolSet.close());
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
+    const found = toolSet.get(name);
+    if (found === undefined) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool "${name}". Call tools/list for the tools this server offers now.`,
+      );
+    }
+    if (!found.available) {
+      return toErrorResult(
+        name,
+        new AgentsError(
+          AgentsErrorCode.ToolUnavailable,
+          'the tool is unavailable because its upstream server is not running; try again later.',
+        ),
+      );
+    }
+    const { descriptor } = found.tool.entry;
+    const progressToken = request.params._meta?.progressToken;
+    const context: ToolCallContext = {
+      signal: extra.signal,
+      toolCallId: `mcp-${extra.sessionId ?? 'local'}-${String(extra.requestId)}`,
+    };
+    if (progressToken !== undefined) {
+      context.onProgress = (progress) => {
+        extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, ...progress },
+          })
+          .catch(() => undefined);
+      };
+    }
+    try {
+      const result = await found.tool.handler({
+        descriptor,
+        args: request.params.arguments ?? {},
+        context,
+      });
+      // A middleware bug must reach the client as a tool error, not a -32602 from the SDK's own
+      // result validation.
+      if (!CallToolResultSchema.safeParse(result).success) {
+        return toErrorResult(
+          name,
+          new AgentsError(AgentsErrorCode.ToolCallFailed, 'the tool returned a malformed result.'),
+        );
+      }
+      return result;
+    } catch (error) {
+      return toErrorResult(name, error);
+    }
+  });
+
+  return server;
+}

@@ -1,0 +1,102 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { NamedServerConfig } from '../config/schemas.js';
+import { formatCommandLine, formatUrl } from '../redact.js';
+import type { ServerLogger } from './server-logger.js';
+import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
+import { assertSafeLaunch } from './launch-guard.js';
+import { waitAtMost } from './wait-at-most.js';
+
+/** Options of {@link createServerTransport}. */
+export interface ServerTransportOptions {
+  /** Working directory for stdio servers without their own `cwd` (the sandbox root). */
+  cwd?: string;
+  logger?: ServerLogger;
+  /** Max stdout line bytes for stdio servers. */
+  maxLineBytes?: number;
+}
+
+/** A transport for one server plus what messages need to say about it. */
+export interface ServerTransport {
+  transport: Transport;
+  /** The command line or URL, secrets redacted. */
+  target: string;
+  /** Set for stdio servers: pid, exit status and stderr of the process. */
+  stdio?: StdioTransport;
+  /** Ends the connection: DELETE for a streamable-HTTP session, then close. Idempotent, never throws. */
+  close(): Promise<void>;
+}
+
+/** The target (command line or URL) of a server config, for messages; secrets redacted. */
+export function describeServerTarget(config: NamedServerConfig): string {
+  return config.transport === 'stdio'
+    ? formatCommandLine(config.command, config.args ?? [])
+    : formatUrl(config.url);
+}
+
+/**
+ * Builds the (unstarted) transport for a server config: our own stdio transport (own process
+ * group, env allow-list, bounded framing), or the SDK's streamable-HTTP / SSE client transports
+ * with the configured headers. The SDK `Client.connect()` starts it.
+ */
+export function createServerTransport(
+  config: NamedServerConfig,
+  options: ServerTransportOptions = {},
+): ServerTransport {
+  const target = describeServerTarget(config);
+  if (config.transport === 'stdio') {
+    assertSafeLaunch(config);
+    const stdio = createStdioTransport({
+      serverName: config.name,
+      command: config.command,
+      args: config.args ?? [],
+      env: config.env,
+      cwd: config.cwd ?? options.cwd,
+      shutdownMs: config.timeouts?.shutdownMs,
+      maxLineBytes: options.maxLineBytes,
+      logger: options.logger,
+    });
+    return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
+  }
+  const requestInit: RequestInit | undefined = config.headers
+    ? { headers: { ...config.headers } }
+    : undefined;
+  if (config.transport === 'sse') {
+    const sse = new SSEClientTransport(new URL(config.url), { requestInit });
+    return { transport: sse, target, close: () => sse.close().catch(() => undefined) };
+  }
+  const http = new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
+  const shutdownMs = config.timeouts?.shutdownMs ?? 2_000;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      // The spec asks clients to end sessions with DELETE; bounded, and a failure is not fatal.
+      if (http.sessionId !== undefined) {
+        await waitAtMost(
+          http.terminateSession().catch((error: unknown) => {
+            options.logger?.debug(`Server "${config.name}": session DELETE failed`, {
+              error: String(error),
+            });
+          }),
+          shutdownMs,
+        );
+      }
+      await http.close().catch(() => undefined);
+    })();
+    return closing;
+  };
+  return { transport: http, target, close };
+}
+
+/** True when an error says the HTTP session is unknown to the server (404): re-initialize. */
+export function isSessionNotFound(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof StreamableHTTPError && current.code === 404) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

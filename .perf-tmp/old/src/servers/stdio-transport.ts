@@ -1,0 +1,547 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsErrorCode, ServerError } from '../errors.js';
+import { formatCommandLine } from '../redact.js';
+import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { waitAtMost } from './wait-at-most.js';
+
+/** Largest stdout line (one JSON-RPC message) accepted from a server, in bytes. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** How much of a server's stderr is kept for error messages, in bytes. */
+export const DEFAULT_STDERR_BUFFER_BYTES = 64 * 1024;
+/** Non-JSON-RPC stdout lines tolerated before the server is closed as broken. */
+export const DEFAULT_MAX_GARBAGE_LINES = 100;
+
+/** Options of {@link createStdioTransport}. */
+export interface StdioTransportOptions {
+  /** Executable; spawned with an argv array, never through a shell. */
+  command: string;
+  args?: readonly string[];
+  /** Extra environment, on top of the SDK's safe default list (HOME, PATH, ...). Nothing else leaks. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Used in messages and logs. */
+  serverName: string;
+  /** Max bytes of one stdout line; over it the server is closed with an error naming the limit. */
+  maxLineBytes?: number;
+  /** Bytes of stderr kept for `stderrTail()`. Default 64 KB. */
+  stderrBufferBytes?: number;
+  /** Non-JSON stdout lines skipped before giving up. Default 100. */
+  maxGarbageLines?: number;
+  /** Each wait of the shutdown sequence (stdin close → SIGTERM → SIGKILL), in ms. Default 2000. */
+  shutdownMs?: number;
+  /** Stderr lines and stdout garbage go here; default silent. */
+  logger?: ServerLogger;
+  /** Stderr lines forwarded to the logger per second before the rest are counted and dropped. */
+  stderrLinesPerSecond?: number;
+}
+
+/** How a server process ended. */
+export interface ProcessExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * An MCP client `Transport` over a child process's stdio, owning the child's whole process group.
+ * `close()` is idempotent, bounded (about 2×`shutdownMs` + 1 s) and leaves no process of the
+ * group behind, even when a grandchild holds the pipes.
+ */
+export interface StdioTransport extends Transport {
+  /** The command line for messages, secrets redacted. */
+  readonly target: string;
+  /** Child pid once spawned; also the process group id (the child leads its own group). */
+  readonly pid: number | undefined;
+  /** Set once the direct child has exited. */
+  readonly exit: ProcessExit | undefined;
+  /** The error that made the transport close itself (frame too big, too much garbage), if any. */
+  readonly failure: Error | undefined;
+  /** Non-JSON-RPC lines skipped so far. */
+  readonly garbageLineCount: number;
+  /** Protocol version recorded at initialize. */
+  readonly protocolVersion: string | undefined;
+  /** The last `maxBytes` of stderr (default 4 KB), cut at a line start. */
+  stderrTail(maxBytes?: number): string;
+  /** True while any process of the group is alive. */
+  isGroupAlive(): boolean;
+}
+
+// Process groups of live servers, killed if the host exits without closing them.
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers must be synchronous, so there is no time for the polite sequence: SIGKILL.
+  process.on('exit', () => {
+    for (const group of liveGroups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+/**
+ * True when a process group still has a live member (EPERM counts: it exists, just not ours).
+ * On Linux, zombies do not count: an orphaned grandchild that was killed stays a zombie until
+ * init reaps it (over a second on some hosts), but it can no longer do anything.
+ */
+export function isProcessGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Format: pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+// Not unref'd: a bounded shutdown must finish even when nothing else keeps the loop alive.
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
+
+/**
+ * Creates a stdio transport for one server process (not started: the SDK `Client.connect()`
+ * starts it). The child is spawned with `shell: false`, `detached: true` (its own process group),
+ * piped stdio, and an environment made of the SDK's safe default list plus `env` only.
+ */
+export function createStdioTransport(options: StdioTransportOptions): StdioTransport {
+  return new ProcessStdioTransport(options);
+}
+
+class ProcessStdioTransport implements StdioTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  readonly target: string;
+  private readonly options: StdioTransportOptions;
+  private readonly logger: ServerLogger;
+  private readonly maxLineBytes: number;
+  private readonly maxGarbageLines: number;
+  private readonly shutdownMs: number;
+  private readonly stderrBufferBytes: number;
+  private readonly stderrLinesPerSecond: number;
+
+  private child: ChildProcess | undefined;
+  private state: 'new' | 'starting' | 'open' | 'closing' | 'closed' = 'new';
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private stderrChunks: Buffer[] = [];
+  private stderrBytes = 0;
+  private stderrLine = '';
+  private stderrWindowStart = 0;
+  private stderrWindowLines = 0;
+  private stderrSuppressed = 0;
+  private closePromise: Promise<void> | undefined;
+  private exitWaiters: Array<() => void> = [];
+  private stdoutEndWaiters: Array<() => void> = [];
+  private stdoutEnded = false;
+
+  exit: ProcessExit | undefined;
+  failure: Error | undefined;
+  garbageLineCount = 0;
+  protocolVersion: string | undefined;
+  pid: number | undefined;
+
+  constructor(options: StdioTransportOptions) {
+    this.options = options;
+    this.logger = options.logger ?? silentServerLogger;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.maxGarbageLines = options.maxGarbageLines ?? DEFAULT_MAX_GARBAGE_LINES;
+    this.shutdownMs = options.shutdownMs ?? 2_000;
+    this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
+    this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
+    this.target = formatCommandLine(options.command, options.args ?? []);
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  start(): Promise<void> {
+    if (this.state !== 'new') {
+      return Promise.reject(
+        new Error(
+          `The stdio transport of server "${this.options.serverName}" was already started.`,
+        ),
+      );
+    }
+    this.state = 'starting';
+    return new Promise<void>((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(this.options.command, [...(this.options.args ?? [])], {
+          shell: false,
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          cwd: this.options.cwd,
+          env: { ...getDefaultEnvironment(), ...this.options.env },
+          windowsHide: true,
+        });
+      } catch (error) {
+        this.state = 'closed';
+        reject(this.spawnError(error));
+        return;
+      }
+      this.child = child;
+      let spawned = false;
+      // `on`, not `once`: a later 'error' (a failed kill) without a listener would crash the host.
+      child.on('error', (error) => {
+        if (!spawned) {
+          this.state = 'closed';
+          reject(this.spawnError(error));
+          return;
+        }
+        this.onerror?.(error);
+      });
+      child.once('spawn', () => {
+        spawned = true;
+        this.pid = child.pid;
+        if (child.pid !== undefined) trackGroup(child.pid);
+        this.state = 'open';
+        resolve();
+      });
+      child.once('exit', (exitCode, signal) => {
+        this.exit = { exitCode, signal };
+        for (const waiter of this.exitWaiters.splice(0)) waiter();
+        if (this.state === 'open') {
+          this.logger.debug(`Server "${this.options.serverName}" exited`, { exitCode, signal });
+          void this.close();
+        }
+      });
+      // Every stream gets an error listener: EPIPE and friends must never become uncaught errors.
+      child.stdin?.on('error', (error) => this.onStreamError('stdin', error));
+      child.stdout?.on('error', (error) => this.onStreamError('stdout', error));
+      child.stderr?.on('error', (error) => this.onStreamError('stderr', error));
+      child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stdout?.on('close', () => {
+        this.stdoutEnded = true;
+        for (const waiter of this.stdoutEndWaiters.splice(0)) waiter();
+      });
+      child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (this.state !== 'open' || !stdin || !stdin.writable) {
+      return Promise.reject(
+        new ServerError(
+          AgentsErrorCode.Closed,
+          `Cannot send to server "${this.options.serverName}": its process is not running.`,
+          { serverName: this.options.serverName, phase: 'call', target: this.target, ...this.exit },
+        ),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: Error): void => {
+        cleanup();
+        reject(error);
+      };
+      const onDrain = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onClose = (): void => fail(new Error('stdin closed before the message was written'));
+      const cleanup = (): void => {
+        stdin.off('drain', onDrain);
+        stdin.off('close', onClose);
+      };
+      const flushed = stdin.write(`${JSON.stringify(message)}\n`, (error) => {
+        if (error) fail(error);
+      });
+      if (flushed) {
+        resolve();
+        return;
+      }
+      // Back-pressure: wait until the child has read enough (or its stdin goes away).
+      stdin.once('drain', onDrain);
+      stdin.once('close', onClose);
+    });
+  }
+
+  close(): Promise<void> {
+    this.closePromise ??= this.shutdown();
+    return this.closePromise;
+  }
+
+  stderrTail(maxBytes = 4096): string {
+    if (this.stderrBytes === 0) return '';
+    const all = Buffer.concat(this.stderrChunks);
+    let tail = all.subarray(Math.max(0, all.length - maxBytes));
+    if (tail.length < all.length) {
+      // Start at a line boundary so the tail reads cleanly.
+      const newline = tail.indexOf(10);
+      if (newline !== -1 && newline < tail.length - 1) tail = tail.subarray(newline + 1);
+    }
+    return tail.toString('utf8').trimEnd();
+  }
+
+  isGroupAlive(): boolean {
+    return this.pid !== undefined && isProcessGroupAlive(this.pid);
+  }
+
+  private spawnError(error: unknown): ServerError {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint =
+      code === 'ENOENT'
+        ? 'the command was not found; check `command` and PATH'
+        : code === 'EACCES'
+          ? 'the command is not executable; check its permissions'
+          : 'see the cause';
+    return new ServerError(
+      AgentsErrorCode.ServerStartFailed,
+      `Server "${this.options.serverName}" could not be spawned (${code ?? 'error'}: ${hint}; command: ${this.target}).`,
+      { serverName: this.options.serverName, phase: 'spawn', target: this.target },
+      { cause: error },
+    );
+  }
+
+  private onStreamError(stream: string, error: Error): void {
+    if (this.state === 'closing' || this.state === 'closed') return;
+    // EPIPE on stdin means the child is going away; the 'exit' handler closes the transport.
+    this.logger.debug(`Server "${this.options.serverName}" ${stream} error: ${error.message}`);
+    this.onerror?.(error);
+  }
+
+  private fail(error: Error): void {
+    if (this.failure || this.state === 'closed') return;
+    this.failure = error;
+    this.logger.error(error.message, { serverName: this.options.serverName });
+    this.onerror?.(error);
+    void this.close();
+  }
+
+  private onStdout(chunk: Buffer): void {
+    if (this.state !== 'open' && this.state !== 'closing') return;
+    if (this.failure) return;
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      if (newline === -1) break;
+      const piece = chunk.subarray(start, newline);
+      start = newline + 1;
+      let line = piece;
+      if (this.pending.length > 0) {
+        line = Buffer.concat([...this.pending, piece]);
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
+      if (line.length > this.maxLineBytes) {
+        this.failFrame(line.length);
+        return;
+      }
+      this.handleLine(line);
+      if (this.failure) return;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.pendingBytes += rest.length;
+      if (this.pendingBytes > this.maxLineBytes) {
+        this.pending = [];
+        this.failFrame(this.pendingBytes);
+        return;
+      }
+      this.pending.push(rest);
+    }
+  }
+
+  private failFrame(seenBytes: number): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.fail(
+      new ServerError(
+        AgentsErrorCode.ProtocolError,
+        `Server "${this.options.serverName}" sent a stdout frame that exceeds ${this.maxLineBytes} bytes ` +
+          `(at least ${seenBytes} bytes without a newline); the server was closed. ` +
+          'Ask for smaller results or raise maxLineBytes.',
+        {
+          serverName: this.options.serverName,
+          phase: 'call',
+          target: this.target,
+          limitBytes: this.maxLineBytes,
+        },
+      ),
+    );
+  }
+
+  private handleLine(raw: Buffer): void {
+    const text = raw.toString('utf8').replace(/\r$/, '');
+    if (text.trim() === '') return;
+    let message: JSONRPCMessage | undefined;
+    try {
+      const parsed = JSONRPCMessageSchema.safeParse(JSON.parse(text));
+      if (parsed.success) message = parsed.data;
+    } catch {
+      // not JSON: counted below
+    }
+    if (message === undefined) {
+      this.garbageLineCount += 1;
+      if (this.garbageLineCount === 1) {
+        this.logger.warn(
+          `Server "${this.options.serverName}" printed a line on stdout that is not JSON-RPC; such lines are skipped (stdout is reserved for MCP messages).`,
+          { serverName: this.options.serverName, sample: text.slice(0, 200) },
+        );
+      }
+      if (this.garbageLineCount > this.maxGarbageLines) {
+        this.fail(
+          new ServerError(
+            AgentsErrorCode.ProtocolError,
+            `Server "${this.options.serverName}" printed more than ${this.maxGarbageLines} non-JSON-RPC lines on stdout; ` +
+              'it was closed. Make it log to stderr instead.',
+            { serverName: this.options.serverName, phase: 'call', target: this.target },
+          ),
+        );
+      }
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  private onStderr(chunk: Buffer): void {
+    this.stderrChunks.push(chunk);
+    this.stderrBytes += chunk.length;
+    while (this.stderrBytes > this.stderrBufferBytes && this.stderrChunks.length > 0) {
+      const first = this.stderrChunks[0]!;
+      const excess = this.stderrBytes - this.stderrBufferBytes;
+      if (first.length <= excess) {
+        this.stderrChunks.shift();
+        this.stderrBytes -= first.length;
+      } else {
+        this.stderrChunks[0] = first.subarray(excess);
+        this.stderrBytes -= excess;
+      }
+    }
+    this.forwardStderr(chunk.toString('utf8'));
+  }
+
+  private forwardStderr(text: string): void {
+    const lines = (this.stderrLine + text).split('\n');
+    this.stderrLine = (lines.pop() ?? '').slice(-4096);
+    const now = Date.now();
+    if (now - this.stderrWindowStart >= 1000) {
+      if (this.stderrSuppressed > 0) {
+        this.logger.warn(
+          `Server "${this.options.serverName}": ${this.stderrSuppressed} stderr lines not logged (rate limit)`,
+        );
+      }
+      this.stderrWindowStart = now;
+      this.stderrWindowLines = 0;
+      this.stderrSuppressed = 0;
+    }
+    for (const line of lines) {
+      if (this.stderrWindowLines >= this.stderrLinesPerSecond) {
+        this.stderrSuppressed += 1;
+        continue;
+      }
+      this.stderrWindowLines += 1;
+      this.logger.info(`[${this.options.serverName}] ${line.slice(0, 4096)}`, {
+        serverName: this.options.serverName,
+        stream: 'stderr',
+      });
+    }
+  }
+
+  private waitForExit(ms: number): Promise<void> {
+    if (this.exit) return Promise.resolve();
+    return waitAtMost(new Promise<void>((resolve) => this.exitWaiters.push(resolve)), ms);
+  }
+
+  private async waitForGroupGone(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      if (!this.isGroupAlive()) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(25);
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    const child = this.child;
+    if (!child || this.state === 'new' || this.state === 'closed') {
+      this.state = 'closed';
+      return;
+    }
+    const unexpected = this.state === 'open' && this.exit !== undefined;
+    this.state = 'closing';
+    const pgid = this.pid;
+    try {
+      child.stdin?.end();
+    } catch {
+      // already closed
+    }
+    if (unexpected && !this.stdoutEnded) {
+      // The child died on its own: let the last messages it wrote reach us first.
+      await waitAtMost(new Promise<void>((resolve) => this.stdoutEndWaiters.push(resolve)), 150);
+    }
+    if (pgid !== undefined) {
+      // Spec order: stdin closed → wait → SIGTERM → wait → SIGKILL, for the whole group.
+      await this.waitForExit(this.shutdownMs);
+      // Once the leader is gone, descendants got the same EOF; give them a moment, no more.
+      let gone = await this.waitForGroupGone(this.exit ? Math.min(100, this.shutdownMs) : 0);
+      if (!gone) {
+        killGroup(pgid, 'SIGTERM');
+        gone = await this.waitForGroupGone(this.shutdownMs);
+      }
+      if (!gone) {
+        killGroup(pgid, 'SIGKILL');
+        gone = await this.waitForGroupGone(1_000);
+        if (!gone) {
+          this.logger.error(
+            `Server "${this.options.serverName}": process group ${pgid} survived SIGKILL`,
+            {
+              serverName: this.options.serverName,
+            },
+          );
+        }
+      }
+      await this.waitForExit(500);
+      liveGroups.delete(pgid);
+    }
+    // A grandchild may have held the pipes; after the group is gone nothing more will come.
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.stdin?.destroy();
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.state = 'closed';
+    this.onclose?.();
+  }
+}

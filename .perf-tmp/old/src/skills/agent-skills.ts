@@ -1,0 +1,487 @@
+import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, join, relative, resolve, sep } from 'node:path';
+import { parse as parseYamlText } from 'yaml';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import type { ToolDescriptor, ToolEntry, ToolResult } from '../registry/tool-descriptor.js';
+import { ResultMetaKey } from '../registry/tool-descriptor.js';
+import { createLocalDescriptor, textResult } from './local-descriptor.js';
+
+/** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
+export interface AgentSkill {
+  name: string;
+  description: string;
+  /** `allowed-tools` from the front matter; undefined when the skill does not restrict tools. */
+  allowedTools?: string[];
+  license?: string;
+  compatibility?: string;
+  metadata: Record<string, string>;
+  /** The body of `SKILL.md`: the instructions loaded on activation. */
+  instructions: string;
+  /** Absolute realpath of the skill folder. */
+  dir: string;
+  /** Files in the folder, relative to it (POSIX separators), `SKILL.md` excluded. */
+  files: string[];
+}
+
+/** A spec violation or load problem; loading warns and keeps going. */
+export interface AgentSkillWarning {
+  /** The skill folder (or the folder scanned). */
+  dir: string;
+  message: string;
+}
+
+/** Options for {@link loadAgentSkills}. */
+export interface LoadAgentSkillsOptions {
+  /** Called for each warning as it is found (they are also returned). */
+  onWarning?: (warning: AgentSkillWarning) => void;
+  /** Most files listed per skill (default 200). */
+  maxFiles?: number;
+}
+
+/** The result of {@link loadAgentSkills}. */
+export interface AgentSkillSet {
+  skills: AgentSkill[];
+  warnings: AgentSkillWarning[];
+}
+
+const MAX_SKILL_FILE_BYTES = 1_000_000;
+const MAX_DESCRIPTION = 1024;
+const MAX_COMPATIBILITY = 500;
+const NAME_RULE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/**
+ * Loads Agent Skills from folders. Each folder is either a skill (holds `SKILL.md`) or a parent
+ * of skill folders. Spec violations (name rules, name/folder mismatch, long description) warn
+ * and keep the skill; a missing description or unparseable front matter warns and skips it.
+ * Later folders override earlier ones with the same skill name. Never throws for content
+ * problems; throws only when `signal` aborts.
+ */
+export async function loadAgentSkills(
+  folders: readonly string[],
+  options: LoadAgentSkillsOptions = {},
+): Promise<AgentSkillSet> {
+  const warnings: AgentSkillWarning[] = [];
+  const warn = (dir: string, message: string) => {
+    const warning = { dir, message };
+    warnings.push(warning);
+    options.onWarning?.(warning);
+  };
+  const byName = new Map<string, AgentSkill>();
+  for (const folder of folders) {
+    const dir = resolve(folder);
+    const kind = await folderKind(dir);
+    if (kind === 'missing') {
+      warn(dir, `Agent Skill folder ${dir} does not exist; skipped.`);
+      continue;
+    }
+    const skillDirs: string[] = [];
+    if (kind === 'skill') skillDirs.push(dir);
+    else {
+      for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      )) {
+        if (
+          entry.isDirectory() &&
+          !entry.name.startsWith('.') &&
+          (await folderKind(join(dir, entry.name))) === 'skill'
+        ) {
+          skillDirs.push(join(dir, entry.name));
+        }
+      }
+      if (skillDirs.length === 0)
+        warn(dir, `No SKILL.md in ${dir} or its sub-folders; nothing loaded.`);
+    }
+    for (const skillDir of skillDirs) {
+      const skill = await loadAgentSkill(skillDir, warn, options.maxFiles ?? 200);
+      if (!skill) continue;
+      if (byName.has(skill.name))
+        warn(
+          skillDir,
+          `Skill "${skill.name}" overrides one loaded earlier from ${byName.get(skill.name)?.dir}.`,
+        );
+      byName.set(skill.name, skill);
+    }
+  }
+  return { skills: [...byName.values()], warnings };
+}
+
+async function folderKind(dir: string): Promise<'skill' | 'parent' | 'missing'> {
+  try {
+    if (!(await stat(dir)).isDirectory()) return 'missing';
+  } catch {
+    return 'missing';
+  }
+  try {
+    return (await stat(join(dir, 'SKILL.md'))).isFile() ? 'skill' : 'parent';
+  } catch {
+    return 'parent';
+  }
+}
+
+async function loadAgentSkill(
+  dir: string,
+  warn: (dir: string, message: string) => void,
+  maxFiles: number,
+): Promise<AgentSkill | undefined> {
+  const file = join(dir, 'SKILL.md');
+  const size = (await stat(file)).size;
+  if (size > MAX_SKILL_FILE_BYTES) {
+    warn(dir, `${file} is ${size} bytes (limit ${MAX_SKILL_FILE_BYTES}); skipped.`);
+    return undefined;
+  }
+  const text = await readFile(file, 'utf8');
+  const match = FRONT_MATTER.exec(text);
+  if (!match) {
+    warn(dir, `${file} has no YAML front matter (--- name/description ---); skipped.`);
+    return undefined;
+  }
+  const frontMatter = parseFrontMatter(match[1] ?? '');
+  if (frontMatter === undefined) {
+    warn(dir, `${file}: the front matter is not valid YAML; skipped.`);
+    return undefined;
+  }
+  const folderName = basename(dir);
+  let name = typeof frontMatter['name'] === 'string' ? frontMatter['name'].trim() : '';
+  if (name === '') {
+    warn(dir, `${file}: "name" is missing; using the folder name "${folderName}".`);
+    name = folderName;
+  }
+  if (name.length > 64 || !NAME_RULE.test(name)) {
+    warn(
+      dir,
+      `${file}: name "${name}" breaks the spec (1-64 lowercase letters, digits and single hyphens).`,
+    );
+  }
+  if (name !== folderName) {
+    warn(dir, `${file}: name "${name}" does not match its folder "${folderName}".`);
+  }
+  let description =
+    typeof frontMatter['description'] === 'string' ? frontMatter['description'].trim() : '';
+  if (description === '') {
+    warn(
+      dir,
+      `${file}: "description" is missing or empty; skipped (the model could not know when to use it).`,
+    );
+    return undefined;
+  }
+  if (description.length > MAX_DESCRIPTION) {
+    warn(
+      dir,
+      `${file}: description is ${description.length} characters (limit ${MAX_DESCRIPTION}); cut.`,
+    );
+    description = description.slice(0, MAX_DESCRIPTION);
+  }
+  let compatibility =
+    typeof frontMatter['compatibility'] === 'string' ? frontMatter['compatibility'] : undefined;
+  if (compatibility !== undefined && compatibility.length > MAX_COMPATIBILITY) {
+    warn(dir, `${file}: compatibility is longer than ${MAX_COMPATIBILITY} characters; cut.`);
+    compatibility = compatibility.slice(0, MAX_COMPATIBILITY);
+  }
+  const allowedTools = parseAllowedTools(frontMatter['allowed-tools'], (message) =>
+    warn(dir, `${file}: ${message}`),
+  );
+  const metadata: Record<string, string> = {};
+  const rawMetadata = frontMatter['metadata'];
+  if (rawMetadata !== undefined) {
+    if (typeof rawMetadata === 'object' && rawMetadata !== null && !Array.isArray(rawMetadata)) {
+      for (const [key, value] of Object.entries(rawMetadata)) metadata[key] = String(value);
+    } else warn(dir, `${file}: metadata must be a map of strings; ignored.`);
+  }
+  const known = new Set([
+    'name',
+    'description',
+    'license',
+    'compatibility',
+    'metadata',
+    'allowed-tools',
+  ]);
+  for (const key of Object.keys(frontMatter)) {
+    if (!known.has(key)) warn(dir, `${file}: unknown front matter field "${key}" ignored.`);
+  }
+  const root = await realpath(dir);
+  const body = text.slice(match[0].length).trim();
+  if (body.split('\n').length > 500)
+    warn(
+      dir,
+      `${file}: the body has more than 500 lines; the spec advises moving detail into references/.`,
+    );
+  return {
+    name,
+    description,
+    ...(allowedTools ? { allowedTools } : {}),
+    ...(typeof frontMatter['license'] === 'string' ? { license: frontMatter['license'] } : {}),
+    ...(compatibility !== undefined ? { compatibility } : {}),
+    metadata,
+    instructions: body,
+    dir: root,
+    files: await listSkillFiles(root, maxFiles, (message) => warn(dir, message)),
+  };
+}
+
+function parseFrontMatter(text: string): Record<string, unknown> | undefined {
+  const attempt = (source: string): Record<string, unknown> | undefined => {
+    try {
+      const value: unknown = parseYamlText(source);
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  // The client guide's fallback: unquoted values holding ": " are common; quote them and retry.
+  return (
+    attempt(text) ??
+    attempt(
+      text.replace(
+        /^([A-Za-z-]+):[ \t]+(?!["'|>])(.*:\s.*)$/gm,
+        (_line, key: string, value: string) => `${key}: ${JSON.stringify(value)}`,
+      ),
+    )
+  );
+}
+
+function parseAllowedTools(value: unknown, warn: (message: string) => void): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(String).filter((item) => item.trim() !== '');
+  if (typeof value === 'string') {
+    // Space-delimited, but `Bash(git status)` keeps its inner spaces.
+    return value.match(/[^\s(]+(?:\([^)]*\))?/g) ?? [];
+  }
+  warn('allowed-tools must be a space-delimited string or a list; ignored.');
+  return undefined;
+}
+
+async function listSkillFiles(
+  root: string,
+  maxFiles: number,
+  warn: (message: string) => void,
+): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > 4) return;
+    for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      // Symlinks are listed only when they stay inside the skill folder.
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(path).catch(() => undefined);
+        if (target === undefined || !isInside(root, target)) continue;
+      }
+      const info = await lstat(path);
+      if (entry.isDirectory() || (info.isSymbolicLink() && (await stat(path)).isDirectory())) {
+        if (!info.isSymbolicLink()) await walk(path, depth + 1);
+        continue;
+      }
+      const logical = relative(root, path).split(sep).join('/');
+      if (logical === 'SKILL.md') continue;
+      if (files.length >= maxFiles) {
+        warn(`more than ${maxFiles} files in ${root}; the list is cut.`);
+        return;
+      }
+      files.push(logical);
+    }
+  };
+  await walk(root, 0);
+  return files;
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel));
+}
+
+/**
+ * Which Agent Skill is active, per thread. One instance per actor; the activation tool sets it
+ * and {@link createAllowedToolsMiddleware} reads it.
+ */
+export interface SkillActivation {
+  /** The active skill of a thread (threads without an id share the `''` slot). */
+  get(threadId?: string): AgentSkill | undefined;
+  set(threadId: string | undefined, skill: AgentSkill): void;
+  clear(threadId?: string): void;
+}
+
+/** Creates an empty {@link SkillActivation}. */
+export function createSkillActivation(): SkillActivation {
+  const active = new Map<string, AgentSkill>();
+  return {
+    get: (threadId) => active.get(threadId ?? ''),
+    set: (threadId, skill) => void active.set(threadId ?? '', skill),
+    clear: (threadId) => void active.delete(threadId ?? ''),
+  };
+}
+
+/** The stable id and default name of the activation tool. */
+export const ACTIVATE_SKILL_TOOL_ID = 'skill:activate';
+export const ACTIVATE_SKILL_TOOL_NAME = 'activate_skill';
+
+const MAX_RESOURCE_BYTES = 256_000;
+
+/**
+ * The progressive-disclosure tool for a set of Agent Skills (`source: 'agent-skill'`,
+ * id `skill:activate`, name `activate_skill`). The model sees every skill's name and
+ * description in the tool description, and the `skill` argument is an enum of the names.
+ * Activating returns the instructions and the skill's file list and records the skill as
+ * active for the thread (which {@link createAllowedToolsMiddleware} enforces); calling it with
+ * `file` returns one of those files, read only from inside the skill folder (realpath-checked).
+ * Returns undefined when there are no skills.
+ */
+export function createAgentSkillTool(
+  skills: readonly AgentSkill[],
+  activation: SkillActivation,
+): ToolEntry | undefined {
+  if (skills.length === 0) return undefined;
+  const byName = new Map(skills.map((skill) => [skill.name, skill]));
+  const names = [...byName.keys()];
+  const catalogue = skills.map((skill) => `- ${skill.name}: ${skill.description}`).join('\n');
+  const descriptor = createLocalDescriptor({
+    id: ACTIVATE_SKILL_TOOL_ID,
+    name: ACTIVATE_SKILL_TOOL_NAME,
+    source: 'agent-skill',
+    description:
+      'Activate an Agent Skill to load its instructions before doing a task it covers. ' +
+      'Call again with `file` to read one of the files it lists.\nAvailable skills:\n' +
+      catalogue,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        skill: { type: 'string', enum: names, description: 'The skill to activate.' },
+        file: {
+          type: 'string',
+          description: 'Optional: a file of the skill to read (as listed on activation).',
+        },
+      },
+      required: ['skill'],
+      additionalProperties: false,
+    },
+    capabilities: { readOnly: true },
+    capabilitySource: 'default',
+    capabilityReason: 'Agent Skill activation only reads the skill folder',
+  });
+  return {
+    descriptor,
+    async execute(args, context): Promise<ToolResult> {
+      const skill = typeof args['skill'] === 'string' ? byName.get(args['skill']) : undefined;
+      if (!skill) {
+        return textResult(
+          `Unknown skill ${JSON.stringify(args['skill'])}; choose one of: ${names.join(', ')}.`,
+          true,
+        );
+      }
+      const file = args['file'];
+      if (typeof file === 'string' && file !== '') return readSkillFile(skill, file);
+      const alreadyActive = activation.get(context.threadId)?.name === skill.name;
+      activation.set(context.threadId, skill);
+      const files =
+        skill.files.length === 0 ? '(none)' : skill.files.map((item) => `- ${item}`).join('\n');
+      const allowed = skill.allowedTools
+        ? `\nWhile this skill is active you may only use: ${skill.allowedTools.join(', ')}.`
+        : '';
+      const text = alreadyActive
+        ? `Skill "${skill.name}" is already active; its instructions were given earlier in this conversation.`
+        : `<skill name="${skill.name}">\n${skill.instructions}\n</skill>\n\nFiles of this skill (read with ${ACTIVATE_SKILL_TOOL_NAME} skill="${skill.name}" file="..."):\n${files}${allowed}`;
+      return {
+        content: [{ type: 'text', text }],
+        structuredContent: {
+          skill: skill.name,
+          files: skill.files,
+          allowedTools: skill.allowedTools ?? null,
+        },
+      };
+    },
+  };
+}
+
+async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResult> {
+  const target = resolve(skill.dir, file);
+  const real = await realpath(target).catch(() => undefined);
+  if (real === undefined || !isInside(skill.dir, real)) {
+    return textResult(
+      `File "${file}" is not part of skill "${skill.name}"; use a path from its file list.`,
+      true,
+    );
+  }
+  const info = await stat(real);
+  if (!info.isFile()) return textResult(`"${file}" in skill "${skill.name}" is not a file.`, true);
+  if (info.size > MAX_RESOURCE_BYTES) {
+    return textResult(
+      `"${file}" is ${info.size} bytes, over the ${MAX_RESOURCE_BYTES}-byte limit for skill files.`,
+      true,
+    );
+  }
+  return textResult(await readFile(real, 'utf8'));
+}
+
+/**
+ * Enforces `allowed-tools` while an Agent Skill is active in the call's thread: other tools get
+ * an error result the model sees (with an `agents/policy` record in `_meta`), not a thrown
+ * error. The activation tool itself is always allowed, so the model can switch skills.
+ * Entries match a tool's name, original name or id, case-insensitively; `*` is a wildcard and
+ * an argument pattern such as `Bash(git:*)` matches on the part before `(`.
+ */
+export function createAllowedToolsMiddleware(activation: SkillActivation): ToolMiddleware {
+  return {
+    name: 'allowed-tools',
+    async wrap(request, next: ToolCallHandler) {
+      const skill = activation.get(request.context.threadId);
+      if (!skill?.allowedTools || request.descriptor.id === ACTIVATE_SKILL_TOOL_ID)
+        return next(request);
+      if (isToolAllowed(request.descriptor, skill.allowedTools)) return next(request);
+      const reason =
+        `Tool "${request.descriptor.name}" is not allowed while skill "${skill.name}" is active ` +
+        `(allowed-tools: ${skill.allowedTools.join(', ') || 'none'}). Use one of those tools, or activate another skill.`;
+      return {
+        ...textResult(reason, true),
+        _meta: {
+          [ResultMetaKey.Policy]: {
+            decision: 'deny',
+            rule: 'allowed-tools',
+            skill: skill.name,
+            reason,
+          },
+        },
+      };
+    },
+  };
+}
+
+/** True when `descriptor` matches one of the `allowed-tools` entries. */
+export function isToolAllowed(
+  descriptor: ToolDescriptor,
+  allowedTools: readonly string[],
+): boolean {
+  const candidates = [descriptor.name, descriptor.originalName, descriptor.id].map((item) =>
+    item.toLowerCase(),
+  );
+  return allowedTools.some((entry) => {
+    const pattern = entry
+      .replace(/\(.*\)$/, '')
+      .trim()
+      .toLowerCase();
+    if (pattern === '') return false;
+    const regex = new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`);
+    return candidates.some((candidate) => regex.test(candidate));
+  });
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Throws `SKILL_NOT_FOUND` naming the missing skill and the ones that exist. */
+export function assertAgentSkill(skills: readonly AgentSkill[], name: string): AgentSkill {
+  const skill = skills.find((item) => item.name === name);
+  if (!skill) {
+    throw new AgentsError(
+      AgentsErrorCode.SkillNotFound,
+      `No Agent Skill named "${name}"; loaded: ${skills.map((item) => item.name).join(', ') || 'none'}.`,
+      { details: { name } },
+    );
+  }
+  return skill;
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  Capabilities,
+  CapabilitySource,
+  JsonSchemaObject,
+  ToolDescriptor,
+  ToolSource,
+} from '../registry/tool-descriptor.js';
+
+/** Declared capabilities of a tool the library (or the user's code) defines. */
+export interface DeclaredCapabilities {
+  readOnly: boolean;
+  destructive?: boolean;
+  openWorld?: boolean;
+}
+
+/** What {@link createLocalDescriptor} needs. */
+export interface LocalDescriptorInput {
+  id: string;
+  name: string;
+  source: Exclude<ToolSource, 'mcp'>;
+  description: string;
+  inputSchema: JsonSchemaObject;
+  outputSchema?: JsonSchemaObject;
+  capabilities: DeclaredCapabilities;
+  /** Where the capability verdicts come from; library tools declare them. */
+  capabilitySource?: CapabilitySource;
+  capabilityReason?: string;
+  pathArguments?: string[];
+}
+
+/**
+ * Builds a {@link ToolDescriptor} for a tool defined in-process (built-in, custom, agent
+ * skill). Capabilities are declared, not inferred; the fingerprint covers the whole definition
+ * the model sees, like an MCP tool's.
+ */
+export function createLocalDescriptor(input: LocalDescriptorInput): ToolDescriptor {
+  const source = input.capabilitySource ?? 'default';
+  const reason = input.capabilityReason ?? `declared by the ${input.source} tool`;
+  const verdict = (value: boolean) => ({ value, source, reason });
+  const capabilities: Capabilities = {
+    readOnly: verdict(input.capabilities.readOnly),
+    writes: verdict(!input.capabilities.readOnly),
+    destructive: verdict(input.capabilities.destructive ?? false),
+    openWorld: verdict(input.capabilities.openWorld ?? false),
+    disagreements: [],
+  };
+  const annotations: ToolAnnotations = {
+    readOnlyHint: input.capabilities.readOnly,
+    destructiveHint: input.capabilities.destructive ?? false,
+    openWorldHint: input.capabilities.openWorld ?? false,
+  };
+  const wire = {
+    name: input.name,
+    description: input.description,
+    inputSchema: input.inputSchema,
+    ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+    annotations,
+  };
+  return {
+    id: input.id,
+    name: input.name,
+    originalName: input.name,
+    source: input.source,
+    description: input.description,
+    rawDescription: input.description,
+    inputSchema: input.inputSchema,
+    ...(input.outputSchema ? { outputSchema: input.outputSchema } : {}),
+    annotations,
+    capabilities,
+    pathArguments: input.pathArguments ?? [],
+    fingerprint: fingerprintOf(wire),
+  };
+}
+
+/** sha256 of canonical JSON (sorted keys). */
+export function fingerprintOf(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A text-only tool result. */
+export function textResult(text: string, isError = false) {
+  return { content: [{ type: 'text' as const, text }], ...(isError ? { isError: true } : {}) };
+}

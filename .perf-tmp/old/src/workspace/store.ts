@@ -1,0 +1,335 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import type { z } from 'zod';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { parseYaml } from '../config/load.js';
+import { CONFIG_FILE_SCHEMAS } from '../config/json-schema.js';
+import type { ConfigFileKind } from '../config/json-schema.js';
+import type { Actor, NamedServerConfig, Skill, ToolResource } from '../config/schemas.js';
+
+/** The kinds of records a workspace holds (one folder each). */
+export type WorkspaceKind = ConfigFileKind;
+
+/** The parsed value of each kind. Servers carry their resolved name. */
+export interface WorkspaceValues {
+  server: NamedServerConfig;
+  tool: ToolResource;
+  skill: Skill & { name: string };
+  actor: Actor & { name: string };
+}
+
+/** The value accepted by `put` for each kind (the schema's input; defaults may be left out). */
+export interface WorkspaceInputs {
+  server: z.input<(typeof CONFIG_FILE_SCHEMAS)['server']>;
+  tool: z.input<(typeof CONFIG_FILE_SCHEMAS)['tool']>;
+  skill: z.input<(typeof CONFIG_FILE_SCHEMAS)['skill']>;
+  actor: z.input<(typeof CONFIG_FILE_SCHEMAS)['actor']>;
+}
+
+/** One record read from the workspace. */
+export interface WorkspaceRecord<K extends WorkspaceKind> {
+  kind: K;
+  /** The file's stem: `servers/git.yaml` → `git`. */
+  name: string;
+  file: string;
+  value: WorkspaceValues[K];
+}
+
+/** A file that could not be read or validated; it is reported, never overwritten. */
+export interface WorkspaceProblem {
+  kind: WorkspaceKind;
+  name: string;
+  file: string;
+  error: AgentsError;
+}
+
+/** The result of listing one kind: good records and broken files side by side. */
+export interface WorkspaceListing<K extends WorkspaceKind> {
+  records: WorkspaceRecord<K>[];
+  problems: WorkspaceProblem[];
+}
+
+/** Options for {@link createWorkspaceStore}. */
+export interface WorkspaceStoreOptions {
+  /**
+   * The folder relative paths inside files resolve against (sandbox source, checkpointer path,
+   * agent skill folders, custom tool modules). Defaults to the workspace's parent folder.
+   */
+  projectDir?: string;
+  /** Folder of Agent Skill folders (`<name>/SKILL.md`); default the workspace's `skills/`. */
+  agentSkillsDir?: string;
+}
+
+/**
+ * The `.agents/` folder: `servers/`, `tools/`, `skills/`, `actors/` YAML files plus Agent Skill
+ * folders (`skills/<name>/SKILL.md`). Plain files a person can read, review and commit.
+ */
+export interface WorkspaceStore {
+  /** Absolute workspace folder. */
+  readonly root: string;
+  /** Absolute folder that relative paths inside files resolve against. */
+  readonly projectDir: string;
+  /** Folder holding Agent Skill folders (`<name>/SKILL.md`); a bare name in a skill's `agent_skills` means a folder here. */
+  readonly agentSkillsDir: string;
+  /** The folder holding one kind's files. */
+  dir(kind: WorkspaceKind): string;
+  /** The file a record of this kind and name lives in. */
+  file(kind: WorkspaceKind, name: string): string;
+  /** Lists every record of a kind; broken files come back in `problems`, not thrown. */
+  list<K extends WorkspaceKind>(kind: K): Promise<WorkspaceListing<K>>;
+  /**
+   * Reads one record. Throws the kind's not-found code (`SERVER_NOT_FOUND`, `TOOL_NOT_FOUND`,
+   * `SKILL_NOT_FOUND`, `ACTOR_NOT_FOUND`) or `CONFIG_INVALID` naming file, line and column.
+   */
+  get<K extends WorkspaceKind>(kind: K, name: string): Promise<WorkspaceValues[K]>;
+  /** True when a file for this record exists (valid or not). */
+  has(kind: WorkspaceKind, name: string): Promise<boolean>;
+  /**
+   * Validates and writes one record atomically (temp file + rename). Refuses to replace an
+   * existing file unless `overwrite`, and never replaces a broken file (fix or remove it
+   * first). Returns the file path.
+   */
+  put<K extends WorkspaceKind>(
+    kind: K,
+    name: string,
+    value: WorkspaceInputs[K],
+    options?: { overwrite?: boolean },
+  ): Promise<string>;
+  /** Deletes one record's file; false when there was none. */
+  remove(kind: WorkspaceKind, name: string): Promise<boolean>;
+  /** Finds a tool resource by its stable id (ADR-0027) or by its file name. */
+  findTool(idOrName: string): Promise<WorkspaceRecord<'tool'> | undefined>;
+  /** Resolves a path from a file against {@link projectDir}. */
+  resolvePath(path: string): string;
+}
+
+const FOLDERS: Record<WorkspaceKind, string> = {
+  server: 'servers',
+  tool: 'tools',
+  skill: 'skills',
+  actor: 'actors',
+};
+
+const NOT_FOUND: Record<WorkspaceKind, AgentsErrorCode> = {
+  server: AgentsErrorCode.ServerNotFound,
+  tool: AgentsErrorCode.ToolNotFound,
+  skill: AgentsErrorCode.SkillNotFound,
+  actor: AgentsErrorCode.ActorNotFound,
+};
+
+const NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/** The default workspace folder: `.agents` under `cwd`. */
+export function defaultWorkspaceDir(cwd: string = process.cwd()): string {
+  return join(cwd, '.agents');
+}
+
+/**
+ * Opens a workspace folder. Nothing is read or created until a method is called; `put`
+ * creates the kind's folder on demand.
+ */
+export function createWorkspaceStore(
+  root: string,
+  options: WorkspaceStoreOptions = {},
+): WorkspaceStore {
+  const absoluteRoot = resolve(root);
+  const projectDir = resolve(options.projectDir ?? dirname(absoluteRoot));
+
+  const dir = (kind: WorkspaceKind): string => join(absoluteRoot, FOLDERS[kind]);
+  const file = (kind: WorkspaceKind, name: string): string => {
+    assertName(kind, name);
+    return join(dir(kind), `${name}.yaml`);
+  };
+
+  async function read<K extends WorkspaceKind>(
+    kind: K,
+    name: string,
+    path: string,
+  ): Promise<WorkspaceValues[K]> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) {
+        throw new AgentsError(
+          NOT_FOUND[kind],
+          `No ${kind} named "${name}" in workspace ${absoluteRoot} (looked for ${path}); ` +
+            `add it with \`agents ${kind} add\` or check the name.`,
+          { cause: error, details: { kind, name, file: path } },
+        );
+      }
+      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `Cannot read ${path}.`, {
+        cause: error,
+        details: { file: path, problems: [] },
+      });
+    }
+    const parsed = parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: path }) as Record<
+      string,
+      unknown
+    >;
+    const declared = parsed['name'];
+    if (kind !== 'tool' && typeof declared === 'string' && declared !== name) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `${path}: name: "${declared}" does not match the file name "${name}"; rename the file or remove the field.`,
+        {
+          details: {
+            file: path,
+            problems: [{ path: 'name', message: 'does not match the file name' }],
+          },
+        },
+      );
+    }
+    return (kind === 'tool' ? parsed : { ...parsed, name }) as WorkspaceValues[K];
+  }
+
+  async function list<K extends WorkspaceKind>(kind: K): Promise<WorkspaceListing<K>> {
+    let names: string[];
+    try {
+      names = await readdir(dir(kind));
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return { records: [], problems: [] };
+      throw error;
+    }
+    const records: WorkspaceRecord<K>[] = [];
+    const problems: WorkspaceProblem[] = [];
+    for (const entry of names.sort()) {
+      if (!entry.endsWith('.yaml') && !entry.endsWith('.yml')) continue;
+      if (entry.startsWith('.')) continue; // temp files of an interrupted write
+      const name = entry.replace(/\.ya?ml$/, '');
+      const path = join(dir(kind), entry);
+      try {
+        records.push({ kind, name, file: path, value: await read(kind, name, path) });
+      } catch (error) {
+        if (!AgentsError.isInstance(error)) throw error;
+        problems.push({ kind, name, file: path, error });
+      }
+    }
+    return { records, problems };
+  }
+
+  async function locate(kind: WorkspaceKind, name: string): Promise<string | undefined> {
+    const primary = file(kind, name);
+    if (await exists(primary)) return primary;
+    const alternate = join(dir(kind), `${name}.yml`);
+    return (await exists(alternate)) ? alternate : undefined;
+  }
+
+  return {
+    root: absoluteRoot,
+    projectDir,
+    agentSkillsDir: options.agentSkillsDir
+      ? resolve(projectDir, options.agentSkillsDir)
+      : join(absoluteRoot, FOLDERS.skill),
+    dir,
+    file,
+    list,
+    async get(kind, name) {
+      const path = (await locate(kind, name)) ?? file(kind, name);
+      return read(kind, name, path);
+    },
+    async has(kind, name) {
+      return (await locate(kind, name)) !== undefined;
+    },
+    async put(kind, name, value, options = {}) {
+      const target = file(kind, name);
+      // Validate before touching the disk: the same parser that reads it back.
+      const text = stringify(value, { lineWidth: 0 });
+      parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: target });
+      const existing = await locate(kind, name);
+      if (existing !== undefined) {
+        try {
+          await read(kind, name, existing);
+        } catch (error) {
+          if (!AgentsError.isInstance(error)) throw error;
+          throw new AgentsError(
+            AgentsErrorCode.ConfigInvalid,
+            `Refusing to overwrite ${existing}: it is broken (${firstLine(error.message)}); ` +
+              'fix or remove it by hand first, so nothing you wrote is lost.',
+            {
+              cause: error,
+              details: { file: existing, problems: error.details['problems'] ?? [] },
+            },
+          );
+        }
+        if (!options.overwrite) {
+          throw new AgentsError(
+            AgentsErrorCode.ConfigInvalid,
+            `${existing} already exists; remove it first or pass --force to replace it.`,
+            { details: { file: existing, problems: [] } },
+          );
+        }
+      }
+      await writeFileAtomic(target, text);
+      if (existing !== undefined && existing !== target) await rm(existing, { force: true });
+      return target;
+    },
+    async remove(kind, name) {
+      const path = await locate(kind, name);
+      if (path === undefined) return false;
+      await rm(path);
+      return true;
+    },
+    async findTool(idOrName) {
+      const { records } = await list('tool');
+      return (
+        records.find((record) => record.value.id === idOrName) ??
+        records.find((record) => record.name === idOrName)
+      );
+    },
+    resolvePath(path) {
+      return isAbsolute(path) ? path : resolve(projectDir, path);
+    },
+  };
+}
+
+/**
+ * Writes a file atomically: a temp file in the same folder (same file system), fsync'd by
+ * `writeFile`'s close, then `rename` over the target, so readers see the old or the new file,
+ * never half of one.
+ */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  try {
+    await writeFile(temp, text, { flag: 'wx', mode: 0o644 });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+function assertName(kind: WorkspaceKind, name: string): void {
+  // Names become file names: no separators, no `..`.
+  if (!NAME_PATTERN.test(name) || name.startsWith('.')) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `"${name}" is not a valid ${kind} name; use 1-64 letters, digits, "_", "-" or "." (not leading).`,
+      { details: { kind, name, problems: [] } },
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}
+
+function firstLine(text: string): string {
+  const lines = text.split('\n');
+  return lines.length > 1 ? (lines[1] ?? lines[0] ?? text) : text;
+}
