@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * Serializes a JSON value with object keys sorted at every depth, so two equal definitions
@@ -12,13 +12,24 @@ export function canonicalJson(value: unknown): string {
 }
 
 // Hot during discovery (every tool, every refresh): one string built with `+=` (V8 ropes), no
-// intermediate arrays, closures or joins; JSON.stringify only for keys and leaves.
+// intermediate arrays, closures or joins; JSON.stringify only where escaping may be needed.
 function writeCanonical(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text === undefined ? 'null' : text;
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'number':
+      // What JSON.stringify writes: the shortest round-trip form, `null` for NaN/Infinity.
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default: {
+      const text = JSON.stringify(value);
+      return text === undefined ? 'null' : text;
+    }
   }
+  if (value === null) return 'null';
   if (Array.isArray(value)) {
     let out = '[';
     for (let index = 0; index < value.length; index++) {
@@ -38,10 +49,42 @@ function writeCanonical(value: unknown): string {
     if (member === undefined || typeof member === 'function') continue;
     if (!first) out += ',';
     first = false;
-    out += `${JSON.stringify(key)}:${writeCanonical(member)}`;
+    out += quoteKey(key);
+    out += ':';
+    out += writeCanonical(member);
   }
   return `${out}}`;
 }
+
+// Characters JSON.stringify escapes: quote, backslash, controls, and (lone) surrogates. A
+// string without them is written as is, which spares a native call and a copy for most.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+// Schema keys repeat across every tool (`type`, `properties`, `description`, ...). Bounded in
+// count and key length: the keys come from untrusted servers.
+const QUOTED_KEY_LIMIT = 2048;
+const MAX_CACHED_KEY_LENGTH = 64;
+const quotedKeys = new Map<string, string>();
+
+function quoteKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted !== undefined) return quoted;
+  quoted = quote(key);
+  if (key.length <= MAX_CACHED_KEY_LENGTH && quotedKeys.size < QUOTED_KEY_LIMIT) {
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+// One-shot hashing (Node ≥ 20.12) skips building a Hash stream object per tool.
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /**
  * sha256 (hex) of the canonical JSON of a whole wire tool definition: name, title,
@@ -49,5 +92,5 @@ function writeCanonical(value: unknown): string {
  * sent. Any change anywhere, e.g. one nested property description, changes the fingerprint.
  */
 export function fingerprintTool(tool: unknown): string {
-  return createHash('sha256').update(canonicalJson(tool)).digest('hex');
+  return sha256Hex(canonicalJson(tool));
 }
