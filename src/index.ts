@@ -97,26 +97,32 @@ export type {
   LocalSandbox,
   PruneSandboxesOptions,
 } from './sandbox/local-sandbox.js';
-export { createSandbox, pruneSandboxes } from './sandbox/local-sandbox.js';
+export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/local-sandbox.js';
+export {
+  createSandbox,
+  openSandbox,
+  pruneSandboxes,
+  removeSandbox,
+} from './sandbox/local-sandbox.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
 export { detectPathArguments } from './sandbox/path-arguments.js';
 export { sandboxRoots } from './sandbox/sandbox-roots.js';
 
 // middleware: one execution path for every tool call
-export type {
-  ToolCallHandler,
-  ToolCallRequest,
-  ToolMiddleware,
-} from './middleware/types.js';
+export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './middleware/types.js';
 export { composeMiddleware } from './middleware/types.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
 export type { SandboxState, SandboxStateUpdate } from './middleware/state.js';
 export { SandboxStateSchema, sandboxStateFields } from './middleware/state.js';
-export type { TrackedToolNodeOptions } from './middleware/tool-node.js';
-export { createTrackedToolNode } from './middleware/tool-node.js';
+export type {
+  ToolCallRouteOptions,
+  ToolCallTaskInput,
+  TrackedToolNodeOptions,
+} from './middleware/tool-node.js';
+export { createTrackedToolNode, routeToolCallsPerTask } from './middleware/tool-node.js';
 export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
 export { createCheckpointer } from './middleware/checkpointer.js';
 export type {
@@ -150,7 +156,11 @@ export type { PinStore, ToolPin } from './policy/pins.js';
 export { createMemoryPinStore, createPinStore } from './policy/pins.js';
 export type { ApprovalPreview, ApprovalResponse } from './policy/approval.js';
 export { isApprovalPreview, parseApprovalResponse } from './policy/approval.js';
-export type { Approver, PolicyMiddlewareOptions, PolicyRecord } from './policy/policy-middleware.js';
+export type {
+  Approver,
+  PolicyMiddlewareOptions,
+  PolicyRecord,
+} from './policy/policy-middleware.js';
 export { createInterruptApprover, createPolicyMiddleware } from './policy/policy-middleware.js';
 export type { HumanInTheLoopPolicy } from './policy/hitl.js';
 export { createHumanInTheLoopPolicy } from './policy/hitl.js';
@@ -216,10 +226,23 @@ export type {
   ActorRunOptions,
   CreateActorOptions,
 } from './actors/actor.js';
-export { createActor } from './actors/actor.js';
+export { compileActorStateGraph, createActor } from './actors/actor.js';
+export type { PendingApproval } from './actors/approvals.js';
+export { pendingApprovalsOf, toResumeValue } from './actors/approvals.js';
+export type { OpenThreadSandboxOptions, ThreadSandboxRecord } from './actors/thread-sandbox.js';
+export {
+  findThreadSandboxes,
+  openThreadSandbox,
+  removeThreadSandbox,
+  threadSandboxDir,
+} from './actors/thread-sandbox.js';
 export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
 export { resolveChatModel } from './actors/model.js';
 export type { ScriptedChatModelOptions, ScriptedStep } from './actors/scripted-model.js';
-export { ScriptedChatModel, createScriptedModel, parseModelScript } from './actors/scripted-model.js';
+export {
+  ScriptedChatModel,
+  createScriptedModel,
+  parseModelScript,
+} from './actors/scripted-model.js';

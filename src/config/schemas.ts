@@ -98,7 +98,7 @@ export const StdioServerConfigSchema = z
     cwd: z.string().optional().describe('Working directory (defaults to the sandbox root).'),
     allowShell: z
       .boolean()
-      .default(false)
+      .optional()
       .describe(
         'Allow a command that runs a code string (`sh -c`, `node -e`, `npx -c`). Off by default.',
       ),

@@ -103,11 +103,16 @@ export const READ_WORDS: ReadonlySet<string> = new Set([
   'browse',
 ]);
 
+const SIMPLE_NAME = /^[a-z0-9_-]*$/;
+const HINT_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
 /**
  * Splits a tool name into lower-case words on snake_case, kebab-case, dots, slashes, spaces and
  * camelCase boundaries: `listDirectory` → `list directory`, `HTTPGetter` → `http getter`.
  */
 export function nameWords(name: string): string[] {
+  // Most MCP names are lower snake/kebab case: one split, no case-boundary regexes.
+  if (SIMPLE_NAME.test(name)) return name.split(/[_-]+/).filter((word) => word.length > 0);
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
@@ -169,11 +174,10 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
   const overrides = input.override?.capabilities ?? {};
   const disagreements: string[] = [];
 
-  for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
-    const raw =
-      input.annotations === undefined
-        ? undefined
-        : (input.annotations as Record<string, unknown>)[key];
+  for (const key of input.annotations === undefined || input.annotations === null
+    ? []
+    : HINT_KEYS) {
+    const raw = (input.annotations as Record<string, unknown>)[key];
     if (raw !== undefined && typeof raw !== 'boolean') {
       disagreements.push(`annotation ${key}=${JSON.stringify(raw)} ignored: not a boolean`);
     }

@@ -176,39 +176,43 @@ function visitProperty(
 ): void {
   const forms: Record<string, unknown>[] = [];
   const after = collectVariants(walk, schema, seen, depth, forms);
-  // The description only matters for ambiguous names; join it lazily, once.
-  let description: string | undefined;
-  const pathName = (): boolean => {
-    const kind = nameKind(name);
-    if (kind === 'path') return true;
-    if (kind === 'other') return false;
-    description ??= forms
-      .map((form) => (typeof form['description'] === 'string' ? form['description'] : ''))
-      .join(' ');
-    return kind === 'uri'
-      ? FILE_URI_DESCRIPTION.test(description)
-      : description.trim() === '' || PATHY_DESCRIPTION.test(description);
-  };
+  // Decided at most once per property, and only when a string-typed value makes it matter.
+  let isPath: boolean | undefined;
   for (const form of forms) {
     const type = form['type'];
     const items = form['items'];
-    if (isRecord(items) || hasType(type, 'array')) {
-      if (isRecord(items)) {
-        const itemForms: Record<string, unknown>[] = [];
-        collectVariants(walk, items, after, depth + 1, itemForms);
-        if (itemForms.some(isStringish) && pathName()) walk.found.add(`${location}[]`);
-        for (const item of itemForms) {
-          if (hasType(item['type'], 'object') || isRecord(item['properties'])) {
-            visitObject(walk, item, `${location}[]`, after, depth + 1);
-          }
+    if (isRecord(items)) {
+      const itemForms: Record<string, unknown>[] = [];
+      collectVariants(walk, items, after, depth + 1, itemForms);
+      if (itemForms.some(isStringish) && (isPath ??= isPathProperty(name, forms))) {
+        walk.found.add(`${location}[]`);
+      }
+      for (const item of itemForms) {
+        if (hasType(item['type'], 'object') || isRecord(item['properties'])) {
+          visitObject(walk, item, `${location}[]`, after, depth + 1);
         }
       }
     }
     if (hasType(type, 'object') || isRecord(form['properties'])) {
       visitObject(walk, form, location, after, depth + 1);
     }
-    if (isStringish(form) && pathName()) walk.found.add(location);
+    if (isStringish(form) && (isPath ??= isPathProperty(name, forms))) walk.found.add(location);
   }
+}
+
+/** Whether a property holds a path: by its name, and for ambiguous names by its description. */
+function isPathProperty(name: string, forms: readonly Record<string, unknown>[]): boolean {
+  const kind = nameKind(name);
+  if (kind === 'path') return true;
+  if (kind === 'other') return false;
+  let description = '';
+  for (let index = 0; index < forms.length; index++) {
+    const text = forms[index]!['description'];
+    description += `${index > 0 ? ' ' : ''}${typeof text === 'string' ? text : ''}`;
+  }
+  return kind === 'uri'
+    ? FILE_URI_DESCRIPTION.test(description)
+    : description.trim() === '' || PATHY_DESCRIPTION.test(description);
 }
 
 type NameKind = 'path' | 'uri' | 'maybe' | 'other';

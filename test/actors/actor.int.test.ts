@@ -61,6 +61,8 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       skills: ['notes'],
       model: 'scripted:script.yaml',
       instructions: 'Write notes.',
+      // The scripted writes run unattended; approvals are tested in policy.int.test.ts.
+      policy: { mode: 'auto' },
       checkpointer: { type: 'sqlite', path: '.agents/checkpoints.sqlite' },
     });
   });
@@ -201,6 +203,7 @@ describe('actor (scripted model, real server, git sandbox)', () => {
         skills: ['dyn'],
         model: 'scripted:dyn-script.yaml',
         sandbox: { enabled: false },
+        policy: { mode: 'auto' },
         checkpointer: { type: 'memory' },
       },
       workspace: store,

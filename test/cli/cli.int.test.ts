@@ -194,6 +194,9 @@ describe('agents CLI', () => {
             'notes',
             '--model',
             'scripted:script.yaml',
+            // The scripted write runs unattended; approvals are tested in approval.int.test.ts.
+            '--policy',
+            'auto',
           )
         ).code,
       ).toBe(0);
