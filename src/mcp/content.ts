@@ -53,6 +53,8 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
   if (result.isError === true) artifact.isError = true;
 
   const items = Array.isArray(result.content) ? result.content : [];
+  // The common result, one text part: no block list to build and throw away.
+  if (items.length === 1 && items[0]!.type === 'text') return { content: items[0]!.text, artifact };
   const blocks: ContentBlock.Standard[] = [];
   let allText = true;
   const texts: string[] = [];

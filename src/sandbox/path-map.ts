@@ -36,6 +36,23 @@ export interface SandboxPathMap extends PathMap {
   rewriteResult(result: CallToolResult): CallToolResult;
   /** True when `path` (absolute) lies inside the sandbox root, by whole path components. */
   isInside(path: string): boolean;
+  /**
+   * Turns on caching of the symlink checks (the per-component `lstat` walk, tens of µs per
+   * call on a slow filesystem). The caller promises that every change to the sandbox tree from
+   * now on is announced: write-class tool calls run between {@link beginWrite} and its `end`,
+   * and anything else that changes the tree (a restore, a checkout) calls
+   * {@link invalidateLinkCache} afterwards. Until this is called nothing is cached. Idempotent.
+   */
+  trackWrites(): void;
+  /**
+   * Announces a write-class call that is about to run. Cached verdicts are dropped now and
+   * again when the returned `end` is called (the write may have created a symlink), and
+   * nothing is cached or reused while any write is in flight. `end` is idempotent; call it
+   * in a `finally`.
+   */
+  beginWrite(): () => void;
+  /** Drops every cached symlink verdict (after a change to the tree made outside tool calls). */
+  invalidateLinkCache(): void;
 }
 
 /** Options for {@link createPathMap}. */
@@ -151,8 +168,27 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     if (components.some(isGitComponent)) {
       return refuse(input, 'paths inside ".git" are not available to tools', argument);
     }
-    checkLinks(input, components, argument);
+    if (components.length > 0) {
+      const cacheable = linkCacheOn && writesInFlight === 0;
+      if (!cacheable || !checkedPaths.has(rel)) {
+        checkLinks(input, components, argument, cacheable);
+        if (cacheable) remember(checkedPaths, rel);
+      }
+    }
     return components.length === 0 ? realRoot : join(realRoot, ...components);
+  };
+
+  // Symlink-check cache (see trackWrites). `checkedPaths`: relative paths whose whole walk
+  // passed; `realEntries`: absolute real paths seen to exist and not be symlinks. Both are only
+  // read and written while caching is on and no write is in flight, and both are dropped at
+  // the start and end of every write, so a link created by a write is always seen.
+  let linkCacheOn = false;
+  let writesInFlight = 0;
+  const checkedPaths = new Set<string>();
+  const realEntries = new Set<string>();
+  const invalidateLinkCache = (): void => {
+    checkedPaths.clear();
+    realEntries.clear();
   };
 
   /** Walks existing components with lstat; every symlink must resolve (realpath) inside the root. */
@@ -160,10 +196,15 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     input: string,
     components: readonly string[],
     argument: string | undefined,
+    cacheable: boolean,
   ): void => {
     let current = realRoot;
     for (const component of components) {
       const next = join(current, component);
+      if (cacheable && realEntries.has(next)) {
+        current = next;
+        continue;
+      }
       let isLink: boolean;
       try {
         // throwIfNoEntry: a missing component is the common case (new files); no exception cost.
@@ -177,6 +218,7 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
         return refuse(input, 'it cannot be checked safely', argument);
       }
       if (!isLink) {
+        if (cacheable) remember(realEntries, next);
         current = next;
         continue;
       }
@@ -321,7 +363,30 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     rewriteResult,
     isInside: (path: string) =>
       rootForms.some((form) => relativeInside(form, resolve(path)) !== undefined),
+    trackWrites: () => {
+      linkCacheOn = true;
+    },
+    beginWrite: () => {
+      writesInFlight++;
+      invalidateLinkCache();
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        writesInFlight--;
+        invalidateLinkCache();
+      };
+    },
+    invalidateLinkCache,
   };
+}
+
+/** Most entries a link-check cache holds; it starts over when full (paths come from models). */
+const LINK_CACHE_LIMIT = 4096;
+
+function remember(set: Set<string>, value: string): void {
+  if (set.size >= LINK_CACHE_LIMIT) set.clear();
+  set.add(value);
 }
 
 /** One step of an argument location: `edits[]` is `{ key: 'edits', each: true }`. */

@@ -267,6 +267,9 @@ describe('agents CLI', () => {
         'scripted:script.yaml',
         '--checkpointer',
         'memory',
+        // The scripted write runs unattended; approvals are tested in approval.int.test.ts.
+        '--policy',
+        'auto',
       );
       const run = await agentsProcess(dir, [
         'actor',
