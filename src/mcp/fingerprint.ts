@@ -58,6 +58,7 @@ function writeCanonical(value: unknown): string {
 
 // Characters JSON.stringify escapes: quote, backslash, controls, and (lone) surrogates. A
 // string without them is written as is, which spares a native call and a copy for most.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function quote(text: string): string {

@@ -32,14 +32,42 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * What a tool call writes to LangGraph's custom stream (`streamMode: 'custom'`) for each
+ * progress notification its server sends.
+ */
+export interface ToolProgressEvent {
+  type: 'tool-progress';
+  /** The provider-safe tool name the model called. */
+  toolName: string;
+  /** The descriptor id, e.g. `mcp:SERVER/TOOL`. */
+  toolId: string;
+  toolCallId?: string;
+  serverName?: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+type StreamWriter = (chunk: unknown) => void;
+
 function readConfig(config: unknown): {
   signal?: AbortSignal;
   toolCallId?: string;
   threadId?: string;
+  writer?: StreamWriter;
 } {
   if (!isRecord(config)) return {};
-  const out: { signal?: AbortSignal; toolCallId?: string; threadId?: string } = {};
+  const out: {
+    signal?: AbortSignal;
+    toolCallId?: string;
+    threadId?: string;
+    writer?: StreamWriter;
+  } = {};
   if (config['signal'] instanceof AbortSignal) out.signal = config['signal'];
+  // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's runtime).
+  const writer = config['writer'];
+  if (typeof writer === 'function') out.writer = writer as StreamWriter;
   const toolCall = config['toolCall'];
   if (isRecord(toolCall) && typeof toolCall['id'] === 'string') out.toolCallId = toolCall['id'];
   const configurable = config['configurable'];
@@ -99,6 +127,31 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     return Promise.reject(new Error('McpStructuredTool._call is not used'));
   }
 
+  #progressForwarder(
+    writer: StreamWriter,
+    toolCallId: string | undefined,
+  ): NonNullable<ToolCallContext['onProgress']> {
+    return (progress) => {
+      const event: ToolProgressEvent = {
+        type: 'tool-progress',
+        toolName: this.name,
+        toolId: this.descriptor.id,
+        ...(toolCallId === undefined ? {} : { toolCallId }),
+        ...(this.descriptor.serverName === undefined
+          ? {}
+          : { serverName: this.descriptor.serverName }),
+        progress: progress.progress,
+        ...(progress.total === undefined ? {} : { total: progress.total }),
+        ...(progress.message === undefined ? {} : { message: progress.message }),
+      };
+      try {
+        writer(event);
+      } catch {
+        // A failing stream consumer must not fail the tool call that reported progress.
+      }
+    };
+  }
+
   async #run(arg: unknown, configArg: unknown, tags: string[] | undefined): Promise<unknown> {
     const direct = isToolCall(arg) ? arg : undefined;
     const args: unknown = direct === undefined ? arg : direct.args;
@@ -141,6 +194,10 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
       if (fromConfig.signal !== undefined) context.signal = fromConfig.signal;
       if (toolCallId !== undefined) context.toolCallId = toolCallId;
       if (fromConfig.threadId !== undefined) context.threadId = fromConfig.threadId;
+      // Only inside a graph run with a writer: otherwise no progress callback, so no per-call cost.
+      if (fromConfig.writer !== undefined) {
+        context.onProgress = this.#progressForwarder(fromConfig.writer, toolCallId);
+      }
       const result = await this.#handler({ descriptor: this.descriptor, args, context });
       const { content, artifact } = toToolMessageParts(result);
       if (toolCallId !== undefined) {

@@ -161,7 +161,14 @@ function visitObject(
       if (!Object.hasOwn(properties, name)) continue;
       const property = properties[name];
       if (!isRecord(property)) continue;
-      visitProperty(walk, name, property, prefix === '' ? name : `${prefix}.${name}`, after, depth + 1);
+      visitProperty(
+        walk,
+        name,
+        property,
+        prefix === '' ? name : `${prefix}.${name}`,
+        after,
+        depth + 1,
+      );
     }
   }
 }
