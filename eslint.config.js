@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['.perf-tmp/**', 'dist/**', 'node_modules/**', 'coverage/**', '.langgraph_api/**', 'schemas/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.langgraph_api/**', 'schemas/**'] },
   js.configs.recommended,
   { languageOptions: { globals: { ...globals.node } } },
   ...tseslint.configs.recommendedTypeChecked,

@@ -238,6 +238,8 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
  * arguments, it returns the content, and throws `AgentsError` `TOOL_CALL_FAILED` for an error
  * result. Transport failures (`ServerError`) are thrown either way; ToolNode turns them into an
  * error message. Cheap: no validation, serialization or run tree of its own per call.
+ * Inside a LangGraph run (the config carries `writer`), each progress notification from the
+ * server is written to the custom stream as a {@link ToolProgressEvent}.
  */
 export function toStructuredTool(
   descriptor: ToolDescriptor,

@@ -26,7 +26,10 @@ export function createPathRewriteMiddleware(
     name: 'path-rewrite',
     async wrap(request, next) {
       const map = current();
-      const { pathArguments } = request.descriptor;
+      // Symlink checks are cached between write-class calls: the tree only changes under a
+      // write-class call, and the cache is dropped when one starts and again when it ends.
+      map.trackWrites();
+      const { pathArguments, capabilities } = request.descriptor;
       let args = request.args;
       if (pathArguments.length > 0) {
         try {
@@ -36,7 +39,14 @@ export function createPathRewriteMiddleware(
           throw error;
         }
       }
-      const result = await next(args === request.args ? request : { ...request, args });
+      const mayWrite = !(capabilities.readOnly.value && !capabilities.writes.value);
+      const endWrite = mayWrite ? map.beginWrite() : undefined;
+      let result: ToolResult;
+      try {
+        result = await next(args === request.args ? request : { ...request, args });
+      } finally {
+        endWrite?.();
+      }
       return map.rewriteResult(result);
     },
   };

@@ -377,7 +377,14 @@ class GitSandbox implements LocalSandbox {
         `sandbox ${this.id}: before restore to ${target}`,
         signal,
       );
-      await this.#git(['read-tree', '-u', '--reset', target], signal);
+      // The tree changes under the path map's feet (a restored snapshot may bring a symlink
+      // back): drop its cached symlink verdicts, before and after.
+      this.paths.invalidateLinkCache();
+      try {
+        await this.#git(['read-tree', '-u', '--reset', target], signal);
+      } finally {
+        this.paths.invalidateLinkCache();
+      }
       const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
       if (tree !== targetTree) {
         throw new AgentsError(
