@@ -18,6 +18,8 @@ export interface ServerTransportOptions {
   logger?: ServerLogger;
   /** Max stdout line bytes for stdio servers. */
   maxLineBytes?: number;
+  /** Where stdio server groups are recorded for reaping after a host crash; `null` disables. */
+  runDir?: string | null;
 }
 
 /** A transport for one server plus what messages need to say about it. */
@@ -59,6 +61,7 @@ export function createServerTransport(
       shutdownMs: config.timeouts?.shutdownMs,
       maxLineBytes: options.maxLineBytes,
       logger: options.logger,
+      ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
     });
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }

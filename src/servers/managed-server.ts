@@ -58,6 +58,11 @@ export interface ManagedServerOptions {
   retryReadOnlyAfterRestart?: boolean;
   /** Max stdout line for stdio servers (bytes). Default 16 MB. */
   maxLineBytes?: number;
+  /**
+   * Where stdio server process groups are recorded, so a host killed with SIGKILL has them
+   * reaped on the next start. Default `defaultRunDir()`; `null` disables recording.
+   */
+  runDir?: string | null;
   /** Builds the transport; defaults to {@link createServerTransport}. Tests pass in-memory ones. */
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
   /** Client name/version sent in `initialize`. */
@@ -223,6 +228,7 @@ class ManagedServerImpl implements ManagedServer {
           cwd: options.cwd,
           logger: this.logger,
           maxLineBytes: options.maxLineBytes,
+          ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
         }));
   }
 

@@ -1,4 +1,11 @@
-import { lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
@@ -32,7 +39,7 @@ export interface ServerProcessRecord {
   serverName: string;
   /** The redacted command line, for logs. */
   target: string;
-  /** The executable as spawned, compared with /proc/<pid>/cmdline before killing. */
+  /** The executable as spawned, for logs. */
   command: string;
   createdAt: string;
 }
@@ -69,14 +76,6 @@ function readProcStat(pid: number | 'self'): ProcStat | undefined {
     session: Number(fields[3]),
     startTime: Number(fields[19]),
   };
-}
-
-function readCmdline(pid: number): string[] | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The start time of a process (Linux), or null when unknown. */
@@ -133,12 +132,16 @@ export function recordServerProcess(
   const file = recordPath(runDir, process.pid, record.pgid);
   try {
     if (!ensureRunDir(runDir)) {
-      logger.warn(`Run directory ${runDir} is not a private directory of this user; not recording server pids`);
+      logger.warn(
+        `Run directory ${runDir} is not a private directory of this user; not recording server pids`,
+      );
       return () => undefined;
     }
     writeFileSync(file, `${JSON.stringify(full)}\n`, { mode: 0o600 });
   } catch (error) {
-    logger.warn(`Could not record server process group ${record.pgid} in ${runDir}: ${errorMessage(error)}`);
+    logger.warn(
+      `Could not record server process group ${record.pgid} in ${runDir}: ${errorMessage(error)}`,
+    );
     return () => undefined;
   }
   let removed = false;
@@ -163,7 +166,8 @@ function parseRecord(text: string): ServerProcessRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   const isInt = (field: unknown): field is number => Number.isInteger(field) && Number(field) > 1;
-  const isTime = (field: unknown): field is number | null => field === null || Number.isInteger(field);
+  const isTime = (field: unknown): field is number | null =>
+    field === null || Number.isInteger(field);
   if (
     !isInt(record['hostPid']) ||
     !isInt(record['pgid']) ||
@@ -217,18 +221,21 @@ function groupMembers(pgid: number): Array<{ pid: number; stat: ProcStat }> | un
 /**
  * Decides whether the live group `pgid` is still the one the record describes. Pids and group
  * ids are reused, so a bare "the group exists" is never enough to kill it:
- * - leader alive: same start time and the same executable in its command line;
+ * - leader alive: the same start time (clock ticks since boot: a reused pid would have to be
+ *   handed out within the same tick) and still the leader of its own session (`setsid`);
  * - leader gone (grandchildren left): every member is in the session the server created
- *   (session id = pgid, from `setsid`) and started no earlier than the server did.
+ *   (session id = pgid) and started no earlier than the server did.
+ * The command line is not compared: wrappers (`npx`, scripts that `exec`) legitimately change it.
  */
-function isSameGroup(record: ServerProcessRecord, members: Array<{ pid: number; stat: ProcStat }>): boolean {
+function isSameGroup(
+  record: ServerProcessRecord,
+  members: Array<{ pid: number; stat: ProcStat }>,
+): boolean {
   if (record.startTime === null) return false;
   const startTime = record.startTime;
   const leader = members.find((member) => member.pid === record.pgid);
   if (leader) {
-    if (leader.stat.startTime !== startTime) return false;
-    const cmdline = readCmdline(leader.pid);
-    return cmdline !== undefined && cmdline[0] === record.command;
+    return leader.stat.startTime === startTime && leader.stat.session === record.pgid;
   }
   return members.every(
     (member) => member.stat.session === record.pgid && member.stat.startTime >= startTime,
@@ -297,7 +304,10 @@ export async function reapOrphanedServers(
     signalGroup(record.pgid, 'SIGTERM');
   }
   const deadline = Date.now() + (options.graceMs ?? 500);
-  while (Date.now() < deadline && toKill.some(({ record }) => (groupMembers(record.pgid) ?? []).length > 0)) {
+  while (
+    Date.now() < deadline &&
+    toKill.some(({ record }) => (groupMembers(record.pgid) ?? []).length > 0)
+  ) {
     await sleep(25);
   }
   for (const { record, file } of toKill) {
@@ -324,4 +334,24 @@ function removeFile(path: string): void {
   } catch {
     // already removed (another host reaping at the same time)
   }
+}
+
+const reapedRunDirs = new Map<string, Promise<ReapReport>>();
+
+/**
+ * {@link reapOrphanedServers} at most once per process and run directory (the first spawn and
+ * every new server manager call it; only the first scan does work). Never rejects.
+ */
+export function reapOrphanedServersOnce(
+  options: { runDir?: string; logger?: ServerLogger } = {},
+): Promise<ReapReport> {
+  const runDir = options.runDir ?? defaultRunDir();
+  let pending = reapedRunDirs.get(runDir);
+  if (pending === undefined) {
+    pending = reapOrphanedServers({ ...options, runDir }).catch(
+      (): ReapReport => ({ reaped: [], dropped: [] }),
+    );
+    reapedRunDirs.set(runDir, pending);
+  }
+  return pending;
 }

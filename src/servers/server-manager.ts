@@ -13,6 +13,7 @@ import {
   type ServerEventName,
   type ServerEventSource,
 } from './server-events.js';
+import { reapOrphanedServersOnce } from './orphan-reaper.js';
 import { silentServerLogger } from './server-logger.js';
 
 /** Options of {@link createServerManager}: defaults for every server it starts. */
@@ -67,7 +68,11 @@ interface Held {
   unsubscribe: () => void;
 }
 
-/** Creates a server manager. Nothing starts until `acquire()`. */
+/**
+ * Creates a server manager. Nothing starts until `acquire()`; the first `acquire()` first reaps
+ * server process groups left running by a host that was killed (SIGKILL) since its pids were
+ * recorded in `options.runDir` (see `reapOrphanedServers`), once per process.
+ */
 export function createServerManager(options: ServerManagerOptions = {}): ServerManager {
   const logger = options.logger ?? silentServerLogger;
   const events = new ServerEventEmitter(logger);
@@ -137,6 +142,12 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         );
       }
       acquireOptions.signal?.throwIfAborted();
+      if (options.runDir !== null) {
+        await reapOrphanedServersOnce({
+          ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+          logger,
+        });
+      }
       const names: string[] = [];
       const seen = new Set<string>();
       for (const config of configs) {

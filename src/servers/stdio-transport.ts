@@ -5,6 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { formatCommandLine } from '../redact.js';
+import { defaultRunDir, reapOrphanedServersOnce, recordServerProcess } from './orphan-reaper.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
 import { waitAtMost } from './wait-at-most.js';
 
@@ -37,6 +38,11 @@ export interface StdioTransportOptions {
   logger?: ServerLogger;
   /** Stderr lines forwarded to the logger per second before the rest are counted and dropped. */
   stderrLinesPerSecond?: number;
+  /**
+   * Where the spawned process group is recorded so a later host can reap it if this one is
+   * killed with SIGKILL (see `reapOrphanedServers`). Default `defaultRunDir()`; `null` disables.
+   */
+  runDir?: string | null;
 }
 
 /** How a server process ended. */
@@ -69,22 +75,24 @@ export interface StdioTransport extends Transport {
   isGroupAlive(): boolean;
 }
 
-// Process groups of live servers, killed if the host exits without closing them.
-const liveGroups = new Set<number>();
+// Process groups of live servers (with the function that removes their pid record), killed if
+// the host exits without closing them.
+const liveGroups = new Map<number, () => void>();
 let exitHookInstalled = false;
 
-function trackGroup(pgid: number): void {
-  liveGroups.add(pgid);
+function trackGroup(pgid: number, unrecord: () => void): void {
+  liveGroups.set(pgid, unrecord);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   // 'exit' handlers must be synchronous, so there is no time for the polite sequence: SIGKILL.
   process.on('exit', () => {
-    for (const group of liveGroups) {
+    for (const [group, removeRecord] of liveGroups) {
       try {
         process.kill(-group, 'SIGKILL');
       } catch {
         // already gone
       }
+      removeRecord();
     }
   });
 }
@@ -234,7 +242,26 @@ class ProcessStdioTransport implements StdioTransport {
       child.once('spawn', () => {
         spawned = true;
         this.pid = child.pid;
-        if (child.pid !== undefined) trackGroup(child.pid);
+        if (child.pid !== undefined) {
+          const runDir = this.options.runDir === undefined ? defaultRunDir() : this.options.runDir;
+          let unrecord = (): void => undefined;
+          if (runDir !== null) {
+            // Recorded so a later host can reap this group if we die by SIGKILL (no exit hook).
+            unrecord = recordServerProcess(
+              runDir,
+              {
+                pgid: child.pid,
+                serverName: this.options.serverName,
+                target: this.target,
+                command: this.options.command,
+              },
+              this.logger,
+            );
+            // Our own first spawn is the moment to clean up after an earlier host that crashed.
+            void reapOrphanedServersOnce({ runDir, logger: this.logger });
+          }
+          trackGroup(child.pid, unrecord);
+        }
         this.state = 'open';
         resolve();
       });
@@ -533,6 +560,8 @@ class ProcessStdioTransport implements StdioTransport {
         }
       }
       await this.waitForExit(500);
+      // A group that survived SIGKILL keeps its record, so a later start can try again.
+      if (gone) liveGroups.get(pgid)?.();
       liveGroups.delete(pgid);
     }
     // A grandchild may have held the pipes; after the group is gone nothing more will come.
