@@ -131,7 +131,8 @@ export function createBenchServer(options: BenchServerOptions = {}): Server {
           await writeFile(stringArg(args, 'path'), stringArg(args, 'content'));
           return text(`wrote ${stringArg(args, 'path')}`);
         default:
-          if (/^tool_\d{4}$/.test(request.params.name)) return text(`record ${stringArg(args, 'id')}`);
+          if (/^tool_\d{4}$/.test(request.params.name))
+            return text(`record ${stringArg(args, 'id')}`);
           return text(`unknown tool ${request.params.name}`, true);
       }
     } catch (error) {

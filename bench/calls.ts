@@ -29,12 +29,54 @@ export function callScenarios(quick: boolean): Scenario[] {
   const scale = quick ? 0.2 : 1;
   const size = (value: number): number => Math.max(2, Math.round(value * scale));
   return [
-    { transport: 'in-memory', payload: '100 B', bytes: 100, warmup: size(200), rounds: size(10), perRound: size(100) },
-    { transport: 'in-memory', payload: '10 KB', bytes: 10_240, warmup: size(100), rounds: size(10), perRound: size(60) },
-    { transport: 'in-memory', payload: '1 MB', bytes: 1_048_576, warmup: size(10), rounds: size(8), perRound: size(8) },
-    { transport: 'stdio', payload: '100 B', bytes: 100, warmup: size(100), rounds: size(10), perRound: size(40) },
-    { transport: 'stdio', payload: '10 KB', bytes: 10_240, warmup: size(50), rounds: size(10), perRound: size(25) },
-    { transport: 'stdio', payload: '1 MB', bytes: 1_048_576, warmup: 2, rounds: size(4), perRound: size(3) },
+    {
+      transport: 'in-memory',
+      payload: '100 B',
+      bytes: 100,
+      warmup: size(200),
+      rounds: size(10),
+      perRound: size(100),
+    },
+    {
+      transport: 'in-memory',
+      payload: '10 KB',
+      bytes: 10_240,
+      warmup: size(100),
+      rounds: size(10),
+      perRound: size(60),
+    },
+    {
+      transport: 'in-memory',
+      payload: '1 MB',
+      bytes: 1_048_576,
+      warmup: size(10),
+      rounds: size(8),
+      perRound: size(8),
+    },
+    {
+      transport: 'stdio',
+      payload: '100 B',
+      bytes: 100,
+      warmup: size(100),
+      rounds: size(10),
+      perRound: size(40),
+    },
+    {
+      transport: 'stdio',
+      payload: '10 KB',
+      bytes: 10_240,
+      warmup: size(50),
+      rounds: size(10),
+      perRound: size(25),
+    },
+    {
+      transport: 'stdio',
+      payload: '1 MB',
+      bytes: 1_048_576,
+      warmup: 2,
+      rounds: size(4),
+      perRound: size(3),
+    },
   ];
 }
 
@@ -54,7 +96,10 @@ export async function runCallScenarios(
     for (const scenario of scenarios) {
       const text = 'x'.repeat(scenario.bytes);
       await verifyEcho(connection.client, stacks, text);
-      const samples = await compare(contendersFor(connection.client, stacks, 'echo', { text }), scenario);
+      const samples = await compare(
+        contendersFor(connection.client, stacks, 'echo', { text }),
+        scenario,
+      );
       const result = {
         transport,
         payload: scenario.payload,
@@ -80,7 +125,9 @@ export interface CallGoals {
 }
 
 /** Evaluates the issue-9 goals for one scenario. */
-export function callGoals(result: CallScenarioResult): CallGoals & { overhead: number; budget: number } {
+export function callGoals(
+  result: CallScenarioResult,
+): CallGoals & { overhead: number; budget: number } {
   const get = (name: string): number => result.medians.get(name) ?? Number.NaN;
   const raw = get(STACK.raw);
   const overhead = get(STACK.oursToolNode) - raw;

@@ -20,7 +20,10 @@ export interface DiscoveryResult {
 const EXTRA_TOOLS = 496; // + the 4 real tools = 500
 
 /** Lists and wraps 500 tools with each stack. */
-export async function runDiscovery(quick: boolean, log: (line: string) => void): Promise<DiscoveryResult[]> {
+export async function runDiscovery(
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<DiscoveryResult[]> {
   const results: DiscoveryResult[] = [];
   for (const transport of ['in-memory', 'stdio'] as const) {
     await using connection = await connectBench(transport, { extraTools: EXTRA_TOOLS });
@@ -44,7 +47,9 @@ export async function runDiscovery(quick: boolean, log: (line: string) => void):
       oursCount,
       peerCount,
     };
-    log(`discovery ${transport}: ours=${formatMicros(result.ours)}µs peer=${formatMicros(result.peer)}µs`);
+    log(
+      `discovery ${transport}: ours=${formatMicros(result.ours)}µs peer=${formatMicros(result.peer)}µs`,
+    );
     results.push(result);
   }
   return results;
@@ -58,7 +63,14 @@ export function discoveryMarkdown(results: readonly DiscoveryResult[]): string {
     'fingerprints, validators). Peer: `loadMcpTools(serverName, client)`. Medians in µs.',
     '',
     table(
-      ['transport', 'tools', 'ours (µs)', 'peer (µs)', 'ours / peer', 'tools wrapped (ours / peer)'],
+      [
+        'transport',
+        'tools',
+        'ours (µs)',
+        'peer (µs)',
+        'ours / peer',
+        'tools wrapped (ours / peer)',
+      ],
       results.map((result) => [
         result.transport,
         String(result.tools),

@@ -48,7 +48,10 @@ export function percentile(values: readonly number[], p: number): number {
  * Runs contenders in interleaved rounds (the order rotates each round) and returns every
  * per-call sample. Calls are made one after another, never concurrently.
  */
-export async function compare(contenders: readonly Contender[], options: CompareOptions): Promise<Samples> {
+export async function compare(
+  contenders: readonly Contender[],
+  options: CompareOptions,
+): Promise<Samples> {
   for (const contender of contenders) {
     for (let index = 0; index < options.warmup; index++) await contender.call();
   }

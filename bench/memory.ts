@@ -21,14 +21,17 @@ function settledHeap(gc: () => void): number {
 }
 
 /** Runs `calls` calls per stack over the in-memory transport and records the heap. */
-export async function runMemory(quick: boolean, log: (line: string) => void): Promise<MemoryResult[]> {
+export async function runMemory(
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<MemoryResult[]> {
   const gc = getGc();
   const calls = quick ? 2_000 : 10_000;
   await using connection = await connectBench('in-memory');
   const stacks = await buildStacks(connection.client);
-  const contenders = contendersFor(connection.client, stacks, 'echo', { text: 'x'.repeat(100) }).filter(
-    (contender) => contender.name !== STACK.localToolNode,
-  );
+  const contenders = contendersFor(connection.client, stacks, 'echo', {
+    text: 'x'.repeat(100),
+  }).filter((contender) => contender.name !== STACK.localToolNode);
   const results: MemoryResult[] = [];
   for (const contender of contenders) {
     for (let index = 0; index < 200; index++) await contender.call();
@@ -36,7 +39,9 @@ export async function runMemory(quick: boolean, log: (line: string) => void): Pr
     for (let index = 0; index < calls; index++) await contender.call();
     const afterBytes = settledHeap(gc);
     results.push({ name: contender.name, calls, beforeBytes, afterBytes });
-    log(`memory ${contender.name}: ${((afterBytes - beforeBytes) / 1024).toFixed(0)} KiB after ${calls} calls`);
+    log(
+      `memory ${contender.name}: ${((afterBytes - beforeBytes) / 1024).toFixed(0)} KiB after ${calls} calls`,
+    );
   }
   return results;
 }

@@ -57,7 +57,10 @@ function entryNamed(entries: readonly ToolEntry[], name: string): ToolEntry {
 }
 
 /** Runs the middleware measurements. */
-export async function runMiddleware(quick: boolean, log: (line: string) => void): Promise<MiddlewareResult> {
+export async function runMiddleware(
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<MiddlewareResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'agents-bench-'));
   try {
     const repo = makeRepo(dir);
@@ -67,10 +70,14 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
       await writeFile(path.join(repo, `file-${index}.txt`), `line ${index}\n`.repeat(20));
     }
     execFileSync('git', ['add', '-A'], { cwd: repo, stdio: 'ignore' });
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-q', '-m', 'base'], {
-      cwd: repo,
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'git',
+      ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-q', '-m', 'base'],
+      {
+        cwd: repo,
+        stdio: 'ignore',
+      },
+    );
     await using sandbox = await createSandbox({ source: repo, baseDir: dir });
     await using connection = await connectBench('in-memory');
     const entries = createMcpToolEntries({
@@ -85,7 +92,8 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
     const read = entryNamed(entries, 'read_file');
     const write = entryNamed(entries, 'write_file');
     const byId = new Map(entries.map((entry) => [entry.descriptor.id, entry]));
-    const plain: ToolCallHandler = (request) => byId.get(request.descriptor.id)!.execute(request.args, request.context);
+    const plain: ToolCallHandler = (request) =>
+      byId.get(request.descriptor.id)!.execute(request.args, request.context);
     const withMiddleware = composeMiddleware(
       [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)],
       plain,
@@ -105,8 +113,13 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
     const expected = 'x'.repeat(100);
 
     // Correctness first: the logical path reaches the file in the sandbox.
-    const check = await withMiddleware({ descriptor: read.descriptor, args: { path: 'data.txt' }, context: {} });
-    if (resultText(check) !== expected) throw new Error(`read through middleware returned ${resultText(check)}`);
+    const check = await withMiddleware({
+      descriptor: read.descriptor,
+      args: { path: 'data.txt' },
+      context: {},
+    });
+    if (resultText(check) !== expected)
+      throw new Error(`read through middleware returned ${resultText(check)}`);
     if (invokeText(await readTrackedTool.invoke({ path: 'data.txt' })) !== expected) {
       throw new Error('read tool through middleware returned the wrong text');
     }
@@ -116,7 +129,11 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
     let gitSpawnsDuringReads = 0;
     let readSamples;
     try {
-      const options = { warmup: quick ? 50 : 200, rounds: quick ? 4 : 10, perRound: quick ? 50 : 150 };
+      const options = {
+        warmup: quick ? 50 : 200,
+        rounds: quick ? 4 : 10,
+        perRound: quick ? 50 : 150,
+      };
       readCalls = options.rounds * options.perRound * 3;
       counter.reset();
       readSamples = medians(
@@ -124,20 +141,32 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
           [
             {
               name: 'handler plain',
-              call: () => plain({ descriptor: read.descriptor, args: { path: absolute }, context: {} }),
+              call: () =>
+                plain({ descriptor: read.descriptor, args: { path: absolute }, context: {} }),
             },
             {
               name: 'handler middleware',
-              call: () => withMiddleware({ descriptor: read.descriptor, args: { path: 'data.txt' }, context: {} }),
+              call: () =>
+                withMiddleware({
+                  descriptor: read.descriptor,
+                  args: { path: 'data.txt' },
+                  context: {},
+                }),
             },
             { name: 'invoke plain', call: () => readPlainTool.invoke({ path: absolute }) },
             {
               name: 'chain plain',
-              call: () => chainPlain({ descriptor: read.descriptor, args: { path: absolute }, context: {} }),
+              call: () =>
+                chainPlain({ descriptor: read.descriptor, args: { path: absolute }, context: {} }),
             },
             {
               name: 'chain middleware',
-              call: () => chainMiddleware({ descriptor: read.descriptor, args: { path: 'data.txt' }, context: {} }),
+              call: () =>
+                chainMiddleware({
+                  descriptor: read.descriptor,
+                  args: { path: 'data.txt' },
+                  context: {},
+                }),
             },
             { name: 'invoke middleware', call: () => readTrackedTool.invoke({ path: 'data.txt' }) },
           ],
@@ -167,10 +196,19 @@ export async function runMiddleware(quick: boolean, log: (line: string) => void)
       writeSamples = medians(
         await compare(
           [
-            { name: 'write plain', call: () => plain({ descriptor: write.descriptor, args: writeArgs(false), context: {} }) },
+            {
+              name: 'write plain',
+              call: () =>
+                plain({ descriptor: write.descriptor, args: writeArgs(false), context: {} }),
+            },
             {
               name: 'write middleware',
-              call: () => withMiddleware({ descriptor: write.descriptor, args: writeArgs(true), context: {} }),
+              call: () =>
+                withMiddleware({
+                  descriptor: write.descriptor,
+                  args: writeArgs(true),
+                  context: {},
+                }),
             },
             {
               name: 'snapshot only',

@@ -37,7 +37,9 @@ const quick = values.quick === true;
 const only = new Set<Section>(
   values.only === undefined
     ? SECTIONS
-    : values.only.split(',').filter((name): name is Section => (SECTIONS as readonly string[]).includes(name)),
+    : values.only
+        .split(',')
+        .filter((name): name is Section => (SECTIONS as readonly string[]).includes(name)),
 );
 
 const log = (line: string): void => {
@@ -47,12 +49,21 @@ const log = (line: string): void => {
 function packageVersion(name: string): string {
   const candidates = [
     path.join(root, 'node_modules', name, 'package.json'),
-    path.join(root, 'node_modules', '@langchain', 'langgraph-cli', 'node_modules', name, 'package.json'),
+    path.join(
+      root,
+      'node_modules',
+      '@langchain',
+      'langgraph-cli',
+      'node_modules',
+      name,
+      'package.json',
+    ),
   ];
   for (const file of candidates) {
     if (!existsSync(file)) continue;
     const manifest: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    if (typeof manifest === 'object' && manifest !== null && 'version' in manifest) return String(manifest.version);
+    if (typeof manifest === 'object' && manifest !== null && 'version' in manifest)
+      return String(manifest.version);
   }
   return 'not installed';
 }
@@ -71,14 +82,19 @@ function machineMarkdown(started: Date): string {
   return [
     `- Date: ${started.toISOString()}${quick ? ' (quick run: fewer samples)' : ''}`,
     `- Machine: ${availableParallelism()} CPUs (${cpuModel}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
-      `load average at start ${loadavg().map((value) => value.toFixed(2)).join(' / ')}`,
+      `load average at start ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' / ')}`,
     `- Node ${process.version} (${process.platform} ${process.arch})`,
     `- Packages: ${packages.map((name) => `${name} ${packageVersion(name)}`).join(', ')}`,
   ].join('\n');
 }
 
 /** Runs one of the other engineers' bench scripts with tsx and returns its stdout. */
-async function runExternal(file: string, args: readonly string[]): Promise<{ ok: boolean; output: string; ms: number }> {
+async function runExternal(
+  file: string,
+  args: readonly string[],
+): Promise<{ ok: boolean; output: string; ms: number }> {
   const started = Date.now();
   return await new Promise((resolve) => {
     const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...args], {
@@ -93,7 +109,8 @@ async function runExternal(file: string, args: readonly string[]): Promise<{ ok:
       clearTimeout(timer);
       resolve({
         ok: code === 0,
-        output: code === 0 ? output : `${output}\n(exited with ${signal ?? `code ${String(code)}`})`,
+        output:
+          code === 0 ? output : `${output}\n(exited with ${signal ?? `code ${String(code)}`})`,
         ms: Date.now() - started,
       });
     });
@@ -110,7 +127,11 @@ async function main(): Promise<void> {
     '',
   );
   const failures: string[] = [];
-  const section = async (title: string, name: Section, run: () => Promise<string>): Promise<void> => {
+  const section = async (
+    title: string,
+    name: Section,
+    run: () => Promise<string>,
+  ): Promise<void> => {
     if (!only.has(name)) return;
     const sectionStart = Date.now();
     log(`== ${title}`);
@@ -125,10 +146,18 @@ async function main(): Promise<void> {
     log(`== ${title}: ${((Date.now() - sectionStart) / 1000).toFixed(1)} s`);
   };
 
-  await section('Per-call cost', 'calls', async () => callsMarkdown(await runCallScenarios(quick, log)));
-  await section('Sandbox middleware', 'middleware', async () => middlewareMarkdown(await runMiddleware(quick, log)));
-  await section('Discovery of 500 tools', 'discovery', async () => discoveryMarkdown(await runDiscovery(quick, log)));
-  await section('Memory after 10,000 calls', 'memory', async () => memoryMarkdown(await runMemory(quick, log)));
+  await section('Per-call cost', 'calls', async () =>
+    callsMarkdown(await runCallScenarios(quick, log)),
+  );
+  await section('Sandbox middleware', 'middleware', async () =>
+    middlewareMarkdown(await runMiddleware(quick, log)),
+  );
+  await section('Discovery of 500 tools', 'discovery', async () =>
+    discoveryMarkdown(await runDiscovery(quick, log)),
+  );
+  await section('Memory after 10,000 calls', 'memory', async () =>
+    memoryMarkdown(await runMemory(quick, log)),
+  );
   // Their own CLI arguments: lifecycle takes a cycle count, snapshot takes file counts.
   for (const [title, file, args] of [
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '60']],
@@ -140,7 +169,13 @@ async function main(): Promise<void> {
       const result = await runExternal(script, args);
       if (!result.ok) throw new Error(`bench/${file} failed:\n${result.output}`);
       // Their output is their own plain-text report; quote it verbatim.
-      return ['```text', result.output.trim(), '```', '', `_(bench/${file}, ${(result.ms / 1000).toFixed(1)} s)_`].join('\n');
+      return [
+        '```text',
+        result.output.trim(),
+        '```',
+        '',
+        `_(bench/${file}, ${(result.ms / 1000).toFixed(1)} s)_`,
+      ].join('\n');
     });
   }
   // Hand-written analysis of the goals (profiling notes), kept beside the generated tables.

@@ -17,7 +17,15 @@ export interface SpawnCounter {
   uninstall(): void;
 }
 
-const PATCHED = ['spawn', 'execFile', 'exec', 'spawnSync', 'execFileSync', 'execSync', 'fork'] as const;
+const PATCHED = [
+  'spawn',
+  'execFile',
+  'exec',
+  'spawnSync',
+  'execFileSync',
+  'execSync',
+  'fork',
+] as const;
 
 /** Installs the counter. */
 export function installSpawnCounter(): SpawnCounter {
@@ -36,7 +44,10 @@ export function installSpawnCounter(): SpawnCounter {
   }
   syncBuiltinESMExports();
   return {
-    count: (command) => (command === undefined ? commands.length : commands.filter((each) => command.test(each)).length),
+    count: (command) =>
+      command === undefined
+        ? commands.length
+        : commands.filter((each) => command.test(each)).length,
     reset: () => void commands.splice(0),
     uninstall: () => {
       for (const [name, original] of originals) childProcess[name] = original;

@@ -29,7 +29,9 @@ export function findTool<T extends { name: string }>(tools: readonly T[], toolNa
     tools.find((each) => each.name === toolName) ??
     tools.find((each) => each.name.endsWith(`__${toolName}`) || each.name.endsWith(`_${toolName}`));
   if (found === undefined) {
-    throw new Error(`tool "${toolName}" not found among: ${tools.map((each) => each.name).join(', ')}`);
+    throw new Error(
+      `tool "${toolName}" not found among: ${tools.map((each) => each.name).join(', ')}`,
+    );
   }
   return found;
 }
@@ -37,7 +39,10 @@ export function findTool<T extends { name: string }>(tools: readonly T[], toolNa
 let callCounter = 0;
 
 /** A ToolNode input holding one tool call. A fresh message per call, as a model would send. */
-export function toolCallInput(toolName: string, args: Record<string, unknown>): { messages: AIMessage[] } {
+export function toolCallInput(
+  toolName: string,
+  args: Record<string, unknown>,
+): { messages: AIMessage[] } {
   callCounter++;
   return {
     messages: [
@@ -58,7 +63,8 @@ export function toolNodeText(output: unknown): string {
         ? output
         : undefined;
   const last: unknown = Array.isArray(messages) ? messages.at(-1) : undefined;
-  if (!ToolMessage.isInstance(last)) throw new Error(`ToolNode returned no ToolMessage: ${String(output)}`);
+  if (!ToolMessage.isInstance(last))
+    throw new Error(`ToolNode returned no ToolMessage: ${String(output)}`);
   return last.text;
 }
 
@@ -83,7 +89,8 @@ export function invokeText(output: unknown): string {
       }
     }
   }
-  if (typeof output === 'object' && output !== null && 'content' in output) return resultText(output);
+  if (typeof output === 'object' && output !== null && 'content' in output)
+    return resultText(output);
   return JSON.stringify(output);
 }
 
@@ -129,9 +136,15 @@ export function contendersFor(
   return [
     { name: STACK.raw, call: () => client.callTool({ name: toolName, arguments: args }) },
     { name: STACK.oursDirect, call: () => ours.invoke(args) },
-    { name: STACK.oursToolNode, call: () => stacks.oursNode.invoke(toolCallInput(ours.name, args)) },
+    {
+      name: STACK.oursToolNode,
+      call: () => stacks.oursNode.invoke(toolCallInput(ours.name, args)),
+    },
     { name: STACK.peerDirect, call: () => peer.invoke(args) },
-    { name: STACK.peerToolNode, call: () => stacks.peerNode.invoke(toolCallInput(peer.name, args)) },
+    {
+      name: STACK.peerToolNode,
+      call: () => stacks.peerNode.invoke(toolCallInput(peer.name, args)),
+    },
     { name: STACK.localToolNode, call: () => stacks.localNode.invoke(toolCallInput('echo', args)) },
   ];
 }
@@ -147,14 +160,22 @@ export async function verifyEcho(client: Client, stacks: Stacks, text: string): 
   const outputs: Array<[string, string]> = [
     [STACK.raw, resultText(await client.callTool({ name: 'echo', arguments: args }))],
     [STACK.oursDirect, invokeText(await ours.invoke(args))],
-    [STACK.oursToolNode, toolNodeText(await stacks.oursNode.invoke(toolCallInput(ours.name, args)))],
+    [
+      STACK.oursToolNode,
+      toolNodeText(await stacks.oursNode.invoke(toolCallInput(ours.name, args))),
+    ],
     [STACK.peerDirect, invokeText(await peer.invoke(args))],
-    [STACK.peerToolNode, toolNodeText(await stacks.peerNode.invoke(toolCallInput(peer.name, args)))],
+    [
+      STACK.peerToolNode,
+      toolNodeText(await stacks.peerNode.invoke(toolCallInput(peer.name, args))),
+    ],
     [STACK.localToolNode, toolNodeText(await stacks.localNode.invoke(toolCallInput('echo', args)))],
   ];
   for (const [name, output] of outputs) {
     if (output !== text) {
-      throw new Error(`${name} returned ${output.length} chars, expected ${text.length}: ${output.slice(0, 120)}`);
+      throw new Error(
+        `${name} returned ${output.length} chars, expected ${text.length}: ${output.slice(0, 120)}`,
+      );
     }
   }
 }

@@ -4,27 +4,14 @@
  * Loading this module starts the reference actor (see `studio-actor.ts`): a sandbox made from
  * `$AGENTS_STUDIO_SOURCE` (a git repo) or from a fresh temp repo, and the filesystem MCP server.
  * `$AGENTS_STUDIO_BASE_DIR` and `$AGENTS_STUDIO_SANDBOX_ID` choose where the sandbox folder goes
- * and its id (tests use them to find the files).
+ * and its id (tests use them to find the files); see `studioOptionsFromEnv`.
  * They are stopped when the process exits, however it exits (see the comment below).
  *
  * The graph is exported without a checkpointer: the dev server injects its own.
  */
-import { createStudioActor } from './studio-actor.js';
+import { createStudioActor, studioOptionsFromEnv } from './studio-actor.js';
 
-function fromEnv(name: string): string | undefined {
-  const value = process.env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
-const source = fromEnv('AGENTS_STUDIO_SOURCE');
-const baseDir = fromEnv('AGENTS_STUDIO_BASE_DIR');
-const sandboxId = fromEnv('AGENTS_STUDIO_SANDBOX_ID');
-const actor = await createStudioActor({
-  janitor: true,
-  ...(source === undefined ? {} : { source }),
-  ...(baseDir === undefined ? {} : { baseDir }),
-  ...(sandboxId === undefined ? {} : { sandboxId }),
-});
+const actor = await createStudioActor({ janitor: true, ...studioOptionsFromEnv() });
 
 // Stopping. The dev server turns SIGINT/SIGTERM into `process.exit`, and runs graphs under
 // `tsx`, whose parent SIGKILLs this process if it does not acknowledge a signal within ~30 ms;

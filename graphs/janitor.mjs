@@ -71,15 +71,21 @@ async function cleanUp() {
   const pgids = (job.pgids ?? []).filter((pgid) => Number.isInteger(pgid) && pgid > 1);
   for (const pgid of pgids) attempt(() => process.kill(-pgid, 'SIGTERM'));
   const deadline = Date.now() + 1_000;
-  while (pgids.some(groupAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (pgids.some(groupAlive) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   for (const pgid of pgids.filter(groupAlive)) attempt(() => process.kill(-pgid, 'SIGKILL'));
-  if (job.container !== undefined) attempt(() => rmSync(job.container, { recursive: true, force: true }));
+  if (job.container !== undefined)
+    attempt(() => rmSync(job.container, { recursive: true, force: true }));
   if (job.source !== undefined) {
     const source = job.source;
     attempt(() => git(source, ['worktree', 'prune']));
     if (job.sandboxId !== undefined && /^[A-Za-z0-9_-]+$/.test(job.sandboxId)) {
       attempt(() => {
-        const refs = git(source, ['for-each-ref', '--format=delete %(refname)', `refs/agents/${job.sandboxId}/`]);
+        const refs = git(source, [
+          'for-each-ref',
+          '--format=delete %(refname)',
+          `refs/agents/${job.sandboxId}/`,
+        ]);
         if (refs.trim() !== '') git(source, ['update-ref', '--stdin'], refs);
       });
     }

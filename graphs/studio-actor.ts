@@ -3,11 +3,21 @@
  * built only from the library's public pieces: a real MCP server (`@modelcontextprotocol/server-filesystem`
  * over stdio) whose tools run in a git-worktree sandbox, with path rewriting and change tracking,
  * so every checkpoint records the file state it belongs to (`changeLog`, `sandboxHead`).
+ * With the `policy` option (used by `graphs/approvals.ts`) the same graph asks a human before
+ * write-class calls: the policy middleware pauses the run with `interrupt(preview)`, which Studio
+ * shows, and `Command({ resume })` answers it.
  *
  * Importing this module starts nothing; {@link createStudioActor} does.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -22,11 +32,20 @@ import {
   createManagedServer,
   createPathRewriteMiddleware,
   createSandbox,
+  createInterruptApprover,
+  createMemoryPinStore,
+  createPolicyMiddleware,
   createTrackedToolNode,
+  parsePolicy,
+  routeToolCallsPerTask,
   sandboxStateFields,
   toStructuredTool,
   type LocalSandbox,
   type ManagedServer,
+  type PinStore,
+  type Policy,
+  type PolicyInput,
+  type ToolMiddleware,
 } from '../src/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
@@ -71,12 +90,18 @@ function messageText(message: BaseMessage | undefined): string {
  * path-rewrite middleware maps it into the sandbox); once the tool answered, it replies with
  * what happened. Pure function of the messages, so it works under concurrency and across runs.
  */
-export function scriptedReply(messages: readonly BaseMessage[], writeToolName: string): BaseMessage {
+export function scriptedReply(
+  messages: readonly BaseMessage[],
+  writeToolName: string,
+): BaseMessage {
   const last = messages.at(-1);
   if (last !== undefined && ToolMessage.isInstance(last)) {
     const call = [...messages]
       .reverse()
-      .find((message): message is AIMessage => AIMessage.isInstance(message) && (message.tool_calls?.length ?? 0) > 0);
+      .find(
+        (message): message is AIMessage =>
+          AIMessage.isInstance(message) && (message.tool_calls?.length ?? 0) > 0,
+      );
     const written = call?.tool_calls?.[0]?.args['path'];
     if (last.status === 'error') return new AIMessage(`The write failed: ${last.text}`);
     return new AIMessage(`Wrote ${typeof written === 'string' ? written : 'the file'}.`);
@@ -85,7 +110,12 @@ export function scriptedReply(messages: readonly BaseMessage[], writeToolName: s
   return new AIMessage({
     content: '',
     tool_calls: [
-      { id: `call_${messages.length}`, name: writeToolName, args: { ...request }, type: 'tool_call' },
+      {
+        id: `call_${messages.length}`,
+        name: writeToolName,
+        args: { ...request },
+        type: 'tool_call',
+      },
     ],
   });
 }
@@ -107,7 +137,43 @@ export interface StudioActorOptions {
    * such as the dev server. Default false.
    */
   janitor?: boolean;
+  /**
+   * A safety policy for the tools (as written in an actor's `policy:` block, e.g.
+   * `{ mode: 'ask' }`). When set, the policy middleware wraps the tools outermost (before path
+   * rewriting, so the approval preview shows logical paths), approvals are LangGraph interrupts,
+   * fingerprints are pinned in memory, and the graph sends each tool call to its own task so a
+   * resumed approval does not re-run its siblings. Default: no policy (every call runs).
+   */
+  policy?: PolicyInput;
+  /** The compiled graph's name (default `actor`). */
+  name?: string;
   signal?: AbortSignal;
+}
+
+/**
+ * The dev-server entry modules' settings, from the environment: `$AGENTS_STUDIO_SOURCE` (the git
+ * repo to sandbox; default a fresh temp repo), `$AGENTS_STUDIO_BASE_DIR` (where sandbox folders
+ * go) and `$AGENTS_STUDIO_SANDBOX_ID` (the sandbox id; tests use these to find the files).
+ * Every graph module of one server gets its own sandbox, so a module other than `actor` passes an
+ * `idSuffix` that is appended to the id (two sandboxes of one repo cannot share an id).
+ */
+export function studioOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  { idSuffix }: { idSuffix?: string } = {},
+): Pick<StudioActorOptions, 'source' | 'baseDir' | 'sandboxId'> {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const source = read('AGENTS_STUDIO_SOURCE');
+  const baseDir = read('AGENTS_STUDIO_BASE_DIR');
+  const id = read('AGENTS_STUDIO_SANDBOX_ID');
+  const sandboxId = id === undefined || idSuffix === undefined ? id : `${id}-${idSuffix}`;
+  return {
+    ...(source === undefined ? {} : { source }),
+    ...(baseDir === undefined ? {} : { baseDir }),
+    ...(sandboxId === undefined ? {} : { sandboxId }),
+  };
 }
 
 /** A started reference actor: the graph and everything it owns. */
@@ -119,6 +185,10 @@ export interface StudioActor extends AsyncDisposable {
   sandbox: LocalSandbox;
   server: ManagedServer;
   tools: StructuredTool[];
+  /** The parsed policy when the `policy` option was given. */
+  policy: Policy | undefined;
+  /** Fingerprints pinned at first approval (in memory), when there is a policy. */
+  pins: PinStore | undefined;
   /** Temp folders this actor made (removed by `close()`, or by the janitor). */
   tempDirs: string[];
   /** Stops the server, removes the sandbox and temp folders, dismisses the janitor. Idempotent. */
@@ -192,7 +262,14 @@ export function createTempRepo(): string {
 
 /** The cleanup watchdog started by {@link createStudioActor} when `janitor` is set. */
 interface Janitor {
-  watch(job: { pgids: number[]; source?: string; root?: string; container?: string; sandboxId?: string; paths: string[] }): void;
+  watch(job: {
+    pgids: number[];
+    source?: string;
+    root?: string;
+    container?: string;
+    sandboxId?: string;
+    paths: string[];
+  }): void;
   /** The owner cleaned up itself: the janitor exits without doing anything. */
   dismiss(): void;
 }
@@ -204,7 +281,10 @@ interface Janitor {
  */
 function startJanitor(): Janitor {
   const script = fileURLToPath(new URL('./janitor.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = spawn(process.execPath, [script], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   child.unref();
   const stdin = child.stdin;
   // The pipe is what the janitor watches; it must not keep the event loop alive either.
@@ -222,7 +302,12 @@ function startJanitor(): Janitor {
   };
 }
 
-function buildGraph(tools: StructuredTool[], writeToolName: string, sandbox: LocalSandbox) {
+function buildGraph(
+  tools: StructuredTool[],
+  writeToolName: string,
+  sandbox: LocalSandbox,
+  perTask: boolean,
+) {
   async function agent(state: typeof StudioActorState.State): Promise<{ messages: BaseMessage[] }> {
     // A fresh fake per call: a shared queue would run dry across runs of a long-lived server.
     const model = fakeModel()
@@ -232,14 +317,20 @@ function buildGraph(tools: StructuredTool[], writeToolName: string, sandbox: Loc
   }
   function route(state: typeof StudioActorState.State): 'tools' | typeof END {
     const last = state.messages.at(-1);
-    return last !== undefined && AIMessage.isInstance(last) && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+    return last !== undefined && AIMessage.isInstance(last) && (last.tool_calls?.length ?? 0) > 0
+      ? 'tools'
+      : END;
   }
-  return new StateGraph(StudioActorState)
-    .addNode('agent', agent)
-    .addNode('tools', createTrackedToolNode(tools, { sandbox }))
-    .addEdge(START, 'agent')
-    .addConditionalEdges('agent', route, ['tools', END])
-    .addEdge('tools', 'agent');
+  return (
+    new StateGraph(StudioActorState)
+      .addNode('agent', agent)
+      .addNode('tools', createTrackedToolNode(tools, { sandbox }))
+      .addEdge(START, 'agent')
+      // With approvals, one task per call: a paused call re-runs alone on resume (see
+      // `routeToolCallsPerTask`); without, the plain edge keeps the classic ToolNode shape.
+      .addConditionalEdges('agent', perTask ? routeToolCallsPerTask() : route, ['tools', END])
+      .addEdge('tools', 'agent')
+  );
 }
 
 /**
@@ -281,7 +372,8 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       }
       for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
       janitor?.dismiss();
-      if (failures.length > 0) throw new AggregateError(failures, 'closing the studio actor failed');
+      if (failures.length > 0)
+        throw new AggregateError(failures, 'closing the studio actor failed');
     })();
     return closing;
   };
@@ -293,7 +385,8 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       tempDirs.push(path.dirname(source));
       watch();
     }
-    const baseDir = options.baseDir ?? (options.source === undefined ? path.dirname(source) : undefined);
+    const baseDir =
+      options.baseDir ?? (options.source === undefined ? path.dirname(source) : undefined);
     sandbox = await createSandbox({
       source,
       ...(baseDir === undefined ? {} : { baseDir }),
@@ -323,24 +416,46 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
     await server.start(options.signal === undefined ? {} : { signal: options.signal });
     if (server.pid !== undefined) pgids.add(server.pid);
     watch();
-    const middleware = [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)];
+    const policy =
+      options.policy === undefined ? undefined : parsePolicy(options.policy, 'the studio actor');
+    const pins = policy === undefined ? undefined : createMemoryPinStore();
+    const middleware: ToolMiddleware[] = [
+      // Outermost: the human approves the call as the model wrote it (logical paths), and a
+      // rejected call never reaches path rewriting or the sandbox.
+      ...(policy === undefined
+        ? []
+        : [
+            createPolicyMiddleware({
+              policy,
+              name: `actor "${options.name ?? 'actor'}"`,
+              approve: createInterruptApprover(),
+              ...(pins === undefined ? {} : { pins }),
+            }),
+          ]),
+      createPathRewriteMiddleware(sandbox.paths),
+      createChangeTrackingMiddleware(sandbox),
+    ];
     const tools = server.entries().map((entry) =>
       toStructuredTool(
         entry.descriptor,
         composeMiddleware(middleware, (request) => entry.execute(request.args, request.context)),
       ),
     );
-    const writeTool = server.entries().find((entry) => entry.descriptor.originalName === 'write_file');
+    const writeTool = server
+      .entries()
+      .find((entry) => entry.descriptor.originalName === 'write_file');
     if (writeTool === undefined) throw new Error('the filesystem server offers no write_file tool');
-    const builder = buildGraph(tools, writeTool.descriptor.name, sandbox);
+    const builder = buildGraph(tools, writeTool.descriptor.name, sandbox, policy !== undefined);
     const graph = builder.compile();
-    graph.name = 'actor';
+    graph.name = options.name ?? 'actor';
     return {
       builder,
       graph,
       sandbox,
       server,
       tools,
+      policy,
+      pins,
       tempDirs,
       close,
       [Symbol.asyncDispose]: close,

@@ -246,3 +246,6 @@ export {
   createScriptedModel,
   parseModelScript,
 } from './actors/scripted-model.js';
+export type { ToolProgressEvent } from './mcp/structured-tool.js';
+export type { ReapReport, ServerProcessRecord } from './servers/orphan-reaper.js';
+export { defaultRunDir, reapOrphanedServers } from './servers/orphan-reaper.js';

@@ -472,6 +472,15 @@ class LocalActor implements ActorInstance {
       // Tools listed later (tools/list_changed) start as `ask` in ask mode.
       const idsAtActivation = new Set(registry.entries().map((entry) => entry.descriptor.id));
       const spill = this.spillFor(root, sandbox !== undefined);
+      // The policy asks on every call; a descriptor's skill never changes, so scan the plan once
+      // per descriptor (a refreshed tool brings a new descriptor object).
+      const skills = new WeakMap<ToolDescriptor, string | undefined>();
+      const skillOf = (descriptor: ToolDescriptor): string | undefined => {
+        if (skills.has(descriptor)) return skills.get(descriptor);
+        const skill = skillOfDescriptor(this.plan, descriptor);
+        skills.set(descriptor, skill);
+        return skill;
+      };
 
       // Composed once: the innermost handler dispatches by id to the current entry, so a
       // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
@@ -488,7 +497,7 @@ class LocalActor implements ActorInstance {
           policy: this.policy,
           name: `actor "${this.name}"`,
           pins,
-          skillOf: (descriptor) => skillOfDescriptor(this.plan, descriptor),
+          skillOf,
           isAddedAtRuntime: (descriptor) => !idsAtActivation.has(descriptor.id),
           activeSkillAllowedTools: (request) => {
             if (request.descriptor.id === ACTIVATE_SKILL_TOOL_ID) return undefined;

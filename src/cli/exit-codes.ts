@@ -54,20 +54,8 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.Closed]: ExitCode.Failure,
 };
 
-/** A command-line mistake: printed with the command's usage, exit code 2. */
-export class CliUsageError extends Error {
-  constructor(
-    message: string,
-    readonly usage?: string,
-  ) {
-    super(message);
-    this.name = 'CliUsageError';
-  }
-}
-
 /** Maps any thrown value to the exit code `agents` ends with. */
 export function exitCodeFor(error: unknown): ExitCode {
-  if (error instanceof CliUsageError) return ExitCode.Usage;
   if (AgentsError.isInstance(error)) return BY_ERROR_CODE[error.code] ?? ExitCode.Failure;
   if (error instanceof AggregateError) {
     const first = error.errors.find((item) => AgentsError.isInstance(item));

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { defaultWorkspaceDir } from '../workspace/store.js';
 import type { Command, CommandContext } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
-import { CliUsageError, EXIT_CODE_HELP, ExitCode, exitCodeFor } from './exit-codes.js';
+import { usageError } from './args.js';
+import { EXIT_CODE_HELP, ExitCode, exitCodeFor } from './exit-codes.js';
 import { errorToJson, printError, println } from './output.js';
 
 /** Where `main` reads and writes; the process streams by default, buffers in tests. */
@@ -44,7 +45,7 @@ function extractGlobalOptions(argv: readonly string[]): GlobalOptions {
     else if (arg === '--version') options.version = true;
     else if (arg === '--workspace') {
       const value = argv[index + 1];
-      if (value === undefined) throw new CliUsageError('--workspace needs a folder.', USAGE);
+      if (value === undefined) throw usageError('--workspace needs a folder.', USAGE);
       options.workspace = value;
       index++;
     } else if (arg.startsWith('--workspace=')) options.workspace = arg.slice('--workspace='.length);
@@ -111,10 +112,10 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       const group =
         first === undefined ? commands : commands.filter((command) => command.path[0] === first);
       if (group.length === 0)
-        throw new CliUsageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
+        throw usageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
       const subcommand = global.rest[1];
       if (subcommand !== undefined)
-        throw new CliUsageError(`Unknown command "${first} ${subcommand}".`, overview(group));
+        throw usageError(`Unknown command "${first} ${subcommand}".`, overview(group));
       println(global.help ? stdout : stderr, overview(group));
       return global.help ? ExitCode.Ok : ExitCode.Usage;
     }

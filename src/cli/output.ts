@@ -1,6 +1,5 @@
 import { AgentsError, errorMessage } from '../errors.js';
 import type { Capabilities, ToolDescriptor } from '../registry/tool-descriptor.js';
-import { CliUsageError } from './exit-codes.js';
 
 /** Writes one line. */
 export function println(stream: NodeJS.WritableStream, text = ''): void {
@@ -63,7 +62,7 @@ export function errorToJson(error: unknown): Record<string, unknown> {
   return { error: { code: 'ERROR', message: errorMessage(error) } };
 }
 
-/** Prints an error for a person: message, then server stderr and usage when there are any. */
+/** Prints an error for a person: the message (usage errors carry the usage), then server stderr when there is any. */
 export function printError(stream: NodeJS.WritableStream, error: unknown): void {
   if (error instanceof AggregateError) {
     println(stream, `agents: ${error.message}`);
@@ -76,9 +75,5 @@ export function printError(stream: NodeJS.WritableStream, error: unknown): void 
       println(stream, '--- server stderr (last lines) ---');
       println(stream, stderrTail.trimEnd());
     }
-  }
-  if (error instanceof CliUsageError && error.usage) {
-    println(stream);
-    println(stream, error.usage);
   }
 }

@@ -84,6 +84,14 @@ const serverCommon = {
     .boolean()
     .optional()
     .describe('Always prefix tool names with the server name.'),
+  maxArgumentBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default 8 MB.',
+    ),
 };
 
 export const StdioServerConfigSchema = z

@@ -18,7 +18,20 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangedPath } from '../registry/tool-descriptor.js';
 import { gitEnv, porcelainGit, runGit, wrapGitError } from './git.js';
+import {
+  NestedRepoTracker,
+  nestedRepoWarnings,
+  parseRawDiff,
+  type NestedRepo,
+} from './nested-repos.js';
 import { createPathMap, type SandboxPathMap } from './path-map.js';
+import {
+  captureRepoIntegrity,
+  repoIntegrityCheckFailed,
+  repoIntegrityError,
+  type RepoIntegrityGuard,
+} from './repo-integrity.js';
+import { EXCLUDE_FILE, validateExcludes, writeExcludeFile } from './sandbox-excludes.js';
 import type { Sandbox, Snapshot } from './types.js';
 
 /** Ref namespace for snapshots: `refs/agents/<sandbox id>/<sha>`. Keyed by sha so forks never overwrite. */
@@ -53,6 +66,12 @@ export interface CreateSandboxOptions {
   signal?: AbortSignal;
   /** Per git command timeout. Default 120 s. */
   gitTimeoutMs?: number;
+  /**
+   * Extra gitignore patterns left out of every snapshot (never captured, never removed by a
+   * restore), on top of the repo's own ignores and `.agents-output/` (the output-budget spill
+   * folder). Kept in a private exclude file in the run dir, never in `.git/info/exclude`.
+   */
+  exclude?: readonly string[];
 }
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
@@ -62,6 +81,24 @@ export interface LocalSandbox extends Sandbox {
   /** Private folder outside the tree holding the private index and the marker file. */
   readonly runDir: string;
   readonly paths: SandboxPathMap;
+  /** The private exclude file passed to the snapshot's `add -A` (`-c core.excludesFile`). */
+  readonly excludeFile: string;
+  /**
+   * Nested git repositories and stray `.git` entries in the tree as of the latest snapshot (one
+   * full scan per run, then only what snapshots touched). Their contents are not captured.
+   */
+  nestedRepos(): NestedRepo[];
+  /**
+   * Checks that the run left the user's git metadata alone (security note T15): the repo's
+   * `.git/config`, `.git/hooks/`, `.git/info/` and this sandbox's `.git/worktrees/<id>/`
+   * (HEAD, commondir, gitdir, config.worktree; not the index or logs git updates itself),
+   * against a copy taken when the sandbox was made (or reopened). Config, hooks and info are put
+   * back from that copy, after saving the changed files to a quarantine folder. Throws
+   * `SANDBOX_FAILED` naming what changed; resolves when nothing did. Also run before every
+   * snapshot (so a planted `core.fsmonitor` or filter never runs in our `add -A`) and by
+   * `close()`.
+   */
+  verifyRepoIntegrity(): Promise<void>;
   /**
    * Closes the sandbox. By default (`remove: true`) its worktree, run dir and refs are deleted.
    * With `remove: false` everything stays on disk (and its run lock is released), so
@@ -121,6 +158,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       },
     );
   }
+  const exclude = validateExcludes(options.exclude ?? []);
   const sourceReal = await realSourceDir(options.source);
   const timeoutMs = options.gitTimeoutMs;
   const baseDir = await realpath(options.baseDir ?? tmpdir());
@@ -135,6 +173,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   const indexFile = join(runDir, 'index');
   await mkdir(runDir);
   let worktreeAdded = false;
+  let excludeFile = join(runDir, EXCLUDE_FILE);
   try {
     let base: string;
     let root: string;
@@ -167,6 +206,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       }
       worktreeAdded = true;
       root = await realpath(treeDir);
+      excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
       // Seed the private index from the worktree's own fresh index: same content, warm stat data,
       // so the first `add -A` does not re-hash every file.
       const ownIndex = (
@@ -203,8 +243,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       } catch (error) {
         throw wrapGitError(error, `make the private repo of sandbox "${id}"`, root);
       }
+      excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
       const env = gitEnv({ GIT_INDEX_FILE: indexFile });
-      await runGit(['add', '-A'], { cwd: root, env, signal, timeoutMs });
+      await runGit(addAllArgs(excludeFile), { cwd: root, env, signal, timeoutMs });
       const tree = (
         await runGit(['write-tree'], { cwd: root, env, signal, timeoutMs })
       ).stdout.trim();
@@ -239,7 +280,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     };
     await writeFile(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
     const aliases = [...new Set([resolve(options.source), sourceReal, source])];
+    const integrity = await captureIntegrity(id, root, signal, timeoutMs);
+    const nested = new NestedRepoTracker(root);
+    await nested.scan(
+      (await runGit(['ls-tree', '-r', '-t', '-z', base], { cwd: root, signal, timeoutMs })).stdout,
+    );
     return new GitSandbox({
+      integrity,
+      nested,
+      excludeFile,
       id,
       kind: marker.mode,
       root,
@@ -288,6 +337,9 @@ interface GitSandboxInit {
   head?: { sha: string; tree: string };
   /** Run lock held by this process (released on close). */
   lockFile?: string;
+  excludeFile: string;
+  integrity: { guard: RepoIntegrityGuard; gitDir: string };
+  nested: NestedRepoTracker;
 }
 
 class GitSandbox implements LocalSandbox {
@@ -298,6 +350,9 @@ class GitSandbox implements LocalSandbox {
   readonly runDir: string;
   readonly base: string;
   readonly paths: SandboxPathMap;
+  readonly excludeFile: string;
+  readonly #integrity: { guard: RepoIntegrityGuard; gitDir: string };
+  readonly #nested: NestedRepoTracker;
   #head: string;
   #headTree: string;
   readonly #container: string;
@@ -324,6 +379,28 @@ class GitSandbox implements LocalSandbox {
     this.#container = init.container;
     this.#timeoutMs = init.timeoutMs;
     this.#env = gitEnv({ GIT_INDEX_FILE: init.indexFile });
+    this.excludeFile = init.excludeFile;
+    this.#integrity = init.integrity;
+    this.#nested = init.nested;
+  }
+
+  nestedRepos(): NestedRepo[] {
+    return this.#nested.list();
+  }
+
+  verifyRepoIntegrity(): Promise<void> {
+    return this.#exclusive(() => this.#verifyIntegrity());
+  }
+
+  async #verifyIntegrity(): Promise<void> {
+    let report;
+    try {
+      report = await this.#integrity.guard.check();
+    } catch (error) {
+      throw repoIntegrityCheckFailed(this.id, error);
+    }
+    if (report.changes.length > 0)
+      throw repoIntegrityError(this.id, this.#integrity.gitDir, report);
   }
 
   get head(): string {
@@ -396,6 +473,9 @@ class GitSandbox implements LocalSandbox {
       // Keep the target reachable under our namespace (it may be the user's commit).
       await this.#git(['update-ref', `${SANDBOX_REF_PREFIX}/${this.id}/${target}`, target], signal);
       const changed = await this.#diffUnlocked(safety.sha, target, signal);
+      await this.#nested.scan(
+        (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
+      );
       this.#head = target;
       this.#headTree = targetTree;
       await this.#persistHead();
@@ -408,15 +488,23 @@ class GitSandbox implements LocalSandbox {
     this.#closing ??= this.#queue
       .catch(() => undefined)
       .then(async () => {
+        // Checked before the worktree goes (its admin dir is part of what is watched); the
+        // sandbox is still closed and removed when the check fails, then the failure is thrown.
+        const integrity = await this.#verifyIntegrity().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
-        if (!remove) return;
-        await removeSandboxFiles({
-          id: this.id,
-          source: this.kind === 'worktree' ? this.source : undefined,
-          root: this.root,
-          container: this.#container,
-          worktree: this.kind === 'worktree',
-        });
+        if (remove) {
+          await removeSandboxFiles({
+            id: this.id,
+            source: this.kind === 'worktree' ? this.source : undefined,
+            root: this.root,
+            container: this.#container,
+            worktree: this.kind === 'worktree',
+          });
+        }
+        if (integrity !== undefined) throw integrity;
       });
     return this.#closing;
   }
@@ -426,19 +514,29 @@ class GitSandbox implements LocalSandbox {
   }
 
   async #snapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
-    await this.#git(['add', '-A'], signal);
+    // Before `add -A`: a config planted by a tool (core.fsmonitor, a filter driver) would
+    // otherwise run inside our own git command. Reverts it and fails the snapshot.
+    await this.#verifyIntegrity();
+    await this.#git(addAllArgs(this.excludeFile), signal);
     const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
     const parent = this.#head;
-    if (tree === this.#headTree) return { sha: parent, parent, changed: [] };
+    if (tree === this.#headTree)
+      return withWarnings({ sha: parent, parent, changed: [] }, this.#nested.list());
     const sha = (
       await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
     ).stdout.trim();
     await this.#git(['update-ref', `${SANDBOX_REF_PREFIX}/${this.id}/${sha}`, sha], signal);
-    const changed = await this.#diffUnlocked(parent, sha, signal);
+    // One raw diff gives both the change list and the modes (gitlinks = nested repos).
+    const raw = parseRawDiff(
+      (await this.#git(['diff-tree', '-r', '-z', '--raw', '--no-renames', parent, sha], signal))
+        .stdout,
+    );
+    const changed = raw.map(({ status, path }) => ({ status, path }));
+    await this.#nested.update(raw);
     this.#head = sha;
     this.#headTree = tree;
     await this.#persistHead();
-    return { sha, parent, changed };
+    return withWarnings({ sha, parent, changed }, this.#nested.list());
   }
 
   /**
@@ -520,6 +618,11 @@ export interface OpenSandboxOptions {
   signal?: AbortSignal;
   /** Per git command timeout. Default 120 s. */
   gitTimeoutMs?: number;
+  /**
+   * Extra snapshot excludes (see {@link CreateSandboxOptions.exclude}). When reopening, given
+   * patterns replace the recorded ones; omitted keeps them.
+   */
+  exclude?: readonly string[];
 }
 
 /** A sandbox from {@link openSandbox}: `reopened` tells whether it existed before. */
@@ -562,6 +665,7 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
       ...(options.id === undefined ? {} : { id: options.id }),
       ...(signal === undefined ? {} : { signal }),
       ...(timeoutMs === undefined ? {} : { gitTimeoutMs: timeoutMs }),
+      ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     });
     if (!options.lock) return Object.assign(made, { reopened: false as const });
     // Made a moment ago by us: rebuild it through the reopen path so it carries the lock.
@@ -651,8 +755,25 @@ async function reopen(
     // snapshot re-hashes the files once).
     await git(['read-tree', head], env);
   }
+  // The private exclude file: rewritten when patterns are given or when it is missing (made by an
+  // older version); otherwise the recorded one is kept.
+  let excludeFile = join(runDir, EXCLUDE_FILE);
+  const hasExcludeFile = await stat(excludeFile).then(
+    () => true,
+    () => false,
+  );
+  if (options.exclude !== undefined || !hasExcludeFile) {
+    excludeFile = await writeExcludeFile(runDir, root, options.exclude ?? [], signal);
+  }
+  // A fresh baseline: edits the user made to their git config between runs are theirs to keep.
+  const integrity = await captureIntegrity(marker.id, root, signal, timeoutMs);
+  const nested = new NestedRepoTracker(root);
+  await nested.scan((await git(['ls-tree', '-r', '-t', '-z', head])).stdout);
   const lockFile = options.lock === true ? await acquireRunLock(runDir, marker.id) : undefined;
   return new GitSandbox({
+    excludeFile,
+    integrity,
+    nested,
     id: marker.id,
     kind: marker.mode,
     root,
@@ -890,6 +1011,47 @@ export async function pruneSandboxes(
   if (errors.length > 0)
     throw new AggregateError(errors, `Pruning sandboxes failed for ${errors.length} sandbox(es).`);
   return { removed: [...removed] };
+}
+
+/**
+ * `add -A` with the sandbox's private exclude file, and fsmonitor off so no configured hook
+ * program runs inside our snapshot.
+ */
+function addAllArgs(excludeFile: string): string[] {
+  return ['-c', `core.excludesFile=${excludeFile}`, '-c', 'core.fsmonitor=false', 'add', '-A'];
+}
+
+/** Adds nested-repo warnings to a snapshot when there are any. */
+function withWarnings(snapshot: Snapshot, nested: readonly NestedRepo[]): Snapshot {
+  return nested.length === 0 ? snapshot : { ...snapshot, warnings: nestedRepoWarnings(nested) };
+}
+
+/** Takes the T15 baseline for the repo behind the sandbox tree at `root`. */
+async function captureIntegrity(
+  id: string,
+  root: string,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+): Promise<{ guard: RepoIntegrityGuard; gitDir: string }> {
+  const [common = '', own = ''] = (
+    await runGit(['rev-parse', '--git-common-dir', '--git-dir'], {
+      cwd: root,
+      signal,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    })
+  ).stdout
+    .trim()
+    .split('\n');
+  const commonDir = await realpath(isAbsolute(common) ? common : resolve(root, common));
+  const worktreeDir = await realpath(isAbsolute(own) ? own : resolve(root, own));
+  try {
+    return {
+      guard: await captureRepoIntegrity({ commonDir, worktreeDir, id }),
+      gitDir: commonDir,
+    };
+  } catch (error) {
+    throw repoIntegrityCheckFailed(id, error);
+  }
 }
 
 /** The git status letters of `diff-tree -z --name-status` → changed paths. */

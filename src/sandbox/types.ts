@@ -8,6 +8,11 @@ export interface Snapshot {
   parent: string;
   /** What changed between `parent` and `sha`. */
   changed: ChangedPath[];
+  /**
+   * Things the snapshot could not capture, for people and logs (e.g. a nested git repository
+   * kept only as a gitlink). Absent when there is nothing to say.
+   */
+  warnings?: string[];
 }
 
 /** Maps logical paths (relative to the project) to sandbox paths and back. */

@@ -27,6 +27,7 @@ import {
   type McpToolCaller,
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
+import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
   ServerEventEmitter,
@@ -162,6 +163,27 @@ export function toolNoLongerAvailableResult(serverName: string, toolName: string
   };
 }
 
+/** The result the model sees when a call's arguments are over the server's `maxArgumentBytes`. */
+export function argumentsTooLargeResult(
+  serverName: string,
+  toolName: string,
+  bytes: number,
+  limitBytes: number,
+): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text:
+          `The arguments of tool "${toolName}" are ${bytes} bytes of JSON, over the limit of ${limitBytes} bytes ` +
+          `(maxArgumentBytes) for server "${serverName}"; the call was not sent. ` +
+          'Send smaller arguments, e.g. split the content over several calls.',
+      },
+    ],
+  };
+}
+
 const CLIENT_INFO: Implementation = { name: 'agents-langgraph-mcp', version: '0.1.0' };
 
 class ManagedServerImpl implements ManagedServer {
@@ -173,6 +195,7 @@ class ManagedServerImpl implements ManagedServer {
   private readonly restartPolicy: ResolvedRestart;
   private readonly events: ServerEventEmitter;
   private readonly transportFactory: (config: NamedServerConfig) => ServerTransport;
+  private readonly maxArgumentBytes: number;
 
   status: ManagedServerStatus = 'idle';
   stale = false;
@@ -215,6 +238,7 @@ class ManagedServerImpl implements ManagedServer {
       pingMs: config.timeouts?.pingMs ?? 5_000,
       shutdownMs: config.timeouts?.shutdownMs ?? 2_000,
     };
+    this.maxArgumentBytes = config.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
     this.restartPolicy = {
       enabled: config.restart?.enabled ?? true,
       maxAttempts: config.restart?.maxAttempts ?? 3,
@@ -595,6 +619,11 @@ class ManagedServerImpl implements ManagedServer {
     context.signal?.throwIfAborted();
     if (this.listed && !this.toolsByName.has(name))
       return toolNoLongerAvailableResult(this.name, name);
+    // L13: checked before anything is written, so an oversized payload never reaches the pipe.
+    const tooBig = argumentBytesOverLimit(args, this.maxArgumentBytes);
+    if (tooBig !== undefined) {
+      return argumentsTooLargeResult(this.name, name, tooBig, this.maxArgumentBytes);
+    }
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
     try {

@@ -348,9 +348,10 @@ export function reapOrphanedServersOnce(
   const runDir = options.runDir ?? defaultRunDir();
   let pending = reapedRunDirs.get(runDir);
   if (pending === undefined) {
-    pending = reapOrphanedServers({ ...options, runDir }).catch(
-      (): ReapReport => ({ reaped: [], dropped: [] }),
-    );
+    pending = reapOrphanedServers({ ...options, runDir }).catch((): ReapReport => ({
+      reaped: [],
+      dropped: [],
+    }));
     reapedRunDirs.set(runDir, pending);
   }
   return pending;

@@ -459,14 +459,26 @@ export function isToolAllowed(
     item.toLowerCase(),
   );
   return allowedTools.some((entry) => {
-    const pattern = entry
-      .replace(/\(.*\)$/, '')
-      .trim()
-      .toLowerCase();
-    if (pattern === '') return false;
-    const regex = new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`);
-    return candidates.some((candidate) => regex.test(candidate));
+    const regex = allowedToolPattern(entry);
+    return regex !== undefined && candidates.some((candidate) => regex.test(candidate));
   });
+}
+
+// Checked on every call while a skill is active (by allowed-tools and by the policy), so each
+// entry is compiled once. Bounded: entries come from SKILL.md files, which we do not control.
+const ALLOWED_TOOL_PATTERN_LIMIT = 1024;
+const allowedToolPatterns = new Map<string, RegExp | undefined>();
+
+function allowedToolPattern(entry: string): RegExp | undefined {
+  if (allowedToolPatterns.has(entry)) return allowedToolPatterns.get(entry);
+  const pattern = entry
+    .replace(/\(.*\)$/, '')
+    .trim()
+    .toLowerCase();
+  const regex =
+    pattern === '' ? undefined : new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`);
+  if (allowedToolPatterns.size < ALLOWED_TOOL_PATTERN_LIMIT) allowedToolPatterns.set(entry, regex);
+  return regex;
 }
 
 function escapeRegex(text: string): string {

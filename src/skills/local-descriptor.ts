@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { fingerprintTool } from '../mcp/fingerprint.js';
 import type {
   Capabilities,
   CapabilitySource,
@@ -33,7 +33,7 @@ export interface LocalDescriptorInput {
 /**
  * Builds a {@link ToolDescriptor} for a tool defined in-process (built-in, custom, agent
  * skill). Capabilities are declared, not inferred; the fingerprint covers the whole definition
- * the model sees, like an MCP tool's.
+ * the model sees and is computed by the same {@link fingerprintTool} as an MCP tool's.
  */
 export function createLocalDescriptor(input: LocalDescriptorInput): ToolDescriptor {
   const source = input.capabilitySource ?? 'default';
@@ -70,24 +70,8 @@ export function createLocalDescriptor(input: LocalDescriptorInput): ToolDescript
     annotations,
     capabilities,
     pathArguments: input.pathArguments ?? [],
-    fingerprint: fingerprintOf(wire),
+    fingerprint: fingerprintTool(wire),
   };
-}
-
-/** sha256 of canonical JSON (sorted keys). */
-export function fingerprintOf(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** A text-only tool result. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -24,8 +24,11 @@ function isAlive(pid: number): boolean {
 describe('actor (scripted model, real server, git sandbox)', () => {
   let dir: string;
   let store: WorkspaceStore;
+  let sandboxBase: string;
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-actor-')));
+    // Sandboxes go here, not in the OS temp folder, so even a crashed test leaves none behind.
+    sandboxBase = await mkdtemp(join(tmpdir(), 'agents-actor-sandboxes-'));
     const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
     git('init', '-q', '-b', 'main');
     git('config', 'user.email', 't@example.com');
@@ -68,10 +71,15 @@ describe('actor (scripted model, real server, git sandbox)', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+    await rm(sandboxBase, { recursive: true, force: true });
   });
 
   it('activates, runs tool calls through the sandbox with change tracking, and deactivates cleanly', async () => {
-    const actor = await createActor({ name: 'writer', workspace: store });
+    await using actor = await createActor({
+      name: 'writer',
+      workspace: store,
+      sandboxBaseDir: sandboxBase,
+    });
     await actor.activate();
     const sandbox = actor.sandbox!;
     expect(sandbox.root).not.toBe(dir);
@@ -148,9 +156,15 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       { transport: 'stdio', command: join(dir, 'no-such-binary') },
       { overwrite: true },
     );
-    const actor = await createActor({ name: 'writer', workspace: store });
+    await using actor = await createActor({
+      name: 'writer',
+      workspace: store,
+      sandboxBaseDir: sandboxBase,
+    });
     await expect(actor.activate()).rejects.toMatchObject({ name: 'ServerError' });
     expect(actor.active).toBe(false);
+    // The sandbox made for the activation is gone with it.
+    expect(await readdir(sandboxBase)).toEqual([]);
     await actor.deactivate();
   });
 
@@ -171,6 +185,7 @@ describe('actor (scripted model, real server, git sandbox)', () => {
         checkpointer: { type: 'memory' },
       },
       workspace: store,
+      sandboxBaseDir: sandboxBase,
     });
     await actor.activate();
     const ends: Array<{ name: string; isError: boolean; text: string }> = [];

@@ -34,6 +34,7 @@ function toolEnds(events: readonly ActorRunEvent[]) {
 
 describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', () => {
   let dir: string;
+  let sandboxBase: string;
   let store: WorkspaceStore;
   const actors: ActorInstance[] = [];
 
@@ -53,7 +54,11 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
       },
       { overwrite: true },
     );
-    const actor = await createActor({ name: 'careful', workspace: store });
+    const actor = await createActor({
+      name: 'careful',
+      workspace: store,
+      sandboxBaseDir: sandboxBase,
+    });
     actors.push(actor);
     await actor.activate();
     return actor;
@@ -61,6 +66,8 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
 
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-policy-')));
+    // Sandboxes go here, not in the OS temp folder, so even a crashed test leaves none behind.
+    sandboxBase = await mkdtemp(join(tmpdir(), 'agents-policy-sandboxes-'));
     const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
     git('init', '-q', '-b', 'main');
     git('config', 'user.email', 't@example.com');
@@ -84,6 +91,7 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
   afterEach(async () => {
     for (const actor of actors.splice(0)) await actor.deactivate();
     await rm(dir, { recursive: true, force: true });
+    await rm(sandboxBase, { recursive: true, force: true });
   });
 
   const WRITE_SCRIPT = [
@@ -248,7 +256,11 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
       expect(approvalsIn(paused)).toHaveLength(1);
       await first.deactivate();
 
-      const second = await createActor({ name: 'careful', workspace: store });
+      const second = await createActor({
+        name: 'careful',
+        workspace: store,
+        sandboxBaseDir: sandboxBase,
+      });
       actors.push(second);
       await second.activate();
       const state = await second.graph.getState({ configurable: { thread_id: 't-restart' } });

@@ -239,7 +239,9 @@ export async function startDevServer(options: StartDevServerOptions): Promise<De
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`langgraph dev server not ready after ${Date.now() - started} ms:\n${output}`);
+      throw new Error(
+        `langgraph dev server not ready after ${Date.now() - started} ms:\n${output}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

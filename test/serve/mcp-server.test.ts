@@ -383,9 +383,14 @@ describe('createMcpServer', () => {
     expect(tool!.description).toBe(entries[0]!.descriptor.description);
     expect(tool!.description).not.toContain('\u200b');
     // An untrusted server's readOnlyHint on a "set" tool does not make it read-only.
-    expect(tool!.annotations?.readOnlyHint).toBe(entries[0]!.descriptor.capabilities.readOnly.value);
+    expect(tool!.annotations?.readOnlyHint).toBe(
+      entries[0]!.descriptor.capabilities.readOnly.value,
+    );
     expect(tool!.annotations?.readOnlyHint).toBe(false);
-    const rejected = await client.callTool({ name: 'set_value', arguments: { value: 'a', extra: 1 } });
+    const rejected = await client.callTool({
+      name: 'set_value',
+      arguments: { value: 'a', extra: 1 },
+    });
     expect(rejected.isError).toBe(true);
     expect(JSON.stringify(rejected.content)).toContain('Invalid arguments');
     expect(calls).toEqual([]);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,13 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** A temp folder removed after the test (sandboxes go in one, so a killed child leaves none). */
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 function spawnServe(args: string[], env: Record<string, string> = {}): Spawned {
   const child = spawn(process.execPath, ['--import', 'tsx', serveFixture, ...args], {
@@ -115,10 +122,13 @@ describe('agents serve as a process', () => {
   it(
     'serves over stdio: JSON-RPC only on stdout, byte-equal schemas, change-tracked writes, exit on stdin EOF',
     async () => {
-      const source = await mkdtemp(join(tmpdir(), 'serve-src-'));
-      cleanups.push(() => rm(source, { recursive: true, force: true }));
+      const source = await tempDir('serve-src-');
       await writeFile(join(source, 'README.md'), 'hello\n');
-      const spawned = spawnServe(['--skill', 'fixture'], { SERVE_FIXTURE_SANDBOX_SOURCE: source });
+      const sandboxBase = await tempDir('serve-sandboxes-');
+      const spawned = spawnServe(['--skill', 'fixture'], {
+        SERVE_FIXTURE_SANDBOX_SOURCE: source,
+        SERVE_FIXTURE_SANDBOX_BASE: sandboxBase,
+      });
 
       // The SDK's newline framing, pointed the other way: read the child's stdout, write its stdin.
       const transport = new StdioServerTransport(spawned.child.stdout, spawned.child.stdin);
@@ -177,6 +187,8 @@ describe('agents serve as a process', () => {
       expect(exit).toEqual({ code: 0, signal: null });
       expect(spawned.stderr()).toContain('stopping (stdin closed)');
       await expect.poll(() => isAlive(pid), { timeout: 10_000 }).toBe(false);
+      // A clean shutdown removes the sandbox it served from.
+      expect(await readdir(sandboxBase)).toEqual([]);
       await client.close();
     },
     SPAWN_TIMEOUT,
@@ -185,13 +197,11 @@ describe('agents serve as a process', () => {
   it(
     'serves over HTTP to our client and to @langchain/mcp-adapters, and stops upstream on SIGTERM',
     async () => {
-      const cwd = await mkdtemp(join(tmpdir(), 'serve-http-'));
-      cleanups.push(() => rm(cwd, { recursive: true, force: true }));
+      const cwd = await tempDir('serve-http-');
+      const sandboxBase = await tempDir('serve-sandboxes-');
       const spawned = spawnServe(
         ['--actor', 'fixture', '--transport', 'http', '--token', 't0ken'],
-        {
-          SERVE_FIXTURE_SANDBOX_SOURCE: cwd,
-        },
+        { SERVE_FIXTURE_SANDBOX_SOURCE: cwd, SERVE_FIXTURE_SANDBOX_BASE: sandboxBase },
       );
       const url = await waitFor(
         () =>
@@ -240,6 +250,7 @@ describe('agents serve as a process', () => {
       const exit = await spawned.exited;
       expect(exit).toEqual({ code: 0, signal: null });
       await expect.poll(() => isAlive(pid), { timeout: 10_000 }).toBe(false);
+      expect(await readdir(sandboxBase)).toEqual([]);
     },
     SPAWN_TIMEOUT,
   );

@@ -76,7 +76,9 @@ describe('server progress reaches the LangGraph stream', () => {
   it('without a stream writer, a direct call installs no progress callback and still succeeds', async () => {
     server = createManagedServer(faultServerConfig('no-writer', 'normal'));
     await server.start();
-    const entry = server.entries().find((candidate) => candidate.descriptor.originalName === 'slow')!;
+    const entry = server
+      .entries()
+      .find((candidate) => candidate.descriptor.originalName === 'slow')!;
     const seen: unknown[] = [];
     const tool = toStructuredTool(entry.descriptor, (request) => {
       seen.push(request.context.onProgress);

@@ -5,22 +5,34 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { MemorySaver } from '@langchain/langgraph';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStudioActor, parseWriteRequest, scriptedReply, type StudioActor } from '../../graphs/studio-actor.js';
+import {
+  createStudioActor,
+  parseWriteRequest,
+  scriptedReply,
+  type StudioActor,
+} from '../../graphs/studio-actor.js';
 import { readSandboxState } from '../../src/middleware/state.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 
 describe('scripted model of the reference actor', () => {
   it('asks for write_file on a user turn and answers after the tool result', () => {
-    expect(parseWriteRequest('write docs/a.md: two\nlines')).toEqual({ path: 'docs/a.md', content: 'two\nlines' });
+    expect(parseWriteRequest('write docs/a.md: two\nlines')).toEqual({
+      path: 'docs/a.md',
+      content: 'two\nlines',
+    });
     expect(parseWriteRequest('just text')).toEqual({ path: 'notes.md', content: 'just text' });
     const call = scriptedReply([new HumanMessage('write a.md: x')], 'write_file');
     expect(AIMessage.isInstance(call) && call.tool_calls).toEqual([
       expect.objectContaining({ name: 'write_file', args: { path: 'a.md', content: 'x' } }),
     ]);
     const answer = scriptedReply(
-      [new HumanMessage('write a.md: x'), call, new ToolMessage({ content: 'ok', tool_call_id: 'call_1' })],
+      [
+        new HumanMessage('write a.md: x'),
+        call,
+        new ToolMessage({ content: 'ok', tool_call_id: 'call_1' }),
+      ],
       'write_file',
     );
     expect(answer.text).toBe('Wrote a.md.');
@@ -38,12 +50,18 @@ describe('reference actor graph (in-process)', () => {
     actor = await createStudioActor();
     const graph = actor.builder.compile({ checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: 't1' } };
-    const result = await graph.invoke({ messages: [new HumanMessage('write hello.txt: hi there')] }, config);
+    const result = await graph.invoke(
+      { messages: [new HumanMessage('write hello.txt: hi there')] },
+      config,
+    );
     expect(result.messages.at(-1)?.text).toBe('Wrote hello.txt.');
     expect(readFileSync(path.join(actor.sandbox.root, 'hello.txt'), 'utf8')).toBe('hi there');
     const { changeLog, sandboxHead } = readSandboxState(result);
     expect(changeLog).toEqual([
-      expect.objectContaining({ toolId: 'mcp:fs/write_file', changed: [{ status: 'A', path: 'hello.txt' }] }),
+      expect.objectContaining({
+        toolId: 'mcp:fs/write_file',
+        changed: [{ status: 'A', path: 'hello.txt' }],
+      }),
     ]);
     expect(sandboxHead).toBe(changeLog[0]!.snapshot);
 
@@ -63,6 +81,39 @@ describe('reference actor graph (in-process)', () => {
     expect(readSandboxState(forkResult).changeLog.map((record) => record.changed)).toEqual([
       [{ status: 'A', path: 'fork.txt' }],
     ]);
+  });
+
+  it('with a policy in ask mode, pauses write_file on an interrupt and resumes with edited arguments', async () => {
+    actor = await createStudioActor({ policy: { mode: 'ask' }, name: 'approvals' });
+    expect(actor.graph.name).toBe('approvals');
+    expect(actor.policy?.mode).toBe('ask');
+    const graph = actor.builder.compile({ checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: 'a1' } };
+    const paused = await graph.invoke(
+      { messages: [new HumanMessage('write draft.md: first try')] },
+      config,
+    );
+    const interrupts =
+      (paused as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__ ?? [];
+    expect(interrupts).toHaveLength(1);
+    expect(interrupts[0]!.value).toMatchObject({
+      kind: 'agents/tool-approval',
+      toolId: 'mcp:fs/write_file',
+      args: { path: 'draft.md', content: 'first try' },
+    });
+    expect(existsSync(path.join(actor.sandbox.root, 'draft.md'))).toBe(false);
+
+    const resumed = await graph.invoke(
+      new Command({ resume: { type: 'edit', args: { path: 'final.md', content: 'edited' } } }),
+      config,
+    );
+    expect(readFileSync(path.join(actor.sandbox.root, 'final.md'), 'utf8')).toBe('edited');
+    expect(existsSync(path.join(actor.sandbox.root, 'draft.md'))).toBe(false);
+    expect(readSandboxState(resumed).changeLog.map((record) => record.changed)).toEqual([
+      [{ status: 'A', path: 'final.md' }],
+    ]);
+    // Approving pinned the tool's fingerprint (first approval).
+    expect(actor.pins?.get('mcp:fs/write_file')?.fingerprint).toEqual(expect.any(String));
   });
 
   it('close() stops the server process group and removes the sandbox and temp repo', async () => {

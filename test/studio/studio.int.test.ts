@@ -2,11 +2,22 @@
  * "Works in LangGraph Studio", tested locally: the real dev server from
  * `@langchain/langgraph-cli` loads `langgraph.json` on 127.0.0.1 (analytics and tracing off), and
  * the same HTTP API that the hosted Studio page calls is driven with `@langchain/langgraph-sdk`.
- * The graph's tool calls reach a real MCP server (the filesystem server, over stdio) inside a git
- * worktree sandbox. This is API compatibility with the dev server Studio drives, not a UI test.
+ * The graphs' tool calls reach a real MCP server (the filesystem server, over stdio) inside a git
+ * worktree sandbox. Covered: `actor` (streaming, state, history, fork, replay, breakpoints) and
+ * `approvals` (the policy's interrupt shown in thread state, resumed with approve / reject).
+ * One dev server serves both graphs. This is API compatibility with the dev server Studio
+ * drives, not a UI test.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +27,8 @@ import { isAlive, startDevServer, type DevServer } from '../helpers/dev-server.j
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SANDBOX_ID = 'studio-test';
+/** `graphs/approvals.ts` appends `-approvals` to the id it reads from the environment. */
+const APPROVALS_SANDBOX_ID = `${SANDBOX_ID}-approvals`;
 
 interface Message {
   type?: string;
@@ -31,6 +44,26 @@ interface ChangeRecordValue {
   snapshot: string;
   parent: string;
   changed: Array<{ status: string; path: string }>;
+}
+interface ThreadStateLike {
+  values: unknown;
+  next: string[];
+  checkpoint: { checkpoint_id?: string | null };
+  parent_checkpoint?: { checkpoint_id?: string | null } | null;
+}
+interface CapabilityValue {
+  value: boolean;
+  source: string;
+  reason: string;
+}
+/** The interrupt value the policy raises (`ApprovalPreview`, as JSON). */
+interface ApprovalPreviewValue {
+  kind: string;
+  toolId: string;
+  toolCallId?: string;
+  args: Record<string, unknown>;
+  capabilities: Record<'readOnly' | 'writes' | 'destructive' | 'openWorld', CapabilityValue>;
+  rule: string;
 }
 interface ActorValues {
   messages: Message[];
@@ -49,7 +82,9 @@ function text(message: Message | undefined): string {
   if (Array.isArray(content)) {
     return content
       .map((part: unknown) =>
-        typeof part === 'object' && part !== null && 'text' in part ? String((part as { text: unknown }).text) : '',
+        typeof part === 'object' && part !== null && 'text' in part
+          ? String((part as { text: unknown }).text)
+          : '',
       )
       .join('');
   }
@@ -91,11 +126,14 @@ describe('reference actor graph in the LangGraph dev server', () => {
   let client: Client;
   let threadId: string;
 
-  /** The sandbox tree: `<baseDir>/agents-sandbox-XXXX/<id>`. */
-  function sandboxRoot(): string {
-    const containers = readdirSync(baseDir).filter((name) => name.startsWith('agents-sandbox-'));
-    expect(containers).toHaveLength(1);
-    return path.join(baseDir, containers[0]!, SANDBOX_ID);
+  /** A sandbox tree: `<baseDir>/agents-sandbox-XXXX/<id>` (one container per graph module). */
+  function sandboxRoot(id: string = SANDBOX_ID): string {
+    const roots = readdirSync(baseDir)
+      .filter((name) => name.startsWith('agents-sandbox-'))
+      .map((name) => path.join(baseDir, name, id))
+      .filter((root) => existsSync(root));
+    expect(roots).toHaveLength(1);
+    return roots[0]!;
   }
 
   beforeAll(async () => {
@@ -127,21 +165,44 @@ describe('reference actor graph in the LangGraph dev server', () => {
     const assistants = await client.assistants.search({ graphId: 'actor' });
     expect(assistants).toHaveLength(1);
     const graph = await client.assistants.getGraph(assistants[0]!.assistant_id);
-    expect(graph.nodes.map((node) => String(node.id)).sort()).toEqual(['__end__', '__start__', 'agent', 'tools']);
+    expect(graph.nodes.map((node) => String(node.id)).sort()).toEqual([
+      '__end__',
+      '__start__',
+      'agent',
+      'tools',
+    ]);
     const schemas = await client.assistants.getSchemas(assistants[0]!.assistant_id);
-    const stateProperties = (schemas.state_schema as { properties?: Record<string, unknown> } | undefined)?.properties;
-    expect(Object.keys(stateProperties ?? {})).toEqual(expect.arrayContaining(['messages', 'changeLog', 'sandboxHead']));
+    const stateProperties = (
+      schemas.state_schema as { properties?: Record<string, unknown> } | undefined
+    )?.properties;
+    expect(Object.keys(stateProperties ?? {})).toEqual(
+      expect.arrayContaining(['messages', 'changeLog', 'sandboxHead']),
+    );
     // Runtime schemas from StateSchema: Studio renders `messages` as a chat input.
     expect(JSON.stringify(stateProperties?.['messages'])).toContain('"langgraph_type":"messages"');
+    // The approvals graph is the same actor with the policy: same nodes, its own assistant.
+    const approvals = await client.assistants.search({ graphId: 'approvals' });
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]!.assistant_id).not.toBe(assistants[0]!.assistant_id);
+    const approvalsGraph = await client.assistants.getGraph(approvals[0]!.assistant_id);
+    expect(approvalsGraph.nodes.map((node) => String(node.id)).sort()).toEqual([
+      '__end__',
+      '__start__',
+      'agent',
+      'tools',
+    ]);
   });
 
   it('activated the filesystem MCP server and the sandbox when the graph module loaded', () => {
     const pids = server!.treePids();
-    expect(pids.some((pid) => cmdline(pid).includes('server-filesystem'))).toBe(true);
-    const root = sandboxRoot();
-    expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toBe('# user project\n');
-    // A detached worktree of the user's repo; the user's branch and tree are untouched.
-    expect(git(sourceRepo, 'worktree', 'list')).toContain(root);
+    // One filesystem server per graph module (actor, approvals), each in its own sandbox.
+    expect(pids.filter((pid) => cmdline(pid).includes('server-filesystem'))).toHaveLength(2);
+    for (const id of [SANDBOX_ID, APPROVALS_SANDBOX_ID]) {
+      const root = sandboxRoot(id);
+      expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toBe('# user project\n');
+      // A detached worktree of the user's repo; the user's branch and tree are untouched.
+      expect(git(sourceRepo, 'worktree', 'list')).toContain(root);
+    }
   });
 
   it('streams a run whose tool call reaches the MCP server and writes into the sandbox', async () => {
@@ -158,8 +219,13 @@ describe('reference actor graph in the LangGraph dev server', () => {
       expect(event.event, JSON.stringify(event.data)).not.toBe('error');
       if (event.event === 'values') final = asValues(event.data);
       if (event.event === 'updates') {
-        const data = event.data as Record<string, { messages?: Message[] } & Record<string, unknown>>;
-        for (const call of data['agent']?.messages?.flatMap((message) => message.tool_calls ?? []) ?? []) {
+        const data = event.data as Record<
+          string,
+          { messages?: Message[] } & Record<string, unknown>
+        >;
+        for (const call of data['agent']?.messages?.flatMap(
+          (message) => message.tool_calls ?? [],
+        ) ?? []) {
           toolCallNames.push(call.name);
         }
         if (data['tools'] !== undefined) toolsUpdate = data['tools'];
@@ -171,7 +237,10 @@ describe('reference actor graph in the LangGraph dev server', () => {
     expect(toolCallNames).toEqual(['write_file']);
     // The tools step carries the change record into state in the same superstep.
     expect(toolsUpdate?.['changeLog']).toEqual([
-      expect.objectContaining({ toolId: 'mcp:fs/write_file', changed: [{ status: 'A', path: 'notes.md' }] }),
+      expect.objectContaining({
+        toolId: 'mcp:fs/write_file',
+        changed: [{ status: 'A', path: 'notes.md' }],
+      }),
     ]);
     const messages = final!.messages;
     expect(text(messages.at(-1))).toBe('Wrote notes.md.');
@@ -191,8 +260,13 @@ describe('reference actor graph in the LangGraph dev server', () => {
     expect(state.next).toEqual([]);
     expect(values.changeLog).toHaveLength(1);
     const record = values.changeLog![0]!;
-    expect(record).toMatchObject({ toolId: 'mcp:fs/write_file', changed: [{ status: 'A', path: 'notes.md' }] });
-    expect(record.toolCallId).toBe(values.messages.find((message) => message.type === 'tool')?.tool_call_id);
+    expect(record).toMatchObject({
+      toolId: 'mcp:fs/write_file',
+      changed: [{ status: 'A', path: 'notes.md' }],
+    });
+    expect(record.toolCallId).toBe(
+      values.messages.find((message) => message.type === 'tool')?.tool_call_id,
+    );
     expect(values.sandboxHead).toBe(record.snapshot);
     expect(record.parent).not.toBe(record.snapshot);
     // The snapshot is a commit in the user's object store, under a private ref.
@@ -200,9 +274,17 @@ describe('reference actor graph in the LangGraph dev server', () => {
     expect(git(sourceRepo, 'branch', '--list')).toContain('main');
 
     const history = await client.threads.getHistory(threadId, { limit: 50 });
-    expect(history.map((entry) => entry.next[0] ?? null)).toEqual([null, 'agent', 'tools', 'agent', '__start__']);
+    expect(history.map((entry) => entry.next[0] ?? null)).toEqual([
+      null,
+      'agent',
+      'tools',
+      'agent',
+      '__start__',
+    ]);
     const beforeTools = history.find((entry) => entry.next.includes('tools'))!;
-    const afterTools = history.find((entry) => entry.next.includes('agent') && asValues(entry.values).messages.length === 3)!;
+    const afterTools = history.find(
+      (entry) => entry.next.includes('agent') && asValues(entry.values).messages.length === 3,
+    )!;
     expect(asValues(beforeTools.values).changeLog ?? []).toEqual([]);
     expect(asValues(afterTools.values).changeLog).toEqual([record]);
   });
@@ -214,7 +296,9 @@ describe('reference actor graph in the LangGraph dev server', () => {
     expect(aiMessage.tool_calls?.[0]?.name).toBe('write_file');
     const edited = {
       ...aiMessage,
-      tool_calls: [{ ...aiMessage.tool_calls![0]!, args: { path: 'forked.md', content: 'from a fork' } }],
+      tool_calls: [
+        { ...aiMessage.tool_calls![0]!, args: { path: 'forked.md', content: 'from a fork' } },
+      ],
     };
     const forked = (await client.threads.updateState(threadId, {
       values: { messages: [edited] },
@@ -234,24 +318,202 @@ describe('reference actor graph in the LangGraph dev server', () => {
     // snapshot of the earlier write (the sandbox is shared by the server's threads).
     const state = await client.threads.getState(threadId);
     const changeLog = asValues(state.values).changeLog ?? [];
-    expect(changeLog.map((record) => record.changed)).toEqual([[{ status: 'A', path: 'forked.md' }]]);
+    expect(changeLog.map((record) => record.changed)).toEqual([
+      [{ status: 'A', path: 'forked.md' }],
+    ]);
     expect(asValues(state.values).sandboxHead).toBe(changeLog[0]!.snapshot);
     expect(git(sourceRepo, 'show', `${changeLog[0]!.snapshot}:forked.md`)).toBe('from a fork');
     const fullHistory = await client.threads.getHistory(threadId, { limit: 50 });
     expect(fullHistory.length).toBeGreaterThan(history.length);
   });
 
-  it('stops on SIGINT and leaves nothing running (dev server, graph worker, MCP server)', async () => {
+  it('replays from a checkpoint: input null + checkpoint re-runs the tool on a new branch', async () => {
+    const thread = (await client.threads.create()).thread_id;
+    const first = asValues(
+      await client.runs.wait(thread, 'actor', { input: ask('write replay.md: original') }),
+    );
+    expect(text(first.messages.at(-1))).toBe('Wrote replay.md.');
+    const file = path.join(sandboxRoot(), 'replay.md');
+    expect(readFileSync(file, 'utf8')).toBe('original');
+    const history = await client.threads.getHistory(thread, { limit: 50 });
+    const headBefore = history[0]!.checkpoint.checkpoint_id;
+    const beforeTools = history.find((entry) => entry.next.includes('tools'))!;
+    // Change the file behind the graph's back: only a real re-run of the tool restores it.
+    writeFileSync(file, 'changed outside the graph');
+
+    const replayed = asValues(
+      await client.runs.wait(thread, 'actor', { input: null, checkpoint: beforeTools.checkpoint }),
+    );
+    expect(text(replayed.messages.at(-1))).toBe('Wrote replay.md.');
+    expect(readFileSync(file, 'utf8')).toBe('original');
+    // Same conversation, not a second turn appended after the first one.
+    expect(replayed.messages.map((message) => message.type)).toEqual(['human', 'ai', 'tool', 'ai']);
+
+    const state = (await client.threads.getState(thread)) as unknown as ThreadStateLike;
+    expect(state.next).toEqual([]);
+    expect(state.checkpoint.checkpoint_id).not.toBe(headBefore);
+    const after = await client.threads.getHistory(thread, { limit: 50 });
+    expect(after.length).toBeGreaterThan(history.length);
+    // The new head descends from the replayed checkpoint, not from the old head: a new branch.
+    const parents = new Map(
+      after.map((entry) => [
+        entry.checkpoint.checkpoint_id,
+        entry.parent_checkpoint?.checkpoint_id,
+      ]),
+    );
+    const ancestors: string[] = [];
+    for (let id = parents.get(state.checkpoint.checkpoint_id ?? ''); id; id = parents.get(id))
+      ancestors.push(id);
+    expect(ancestors).toContain(beforeTools.checkpoint.checkpoint_id);
+    expect(ancestors).not.toContain(headBefore);
+  });
+
+  it('stops at a breakpoint (interruptBefore tools) and resumes with input null', async () => {
+    const thread = (await client.threads.create()).thread_id;
+    const file = path.join(sandboxRoot(), 'breakpoint.md');
+    // A run stopped at a breakpoint answers `{ __interrupt__: [] }`; the state holds the rest.
+    const stopped = await client.runs.wait(thread, 'actor', {
+      input: ask('write breakpoint.md: after the pause'),
+      interruptBefore: ['tools'],
+    });
+    expect(stopped).toMatchObject({ __interrupt__: [] });
+    const pausedState = await client.threads.getState(thread);
+    expect(pausedState.next).toEqual(['tools']);
+    expect(asValues(pausedState.values).messages.at(-1)?.tool_calls?.[0]).toMatchObject({
+      name: 'write_file',
+      args: { path: 'breakpoint.md', content: 'after the pause' },
+    });
+    expect(existsSync(file)).toBe(false);
+
+    const resumed = asValues(await client.runs.wait(thread, 'actor', { input: null }));
+    expect(text(resumed.messages.at(-1))).toBe('Wrote breakpoint.md.');
+    expect(readFileSync(file, 'utf8')).toBe('after the pause');
+    const state = await client.threads.getState(thread);
+    expect(state.next).toEqual([]);
+    expect(asValues(state.values).changeLog?.map((record) => record.changed)).toEqual([
+      [{ status: 'A', path: 'breakpoint.md' }],
+    ]);
+  });
+
+  describe('approvals graph (policy in ask mode)', () => {
+    /** The thread the first test leaves paused, resumed with `approve` by the second. */
+    let approvedThread: string | undefined;
+
+    /** Starts a run that asks to write `file` and returns the thread, paused on the approval. */
+    async function pausedWrite(
+      file: string,
+      content: string,
+    ): Promise<{ thread: string; preview: ApprovalPreviewValue }> {
+      const thread = (await client.threads.create()).thread_id;
+      const waited = await client.runs.wait(thread, 'approvals', {
+        input: ask(`write ${file}: ${content}`),
+      });
+      // The run's answer carries the interrupt too (what a client without state polling sees).
+      expect(waited).toMatchObject({
+        __interrupt__: [{ value: { kind: 'agents/tool-approval' } }],
+      });
+      const state = await client.threads.getState(thread);
+      expect(state.next).toEqual(['tools']);
+      const interrupts = state.tasks.flatMap((task) => task.interrupts);
+      expect(interrupts).toHaveLength(1);
+      return { thread, preview: interrupts[0]!.value as ApprovalPreviewValue };
+    }
+
+    it('pauses a write call with the approval preview visible in thread state', async () => {
+      const { thread, preview } = await pausedWrite('approved.md', 'approved content');
+      expect(preview).toMatchObject({
+        kind: 'agents/tool-approval',
+        toolId: 'mcp:fs/write_file',
+        toolName: 'write_file',
+        serverName: 'fs',
+        // Logical paths, as the model wrote them: the policy runs before path rewriting.
+        args: { path: 'approved.md', content: 'approved content' },
+        allowedResponses: ['approve', 'edit', 'reject'],
+      });
+      expect(JSON.stringify(preview)).not.toContain(baseDir);
+      expect(preview.toolCallId).toEqual(expect.any(String));
+      for (const capability of ['readOnly', 'writes', 'destructive', 'openWorld'] as const) {
+        expect(preview.capabilities[capability], capability).toEqual({
+          value: expect.any(Boolean),
+          source: expect.any(String),
+          reason: expect.any(String),
+        });
+      }
+      expect(preview.capabilities.writes.value).toBe(true);
+      expect(preview.capabilities.readOnly.value).toBe(false);
+      expect(preview.rule).toEqual(expect.any(String));
+      // Nothing ran yet: no file, no change record.
+      expect(existsSync(path.join(sandboxRoot(APPROVALS_SANDBOX_ID), 'approved.md'))).toBe(false);
+      const state = await client.threads.getState(thread);
+      expect(asValues(state.values).changeLog ?? []).toEqual([]);
+      approvedThread = thread;
+    });
+
+    it('approve: resuming with Command({ resume }) writes the file and the change log shows it', async () => {
+      expect(approvedThread).toBeDefined();
+      const result = asValues(
+        await client.runs.wait(approvedThread!, 'approvals', {
+          command: { resume: { type: 'approve' } },
+        }),
+      );
+      expect(text(result.messages.at(-1))).toBe('Wrote approved.md.');
+      const root = sandboxRoot(APPROVALS_SANDBOX_ID);
+      expect(readFileSync(path.join(root, 'approved.md'), 'utf8')).toBe('approved content');
+      // The other graph's sandbox and the user's tree are untouched.
+      expect(existsSync(path.join(sandboxRoot(), 'approved.md'))).toBe(false);
+      expect(existsSync(path.join(sourceRepo, 'approved.md'))).toBe(false);
+      const state = await client.threads.getState(approvedThread!);
+      expect(state.next).toEqual([]);
+      expect(state.tasks.flatMap((task) => task.interrupts)).toEqual([]);
+      const values = asValues(state.values);
+      expect(values.changeLog).toEqual([
+        expect.objectContaining({
+          toolId: 'mcp:fs/write_file',
+          changed: [{ status: 'A', path: 'approved.md' }],
+        }),
+      ]);
+      expect(values.sandboxHead).toBe(values.changeLog![0]!.snapshot);
+      expect(git(sourceRepo, 'show', `${values.sandboxHead}:approved.md`)).toBe('approved content');
+      // Exactly one tool message: the approval resumed the paused call, it did not add another.
+      expect(values.messages.filter((message) => message.type === 'tool')).toHaveLength(1);
+    });
+
+    it('reject: a second thread resumed with a message writes nothing and the model sees the message', async () => {
+      const { thread, preview } = await pausedWrite('rejected.md', 'should never exist');
+      expect(preview.args).toEqual({ path: 'rejected.md', content: 'should never exist' });
+      const result = asValues(
+        await client.runs.wait(thread, 'approvals', {
+          command: { resume: { type: 'reject', message: 'not in this folder, please' } },
+        }),
+      );
+      const toolMessage = result.messages.find((message) => message.type === 'tool');
+      expect(toolMessage?.status).toBe('error');
+      expect(text(toolMessage)).toContain('not in this folder, please');
+      // The scripted model answers from the tool message it got.
+      expect(text(result.messages.at(-1))).toMatch(
+        /^The write failed: .*not in this folder, please/s,
+      );
+      expect(existsSync(path.join(sandboxRoot(APPROVALS_SANDBOX_ID), 'rejected.md'))).toBe(false);
+      const state = await client.threads.getState(thread);
+      expect(state.next).toEqual([]);
+      expect(asValues(state.values).changeLog ?? []).toEqual([]);
+    });
+  });
+
+  it('stops on SIGINT and leaves nothing running (dev server, graph workers, MCP servers)', async () => {
     const pids = server!.treePids();
     const mcpServer = pids.filter((pid) => cmdline(pid).includes('server-filesystem'));
-    const root = sandboxRoot();
-    expect(mcpServer).toHaveLength(1);
+    const roots = [sandboxRoot(), sandboxRoot(APPROVALS_SANDBOX_ID)];
+    expect(mcpServer).toHaveLength(2);
     await server!.stop();
     const deadline = Date.now() + 5_000;
-    while (pids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (pids.some(isAlive) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(pids.filter(isAlive).map((pid) => `${pid} ${cmdline(pid)}`)).toEqual([]);
-    // The graph closed its sandbox on the way out: the worktree is gone from the user's repo.
-    expect(git(sourceRepo, 'worktree', 'list')).not.toContain(root);
-    expect(existsSync(root)).toBe(false);
+    // The graphs closed their sandboxes on the way out: the worktrees are gone from the user's repo.
+    for (const root of roots) {
+      expect(git(sourceRepo, 'worktree', 'list')).not.toContain(root);
+      expect(existsSync(root)).toBe(false);
+    }
   }, 30_000);
 });

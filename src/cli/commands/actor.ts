@@ -8,10 +8,11 @@ import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import { formatApprovalPreview, promptForApproval } from '../../policy/terminal-approval.js';
-import { parseCommandLine, requirePositional, storeOf } from '../args.js';
+import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CliUsageError, ExitCode } from '../exit-codes.js';
-import { formatTable, printJson, println } from '../output.js';
+import { createListCommand } from '../list-command.js';
+import { ExitCode } from '../exit-codes.js';
+import { printJson, println } from '../output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -52,13 +53,13 @@ const actorAdd: Command = {
     );
     const name = requirePositional(positionals, 'actor NAME', ADD_USAGE);
     if (!values.skill || values.skill.length === 0)
-      throw new CliUsageError('Give at least one --skill.', ADD_USAGE);
+      throw usageError('Give at least one --skill.', ADD_USAGE);
     if (
       values.checkpointer !== undefined &&
       values.checkpointer !== 'sqlite' &&
       values.checkpointer !== 'memory'
     ) {
-      throw new CliUsageError(
+      throw usageError(
         `--checkpointer ${values.checkpointer}: use sqlite or memory (postgres: edit the YAML).`,
         ADD_USAGE,
       );
@@ -69,7 +70,7 @@ const actorAdd: Command = {
       values.policy !== 'read-only' &&
       values.policy !== 'auto'
     ) {
-      throw new CliUsageError(`--policy ${values.policy}: use ask, read-only or auto.`, ADD_USAGE);
+      throw usageError(`--policy ${values.policy}: use ask, read-only or auto.`, ADD_USAGE);
     }
     const input = {
       skills: values.skill,
@@ -122,41 +123,22 @@ const LIST_USAGE = `Usage: agents actor list [--json]
 
 Lists the actors of the workspace.`;
 
-const actorList: Command = {
+const actorList = createListCommand({
+  kind: 'actor',
   path: ['actor', 'list'],
   summary: 'List actors',
   usage: LIST_USAGE,
-  async run(context) {
-    parseCommandLine(context.argv, {}, LIST_USAGE);
-    const { records, problems } = await storeOf(context).list('actor');
-    if (context.json) {
-      printJson(context.stdout, {
-        actors: records.map((record) => ({ file: record.file, ...record.value })),
-        problems: problems.map((problem) => ({
-          name: problem.name,
-          file: problem.file,
-          message: problem.error.message,
-        })),
-      });
-    } else {
-      println(
-        context.stdout,
-        formatTable(
-          ['NAME', 'SKILLS', 'MODEL', 'SANDBOX', 'DESCRIPTION'],
-          records.map((record) => [
-            record.name,
-            record.value.skills.join(','),
-            record.value.model,
-            record.value.sandbox.enabled ? record.value.sandbox.source : 'off',
-            record.value.description,
-          ]),
-        ),
-      );
-      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
-    }
-    return problems.length > 0 ? 3 : 0;
-  },
-};
+  jsonKey: 'actors',
+  headers: ['NAME', 'SKILLS', 'MODEL', 'SANDBOX', 'DESCRIPTION'],
+  rows: (records) =>
+    records.map((record) => [
+      record.name,
+      record.value.skills.join(','),
+      record.value.model,
+      record.value.sandbox.enabled ? record.value.sandbox.source : 'off',
+      record.value.description,
+    ]),
+});
 
 const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--json]
 
@@ -401,6 +383,24 @@ function printEnd(context: CommandContext, threadId: string, actor: ActorInstanc
   else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
 }
 
+/** The workspace's actor for one thread, its warnings on stderr; the caller deactivates it. */
+async function createCliActor(
+  context: CommandContext,
+  name: string,
+  threadId: string,
+  keepSandbox: boolean,
+): Promise<ActorInstance> {
+  // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
+  const { createActor } = await import('../../actors/actor.js');
+  return createActor({
+    name,
+    workspace: storeOf(context),
+    threadId,
+    keepSandbox,
+    onWarning: (message) => println(context.stderr, `warning: ${message}`),
+  });
+}
+
 const actorRun: Command = {
   path: ['actor', 'run'],
   summary: 'Run an actor on one input, streaming tool calls and asking for approvals',
@@ -418,17 +418,9 @@ const actorRun: Command = {
       RUN_USAGE,
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
-    if (values.input === undefined) throw new CliUsageError('--input is required.', RUN_USAGE);
+    if (values.input === undefined) throw usageError('--input is required.', RUN_USAGE);
     const threadId = values.thread ?? randomUUID();
-    // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
-    const { createActor } = await import('../../actors/actor.js');
-    const actor = await createActor({
-      name,
-      workspace: storeOf(context),
-      threadId,
-      keepSandbox: values['keep-sandbox'] === true,
-      onWarning: (message) => println(context.stderr, `warning: ${message}`),
-    });
+    const actor = await createCliActor(context, name, threadId, values['keep-sandbox'] === true);
     try {
       await actor.activate({ signal: context.signal });
       const code = await driveRun(
@@ -456,10 +448,10 @@ function parseEditArgs(text: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliUsageError(`--edit is not valid JSON (${errorMessage(error)}).`, RESUME_USAGE);
+    throw usageError(`--edit is not valid JSON (${errorMessage(error)}).`, RESUME_USAGE);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new CliUsageError('--edit must be a JSON object of arguments.', RESUME_USAGE);
+    throw usageError('--edit must be a JSON object of arguments.', RESUME_USAGE);
   return value as Record<string, unknown>;
 }
 
@@ -484,14 +476,14 @@ const actorResume: Command = {
     const name = requirePositional(positionals, 'actor NAME', RESUME_USAGE);
     const threadId = values.thread;
     if (threadId === undefined || threadId === '')
-      throw new CliUsageError('--thread is required.', RESUME_USAGE);
+      throw usageError('--thread is required.', RESUME_USAGE);
     const chosen = [
       values.approve === true,
       values.reject !== undefined,
       values.edit !== undefined,
     ];
     if (chosen.filter(Boolean).length !== 1)
-      throw new CliUsageError(
+      throw usageError(
         'Give exactly one of --approve, --reject MESSAGE, --edit JSON.',
         RESUME_USAGE,
       );
@@ -505,14 +497,8 @@ const actorResume: Command = {
             : { type: 'reject', message: values.reject, by }
           : { type: 'approve', by };
 
-    const { createActor, pendingApprovalsOf } = await import('../../actors/actor.js');
-    const actor = await createActor({
-      name,
-      workspace: storeOf(context),
-      threadId,
-      keepSandbox: values['keep-sandbox'] === true,
-      onWarning: (message) => println(context.stderr, `warning: ${message}`),
-    });
+    const { pendingApprovalsOf } = await import('../../actors/actor.js');
+    const actor = await createCliActor(context, name, threadId, values['keep-sandbox'] === true);
     try {
       await actor.activate({ signal: context.signal });
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
@@ -526,7 +512,7 @@ const actorResume: Command = {
         );
       }
       if (answer.type === 'edit' && pending.length > 1) {
-        throw new CliUsageError(
+        throw usageError(
           `${pending.length} calls wait on thread ${threadId} (${pending
             .map((item) => item.preview.toolId)
             .join(', ')}); --edit answers one. Use --approve or --reject, or answer on a terminal.`,

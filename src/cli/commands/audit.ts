@@ -2,7 +2,7 @@ import { isAbsolute, join } from 'node:path';
 import { auditLogPath, readAuditLog } from '../../policy/audit.js';
 import type { AuditEntry } from '../../policy/audit.js';
 import type { Command, CommandContext } from '../command.js';
-import { parseCommandArgs, parsePositiveInteger } from './command-args.js';
+import { parseCommandArgs, parsePositiveInteger } from '../args.js';
 
 const USAGE = `Usage: agents audit [--thread ID] [--limit N] [--json] [--file PATH]
 

@@ -3,7 +3,7 @@ import type { Sandbox } from '../../sandbox/types.js';
 import { listCheckpoints } from '../../middleware/rollback.js';
 import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
-import { parseCommandArgs, parsePositiveInteger, requireOption } from './command-args.js';
+import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 
 /**
  * What the checkpoint commands need from the actor/workspace layer for one thread: the

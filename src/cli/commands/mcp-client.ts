@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { createMcpToolAdapter } from '../../mcp/tool-adapter.js';
 import { exampleValueFromSchema } from '../../serve/example-value.js';
+import { parseCommandLine, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
 /** What happened to one tool call of {@link runMcpClient}. */
@@ -152,42 +152,27 @@ export const mcpClientCommand: Command = {
   summary: 'Connect to an MCP server over streamable HTTP, list and call its tools',
   usage: USAGE,
   async run(context: CommandContext) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: context.argv,
-        allowPositionals: true,
-        strict: true,
-        options: {
-          token: { type: 'string' },
-          tool: { type: 'string', multiple: true },
-          timeout: { type: 'string' },
-          strict: { type: 'boolean' },
-        },
-      });
-    } catch (error) {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `${errorMessage(error)}\n\n${USAGE}`);
-    }
+    const parsed = parseCommandLine(
+      context.argv,
+      {
+        token: { type: 'string' },
+        tool: { type: 'string', multiple: true },
+        timeout: { type: 'string' },
+        strict: { type: 'boolean' },
+      },
+      USAGE,
+    );
     const [target, ...extra] = parsed.positionals;
     if (target === undefined || extra.length > 0) {
-      throw new AgentsError(
-        AgentsErrorCode.ConfigInvalid,
-        `Give exactly one server URL.\n\n${USAGE}`,
-      );
+      throw usageError('Give exactly one server URL.', USAGE);
     }
     let url: URL;
     try {
       url = new URL(target);
-    } catch {
-      throw new AgentsError(AgentsErrorCode.ConfigInvalid, `"${target}" is not a URL.\n\n${USAGE}`);
+    } catch (error) {
+      throw usageError(`"${target}" is not a URL.`, USAGE, error);
     }
-    const timeout = parsed.values.timeout === undefined ? undefined : Number(parsed.values.timeout);
-    if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
-      throw new AgentsError(
-        AgentsErrorCode.ConfigInvalid,
-        `--timeout must be a positive integer.\n\n${USAGE}`,
-      );
-    }
+    const timeout = parsePositiveInteger(parsed.values.timeout, 'timeout', USAGE);
     const report = await runMcpClient(url, {
       ...(parsed.values.token === undefined ? {} : { token: parsed.values.token }),
       ...(parsed.values.tool === undefined ? {} : { only: parsed.values.tool }),

@@ -1,7 +1,7 @@
 import { rollback } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
-import { parseCommandArgs, requireOption } from './command-args.js';
+import { parseCommandArgs, requireOption } from '../args.js';
 import type { OpenThreadContext } from './checkpoints.js';
 
 const ROLLBACK_USAGE = `Usage: agents rollback --thread ID --to CHECKPOINT [--dry-run] [--note TEXT]

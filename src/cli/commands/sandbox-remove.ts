@@ -3,7 +3,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { createWorkspaceStore } from '../../workspace/store.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
-import { parseCommandArgs, requireOption } from './command-args.js';
+import { parseCommandArgs, requireOption } from '../args.js';
 
 const SANDBOX_REMOVE_USAGE = `Usage: agents sandbox remove --thread ID [--actor NAME]
 

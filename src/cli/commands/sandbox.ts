@@ -1,6 +1,6 @@
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
-import { parseCommandArgs, requireOption } from './command-args.js';
+import { parseCommandArgs, requireOption } from '../args.js';
 import type { OpenThreadContext } from './checkpoints.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--from SHA]

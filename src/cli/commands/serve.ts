@@ -1,10 +1,10 @@
 import { Readable, Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ToolMiddleware } from '../../middleware/types.js';
 import type { ToolEntry } from '../../registry/tool-descriptor.js';
 import { serveEntries } from '../../serve/serve-entries.js';
 import type { ServedToolSource } from '../../serve/served-tool-set.js';
+import { parseCommandArgs, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
 /** What `agents serve` was asked to expose. */
@@ -75,50 +75,27 @@ Options:
 Over stdio, stdout carries only JSON-RPC and logs go to stderr; the server exits when stdin
 closes. SIGINT/SIGTERM shut down cleanly, stopping upstream servers.`;
 
-function usageError(message: string): AgentsError {
-  return new AgentsError(AgentsErrorCode.ConfigInvalid, `${message}\n\n${USAGE}`);
-}
-
-function parsePositiveInteger(
-  flag: string,
-  value: string | undefined,
-  min: number,
-): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < min) {
-    throw usageError(`${flag} must be an integer >= ${min}, got "${value}".`);
-  }
-  return number;
-}
-
-/** Parses `agents serve` arguments; throws `CONFIG_INVALID` with the usage on a mistake. */
+/** Parses `agents serve` arguments; throws `INVALID_ARGUMENTS` (exit code 2) with the usage on a mistake. */
 export function parseServeArgs(
   argv: readonly string[],
   env: Record<string, string | undefined> = {},
 ): ServeCommandArgs {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        skill: { type: 'string' },
-        actor: { type: 'string' },
-        transport: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        token: { type: 'string' },
-        'allow-remote': { type: 'boolean' },
-        'max-body': { type: 'string' },
-      },
-    }));
-  } catch (error) {
-    throw usageError(errorMessage(error));
-  }
+  const values = parseCommandArgs(
+    argv,
+    {
+      skill: { type: 'string' },
+      actor: { type: 'string' },
+      transport: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      token: { type: 'string' },
+      'allow-remote': { type: 'boolean' },
+      'max-body': { type: 'string' },
+    },
+    USAGE,
+  );
   if ((values.skill === undefined) === (values.actor === undefined)) {
-    throw usageError('Give exactly one of --skill NAME or --actor NAME.');
+    throw usageError('Give exactly one of --skill NAME or --actor NAME.', USAGE);
   }
   const target: ServeTarget =
     values.skill !== undefined
@@ -126,14 +103,14 @@ export function parseServeArgs(
       : { kind: 'actor', name: values.actor! };
   const transport = values.transport ?? 'stdio';
   if (transport !== 'stdio' && transport !== 'http') {
-    throw usageError(`--transport must be stdio or http, got "${transport}".`);
+    throw usageError(`--transport must be stdio or http, got "${transport}".`, USAGE);
   }
   if (transport === 'stdio' && (values.port !== undefined || values.host !== undefined)) {
-    throw usageError('--port and --host apply to --transport http only.');
+    throw usageError('--port and --host apply to --transport http only.', USAGE);
   }
   const token = values.token ?? env['AGENTS_SERVE_TOKEN'];
-  const port = parsePositiveInteger('--port', values.port, 0);
-  const maxBodyBytes = parsePositiveInteger('--max-body', values['max-body'], 1);
+  const port = parsePositiveInteger(values.port, 'port', USAGE, 0);
+  const maxBodyBytes = parsePositiveInteger(values['max-body'], 'max-body', USAGE);
   return {
     target,
     transport,

@@ -2,9 +2,9 @@ import { ServerConfigSchema } from '../../config/schemas.js';
 import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
-import { parseCommandLine, parsePairs, requirePositional, storeOf } from '../args.js';
+import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CliUsageError } from '../exit-codes.js';
+import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
 
 /** What starting a server once tells about it. */
@@ -84,10 +84,10 @@ const serverAdd: Command = {
     let input: ServerConfigInput;
     if (values.url !== undefined) {
       if (commandLine.length > 0)
-        throw new CliUsageError('Give either --url or a command after --, not both.', ADD_USAGE);
+        throw usageError('Give either --url or a command after --, not both.', ADD_USAGE);
       const transport = values.transport ?? 'streamable-http';
       if (transport !== 'streamable-http' && transport !== 'sse') {
-        throw new CliUsageError(
+        throw usageError(
           `--transport ${transport} does not go with --url; use streamable-http or sse.`,
           ADD_USAGE,
         );
@@ -102,9 +102,9 @@ const serverAdd: Command = {
     } else {
       const [command, ...args] = commandLine;
       if (command === undefined)
-        throw new CliUsageError('Give the server command after -- (or --url).', ADD_USAGE);
+        throw usageError('Give the server command after -- (or --url).', ADD_USAGE);
       if (values.transport !== undefined && values.transport !== 'stdio') {
-        throw new CliUsageError(`--transport ${values.transport} needs --url.`, ADD_USAGE);
+        throw usageError(`--transport ${values.transport} needs --url.`, ADD_USAGE);
       }
       const env = parsePairs(values.env, '--env', ADD_USAGE);
       input = {
@@ -167,44 +167,23 @@ const LIST_USAGE = `Usage: agents server list [--json]
 
 Lists the servers registered in the workspace; broken files are reported with their reason.`;
 
-const serverList: Command = {
+const serverList = createListCommand({
+  kind: 'server',
   path: ['server', 'list'],
   summary: 'List registered servers',
   usage: LIST_USAGE,
-  async run(context) {
-    parseCommandLine(context.argv, {}, LIST_USAGE);
-    const { records, problems } = await storeOf(context).list('server');
+  jsonKey: 'servers',
+  toJson: (record) => ({ name: record.name, file: record.file, config: record.value }),
+  headers: ['NAME', 'TRANSPORT', 'TARGET'],
+  async rows(records) {
     const { describeServerTarget } = await import('../../servers/connect.js');
-    if (context.json) {
-      printJson(context.stdout, {
-        servers: records.map((record) => ({
-          name: record.name,
-          file: record.file,
-          config: record.value,
-        })),
-        problems: problems.map((problem) => ({
-          name: problem.name,
-          file: problem.file,
-          message: problem.error.message,
-        })),
-      });
-    } else {
-      println(
-        context.stdout,
-        formatTable(
-          ['NAME', 'TRANSPORT', 'TARGET'],
-          records.map((record) => [
-            record.name,
-            record.value.transport,
-            describeServerTarget(record.value),
-          ]),
-        ),
-      );
-      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
-    }
-    return problems.length > 0 ? 3 : 0;
+    return records.map((record) => [
+      record.name,
+      record.value.transport,
+      describeServerTarget(record.value),
+    ]);
   },
-};
+});
 
 const REMOVE_USAGE = `Usage: agents server remove NAME
 

@@ -3,6 +3,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { NamedSkill } from '../../registry/skill-registry.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command } from '../command.js';
+import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
 
 const ADD_USAGE = `Usage: agents skill add NAME [options]
@@ -88,55 +89,36 @@ const LIST_USAGE = `Usage: agents skill list [--json]
 
 Lists the skills of the workspace.`;
 
-const skillList: Command = {
+const skillList = createListCommand({
+  kind: 'skill',
   path: ['skill', 'list'],
   summary: 'List skills',
   usage: LIST_USAGE,
-  async run(context) {
-    parseCommandLine(context.argv, {}, LIST_USAGE);
-    const { records, problems } = await storeOf(context).list('skill');
-    if (context.json) {
-      printJson(context.stdout, {
-        skills: records.map((record) => ({ file: record.file, ...record.value })),
-        problems: problems.map((problem) => ({
-          name: problem.name,
-          file: problem.file,
-          message: problem.error.message,
-        })),
-      });
-    } else {
-      println(
-        context.stdout,
-        formatTable(
-          ['NAME', 'TOOLS', 'SERVERS', 'AGENT SKILLS', 'DESCRIPTION'],
-          records.map((record) => [
-            record.name,
-            record.value.tools.join(',') || '-',
-            record.value.mcp_servers
-              .map((server) => (typeof server === 'string' ? server : server.name))
-              .join(',') || '-',
-            record.value.agent_skills.join(',') || '-',
-            record.value.description,
-          ]),
-        ),
-      );
-      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
-      const { loadAgentSkills } = await import('../../skills/agent-skills.js');
-      const store = storeOf(context);
-      const { skills: agentSkills } = await loadAgentSkills([store.agentSkillsDir]);
-      if (agentSkills.length > 0) {
-        println(context.stdout);
-        println(
-          context.stdout,
-          `Agent Skills in ${store.agentSkillsDir} (name them in a skill's agent_skills):`,
-        );
-        for (const item of agentSkills)
-          println(context.stdout, `  ${item.name}: ${item.description}`);
-      }
-    }
-    return problems.length > 0 ? 3 : 0;
+  jsonKey: 'skills',
+  headers: ['NAME', 'TOOLS', 'SERVERS', 'AGENT SKILLS', 'DESCRIPTION'],
+  rows: (records) =>
+    records.map((record) => [
+      record.name,
+      record.value.tools.join(',') || '-',
+      record.value.mcp_servers
+        .map((server) => (typeof server === 'string' ? server : server.name))
+        .join(',') || '-',
+      record.value.agent_skills.join(',') || '-',
+      record.value.description,
+    ]),
+  async after(context) {
+    const { loadAgentSkills } = await import('../../skills/agent-skills.js');
+    const store = storeOf(context);
+    const { skills: agentSkills } = await loadAgentSkills([store.agentSkillsDir]);
+    if (agentSkills.length === 0) return;
+    println(context.stdout);
+    println(
+      context.stdout,
+      `Agent Skills in ${store.agentSkillsDir} (name them in a skill's agent_skills):`,
+    );
+    for (const item of agentSkills) println(context.stdout, `  ${item.name}: ${item.description}`);
   },
-};
+});
 
 const SHOW_USAGE = `Usage: agents skill show NAME [--json]
 

@@ -6,10 +6,10 @@ import {
   isBuiltinToolName,
 } from '../../skills/builtin-tools.js';
 import type { WorkspaceStore } from '../../workspace/store.js';
-import { parseCommandLine, requirePositional, storeOf } from '../args.js';
+import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
-import { CliUsageError } from '../exit-codes.js';
-import { formatDescriptor, formatTable, printJson, println } from '../output.js';
+import { createListCommand } from '../list-command.js';
+import { formatDescriptor, printJson, println } from '../output.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
 
@@ -49,9 +49,9 @@ const toolAdd: Command = {
     );
     const name = requirePositional(positionals, 'tool NAME', ADD_USAGE);
     if (!values.server || !values.tool)
-      throw new CliUsageError('--server and --tool are required.', ADD_USAGE);
+      throw usageError('--server and --tool are required.', ADD_USAGE);
     if (values['read-only'] && values.writes)
-      throw new CliUsageError('--read-only and --writes contradict each other.', ADD_USAGE);
+      throw usageError('--read-only and --writes contradict each other.', ADD_USAGE);
     const store = storeOf(context);
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
@@ -106,42 +106,26 @@ const LIST_USAGE = `Usage: agents tool list [--json]
 
 Lists tool resources (and the built-in tools skills can name).`;
 
-const toolList: Command = {
+const toolList = createListCommand({
+  kind: 'tool',
   path: ['tool', 'list'],
   summary: 'List tool resources and built-in tools',
   usage: LIST_USAGE,
-  async run(context) {
-    parseCommandLine(context.argv, {}, LIST_USAGE);
-    const { records, problems } = await storeOf(context).list('tool');
-    if (context.json) {
-      printJson(context.stdout, {
-        tools: records.map((record) => ({ name: record.name, file: record.file, ...record.value })),
-        builtin: BUILTIN_TOOL_NAMES,
-        problems: problems.map((problem) => ({
-          name: problem.name,
-          file: problem.file,
-          message: problem.error.message,
-        })),
-      });
-    } else {
-      println(
-        context.stdout,
-        formatTable(
-          ['ID', 'SERVER', 'TOOL', 'ENABLED'],
-          records.map((record) => [
-            record.value.id,
-            record.value.server,
-            record.value.tool,
-            String(record.value.enabled),
-          ]),
-        ),
-      );
-      println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
-      for (const problem of problems) println(context.stderr, `warning: ${problem.error.message}`);
-    }
-    return problems.length > 0 ? 3 : 0;
+  jsonKey: 'tools',
+  toJson: (record) => ({ name: record.name, file: record.file, ...record.value }),
+  extraJson: { builtin: BUILTIN_TOOL_NAMES },
+  headers: ['ID', 'SERVER', 'TOOL', 'ENABLED'],
+  rows: (records) =>
+    records.map((record) => [
+      record.value.id,
+      record.value.server,
+      record.value.tool,
+      String(record.value.enabled),
+    ]),
+  after(context) {
+    println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
   },
-};
+});
 
 /**
  * The descriptor a skill would get for a tool resource or built-in tool: the server is started
