@@ -249,3 +249,6 @@ export {
 export type { ToolProgressEvent } from './mcp/structured-tool.js';
 export type { ReapReport, ServerProcessRecord } from './servers/orphan-reaper.js';
 export { defaultRunDir, reapOrphanedServers } from './servers/orphan-reaper.js';
+export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
+export type { NestedRepo } from './sandbox/nested-repos.js';
+export type { RepoIntegrityChange, RepoIntegrityReport } from './sandbox/repo-integrity.js';

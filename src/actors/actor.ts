@@ -575,9 +575,13 @@ class LocalActor implements ActorInstance {
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
       if (!saver)
-        throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'No checkpointer available.', {
-          details: { problems: [] },
-        });
+        throw new AgentsError(
+          AgentsErrorCode.ConfigInvalid,
+          `Actor "${this.name}" has no checkpointer; set \`checkpointer\` in its config or pass options.checkpointer.`,
+          {
+            details: { problems: [] },
+          },
+        );
       const graph = buildGraph(agent, toolNode, saver);
       graph.name = this.name;
       this.state = {

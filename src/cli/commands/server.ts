@@ -200,7 +200,7 @@ const serverRemove: Command = {
     if (!(await store.remove('server', name))) {
       throw new AgentsError(
         AgentsErrorCode.ServerNotFound,
-        `No server named "${name}" in ${store.dir('server')}.`,
+        `No server named "${name}" in ${store.dir('server')}; see \`agents server list\`.`,
         { details: { serverName: name } },
       );
     }

@@ -228,7 +228,7 @@ ${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled o
       if (!record) {
         throw new AgentsError(
           AgentsErrorCode.ToolNotFound,
-          `No tool resource "${name}" in ${store.dir('tool')}.`,
+          `No tool resource "${name}" in ${store.dir('tool')}; see \`agents tool list\` for the ids.`,
           { details: { toolId: name } },
         );
       }
