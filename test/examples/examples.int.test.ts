@@ -82,9 +82,19 @@ async function leftoverProcesses(dir: string): Promise<string[]> {
   return found;
 }
 
-/** Temp entries the examples made (`agents-*`), ignoring tsx's compile cache. */
+/**
+ * Temp entries the examples left (`agents-*`), ignoring tsx's compile cache. The servers' run
+ * folder (`agents-servers-<uid>`, where spawned process groups are recorded for the orphan
+ * reaper) is meant to stay; what must not stay is a record in it, i.e. a server not stopped.
+ */
 function leftoverTempEntries(dir: string): string[] {
-  return readdirSync(dir).filter((name) => name.startsWith('agents-'));
+  return readdirSync(dir)
+    .filter((name) => name.startsWith('agents-'))
+    .flatMap((name) =>
+      name.startsWith('agents-servers-')
+        ? readdirSync(join(dir, name)).map((record) => `${name}/${record}`)
+        : [name],
+    );
 }
 
 describe('examples (each run as a child process)', () => {
