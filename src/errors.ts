@@ -65,7 +65,8 @@ export class AgentsError extends Error {
 }
 
 /** The phase of a server's life in which an error happened. */
-export type ServerPhase = 'spawn' | 'connect' | 'initialize' | 'list' | 'call' | 'ping' | 'shutdown';
+export type ServerPhase =
+  'spawn' | 'connect' | 'initialize' | 'list' | 'call' | 'ping' | 'shutdown';
 
 /** Data carried by errors that concern one MCP server. */
 export interface ServerErrorDetails extends Record<string, unknown> {
