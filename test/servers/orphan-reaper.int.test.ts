@@ -68,92 +68,90 @@ function record(overrides: Partial<ServerProcessRecord> & { pgid: number; hostPi
   } satisfies ServerProcessRecord;
 }
 
-describe.skipIf(process.platform !== 'linux')(
-  'reaping servers of a host killed with SIGKILL',
-  () => {
-    it('a new manager reaps the stubborn server group of a host that was SIGKILLed', async () => {
-      const runDir = await tempRunDir();
-      const host = spawn(
-        process.execPath,
-        ['--import', 'tsx', fileURLToPath(new URL('./exit-host.mts', import.meta.url)), 'hold'],
-        { env: { ...process.env, [RUN_DIR_ENV]: runDir }, stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      cleanups.push(() => {
-        host.kill('SIGKILL');
-      });
-      const pgid = await new Promise<number>((resolve, reject) => {
-        let out = '';
-        host.stdout!.on('data', (chunk: Buffer) => {
-          out += chunk.toString('utf8');
-          if (out.includes('\n')) resolve(Number(out.trim()));
-        });
-        host.once('exit', (code) => reject(new Error(`host exited early (${code})`)));
-      });
-      cleanups.push(() => killGroupQuietly(pgid));
-      expect(pgid).toBeGreaterThan(0);
-      expect(await readdir(runDir)).toEqual([`${host.pid}-${pgid}.json`]);
-
+// Reaping reads /proc: these tests describe the Linux behaviour (CI and development run Linux).
+describe('reaping servers of a host killed with SIGKILL (Linux)', () => {
+  it('a new manager reaps the stubborn server group of a host that was SIGKILLed', async () => {
+    const runDir = await tempRunDir();
+    const host = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./exit-host.mts', import.meta.url)), 'hold'],
+      { env: { ...process.env, [RUN_DIR_ENV]: runDir }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    cleanups.push(() => {
       host.kill('SIGKILL');
-      expect(await processReaped(host.pid!)).toBe(true);
-      // The premise: the stubborn server ignores stdin EOF, so without reaping it lives on.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(isProcessGroupAlive(pgid)).toBe(true);
-
-      await using manager = createServerManager({ runDir });
-      await using lease = await manager.acquire([faultServerConfig('fresh')]);
-      expect(lease.servers[0]!.status).toBe('ready');
-      expect(await groupReaped(pgid)).toBe(true);
-      const left = await readdir(runDir);
-      expect(left).not.toContain(`${host.pid}-${pgid}.json`);
-      // The new server is recorded under this host while it runs.
-      expect(left).toEqual([`${process.pid}-${lease.servers[0]!.pid}.json`]);
-      await lease.release();
-      expect(await readdir(runDir)).toEqual([]);
     });
-
-    it('never kills a live group whose identity does not match the record, nor one of a live host', async () => {
-      const runDir = await tempRunDir();
-      const dead = await deadPid();
-      const stranger = await spawnSleeper();
-      const matching = await spawnSleeper();
-      const strangerFile = join(runDir, `${dead}-${stranger.pid}.json`);
-      const liveHostFile = join(runDir, `${process.ppid}-${matching.pid}.json`);
-      // A pid that was reused by an unrelated process: its start time differs from the record.
-      await writeFile(
-        strangerFile,
-        JSON.stringify(record({ hostPid: dead, pgid: stranger.pid, startTime: 1 })),
-      );
-      // The host that recorded it is alive (our parent): its servers are its business.
-      await writeFile(
-        liveHostFile,
-        JSON.stringify(
-          record({
-            hostPid: process.ppid,
-            pgid: matching.pid,
-            hostStartTime: processStartTime(process.ppid),
-          }),
-        ),
-      );
-
-      const report = await reapOrphanedServers({ runDir, graceMs: 100 });
-      expect(report.reaped).toEqual([]);
-      expect(report.dropped.map((entry) => entry.pgid)).toEqual([stranger.pid]);
-      expect(isProcessGroupAlive(stranger.pid)).toBe(true);
-      expect(isProcessGroupAlive(matching.pid)).toBe(true);
-      expect(existsSync(strangerFile)).toBe(false);
-      expect(existsSync(liveHostFile)).toBe(true);
+    const pgid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      host.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('\n')) resolve(Number(out.trim()));
+      });
+      host.once('exit', (code) => reject(new Error(`host exited early (${code})`)));
     });
+    cleanups.push(() => killGroupQuietly(pgid));
+    expect(pgid).toBeGreaterThan(0);
+    expect(await readdir(runDir)).toEqual([`${host.pid}-${pgid}.json`]);
 
-    it('reaps a matching group of a dead host (SIGTERM is enough for a polite one)', async () => {
-      const runDir = await tempRunDir();
-      const dead = await deadPid();
-      const orphan = await spawnSleeper();
-      const file = join(runDir, `${dead}-${orphan.pid}.json`);
-      await writeFile(file, JSON.stringify(record({ hostPid: dead, pgid: orphan.pid })));
-      const report = await reapOrphanedServers({ runDir, graceMs: 1_000 });
-      expect(report.reaped.map((entry) => entry.pgid)).toEqual([orphan.pid]);
-      expect(await groupReaped(orphan.pid)).toBe(true);
-      expect(existsSync(file)).toBe(false);
-    });
-  },
-);
+    host.kill('SIGKILL');
+    expect(await processReaped(host.pid!)).toBe(true);
+    // The premise: the stubborn server ignores stdin EOF, so without reaping it lives on.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(isProcessGroupAlive(pgid)).toBe(true);
+
+    await using manager = createServerManager({ runDir });
+    await using lease = await manager.acquire([faultServerConfig('fresh')]);
+    expect(lease.servers[0]!.status).toBe('ready');
+    expect(await groupReaped(pgid)).toBe(true);
+    const left = await readdir(runDir);
+    expect(left).not.toContain(`${host.pid}-${pgid}.json`);
+    // The new server is recorded under this host while it runs.
+    expect(left).toEqual([`${process.pid}-${lease.servers[0]!.pid}.json`]);
+    await lease.release();
+    expect(await readdir(runDir)).toEqual([]);
+  });
+
+  it('never kills a live group whose identity does not match the record, nor one of a live host', async () => {
+    const runDir = await tempRunDir();
+    const dead = await deadPid();
+    const stranger = await spawnSleeper();
+    const matching = await spawnSleeper();
+    const strangerFile = join(runDir, `${dead}-${stranger.pid}.json`);
+    const liveHostFile = join(runDir, `${process.ppid}-${matching.pid}.json`);
+    // A pid that was reused by an unrelated process: its start time differs from the record.
+    await writeFile(
+      strangerFile,
+      JSON.stringify(record({ hostPid: dead, pgid: stranger.pid, startTime: 1 })),
+    );
+    // The host that recorded it is alive (our parent): its servers are its business.
+    await writeFile(
+      liveHostFile,
+      JSON.stringify(
+        record({
+          hostPid: process.ppid,
+          pgid: matching.pid,
+          hostStartTime: processStartTime(process.ppid),
+        }),
+      ),
+    );
+
+    const report = await reapOrphanedServers({ runDir, graceMs: 100 });
+    expect(report.reaped).toEqual([]);
+    expect(report.dropped.map((entry) => entry.pgid)).toEqual([stranger.pid]);
+    expect(isProcessGroupAlive(stranger.pid)).toBe(true);
+    expect(isProcessGroupAlive(matching.pid)).toBe(true);
+    expect(existsSync(strangerFile)).toBe(false);
+    expect(existsSync(liveHostFile)).toBe(true);
+  });
+
+  it('reaps a matching group of a dead host (SIGTERM is enough for a polite one)', async () => {
+    const runDir = await tempRunDir();
+    const dead = await deadPid();
+    const orphan = await spawnSleeper();
+    const file = join(runDir, `${dead}-${orphan.pid}.json`);
+    await writeFile(file, JSON.stringify(record({ hostPid: dead, pgid: orphan.pid })));
+    const report = await reapOrphanedServers({ runDir, graceMs: 1_000 });
+    expect(report.reaped.map((entry) => entry.pgid)).toEqual([orphan.pid]);
+    expect(await groupReaped(orphan.pid)).toBe(true);
+    expect(existsSync(file)).toBe(false);
+  });
+});
