@@ -1,57 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { agentsWithStdin as agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import type { AuditEntry } from '../../src/policy/audit.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-
-function sink() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-/** Runs `agents ...` in process with `input` as stdin (a pipe, not a terminal). */
-async function agents(cwd: string, input: string, ...argv: string[]) {
-  const out = sink();
-  const err = sink();
-  const code = await main(argv, {
-    cwd,
-    stdout: out.stream,
-    stderr: err.stream,
-    stdin: Readable.from(input === '' ? [] : [input]),
-  });
-  return { code, stdout: out.text(), stderr: err.text() };
-}
-
-/** The real binary, stdin closed: a script or CI job that cannot answer. */
-function agentsProcess(cwd: string, argv: string[]) {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...argv], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 async function audit(cwd: string, thread: string): Promise<AuditEntry[]> {
   const result = await agents(cwd, '', 'audit', '--thread', thread, '--json');
@@ -72,14 +25,7 @@ const exists = (path: string) =>
 describe('agents actor run / resume with approvals (ask mode by default)', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-approval-')));
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.com');
-    git('config', 'user.name', 'T');
-    await writeFile(join(dir, 'README.md'), 'hello\n');
-    git('add', 'README.md');
-    git('commit', '-q', '-m', 'init');
+    dir = await makeProjectRepo('agents-approval-');
     const store = createWorkspaceStore(join(dir, '.agents'));
     await store.put('server', 'fs', {
       transport: 'stdio',

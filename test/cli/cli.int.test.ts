@@ -1,57 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 const NOTES_SERVER = join(ROOT, 'test', 'fixtures', 'workspace', 'notes-server.mjs');
-
-function sink() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-/** Runs `agents ...` in process (same code as the binary, without the process boundary). */
-async function agents(cwd: string, ...argv: string[]) {
-  const out = sink();
-  const err = sink();
-  const code = await main(argv, { cwd, stdout: out.stream, stderr: err.stream });
-  return { code, stdout: out.text(), stderr: err.text() };
-}
-
-/** Runs the real binary as a child process. */
-function agentsProcess(
-  cwd: string,
-  argv: string[],
-  onStdout?: (text: string, child: ReturnType<typeof spawn>) => void,
-) {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...argv], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    onStdout?.(stdout, child);
-  });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 function isAlive(pid: number): boolean {
   try {
@@ -65,14 +19,7 @@ function isAlive(pid: number): boolean {
 describe('agents CLI', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-cli-')));
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.com');
-    git('config', 'user.name', 'T');
-    await writeFile(join(dir, 'README.md'), 'hello\n');
-    git('add', 'README.md');
-    git('commit', '-q', '-m', 'init');
+    dir = await makeProjectRepo('agents-cli-');
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });

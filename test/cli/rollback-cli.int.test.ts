@@ -1,50 +1,12 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openThreadSandbox } from '../../src/actors/thread-sandbox.js';
-import { main } from '../../src/cli/main.js';
+import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const THREAD = 'thread-1';
-
-function sink() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
-
-/** Runs `agents ...` in this process (same code as the binary). */
-async function agents(cwd: string, ...argv: string[]) {
-  const out = sink();
-  const err = sink();
-  const code = await main(argv, { cwd, stdout: out.stream, stderr: err.stream });
-  return { code, stdout: out.text(), stderr: err.text() };
-}
-
-/** Runs the real binary as a child process: a process of its own, like a user's shell. */
-function agentsProcess(cwd: string, argv: string[]) {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...argv], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 interface CheckpointJson {
   checkpointId: string;
@@ -69,13 +31,7 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
     execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
 
   beforeEach(async () => {
-    dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-rollback-cli-')));
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.com');
-    git('config', 'user.name', 'T');
-    await writeFile(join(dir, 'README.md'), 'hello\n');
-    git('add', 'README.md');
-    git('commit', '-q', '-m', 'init');
+    dir = await makeProjectRepo('agents-rollback-cli-');
 
     const server = await agents(
       dir,

@@ -1,0 +1,82 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, realpath, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
+import { TSX_LOADER } from '../fixtures/fixture-process.js';
+
+const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+
+/** What one `agents` invocation printed and returned. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sink() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/** Runs `agents ...` in this process (the binary's code without the process boundary). */
+export function agents(cwd: string, ...argv: string[]): Promise<CliRun> {
+  return run(cwd, argv, undefined);
+}
+
+/** Like {@link agents}, with `stdin` piped in (not a terminal); `''` is a closed stdin. */
+export function agentsWithStdin(cwd: string, stdin: string, ...argv: string[]): Promise<CliRun> {
+  return run(cwd, argv, Readable.from(stdin === '' ? [] : [stdin]));
+}
+
+async function run(cwd: string, argv: string[], stdin: Readable | undefined): Promise<CliRun> {
+  const out = sink();
+  const err = sink();
+  const code = await main(argv, {
+    cwd,
+    stdout: out.stream,
+    stderr: err.stream,
+    ...(stdin === undefined ? {} : { stdin }),
+  });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+/** Runs the real binary as a child process with stdin closed, like a script or CI job. */
+export function agentsProcess(
+  cwd: string,
+  argv: string[],
+  onStdout?: (text: string, child: ChildProcess) => void,
+): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...argv], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    onStdout?.(stdout, child);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A temp folder holding a git repo with one commit (README.md): the user's project. */
+export async function makeProjectRepo(prefix: string): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 't@example.com');
+  git('config', 'user.name', 'T');
+  await writeFile(join(dir, 'README.md'), 'hello\n');
+  git('add', 'README.md');
+  git('commit', '-q', '-m', 'init');
+  return dir;
+}
