@@ -546,7 +546,10 @@ class LocalActor implements ActorInstance {
       const structured: StructuredTool[] = registry
         .entries()
         .map((entry) => toStructuredTool(entry.descriptor, handler));
+      // The model is bound once per tool-set version, not on every turn.
+      let bound: ReturnType<NonNullable<BaseChatModel['bindTools']>> | undefined;
       const unsubscribe = registry.on('change', (event) => {
+        bound = undefined;
         structured.splice(
           0,
           structured.length,
@@ -564,8 +567,8 @@ class LocalActor implements ActorInstance {
             { details: { problems: [] } },
           );
         }
-        // Bound on every turn, so tools added or removed by a server show up at once.
-        const bound = this.model.bindTools([...structured]);
+        // Rebound after a tool-set change, so tools a server adds or removes show up next turn.
+        bound ??= this.model.bindTools([...structured]);
         const messages =
           instructions === ''
             ? state.messages

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorRunEvent } from '../../src/actors/actor.js';
+import { createScriptedModel } from '../../src/actors/scripted-model.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';
 
@@ -218,7 +219,16 @@ describe('actor (scripted model, real server, git sandbox)', () => {
         '- content: done',
       ].join('\n'),
     );
+    // Record every tool set the model is bound with: once per tool-set version, not per turn.
+    const model = await createScriptedModel({ file: join(dir, 'dyn-script.yaml') });
+    const bindings: string[][] = [];
+    const bindTools = model.bindTools.bind(model);
+    model.bindTools = (tools, kwargs) => {
+      bindings.push(tools.map((tool) => ('name' in tool ? String(tool.name) : '?')));
+      return bindTools(tools, kwargs);
+    };
     await using actor = await createActor({
+      model,
       config: {
         name: 'dyn',
         skills: ['dyn'],
@@ -242,5 +252,9 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       'fresh_tool:false:fresh_tool ran',
     ]);
     expect(actor.tools().map((tool) => tool.name)).toContain('fresh_tool');
+    // Four model turns, two tool-set versions: bound before and after fresh_tool appeared.
+    expect(bindings).toHaveLength(2);
+    expect(bindings[0]).not.toContain('fresh_tool');
+    expect(bindings[1]).toContain('fresh_tool');
   });
 });
