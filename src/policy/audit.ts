@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -68,12 +68,12 @@ export interface AuditLog extends AsyncDisposable {
 
 /**
  * Opens an audit log that appends JSON lines to `file` (created with its folder on first write).
- * Several processes may append to the same file: each entry is one `appendFile` of one line.
+ * Several processes may append to the same file: each entry is one O_APPEND write of one line.
  */
 export function createAuditLog(file: string): AuditLog {
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
-  let madeDir = false;
+  let handle: Promise<FileHandle> | undefined;
   const log: AuditLog = {
     file,
     append(entry) {
@@ -87,11 +87,17 @@ export function createAuditLog(file: string): AuditLog {
       }
       const line = `${JSON.stringify(entry)}\n`;
       const write = async (): Promise<void> => {
-        if (!madeDir) {
-          await mkdir(dirname(file), { recursive: true });
-          madeDir = true;
+        // One O_APPEND handle kept open: each entry is a single write() of one line (atomic
+        // for other appending processes), instead of open + write + close on every tool call.
+        if (handle === undefined) {
+          const opening = mkdir(dirname(file), { recursive: true }).then(() => open(file, 'a'));
+          handle = opening;
+          // A failed open is retried by the next append rather than cached.
+          opening.catch(() => {
+            if (handle === opening) handle = undefined;
+          });
         }
-        await appendFile(file, line, 'utf8');
+        await (await handle).write(line, null, 'utf8');
       };
       const next = queue.then(write, write);
       queue = next.catch(() => undefined);
@@ -100,6 +106,9 @@ export function createAuditLog(file: string): AuditLog {
     async close() {
       closed = true;
       await queue;
+      const opened = handle;
+      handle = undefined;
+      if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
     },
     [Symbol.asyncDispose]() {
       return log.close();
