@@ -1,7 +1,9 @@
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentsWithStdin as agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import { main } from '../../src/cli/main.js';
 import type { AuditEntry } from '../../src/policy/audit.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
@@ -178,6 +180,44 @@ describe('agents actor run / resume with approvals (ask mode by default)', () =>
         ['approved', 'bob'],
         ['rejected', 'bob'],
       ]);
+    },
+  );
+  it(
+    'Ctrl-C while waiting on an open pipe for an answer ends with 130 and says how to resume',
+    { timeout: 120_000 },
+    async () => {
+      const controller = new AbortController();
+      let stdout = '';
+      let stderr = '';
+      const sink = (append: (text: string) => void) =>
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            append(chunk.toString());
+            done();
+          },
+        });
+      // A pipe that stays open and never sends a line: only the signal can end the wait.
+      const stdin = new PassThrough();
+      const code = main(
+        ['actor', 'run', 'careful', '--input', 'write two files', '--thread', 't3'],
+        {
+          cwd: dir,
+          stdin,
+          signal: controller.signal,
+          stdout: sink((text) => (stdout += text)),
+          stderr: sink((text) => {
+            stderr += text;
+            if (text.includes('Waiting for approval answers'))
+              controller.abort(new Error('SIGINT'));
+          }),
+        },
+      );
+      expect(await code).toBe(130);
+      expect(stdout).toContain('Paused: 1 call needs approval.');
+      expect(stderr).toContain('agents actor resume careful --thread t3 --approve');
+      expect(stderr).toMatch(/interrupted/);
+      stdin.end();
+      expect(await exists(join(dir, 'a.txt'))).toBe(false);
     },
   );
 });

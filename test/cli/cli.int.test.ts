@@ -271,6 +271,10 @@ describe('agents CLI', () => {
         'scripted:script.yaml',
         '--checkpointer',
         'memory',
+        // `wait` has no read verb, so `ask` would pause for approval before the call; auto runs
+        // it, so Ctrl-C lands while the server is busy.
+        '--policy',
+        'auto',
       );
       let signalled = false;
       const run = await agentsProcess(

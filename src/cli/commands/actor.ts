@@ -239,6 +239,16 @@ interface AnswerSource {
   close(): void;
 }
 
+/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function createAnswerSource(context: CommandContext, by: string): AnswerSource {
   const stdin = context.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
   const output = context.json ? context.stderr : context.stdout;
@@ -252,7 +262,8 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
     if (ended) return undefined;
     reader ??= createInterface({ input: stdin, terminal: false });
     lines ??= reader[Symbol.asyncIterator]();
-    const result = await lines.next();
+    // A pipe may never send another line; Ctrl-C must still end the wait.
+    const result = await untilAborted(lines.next(), context.signal);
     if (result.done === true) {
       ended = true;
       return undefined;
@@ -357,13 +368,22 @@ async function driveRun(
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
         else otherInterrupt = true;
       }
+      // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
+      context.signal.throwIfAborted();
       if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
-      if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
-        printResumeHint(context, settings.name, settings.threadId, pending);
-        return ExitCode.Policy;
-      }
       const given: ApprovalResponse[] = [];
-      for (const item of pending) given.push(await answers.ask(item.preview));
+      try {
+        if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
+          printResumeHint(context, settings.name, settings.threadId, pending);
+          return ExitCode.Policy;
+        }
+        for (const item of pending) given.push(await answers.ask(item.preview));
+      } catch (error) {
+        // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
+        if (context.signal.aborted)
+          printResumeHint(context, settings.name, settings.threadId, pending);
+        throw error;
+      }
       events = actor.resume(toResumeValue(pending, given), {
         threadId: settings.threadId,
         signal: context.signal,
