@@ -102,7 +102,8 @@ describe('managed server over stdio (fault server)', () => {
     const firstPid = server.pid;
     const started = Date.now();
     const error = await expectServerError(tool(server, 'write_note').execute({ text: 'x' }, {}));
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Under callMs (5 s): the crash itself ended the call, not the call timeout.
+    expect(Date.now() - started).toBeLessThan(4_500);
     expect(error.code).toBe(AgentsErrorCode.ServerUnavailable);
     expect(error.details).toMatchObject({
       serverName: 'crashy',
@@ -224,7 +225,8 @@ describe('managed server over stdio (fault server)', () => {
     expect(error.code).toBe(AgentsErrorCode.Timeout);
     expect(error.details.phase).toBe('initialize');
     expect(error.message).toContain('500 ms');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Bounds only: a hang would run into the test timeout; load on CI must not fail it.
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(groupGone(spawned[0])).toBe(true);
     expect(await groupReaped(spawned[0])).toBe(true);
   });
@@ -285,7 +287,7 @@ describe('managed server over stdio (fault server)', () => {
     const pid = server.pid;
     const started = Date.now();
     await Promise.all([server.close(), server.close()]);
-    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(groupGone(pid)).toBe(true);
     expect(await groupReaped(pid)).toBe(true);
   });
@@ -299,7 +301,7 @@ describe('managed server over stdio (fault server)', () => {
     const pid = server.pid;
     const started = Date.now();
     await server.close();
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(groupGone(pid)).toBe(true);
     expect(await groupReaped(pid)).toBe(true);
     expect(await processReaped(info.grandchildPid)).toBe(true);
