@@ -3,6 +3,7 @@
 #
 #   scripts/postgres.sh start   # prints the URL; export it as AGENTS_TEST_POSTGRES_URL
 #   scripts/postgres.sh url     # prints the URL of the running server
+#   eval "$(scripts/postgres.sh env)"   # starts it if needed and exports AGENTS_TEST_POSTGRES_URL
 #   scripts/postgres.sh stop    # stops the server and deletes its data
 #
 # Uses Debian's `postgresql` package binaries (/usr/lib/postgresql/<v>/bin). The cluster lives in
@@ -92,5 +93,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   url) url ;;
-  *) echo "usage: scripts/postgres.sh start|stop|url" >&2; exit 2 ;;
+  env) echo "export AGENTS_TEST_POSTGRES_URL='$(start)'" ;;
+  *) echo "usage: scripts/postgres.sh start|stop|url|env" >&2; exit 2 ;;
 esac

@@ -54,6 +54,11 @@ export interface McpToolEntriesOptions {
   prefixToolNames?: boolean;
   /** Finds path arguments when no override lists them (default: `sandbox/path-arguments.ts`). */
   detectPathArguments?: PathArgumentDetector;
+  /**
+   * Path arguments known for this server by tool name (a table of well-known servers), added to
+   * what detection finds, so an upstream schema change cannot silently turn rewriting off.
+   */
+  knownPathArguments?: (toolName: string) => readonly string[] | undefined;
   /** Cap on a description the model sees (default 2048 characters). */
   maxDescriptionLength?: number;
 }
@@ -96,6 +101,9 @@ function buildDescriptor(
     } catch (error) {
       warnings.push(`path arguments could not be detected: ${errorMessage(error)}`);
     }
+    const known = options.knownPathArguments?.(tool.name);
+    if (known !== undefined && known.length > 0)
+      pathArguments = [...new Set([...(pathArguments ?? []), ...known])];
   }
   const descriptor: ToolDescriptor = {
     id: `mcp:${serverName}/${tool.name}`,

@@ -299,10 +299,18 @@ export const KNOWN_PATH_ARGUMENTS: Readonly<
  * Empty when nothing is known.
  */
 export function knownPathArguments(commandLine: readonly string[], toolName: string): string[] {
+  return [...(knownPathArgumentsOf(commandLine)?.[toolName] ?? [])];
+}
+
+/**
+ * The known path-argument table (tool name → arguments) of the server launched with
+ * `commandLine`, or undefined when it is not a known server. Looked up once per listing.
+ */
+export function knownPathArgumentsOf(
+  commandLine: readonly string[],
+): Readonly<Record<string, readonly string[]>> | undefined {
   for (const [packageName, tools] of Object.entries(KNOWN_PATH_ARGUMENTS)) {
-    if (!commandLine.some((part) => part.includes(packageName))) continue;
-    const known = tools[toolName];
-    if (known !== undefined) return [...known];
+    if (commandLine.some((part) => part.includes(packageName))) return tools;
   }
-  return [];
+  return undefined;
 }

@@ -27,6 +27,7 @@ import {
   type McpToolCaller,
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
+import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
@@ -473,10 +474,15 @@ class ManagedServerImpl implements ManagedServer {
 
   /** Builds the whole new set, then swaps it in one assignment: never a partial mix. */
   private swapTools(tools: Tool[], reason: ToolsChangedReason | undefined): void {
+    const known =
+      this.config.transport === 'stdio'
+        ? knownPathArgumentsOf([this.config.command, ...(this.config.args ?? [])])
+        : undefined;
     const built = createMcpToolEntries({
       serverName: this.name,
       tools,
       caller: this,
+      ...(known === undefined ? {} : { knownPathArguments: (name: string) => known[name] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
       prefixToolNames: this.config.prefixToolNames,

@@ -7,6 +7,7 @@ import {
   createMcpToolEntries,
   listAllTools,
 } from '../../src/mcp/tool-adapter.js';
+import { knownPathArgumentsOf } from '../../src/sandbox/path-arguments.js';
 import { FIXTURE_NOOP_COUNT } from '../fixtures/fixture-server.js';
 import { connectFixture } from '../fixtures/fixture-client.js';
 
@@ -130,6 +131,41 @@ describe('createMcpToolAdapter', () => {
     expect(() => createMcpToolEntries({ serverName: 's', tools: [tool, tool], caller })).toThrow(
       /twice/,
     );
+  });
+
+  it('adds the known path arguments of a well-known server to what detection finds', () => {
+    const caller = { callTool: () => Promise.resolve({ content: [] }) };
+    // A schema that says nothing path-like: detection alone finds nothing to rewrite.
+    const tool = {
+      name: 'move_file',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { source: { type: 'string' }, destination: { type: 'string' } },
+      },
+    };
+    const plain = createMcpToolEntries({
+      serverName: 'fs',
+      tools: [tool],
+      caller,
+      detectPathArguments: () => [],
+    });
+    expect(plain[0]!.descriptor.pathArguments).toEqual([]);
+    const table = knownPathArgumentsOf([
+      'npx',
+      '-y',
+      '@modelcontextprotocol/server-filesystem',
+      '/tmp',
+    ]);
+    expect(table).toBeDefined();
+    const known = createMcpToolEntries({
+      serverName: 'fs',
+      tools: [tool],
+      caller,
+      detectPathArguments: () => ['source'],
+      knownPathArguments: (name) => table?.[name],
+    });
+    expect(known[0]!.descriptor.pathArguments).toEqual(['source', 'destination']);
+    expect(knownPathArgumentsOf(['node', 'my-server.js'])).toBeUndefined();
   });
 });
 
