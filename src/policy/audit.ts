@@ -40,6 +40,8 @@ export interface AuditEntry {
     writes: AuditVerdict;
     destructive: AuditVerdict;
     openWorld: AuditVerdict;
+    /** Claims that were overruled (e.g. a `readOnlyHint` on a tool named like a write); absent when none. */
+    disagreements?: string[];
   };
   /** Arguments as the model (or the editing human) gave them, capped. */
   args: unknown;
@@ -309,6 +311,9 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
           writes: verdict('writes'),
           destructive: verdict('destructive'),
           openWorld: verdict('openWorld'),
+          ...(caps?.disagreements === undefined || caps.disagreements.length === 0
+            ? {}
+            : { disagreements: caps.disagreements }),
         },
         args: cappedArgs(request.args, maxArgsBytes),
       };

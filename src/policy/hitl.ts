@@ -1,3 +1,4 @@
+import { getConfig } from '@langchain/langgraph';
 import type { ToolDescriptor } from '../registry/tool-descriptor.js';
 import { effectiveCapabilities, decide } from './decide.js';
 import type { DecideOptions } from './decide.js';
@@ -8,7 +9,7 @@ import type { Policy } from './schema.js';
 
 /** The tool call HITL's predicates receive (a structural subset of langchain's `ToolCallRequest`). */
 export interface HitlToolCallRequest {
-  toolCall: { name: string; args: Record<string, unknown> };
+  toolCall: { name: string; args: Record<string, unknown>; id?: string };
 }
 
 /**
@@ -29,7 +30,11 @@ export interface HumanInTheLoopPolicyOptions {
   pins?: PinLookup;
   skillOf?: (descriptor: ToolDescriptor) => string | undefined;
   isAddedAtRuntime?: (descriptor: ToolDescriptor) => boolean;
-  /** Approver for calls HITL did not cover (tools added later); default LangGraph `interrupt`. */
+  /**
+   * Approver for every `ask` call HITL did not put to a human (tools added later, a call that
+   * `allowed-tools` of an active skill or a pin known only to the policy middleware makes `ask`);
+   * default LangGraph `interrupt`.
+   */
   fallback?: Approver;
 }
 
@@ -38,8 +43,9 @@ export interface HumanInTheLoopPolicy {
   /** Pass as `humanInTheLoopMiddleware({ interruptOn })`. */
   interruptOn: Record<string, HitlInterruptOnEntry>;
   /**
-   * Pass as `createPolicyMiddleware({ approve })`: a call HITL already put to the human counts as
-   * approved (HITL rejects and edits before the tool runs); any other `ask` uses `fallback`.
+   * Pass as `createPolicyMiddleware({ approve })`: a call HITL interrupted on (same thread, tool
+   * call id and tool name) counts as approved, since HITL rejects and edits before the tool runs;
+   * any other `ask` goes to `fallback`, so a call is never approved that no human saw.
    */
   approve: Approver;
 }
@@ -49,11 +55,15 @@ export interface HumanInTheLoopPolicy {
  * with one core underneath: each entry's `when` is `decide(...) === 'ask'`, evaluated per call, so
  * pins and run-time tools behave as in hand-built graphs. `deny` is not a HITL concept: keep
  * {@link createPolicyMiddleware} in the tools' chain (with this `approve`) to enforce it.
+ *
+ * The middleware stays the authority: it decides again at call time (with its own pins and the
+ * active skill's `allowed-tools`), and its `ask` counts as answered only for a call HITL actually
+ * interrupted on; any other `ask` goes to `fallback`. Give both the same `pins` and `skillOf` so
+ * HITL asks about all of them and the fallback stays rare.
  */
 export function createHumanInTheLoopPolicy(
   options: HumanInTheLoopPolicyOptions,
 ): HumanInTheLoopPolicy {
-  const byName = new Map(options.tools.map((descriptor) => [descriptor.name, descriptor]));
   const decideOptions = (descriptor: ToolDescriptor): DecideOptions => {
     const skill = options.skillOf?.(descriptor);
     return {
@@ -62,11 +72,31 @@ export function createHumanInTheLoopPolicy(
       addedAtRuntime: options.isAddedAtRuntime?.(descriptor) ?? false,
     };
   };
+  // The calls HITL interrupted on, by thread and tool-call id, with the tool name it showed.
+  // Only these count as seen by a human: HITL's `when` cannot see an active skill's
+  // `allowed-tools`, and its pins may differ from the middleware's, so "the policy says ask for
+  // this tool" is not proof that HITL asked. `when` re-runs on every model turn (and again when
+  // a paused run resumes, in this or a later process), so the record is refreshed per call.
+  const interrupted = new Map<string, string>();
+  const remember = (key: string | undefined, toolName: string, asked: boolean): void => {
+    if (key === undefined) return;
+    interrupted.delete(key);
+    if (!asked) return;
+    interrupted.set(key, toolName);
+    // Bounded: entries of finished calls are never looked up again.
+    if (interrupted.size > MAX_REMEMBERED_CALLS)
+      interrupted.delete(interrupted.keys().next().value as string);
+  };
   const interruptOn: Record<string, HitlInterruptOnEntry> = {};
   for (const descriptor of options.tools) {
     interruptOn[descriptor.name] = {
       allowedDecisions: ['approve', 'edit', 'reject'],
-      when: () => decide(descriptor, options.policy, decideOptions(descriptor)).decision === 'ask',
+      when: (request) => {
+        const asked =
+          decide(descriptor, options.policy, decideOptions(descriptor)).decision === 'ask';
+        remember(callKey(currentThreadId(), request.toolCall.id), descriptor.name, asked);
+        return asked;
+      },
       description: (toolCall) => {
         const verdict = decide(descriptor, options.policy, decideOptions(descriptor));
         const caps = effectiveCapabilities(descriptor.capabilities);
@@ -88,10 +118,35 @@ export function createHumanInTheLoopPolicy(
   return {
     interruptOn,
     approve: (preview, request) => {
-      // Same descriptor, same decide(): HITL asked exactly when the policy says ask.
-      if (byName.get(preview.toolName)?.fingerprint === request.descriptor.fingerprint)
+      const key = callKey(request.context.threadId, request.context.toolCallId);
+      // A human edit may rename the tool; that call was not what HITL showed, so ask again.
+      if (key !== undefined && interrupted.get(key) === preview.toolName)
         return { type: 'approve', by: 'hitl' };
       return fallback(preview, request);
     },
   };
+}
+
+const MAX_REMEMBERED_CALLS = 10_000;
+
+function callKey(threadId: string | undefined, toolCallId: string | undefined): string | undefined {
+  return toolCallId === undefined || toolCallId === ''
+    ? undefined
+    : `${threadId ?? ''}\u0000${toolCallId}`;
+}
+
+/** The LangGraph thread of the running node, if any (HITL's predicates run inside one). */
+function currentThreadId(): string | undefined {
+  let config: unknown;
+  try {
+    config = getConfig();
+  } catch {
+    return undefined;
+  }
+  if (typeof config !== 'object' || config === null || !('configurable' in config))
+    return undefined;
+  const configurable = config.configurable;
+  if (typeof configurable !== 'object' || configurable === null || !('thread_id' in configurable))
+    return undefined;
+  return typeof configurable.thread_id === 'string' ? configurable.thread_id : undefined;
 }

@@ -18,12 +18,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangedPath } from '../registry/tool-descriptor.js';
 import { gitEnv, porcelainGit, runGit, wrapGitError } from './git.js';
-import {
-  NestedRepoTracker,
-  nestedRepoWarnings,
-  parseRawDiff,
-  type NestedRepo,
-} from './nested-repos.js';
+import { NestedRepoTracker, nestedRepoWarnings, type NestedRepo } from './nested-repos.js';
 import { createPathMap, type SandboxPathMap } from './path-map.js';
 import {
   captureRepoIntegrity,
@@ -31,7 +26,19 @@ import {
   repoIntegrityError,
   type RepoIntegrityGuard,
 } from './repo-integrity.js';
-import { EXCLUDE_FILE, validateExcludes, writeExcludeFile } from './sandbox-excludes.js';
+import {
+  LargeFileGuard,
+  parseRawTreeDiff,
+  validateMaxFileBytes,
+  type IndexGit,
+  type OversizedFile,
+} from './large-files.js';
+import {
+  EXCLUDE_FILE,
+  readRecordedExcludes,
+  validateExcludes,
+  writeExcludeFile,
+} from './sandbox-excludes.js';
 import type { Sandbox, Snapshot } from './types.js';
 
 /** Ref namespace for snapshots: `refs/agents/<sandbox id>/<sha>`. Keyed by sha so forks never overwrite. */
@@ -70,8 +77,18 @@ export interface CreateSandboxOptions {
    * Extra gitignore patterns left out of every snapshot (never captured, never removed by a
    * restore), on top of the repo's own ignores and `.agents-output/` (the output-budget spill
    * folder). Kept in a private exclude file in the run dir, never in `.git/info/exclude`.
+   * Files matching a `filter=lfs` pattern of the tree's top-level `.gitattributes` are left out
+   * the same way.
    */
   exclude?: readonly string[];
+  /**
+   * Snapshot size cap in bytes. A new or changed file larger than this is not captured (a
+   * snapshot keeps the file's last captured version, if any), is never overwritten or removed
+   * by a restore, and is named once in the snapshot's `warnings`; it is captured again once it
+   * is back under the cap. Default 50 MiB (`50 * 1024 * 1024`); `0` turns the cap off.
+   * Throws `CONFIG_INVALID` for a negative or fractional value.
+   */
+  maxFileBytes?: number;
 }
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
@@ -88,6 +105,10 @@ export interface LocalSandbox extends Sandbox {
    * full scan per run, then only what snapshots touched). Their contents are not captured.
    */
   nestedRepos(): NestedRepo[];
+  /** The snapshot size cap in bytes (`0`: off); see {@link CreateSandboxOptions.maxFileBytes}. */
+  readonly maxFileBytes: number;
+  /** Files left out of snapshots for being over {@link LocalSandbox.maxFileBytes}, by path. */
+  oversizedFiles(): OversizedFile[];
   /**
    * Checks that the run left the user's git metadata alone (security note T15): the repo's
    * `.git/config`, `.git/hooks/`, `.git/info/` and this sandbox's `.git/worktrees/<id>/`
@@ -121,6 +142,8 @@ interface SandboxMarker {
   base?: string;
   /** Latest snapshot sha, kept current so a reopened sandbox continues from it. */
   head?: string;
+  /** The snapshot size cap (`0`: off), kept so a reopened sandbox uses the same one. */
+  maxFileBytes?: number;
 }
 
 /**
@@ -159,6 +182,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     );
   }
   const exclude = validateExcludes(options.exclude ?? []);
+  const maxFileBytes = validateMaxFileBytes(options.maxFileBytes);
   const sourceReal = await realSourceDir(options.source);
   const timeoutMs = options.gitTimeoutMs;
   const baseDir = await realpath(options.baseDir ?? tmpdir());
@@ -174,6 +198,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   await mkdir(runDir);
   let worktreeAdded = false;
   let excludeFile = join(runDir, EXCLUDE_FILE);
+  let largeFiles: LargeFileGuard | undefined;
   try {
     let base: string;
     let root: string;
@@ -207,6 +232,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       worktreeAdded = true;
       root = await realpath(treeDir);
       excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
+      largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
       // Seed the private index from the worktree's own fresh index: same content, warm stat data,
       // so the first `add -A` does not re-hash every file.
       const ownIndex = (
@@ -245,6 +271,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       }
       excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
       const env = gitEnv({ GIT_INDEX_FILE: indexFile });
+      largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
+      // The copy can hold anything (datasets, build output): keep files over the cap out of
+      // the base snapshot before `add -A` reads them.
+      await largeFiles.excludeUntracked(indexGit(root, env, signal, timeoutMs));
       await runGit(addAllArgs(excludeFile), { cwd: root, env, signal, timeoutMs });
       const tree = (
         await runGit(['write-tree'], { cwd: root, env, signal, timeoutMs })
@@ -277,6 +307,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       revision,
       base,
       head: base,
+      maxFileBytes,
     };
     await writeFile(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
     const aliases = [...new Set([resolve(options.source), sourceReal, source])];
@@ -288,6 +319,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     return new GitSandbox({
       integrity,
       nested,
+      largeFiles: largeFiles!,
       excludeFile,
       id,
       kind: marker.mode,
@@ -340,6 +372,7 @@ interface GitSandboxInit {
   excludeFile: string;
   integrity: { guard: RepoIntegrityGuard; gitDir: string };
   nested: NestedRepoTracker;
+  largeFiles: LargeFileGuard;
 }
 
 class GitSandbox implements LocalSandbox {
@@ -353,6 +386,7 @@ class GitSandbox implements LocalSandbox {
   readonly excludeFile: string;
   readonly #integrity: { guard: RepoIntegrityGuard; gitDir: string };
   readonly #nested: NestedRepoTracker;
+  readonly #largeFiles: LargeFileGuard;
   #head: string;
   #headTree: string;
   readonly #container: string;
@@ -382,10 +416,19 @@ class GitSandbox implements LocalSandbox {
     this.excludeFile = init.excludeFile;
     this.#integrity = init.integrity;
     this.#nested = init.nested;
+    this.#largeFiles = init.largeFiles;
   }
 
   nestedRepos(): NestedRepo[] {
     return this.#nested.list();
+  }
+
+  get maxFileBytes(): number {
+    return this.#largeFiles.maxFileBytes;
+  }
+
+  oversizedFiles(): OversizedFile[] {
+    return this.#largeFiles.list();
   }
 
   verifyRepoIntegrity(): Promise<void> {
@@ -454,13 +497,20 @@ class GitSandbox implements LocalSandbox {
         `sandbox ${this.id}: before restore to ${target}`,
         signal,
       );
+      // Files over the size cap were never captured: moved out of `read-tree`'s way (it would
+      // overwrite or delete them) and put back after, whatever happens.
+      const git = indexGit(this.root, this.#env, signal, this.#timeoutMs);
+      const kept = await this.#largeFiles.protect(target, git);
       // The tree changes under the path map's feet (a restored snapshot may bring a symlink
       // back): drop its cached symlink verdicts, before and after.
       this.paths.invalidateLinkCache();
+      let restored = false;
       try {
         await this.#git(['read-tree', '-u', '--reset', target], signal);
+        restored = true;
       } finally {
         this.paths.invalidateLinkCache();
+        await kept?.putBack(restored);
       }
       const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
       if (tree !== targetTree) {
@@ -517,26 +567,49 @@ class GitSandbox implements LocalSandbox {
     // Before `add -A`: a config planted by a tool (core.fsmonitor, a filter driver) would
     // otherwise run inside our own git command. Reverts it and fails the snapshot.
     await this.#verifyIntegrity();
+    const git = indexGit(this.root, this.#env, signal, this.#timeoutMs);
+    // Files skipped for size that shrank or went away are let back in (no-op when none).
+    await this.#largeFiles.release(git);
     await this.#git(addAllArgs(this.excludeFile), signal);
-    const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
+    let tree = (await this.#git(['write-tree'], signal)).stdout.trim();
     const parent = this.#head;
-    if (tree === this.#headTree)
-      return withWarnings({ sha: parent, parent, changed: [] }, this.#nested.list());
+    const unchanged = (): Snapshot => this.#withWarnings({ sha: parent, parent, changed: [] });
+    if (tree === this.#headTree) return unchanged();
+    // One raw diff between the trees gives the change list, the modes (gitlinks = nested
+    // repos) and the paths to check against the size cap, before anything is committed.
+    let raw = parseRawTreeDiff(
+      (
+        await this.#git(
+          ['diff-tree', '-r', '-z', '--raw', '--no-renames', this.#headTree, tree],
+          signal,
+        )
+      ).stdout,
+    );
+    const kept = await this.#largeFiles.filter(raw, git);
+    if (kept !== undefined) {
+      raw = kept;
+      tree = (await this.#git(['write-tree'], signal)).stdout.trim();
+      if (tree === this.#headTree) return unchanged();
+    }
     const sha = (
       await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
     ).stdout.trim();
     await this.#git(['update-ref', `${SANDBOX_REF_PREFIX}/${this.id}/${sha}`, sha], signal);
-    // One raw diff gives both the change list and the modes (gitlinks = nested repos).
-    const raw = parseRawDiff(
-      (await this.#git(['diff-tree', '-r', '-z', '--raw', '--no-renames', parent, sha], signal))
-        .stdout,
-    );
     const changed = raw.map(({ status, path }) => ({ status, path }));
     await this.#nested.update(raw);
     this.#head = sha;
     this.#headTree = tree;
     await this.#persistHead();
-    return withWarnings({ sha, parent, changed }, this.#nested.list());
+    return this.#withWarnings({ sha, parent, changed });
+  }
+
+  /** Adds nested-repo warnings and first-time size-cap warnings to a snapshot. */
+  #withWarnings(snapshot: Snapshot): Snapshot {
+    const warnings = [
+      ...nestedRepoWarnings(this.#nested.list()),
+      ...this.#largeFiles.takeWarnings(),
+    ];
+    return warnings.length === 0 ? snapshot : { ...snapshot, warnings };
   }
 
   /**
@@ -545,10 +618,7 @@ class GitSandbox implements LocalSandbox {
    */
   async #persistHead(): Promise<void> {
     this.#marker.head = this.#head;
-    const file = join(this.runDir, MARKER_FILE);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, JSON.stringify(this.#marker, null, 2));
-    await rename(temp, file);
+    await writeMarker(this.runDir, this.#marker);
   }
 
   async #diffUnlocked(
@@ -623,6 +693,11 @@ export interface OpenSandboxOptions {
    * patterns replace the recorded ones; omitted keeps them.
    */
   exclude?: readonly string[];
+  /**
+   * Snapshot size cap (see {@link CreateSandboxOptions.maxFileBytes}). When reopening, a given
+   * value replaces the recorded one; omitted keeps it (50 MiB for a sandbox that recorded none).
+   */
+  maxFileBytes?: number;
 }
 
 /** A sandbox from {@link openSandbox}: `reopened` tells whether it existed before. */
@@ -666,6 +741,7 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
       ...(signal === undefined ? {} : { signal }),
       ...(timeoutMs === undefined ? {} : { gitTimeoutMs: timeoutMs }),
       ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     });
     if (!options.lock) return Object.assign(made, { reopened: false as const });
     // Made a moment ago by us: rebuild it through the reopen path so it carries the lock.
@@ -690,6 +766,8 @@ async function reopen(
 ): Promise<GitSandbox> {
   const { signal } = options;
   const timeoutMs = options.gitTimeoutMs;
+  const exclude = options.exclude === undefined ? undefined : validateExcludes(options.exclude);
+  const maxFileBytes = validateMaxFileBytes(options.maxFileBytes ?? marker.maxFileBytes);
   const fail = (reason: string, cause?: unknown): never => {
     throw new AgentsError(
       AgentsErrorCode.SandboxFailed,
@@ -755,16 +833,18 @@ async function reopen(
     // snapshot re-hashes the files once).
     await git(['read-tree', head], env);
   }
-  // The private exclude file: rewritten when patterns are given or when it is missing (made by an
-  // older version); otherwise the recorded one is kept.
-  let excludeFile = join(runDir, EXCLUDE_FILE);
-  const hasExcludeFile = await stat(excludeFile).then(
-    () => true,
-    () => false,
+  // The private exclude file is rewritten on every open, with the given patterns or else the
+  // recorded ones: the LFS patterns of `.gitattributes` are read afresh, and the size-cap
+  // section is rebuilt from the recorded skipped files below.
+  const excludeFile = await writeExcludeFile(
+    runDir,
+    root,
+    exclude ?? (await readRecordedExcludes(join(runDir, EXCLUDE_FILE))),
+    signal,
   );
-  if (options.exclude !== undefined || !hasExcludeFile) {
-    excludeFile = await writeExcludeFile(runDir, root, options.exclude ?? [], signal);
-  }
+  const largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
+  const recorded = { ...marker, maxFileBytes };
+  if (marker.maxFileBytes !== maxFileBytes) await writeMarker(runDir, recorded);
   // A fresh baseline: edits the user made to their git config between runs are theirs to keep.
   const integrity = await captureIntegrity(marker.id, root, signal, timeoutMs);
   const nested = new NestedRepoTracker(root);
@@ -774,6 +854,7 @@ async function reopen(
     excludeFile,
     integrity,
     nested,
+    largeFiles,
     id: marker.id,
     kind: marker.mode,
     root,
@@ -792,7 +873,7 @@ async function reopen(
         ]),
       ],
     }),
-    marker: { ...marker },
+    marker: recorded,
     head: { sha: head, tree: trees[1]! },
     ...(lockFile === undefined ? {} : { lockFile }),
   });
@@ -831,6 +912,14 @@ export async function removeSandbox(dir: string): Promise<boolean> {
     worktree: marker.mode === 'worktree',
   });
   return true;
+}
+
+/** Writes the marker file (temp file + rename, so a crash leaves the old or the new one). */
+async function writeMarker(runDir: string, marker: SandboxMarker): Promise<void> {
+  const file = join(runDir, MARKER_FILE);
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, JSON.stringify(marker, null, 2));
+  await rename(temp, file);
 }
 
 /** Makes `dir` (with parents) for a new sandbox and checks that it is empty. */
@@ -1021,9 +1110,23 @@ function addAllArgs(excludeFile: string): string[] {
   return ['-c', `core.excludesFile=${excludeFile}`, '-c', 'core.fsmonitor=false', 'add', '-A'];
 }
 
-/** Adds nested-repo warnings to a snapshot when there are any. */
-function withWarnings(snapshot: Snapshot, nested: readonly NestedRepo[]): Snapshot {
-  return nested.length === 0 ? snapshot : { ...snapshot, warnings: nestedRepoWarnings(nested) };
+/** Runs git on a sandbox's private index, with optional stdin; resolves to its stdout. */
+function indexGit(
+  root: string,
+  env: Record<string, string>,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+): IndexGit {
+  return async (args, input) =>
+    (
+      await runGit(args, {
+        cwd: root,
+        env,
+        signal,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(input === undefined ? {} : { input }),
+      })
+    ).stdout;
 }
 
 /** Takes the T15 baseline for the repo behind the sandbox tree at `root`. */
@@ -1204,6 +1307,11 @@ async function readMarker(runDir: string): Promise<SandboxMarker | undefined> {
       ...(typeof record['revision'] === 'string' ? { revision: record['revision'] } : {}),
       ...optionalSha('base'),
       ...optionalSha('head'),
+      ...(typeof record['maxFileBytes'] === 'number' &&
+      Number.isSafeInteger(record['maxFileBytes']) &&
+      record['maxFileBytes'] >= 0
+        ? { maxFileBytes: record['maxFileBytes'] }
+        : {}),
     };
   } catch {
     return undefined;

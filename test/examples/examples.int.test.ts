@@ -19,6 +19,7 @@ const SELF_CHECKING: Array<[file: string, done: string]> = [
   ['serve-actor.ts', 'serve actor ok'],
   ['custom-tool-and-agent-skill.ts', 'custom tool and agent skill ok'],
   ['mcp-client.ts', 'mcp-client self-check ok'],
+  ['approvals.ts', 'approvals ok'],
 ];
 
 interface ExampleRun {
