@@ -14,7 +14,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangedPath } from '../registry/tool-descriptor.js';
 import { gitEnv, porcelainGit, runGit, wrapGitError } from './git.js';
@@ -1031,9 +1031,11 @@ export async function pruneSandboxes(
         `${options.source} is not a git repository; pass baseDir to prune folder sandboxes.`,
       );
     }
-    await runGit(['worktree', 'prune'], { cwd: top, signal });
     const listing = (await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd: top, signal }))
       .stdout;
+    // Never `git worktree prune`: it would also drop the user's own records of worktrees on a
+    // moved or unmounted disk. Only records of our own vanished sandboxes are removed.
+    await removeVanishedSandboxRecords(top, listing, signal);
     const live = new Set<string>();
     for (const field of listing.split('\0')) {
       if (!field.startsWith('worktree ')) continue;
@@ -1240,6 +1242,61 @@ async function deleteRefs(cwd: string, id: string, signal?: AbortSignal): Promis
   }
 }
 
+/**
+ * Deletes the worktree record (`<common dir>/worktrees/<name>/`) whose `gitdir` points into
+ * `root`, if any: the one-worktree form of `git worktree prune`, which would also drop the
+ * user's records of worktrees that are only missing for now (a moved or unmounted disk).
+ */
+async function removeWorktreeRecord(source: string, root: string): Promise<void> {
+  const common = (
+    await runGit(['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: source })
+  ).stdout.trim();
+  const records = join(common, 'worktrees');
+  let names: string[];
+  try {
+    names = await readdir(records);
+  } catch {
+    return;
+  }
+  const target = resolve(root, '.git');
+  for (const name of names) {
+    const gitdir = await readFile(join(records, name, 'gitdir'), 'utf8').catch(() => undefined);
+    if (gitdir === undefined || resolve(gitdir.trim()) !== target) continue;
+    await rm(join(records, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Drops the records of our sandboxes whose folders vanished (tmp cleaned on reboot, a crash):
+ * a `prunable` worktree whose folder name is a sandbox id with refs under `refs/agents/`, or
+ * whose container is one of ours. The user's own prunable records are left alone.
+ */
+async function removeVanishedSandboxRecords(
+  top: string,
+  listing: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const ids = new Set(
+    (
+      await runGit(['for-each-ref', '--format=%(refname)', `${SANDBOX_REF_PREFIX}/`], {
+        cwd: top,
+        signal,
+      })
+    ).stdout
+      .split('\n')
+      .map((ref) => ref.slice(SANDBOX_REF_PREFIX.length + 1).split('/')[0])
+      .filter((id): id is string => id !== undefined && id !== ''),
+  );
+  let path: string | undefined;
+  for (const field of listing.split('\0')) {
+    if (field.startsWith('worktree ')) path = field.slice('worktree '.length);
+    else if (field.startsWith('prunable') && path !== undefined) {
+      const ours = ids.has(basename(path)) || basename(dirname(path)).startsWith(CONTAINER_PREFIX);
+      if (ours) await removeWorktreeRecord(top, path);
+    }
+  }
+}
+
 /** Removes a sandbox's refs, worktree record and folders; tolerant of parts already gone. */
 async function removeSandboxFiles(target: {
   id: string;
@@ -1261,9 +1318,9 @@ async function removeSandboxFiles(target: {
           target.root,
         ]);
       } catch {
-        // Already removed or its folder vanished: prune below drops the stale record.
+        // Already removed or its folder vanished: drop its stale record below.
       }
-      await runGit(['worktree', 'prune'], { cwd: target.source }).catch((error: unknown) =>
+      await removeWorktreeRecord(target.source, target.root).catch((error: unknown) =>
         errors.push(error),
       );
     }

@@ -6,9 +6,10 @@ import {
   statSync,
   unlinkSync,
   mkdirSync,
+  renameSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import {
@@ -352,5 +353,35 @@ describe('pruneSandboxes', () => {
     );
     await idle.close();
     await plain.close();
+  });
+
+  it("drops only our vanished sandboxes' worktree records, never the user's own", async () => {
+    // The user's worktree on a disk that is unmounted for now: its record is "prunable".
+    const userTree = join(scratch, 'user-tree');
+    git(repo, 'worktree', 'add', '-q', '--detach', userTree);
+    const away = join(scratch, 'user-tree-away');
+    renameSync(userTree, away);
+    // One of our sandboxes whose folder vanished without close() (tmp cleaned on reboot).
+    const lost = await createSandbox({ source: repo, baseDir, id: 'lost' });
+    rmSync(dirname(lost.root), { recursive: true, force: true });
+    const records = () =>
+      git(repo, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((line) => line.startsWith('worktree '))
+        .map((line) => line.slice('worktree '.length));
+    expect(records()).toEqual(expect.arrayContaining([userTree, lost.root]));
+
+    await pruneSandboxes({ source: repo, baseDir, olderThanMs: 0, now: Date.now() + 60_000 });
+    expect(records()).toContain(userTree);
+    expect(records()).not.toContain(lost.root);
+
+    // Closing a sandbox removes its own record only, too.
+    const done = await createSandbox({ source: repo, baseDir, id: 'done' });
+    await done.close();
+    expect(records()).toContain(userTree);
+    expect(records()).not.toContain(done.root);
+    // The user's worktree comes back once the disk is there again.
+    renameSync(away, userTree);
+    expect(git(userTree, 'status', '--porcelain')).toBe('');
   });
 });

@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import type { StdioServerConfig } from '../../src/config/schemas.js';
+import { expect } from 'vitest';
+import type { NamedServerConfig, StdioServerConfig } from '../../src/config/schemas.js';
+import { createServerTransport, type ServerTransport } from '../../src/servers/connect.js';
+import {
+  createManagedServer,
+  type ManagedServer,
+  type ManagedServerOptions,
+} from '../../src/servers/managed-server.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 
 /** The fault server fixture (plain .mjs: no tsx start-up cost per spawn). */
@@ -105,5 +112,156 @@ export async function waitFor(
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The entry of the tool `name` (its server-side name) in the server's current set. */
+export function toolEntry(server: ManagedServer, name: string) {
+  const entry = server.entries().find((candidate) => candidate.descriptor.originalName === name);
+  if (!entry) throw new Error(`server "${server.name}" lists no tool ${name}`);
+  return entry;
+}
+
+/** A managed server plus the process group ids of every process it spawned (restarts too). */
+export interface TrackedServer {
+  server: ManagedServer;
+  pgids(): number[];
+}
+
+/**
+ * Creates (does not start) a managed server whose transports are kept, so a test can check
+ * every process group it ever spawned: a failed start or a restart leaves `server.pid` unset
+ * or changed.
+ */
+export function createTrackedServer(
+  config: NamedServerConfig,
+  options: Omit<ManagedServerOptions, 'transportFactory'> = {},
+): TrackedServer {
+  const transports: ServerTransport[] = [];
+  const server = createManagedServer(config, {
+    ...options,
+    transportFactory: (serverConfig) => {
+      const created = createServerTransport(serverConfig, {
+        cwd: options.cwd,
+        logger: options.logger,
+        maxLineBytes: options.maxLineBytes,
+        ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+      });
+      transports.push(created);
+      return created;
+    },
+  });
+  return {
+    server,
+    pgids: () => transports.flatMap((created) => created.stdio?.pid ?? []),
+  };
+}
+
+/** A faulty server started while a healthy sibling runs (see {@link startBesideSibling}). */
+export interface FaultCase extends TrackedServer {
+  sibling: ManagedServer;
+  /** The sibling's pid when the fault case began: the fault must not make it restart. */
+  siblingPid: number | undefined;
+  /** The faulty server's `start()`; already handled, so a test may ignore a rejection. */
+  started: Promise<void>;
+}
+
+/**
+ * Starts `config` (tracked: every process group it spawns is kept) while `sibling`, a healthy
+ * server that is already running, stays up next to it. `track` registers the faulty server for
+ * the test's cleanup. The faulty server's start is `started`: await it, or expect it to reject.
+ */
+export function startBesideSibling(
+  config: NamedServerConfig,
+  sibling: ManagedServer,
+  track: (server: ManagedServer) => void,
+  options: Omit<ManagedServerOptions, 'transportFactory'> = {},
+): FaultCase {
+  if (sibling.status !== 'ready') throw new Error(`sibling "${sibling.name}" is ${sibling.status}`);
+  const faulty = createTrackedServer(config, options);
+  track(faulty.server);
+  const started = faulty.server.start();
+  started.catch(() => undefined);
+  return { ...faulty, sibling, siblingPid: sibling.pid, started };
+}
+
+/**
+ * What every fault must end in besides its typed error (issue 4): the sibling running alongside
+ * still answers a call from the same process (never restarted), and once the faulty server is
+ * closed no process of any group it spawned is left (`kill(-pgid, 0)` gives ESRCH). Pass
+ * `spawned: false` for a fault that never gets a process (command not found).
+ */
+export async function expectFaultContained(
+  fault: FaultCase,
+  { spawned = true }: { spawned?: boolean } = {},
+): Promise<void> {
+  const text = `${fault.sibling.name} still answers`;
+  expect(fault.sibling.status).toBe('ready');
+  expect(resultText(await toolEntry(fault.sibling, 'echo').execute({ text }, {}))).toBe(text);
+  expect(fault.sibling.pid).toBe(fault.siblingPid);
+
+  await fault.server.close();
+  expect(fault.server.status).toBe('closed');
+  const pgids = fault.pgids();
+  if (spawned) expect(pgids.length).toBeGreaterThan(0);
+  else expect(pgids).toEqual([]);
+  for (const pgid of pgids) expect(groupGone(pgid), `live process in group ${pgid}`).toBe(true);
+  const reaped = await Promise.all(pgids.map((pgid) => groupReaped(pgid)));
+  expect(reaped).toEqual(pgids.map(() => true));
+}
+
+/** What the fault server saw (its `cancellations` tool). */
+export interface ServerSaw {
+  calls: Array<{ tool: string; requestId: number | string }>;
+  cancelled: Array<{ requestId: number | string; reason?: string }>;
+  aborted: Array<number | string>;
+}
+
+/** Asks the fault server what it saw: tools/call requests, cancellations, aborted handlers. */
+export async function serverSaw(server: ManagedServer): Promise<ServerSaw> {
+  return JSON.parse(
+    resultText(await toolEntry(server, 'cancellations').execute({}, {})),
+  ) as ServerSaw;
+}
+
+/** Resolves the request id of the first tools/call of `tool` the server received (polls). */
+export async function receivedCall(
+  server: ManagedServer,
+  tool: string,
+  ms = 5_000,
+): Promise<number | string> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const call = (await serverSaw(server)).calls.find((candidate) => candidate.tool === tool);
+    if (call) return call.requestId;
+    if (Date.now() > deadline) throw new Error(`server "${server.name}" never received ${tool}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Resolves what the server saw once it got `notifications/cancelled` for `requestId` and the
+ * handler of that request was aborted (polls up to `ms`).
+ */
+export async function receivedCancellation(
+  server: ManagedServer,
+  requestId: number | string,
+  ms = 5_000,
+): Promise<ServerSaw> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const saw = await serverSaw(server);
+    if (
+      saw.cancelled.some((entry) => entry.requestId === requestId) &&
+      saw.aborted.includes(requestId)
+    ) {
+      return saw;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `server "${server.name}" got no notifications/cancelled for request ${String(requestId)}: ${JSON.stringify(saw)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

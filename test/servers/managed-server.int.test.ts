@@ -3,13 +3,19 @@ import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';
 import {
+  expectFaultContained,
   faultServerConfig,
   groupGone,
   groupReaped,
   processGone,
   processReaped,
+  receivedCall,
+  receivedCancellation,
   resultText,
+  startBesideSibling,
+  toolEntry,
   waitFor,
+  type FaultServerExtra,
 } from './fixture.js';
 
 const unhandled: unknown[] = [];
@@ -29,16 +35,25 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((server) => server.close()));
 });
 
+// One healthy server runs next to every fault case in this file; each case checks it still
+// answers from the same process (expectFaultContained).
+let sibling: ManagedServer;
+beforeAll(async () => {
+  sibling = createManagedServer(faultServerConfig('sibling'));
+  await sibling.start();
+});
+afterAll(async () => {
+  const pid = sibling.pid;
+  await sibling.close();
+  expect(groupGone(pid)).toBe(true);
+});
+
 function track(server: ManagedServer): ManagedServer {
   open.push(server);
   return server;
 }
 
-function tool(server: ManagedServer, name: string) {
-  const entry = server.entries().find((candidate) => candidate.descriptor.originalName === name);
-  if (!entry) throw new Error(`no tool ${name}`);
-  return entry;
-}
+const tool = toolEntry;
 
 async function startedServer(
   ...args: Parameters<typeof faultServerConfig>
@@ -46,6 +61,11 @@ async function startedServer(
   const server = track(createManagedServer(faultServerConfig(...args)));
   await server.start();
   return server;
+}
+
+/** Starts the fault server in `mode` next to the healthy sibling (see expectFaultContained). */
+function besideSibling(name: string, mode = 'normal', extra: FaultServerExtra = {}) {
+  return startBesideSibling(faultServerConfig(name, mode, extra), sibling, track);
 }
 
 async function expectServerError(promise: Promise<unknown>): Promise<ServerError> {
@@ -94,7 +114,9 @@ describe('managed server over stdio (fault server)', () => {
   });
 
   it('crash during a write-class call: typed error with signal and stderr, not retried, then restarts', async () => {
-    const server = await startedServer('crashy', 'crash-on-call');
+    const fault = besideSibling('crashy', 'crash-on-call');
+    await fault.started;
+    const server = fault.server;
     const restarts: ServerEventMap['server-restart'][] = [];
     const starts: ServerEventMap['server-start'][] = [];
     server.on('server-restart', (event) => restarts.push(event));
@@ -120,51 +142,63 @@ describe('managed server over stdio (fault server)', () => {
     expect(starts).toHaveLength(1);
     expect(starts[0]!.restart).toBe(true);
     expect(server.pid).not.toBe(firstPid);
+    await expectFaultContained(fault);
   });
 
   it('crash during a read-only call is retried once after the restart, then fails with the crash', async () => {
-    const server = await startedServer('crashy-read', 'crash-on-call', { trusted: true });
+    const fault = besideSibling('crashy-read', 'crash-on-call', { trusted: true });
+    await fault.started;
+    const server = fault.server;
     const restarts: number[] = [];
     server.on('server-restart', (event) => restarts.push(event.attempt));
     const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
     expect(error.details.signal).toBe('SIGKILL');
     expect(restarts).toEqual([1, 2]);
+    // The first process and the restarted one that crashed on the retry (a third may be starting).
+    expect(fault.pgids().length).toBeGreaterThanOrEqual(2);
+    await expectFaultContained(fault);
   });
 
   it('crash tool: stderr tail is carried in the error; other servers are unaffected', async () => {
-    const [crashy, healthy] = await Promise.all([
-      startedServer('a', 'normal', { restart: { enabled: false } }),
-      startedServer('b'),
-    ]);
+    const fault = besideSibling('a', 'normal', { restart: { enabled: false } });
+    await fault.started;
+    const crashy = fault.server;
     const error = await expectServerError(tool(crashy, 'crash').execute({}, {}));
     expect(error.details.stderrTail).toContain('crash: about to SIGKILL myself');
     expect(crashy.status).toBe('failed');
-    expect(resultText(await tool(healthy, 'echo').execute({ text: 'still here' }, {}))).toBe(
-      'still here',
-    );
     const after = await expectServerError(tool(crashy, 'echo').execute({ text: 'x' }, {}));
     expect(after.code).toBe(AgentsErrorCode.ServerUnavailable);
+    await expectFaultContained(fault);
   });
 
-  it('hang during a call: times out with notifications/cancelled, the server stays up (ping works)', async () => {
+  it('hang during a call: times out, the server gets notifications/cancelled for that request and stays up (ping works)', async () => {
     // A generous ping budget: on a loaded machine a slow health ping must not restart the server.
-    const server = await startedServer('hangs', 'normal', {
+    const fault = besideSibling('hangs', 'normal', {
       timeouts: { callMs: 300, pingMs: 10_000 },
     });
+    await fault.started;
+    const server = fault.server;
     const pid = server.pid;
     const error = await expectServerError(tool(server, 'hang').execute({}, {}));
     expect(error.code).toBe(AgentsErrorCode.Timeout);
     expect(error.message).toContain('300 ms');
+    const requestId = await receivedCall(server, 'hang');
+    const saw = await receivedCancellation(server, requestId);
+    expect(saw.cancelled).toHaveLength(1);
+    expect(saw.cancelled[0]!.reason).toMatch(/timed out/i);
     await server.ping();
     expect(server.pid).toBe(pid);
     expect(resultText(await tool(server, 'echo').execute({ text: 'ok' }, {}))).toBe('ok');
+    await expectFaultContained(fault);
   });
 
   it('progress forever: progress reaches the callback, and the maximum still ends the call', async () => {
-    const server = await startedServer('progress', 'normal', {
+    const fault = besideSibling('progress', 'normal', {
       // Progress comes every 20 ms; the per-call timeout leaves room for a loaded machine.
       timeouts: { callMs: 600, maxCallMs: 1_500 },
     });
+    await fault.started;
+    const server = fault.server;
     const progress: number[] = [];
     const started = Date.now();
     const error = await expectServerError(
@@ -178,22 +212,36 @@ describe('managed server over stdio (fault server)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_450);
     expect(progress.length).toBeGreaterThan(5);
     expect(server.status).toBe('ready');
+    // The cap cancels the call on the server too: its progress loop stops.
+    await receivedCancellation(server, await receivedCall(server, 'progress_forever'));
+    await expectFaultContained(fault);
   });
 
   it('an aborted signal cancels the call with a typed ABORTED error', async () => {
-    const server = await startedServer('abortable');
+    const fault = besideSibling('abortable');
+    await fault.started;
+    const server = fault.server;
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('run cancelled')), 100);
-    const error = await expectServerError(
+    const pending = expectServerError(
       tool(server, 'hang').execute({}, { signal: controller.signal }),
     );
+    // Abort once the server is working on the call, so the cancellation has something to cancel.
+    const requestId = await receivedCall(server, 'hang');
+    controller.abort(new Error('run cancelled'));
+    const error = await pending;
     expect(error.code).toBe(AgentsErrorCode.Aborted);
+    const saw = await receivedCancellation(server, requestId);
+    expect(saw.cancelled.find((entry) => entry.requestId === requestId)?.reason).toContain(
+      'run cancelled',
+    );
     expect(resultText(await tool(server, 'echo').execute({ text: 'ok' }, {}))).toBe('ok');
+    await expectFaultContained(fault);
   });
 
   it('exit during initialize: SERVER_START_FAILED with exit code and "missing API key"', async () => {
-    const server = track(createManagedServer(faultServerConfig('needs-key', 'exit-1-during-init')));
-    const error = await expectServerError(server.start());
+    const fault = besideSibling('needs-key', 'exit-1-during-init');
+    const server = fault.server;
+    const error = await expectServerError(fault.started);
     expect(error.code).toBe(AgentsErrorCode.ServerStartFailed);
     expect(error.details).toMatchObject({
       serverName: 'needs-key',
@@ -204,96 +252,116 @@ describe('managed server over stdio (fault server)', () => {
     expect(error.message).toContain('exited with code 1 during initialize');
     expect(error.message).toContain('fault-server.mjs');
     expect(server.status).toBe('failed');
+    await expectFaultContained(fault);
   });
 
   it('never answers initialize: TIMEOUT after startupMs and the process group is killed', async () => {
-    const server = track(
-      createManagedServer(
-        faultServerConfig('mute', 'never-initialize', { timeouts: { startupMs: 500 } }),
-      ),
-    );
-    const spawned: number[] = [];
     const started = Date.now();
-    const pending = server.start();
-    await waitFor(() => {
-      const pid = (server as unknown as { startingTransport?: { stdio?: { pid?: number } } })
-        .startingTransport?.stdio?.pid;
-      if (pid) spawned.push(pid);
-      return spawned.length > 0;
+    const fault = besideSibling('mute', 'never-initialize', {
+      timeouts: { startupMs: 500 },
     });
-    const error = await expectServerError(pending);
+    const error = await expectServerError(fault.started);
     expect(error.code).toBe(AgentsErrorCode.Timeout);
     expect(error.details.phase).toBe('initialize');
     expect(error.message).toContain('500 ms');
     // Bounds only: a hang would run into the test timeout; load on CI must not fail it.
     expect(Date.now() - started).toBeLessThan(8_000);
-    expect(groupGone(spawned[0])).toBe(true);
-    expect(await groupReaped(spawned[0])).toBe(true);
+    // Killed by the failed start itself, before anyone calls close().
+    const [pgid] = fault.pgids();
+    expect(groupGone(pgid)).toBe(true);
+    expect(await groupReaped(pgid)).toBe(true);
+    await expectFaultContained(fault);
   });
 
-  it('slow start within budget succeeds; over budget times out', async () => {
-    const slow = await startedServer('slow-ok', 'slow-start=600', {
+  it('slow start within budget succeeds', async () => {
+    const fault = besideSibling('slow-ok', 'slow-start=600', {
       timeouts: { startupMs: 5_000 },
     });
-    expect(slow.status).toBe('ready');
-    const tooSlow = track(
-      createManagedServer(
-        faultServerConfig('slow-bad', 'slow-start=5000', { timeouts: { startupMs: 400 } }),
-      ),
-    );
-    const error = await expectServerError(tooSlow.start());
-    expect(error.code).toBe(AgentsErrorCode.Timeout);
+    await fault.started;
+    expect(fault.server.status).toBe('ready');
+    expect(resultText(await tool(fault.server, 'echo').execute({ text: 'late' }, {}))).toBe('late');
+    await expectFaultContained(fault);
   });
 
-  it('banner and garbage lines on stdout are skipped; calls keep working', async () => {
-    const banner = await startedServer('banner', 'banner');
-    expect(resultText(await tool(banner, 'echo').execute({ text: 'a' }, {}))).toBe('a');
-    const garbage = await startedServer('garbage', 'garbage');
+  it('slow start over budget times out during initialize and its process is stopped', async () => {
+    const fault = besideSibling('slow-bad', 'slow-start=5000', {
+      timeouts: { startupMs: 400 },
+    });
+    const error = await expectServerError(fault.started);
+    expect(error.code).toBe(AgentsErrorCode.Timeout);
+    expect(error.details).toMatchObject({ serverName: 'slow-bad', phase: 'initialize' });
+    expect(fault.server.status).toBe('failed');
+    await expectFaultContained(fault);
+  });
+
+  it('a banner on stdout before initialize is skipped; calls work', async () => {
+    const fault = besideSibling('banner', 'banner');
+    await fault.started;
+    expect(resultText(await tool(fault.server, 'echo').execute({ text: 'a' }, {}))).toBe('a');
+    await expectFaultContained(fault);
+  });
+
+  it('garbage lines on stdout during calls are skipped; calls keep working', async () => {
+    const fault = besideSibling('garbage', 'garbage');
+    await fault.started;
+    const garbage = fault.server;
     for (let index = 0; index < 3; index++) {
       expect(resultText(await tool(garbage, 'echo').execute({ text: `g${index}` }, {}))).toBe(
         `g${index}`,
       );
     }
+    expect(garbage.pid).toBe(fault.pgids()[0]);
+    await expectFaultContained(fault);
   });
 
   it('a huge line closes the server with an error naming the byte limit', async () => {
-    const server = await startedServer('huge-line', 'huge-line', { restart: { enabled: false } });
-    const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
+    const fault = besideSibling('huge-line', 'huge-line', { restart: { enabled: false } });
+    await fault.started;
+    const error = await expectServerError(tool(fault.server, 'echo').execute({ text: 'x' }, {}));
     expect(error.code).toBe(AgentsErrorCode.ProtocolError);
     expect(error.message).toContain(`exceeds ${16 * 1024 * 1024} bytes`);
     expect(error.details.serverName).toBe('huge-line');
+    await expectFaultContained(fault);
   });
 
   it('a 50 MB result is refused with the frame limit, not a hang or an out-of-memory', async () => {
-    const server = await startedServer('huge-result', 'huge-result', {
+    const fault = besideSibling('huge-result', 'huge-result', {
       restart: { enabled: false },
     });
-    const error = await expectServerError(tool(server, 'echo').execute({ text: 'x' }, {}));
+    await fault.started;
+    const error = await expectServerError(tool(fault.server, 'echo').execute({ text: 'x' }, {}));
     expect(error.message).toContain('exceeds');
-    expect(error.details.phase).toBe('call');
+    expect(error.details).toMatchObject({ serverName: 'huge-result', phase: 'call' });
+    await expectFaultContained(fault);
   });
 
   it('a missing command fails at spawn with ENOENT, never a hang', async () => {
     const config = { ...faultServerConfig('missing'), command: '/definitely/not/here-mcp' };
-    const server = track(createManagedServer(config));
-    const error = await expectServerError(server.start());
+    const fault = startBesideSibling(config, sibling, track);
+    const error = await expectServerError(fault.started);
     expect(error.code).toBe(AgentsErrorCode.ServerStartFailed);
     expect(error.details.phase).toBe('spawn');
     expect(error.message).toContain('ENOENT');
+    await expectFaultContained(fault, { spawned: false });
   });
 
   it('stubborn server (ignores stdin EOF and SIGTERM) is killed within the bounded sequence', async () => {
-    const server = await startedServer('stubborn', 'stubborn', { timeouts: { shutdownMs: 300 } });
+    const fault = besideSibling('stubborn', 'stubborn', { timeouts: { shutdownMs: 300 } });
+    await fault.started;
+    const server = fault.server;
     const pid = server.pid;
     const started = Date.now();
     await Promise.all([server.close(), server.close()]);
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(groupGone(pid)).toBe(true);
     expect(await groupReaped(pid)).toBe(true);
+    await expectFaultContained(fault);
   });
 
   it('fork-grandchild: close resolves while the grandchild holds the pipes, and it is killed too', async () => {
-    const server = await startedServer('forks', 'fork-grandchild');
+    const fault = besideSibling('forks', 'fork-grandchild');
+    await fault.started;
+    const server = fault.server;
     const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as {
       grandchildPid: number;
     };
@@ -305,6 +373,7 @@ describe('managed server over stdio (fault server)', () => {
     expect(groupGone(pid)).toBe(true);
     expect(await groupReaped(pid)).toBe(true);
     expect(await processReaped(info.grandchildPid)).toBe(true);
+    await expectFaultContained(fault);
   });
 
   it('wrapper (sh -c) that forks: nothing of the group remains after close', async () => {
@@ -317,8 +386,9 @@ describe('managed server over stdio (fault server)', () => {
         `"${process.execPath}" "${faultServerConfig('x').args[0]}" fork-grandchild; echo done`,
       ],
     };
-    const server = track(createManagedServer(config));
-    await server.start();
+    const fault = startBesideSibling(config, sibling, track);
+    await fault.started;
+    const server = fault.server;
     const info = JSON.parse(resultText(await tool(server, 'info').execute({}, {}))) as {
       pid: number;
       grandchildPid: number;
@@ -330,6 +400,7 @@ describe('managed server over stdio (fault server)', () => {
     expect(await groupReaped(pgid)).toBe(true);
     expect(await processReaped(info.pid)).toBe(true);
     expect(await processReaped(info.grandchildPid)).toBe(true);
+    await expectFaultContained(fault);
   });
 
   it('stderr flood: calls still answered, stderr kept bounded', async () => {
@@ -340,10 +411,11 @@ describe('managed server over stdio (fault server)', () => {
       warn() {},
       error() {},
     };
-    const server = track(
-      createManagedServer(faultServerConfig('flood', 'stderr-flood'), { logger }),
-    );
-    await server.start();
+    const fault = startBesideSibling(faultServerConfig('flood', 'stderr-flood'), sibling, track, {
+      logger,
+    });
+    await fault.started;
+    const server = fault.server;
     for (let index = 0; index < 3; index++) {
       expect(resultText(await tool(server, 'echo').execute({ text: `f${index}` }, {}))).toBe(
         `f${index}`,
@@ -356,5 +428,6 @@ describe('managed server over stdio (fault server)', () => {
     ).connection.serverTransport.stdio;
     expect(stdio.stderrTail(1 << 20).length).toBeLessThanOrEqual(64 * 1024);
     expect(lines.length).toBeGreaterThan(0);
+    await expectFaultContained(fault);
   });
 });

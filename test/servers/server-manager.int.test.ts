@@ -1,16 +1,25 @@
 import { fileURLToPath } from 'node:url';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
+import { createServerTransport, type ServerTransport } from '../../src/servers/connect.js';
 import { createServerManager, type ServerManager } from '../../src/servers/server-manager.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
-import { toolNoLongerAvailableResult } from '../../src/servers/managed-server.js';
+import {
+  createManagedServer,
+  toolNoLongerAvailableResult,
+} from '../../src/servers/managed-server.js';
 import {
   FAST_TIMEOUTS,
+  FAULT_SERVER,
   faultServerConfig,
   groupGone,
   groupReaped,
+  processGone,
+  processReaped,
   resultText,
+  toolEntry,
   waitFor,
 } from './fixture.js';
 
@@ -23,6 +32,38 @@ function manager(options: Parameters<typeof createServerManager>[0] = {}): Serve
   const created = createServerManager({ refreshDebounceMs: 50, ...options });
   managers.push(created);
   return created;
+}
+
+/** One JSON-RPC message through a tapped transport, as the client sent or received it. */
+interface TappedMessage {
+  direction: 'sent' | 'received';
+  message: JSONRPCMessage;
+}
+
+/**
+ * A transport factory that records every message the client sends and receives, in order. The
+ * SDK's Protocol calls an `onmessage` that is already set before its own handler.
+ */
+function tappedTransport(log: TappedMessage[]) {
+  return (config: NamedServerConfig): ServerTransport => {
+    const created = createServerTransport(config);
+    const { transport } = created;
+    transport.onmessage = (message) => log.push({ direction: 'received', message });
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      log.push({ direction: 'sent', message });
+      return send(message, options);
+    };
+    return created;
+  };
+}
+
+function methodOf(message: JSONRPCMessage): string | undefined {
+  return 'method' in message ? message.method : undefined;
+}
+
+function idOf(message: JSONRPCMessage): string | number | undefined {
+  return 'id' in message ? message.id : undefined;
 }
 
 describe('server manager (real processes)', () => {
@@ -40,6 +81,42 @@ describe('server manager (real processes)', () => {
       expect(servers.list()).toEqual([]);
     }
     for (const pid of seen) expect(await groupReaped(pid)).toBe(true);
+  });
+
+  it('repeated cycles with a wrapper-launched server (sh -c, forking a grandchild): after each, no process of its group remains', async () => {
+    const servers = manager();
+    const wrapped = {
+      ...faultServerConfig('wrapped'),
+      allowShell: true,
+      command: '/bin/sh',
+      // Not `exec`: sh stays as the group leader, node runs as its child and forks a grandchild.
+      args: ['-c', `"${process.execPath}" "${FAULT_SERVER}" fork-grandchild; echo done`],
+    };
+    const left: Array<{ pgid: number; pids: number[] }> = [];
+    for (let cycle = 0; cycle < 5; cycle++) {
+      const lease = await servers.acquire([wrapped]);
+      const server = lease.get('wrapped')!;
+      const info = JSON.parse(resultText(await toolEntry(server, 'info').execute({}, {}))) as {
+        pid: number;
+        grandchildPid: number;
+      };
+      const pgid = server.pid!;
+      // The wrapper leads the group; the server is its child and has a child of its own.
+      expect(info.pid).not.toBe(pgid);
+      expect(processGone(info.grandchildPid)).toBe(false);
+      await lease.release();
+      expect(servers.list()).toEqual([]);
+      // No live process of the group: wrapper, server and grandchild were all killed.
+      expect(groupGone(pgid), `cycle ${cycle}: live process in group ${pgid}`).toBe(true);
+      left.push({ pgid, pids: [info.pid, info.grandchildPid] });
+    }
+    // And kill(-pgid, 0) gives ESRCH for every group once init has reaped the orphaned zombies
+    // (about a second on this kind of VM, so checked once for all cycles).
+    for (const { pgid, pids } of left) {
+      expect(await groupReaped(pgid), `group ${pgid} still exists`).toBe(true);
+      for (const pid of pids) expect(await processReaped(pid)).toBe(true);
+    }
+    expect(new Set(left.map(({ pgid }) => pgid)).size).toBe(5);
   });
 
   it('reference counting: two leases share one process; the last release stops it', async () => {
@@ -153,8 +230,16 @@ describe('server manager (real processes)', () => {
     await lease.release();
   });
 
-  it('@modelcontextprotocol/server-everything: starts, lists, survives its early list_changed, and stops', async () => {
-    const servers = manager();
+  it('@modelcontextprotocol/server-everything: its list_changed right after initialize is answered by a debounced re-list; the set stays complete', async () => {
+    const log: TappedMessage[] = [];
+    const servers = manager({
+      // The default debounce: the refresh runs once the burst of notifications is over.
+      refreshDebounceMs: 200,
+      createServer: (config, options) =>
+        createManagedServer(config, { ...options, transportFactory: tappedTransport(log) }),
+    });
+    const changes: ToolsChangedEvent[] = [];
+    servers.on('tools-changed', (event) => changes.push(event));
     const everything: NamedServerConfig = {
       name: 'everything',
       transport: 'stdio',
@@ -172,10 +257,70 @@ describe('server manager (real processes)', () => {
     const echo = server.entries().find((entry) => entry.descriptor.originalName === 'echo');
     expect(echo).toBeDefined();
     expect(resultText(await echo!.execute({ message: 'hi' }, {}))).toContain('hi');
-    // Let any early list_changed refresh run; the set must still be complete and usable.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    // It announces tools/list_changed right after initialize (it registers more tools then).
+    const firstChange = (): number =>
+      log.findIndex(
+        (entry) =>
+          entry.direction === 'received' &&
+          methodOf(entry.message) === 'notifications/tools/list_changed',
+      );
+    await waitFor(() => firstChange() !== -1, 10_000, 'list_changed from server-everything');
+    // The refresh: a tools/list sent after that notification, whose answer came back.
+    const refreshes = (): JSONRPCMessage[] =>
+      log
+        .slice(firstChange())
+        .filter((entry) => entry.direction === 'sent' && methodOf(entry.message) === 'tools/list')
+        .map((entry) => entry.message);
+    const answerTo = (request: JSONRPCMessage): JSONRPCMessage | undefined =>
+      log.find(
+        (entry) =>
+          entry.direction === 'received' &&
+          methodOf(entry.message) === undefined &&
+          idOf(entry.message) === idOf(request),
+      )?.message;
+    await waitFor(
+      () => refreshes().length > 0 && refreshes().every((request) => answerTo(request)),
+      10_000,
+      'the tools/list refresh after list_changed',
+    );
+    const notifications = log.filter(
+      (entry) => methodOf(entry.message) === 'notifications/tools/list_changed',
+    ).length;
+    // Debounced: never more lists than notifications (a burst costs one or two).
+    expect(refreshes().length).toBeLessThanOrEqual(notifications);
+
+    // After the refresh the set is the server's complete, current list.
+    const answer = answerTo(refreshes().at(-1)!) as {
+      result?: { tools?: Array<{ name: string }> };
+    };
+    const listed = (answer.result?.tools ?? []).map((tool) => tool.name).sort();
+    expect(listed).toContain('echo');
+    await waitFor(
+      () =>
+        JSON.stringify(
+          server
+            .entries()
+            .map((entry) => entry.descriptor.originalName)
+            .sort(),
+        ) === JSON.stringify(listed),
+      5_000,
+      'the refreshed tool set',
+    );
     expect(server.stale).toBe(false);
-    expect(server.entries().some((entry) => entry.descriptor.originalName === 'echo')).toBe(true);
+    // The refresh found the set it already had (the initial listing ran after the server added
+    // its tools), so it emits no tools-changed; any it did emit came from list_changed and never
+    // lost a tool.
+    for (const change of changes) {
+      expect(change).toMatchObject({
+        serverName: 'everything',
+        reason: 'list_changed',
+        removed: [],
+      });
+    }
+    expect(resultText(await echo!.execute({ message: 'after refresh' }, {}))).toContain(
+      'after refresh',
+    );
     const pid = server.pid;
     await lease.release();
     expect(groupGone(pid)).toBe(true);
