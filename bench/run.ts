@@ -181,8 +181,8 @@ async function main(): Promise<void> {
   );
   // Their own CLI arguments: lifecycle takes a cycle count, snapshot takes file counts.
   for (const [title, file, args] of [
-    ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '60']],
-    ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', [quick ? '200' : '1000']],
+    ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '200']],
+    ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['200'] : ['1000', '10000']],
   ] as const) {
     await section(title, 'external', async () => {
       const script = path.join(here, file);
