@@ -318,7 +318,10 @@ async function restoreAndFork(input: {
 /**
  * Rolls a thread back to an earlier checkpoint, files and state together:
  *
- * 1. refuses while a run is active on the thread (`RUN_ACTIVE`);
+ * 1. refuses while a run is active on the thread (`RUN_ACTIVE`). The marks are per process;
+ *    across processes the sandbox's run lock does it: open the thread's sandbox with
+ *    `openSandbox({ ..., lock: true })` (as `agents rollback` and thread-bound actors do), and a
+ *    second process holding it gets `RUN_ACTIVE` from `openSandbox` before any rollback starts;
  * 2. previews the file changes (a dry run stops here, changing nothing; files edited since the
  *    last snapshot are not in a dry-run preview);
  * 3. takes a safety snapshot and restores the checkpoint's tree (`sandbox.restore`): files the
