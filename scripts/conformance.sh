@@ -9,10 +9,12 @@
 #         our adapter over streamable HTTP). Core scenarios: initialize, tools_call,
 #         elicitation-sep1034-client-defaults, sse-retry. Set CONFORMANCE_AUTH=1 to also run the
 #         auth/* scenarios (OAuth flows; our client implements none, so they are expected to fail).
-# server: runs `agents serve --transport http` (test/serve/fixtures/serve-fixture.ts, the fixture
-#         MCP server behind our MCP server) and points the suite's server scenarios at it. Only the
-#         protocol-level scenarios apply; the rest expect the suite's own reference tools,
-#         resources and prompts (CONFORMANCE_SERVER_ALL=1 runs them anyway, for the record).
+# server: runs the real `agents serve --skill fixture --transport http --policy auto` in a throwaway
+#         project whose workspace holds one skill, the fixture MCP server's basic tools (so the
+#         served tools run in a sandbox, through the actor middleware chain), and points the
+#         suite's server scenarios at it. Only the protocol-level scenarios apply; the rest expect
+#         the suite's own reference tools, resources and prompts (CONFORMANCE_SERVER_ALL=1 runs
+#         them anyway, for the record).
 #
 # Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION (0.1.16),
 #      NODE22_VERSION (22), CONFORMANCE_TIMEOUT_MS (per client scenario, default 60000).
@@ -97,10 +99,25 @@ if [ "$MODE" = server ] || [ "$MODE" = all ]; then
   SERVE_CWD=$(mktemp -d)
   SERVE_OUT="$RESULTS/serve.out"
   SERVE_ERR="$RESULTS/serve.err"
-  SERVE_FIXTURE_SANDBOX_SOURCE="$SERVE_CWD" node --import tsx "$ROOT/test/serve/fixtures/serve-fixture.ts" \
-    --skill fixture --transport http >"$SERVE_OUT" 2>"$SERVE_ERR" &
+  # Absolute, so the CLI and the upstream start from the throwaway project folder.
+  TSX_LOADER=$(cd "$ROOT" && node -p "require('node:url').pathToFileURL(require.resolve('tsx')).href")
+  mkdir -p "$SERVE_CWD/.agents/skills"
+  echo hello >"$SERVE_CWD/README.md"
+  cat >"$SERVE_CWD/.agents/skills/fixture.yaml" <<YAML
+description: The fixture MCP server's basic tools
+mcp_servers:
+  - name: fixture
+    transport: stdio
+    command: $(node -p 'JSON.stringify(process.execPath)')
+    args: ["--import", "$TSX_LOADER", "$ROOT/test/fixtures/fixture-server.ts", "--transport", "stdio", "--tools", "basic"]
+    trusted: true
+YAML
+  pushd "$SERVE_CWD" >/dev/null
+  node --import "$TSX_LOADER" "$ROOT/src/cli/main.ts" serve --skill fixture --transport http \
+    --policy auto >"$SERVE_OUT" 2>"$SERVE_ERR" &
   SERVE_PID=$!
-  # Stop the server (and through it the upstream fixture) however this script ends.
+  popd >/dev/null
+  # Stop the server (and through it the upstream fixture and its sandbox) however this script ends.
   trap 'kill -TERM "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; rm -rf "$SERVE_CWD"' EXIT
   URL=""
   for _ in $(seq 1 240); do

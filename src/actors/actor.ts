@@ -43,6 +43,8 @@ import type { Sandbox } from '../sandbox/types.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
 import type { ServerLogger } from '../servers/server-logger.js';
+import type { ManagedServerStatus } from '../servers/managed-server.js';
+import type { ServerEventSource } from '../servers/server-events.js';
 import {
   ACTIVATE_SKILL_TOOL_ID,
   createAllowedToolsMiddleware,
@@ -218,8 +220,9 @@ export interface ActorInstance extends AsyncDisposable {
   /**
    * The middleware chain around every tool call (outermost first: yours, audit, allowed-tools,
    * policy, output budget, path rewrite, change tracking), for serving the same tools over MCP.
-   * Active only. The policy asks through LangGraph `interrupt()`, so outside a graph an `ask`
-   * call is refused with a message saying so.
+   * Active only. The policy asks through LangGraph `interrupt()` in a graph; outside one it asks
+   * the approver bound with `runWithApprover` (the MCP server asks its client), and with none an
+   * `ask` call is refused with a message saying so.
    */
   middleware(): readonly ToolMiddleware[];
   /** The parsed safety policy (the config's, or the default: mode `ask`). */
@@ -228,6 +231,11 @@ export interface ActorInstance extends AsyncDisposable {
   readonly auditFile: string;
   /** Calls `listener` whenever the flattened tool set changes; returns an unsubscribe function. Active only. */
   onToolsChanged(listener: () => void): () => void;
+  /**
+   * The status, pid and lifecycle events of the actor's MCP servers, e.g. to stop offering the
+   * tools of a server that is down when serving them over MCP. Active only.
+   */
+  servers(): ActorServers;
   /** The compiled graph. Active only (throws `CLOSED` otherwise). */
   readonly graph: ActorGraph;
   /** The sandbox, when enabled and active. */
@@ -252,6 +260,14 @@ export interface ActorInstance extends AsyncDisposable {
   ): AsyncGenerator<ActorRunEvent, void, undefined>;
 }
 
+/** A read-only view of an active actor's MCP servers (see {@link ActorInstance.servers}). */
+export interface ActorServers extends ServerEventSource {
+  /** The server's status (`ready`, `restarting`, `failed`, ...), or undefined for an unknown name. */
+  status(serverName: string): ManagedServerStatus | undefined;
+  /** The process id of a running stdio server. */
+  pid(serverName: string): number | undefined;
+}
+
 interface ActiveState {
   sandbox: LocalSandbox | undefined;
   manager: ServerManager;
@@ -269,8 +285,10 @@ interface ActiveState {
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
  * its skills (throwing the ADR-0027 resolution errors that need no server: missing skill,
- * missing or disabled tool resource, unknown server) and prepares the model; nothing starts
- * until `activate()`.
+ * missing or disabled tool resource, unknown server); nothing starts until `activate()`. A model
+ * given as a string is made on the first agent turn, so an actor whose model cannot be made
+ * (no script file, provider package missing) still activates and serves its tools; its first
+ * run throws the model's `CONFIG_INVALID` error.
  *
  * @example
  * await using actor = await createActor({ name: 'helper', workspace: '.agents' });
@@ -313,20 +331,29 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
         : store.file('actor', config.name),
   );
   const modelSpec = typeof options.model === 'string' ? options.model : config.model;
-  const model =
+  const actorName = config.name;
+  // Made on first use (the first agent turn), not here: serving an actor's tools over MCP or
+  // reading its state never calls the model, so a missing script or provider package must not
+  // stop them. A bad model still fails its first run, with the same error.
+  const model: ModelSource =
     typeof options.model === 'object'
       ? options.model
-      : await resolveChatModel(modelSpec, {
-          resolvePath: (path) => store.resolvePath(path),
-          defaultScript: `${store.dir('actor')}/${config.name}.script.yaml`,
-        });
+      : () =>
+          resolveChatModel(modelSpec, {
+            resolvePath: (path) => store.resolvePath(path),
+            defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
+          });
   return new LocalActor(config, store, plan, model, policy, options);
 }
+
+/** A chat model, or how to make one on first use. */
+type ModelSource = BaseChatModel | (() => Promise<BaseChatModel>);
 
 class LocalActor implements ActorInstance {
   readonly activation = createSkillActivation();
   private state: ActiveState | undefined;
   private activating: Promise<void> | undefined;
+  private resolvingModel: Promise<BaseChatModel> | undefined;
   /** Decided at activation: a thread's sandbox (or `keepSandbox`) outlives the activation. */
   private keepSandboxOnDeactivate = false;
 
@@ -334,7 +361,7 @@ class LocalActor implements ActorInstance {
     readonly config: ActorConfig & { name: string },
     private readonly store: WorkspaceStore,
     private readonly plan: SkillPlan,
-    private readonly model: BaseChatModel,
+    private readonly modelSource: ModelSource,
     readonly policy: Policy,
     private readonly options: CreateActorOptions,
   ) {}
@@ -377,6 +404,25 @@ class LocalActor implements ActorInstance {
 
   onToolsChanged(listener: () => void): () => void {
     return this.require().registry.on('change', () => listener());
+  }
+
+  servers(): ActorServers {
+    const { manager } = this.require();
+    return {
+      status: (serverName) => manager.get(serverName)?.status,
+      pid: (serverName) => manager.get(serverName)?.pid,
+      on: (event, listener) => manager.on(event, listener),
+    };
+  }
+
+  /** The chat model, made on first use; a failed attempt is retried on the next turn. */
+  private model(): Promise<BaseChatModel> {
+    if (typeof this.modelSource !== 'function') return Promise.resolve(this.modelSource);
+    this.resolvingModel ??= this.modelSource().catch((error: unknown) => {
+      this.resolvingModel = undefined;
+      throw error;
+    });
+    return this.resolvingModel;
   }
 
   activate(options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -560,7 +606,8 @@ class LocalActor implements ActorInstance {
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
       const instructions = this.config.instructions;
       const agent = async (state: ActorState['State']) => {
-        if (typeof this.model.bindTools !== 'function') {
+        const model = await this.model();
+        if (typeof model.bindTools !== 'function') {
           throw new AgentsError(
             AgentsErrorCode.ConfigInvalid,
             `Model of actor "${this.name}" cannot call tools (no bindTools); choose a tool-calling model.`,
@@ -568,7 +615,7 @@ class LocalActor implements ActorInstance {
           );
         }
         // Rebound after a tool-set change, so tools a server adds or removes show up next turn.
-        bound ??= this.model.bindTools([...structured]);
+        bound ??= model.bindTools([...structured]);
         const messages =
           instructions === ''
             ? state.messages

@@ -5,6 +5,7 @@ import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from './approval.js';
 import type { ApprovalPreview } from './approval.js';
+import { boundApprover } from './approval-scope.js';
 import { decide } from './decide.js';
 import type { PolicyVerdict } from './decide.js';
 import type { PinStore } from './pins.js';
@@ -13,7 +14,9 @@ import type { Policy, PolicyDecision } from './schema.js';
 /**
  * Asks a human about one call and returns the answer (an `ApprovalResponse`-shaped value; anything
  * else counts as a rejection). For graphs this is {@link createInterruptApprover}: LangGraph's
- * `interrupt(preview)`, which pauses the run and returns the `Command({ resume })` value.
+ * `interrupt(preview)`, which pauses the run and returns the `Command({ resume })` value. An
+ * approver that cannot ask at all throws `POLICY_DENIED`; the policy then refuses the call with
+ * that error's message (outcome `denied`).
  */
 export type Approver = (preview: ApprovalPreview, request: ToolCallRequest) => unknown;
 
@@ -43,7 +46,10 @@ export interface PolicyMiddlewareOptions {
    * fingerprint then needs approval whatever the mode. Without a store nothing is pinned.
    */
   pins?: PinStore;
-  /** How to ask; default {@link createInterruptApprover}. */
+  /**
+   * How to ask. Default: the approver the caller bound to this call with `runWithApprover` (the
+   * MCP server asks its client), else {@link createInterruptApprover}.
+   */
   approve?: Approver;
   /** The skill a tool belongs to, so `skills.NAME` refinements apply. */
   skillOf?: (descriptor: ToolDescriptor) => string | undefined;
@@ -55,7 +61,8 @@ export interface PolicyMiddlewareOptions {
 
 /**
  * The approver for graphs: LangGraph `interrupt(preview)`. It must run inside a graph node (tools
- * run by `ToolNode` do) whose graph has a checkpointer; otherwise it throws `POLICY_DENIED` saying so.
+ * run by `ToolNode` do) whose graph has a checkpointer; otherwise it throws `POLICY_DENIED` saying so
+ * (the policy middleware turns that into a refusal).
  * On resume LangGraph re-runs the tool, the policy asks again and `interrupt` returns the resume value.
  */
 export function createInterruptApprover(): Approver {
@@ -75,6 +82,10 @@ export function createInterruptApprover(): Approver {
   };
 }
 
+function withFullStop(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 function withPolicyMeta(result: ToolResult, record: PolicyRecord): ToolResult {
   return { ...result, _meta: { ...result._meta, [ResultMetaKey.Policy]: record } };
 }
@@ -89,8 +100,10 @@ function errorResult(text: string, record: PolicyRecord): ToolResult {
 
 /**
  * The policy as a {@link ToolMiddleware}: `deny` returns an error result naming the policy and the
- * rule (the run goes on), `ask` asks via `approve` (LangGraph `interrupt` by default) and then
- * runs, runs with edited arguments, or returns the rejection message to the model; `allow` runs.
+ * rule (the run goes on), `ask` asks via `approve` (LangGraph `interrupt` by default, or the
+ * approver the caller bound with `runWithApprover`) and then runs, runs with edited arguments, or
+ * returns the rejection message to the model; when nobody can be asked (the approver throws
+ * `POLICY_DENIED`) the call is refused with that message; `allow` runs.
  * Every result carries a {@link PolicyRecord} under `_meta['agents/policy']`.
  *
  * Place it outside path rewriting (the preview shows logical paths) and inside the audit
@@ -98,7 +111,10 @@ function errorResult(text: string, record: PolicyRecord): ToolResult {
  */
 export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMiddleware {
   const name = options.name ?? 'policy';
-  const approve = options.approve ?? createInterruptApprover();
+  const interruptApprover = createInterruptApprover();
+  const approve: Approver =
+    options.approve ??
+    ((preview, request) => (boundApprover() ?? interruptApprover)(preview, request));
   const { policy, pins } = options;
 
   const pinOnce = async (descriptor: ToolDescriptor, by: string): Promise<void> => {
@@ -150,8 +166,23 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
           ? { pinnedFingerprint: pinned.fingerprint }
           : {}),
       });
-      // A GraphInterrupt thrown here pauses the graph; it must propagate untouched.
-      const answer = parseApprovalResponse(await approve(preview, request));
+      let raw: unknown;
+      try {
+        raw = await approve(preview, request);
+      } catch (error) {
+        // A GraphInterrupt thrown here pauses the graph; it must propagate untouched. An approver
+        // that cannot ask (no graph, an MCP client without elicitation) refuses the call instead.
+        if (!AgentsError.hasCode(error, AgentsErrorCode.PolicyDenied)) throw error;
+        const decidedBy = error.details['decidedBy'];
+        const record: PolicyRecord = {
+          ...base,
+          outcome: 'denied',
+          decidedBy: typeof decidedBy === 'string' ? decidedBy : 'policy',
+          message: error.message,
+        };
+        return errorResult(error.message, record);
+      }
+      const answer = parseApprovalResponse(raw);
       if (answer === undefined || answer.type === 'reject') {
         const message =
           answer?.message ??
@@ -164,7 +195,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
         };
         return errorResult(
           `The user rejected this call of "${descriptor.name}" (${descriptor.id})` +
-            `${message === undefined ? '.' : `: ${message}`} Do not retry it unchanged.`,
+            `${message === undefined ? '.' : `: ${withFullStop(message)}`} Do not retry it unchanged.`,
           record,
         );
       }

@@ -8,7 +8,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { runWithApprover } from '../policy/approval-scope.js';
 import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { createElicitationApprover } from './elicitation-approver.js';
 import { createServedToolSet } from './served-tool-set.js';
 import type { ServedToolSet, ServedToolSetOptions } from './served-tool-set.js';
 
@@ -32,6 +34,8 @@ export const DEFAULT_SERVE_INSTRUCTIONS = [
   "isError: true and the reason in the text content (and `_meta['agents/error'].code`); they",
   'are not protocol errors. Tool annotations state capabilities inferred by the plugin',
   '(readOnlyHint is never true for a tool that may write).',
+  "A call the server's safety policy wants approved is put to the client with elicitation/create",
+  '(decision: approve | reject); a client without elicitation gets an isError refusal.',
 ].join(' ');
 
 /** Options of {@link createMcpServer}. */
@@ -47,6 +51,20 @@ export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions> {
   version?: string;
   /** The `instructions` text (default {@link DEFAULT_SERVE_INSTRUCTIONS}). */
   instructions?: string;
+  /** How calls that need approval are put to the client (see {@link ServeApprovalOptions}). */
+  approval?: ServeApprovalOptions;
+}
+
+/**
+ * How a served call that the policy wants approved is handled. There is no graph to pause over
+ * MCP, so the client that made the call is asked with `elicitation/create`; a client without
+ * elicitation gets an `isError` refusal.
+ */
+export interface ServeApprovalOptions {
+  /** How long to wait for the client's answer (default 10 minutes); then the call is refused. */
+  timeoutMs?: number;
+  /** What the refusal to a client without elicitation suggests instead. */
+  noElicitationHint?: string;
 }
 
 /** Annotations stating OUR inferred capabilities; upstream hints are untrusted and not copied. */
@@ -135,8 +153,10 @@ class ServedMcpServer extends Server {
  * Creates an SDK `Server` (low-level, so JSON Schemas are served verbatim) whose tools are the
  * given entries: `tools/list` gives each descriptor's name, description, schemas and our
  * capability annotations; `tools/call` runs the same composed middleware chain a graph uses and
- * returns its `CallToolResult` as is. Tool failures become `isError` results; an unknown tool
- * name is a JSON-RPC -32602 error. When the entries change, connected clients get
+ * returns its `CallToolResult` as is. A policy that asks for approval asks the calling client
+ * with `elicitation/create`, or refuses with an `isError` result when the client has no
+ * elicitation (see {@link ServeApprovalOptions}). Tool failures become `isError` results; an
+ * unknown tool name is a JSON-RPC -32602 error. When the entries change, connected clients get
  * `notifications/tools/list_changed`.
  *
  * Connect it with `server.connect(transport)`; `server.close()` closes the connection and drops
@@ -196,11 +216,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       );
     }
     if (!found.available) {
+      const serverName = found.tool.entry.descriptor.serverName;
       return toErrorResult(
         name,
         new AgentsError(
           AgentsErrorCode.ToolUnavailable,
-          'the tool is unavailable because its upstream server is not running; try again later.',
+          `the tool is unavailable because its upstream server${serverName === undefined ? '' : ` "${serverName}"`} is not running; try again later (the tool list changes when it is back).`,
+          { details: serverName === undefined ? {} : { serverName } },
         ),
       );
     }
@@ -220,12 +242,23 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
           .catch(() => undefined);
       };
     }
+    // A policy in `ask` mode asks the client that made this call (or refuses, if it cannot be
+    // asked): the approver is bound to this call only, so concurrent sessions never mix.
+    const approver = createElicitationApprover({
+      server,
+      requestId: extra.requestId,
+      signal: extra.signal,
+      ...(options.approval?.timeoutMs === undefined
+        ? {}
+        : { timeoutMs: options.approval.timeoutMs }),
+      ...(options.approval?.noElicitationHint === undefined
+        ? {}
+        : { noElicitationHint: options.approval.noElicitationHint }),
+    });
     try {
-      const result = await found.tool.handler({
-        descriptor,
-        args: request.params.arguments ?? {},
-        context,
-      });
+      const result = await runWithApprover(approver, () =>
+        found.tool.handler({ descriptor, args: request.params.arguments ?? {}, context }),
+      );
       // A middleware bug must reach the client as a tool error, not a -32602 from the SDK's own
       // result validation.
       if (!CallToolResultSchema.safeParse(result).success) {

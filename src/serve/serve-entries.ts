@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js';
 import { serveHttp } from './http.js';
 import type { ServeHttpOptions } from './http.js';
 import { createMcpServer } from './mcp-server.js';
+import type { ServeApprovalOptions } from './mcp-server.js';
 import { createServedToolSet } from './served-tool-set.js';
 import type { ServedToolSetOptions } from './served-tool-set.js';
 
@@ -16,6 +17,8 @@ export interface ServeEntriesOptions extends ServedToolSetOptions {
   version?: string;
   /** Replaces the default `instructions` text. */
   instructions?: string;
+  /** How calls that need approval are put to the client. */
+  approval?: ServeApprovalOptions;
   /** Streams for stdio; stdout must carry nothing but JSON-RPC. */
   stdio?: { stdin: Readable; stdout: Writable };
   /** HTTP hosting options (host, port, token, limits). */
@@ -43,6 +46,7 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.version === undefined ? {} : { version: options.version }),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.approval === undefined ? {} : { approval: options.approval }),
   };
   try {
     if (options.transport === 'http') {

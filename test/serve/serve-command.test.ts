@@ -52,6 +52,7 @@ describe('parseServeArgs', () => {
       host: '127.0.0.1',
       token: 't',
       allowRemote: false,
+      keepSandbox: false,
     });
   });
 
@@ -61,7 +62,30 @@ describe('parseServeArgs', () => {
       transport: 'stdio',
       token: 'env-token',
       allowRemote: false,
+      keepSandbox: false,
     });
+  });
+
+  it('parses --thread, --keep-sandbox and --policy for an actor', () => {
+    expect(
+      parseServeArgs(['--actor', 'coder', '--thread', 't1', '--keep-sandbox', '--policy', 'auto']),
+    ).toEqual({
+      target: { kind: 'actor', name: 'coder' },
+      transport: 'stdio',
+      allowRemote: false,
+      keepSandbox: true,
+      threadId: 't1',
+      policyMode: 'auto',
+    });
+  });
+
+  it('rejects --thread for a skill and an unknown --policy mode', () => {
+    expect(() => parseServeArgs(['--skill', 'files', '--thread', 't1'])).toThrow(
+      /--thread applies to --actor only/,
+    );
+    expect(() => parseServeArgs(['--actor', 'coder', '--policy', 'yolo'])).toThrow(
+      /--policy must be read-only, ask or auto, got "yolo"/,
+    );
   });
 
   it('rejects missing or doubled targets, bad transports, bad ports and unknown flags', () => {
@@ -171,6 +195,46 @@ describe('createServeCommand', () => {
     await expect(running).resolves.toBe(0);
     expect(targets).toEqual([{ kind: 'skill', name: 'demo' }]);
     expect(closed).toBe(1);
+  });
+
+  it('prints where the tools write, the upstream pids and the ask-mode warning on stderr, and says a kept sandbox stays', async () => {
+    const { stdin, stdout } = stdioPair();
+    const given: unknown[] = [];
+    const command = createServeCommand({
+      env: {},
+      async resolve(_target, _context, options): Promise<ServeResolution> {
+        given.push(options);
+        return {
+          entries: () => [],
+          sandbox: { root: '/work/sb', kept: true, threadId: 't1' },
+          upstream: [{ serverName: 'git', pid: 42 }, { serverName: 'web' }],
+          policyMode: 'ask',
+          close: async () => undefined,
+        };
+      },
+    });
+    const ctx = context(stdin, stdout, new AbortController().signal, [
+      '--actor',
+      'coder',
+      '--thread',
+      't1',
+    ]);
+    let stderr = '';
+    ctx.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const running = command.run(ctx);
+    await new Promise((resolve) => setImmediate(resolve));
+    stdin.end();
+    await expect(running).resolves.toBe(0);
+    expect(given).toEqual([{ keepSandbox: false, threadId: 't1' }]);
+    expect(stderr.split('\n').filter((line) => !line.startsWith('mcp stdio'))).toEqual([
+      'serving actor "coder" over stdio',
+      'sandbox: /work/sb (thread t1; kept after exit)',
+      'upstream server "git" (pid 42)',
+      'upstream server "web"',
+      'warning: the policy of actor "coder" is in mode ask: write-class tools need approval; MCP clients with elicitation support are asked, others get an error result. Allow tools with policy rules or serve with --policy auto to run them unasked.',
+      'sandbox kept: /work/sb (see its changes: agents sandbox diff --thread t1)',
+      '',
+    ]);
   });
 
   it('stops on SIGINT/SIGTERM (the context signal) and still closes the upstream servers', async () => {

@@ -1,6 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ToolMiddleware } from '../../middleware/types.js';
+import { PolicyModeSchema } from '../../policy/schema.js';
+import type { PolicyMode } from '../../policy/schema.js';
 import type { ToolEntry } from '../../registry/tool-descriptor.js';
 import { serveEntries } from '../../serve/serve-entries.js';
 import type { ServedToolSource } from '../../serve/served-tool-set.js';
@@ -11,6 +13,30 @@ import type { Command, CommandContext } from '../command.js';
 export interface ServeTarget {
   kind: 'skill' | 'actor';
   name: string;
+}
+
+/** How to activate the target: `--thread`, `--keep-sandbox`, `--policy`. */
+export interface ServeTargetOptions {
+  /** Open this thread's sandbox (actors only; kept after exit, like `agents actor run --thread`). */
+  threadId?: string;
+  /** Leave the sandbox folder in place after exit. */
+  keepSandbox: boolean;
+  /** Replaces the mode of the target's safety policy (its rules stay). */
+  policyMode?: PolicyMode;
+}
+
+/** Where a served target's tools write (the stderr banner prints it). */
+export interface ServeSandboxInfo {
+  /** The sandbox root, or undefined when the target runs without a sandbox. */
+  root: string | undefined;
+  /** True when the sandbox outlives `agents serve` (a thread's sandbox, or `--keep-sandbox`). */
+  kept: boolean;
+  /** The thread the sandbox belongs to. */
+  threadId?: string;
+  /** Why a requested thread got no lasting sandbox (e.g. a memory checkpointer). */
+  note?: string;
+  /** Where tools work without a sandbox. */
+  workDir?: string;
 }
 
 /**
@@ -28,6 +54,12 @@ export interface ServeResolution {
   isAvailable?: (entry: ToolEntry) => boolean;
   /** Server name announced in `initialize` (default `agents-<kind>-<name>`). */
   serverName?: string;
+  /** The sandbox the tools work in, printed on stderr at start. */
+  sandbox?: ServeSandboxInfo;
+  /** The mode of the safety policy in force; `ask` gets a warning at start. */
+  policyMode?: PolicyMode;
+  /** Running upstream servers (with the pid of stdio ones), printed on stderr at start. */
+  upstream?: ReadonlyArray<{ serverName: string; pid?: number }>;
   close(): Promise<void>;
 }
 
@@ -35,6 +67,7 @@ export interface ServeResolution {
 export type ServeTargetResolver = (
   target: ServeTarget,
   context: CommandContext,
+  options: ServeTargetOptions,
 ) => Promise<ServeResolution>;
 
 /** Options of {@link createServeCommand}. */
@@ -54,16 +87,33 @@ export interface ServeCommandArgs {
   token?: string;
   allowRemote: boolean;
   maxBodyBytes?: number;
+  threadId?: string;
+  keepSandbox: boolean;
+  policyMode?: PolicyMode;
 }
 
 const USAGE = `Usage: agents serve (--skill NAME | --actor NAME) [options]
 
-Serves a skill's or an actor's tools as an MCP server: the same tools, descriptions, schemas,
-sandbox, path rewriting and change tracking as in a graph.
+Serves a skill's or an actor's tools as an MCP server, through the same chain a graph uses:
+sandbox, path rewriting (clients pass paths relative to the sandbox root), change tracking
+(each result that changed files carries the change record), safety policy, audit log, and
+capability annotations. An actor runs with its own config; a skill runs like a one-skill actor
+with the default settings: a sandbox made from the project folder, the default policy (mode ask).
+The upstream MCP servers start in the sandbox root, so writes land in the sandbox, not in the
+project (unless the actor turns its sandbox off); the sandbox path is printed on stderr at start.
+
+When the policy wants a call approved (mode ask: every write-class tool), the MCP client is
+asked with elicitation/create (approve / reject). A client without elicitation support gets an
+error result instead: allow such tools with policy rules or serve with --policy auto.
 
 Options:
   --skill NAME           serve the tools of this skill
   --actor NAME           serve the tools of this actor (all its skills)
+  --thread ID            (--actor) work in this thread's sandbox: made on first use, reopened
+                         later, kept after exit (agents sandbox diff|checkpoints --thread ID)
+  --keep-sandbox         leave the sandbox folder in place after exit (default: a sandbox
+                         without --thread is removed on exit)
+  --policy MODE          replace the policy mode: read-only, ask or auto (rules stay)
   --transport T          stdio (default; for hosts that spawn the server) or http
   --host H               HTTP interface (default 127.0.0.1)
   --port N               HTTP port (default 0: pick a free one and print the URL)
@@ -73,7 +123,8 @@ Options:
   --max-body BYTES       HTTP request body cap (default 4194304)
 
 Over stdio, stdout carries only JSON-RPC and logs go to stderr; the server exits when stdin
-closes. SIGINT/SIGTERM shut down cleanly, stopping upstream servers.`;
+closes. SIGINT/SIGTERM shut down cleanly, stopping upstream servers. Tools of an upstream server
+that is down are not listed (clients get notifications/tools/list_changed) until it restarts.`;
 
 /** Parses `agents serve` arguments; throws `INVALID_ARGUMENTS` (exit code 2) with the usage on a mistake. */
 export function parseServeArgs(
@@ -91,6 +142,9 @@ export function parseServeArgs(
       token: { type: 'string' },
       'allow-remote': { type: 'boolean' },
       'max-body': { type: 'string' },
+      thread: { type: 'string' },
+      'keep-sandbox': { type: 'boolean' },
+      policy: { type: 'string' },
     },
     USAGE,
   );
@@ -108,6 +162,21 @@ export function parseServeArgs(
   if (transport === 'stdio' && (values.port !== undefined || values.host !== undefined)) {
     throw usageError('--port and --host apply to --transport http only.', USAGE);
   }
+  if (values.thread !== undefined && target.kind !== 'actor') {
+    throw usageError(
+      '--thread applies to --actor only: a served skill has no thread; use --keep-sandbox to keep its sandbox.',
+      USAGE,
+    );
+  }
+  if (values.thread === '') throw usageError('--thread needs a non-empty ID.', USAGE);
+  let policyMode: PolicyMode | undefined;
+  if (values.policy !== undefined) {
+    const parsed = PolicyModeSchema.safeParse(values.policy);
+    if (!parsed.success) {
+      throw usageError(`--policy must be read-only, ask or auto, got "${values.policy}".`, USAGE);
+    }
+    policyMode = parsed.data;
+  }
   const token = values.token ?? env['AGENTS_SERVE_TOKEN'];
   const port = parsePositiveInteger(values.port, 'port', USAGE, 0);
   const maxBodyBytes = parsePositiveInteger(values['max-body'], 'max-body', USAGE);
@@ -115,6 +184,9 @@ export function parseServeArgs(
     target,
     transport,
     allowRemote: values['allow-remote'] === true,
+    keepSandbox: values['keep-sandbox'] === true,
+    ...(values.thread === undefined ? {} : { threadId: values.thread }),
+    ...(policyMode === undefined ? {} : { policyMode }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(port === undefined ? {} : { port }),
     ...(token === undefined || token === '' ? {} : { token }),
@@ -147,7 +219,12 @@ export function createServeCommand(options: ServeCommandOptions): Command {
           'agents serve over stdio needs real stdin/stdout streams.',
         );
       }
-      const resolution = await options.resolve(args.target, context);
+      const resolution = await options.resolve(args.target, context, {
+        keepSandbox: args.keepSandbox,
+        ...(args.threadId === undefined ? {} : { threadId: args.threadId }),
+        ...(args.policyMode === undefined ? {} : { policyMode: args.policyMode }),
+      });
+      for (const line of describeResolution(args, resolution)) log(line);
       let closeError: unknown;
       try {
         await serveEntries({
@@ -167,6 +244,12 @@ export function createServeCommand(options: ServeCommandOptions): Command {
             ...(args.token === undefined ? {} : { token: args.token }),
             ...(args.maxBodyBytes === undefined ? {} : { maxBodyBytes: args.maxBodyBytes }),
           },
+          approval: {
+            noElicitationHint:
+              args.target.kind === 'actor'
+                ? `allow the tool with a policy rule (policy.tools or policy.rules of actor "${args.target.name}") or serve with --policy auto`
+                : 'serve with --policy auto (or serve an actor whose policy rules allow the tool)',
+          },
           log,
           onListening: ({ url }) => {
             // Over HTTP stdout is free; scripts read the URL from it.
@@ -184,6 +267,15 @@ export function createServeCommand(options: ServeCommandOptions): Command {
         } catch (error) {
           closeError = error;
         }
+        const sandbox = resolution.sandbox;
+        if (closeError === undefined && sandbox?.root !== undefined && sandbox.kept) {
+          log(
+            `sandbox kept: ${sandbox.root}` +
+              (sandbox.threadId === undefined
+                ? ''
+                : ` (see its changes: agents sandbox diff --thread ${sandbox.threadId})`),
+          );
+        }
       }
       if (closeError !== undefined) {
         throw new AgentsError(
@@ -195,4 +287,38 @@ export function createServeCommand(options: ServeCommandOptions): Command {
       return 0;
     },
   };
+}
+
+/** The stderr banner: what is served, where its tools write, its upstream servers, policy warnings. */
+function describeResolution(args: ServeCommandArgs, resolution: ServeResolution): string[] {
+  const what = `${args.target.kind} "${args.target.name}"`;
+  const lines = [`serving ${what} over ${args.transport}`];
+  const sandbox = resolution.sandbox;
+  if (sandbox !== undefined) {
+    if (sandbox.root === undefined) {
+      lines.push(
+        `no sandbox: tools work in ${sandbox.workDir ?? 'the project folder'} (the ${args.target.kind}'s sandbox is disabled)`,
+      );
+    } else {
+      const how = sandbox.kept
+        ? sandbox.threadId === undefined
+          ? 'kept after exit'
+          : `thread ${sandbox.threadId}; kept after exit`
+        : 'temporary: removed on exit; keep it with --keep-sandbox' +
+          (args.target.kind === 'actor' ? ' or --thread ID' : '');
+      lines.push(`sandbox: ${sandbox.root} (${how})`);
+      if (sandbox.note !== undefined) lines.push(`note: ${sandbox.note}`);
+    }
+  }
+  for (const upstream of resolution.upstream ?? []) {
+    lines.push(
+      `upstream server "${upstream.serverName}"${upstream.pid === undefined ? '' : ` (pid ${upstream.pid})`}`,
+    );
+  }
+  if (resolution.policyMode === 'ask') {
+    lines.push(
+      `warning: the policy of ${what} is in mode ask: write-class tools need approval; MCP clients with elicitation support are asked, others get an error result. ${args.target.kind === 'actor' ? 'Allow tools with policy rules or serve' : 'Serve'} with --policy auto to run them unasked.`,
+    );
+  }
+  return lines;
 }

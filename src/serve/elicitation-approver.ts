@@ -1,0 +1,144 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
+import type { Approver } from '../policy/policy-middleware.js';
+
+/** `decidedBy` in the policy record (and audit log) of a call the MCP client answered. */
+export const MCP_CLIENT_APPROVER = 'mcp-client';
+/** How long an approval question waits for the client's answer by default (ms). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
+/** The default "what next" of a refusal to a client that cannot be asked. */
+export const DEFAULT_NO_ELICITATION_HINT =
+  'allow the tool with a policy rule (policy.tools or policy.rules) or use a policy mode that does not ask';
+
+const MAX_ARGS_TEXT = 2_000;
+
+/** Options of {@link createElicitationApprover}. */
+export interface ElicitationApproverOptions {
+  /** The server connected to the client that made the call. */
+  server: Server;
+  /** The `tools/call` request being approved (the question travels on its response stream). */
+  requestId: RequestId;
+  /** Aborted when the client cancels the call. */
+  signal?: AbortSignal;
+  /** How long to wait for an answer (default {@link DEFAULT_APPROVAL_TIMEOUT_MS}); then reject. */
+  timeoutMs?: number;
+  /** What the refusal to a client without elicitation suggests instead (default {@link DEFAULT_NO_ELICITATION_HINT}). */
+  noElicitationHint?: string;
+}
+
+/** True when the client declared form elicitation (an empty `elicitation: {}` means form). */
+export function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  return capabilities?.elicitation?.form !== undefined;
+}
+
+/**
+ * The approval question as the client shows it: tool, server, why, the arguments (logical paths,
+ * as the caller wrote them) and each capability verdict with its source.
+ */
+export function formatApprovalQuestion(preview: ApprovalPreview): string {
+  const caps = preview.capabilities;
+  const verdicts = (['readOnly', 'writes', 'destructive', 'openWorld'] as const)
+    .map((key) => `${key}=${String(caps[key].value)} (${caps[key].source})`)
+    .join(', ');
+  let args = JSON.stringify(preview.args);
+  if (args.length > MAX_ARGS_TEXT) args = `${args.slice(0, MAX_ARGS_TEXT)}… [cut]`;
+  const lines = [
+    `Approve a call of tool "${preview.toolName}" (${preview.toolId}${preview.serverName === undefined ? '' : ` on server "${preview.serverName}"`})?`,
+    `Why: ${preview.reason} [${preview.rule}]`,
+    `Arguments: ${args}`,
+    `Capabilities: ${verdicts}`,
+  ];
+  if (preview.pinnedFingerprint !== undefined)
+    lines.push('Note: the tool definition changed since it was last approved.');
+  for (const note of caps.disagreements) lines.push(`Note: ${note}`);
+  return lines.join('\n');
+}
+
+const REQUESTED_SCHEMA = {
+  type: 'object' as const,
+  properties: {
+    decision: {
+      type: 'string' as const,
+      title: 'Decision',
+      description: 'approve runs the call; reject refuses it.',
+      enum: ['approve', 'reject'],
+    },
+    reason: {
+      type: 'string' as const,
+      title: 'Reason',
+      description: 'Optional; given back to the caller when you reject.',
+    },
+  },
+  required: ['decision'],
+};
+
+function reject(message: string): ApprovalResponse {
+  return { type: 'reject', message, by: MCP_CLIENT_APPROVER };
+}
+
+/**
+ * The approver for a call made over MCP: asks the client with `elicitation/create` (a form with
+ * `decision: approve | reject` and an optional `reason`) on the call's own response stream.
+ * `accept` + approve runs the call; reject, `decline`, `cancel`, a client error or no answer within
+ * the timeout refuse it; answers are recorded with `by: "mcp-client"`. A client that did not
+ * declare form elicitation cannot be asked: the approver throws `POLICY_DENIED` saying so, and
+ * the policy refuses the call with that message. A cancelled call throws `ABORTED`.
+ */
+export function createElicitationApprover(options: ElicitationApproverOptions): Approver {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  return async (preview) => {
+    if (!supportsFormElicitation(options.server.getClientCapabilities())) {
+      const client = options.server.getClientVersion()?.name;
+      throw new AgentsError(
+        AgentsErrorCode.PolicyDenied,
+        `Tool "${preview.toolName}" needs approval (${preview.rule}: ${preview.reason}), and this ` +
+          `MCP client${client === undefined ? '' : ` ("${client}")`} cannot be asked: it did not ` +
+          `declare the elicitation capability. To run it, ${options.noElicitationHint ?? DEFAULT_NO_ELICITATION_HINT}.`,
+        { details: { toolId: preview.toolId, decidedBy: 'mcp-server' } },
+      );
+    }
+    let result;
+    try {
+      result = await options.server.elicitInput(
+        {
+          mode: 'form',
+          message: formatApprovalQuestion(preview),
+          requestedSchema: REQUESTED_SCHEMA,
+        },
+        {
+          relatedRequestId: options.requestId,
+          timeout: timeoutMs,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+        },
+      );
+    } catch (error) {
+      if (options.signal?.aborted) {
+        throw new AgentsError(
+          AgentsErrorCode.Aborted,
+          `The call of "${preview.toolName}" was cancelled while waiting for approval.`,
+          { cause: error, details: { toolId: preview.toolId } },
+        );
+      }
+      if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+        return reject(`no answer from the MCP client within ${Math.round(timeoutMs / 1000)} s`);
+      }
+      return reject(`the MCP client could not ask for approval (${errorMessage(error)})`);
+    }
+    if (result.action === 'decline') return reject('declined in the MCP client');
+    if (result.action === 'cancel') return reject('the approval request was dismissed');
+    const decision = result.content?.['decision'];
+    const reason = result.content?.['reason'];
+    if (decision === 'approve') return { type: 'approve', by: MCP_CLIENT_APPROVER };
+    if (decision === 'reject') {
+      return reject(
+        typeof reason === 'string' && reason.trim() !== ''
+          ? `rejected in the MCP client: ${reason.trim()}`
+          : 'rejected in the MCP client',
+      );
+    }
+    return reject('the MCP client accepted without a decision');
+  };
+}
