@@ -62,18 +62,24 @@ export function errorToJson(error: unknown): Record<string, unknown> {
   return { error: { code: 'ERROR', message: errorMessage(error) } };
 }
 
-/** Prints an error for a person: the message (usage errors carry the usage), then server stderr when there is any. */
+/**
+ * Prints an error for a person: the message (usage errors carry the usage), then the server's
+ * stderr when there is some and the message does not already quote it (server start errors
+ * quote its last lines), so it is printed once.
+ */
 export function printError(stream: NodeJS.WritableStream, error: unknown): void {
   if (error instanceof AggregateError) {
     println(stream, `agents: ${error.message}`);
     return;
   }
-  println(stream, `agents: ${errorMessage(error)}`);
+  const message = errorMessage(error);
+  println(stream, `agents: ${message}`);
   if (AgentsError.isInstance(error)) {
     const stderrTail = error.details['stderrTail'];
-    if (typeof stderrTail === 'string' && stderrTail.trim() !== '') {
-      println(stream, '--- server stderr (last lines) ---');
-      println(stream, stderrTail.trimEnd());
-    }
+    if (typeof stderrTail !== 'string') return;
+    const lastLine = stderrTail.trimEnd().split('\n').at(-1)?.trim() ?? '';
+    if (lastLine === '' || message.includes(lastLine)) return;
+    println(stream, '--- server stderr (last lines) ---');
+    println(stream, stderrTail.trimEnd());
   }
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// The policy schema lives with the policy code; it imports only zod and errors (no cycle).
+import { PolicySchema } from '../policy/schema.js';
 
 /** Per-tool overrides: capabilities, path arguments, a different name. */
 export const ToolOverrideSchema = z
@@ -167,7 +169,13 @@ export const SkillSchema = z
       .array(z.union([z.string(), ServerConfigSchema.and(z.object({ name: z.string() }))]))
       .default([])
       .describe('Server record names, or inline server configs with a name.'),
-    agent_skills: z.array(z.string()).default([]).describe('Folders holding a SKILL.md.'),
+    agent_skills: z
+      .array(z.string())
+      .default([])
+      .describe(
+        'Agent Skill folders (with a SKILL.md): a bare name is a folder in `.agents/skills/` ' +
+          '(`release-notes` → `.agents/skills/release-notes/`); a path is relative to the project.',
+      ),
     overrides: ToolOverridesSchema.default({}).describe('Per-tool overrides applied at inclusion.'),
   })
   .describe('A skill.');
@@ -250,14 +258,22 @@ export const ActorSchema = z
     model: z
       .string()
       .default('scripted')
-      .describe('`provider:model`, or `scripted:path/to/script.yaml`.'),
+      .describe(
+        '`provider:model` (e.g. `openai:gpt-4.1-mini`; install the provider package), or ' +
+          '`scripted:path/to/script.yaml` (an offline model replaying a YAML list of turns ' +
+          '`{ content?, tool_calls?: [{ name, args }] }`, path relative to the project). Bare ' +
+          '`scripted` (the default) means `.agents/actors/NAME.script.yaml`.',
+      ),
     instructions: z.string().default(''),
     sandbox: SandboxSettingsSchema.default({ source: '.', revision: 'HEAD', enabled: true }),
     checkpointer: CheckpointerSettingsSchema.default({
       type: 'sqlite',
       path: '.agents/checkpoints.sqlite',
     }),
-    policy: z.unknown().optional().describe('Safety policy (see the policy section).'),
+    policy: PolicySchema.optional().describe(
+      'Safety policy: which tool calls run, which wait for approval, which are refused. ' +
+        'Without it: mode ask (read-only tools run, every other call waits for approval).',
+    ),
     budget: OutputBudgetSettingsSchema.optional().describe(
       'Output budget for tool results (default: 32 KiB of text per result).',
     ),

@@ -7,7 +7,13 @@ import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { parseYaml } from '../config/load.js';
 import { CONFIG_FILE_SCHEMAS } from '../config/json-schema.js';
 import type { ConfigFileKind } from '../config/json-schema.js';
-import type { Actor, NamedServerConfig, Skill, ToolResource } from '../config/schemas.js';
+import type {
+  Actor,
+  NamedServerConfig,
+  ServerConfig,
+  Skill,
+  ToolResource,
+} from '../config/schemas.js';
 
 /** The kinds of records a workspace holds (one folder each). */
 export type WorkspaceKind = ConfigFileKind;
@@ -103,6 +109,57 @@ export interface WorkspaceStore {
   findTool(idOrName: string): Promise<WorkspaceRecord<'tool'> | undefined>;
   /** Resolves a path from a file against {@link projectDir}. */
   resolvePath(path: string): string;
+  /**
+   * A server config as it is launched: see {@link resolveServerPaths}. Records read with `get`
+   * and `list` (servers, and inline servers of skills) are already resolved; files keep what
+   * the user wrote.
+   */
+  resolveServer<T extends ServerConfig>(config: T): T;
+}
+
+/**
+ * What `put` writes to `.gitignore` in a workspace folder it creates: the files `agents` writes
+ * while actors run, which are local state, not configuration to commit. A `.gitignore` that
+ * exists is never touched.
+ */
+export const WORKSPACE_GITIGNORE = `# Written by \`agents\` while actors run: local state, not configuration.
+# Commit the YAML files (servers/ tools/ skills/ actors/) and Agent Skill folders.
+/checkpoints.sqlite*
+/audit.jsonl
+/sandboxes/
+/output/
+# Fingerprints of the tools you approved; delete this line to share them with your team.
+/pins.json
+# Temp files of an interrupted write.
+.*.tmp
+`;
+
+/** True for a `command`/`args` entry that names a file of the project: `./x` or `../x`. */
+function isProjectRelative(entry: string): boolean {
+  return entry.startsWith('./') || entry.startsWith('../');
+}
+
+/**
+ * Resolves the parts of a stdio server config that name files of the project, so the YAML stays
+ * portable and the server starts the same from any folder, the sandbox included:
+ * - `command` and each `args` entry that starts with `./` or `../` are resolved against
+ *   `projectDir` (the folder holding `.agents/`), e.g. `./node_modules/pkg/dist/index.js`;
+ * - a relative `cwd` is resolved against `projectDir`.
+ *
+ * Everything else is passed as written: bare names (`node`, `npx`) are looked up on `PATH`, and
+ * other relative arguments (`.`, `src`) stay relative to the server's working folder, which is
+ * the sandbox root unless `cwd` is set. HTTP configs are returned unchanged.
+ */
+export function resolveServerPaths<T extends ServerConfig>(config: T, projectDir: string): T {
+  if (config.transport !== 'stdio') return config;
+  const resolveEntry = (entry: string) =>
+    isProjectRelative(entry) ? resolve(projectDir, entry) : entry;
+  return {
+    ...config,
+    command: resolveEntry(config.command),
+    args: config.args.map(resolveEntry),
+    ...(config.cwd === undefined ? {} : { cwd: resolve(projectDir, config.cwd) }),
+  };
 }
 
 const FOLDERS: Record<WorkspaceKind, string> = {
@@ -128,7 +185,8 @@ export function defaultWorkspaceDir(cwd: string = process.cwd()): string {
 
 /**
  * Opens a workspace folder. Nothing is read or created until a method is called; `put`
- * creates the kind's folder on demand.
+ * creates the kind's folder on demand, and when it creates the workspace folder itself, a
+ * `.gitignore` for the files runs write there ({@link WORKSPACE_GITIGNORE}).
  */
 export function createWorkspaceStore(
   root: string,
@@ -182,7 +240,23 @@ export function createWorkspaceStore(
         },
       );
     }
-    return (kind === 'tool' ? parsed : { ...parsed, name }) as WorkspaceValues[K];
+    if (kind === 'tool') return parsed as WorkspaceValues[K];
+    if (kind === 'server')
+      return resolveServerPaths(
+        { ...(parsed as ServerConfig), name },
+        projectDir,
+      ) as WorkspaceValues[K];
+    if (kind === 'skill') {
+      const skill = parsed as Skill;
+      return {
+        ...skill,
+        name,
+        mcp_servers: skill.mcp_servers.map((server) =>
+          typeof server === 'string' ? server : resolveServerPaths(server, projectDir),
+        ),
+      } as WorkspaceValues[K];
+    }
+    return { ...parsed, name } as WorkspaceValues[K];
   }
 
   async function list<K extends WorkspaceKind>(kind: K): Promise<WorkspaceListing<K>> {
@@ -215,6 +289,18 @@ export function createWorkspaceStore(
     if (await exists(primary)) return primary;
     const alternate = join(dir(kind), `${name}.yml`);
     return (await exists(alternate)) ? alternate : undefined;
+  }
+
+  /** Makes the workspace folder; when this call made it, adds {@link WORKSPACE_GITIGNORE}. */
+  async function ensureRoot(): Promise<void> {
+    const made = await mkdir(absoluteRoot, { recursive: true });
+    if (made === undefined) return;
+    await writeFile(join(absoluteRoot, '.gitignore'), WORKSPACE_GITIGNORE, { flag: 'wx' }).catch(
+      (error: unknown) => {
+        // Someone wrote one in between: theirs wins.
+        if (!isErrno(error, 'EEXIST')) throw error;
+      },
+    );
   }
 
   return {
@@ -262,6 +348,7 @@ export function createWorkspaceStore(
           );
         }
       }
+      await ensureRoot();
       await writeFileAtomic(target, text);
       if (existing !== undefined && existing !== target) await rm(existing, { force: true });
       return target;
@@ -281,6 +368,9 @@ export function createWorkspaceStore(
     },
     resolvePath(path) {
       return isAbsolute(path) ? path : resolve(projectDir, path);
+    },
+    resolveServer(config) {
+      return resolveServerPaths(config, projectDir);
     },
   };
 }

@@ -93,6 +93,21 @@ describe('agents CLI', () => {
         (await agents(dir, 'tool', 'show', 'read_file', '--json')).stdout,
       );
       expect(showJson).toMatchObject({ id: 'builtin:read_file', source: 'builtin' });
+      // Any tool of a registered server, by its id, without a tool resource.
+      const showMcp = JSON.parse(
+        (await agents(dir, 'tool', 'show', 'mcp:notes/read_note', '--json')).stdout,
+      );
+      expect(showMcp).toMatchObject({ id: 'mcp:notes/read_note', serverName: 'notes' });
+      expect(showMcp.capabilities.readOnly).toMatchObject({ value: true });
+      const noTool = await agents(dir, 'tool', 'show', 'mcp:notes/nope');
+      expect(noTool.code).toBe(4);
+      expect(noTool.stderr).toMatch(/Server "notes" has no tool "nope"; it has: .*read_note/);
+      const noServer = await agents(dir, 'tool', 'show', 'mcp:ghost/x');
+      expect(noServer.code).toBe(4);
+      expect(noServer.stderr).toMatch(/No server named "ghost".*agents server add/);
+      const unknown = await agents(dir, 'tool', 'show', 'nope');
+      expect(unknown.code).toBe(4);
+      expect(unknown.stderr).toMatch(/agents tool show mcp:SERVER\/TOOL.*agents skill show SKILL/s);
 
       expect((await agents(dir, 'tool', 'disable', 'notes.write')).code).toBe(0);
       const disabled = await agents(
@@ -130,6 +145,7 @@ describe('agents CLI', () => {
 
       const missingSkill = await agents(dir, 'actor', 'add', 'bot', '--skill', 'ghost');
       expect(missingSkill.code).toBe(4);
+      await writeFile(join(dir, 'script.yaml'), '- content: hi\n');
       expect(
         (
           await agents(

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,34 @@ describe('parseYaml', () => {
     expect(problems[0]?.message).toMatch(/expected string/i);
   });
 
+  it("checks an actor's policy block with the policy schema, pointing at the typo", () => {
+    const typo = problemsOf(() =>
+      parseYaml(
+        'skills: [files]\npolicy:\n  mode: ask\n  rules:\n    - match: { tool: "mcp:fs/*" }\n      decison: deny\n',
+        ActorSchema,
+        { file: 'actors/coder.yaml' },
+      ),
+    );
+    expect(typo.error.code).toBe('CONFIG_INVALID');
+    // The unknown key, and the required field it was meant to be, each with its position.
+    expect(typo.error.message).toContain(
+      'actors/coder.yaml:6:7: policy.rules[0]: unknown field "decison"',
+    );
+    expect(typo.problems).toContainEqual(
+      expect.objectContaining({ path: 'policy.rules[0].decision', line: 5, column: 7 }),
+    );
+    const mode = problemsOf(() =>
+      parseYaml('skills: [files]\npolicy: { mode: aks }\n', ActorSchema, { file: 'a.yaml' }),
+    );
+    expect(mode.problems).toEqual([
+      expect.objectContaining({ path: 'policy.mode', line: 2, column: 17 }),
+    ]);
+    expect(mode.problems[0]?.message).toMatch(/read-only.*ask.*auto/);
+    const parsed = parseYaml('skills: [files]\npolicy: { mode: auto }\n', ActorSchema);
+    expect(parsed.policy).toMatchObject({ mode: 'auto', rules: [], newTools: 'ask' });
+    expect(parseYaml('skills: [files]\n', ActorSchema).policy).toBeUndefined();
+  });
+
   it('rejects duplicate keys and an empty document', () => {
     expect(problemsOf(() => parseYaml('a: 1\na: 2\n', z.object({}))).problems[0]?.line).toBe(2);
     const empty = problemsOf(() => parseYaml('', ActorSchema, { file: 'e.yaml' }));
@@ -108,5 +136,23 @@ describe('configJsonSchemas', () => {
     expect(schemas.actor['additionalProperties']).toBe(false);
     expect(schemas.actor['required']).toEqual(['skills']);
     expect(JSON.stringify(schemas.server)).toContain('streamable-http');
+  });
+
+  it('describes the actor policy field by field, so editors complete and check it', () => {
+    const policy = (
+      configJsonSchemas().actor['properties'] as Record<string, Record<string, unknown>>
+    )['policy'];
+    expect(policy?.['additionalProperties']).toBe(false);
+    const fields = policy?.['properties'] as Record<string, Record<string, unknown>>;
+    expect(Object.keys(fields).sort()).toEqual(['mode', 'newTools', 'rules', 'skills', 'tools']);
+    expect(fields['mode']?.['enum']).toEqual(['read-only', 'ask', 'auto']);
+  });
+
+  it('matches the committed schemas/*.json (regenerate with npx tsx scripts/gen-schemas.ts)', async () => {
+    const schemas = configJsonSchemas();
+    for (const kind of ['actor', 'server', 'skill', 'tool'] as const) {
+      const file = join(import.meta.dirname, '..', '..', 'schemas', `${kind}.schema.json`);
+      expect(JSON.parse(await readFile(file, 'utf8')), file).toEqual(schemas[kind]);
+    }
   });
 });

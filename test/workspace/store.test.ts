@@ -1,8 +1,13 @@
-import { mkdtemp, readFile, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceStore, writeFileAtomic } from '../../src/workspace/store.js';
+import {
+  WORKSPACE_GITIGNORE,
+  createWorkspaceStore,
+  resolveServerPaths,
+  writeFileAtomic,
+} from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';
 
 describe('workspace store', () => {
@@ -92,5 +97,78 @@ describe('workspace store', () => {
     await expect(store.get('skill', 'one')).rejects.toThrow(/does not match the file name "one"/);
     expect(store.resolvePath('src')).toBe(join(dir, 'src'));
     expect(store.projectDir).toBe(dir);
+  });
+
+  it('launches ./ and ../ command and args from the project folder; the file keeps what was written', async () => {
+    await store.put('server', 'local', {
+      transport: 'stdio',
+      command: './bin/server',
+      args: ['./tools/s.mjs', '../shared/t.mjs', '.', 'src', '--flag=./x', '/abs/y.js'],
+      cwd: 'work',
+    });
+    await store.put('server', 'path', { transport: 'stdio', command: 'node', args: ['s.js'] });
+    await store.put('server', 'remote', { transport: 'streamable-http', url: 'http://h/mcp' });
+    const local = await store.get('server', 'local');
+    expect(local).toMatchObject({
+      command: join(dir, 'bin', 'server'),
+      // `.` and `src` stay relative to the server's working folder (the sandbox root).
+      args: [
+        join(dir, 'tools', 's.mjs'),
+        join(dir, '..', 'shared', 't.mjs'),
+        '.',
+        'src',
+        '--flag=./x',
+        '/abs/y.js',
+      ],
+      cwd: join(dir, 'work'),
+    });
+    expect((await store.list('server')).records.map((record) => record.value)).toContainEqual(
+      local,
+    );
+    expect(await store.get('server', 'path')).toMatchObject({ command: 'node', args: ['s.js'] });
+    expect(await store.get('server', 'path')).not.toHaveProperty('cwd');
+    expect(await store.get('server', 'remote')).toMatchObject({ url: 'http://h/mcp' });
+    const text = await readFile(store.file('server', 'local'), 'utf8');
+    expect(text).toContain('./tools/s.mjs');
+    expect(text).not.toContain(dir);
+
+    // Inline servers of a skill follow the same rule.
+    await store.put('skill', 'inline', {
+      mcp_servers: [
+        'local',
+        { name: 'own', transport: 'stdio', command: 'node', args: ['./o.mjs'] },
+      ],
+    });
+    expect((await store.get('skill', 'inline')).mcp_servers).toEqual([
+      'local',
+      expect.objectContaining({ name: 'own', command: 'node', args: [join(dir, 'o.mjs')] }),
+    ]);
+    // The helper itself, for configs that never were a file.
+    expect(
+      resolveServerPaths({ transport: 'stdio', command: '../x', args: [], trusted: false }, '/p/q'),
+    ).toMatchObject({ command: '/p/x' });
+  });
+
+  it("writes .agents/.gitignore for run state when it creates the folder, never over a user's", async () => {
+    await store.put('actor', 'a', { skills: ['s'] });
+    const ignore = join(dir, '.agents', '.gitignore');
+    expect(await readFile(ignore, 'utf8')).toBe(WORKSPACE_GITIGNORE);
+    for (const pattern of ['/checkpoints.sqlite*', '/audit.jsonl', '/sandboxes/', '/pins.json'])
+      expect(WORKSPACE_GITIGNORE.split('\n')).toContain(pattern);
+
+    // The user edits it: later writes leave it alone.
+    await writeFile(ignore, 'mine\n');
+    await store.put('actor', 'b', { skills: ['s'] });
+    expect(await readFile(ignore, 'utf8')).toBe('mine\n');
+    // A user who deleted it is not second-guessed either: the folder exists.
+    await rm(ignore);
+    await store.put('actor', 'c', { skills: ['s'] });
+    await expect(stat(ignore)).rejects.toMatchObject({ code: 'ENOENT' });
+
+    // A workspace folder that existed before the store wrote to it gets none.
+    const other = join(dir, 'other', '.agents');
+    await mkdir(other, { recursive: true });
+    await createWorkspaceStore(other).put('actor', 'a', { skills: ['s'] });
+    expect(await readdir(other)).toEqual(['actors']);
   });
 });

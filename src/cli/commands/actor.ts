@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 // Light (no LangGraph): the actor module itself is imported on use.
@@ -17,19 +19,83 @@ import { printJson, println } from '../output.js';
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
 Creates actors/NAME.yaml after resolving its skills (missing skills, tool resources and servers
-are reported now, not at run time).
+are reported now, not at run time) and checking its model.
 
 Options:
   --skill SKILL          a skill of the workspace (repeatable, at least one)
-  --model MODEL          provider:model (e.g. openai:gpt-4.1) or scripted:PATH (default scripted)
+  --model MODEL          the chat model, one of:
+                           provider:model  e.g. openai:gpt-4.1-mini (install langchain and the
+                                           provider package, e.g. @langchain/openai; set its key)
+                           scripted:PATH   an offline model replaying the YAML script at PATH
+                                           (relative to the project folder)
+                           scripted        the default: the script <workspace>/actors/NAME.script.yaml
+                         The script must exist: a YAML list of model turns, replayed in order for
+                         each input (a turn has content and/or tool_calls), e.g.
+                           - tool_calls: [{ name: write_file, args: { path: a.txt, content: hi } }]
+                           - content: done
   --instructions TEXT    system instructions
   --description TEXT     what the actor is for
   --no-sandbox           run tools on the project itself instead of a git worktree sandbox
   --source DIR           folder or git repo the sandbox is made from (default .)
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
-                         approval), read-only, or auto (everything runs)
+                         approval), read-only, or auto (everything runs); rules: edit the YAML
   --force                replace an existing actor`;
+
+const POLICY_MODES = ['ask', 'read-only', 'auto'] as const;
+type PolicyModeOption = (typeof POLICY_MODES)[number];
+
+function isPolicyMode(value: string): value is PolicyModeOption {
+  return (POLICY_MODES as readonly string[]).includes(value);
+}
+
+const SCRIPT_EXAMPLE =
+  '  - tool_calls: [{ name: write_file, args: { path: a.txt, content: hi } }]\n  - content: done';
+
+/**
+ * Checks an actor's model before it is stored: a script exists and parses (`scripted`,
+ * `scripted:PATH`), or the spec has the `provider:model` form. Returns the script file, if any.
+ * Throws `CONFIG_NOT_FOUND` (no script), `CONFIG_INVALID` (broken script, with line and column)
+ * or `INVALID_ARGUMENTS` (neither form), each saying how to fix it.
+ */
+async function checkModel(
+  store: ReturnType<typeof storeOf>,
+  actorName: string,
+  model: string,
+): Promise<string | undefined> {
+  if (model === 'scripted' || model.startsWith('scripted:')) {
+    const path = model === 'scripted' ? '' : model.slice('scripted:'.length);
+    if (model !== 'scripted' && path === '')
+      throw usageError('--model scripted: needs a path: scripted:path/to/script.yaml.', ADD_USAGE);
+    const file =
+      path === '' ? join(store.dir('actor'), `${actorName}.script.yaml`) : store.resolvePath(path);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      const how =
+        path === ''
+          ? `Without --model the actor replays the script ${file}`
+          : `Model "${model}" replays the script ${file}`;
+      throw new AgentsError(
+        AgentsErrorCode.ConfigNotFound,
+        `${how}, which cannot be read (${errorMessage(error)}). Write it first, a YAML list of ` +
+          `model turns:\n${SCRIPT_EXAMPLE}\nor pass --model provider:model (e.g. openai:gpt-4.1-mini).`,
+        { cause: error, details: { file } },
+      );
+    }
+    const { parseModelScript } = await import('../../actors/scripted-model.js');
+    parseModelScript(text, file);
+    return file;
+  }
+  if (!/^[a-z0-9_-]+:.+/i.test(model)) {
+    throw usageError(
+      `--model ${model}: use provider:model (e.g. openai:gpt-4.1-mini), scripted:PATH or scripted.`,
+      ADD_USAGE,
+    );
+  }
+  return undefined;
+}
 
 const actorAdd: Command = {
   path: ['actor', 'add'],
@@ -64,14 +130,9 @@ const actorAdd: Command = {
         ADD_USAGE,
       );
     }
-    if (
-      values.policy !== undefined &&
-      values.policy !== 'ask' &&
-      values.policy !== 'read-only' &&
-      values.policy !== 'auto'
-    ) {
-      throw usageError(`--policy ${values.policy}: use ask, read-only or auto.`, ADD_USAGE);
-    }
+    const policyMode = values.policy;
+    if (policyMode !== undefined && !isPolicyMode(policyMode))
+      throw usageError(`--policy ${policyMode}: use ask, read-only or auto.`, ADD_USAGE);
     const input = {
       skills: values.skill,
       ...(values.description ? { description: values.description } : {}),
@@ -86,7 +147,7 @@ const actorAdd: Command = {
           }
         : {}),
       ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
-      ...(values.policy === undefined ? {} : { policy: { mode: values.policy } }),
+      ...(policyMode === undefined ? {} : { policy: { mode: policyMode } }),
     };
     const { ActorSchema } = await import('../../config/schemas.js');
     ActorSchema.parse(input);
@@ -102,6 +163,7 @@ const actorAdd: Command = {
     }
     const { planSkills } = await import('../../registry/skill-registry.js');
     const plan = await planSkills(store, values.skill);
+    const script = await checkModel(store, name, values.model ?? 'scripted');
     const file = await store.put('actor', name, input, { overwrite: values.force === true });
     if (context.json)
       printJson(context.stdout, {
@@ -109,11 +171,13 @@ const actorAdd: Command = {
         file,
         actor: input,
         servers: plan.servers.map((server) => server.name),
+        script: script ?? null,
       });
     else
       println(
         context.stdout,
-        `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}.`,
+        `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}` +
+          `${script === undefined ? '' : `; model script: ${script}`}.`,
       );
     return 0;
   },

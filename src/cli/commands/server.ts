@@ -47,12 +47,19 @@ const ADD_USAGE = `Usage: agents server add NAME [options] -- COMMAND [ARGS...]
 Registers an MCP server in servers/NAME.yaml after checking it: the command starts (or the URL
 answers), the MCP handshake succeeds and its tools are listed.
 
+A stdio server runs in the sandbox of each actor run (its working folder is the sandbox root),
+so name files of your project with ./ or ../: COMMAND and every ARG that starts with ./ or ../
+is resolved against the project folder (the folder holding .agents/) when the server starts;
+the YAML keeps what you typed. Other arguments are passed as written (".", "src" stay relative
+to the sandbox), and bare commands (node, npx) are looked up on PATH.
+
 Options:
   --url URL           remote server endpoint (streamable HTTP by default)
   --transport T       stdio | streamable-http | sse
   --env KEY=VALUE     extra environment variable for a stdio server (repeatable)
   --header KEY=VALUE  HTTP header for a remote server (repeatable)
-  --cwd DIR           working directory of a stdio server (default: the sandbox root)
+  --cwd DIR           working directory of a stdio server instead of the sandbox root
+                      (a relative DIR is relative to the project folder)
   --trusted           trust the server's annotations (readOnlyHint)
   --no-validate       store without starting the server
   --force             replace an existing record
@@ -138,10 +145,11 @@ const serverAdd: Command = {
     }
     let probe: ServerProbe | undefined;
     if (!values['no-validate']) {
-      probe = await probeServer(
-        { ...parsed.data, name },
-        { cwd: context.cwd, signal: context.signal },
-      );
+      // Launched as a run launches it: ./ and ../ entries resolved against the project.
+      probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
     }
     const file = await store.put('server', name, input, { overwrite: values.force === true });
     if (context.json) {

@@ -16,7 +16,9 @@ Options:
   --description TEXT    what the skill is for
   --tool T              built-in tool (read_file), tool resource id, or custom:./mod.js#export (repeatable)
   --server NAME         include every tool of a registered server (repeatable)
-  --agent-skill DIR     a folder holding SKILL.md, or a folder of them (repeatable)
+  --agent-skill DIR     a folder holding SKILL.md, or a folder of them (repeatable): a bare
+                        name is a folder in <workspace>/skills/ (release-notes →
+                        .agents/skills/release-notes/), a path is relative to the project
   --no-validate         store without starting servers
   --force               replace an existing skill`;
 

@@ -1,4 +1,5 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { SkillInclusion } from '../../registry/skill-registry.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
 import {
   BUILTIN_TOOL_NAMES,
@@ -128,8 +129,10 @@ const toolList = createListCommand({
 });
 
 /**
- * The descriptor a skill would get for a tool resource or built-in tool: the server is started
- * and the resource's overrides applied exactly as the skill registry applies them.
+ * The descriptor a skill would get for a tool: a built-in tool, a tool resource (id or file
+ * name), or any tool of a registered server by its id `mcp:SERVER/TOOL`. The server is started
+ * and overrides (the server record's, then the resource's) are applied exactly as the skill
+ * registry applies them.
  */
 async function describeTool(
   store: WorkspaceStore,
@@ -145,16 +148,55 @@ async function describeTool(
     return entry!.descriptor;
   }
   const record = await store.findTool(idOrName);
-  if (!record) {
-    throw new AgentsError(
-      AgentsErrorCode.ToolNotFound,
-      `No tool resource "${idOrName}" in ${store.dir('tool')} and no built-in tool of that name.`,
-      {
-        details: { toolId: idOrName },
-      },
-    );
+  if (record) {
+    const entries = await describeServerTools(store, record.value.server, context, {
+      kind: 'resource',
+      skill: SHOW_SKILL,
+      resource: { ...record.value, enabled: true },
+    });
+    return entries[0]!;
   }
-  const config = await store.get('server', record.value.server);
+  const mcpId = MCP_TOOL_ID.exec(idOrName);
+  if (mcpId) {
+    const [, serverName = '', toolName = ''] = mcpId;
+    const entries = await describeServerTools(store, serverName, context, {
+      kind: 'server',
+      skill: SHOW_SKILL,
+      serverName,
+    });
+    const found = entries.find((descriptor) => descriptor.originalName === toolName);
+    if (!found) {
+      throw new AgentsError(
+        AgentsErrorCode.ToolNotFound,
+        `Server "${serverName}" has no tool "${toolName}"; it has: ${entries.map((descriptor) => descriptor.originalName).join(', ') || 'none'}.`,
+        { details: { toolId: idOrName, serverName, toolName } },
+      );
+    }
+    return found;
+  }
+  throw new AgentsError(
+    AgentsErrorCode.ToolNotFound,
+    `No tool "${idOrName}": it is not a built-in tool (${BUILTIN_TOOL_NAMES.join(', ')}), not a ` +
+      `tool resource in ${store.dir('tool')}, and not an id of the form mcp:SERVER/TOOL. ` +
+      "Show a server's tool with `agents tool show mcp:SERVER/TOOL` (`agents server test SERVER` " +
+      "lists them), register one with `agents tool add`, or list a skill's tools with " +
+      '`agents skill show SKILL`.',
+    { details: { toolId: idOrName } },
+  );
+}
+
+/** `mcp:SERVER/TOOL`, the id every tool of a server has (see `mcp/tool-adapter.ts`). */
+const MCP_TOOL_ID = /^mcp:([^/]+)\/(.+)$/;
+const SHOW_SKILL = 'tool-show';
+
+/** Starts one server, includes its tools as a skill would, and returns their descriptors. */
+async function describeServerTools(
+  store: WorkspaceStore,
+  serverName: string,
+  context: CommandContext,
+  inclusion: SkillInclusion,
+): Promise<ToolDescriptor[]> {
+  const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { createSkillRegistry } = await import('../../registry/skill-registry.js');
   const server = createManagedServer(config, { cwd: context.cwd });
@@ -164,7 +206,7 @@ async function describeTool(
       plan: {
         skills: [
           {
-            name: 'tool-show',
+            name: SHOW_SKILL,
             description: '',
             tools: [],
             mcp_servers: [],
@@ -173,25 +215,28 @@ async function describeTool(
           },
         ],
         servers: [config],
-        inclusions: [
-          { kind: 'resource', skill: 'tool-show', resource: { ...record.value, enabled: true } },
-        ],
+        inclusions: [inclusion],
       },
       servers: new Map([[config.name, server]]),
       projectDir: store.projectDir,
     });
-    const descriptor = registry.entries()[0]!.descriptor;
+    const descriptors = registry.entries().map((entry) => entry.descriptor);
     await registry.close();
-    return descriptor;
+    return descriptors;
   } finally {
     await server.close();
   }
 }
 
-const SHOW_USAGE = `Usage: agents tool show ID|NAME [--json]
+const SHOW_USAGE = `Usage: agents tool show TOOL [--json]
 
 Starts the tool's server and prints its descriptor: capabilities with their provenance
-(override, annotation, name-heuristic, default), path arguments, fingerprint and schema.`;
+(override, annotation, name-heuristic, default), path arguments, fingerprint and schema.
+
+TOOL is one of:
+  mcp:SERVER/TOOL   any tool of a registered server (e.g. mcp:fs/write_file)
+  ID or NAME        a tool resource (\`agents tool list\`), with its overrides
+  read_file, ...    a built-in tool`;
 
 const toolShow: Command = {
   path: ['tool', 'show'],
@@ -199,7 +244,7 @@ const toolShow: Command = {
   usage: SHOW_USAGE,
   async run(context) {
     const { positionals } = parseCommandLine(context.argv, {}, SHOW_USAGE);
-    const name = requirePositional(positionals, 'tool ID or NAME', SHOW_USAGE);
+    const name = requirePositional(positionals, 'TOOL', SHOW_USAGE);
     const descriptor = await describeTool(storeOf(context), name, context);
     if (context.json) printJson(context.stdout, descriptor);
     else {
