@@ -250,5 +250,7 @@ export type { ToolProgressEvent } from './mcp/structured-tool.js';
 export type { ReapReport, ServerProcessRecord } from './servers/orphan-reaper.js';
 export { defaultRunDir, reapOrphanedServers } from './servers/orphan-reaper.js';
 export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
+export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
+export type { OversizedFile } from './sandbox/large-files.js';
 export type { NestedRepo } from './sandbox/nested-repos.js';
 export type { RepoIntegrityChange, RepoIntegrityReport } from './sandbox/repo-integrity.js';

@@ -62,6 +62,17 @@ import { openThreadSandbox } from './thread-sandbox.js';
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
 
+/** The snapshot settings of an actor's `sandbox:` block, as sandbox options. */
+function snapshotSettings(settings: {
+  maxFileBytes?: number | undefined;
+  exclude?: string[] | undefined;
+}): { maxFileBytes?: number; exclude?: readonly string[] } {
+  return {
+    ...(settings.maxFileBytes === undefined ? {} : { maxFileBytes: settings.maxFileBytes }),
+    ...(settings.exclude === undefined ? {} : { exclude: settings.exclude }),
+  };
+}
+
 /** Options for {@link createActor}. Give `config`, or `name` (read from the workspace). */
 export interface CreateActorOptions {
   /** The actor's config; when absent it is read from `actors/NAME.yaml` in the workspace. */
@@ -452,6 +463,7 @@ class LocalActor implements ActorInstance {
           source: this.store.resolvePath(sandboxSettings.source),
           revision: sandboxSettings.revision,
           projectDir: this.store.projectDir,
+          ...snapshotSettings(sandboxSettings),
           ...(signal ? { signal } : {}),
         });
         sandbox = opened;
@@ -463,6 +475,7 @@ class LocalActor implements ActorInstance {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
           revision: sandboxSettings.revision,
+          ...snapshotSettings(sandboxSettings),
           ...(this.options.sandboxBaseDir ? { baseDir: this.options.sandboxBaseDir } : {}),
           ...(signal ? { signal } : {}),
         });

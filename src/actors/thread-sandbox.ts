@@ -122,6 +122,10 @@ export interface OpenThreadSandboxOptions {
   create?: boolean;
   /** Hold its run lock until close (see `openSandbox`). Default true. */
   lock?: boolean;
+  /** Snapshot size cap (see `CreateSandboxOptions.maxFileBytes`); omitted keeps the recorded one. */
+  maxFileBytes?: number;
+  /** Extra snapshot excludes; omitted keeps the recorded ones. */
+  exclude?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -159,6 +163,8 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     id: sandboxId,
     lock: options.lock ?? true,
     ...(options.create === undefined ? {} : { create: options.create }),
+    ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   if (existing === undefined) {

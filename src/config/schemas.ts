@@ -186,6 +186,20 @@ export const SandboxSettingsSchema = z
     source: z.string().default('.').describe('Folder or git repo the sandbox is made from.'),
     revision: z.string().default('HEAD'),
     enabled: z.boolean().default(true),
+    maxFileBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'Files bigger than this (bytes) are left out of snapshots, with a warning; rollback never touches them. Default 50 MiB; 0 turns the cap off.',
+      ),
+    exclude: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Extra gitignore patterns left out of every snapshot (never captured, never removed by a rollback).',
+      ),
   })
   .describe('Sandbox settings.');
 

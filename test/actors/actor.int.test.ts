@@ -75,6 +75,41 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     await rm(sandboxBase, { recursive: true, force: true });
   });
 
+  it("applies the actor's sandbox snapshot settings: size cap and extra excludes", async () => {
+    await writeFile(
+      join(dir, 'capped.yaml'),
+      [
+        '- tool_calls: [{ name: write_note, args: { path: big.md, text: "over the cap" } }]',
+        '- tool_calls: [{ name: write_note, args: { path: run.log, text: "x" } }]',
+        '- tool_calls: [{ name: write_note, args: { path: ok.md, text: "ok" } }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    await store.put('actor', 'capped', {
+      skills: ['notes'],
+      model: 'scripted:capped.yaml',
+      policy: { mode: 'auto' },
+      checkpointer: { type: 'memory' },
+      sandbox: { maxFileBytes: 5, exclude: ['*.log'] },
+    });
+    await using actor = await createActor({
+      name: 'capped',
+      workspace: store,
+      sandboxBaseDir: sandboxBase,
+    });
+    await actor.activate();
+    const changes: string[][] = [];
+    for await (const event of actor.run('write')) {
+      if (event.type === 'tool-call-end' && event.name === 'write_note')
+        changes.push((event.change?.changed ?? []).map((item) => `${item.status} ${item.path}`));
+    }
+    // big.md (12 bytes) is over the 5-byte cap and run.log is excluded: neither is captured.
+    expect(changes).toEqual([[], [], ['A ok.md']]);
+    const root = actor.sandbox!.root;
+    expect(await readFile(join(root, 'big.md'), 'utf8')).toBe('over the cap');
+    expect(await readFile(join(root, 'run.log'), 'utf8')).toBe('x');
+  });
+
   it('activates, runs tool calls through the sandbox with change tracking, and deactivates cleanly', async () => {
     await using actor = await createActor({
       name: 'writer',
