@@ -54,6 +54,14 @@ const TimeoutsSchema = z
       .default(600_000)
       .describe('Per tool call, even while progress arrives.'),
     pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
+    healthCheckIntervalMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'Ping the server this often (ms) while it is idle and restart it when the ping times out; 0 (default) turns periodic pings off.',
+      ),
     shutdownMs: z
       .number()
       .int()

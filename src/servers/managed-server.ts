@@ -295,10 +295,12 @@ class ManagedServerImpl implements ManagedServer {
       this.rejectWaiters(failure);
       throw failure;
     }
-    if (this.options.healthCheckIntervalMs && this.options.healthCheckIntervalMs > 0) {
+    const healthEveryMs =
+      this.options.healthCheckIntervalMs ?? this.config.timeouts?.healthCheckIntervalMs ?? 0;
+    if (healthEveryMs > 0) {
       this.healthTimer = setInterval(() => {
         if (this.status === 'ready') void this.checkHealth();
-      }, this.options.healthCheckIntervalMs);
+      }, healthEveryMs);
       this.healthTimer.unref();
     }
   }

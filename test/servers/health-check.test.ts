@@ -125,6 +125,25 @@ describe('timer-based health check', () => {
     expect(restarts).toHaveLength(1);
   });
 
+  it("takes the ping interval from the server config's timeouts when no option is given", async () => {
+    fakeTimers();
+    const world = new PingWorld(() => false);
+    server = createManagedServer(
+      { ...CONFIG, timeouts: { ...CONFIG.timeouts!, healthCheckIntervalMs: 1_000 } },
+      { transportFactory: world.factory },
+    );
+    await server.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.pings[1]).toBe(2);
+    // Without it (the default, 0) nothing pings.
+    const quiet = new PingWorld(() => false);
+    const other = createManagedServer(CONFIG, { transportFactory: quiet.factory });
+    await other.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(quiet.pings[1] ?? 0).toBe(0);
+    await other.close();
+  });
+
   it('a single slow call times out but does not restart a server that answers pings', async () => {
     fakeTimers();
     const world = new PingWorld(() => false);
