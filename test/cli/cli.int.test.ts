@@ -6,6 +6,7 @@ import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOTES_SERVER = join(ROOT, 'test', 'fixtures', 'workspace', 'notes-server.mjs');
+const FAULT_SERVER = join(ROOT, 'test', 'fixtures', 'fault-server.mjs');
 
 function isAlive(pid: number): boolean {
   try {
@@ -24,6 +25,59 @@ describe('agents CLI', () => {
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
+
+  it(
+    "prints the servers' tool-list changes and crashes while the run goes on",
+    { timeout: 120_000 },
+    async () => {
+      await agents(
+        dir,
+        'server',
+        'add',
+        'flaky',
+        '--no-validate',
+        '--',
+        process.execPath,
+        FAULT_SERVER,
+        'list-changed',
+      );
+      await agents(dir, 'skill', 'add', 'flaky', '--server', 'flaky', '--no-validate');
+      await writeFile(
+        join(dir, 'script.yaml'),
+        [
+          '- tool_calls: [{ name: add_tool, args: { name: extra } }]',
+          // Time for the debounced re-list after list_changed.
+          '- tool_calls: [{ name: slow, args: { ms: 3000 } }]',
+          '- tool_calls: [{ name: crash }]',
+          '- content: done',
+        ].join('\n'),
+      );
+      await agents(
+        dir,
+        'actor',
+        'add',
+        'bot',
+        '--skill',
+        'flaky',
+        '--model',
+        'scripted:script.yaml',
+        '--checkpointer',
+        'memory',
+        '--policy',
+        'auto',
+      );
+      const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go');
+      expect(run.code).toBe(0);
+      expect(run.stdout.trim().split('\n').at(-1)).toBe('done');
+      expect(run.stderr).toContain(
+        'server: "flaky" tools changed (list_changed): +mcp:flaky/extra',
+      );
+      // The crash is named once, with the server's last stderr lines, then the restart.
+      expect(run.stderr.match(/was killed by SIGKILL during call/g)).toHaveLength(1);
+      expect(run.stderr).toContain('crash: about to SIGKILL myself');
+      expect(run.stderr).toMatch(/server: "flaky" stopped; restart 1\/\d+ in \d+ ms/);
+    },
+  );
 
   it(
     'registers a server, tool resources, a skill and an actor, validating each step',

@@ -9,6 +9,7 @@ import { toResumeValue } from '../../actors/approvals.js';
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
+import type { ServerLogger } from '../../servers/server-logger.js';
 import { formatApprovalPreview, promptForApproval } from '../../policy/terminal-approval.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
@@ -204,7 +205,7 @@ const actorList = createListCommand({
     ]),
 });
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -222,6 +223,8 @@ Options:
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
+  --verbose         also print what the servers write on stderr (problems, restarts and tool
+                    list changes are always printed)
   --json            one JSON event per line (prompts go to stderr)`;
 
 const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON) [options]
@@ -239,6 +242,7 @@ Options:
   --by NAME         who answered, recorded in the audit log (default: your user name)
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask for later approvals; exit with code 8 instead
+  --verbose         also print what the servers write on stderr
   --json            one JSON event per line`;
 
 const MAX_SHOWN = 300;
@@ -467,12 +471,60 @@ function printEnd(context: CommandContext, threadId: string, actor: ActorInstanc
   else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
 }
 
+/**
+ * Server problems (warnings, errors) always go to stderr; with `--verbose` also what servers
+ * print on their stderr and other lifecycle notes.
+ */
+function cliServerLogger(context: CommandContext, verbose: boolean): ServerLogger {
+  const line = (message: string) => println(context.stderr, `server: ${message}`);
+  return {
+    debug: verbose ? line : () => {},
+    info: verbose ? line : () => {},
+    warn: line,
+    error: line,
+  };
+}
+
+/**
+ * Prints restarts and tool-list changes of the actor's servers while it runs, so a crash or a
+ * new tool is visible in the terminal. Returns the unsubscribe function.
+ */
+function watchServers(context: CommandContext, actor: ActorInstance): () => void {
+  const servers = actor.servers();
+  const say = (message: string) => println(context.stderr, `server: ${message}`);
+  const stops = [
+    servers.on('server-restart', (event) =>
+      say(
+        // The cause itself was just logged (with the server's last stderr lines).
+        `"${event.serverName}" stopped; restart ${event.attempt}/${event.maxAttempts} in ${event.delayMs} ms`,
+      ),
+    ),
+    servers.on('server-start', (event) => {
+      if (event.restart)
+        say(`"${event.serverName}" is back${event.pid === undefined ? '' : ` (pid ${event.pid})`}`);
+    }),
+    servers.on('tools-changed', (event) => {
+      const parts = [
+        ...event.added.map((id) => `+${id}`),
+        ...event.removed.map((id) => `-${id}`),
+        ...event.changed.map((id) => `~${id}`),
+      ];
+      if (parts.length > 0)
+        say(`"${event.serverName}" tools changed (${event.reason}): ${parts.join(' ')}`);
+    }),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
 /** The workspace's actor for one thread, its warnings on stderr; the caller deactivates it. */
 async function createCliActor(
   context: CommandContext,
   name: string,
   threadId: string,
   keepSandbox: boolean,
+  verbose: boolean,
 ): Promise<ActorInstance> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
@@ -481,6 +533,7 @@ async function createCliActor(
     workspace: storeOf(context),
     threadId,
     keepSandbox,
+    logger: cliServerLogger(context, verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
 }
@@ -498,15 +551,24 @@ const actorRun: Command = {
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
         by: { type: 'string' },
+        verbose: { type: 'boolean' },
       },
       RUN_USAGE,
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
     if (values.input === undefined) throw usageError('--input is required.', RUN_USAGE);
     const threadId = values.thread ?? randomUUID();
-    const actor = await createCliActor(context, name, threadId, values['keep-sandbox'] === true);
+    const actor = await createCliActor(
+      context,
+      name,
+      threadId,
+      values['keep-sandbox'] === true,
+      values.verbose === true,
+    );
+    let unwatch: (() => void) | undefined;
     try {
       await actor.activate({ signal: context.signal });
+      unwatch = watchServers(context, actor);
       const code = await driveRun(
         context,
         actor,
@@ -521,6 +583,7 @@ const actorRun: Command = {
       printEnd(context, threadId, actor, values['keep-sandbox'] === true);
       return code;
     } finally {
+      unwatch?.();
       // Also on Ctrl-C: the abort ends the stream above, and servers and sandbox go away here.
       await actor.deactivate();
     }
@@ -554,6 +617,7 @@ const actorResume: Command = {
         by: { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
+        verbose: { type: 'boolean' },
       },
       RESUME_USAGE,
     );
@@ -582,7 +646,13 @@ const actorResume: Command = {
           : { type: 'approve', by };
 
     const { pendingApprovalsOf } = await import('../../actors/actor.js');
-    const actor = await createCliActor(context, name, threadId, values['keep-sandbox'] === true);
+    const actor = await createCliActor(
+      context,
+      name,
+      threadId,
+      values['keep-sandbox'] === true,
+      values.verbose === true,
+    );
     try {
       await actor.activate({ signal: context.signal });
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
