@@ -23,6 +23,7 @@ import { auditLogPath, createAuditLog, createAuditMiddleware } from '../policy/a
 import type { AuditLog } from '../policy/audit.js';
 import { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
 import type { Spill } from '../policy/output-budget.js';
+import { settleKnownTools } from '../policy/known-tools.js';
 import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
 import { createPolicyMiddleware } from '../policy/policy-middleware.js';
 import { parsePolicy } from '../policy/schema.js';
@@ -528,8 +529,15 @@ class LocalActor implements ActorInstance {
       const pins = await createPinStore(join(this.store.root, DEFAULT_PIN_FILE));
       const auditLog = createAuditLog(this.auditFile);
       cleanup.push(() => auditLog.close());
-      // Tools listed later (tools/list_changed) start as `ask` in ask mode.
+      // Tools listed later (tools/list_changed) start as `ask` in ask mode, and so do tools that
+      // appeared during an earlier run and were never approved (the actor's known-tools list).
       const idsAtActivation = new Set(registry.entries().map((entry) => entry.descriptor.id));
+      const newSinceLastRun = await settleKnownTools({
+        workspaceRoot: this.store.root,
+        actor: this.name,
+        ids: idsAtActivation,
+        pins,
+      });
       const spill = this.spillFor(root, sandbox !== undefined);
       // The policy asks on every call; a descriptor's skill never changes, so scan the plan once
       // per descriptor (a refreshed tool brings a new descriptor object).
@@ -557,7 +565,8 @@ class LocalActor implements ActorInstance {
           name: `actor "${this.name}"`,
           pins,
           skillOf,
-          isAddedAtRuntime: (descriptor) => !idsAtActivation.has(descriptor.id),
+          isAddedAtRuntime: (descriptor) =>
+            !idsAtActivation.has(descriptor.id) || newSinceLastRun.has(descriptor.id),
           activeSkillAllowedTools: (request) => {
             if (request.descriptor.id === ACTIVATE_SKILL_TOOL_ID) return undefined;
             const allowed = this.activation.get(request.context.threadId)?.allowedTools;

@@ -130,6 +130,7 @@ export const WORKSPACE_GITIGNORE = `# Written by \`agents\` while actors run: lo
 /output/
 # Fingerprints of the tools you approved; delete this line to share them with your team.
 /pins.json
+/known-tools/
 # Temp files of an interrupted write.
 .*.tmp
 `;
