@@ -12,6 +12,7 @@ import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js
 import type { ServerLogger } from '../../servers/server-logger.js';
 import { formatApprovalPreview, promptForApproval } from '../../policy/terminal-approval.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
+import { createRemoveCommand } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
@@ -700,4 +701,11 @@ const actorResume: Command = {
 };
 
 /** `agents actor add|list|run|resume`. */
-export const actorCommands: readonly Command[] = [actorAdd, actorList, actorRun, actorResume];
+export const actorCommands: readonly Command[] = [
+  actorAdd,
+  actorList,
+  actorRun,
+  actorResume,
+  // Nothing refers to an actor; its threads' sandboxes stay until `agents sandbox remove`.
+  createRemoveCommand('actor', () => Promise.resolve([])),
+];

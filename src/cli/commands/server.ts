@@ -3,6 +3,7 @@ import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
+import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
@@ -193,31 +194,6 @@ const serverList = createListCommand({
   },
 });
 
-const REMOVE_USAGE = `Usage: agents server remove NAME
-
-Deletes servers/NAME.yaml. Skills and tool resources that name it will fail to resolve.`;
-
-const serverRemove: Command = {
-  path: ['server', 'remove'],
-  summary: 'Remove a registered server',
-  usage: REMOVE_USAGE,
-  async run(context) {
-    const { positionals } = parseCommandLine(context.argv, {}, REMOVE_USAGE);
-    const name = requirePositional(positionals, 'server NAME', REMOVE_USAGE);
-    const store = storeOf(context);
-    if (!(await store.remove('server', name))) {
-      throw new AgentsError(
-        AgentsErrorCode.ServerNotFound,
-        `No server named "${name}" in ${store.dir('server')}; see \`agents server list\`.`,
-        { details: { serverName: name } },
-      );
-    }
-    if (context.json) printJson(context.stdout, { removed: name });
-    else println(context.stdout, `Removed server "${name}".`);
-    return 0;
-  },
-};
-
 const TEST_USAGE = `Usage: agents server test NAME [--json]
 
 Starts the server, runs the MCP handshake, lists its tools, and stops it.`;
@@ -265,4 +241,9 @@ const serverTest: Command = {
 };
 
 /** `agents server add|list|remove|test`. */
-export const serverCommands: readonly Command[] = [serverAdd, serverList, serverRemove, serverTest];
+export const serverCommands: readonly Command[] = [
+  serverAdd,
+  serverList,
+  createRemoveCommand('server', usersOfServer),
+  serverTest,
+];

@@ -2,6 +2,7 @@ import { SkillSchema } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { NamedSkill } from '../../registry/skill-registry.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
+import { createRemoveCommand, usersOfSkill } from '../remove-command.js';
 import type { Command } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
@@ -195,4 +196,9 @@ const skillShow: Command = {
 };
 
 /** `agents skill add|list|show`. */
-export const skillCommands: readonly Command[] = [skillAdd, skillList, skillShow];
+export const skillCommands: readonly Command[] = [
+  skillAdd,
+  skillList,
+  skillShow,
+  createRemoveCommand('skill', usersOfSkill),
+];

@@ -8,6 +8,7 @@ import {
 } from '../../skills/builtin-tools.js';
 import type { WorkspaceStore } from '../../workspace/store.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
+import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
@@ -293,4 +294,5 @@ export const toolCommands: readonly Command[] = [
   toolShow,
   toggle(true),
   toggle(false),
+  createRemoveCommand('tool', usersOfTool),
 ];
