@@ -70,4 +70,17 @@ describe('scripted model', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('names the provider package to install when a provider model cannot be made', async () => {
+    // `langchain` is installed here (a dev dependency); the OpenAI provider package is not.
+    const error = await resolveChatModel('openai:gpt-4.1-mini', {
+      resolvePath: (path) => path,
+    }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+    expect((error as Error).message).toContain('Cannot create model "openai:gpt-4.1-mini"');
+    expect((error as Error).message).toContain('npm install @langchain/openai');
+  });
 });
