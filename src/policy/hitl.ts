@@ -3,6 +3,7 @@ import type { ToolDescriptor } from '../registry/tool-descriptor.js';
 import { effectiveCapabilities, decide } from './decide.js';
 import type { DecideOptions } from './decide.js';
 import type { Approver } from './policy-middleware.js';
+import { boundApprover } from './approval-scope.js';
 import { createInterruptApprover } from './policy-middleware.js';
 import type { PinLookup } from './pins.js';
 import type { Policy } from './schema.js';
@@ -114,7 +115,12 @@ export function createHumanInTheLoopPolicy(
       },
     };
   }
-  const fallback = options.fallback ?? createInterruptApprover();
+  const interruptApprover = createInterruptApprover();
+  // Like the policy middleware's default: an approver bound to the call (an MCP server asking
+  // its client) when there is one, else LangGraph's interrupt().
+  const fallback: Approver =
+    options.fallback ??
+    ((preview, request) => (boundApprover() ?? interruptApprover)(preview, request));
   return {
     interruptOn,
     approve: (preview, request) => {
