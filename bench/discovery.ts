@@ -36,7 +36,9 @@ export async function runDiscovery(
         { name: 'ours', call: () => createMcpToolAdapter({ serverName: 'bench', client }).tools() },
         { name: 'peer', call: () => loadMcpTools('bench', client) },
       ],
-      { warmup: 2, rounds: quick ? 3 : 8, perRound: 2 },
+      // 20 rounds: one discovery allocates enough that a GC lands in some samples; fewer
+      // rounds let a couple of those move the median by 30 % or more.
+      { warmup: 3, rounds: quick ? 6 : 20, perRound: 2 },
     );
     const byName = medians(samples);
     const result = {

@@ -51,10 +51,25 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
   if (result.structuredContent !== undefined) artifact.structuredContent = result.structuredContent;
   if (result._meta !== undefined) artifact._meta = result._meta;
   if (result.isError === true) artifact.isError = true;
+  return { content: contentOf(result, artifact), artifact };
+}
 
+/**
+ * The model-visible content of a result alone, exactly as {@link toToolMessageParts} gives it,
+ * without building the artifact (a plain `invoke` returns the content only).
+ */
+export function toToolMessageContent(result: CallToolResult): ToolMessageContent {
+  return contentOf(result, undefined);
+}
+
+/** Converts the content; resources are recorded on `artifact` when one is given. */
+function contentOf(
+  result: CallToolResult,
+  artifact: McpToolArtifact | undefined,
+): ToolMessageContent {
   const items = Array.isArray(result.content) ? result.content : [];
   // The common result, one text part: no block list to build and throw away.
-  if (items.length === 1 && items[0]!.type === 'text') return { content: items[0]!.text, artifact };
+  if (items.length === 1 && items[0]!.type === 'text') return items[0]!.text;
   const blocks: ContentBlock.Standard[] = [];
   let allText = true;
   const texts: string[] = [];
@@ -77,7 +92,7 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
         blocks.push({ type: 'audio', mimeType: item.mimeType, data: item.data });
         break;
       case 'resource': {
-        (artifact.resources ??= []).push(item);
+        if (artifact !== undefined) (artifact.resources ??= []).push(item);
         const resource = item.resource;
         if ('text' in resource && typeof resource.text === 'string') {
           addText(`[resource ${resource.uri}]\n${resource.text}`);
@@ -95,7 +110,7 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
         break;
       }
       case 'resource_link': {
-        (artifact.resources ??= []).push(item);
+        if (artifact !== undefined) (artifact.resources ??= []).push(item);
         const details = [item.mimeType, item.description].filter(
           (part) => part !== undefined && part !== '',
         );
@@ -111,11 +126,9 @@ export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
   }
 
   if (blocks.length === 0) {
-    const text =
-      result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : '';
-    return { content: text, artifact };
+    return result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : '';
   }
-  return { content: allText ? texts.join('\n') : blocks, artifact };
+  return allText ? texts.join('\n') : blocks;
 }
 
 /** The model-visible text of a result (text parts only), e.g. for error messages. */

@@ -16,7 +16,8 @@ export function canonicalJson(value: unknown): string {
 function writeCanonical(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return quote(value);
+      // Short values repeat as much as keys do (`"string"`, `"object"`, enum members).
+      return value.length <= MAX_CACHED_KEY_LENGTH ? quoteKey(value) : quote(value);
     case 'number':
       // What JSON.stringify writes: the shortest round-trip form, `null` for NaN/Infinity.
       return Number.isFinite(value) ? String(value) : 'null';
@@ -41,10 +42,11 @@ function writeCanonical(value: unknown): string {
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
-  if (keys.length > 1) keys.sort();
+  if (keys.length > 1) sortKeys(keys);
   let out = '{';
   let first = true;
-  for (const key of keys) {
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]!;
     const member = record[key];
     if (member === undefined || typeof member === 'function') continue;
     if (!first) out += ',';
@@ -54,6 +56,27 @@ function writeCanonical(value: unknown): string {
     out += writeCanonical(member);
   }
   return `${out}}`;
+}
+
+/**
+ * Sorts keys in the order of `Array.prototype.sort()` without a comparator (UTF-16 code units,
+ * which is what `<` compares for strings). Schema objects have a handful of keys, and an
+ * insertion sort there beats the generic sort's set-up; long lists use the built-in.
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let index = 1; index < keys.length; index++) {
+    const key = keys[index]!;
+    let slot = index - 1;
+    while (slot >= 0 && keys[slot]! > key) {
+      keys[slot + 1] = keys[slot]!;
+      slot--;
+    }
+    keys[slot + 1] = key;
+  }
 }
 
 // Characters JSON.stringify escapes: quote, backslash, controls, and (lone) surrogates. A

@@ -1,5 +1,7 @@
 import { CallbackManager, parseCallbackConfigArg } from '@langchain/core/callbacks/manager';
 import { ToolMessage } from '@langchain/core/messages';
+import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
+import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { StructuredTool } from '@langchain/core/tools';
 import type {
   StructuredToolCallInput,
@@ -10,7 +12,7 @@ import type {
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolCallHandler } from '../middleware/types.js';
 import type { ToolCallContext, ToolDescriptor } from '../registry/tool-descriptor.js';
-import { resultText, toToolMessageParts } from './content.js';
+import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
 
 export { toToolMessageParts } from './content.js';
 export type { McpToolArtifact, ToolMessageContent, ToolMessageParts } from './content.js';
@@ -51,39 +53,43 @@ export interface ToolProgressEvent {
 
 type StreamWriter = (chunk: unknown) => void;
 
-function readConfig(config: unknown): {
-  signal?: AbortSignal;
-  toolCallId?: string;
-  threadId?: string;
-  writer?: StreamWriter;
-} {
-  if (!isRecord(config)) return {};
-  const out: {
-    signal?: AbortSignal;
-    toolCallId?: string;
-    threadId?: string;
-    writer?: StreamWriter;
-  } = {};
-  if (config['signal'] instanceof AbortSignal) out.signal = config['signal'];
-  // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's runtime).
-  const writer = config['writer'];
-  if (typeof writer === 'function') out.writer = writer as StreamWriter;
-  const toolCall = config['toolCall'];
-  if (isRecord(toolCall) && typeof toolCall['id'] === 'string') out.toolCallId = toolCall['id'];
-  const configurable = config['configurable'];
-  if (isRecord(configurable) && typeof configurable['thread_id'] === 'string') {
-    out.threadId = configurable['thread_id'];
+/**
+ * How long one reading of LangChain's callback environment variables is reused, in ms.
+ * `CallbackManager.configure` reads six of them on every call, and each `process.env` lookup
+ * is a call into C++: together they were the largest single cost of a direct invoke (2–3 µs of a
+ * 15–20 µs in-memory call). They are process settings, so a change is seen within this window.
+ */
+const CALLBACK_ENV_TTL_MS = 100;
+/** What `configure` reads: verbose, and the variables of `isTracingEnabled()` (any `"true"`). */
+const CALLBACK_ENV_VARIABLES = [
+  'LANGCHAIN_VERBOSE',
+  'LANGSMITH_TRACING_V2',
+  'LANGCHAIN_TRACING_V2',
+  'LANGSMITH_TRACING',
+  'LANGCHAIN_TRACING',
+] as const;
+let callbackEnvReadAt = Number.NEGATIVE_INFINITY;
+let callbackEnvOn = false;
+
+/** True when the environment switches verbose output or tracing on (read at most every 100 ms). */
+function callbackEnvironmentOn(): boolean {
+  const now = Date.now();
+  // `now < callbackEnvReadAt`: the clock went back (or a test moved it); read again.
+  if (now - callbackEnvReadAt >= CALLBACK_ENV_TTL_MS || now < callbackEnvReadAt) {
+    callbackEnvReadAt = now;
+    callbackEnvOn = CALLBACK_ENV_VARIABLES.some((name) => process.env[name] === 'true');
   }
-  return out;
+  return callbackEnvOn;
 }
 
 /**
  * A LangChain tool over one {@link ToolDescriptor} and its composed handler.
  *
- * `call()` is overridden on purpose: the handler's entry already validates arguments with the
- * server's own JSON Schema (ajv, compiled once), so LangChain's second JSON Schema validation
- * and its tool-start serialization are skipped; callbacks still fire when any are configured
- * (or tracing is on). The schema is still exposed for model binding.
+ * `invoke()` and `call()` are overridden on purpose: the handler's entry already validates
+ * arguments with the server's own JSON Schema (ajv, compiled once), so LangChain's second JSON
+ * Schema validation and its tool-start serialization are skipped; callbacks still fire when any
+ * are configured (config, the tool, an enclosing run, a configure hook, verbose or tracing). The
+ * schema is still exposed for model binding.
  */
 class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   static override lc_name(): string {
@@ -97,13 +103,9 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   readonly #handler: ToolCallHandler;
 
   constructor(descriptor: ToolDescriptor, handler: ToolCallHandler) {
-    super({
-      responseFormat: 'content_and_artifact',
-      metadata: {
-        toolId: descriptor.id,
-        ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }),
-      },
-    });
+    const metadata: Record<string, unknown> = { toolId: descriptor.id };
+    if (descriptor.serverName !== undefined) metadata['serverName'] = descriptor.serverName;
+    super({ responseFormat: 'content_and_artifact', metadata });
     this.name = descriptor.name;
     this.description = descriptor.description;
     this.schema = descriptor.inputSchema as ToolSchemaBase;
@@ -111,7 +113,27 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     this.#handler = handler;
   }
 
-  override async call<
+  override invoke<
+    TInput extends StructuredToolCallInput<ToolSchemaBase>,
+    TConfig extends ToolRunnableConfig | undefined,
+  >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, unknown>> {
+    // The config StructuredTool.invoke builds (defaults merged, the implicit config of an
+    // enclosing run applied, the tool call added), minus its extra async step through call().
+    let enriched: ToolRunnableConfig;
+    try {
+      enriched = ensureConfig(mergeConfigs(this.defaultConfig, config));
+    } catch (error) {
+      // As from the async original: a bad config (e.g. timeout <= 0) rejects, never throws.
+      return Promise.reject(error as Error);
+    }
+    return this.#run(
+      input,
+      isToolCall(input) ? { ...enriched, toolCall: input } : enriched,
+      undefined,
+    ) as Promise<ToolReturnType<TInput, TConfig, unknown>>;
+  }
+
+  override call<
     TArg extends StructuredToolCallInput<ToolSchemaBase>,
     TConfig extends ToolRunnableConfig | undefined,
   >(
@@ -119,7 +141,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     configArg?: TConfig,
     tags?: string[],
   ): Promise<ToolReturnType<TArg, TConfig, unknown>> {
-    return (await this.#run(arg, configArg, tags)) as ToolReturnType<TArg, TConfig, unknown>;
+    return this.#run(arg, configArg, tags) as Promise<ToolReturnType<TArg, TConfig, unknown>>;
   }
 
   protected override _call(): Promise<never> {
@@ -155,31 +177,54 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   async #run(arg: unknown, configArg: unknown, tags: string[] | undefined): Promise<unknown> {
     const direct = isToolCall(arg) ? arg : undefined;
     const args: unknown = direct === undefined ? arg : direct.args;
-    const fromConfig = readConfig(configArg);
-    const toolCallId = direct?.id ?? fromConfig.toolCallId;
+    // Read straight off the config (no intermediate object): this runs on every call.
+    const record = isRecord(configArg) ? configArg : undefined;
+    const configToolCall = record?.['toolCall'];
+    const toolCallId =
+      direct?.id ??
+      (isRecord(configToolCall) && typeof configToolCall['id'] === 'string'
+        ? configToolCall['id']
+        : undefined);
 
     const config = parseCallbackConfigArg(
       configArg as Parameters<typeof parseCallbackConfigArg>[0],
     );
-    const callbackManager = CallbackManager.configure(
-      config.callbacks,
-      this.callbacks,
-      config.tags ?? tags,
-      this.tags,
-      config.metadata,
-      this.metadata,
-      { verbose: this.verbose },
-    );
-    const runManager = await callbackManager?.handleToolStart(
-      this.toJSON(),
-      isRecord(args) ? args : String(args),
-      config.runId,
-      undefined,
-      undefined,
-      undefined,
-      config.runName ?? this.name,
-      toolCallId,
-    );
+    // LangChain's configure() attaches handlers only from: callbacks in the config or on the
+    // tool, verbose, tracing (environment, or a traced run in async-local storage), and
+    // configure hooks (context variables, also in async-local storage). With none of them it
+    // returns no manager, so it is not asked at all then; with any of them it decides as usual.
+    const mayHaveHandlers =
+      config.callbacks !== undefined ||
+      this.callbacks !== undefined ||
+      this.verbose ||
+      AsyncLocalStorageProviderSingleton.getInstance().getStore() !== undefined ||
+      callbackEnvironmentOn();
+    const callbackManager = mayHaveHandlers
+      ? CallbackManager.configure(
+          config.callbacks,
+          this.callbacks,
+          config.tags ?? tags,
+          this.tags,
+          config.metadata,
+          this.metadata,
+          { verbose: this.verbose },
+        )
+      : undefined;
+    // A manager without handlers (e.g. LANGCHAIN_TRACING=false makes one) would notify nobody:
+    // skip the tool serialization and run bookkeeping.
+    const runManager =
+      callbackManager === undefined || callbackManager.handlers.length === 0
+        ? undefined
+        : await callbackManager.handleToolStart(
+            this.toJSON(),
+            isRecord(args) ? args : String(args),
+            config.runId,
+            undefined,
+            undefined,
+            undefined,
+            config.runName ?? this.name,
+            toolCallId,
+          );
 
     let output: unknown;
     try {
@@ -191,16 +236,25 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
         );
       }
       const context: ToolCallContext = { config: configArg };
-      if (fromConfig.signal !== undefined) context.signal = fromConfig.signal;
+      if (record !== undefined) {
+        const signal = record['signal'];
+        if (signal instanceof AbortSignal) context.signal = signal;
+      }
       if (toolCallId !== undefined) context.toolCallId = toolCallId;
-      if (fromConfig.threadId !== undefined) context.threadId = fromConfig.threadId;
-      // Only inside a graph run with a writer: otherwise no progress callback, so no per-call cost.
-      if (fromConfig.writer !== undefined) {
-        context.onProgress = this.#progressForwarder(fromConfig.writer, toolCallId);
+      const configurable = record?.['configurable'];
+      if (isRecord(configurable) && typeof configurable['thread_id'] === 'string') {
+        context.threadId = configurable['thread_id'];
+      }
+      // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's
+      // runtime). Only inside a graph run with a writer: otherwise no progress callback, so no
+      // per-call cost.
+      const writer = record?.['writer'];
+      if (typeof writer === 'function') {
+        context.onProgress = this.#progressForwarder(writer as StreamWriter, toolCallId);
       }
       const result = await this.#handler({ descriptor: this.descriptor, args, context });
-      const { content, artifact } = toToolMessageParts(result);
       if (toolCallId !== undefined) {
+        const { content, artifact } = toToolMessageParts(result);
         // A returned ToolMessage is passed through by ToolNode as is, so an `isError` result
         // reaches the model as status "error" without a throw, and keeps its artifact.
         output = new ToolMessage({
@@ -217,7 +271,8 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
           { details: { toolId: this.descriptor.id, result } },
         );
       } else {
-        output = content;
+        // A plain invoke returns the content only: no artifact to build.
+        output = toToolMessageContent(result);
       }
     } catch (error) {
       await runManager?.handleToolError(error);

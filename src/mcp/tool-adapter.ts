@@ -1,5 +1,6 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ErrorCode,
   McpError,
@@ -8,7 +9,6 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
-import type { ToolCallHandler } from '../middleware/types.js';
 import { inferCapabilities } from '../registry/capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from '../sandbox/path-arguments.js';
 import type {
@@ -20,7 +20,7 @@ import type {
 } from '../registry/tool-descriptor.js';
 import { fingerprintTool } from './fingerprint.js';
 import { compileArgumentValidator, type ArgumentValidator } from './json-schema.js';
-import { resolveToolNames } from './naming.js';
+import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
 import { toStructuredTool } from './structured-tool.js';
 
@@ -79,9 +79,12 @@ function isSchemaObject(schema: unknown): boolean {
   return typeof schema === 'object' && schema !== null && !Array.isArray(schema);
 }
 
+// Runs for every listed tool on every listing: plain object literals of one shape each (no
+// conditional spreads), ids built once, each override looked up once.
 function buildDescriptor(
   serverName: string,
   tool: Tool,
+  id: string,
   name: string,
   override: ToolOverride | undefined,
   options: McpToolEntriesOptions,
@@ -89,9 +92,7 @@ function buildDescriptor(
 ): ToolDescriptor {
   const rawDescription = typeof tool.description === 'string' ? tool.description : '';
   const description = sanitizeDescription(override?.description ?? rawDescription, {
-    ...(options.maxDescriptionLength === undefined
-      ? {}
-      : { maxLength: options.maxDescriptionLength }),
+    maxLength: options.maxDescriptionLength,
   });
   const inputSchema = tool.inputSchema as JsonSchemaObject;
   let pathArguments = override?.pathArguments;
@@ -106,7 +107,7 @@ function buildDescriptor(
       pathArguments = [...new Set([...(pathArguments ?? []), ...known])];
   }
   const descriptor: ToolDescriptor = {
-    id: `mcp:${serverName}/${tool.name}`,
+    id,
     name,
     originalName: tool.name,
     source: 'mcp',
@@ -115,8 +116,8 @@ function buildDescriptor(
     inputSchema,
     capabilities: inferCapabilities({
       name: tool.name,
-      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
-      ...(override === undefined ? {} : { override }),
+      annotations: tool.annotations,
+      override,
       trusted: options.trusted === true,
     }),
     pathArguments: pathArguments ?? [],
@@ -148,9 +149,10 @@ function buildDescriptor(
  * @throws AgentsError `TOOL_NAME_COLLISION` when the server lists the same tool name twice.
  */
 export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[] {
-  const { serverName, caller } = options;
+  const { serverName, caller, overrides } = options;
   const seen = new Set<string>();
   const listed: Tool[] = [];
+  const candidates: ToolNameCandidate[] = [];
   for (const tool of options.tools) {
     if (seen.has(tool.name)) {
       throw new AgentsError(
@@ -160,25 +162,23 @@ export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[
       );
     }
     seen.add(tool.name);
-    if (options.overrides?.[tool.name]?.enabled === false) continue;
+    const override = overrides?.[tool.name];
+    if (override?.enabled === false) continue;
     listed.push(tool);
+    candidates.push({
+      id: `mcp:${serverName}/${tool.name}`,
+      originalName: tool.name,
+      serverName,
+      preferredName: override?.name,
+    });
   }
 
-  const names = resolveToolNames(
-    listed.map((tool) => {
-      const preferredName = options.overrides?.[tool.name]?.name;
-      return {
-        id: `mcp:${serverName}/${tool.name}`,
-        originalName: tool.name,
-        serverName,
-        ...(preferredName === undefined ? {} : { preferredName }),
-      };
-    }),
-    { alwaysPrefix: options.prefixToolNames === true },
-  );
+  const names = resolveToolNames(candidates, { alwaysPrefix: options.prefixToolNames === true });
 
-  return listed.map((tool) => {
-    const override = options.overrides?.[tool.name];
+  const entries: ToolEntry[] = [];
+  for (let index = 0; index < listed.length; index++) {
+    const tool = listed[index]!;
+    const id = candidates[index]!.id;
     const warnings: string[] = [];
     if (!isSchemaObject(tool.inputSchema)) {
       warnings.push('inputSchema is not an object; arguments are not validated');
@@ -186,35 +186,39 @@ export function createMcpToolEntries(options: McpToolEntriesOptions): ToolEntry[
     const descriptor = buildDescriptor(
       serverName,
       tool,
-      names.get(`mcp:${serverName}/${tool.name}`)!,
-      override,
+      id,
+      names.get(id)!,
+      overrides?.[tool.name],
       options,
       warnings,
     );
-    const toolName = tool.name;
-    // Compiled on the first call, then kept: discovery of a large server stays cheap (most tools
-    // are never called in a run), and each tool still compiles at most once. A schema that
-    // fails to compile adds its warning to the descriptor then.
-    let validator: ArgumentValidator | undefined;
-    const validatorOf = (): ArgumentValidator => {
-      if (validator !== undefined) return validator;
-      validator = compileArgumentValidator(tool.inputSchema);
-      const warning = validator.warning;
-      if (warning !== undefined && !(descriptor.warnings ?? []).includes(warning)) {
-        (descriptor.warnings ??= []).push(warning);
+    entries.push(createEntry(descriptor, tool, caller));
+  }
+  return entries;
+}
+
+function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCaller): ToolEntry {
+  const toolName = tool.name;
+  // Compiled on the first call, then kept: discovery of a large server stays cheap (most tools
+  // are never called in a run), and each tool still compiles at most once. A schema that fails
+  // to compile adds its warning to the descriptor then.
+  let validator: ArgumentValidator | undefined;
+  return {
+    descriptor,
+    execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
+      if (validator === undefined) {
+        validator = compileArgumentValidator(tool.inputSchema);
+        const warning = validator.warning;
+        if (warning !== undefined && !(descriptor.warnings ?? []).includes(warning)) {
+          (descriptor.warnings ??= []).push(warning);
+        }
       }
-      return validator;
-    };
-    return {
-      descriptor,
-      execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
-        const verdict = (validator ?? validatorOf()).validate(args);
-        if (!verdict.valid)
-          return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
-        return caller.callTool(toolName, args, context);
-      },
-    };
-  });
+      const verdict = validator.validate(args);
+      if (!verdict.valid)
+        return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
+      return caller.callTool(toolName, args, context);
+    },
+  };
 }
 
 /** Options for {@link listAllTools}. */
@@ -365,42 +369,50 @@ export function createClientCaller(
 ): McpToolCaller {
   const timeout = options.callTimeoutMs ?? 60_000;
   const maxTotalTimeout = options.maxCallMs ?? 600_000;
+  // The options of a call with no signal and no progress, built once: most calls are that.
+  const plainOptions = Object.freeze({ timeout, maxTotalTimeout });
+  const toResult = (result: Awaited<ReturnType<Client['callTool']>>): CallToolResult => {
+    if ('content' in result && Array.isArray(result.content)) return result as CallToolResult;
+    // Servers on protocol 2024-10-07 answer with { toolResult }.
+    const legacy = (result as { toolResult?: unknown }).toolResult;
+    return {
+      content: [
+        {
+          type: 'text',
+          text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null),
+        },
+      ],
+    };
+  };
   return {
-    async callTool(name, args, context) {
+    callTool(name, args, context) {
       const signal = toolCallSignal(context);
       const onProgress = context.onProgress;
-      try {
-        const result = await client.callTool({ name, arguments: args }, undefined, {
-          timeout,
-          maxTotalTimeout,
-          ...(signal === undefined ? {} : { signal }),
-          ...(onProgress === undefined
-            ? {}
-            : {
-                resetTimeoutOnProgress: true,
-                onprogress: (progress) => {
-                  onProgress({
-                    progress: progress.progress,
-                    ...(progress.total === undefined ? {} : { total: progress.total }),
-                    ...(progress.message === undefined ? {} : { message: progress.message }),
-                  });
-                },
-              }),
-        });
-        if ('content' in result && Array.isArray(result.content)) return result as CallToolResult;
-        // Servers on protocol 2024-10-07 answer with { toolResult }.
-        const legacy = (result as { toolResult?: unknown }).toolResult;
-        return {
-          content: [
-            {
-              type: 'text',
-              text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null),
-            },
-          ],
-        };
-      } catch (error) {
-        throw wrapCallError(error, serverName, 'call', name, signal);
+      let requestOptions: RequestOptions = plainOptions;
+      if (signal !== undefined || onProgress !== undefined) {
+        requestOptions = { timeout, maxTotalTimeout };
+        if (signal !== undefined) requestOptions.signal = signal;
+        if (onProgress !== undefined) {
+          requestOptions.resetTimeoutOnProgress = true;
+          requestOptions.onprogress = (progress) => {
+            onProgress({
+              progress: progress.progress,
+              ...(progress.total === undefined ? {} : { total: progress.total }),
+              ...(progress.message === undefined ? {} : { message: progress.message }),
+            });
+          };
+        }
       }
+      // A promise chain rather than an async function: one step less on every call.
+      let pending: Promise<Awaited<ReturnType<Client['callTool']>>>;
+      try {
+        pending = client.callTool({ name, arguments: args }, undefined, requestOptions);
+      } catch (error) {
+        return Promise.reject(wrapCallError(error, serverName, 'call', name, signal));
+      }
+      return pending.then(toResult, (error: unknown) => {
+        throw wrapCallError(error, serverName, 'call', name, signal);
+      });
     },
   };
 }
@@ -491,10 +503,11 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
     },
     async tools(listOptions = {}) {
       const current = await listTools(listOptions);
-      return current.map((entry) => {
-        const handler: ToolCallHandler = (request) => entry.execute(request.args, request.context);
-        return toStructuredTool(entry.descriptor, handler);
-      });
+      return current.map((entry) =>
+        toStructuredTool(entry.descriptor, (request) =>
+          entry.execute(request.args, request.context),
+        ),
+      );
     },
   };
 }

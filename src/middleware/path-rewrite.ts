@@ -1,7 +1,7 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
 import type { ToolResult } from '../registry/tool-descriptor.js';
-import type { ToolMiddleware } from './types.js';
+import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './types.js';
 
 /** The result `_meta` key under which a refused path is described (for UIs and audit). */
 export const PATH_REFUSED_META_KEY = 'agents/path-refused';
@@ -24,32 +24,51 @@ export function createPathRewriteMiddleware(
   const current = typeof paths === 'function' ? paths : () => paths;
   return {
     name: 'path-rewrite',
-    async wrap(request, next) {
-      const map = current();
-      // Symlink checks are cached between write-class calls: the tree only changes under a
-      // write-class call, and the cache is dropped when one starts and again when it ends.
-      map.trackWrites();
-      const { pathArguments, capabilities } = request.descriptor;
-      let args = request.args;
-      if (pathArguments.length > 0) {
-        try {
-          args = map.rewriteArgs(request.args, pathArguments);
-        } catch (error) {
-          if (AgentsError.hasCode(error, AgentsErrorCode.PathOutsideSandbox)) return refusal(error);
-          throw error;
-        }
-      }
-      const mayWrite = !(capabilities.readOnly.value && !capabilities.writes.value);
-      const endWrite = mayWrite ? map.beginWrite() : undefined;
-      let result: ToolResult;
+    // Not an async function: a read-only call (most calls) then costs one promise step, not two.
+    wrap(request, next) {
       try {
-        result = await next(args === request.args ? request : { ...request, args });
-      } finally {
-        endWrite?.();
+        const map = current();
+        // Symlink checks are cached between write-class calls: the tree only changes under a
+        // write-class call, and the cache is dropped when one starts and again when it ends.
+        map.trackWrites();
+        const { pathArguments, capabilities } = request.descriptor;
+        let args = request.args;
+        if (pathArguments.length > 0) {
+          try {
+            args = map.rewriteArgs(request.args, pathArguments);
+          } catch (error) {
+            if (AgentsError.hasCode(error, AgentsErrorCode.PathOutsideSandbox)) {
+              return Promise.resolve(refusal(error));
+            }
+            throw error;
+          }
+        }
+        const forward = args === request.args ? request : { ...request, args };
+        const mayWrite = !(capabilities.readOnly.value && !capabilities.writes.value);
+        if (!mayWrite) return next(forward).then((result) => map.rewriteResult(result));
+        return runWrite(map, next, forward);
+      } catch (error) {
+        // As from an async function: a failure before the call rejects, it never throws.
+        return Promise.reject(error as Error);
       }
-      return map.rewriteResult(result);
     },
   };
+}
+
+/** A write-class call: announced to the path map for its whole duration (see trackWrites). */
+async function runWrite(
+  map: SandboxPathMap,
+  next: ToolCallHandler,
+  request: ToolCallRequest,
+): Promise<ToolResult> {
+  const endWrite = map.beginWrite();
+  let result: ToolResult;
+  try {
+    result = await next(request);
+  } finally {
+    endWrite();
+  }
+  return map.rewriteResult(result);
 }
 
 function refusal(error: AgentsError): ToolResult {

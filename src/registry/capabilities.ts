@@ -104,15 +104,27 @@ export const READ_WORDS: ReadonlySet<string> = new Set([
 ]);
 
 const SIMPLE_NAME = /^[a-z0-9_-]*$/;
-const HINT_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+const UNDERSCORE = 0x5f;
+const HYPHEN = 0x2d;
+type HintKey = 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint';
 
 /**
  * Splits a tool name into lower-case words on snake_case, kebab-case, dots, slashes, spaces and
  * camelCase boundaries: `listDirectory` → `list directory`, `HTTPGetter` → `http getter`.
  */
 export function nameWords(name: string): string[] {
-  // Most MCP names are lower snake/kebab case: one split, no case-boundary regexes.
-  if (SIMPLE_NAME.test(name)) return name.split(/[_-]+/).filter((word) => word.length > 0);
+  // Most MCP names are lower snake/kebab case: one pass cutting at `_` and `-`, no regexes.
+  if (SIMPLE_NAME.test(name)) {
+    const words: string[] = [];
+    let start = 0;
+    for (let index = 0; index <= name.length; index++) {
+      const code = index < name.length ? name.charCodeAt(index) : UNDERSCORE;
+      if (code !== UNDERSCORE && code !== HYPHEN) continue;
+      if (index > start) words.push(name.slice(start, index));
+      start = index + 1;
+    }
+    return words;
+  }
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
@@ -141,13 +153,14 @@ function verdict(
   return { value, source, reason };
 }
 
-function booleanHint(
-  annotations: CapabilityInput['annotations'],
-  key: string,
-): boolean | undefined {
-  if (annotations === undefined || annotations === null) return undefined;
-  const value = (annotations as Record<string, unknown>)[key];
+function booleanOrUndefined(value: unknown): boolean | undefined {
   return typeof value === 'boolean' ? value : undefined;
+}
+
+function noteNonBoolean(disagreements: string[], key: HintKey, raw: unknown): void {
+  if (raw !== undefined && typeof raw !== 'boolean') {
+    disagreements.push(`annotation ${key}=${JSON.stringify(raw)} ignored: not a boolean`);
+  }
 }
 
 /**
@@ -163,25 +176,33 @@ function booleanHint(
  * `destructive: true`, `openWorld: true` (the MCP spec defaults).
  */
 export function inferCapabilities(input: CapabilityInput): Capabilities {
-  const words = nameWords(input.name);
-  const writeWord = words.find((word) => WRITE_WORDS.has(word));
-  const readWord = words.find((word) => READ_WORDS.has(word));
-  const destructiveWord = words.find((word) => DESTRUCTIVE_WORDS.has(word));
-  const readOnlyHint = booleanHint(input.annotations, 'readOnlyHint');
-  const destructiveHint = booleanHint(input.annotations, 'destructiveHint');
-  const openWorldHint = booleanHint(input.annotations, 'openWorldHint');
+  // The first word of each kind, in one pass (this runs for every listed tool).
+  let writeWord: string | undefined;
+  let readWord: string | undefined;
+  let destructiveWord: string | undefined;
+  for (const word of nameWords(input.name)) {
+    if (writeWord === undefined && WRITE_WORDS.has(word)) writeWord = word;
+    if (readWord === undefined && READ_WORDS.has(word)) readWord = word;
+    if (destructiveWord === undefined && DESTRUCTIVE_WORDS.has(word)) destructiveWord = word;
+  }
+  // Each hint read once, by name (annotation objects come in many shapes).
+  const annotations = (input.annotations ?? undefined) as
+    { [key in HintKey]?: unknown } | undefined;
+  const rawReadOnly = annotations?.readOnlyHint;
+  const rawDestructive = annotations?.destructiveHint;
+  const rawIdempotent = annotations?.idempotentHint;
+  const rawOpenWorld = annotations?.openWorldHint;
+  const readOnlyHint = booleanOrUndefined(rawReadOnly);
+  const destructiveHint = booleanOrUndefined(rawDestructive);
+  const openWorldHint = booleanOrUndefined(rawOpenWorld);
   const trusted = input.trusted === true;
   const overrides = input.override?.capabilities ?? {};
   const disagreements: string[] = [];
 
-  for (const key of input.annotations === undefined || input.annotations === null
-    ? []
-    : HINT_KEYS) {
-    const raw = (input.annotations as Record<string, unknown>)[key];
-    if (raw !== undefined && typeof raw !== 'boolean') {
-      disagreements.push(`annotation ${key}=${JSON.stringify(raw)} ignored: not a boolean`);
-    }
-  }
+  noteNonBoolean(disagreements, 'readOnlyHint', rawReadOnly);
+  noteNonBoolean(disagreements, 'destructiveHint', rawDestructive);
+  noteNonBoolean(disagreements, 'idempotentHint', rawIdempotent);
+  noteNonBoolean(disagreements, 'openWorldHint', rawOpenWorld);
 
   // readOnly / writes
   let readOnly: CapabilityVerdict;

@@ -131,6 +131,16 @@ function collectVariants(
   depth: number,
   out: Record<string, unknown>[],
 ): SeenRefs | undefined {
+  // Most schemas have no `$ref` and no combinator: the schema is its only form.
+  if (
+    typeof schema['$ref'] !== 'string' &&
+    !Array.isArray(schema['anyOf']) &&
+    !Array.isArray(schema['oneOf']) &&
+    !Array.isArray(schema['allOf'])
+  ) {
+    if (depth <= MAX_DEPTH) out.push(schema);
+    return seen;
+  }
   const state = { seen };
   const resolved = resolveRef(walk, schema, state);
   if (resolved === undefined || depth > MAX_DEPTH) return state.seen;

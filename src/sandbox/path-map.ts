@@ -116,6 +116,13 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   };
 
   const toSandbox = (input: string, argument?: string): string => {
+    // A path mapped before, with the tree unchanged since (see trackWrites): the same answer.
+    // Only successful mappings are kept; a refusal is worked out (and thrown) every time.
+    const cacheable = linkCacheOn && writesInFlight === 0;
+    if (cacheable) {
+      const known = mappedPaths.get(input);
+      if (known !== undefined) return known;
+    }
     if (typeof input !== 'string')
       return refuse(String(input), 'a path must be a string', argument);
     if (input.length === 0) return refuse(input, 'the path is empty', argument);
@@ -123,7 +130,7 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     if (input.length > MAX_PATH_LENGTH)
       return refuse(input, `it is longer than ${MAX_PATH_LENGTH} characters`, argument);
     let path = input;
-    if (/^file:/i.test(input)) {
+    if (isFileUri(input)) {
       path = fileUriToPath(input) ?? refuse(input, 'it is not a valid local file:// URI', argument);
     } else if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(input)) {
       return refuse(input, 'it is a URL, not a file path', argument);
@@ -151,11 +158,14 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       rel = relativeInside(base.path, absolute);
       if (rel !== undefined) break;
     }
+    // Set when the answer rests on a realpath outside the root, which no write announces.
+    let viaRealLocation = false;
     if (rel === undefined && isAbsolute(path)) {
       // Another spelling of the root (a symlinked parent, macOS /tmp → /private/tmp): accept it
       // only when its real location is inside the real root.
       const real = realLocation(absolute);
       if (real !== undefined) rel = relativeInside(realRoot, real);
+      viaRealLocation = true;
     }
     if (rel === undefined) {
       return refuse(
@@ -169,13 +179,14 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       return refuse(input, 'paths inside ".git" are not available to tools', argument);
     }
     if (components.length > 0) {
-      const cacheable = linkCacheOn && writesInFlight === 0;
       if (!cacheable || !checkedPaths.has(rel)) {
         checkLinks(input, components, argument, cacheable);
         if (cacheable) remember(checkedPaths, rel);
       }
     }
-    return components.length === 0 ? realRoot : join(realRoot, ...components);
+    const mapped = components.length === 0 ? realRoot : join(realRoot, ...components);
+    if (cacheable && !viaRealLocation) rememberMapping(input, mapped);
+    return mapped;
   };
 
   // Symlink-check cache (see trackWrites). `checkedPaths`: relative paths whose whole walk
@@ -186,9 +197,18 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   let writesInFlight = 0;
   const checkedPaths = new Set<string>();
   const realEntries = new Set<string>();
+  // Whole answers of toSandbox by input string, under the same rules: a read-only call that
+  // names a path seen before costs one lookup instead of the checks, resolve and join.
+  const mappedPaths = new Map<string, string>();
+  const rememberMapping = (input: string, mapped: string): void => {
+    if (mappedPaths.size >= LINK_CACHE_LIMIT) mappedPaths.clear();
+    mappedPaths.set(input, mapped);
+  };
   const invalidateLinkCache = (): void => {
-    checkedPaths.clear();
-    realEntries.clear();
+    // Twice per write-class call: clear() allocates a fresh table, so skip empty ones.
+    if (checkedPaths.size > 0) checkedPaths.clear();
+    if (realEntries.size > 0) realEntries.clear();
+    if (mappedPaths.size > 0) mappedPaths.clear();
   };
 
   /** Walks existing components with lstat; every symlink must resolve (realpath) inside the root. */
@@ -247,7 +267,7 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
 
   const toSandboxArgument = (value: string, argument?: string): string => {
     const mapped = toSandbox(value, argument);
-    return /^file:/i.test(value) ? pathToFileURL(mapped).href : mapped;
+    return isFileUri(value) ? pathToFileURL(mapped).href : mapped;
   };
 
   // Result mapping: one regex over every form of the root, built once. `file://` forms come
@@ -263,15 +283,19 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     .join('|');
   // A "." ends the match only when prose goes on after it ("root is /wt."), not in "/wt.bak".
   const pattern = new RegExp(`(?:${alternatives})(?![\\w~@+%-]|\\.[^\\s"'\`,;)\\]}>])(/)?`, 'g');
-  const needles = rootForms;
+  // Text that holds none of these has nothing to map (the common case): the root forms, plus
+  // the `file://` forms that do not contain one (a root with characters a URI percent-encodes).
+  const needles = [
+    ...rootForms,
+    ...uriForms.filter((form) => !rootForms.some((rootForm) => form.includes(rootForm))),
+  ];
 
   const fromSandbox = (text: string): string => {
-    if (
-      !needles.some((needle) => text.includes(needle)) &&
-      !uriForms.some((form) => text.includes(form))
-    ) {
-      return text;
+    let found = false;
+    for (let index = 0; index < needles.length && !found; index++) {
+      found = text.includes(needles[index]!);
     }
+    if (!found) return text;
     return text.replace(pattern, (match: string, slash: string | undefined, offset: number) => {
       if (/^file:/i.test(match)) {
         if (uriAlias === undefined) return match;
@@ -314,13 +338,15 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   const rewriteResult = (result: CallToolResult): CallToolResult => {
     let content: CallToolResult['content'] | undefined;
     const items = Array.isArray(result.content) ? result.content : [];
-    items.forEach((item, index) => {
+    for (let index = 0; index < items.length; index++) {
+      const item = items[index];
+      if (item === undefined) continue; // a hole, which forEach skipped too
       const mapped = mapContentItem(item, fromSandbox);
       if (mapped !== item) {
         content ??= [...items];
         content[index] = mapped;
       }
-    });
+    }
     const structured =
       result.structuredContent === undefined ? undefined : mapStrings(result.structuredContent, 0);
     if (content === undefined && structured === result.structuredContent) return result;
@@ -429,12 +455,9 @@ function rewriteAt(
       : rewriteAt(child, segments, index + 1, rewrite);
   if (next === child) return value;
   const copy = { ...record };
-  Object.defineProperty(copy, segment.key, {
-    value: next,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
+  // The spread made `segment.key` an own writable data property of `copy` (it is an own key of
+  // `record`), so assigning sets that property, even for "__proto__", never the prototype.
+  copy[segment.key] = next;
   return copy;
 }
 
@@ -498,6 +521,18 @@ function relativeInside(base: string, target: string): string | undefined {
   if (target === base) return '';
   const prefix = base.endsWith(sep) ? base : base + sep;
   return target.startsWith(prefix) ? target.slice(prefix.length) : undefined;
+}
+
+/** Starts with `file:` in any case; a character test, not a regex (it runs per argument). */
+function isFileUri(value: string): boolean {
+  return (
+    value.length >= 5 &&
+    value.charCodeAt(4) === 58 /* : */ &&
+    (value.charCodeAt(0) | 0x20) === 102 /* f */ &&
+    (value.charCodeAt(1) | 0x20) === 105 /* i */ &&
+    (value.charCodeAt(2) | 0x20) === 108 /* l */ &&
+    (value.charCodeAt(3) | 0x20) === 101 /* e */
+  );
 }
 
 function isGitComponent(component: string): boolean {

@@ -191,4 +191,38 @@ describe('nameWords', () => {
     expect(nameWords('readFileV2')).toEqual(['read', 'file', 'v2']);
     expect(nameWords('HTTPGetter')).toEqual(['http', 'getter']);
   });
+
+  it('drops empty words at leading, trailing and repeated separators of simple names', () => {
+    expect(nameWords('__init__')).toEqual(['init']);
+    expect(nameWords('-a--b_-c_')).toEqual(['a', 'b', 'c']);
+    expect(nameWords('get')).toEqual(['get']);
+    expect(nameWords('')).toEqual([]);
+    expect(nameWords('_-_')).toEqual([]);
+    expect(nameWords('tool_0001')).toEqual(['tool', '0001']);
+  });
+});
+
+describe('inferCapabilities: hints read once', () => {
+  it('lists every non-boolean hint in key order, before name-based disagreements', () => {
+    const capabilities = inferCapabilities({
+      name: 'delete_rows',
+      annotations: {
+        openWorldHint: 'yes',
+        readOnlyHint: true,
+        idempotentHint: 1,
+        destructiveHint: null,
+      },
+    });
+    expect(capabilities.disagreements).toEqual([
+      'annotation destructiveHint=null ignored: not a boolean',
+      'annotation idempotentHint=1 ignored: not a boolean',
+      'annotation openWorldHint="yes" ignored: not a boolean',
+      'annotation readOnlyHint=true ignored: name word "delete" says write',
+    ]);
+    expect(capabilities.openWorld).toEqual({
+      value: true,
+      source: 'default',
+      reason: 'tools may reach outside the sandbox unless shown otherwise',
+    });
+  });
 });
