@@ -34,7 +34,16 @@ interface WatchedPart {
   /** Name inside `base`. */
   name: string;
   restore: boolean;
+  /** Entries directly inside the part that git itself writes, so changes to them are not ours to judge. */
+  generated?: ReadonlySet<string>;
 }
+
+/**
+ * Files in `info/` that git writes on its own: `git update-server-info`, run by every repack
+ * (and so by the background `gc --auto` after a big commit in the user's repo), rewrites
+ * `info/refs`. It only lists refs for dumb transports; nothing reads it to run code.
+ */
+const GIT_WRITTEN_INFO = new Set(['refs']);
 
 type Entry =
   | {
@@ -98,7 +107,13 @@ export async function captureRepoIntegrity(options: {
   const parts: WatchedPart[] = [];
   const commonLabel = '.git';
   for (const name of ['config', 'config.worktree', 'hooks', 'info'])
-    parts.push({ base: options.commonDir, label: commonLabel, name, restore: true });
+    parts.push({
+      base: options.commonDir,
+      label: commonLabel,
+      name,
+      restore: true,
+      ...(name === 'info' ? { generated: GIT_WRITTEN_INFO } : {}),
+    });
   if (options.worktreeDir !== undefined && options.worktreeDir !== options.commonDir) {
     const label = `.git/worktrees/${options.worktreeDir.split(/[\\/]/).pop() ?? ''}`;
     parts.push({ base: options.worktreeDir, label, name: 'HEAD', restore: false });
@@ -118,7 +133,7 @@ type Entries = Map<string, Entry>;
 async function collect(parts: readonly WatchedPart[], copy: boolean): Promise<Entries> {
   const entries: Entries = new Map();
   for (const [index, part] of parts.entries()) {
-    await walk(join(part.base, part.name), `${index}\0`, 0, entries, copy);
+    await walk(join(part.base, part.name), `${index}\0`, 0, entries, copy, part.generated);
   }
   return entries;
 }
@@ -129,6 +144,7 @@ async function walk(
   depth: number,
   entries: Entries,
   copy: boolean,
+  generated?: ReadonlySet<string>,
 ): Promise<void> {
   if (entries.size >= MAX_ENTRIES) return;
   let stats;
@@ -143,6 +159,7 @@ async function walk(
     entries.set(key, { type: 'dir', mode: stats.mode & 0o7777 });
     if (depth >= MAX_DEPTH) return;
     for (const name of (await readdir(path)).sort()) {
+      if (depth === 0 && generated?.has(name) === true) continue;
       await walk(
         join(path, name),
         key.endsWith('\0') ? `${key}${name}` : `${key}/${name}`,

@@ -190,6 +190,21 @@ describe("the user's .git is not changed by a run (T15)", () => {
     await expect(sandbox.verifyRepoIntegrity()).resolves.toBeUndefined();
   });
 
+  it("leaves git's own writes alone: a repack in the user's repo (info/refs) is no escape, info/attributes is", async () => {
+    const sandbox = await make({ id: 'repack' });
+    // What the background `gc --auto` after a big commit does: repack → update-server-info.
+    git(repo, 'repack', '-q', '-a', '-d');
+    expect(existsSync(join(repo, '.git', 'info', 'refs'))).toBe(true);
+    await expect(sandbox.verifyRepoIntegrity()).resolves.toBeUndefined();
+    await expect(sandbox.snapshot('after repack')).resolves.toMatchObject({ changed: [] });
+    // A filter planted through info/attributes would run code in our add -A: still caught.
+    writeFileSync(join(repo, '.git', 'info', 'attributes'), '* filter=evil\n');
+    const error = await rejection(sandbox.verifyRepoIntegrity());
+    expect(error.details['changes']).toEqual([
+      { path: '.git/info/attributes', change: 'added', reverted: true },
+    ]);
+  });
+
   it('checks before every snapshot, so a planted fsmonitor never runs in our add -A', async () => {
     const marker = join(scratch, 'fsmonitor-ran');
     const script = join(scratch, 'fsmonitor.sh');
