@@ -519,24 +519,37 @@ function watchServers(context: CommandContext, actor: ActorInstance): () => void
   };
 }
 
-/** The workspace's actor for one thread, its warnings on stderr; the caller deactivates it. */
-async function createCliActor(
+/**
+ * Runs `work` with the workspace's actor for one thread activated (warnings and server events
+ * on stderr), then deactivates it, also on Ctrl-C: the abort ends the run's stream, and servers
+ * and sandbox go away here.
+ */
+async function withActiveCliActor(
   context: CommandContext,
-  name: string,
-  threadId: string,
-  keepSandbox: boolean,
-  verbose: boolean,
-): Promise<ActorInstance> {
+  settings: { name: string; threadId: string; keepSandbox: boolean; verbose: boolean },
+  work: (actor: ActorInstance) => Promise<number>,
+): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
-  return createActor({
-    name,
+  const actor = await createActor({
+    name: settings.name,
     workspace: storeOf(context),
-    threadId,
-    keepSandbox,
-    logger: cliServerLogger(context, verbose),
+    threadId: settings.threadId,
+    keepSandbox: settings.keepSandbox,
+    logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
+  let unwatch: (() => void) | undefined;
+  try {
+    await actor.activate({ signal: context.signal });
+    unwatch = watchServers(context, actor);
+    const code = await work(actor);
+    printEnd(context, settings.threadId, actor, settings.keepSandbox);
+    return code;
+  } finally {
+    unwatch?.();
+    await actor.deactivate();
+  }
 }
 
 const actorRun: Command = {
@@ -558,36 +571,22 @@ const actorRun: Command = {
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
     if (values.input === undefined) throw usageError('--input is required.', RUN_USAGE);
+    const input = values.input;
     const threadId = values.thread ?? randomUUID();
-    const actor = await createCliActor(
-      context,
+    const settings = {
       name,
       threadId,
-      values['keep-sandbox'] === true,
-      values.verbose === true,
+      keepSandbox: values['keep-sandbox'] === true,
+      verbose: values.verbose === true,
+    };
+    return withActiveCliActor(context, settings, (actor) =>
+      driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
+        name,
+        threadId,
+        prompt: values['no-prompt'] !== true,
+        by: values.by ?? defaultUser(),
+      }),
     );
-    let unwatch: (() => void) | undefined;
-    try {
-      await actor.activate({ signal: context.signal });
-      unwatch = watchServers(context, actor);
-      const code = await driveRun(
-        context,
-        actor,
-        actor.run(values.input, { threadId, signal: context.signal }),
-        {
-          name,
-          threadId,
-          prompt: values['no-prompt'] !== true,
-          by: values.by ?? defaultUser(),
-        },
-      );
-      printEnd(context, threadId, actor, values['keep-sandbox'] === true);
-      return code;
-    } finally {
-      unwatch?.();
-      // Also on Ctrl-C: the abort ends the stream above, and servers and sandbox go away here.
-      await actor.deactivate();
-    }
   },
 };
 
@@ -647,15 +646,13 @@ const actorResume: Command = {
           : { type: 'approve', by };
 
     const { pendingApprovalsOf } = await import('../../actors/actor.js');
-    const actor = await createCliActor(
-      context,
+    const settings = {
       name,
       threadId,
-      values['keep-sandbox'] === true,
-      values.verbose === true,
-    );
-    try {
-      await actor.activate({ signal: context.signal });
+      keepSandbox: values['keep-sandbox'] === true,
+      verbose: values.verbose === true,
+    };
+    return withActiveCliActor(context, settings, async (actor) => {
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
       const pending = pendingApprovalsOf(state.tasks.flatMap((task) => task.interrupts));
       if (pending.length === 0) {
@@ -680,7 +677,7 @@ const actorResume: Command = {
             context.stdout,
             `${formatApprovalPreview(item.preview)}\n  answer: ${answer.type} (by ${by})`,
           );
-      const code = await driveRun(
+      return driveRun(
         context,
         actor,
         actor.resume(
@@ -692,11 +689,7 @@ const actorResume: Command = {
         ),
         { name, threadId, prompt: values['no-prompt'] !== true, by },
       );
-      printEnd(context, threadId, actor, values['keep-sandbox'] === true);
-      return code;
-    } finally {
-      await actor.deactivate();
-    }
+    });
   },
 };
 
