@@ -1,15 +1,9 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { NOT_FOUND_CODES } from '../workspace/store.js';
 import type { WorkspaceKind, WorkspaceStore } from '../workspace/store.js';
 import { parseCommandLine, requirePositional, storeOf } from './args.js';
 import type { Command } from './command.js';
 import { printJson, println } from './output.js';
-
-const NOT_FOUND: Record<WorkspaceKind, AgentsErrorCode> = {
-  server: AgentsErrorCode.ServerNotFound,
-  tool: AgentsErrorCode.ToolNotFound,
-  skill: AgentsErrorCode.SkillNotFound,
-  actor: AgentsErrorCode.ActorNotFound,
-};
 
 /** Records that name `name` and would fail to resolve without it, e.g. `skill "files"`. */
 type UsersOf = (store: WorkspaceStore, name: string) => Promise<string[]>;
@@ -37,7 +31,7 @@ it anyway, and those records then fail to resolve until you fix them.`;
       const store = storeOf(context);
       if (!(await store.has(kind, name))) {
         throw new AgentsError(
-          NOT_FOUND[kind],
+          NOT_FOUND_CODES[kind],
           `No ${kind} named "${name}" in ${store.dir(kind)}; see \`agents ${kind} list\`.`,
           { details: { kind, name } },
         );

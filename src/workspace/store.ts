@@ -170,7 +170,8 @@ const FOLDERS: Record<WorkspaceKind, string> = {
   actor: 'actors',
 };
 
-const NOT_FOUND: Record<WorkspaceKind, AgentsErrorCode> = {
+/** The error code for a missing record of each kind (`SERVER_NOT_FOUND`, ...). */
+export const NOT_FOUND_CODES: Readonly<Record<WorkspaceKind, AgentsErrorCode>> = {
   server: AgentsErrorCode.ServerNotFound,
   tool: AgentsErrorCode.ToolNotFound,
   skill: AgentsErrorCode.SkillNotFound,
@@ -213,7 +214,7 @@ export function createWorkspaceStore(
     } catch (error) {
       if (isErrno(error, 'ENOENT')) {
         throw new AgentsError(
-          NOT_FOUND[kind],
+          NOT_FOUND_CODES[kind],
           `No ${kind} named "${name}" in workspace ${absoluteRoot} (looked for ${path}); ` +
             `add it with \`agents ${kind} add\` or check the name.`,
           { cause: error, details: { kind, name, file: path } },
