@@ -119,6 +119,12 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
+   * each served call (`agents serve` sets it). Default false: in a graph run nothing answers
+   * them, so they are not declared. Ignored with a shared `serverManager`.
+   */
+  forwardClientRequests?: boolean;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */
@@ -494,6 +500,7 @@ class LocalActor implements ActorInstance {
           cwd: root,
           roots: () => [root],
           ...(this.options.logger ? { logger: this.options.logger } : {}),
+          ...(this.options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
 
