@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type * as PgModule from 'pg';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { CheckpointerSettingsSchema } from '../config/schemas.js';
@@ -132,7 +133,7 @@ export async function createCheckpointer(
 /** The optional peers behind `type: postgres`; a missing one is named, not blamed on the URL. */
 async function importPostgresPackages(): Promise<{
   PostgresSaver: typeof PostgresSaver;
-  pg: typeof import('pg');
+  pg: typeof PgModule;
 }> {
   const load = async <T>(name: string, importer: () => Promise<T>): Promise<T> => {
     try {
