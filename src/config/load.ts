@@ -158,7 +158,7 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `a list of ${value.length}`;
   if (typeof value === 'object') return 'a map';
-  const shown = JSON.stringify(value) ?? String(value);
+  const shown = JSON.stringify(value) ?? typeof value;
   return `${typeof value} ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}`;
 }
 

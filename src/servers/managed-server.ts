@@ -37,6 +37,7 @@ import {
   type ToolsChangedReason,
 } from './server-events.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { settleExitAfterPipeError, watchStrayStdout } from './startup-diagnosis.js';
 
 /** Where a managed server is in its life. */
 export type ManagedServerStatus =
@@ -346,16 +347,24 @@ class ManagedServerImpl implements ManagedServer {
     const deadline = Date.now() + this.timeouts.startupMs;
     let phase: ServerPhase = 'initialize';
     const listAbort = new AbortController();
+    const stray = watchStrayStdout(serverTransport.stdio, {
+      serverName: this.name,
+      details: () => this.details('initialize', serverTransport),
+    });
     try {
       // Our own deadline, longer SDK timeout: the SDK would send notifications/cancelled for
       // initialize, which the spec forbids; we close the connection (and kill the group) instead.
       await this.withDeadline(
-        client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+        Promise.race([
+          client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+          stray.failed,
+        ]),
         deadline,
         signal,
         'initialize',
         serverTransport,
       );
+      stray.stop();
       if (this.closing) throw this.closedError('initialize');
       phase = 'list';
       const tools = await this.withDeadline(
@@ -373,6 +382,8 @@ class ManagedServerImpl implements ManagedServer {
       return { connection, tools };
     } catch (error) {
       connection.superseded = true;
+      stray.stop();
+      await settleExitAfterPipeError(serverTransport.stdio, error);
       // Describe before closing: closing kills the group, which would hide the real exit status.
       const failure = this.closing
         ? this.closedError(phase)
