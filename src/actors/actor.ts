@@ -3,7 +3,14 @@ import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
-import { Command, END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import {
+  Command,
+  END,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema,
+} from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
@@ -64,6 +71,14 @@ import {
   type ActorConfinement,
   type ActorConfinementOptions,
 } from './actor-confinement.js';
+import {
+  isValidMaxTurns,
+  pauseAtTurnLimit,
+  recursionLimitFor,
+  turnLimitPauseOf,
+  turnStateFields,
+} from './turn-limit.js';
+import type { TurnLimitPause } from './turn-limit.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -129,6 +144,13 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * Model turns one run may take; wins over the config's `maxTurns` (default 200). At the limit
+   * the run pauses: {@link ActorInstance.run} yields a `turn-limit` event and ends, the thread
+   * keeps every result, and `resume({ type: 'continue' }, { threadId })` goes on for up to
+   * `maxTurns` more turns. Throws `INVALID_ARGUMENTS` unless a whole number from 1 to 100,000.
+   */
+  maxTurns?: number;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */
@@ -143,6 +165,8 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
+  /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
+  | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {
       type: 'interrupt';
       /** The raw `__interrupt__` update (LangGraph `Interrupt` objects). */
@@ -162,7 +186,11 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
-  return new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+  return new StateSchema({
+    messages: MessagesDeltaValue,
+    ...sandboxStateFields,
+    ...turnStateFields,
+  });
 }
 /** The actor graph's state schema: messages plus the sandbox fields (`changeLog`, `sandboxHead`). */
 export type ActorState = ReturnType<typeof buildStateSchema>;
@@ -171,6 +199,7 @@ function buildGraph(
   agent: (state: ActorState['State']) => Promise<{ messages: AIMessage[] }>,
   toolNode: ReturnType<typeof createTrackedToolNode>,
   checkpointer: BaseCheckpointSaver,
+  maxTurns: number,
 ) {
   return (
     new StateGraph(buildStateSchema())
@@ -185,6 +214,8 @@ function buildGraph(
       ])
       .addEdge('tools', 'agent')
       .compile({ checkpointer })
+      // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
+      .withConfig({ recursionLimit: recursionLimitFor(maxTurns) })
   );
 }
 /** The compiled actor graph (agent node ⇄ tracked ToolNode). */
@@ -208,7 +239,7 @@ export function compileActorStateGraph(
       { details: { actor: name } },
     );
   };
-  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer);
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer, 1);
   graph.name = name;
   return graph;
 }
@@ -345,6 +376,13 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
       details: { problems: [] },
     });
   }
+  if (options.maxTurns !== undefined && !isValidMaxTurns(options.maxTurns)) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `maxTurns ${options.maxTurns} of actor "${config.name}" is not a whole number from 1 to 100,000; pass a smaller or positive whole number.`,
+      { details: { actor: config.name, maxTurns: options.maxTurns } },
+    );
+  }
   const plan = await planSkills(store, config.skills);
   // No policy block means the default policy (mode `ask`), never "no policy".
   const policy = parsePolicy(
@@ -397,6 +435,11 @@ class LocalActor implements ActorInstance {
 
   get name(): string {
     return this.config.name;
+  }
+
+  /** Model turns per run (option over config). */
+  private get maxTurns(): number {
+    return this.options.maxTurns ?? this.config.maxTurns;
   }
 
   get active(): boolean {
@@ -658,7 +701,10 @@ class LocalActor implements ActorInstance {
       cleanup.push(async () => unsubscribe());
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
       const instructions = this.config.instructions;
+      const maxTurns = this.maxTurns;
       const agent = async (state: ActorState['State']) => {
+        // Before the model call: at the limit the run pauses here, every tool result saved.
+        const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, this.name);
         const model = await this.model();
         if (typeof model.bindTools !== 'function') {
           throw new AgentsError(
@@ -674,7 +720,7 @@ class LocalActor implements ActorInstance {
             ? state.messages
             : [new SystemMessage(instructions), ...state.messages];
         const reply = await bound.invoke(messages);
-        return { messages: [toAIMessage(reply)] };
+        return { messages: [toAIMessage(reply)], runTurns };
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
       if (!saver)
@@ -685,7 +731,7 @@ class LocalActor implements ActorInstance {
             details: { problems: [] },
           },
         );
-      const graph = buildGraph(agent, toolNode, saver);
+      const graph = buildGraph(agent, toolNode, saver, maxTurns);
       graph.name = this.name;
       this.state = {
         sandbox,
@@ -750,7 +796,8 @@ class LocalActor implements ActorInstance {
     input: string,
     options: ActorRunOptions = {},
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
-    return this.stream({ messages: [new HumanMessage(input)] }, options);
+    // A new input starts the turn count afresh.
+    return this.stream({ messages: [new HumanMessage(input)], runTurns: 0 }, options);
   }
 
   resume(
@@ -776,6 +823,11 @@ class LocalActor implements ActorInstance {
     for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
       for (const [node, update] of Object.entries(chunk)) {
         if (node === '__interrupt__') {
+          const limit = turnLimitPauseOf(update);
+          if (limit !== undefined) {
+            yield { ...limit, type: 'turn-limit' };
+            continue;
+          }
           const approvals = pendingApprovalsOf(update);
           yield {
             type: 'interrupt',

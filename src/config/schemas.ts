@@ -286,6 +286,9 @@ export const OutputBudgetSettingsSchema = OutputBudgetLimitsSchema.extend({
 );
 export type OutputBudgetSettings = z.infer<typeof OutputBudgetSettingsSchema>;
 
+/** Model turns one actor run may take before it pauses (the `maxTurns` default). */
+export const DEFAULT_MAX_TURNS = 200;
+
 /** An actor: skills + model + instructions + sandbox + checkpointer. */
 export const ActorSchema = z
   .strictObject({
@@ -323,6 +326,17 @@ export const ActorSchema = z
     budget: OutputBudgetSettingsSchema.optional().describe(
       'Output budget for tool results (default: 32 KiB of text per result).',
     ),
+    maxTurns: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(DEFAULT_MAX_TURNS)
+      .describe(
+        'Model turns one run may take (each turn: one model call and the tool calls it asks ' +
+          'for, parallel or not). At the limit the run pauses with a message and a saved thread ' +
+          '(`agents actor resume NAME --thread ID --continue` goes on); `--max-turns` overrides it.',
+      ),
   })
   .describe('An actor.');
 export type Actor = z.infer<typeof ActorSchema>;
