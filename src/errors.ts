@@ -17,6 +17,7 @@ export const AgentsErrorCode = {
   InvalidArguments: 'INVALID_ARGUMENTS',
   PathOutsideSandbox: 'PATH_OUTSIDE_SANDBOX',
   SandboxFailed: 'SANDBOX_FAILED',
+  ConfinementUnavailable: 'CONFINEMENT_UNAVAILABLE',
   CheckpointNotFound: 'CHECKPOINT_NOT_FOUND',
   RunActive: 'RUN_ACTIVE',
   RollbackFailed: 'ROLLBACK_FAILED',
