@@ -66,9 +66,14 @@ function upstream() {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [
         { name: 'sample', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+        { name: 'hang', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
       ],
     }));
-    server.setRequestHandler(CallToolRequestSchema, async () => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      if (request.params.name === 'hang') {
+        await new Promise((resolve) => extra.signal.addEventListener('abort', resolve));
+        return { content: [] };
+      }
       await released;
       return { content: [{ type: 'text', text: await ask() }] };
     });
@@ -172,5 +177,39 @@ describe('ClientRequestRouter (through a managed server)', () => {
     ]);
     expect(results.map(text)).toEqual(['answered by c', 'answered by c']);
     expect(askedC).toHaveLength(2);
+  });
+
+  it('keeps the no-answer timeout still while a forwarded request waits for the client, and enforces it otherwise', async () => {
+    const world = upstream();
+    world.release();
+    const quick = { ...CONFIG, timeouts: { ...CONFIG.timeouts!, callMs: 300 } };
+    const slowClient = createClientRequestForwarder({
+      owner: {},
+      // The person behind the client takes well over callMs to answer.
+      request: () =>
+        new Promise((resolve) =>
+          setTimeout(
+            () =>
+              resolve({ model: 'slow', role: 'assistant', content: { type: 'text', text: '' } }),
+            900,
+          ),
+        ),
+      log: () => undefined,
+    });
+    const patient = createManagedServer(quick, {
+      transportFactory: world.factory,
+      forwardClientRequests: true,
+    });
+    opened.push(patient);
+    await patient.start();
+    const answered = await patient.callTool('sample', {}, { clientRequests: slowClient });
+    expect(text(answered)).toBe('answered by slow');
+    // A call that neither answers nor asks still times out after callMs.
+    await expect(
+      patient.callTool('hang', {}, { clientRequests: slowClient }),
+    ).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      message: expect.stringMatching(/got no answer within 300 ms/),
+    });
   });
 });
