@@ -143,6 +143,7 @@ export {
 
 // policy
 export type {
+  ClientRequestPolicy,
   Policy,
   PolicyDecision,
   PolicyInput,
@@ -175,6 +176,17 @@ export {
 } from './policy/audit.js';
 
 // serve: the same tools and the same middleware chain, served over MCP
+export type {
+  ClientRequestForwarder,
+  ClientRequestGate,
+  ClientRequestInfo,
+  ClientRequestObserver,
+  ClientRequestOutcome,
+  ClientRequestSink,
+  UpstreamClientRequest,
+  UpstreamClientResult,
+} from './mcp/client-requests.js';
+export { createClientRequestForwarder, JsonRpcError } from './mcp/client-requests.js';
 export type { CreateMcpServerOptions } from './serve/mcp-server.js';
 export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
 export type {
