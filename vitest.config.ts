@@ -37,9 +37,8 @@ export default defineConfig({
           globalSetup: ['test/helpers/postgres-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          // Same as `int`: vitest runs projects of one group order together only then.
-          maxWorkers: 2,
-          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
