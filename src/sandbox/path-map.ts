@@ -111,7 +111,9 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   const primaryAlias = bases.find((base) => base.kind === 'alias')?.path;
 
   const refuse = (input: string, reason: string, argument?: string): never => {
-    const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
+    // The model's own input, with the host's sandbox and project folders shown as logical.
+    const logical = typeof input === 'string' ? fromSandbox(input) : String(input);
+    const shown = logical.length > 200 ? `${logical.slice(0, 200)}…` : logical;
     const where = argument === undefined ? '' : ` (argument "${argument}")`;
     throw new AgentsError(
       AgentsErrorCode.PathOutsideSandbox,
