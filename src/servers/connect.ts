@@ -67,6 +67,7 @@ export function createServerTransport(
       args: launch.args,
       // Messages name the server's own command line, not the wrapper's.
       displayTarget: target,
+      signalExitCodes: launch.command !== config.command,
       env: config.env,
       cwd,
       shutdownMs: config.timeouts?.shutdownMs,
