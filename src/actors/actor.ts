@@ -145,6 +145,12 @@ export interface CreateActorOptions {
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
   /**
+   * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
+   * each served call (`agents serve` sets it). Default false: in a graph run nothing answers
+   * them, so they are not declared. Ignored with a shared `serverManager`.
+   */
+  forwardClientRequests?: boolean;
+  /**
    * Model turns one run may take; wins over the config's `maxTurns` (default 200). At the limit
    * the run pauses: {@link ActorInstance.run} yields a `turn-limit` event and ends, the thread
    * keeps every result, and `resume({ type: 'continue' }, { threadId })` goes on for up to
@@ -568,6 +574,7 @@ class LocalActor implements ActorInstance {
           roots: () => [root],
           ...(confinement ? { confinement } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
+          ...(this.options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
 

@@ -2,6 +2,8 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { summarizeClientRequest } from '../mcp/client-requests.js';
+import type { ClientRequestOutcome } from '../mcp/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { CapabilitySource, ChangeRecord, ToolResult } from '../registry/tool-descriptor.js';
@@ -26,8 +28,12 @@ export interface AuditVerdict {
 export interface AuditEntry {
   /** ISO time the call started. */
   time: string;
-  /** `tool-call` when a call finished (or failed); `approval-requested` when it paused for a human. */
-  event: 'tool-call' | 'approval-requested';
+  /**
+   * `tool-call` when a call finished (or failed); `approval-requested` when it paused for a
+   * human; `client-request` for a request the call's upstream server made of the MCP client
+   * (sampling, elicitation), forwarded or refused: `args` then holds its summary.
+   */
+  event: 'tool-call' | 'approval-requested' | 'client-request';
   actor?: string;
   thread?: string;
   toolCallId?: string;
@@ -57,6 +63,17 @@ export interface AuditEntry {
   snapshot?: string;
   changed?: number;
   budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
+  /** For `event: 'client-request'`: what was asked and how it ended. */
+  clientRequest?: {
+    method: string;
+    /** The upstream server that asked. */
+    serverName: string;
+    outcome: ClientRequestOutcome['outcome'];
+    /** The client's answer to an elicitation: accept, decline or cancel. */
+    action?: string;
+    /** The model that answered a sampling request. */
+    model?: string;
+  };
 }
 
 /** An append-only JSON-lines audit file. */
@@ -317,6 +334,44 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         },
         args: cappedArgs(request.args, maxArgsBytes),
       };
+      // Requests the upstream server makes of the MCP client during this call are recorded too,
+      // refusals (by the policy or for a missing capability) included.
+      const forwarder = request.context.clientRequests;
+      if (forwarder !== undefined) {
+        request = {
+          ...request,
+          context: {
+            ...request.context,
+            clientRequests: forwarder.withObserver((outcome) => {
+              const result = outcome.result as Record<string, unknown> | undefined;
+              const message = outcome.error === undefined ? undefined : errorMessage(outcome.error);
+              void record({
+                ...base,
+                time: new Date(now() - outcome.durationMs).toISOString(),
+                event: 'client-request',
+                args: summarizeClientRequest(outcome.request),
+                durationMs: outcome.durationMs,
+                isError: outcome.outcome !== 'forwarded',
+                ...(message === undefined
+                  ? {}
+                  : {
+                      error:
+                        message.length > MAX_ERROR_CHARS
+                          ? `${message.slice(0, MAX_ERROR_CHARS)}…`
+                          : message,
+                    }),
+                clientRequest: {
+                  method: outcome.request.method,
+                  serverName: outcome.serverName,
+                  outcome: outcome.outcome,
+                  ...(typeof result?.['action'] === 'string' ? { action: result['action'] } : {}),
+                  ...(typeof result?.['model'] === 'string' ? { model: result['model'] } : {}),
+                },
+              });
+            }),
+          },
+        };
+      }
       let result: ToolResult;
       try {
         result = await next(request);

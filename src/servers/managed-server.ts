@@ -30,6 +30,7 @@ import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js'
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
 import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
+import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
   ServerEventEmitter,
@@ -73,6 +74,14 @@ export interface ManagedServerOptions {
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
   /** Client name/version sent in `initialize`. */
   clientInfo?: Implementation;
+  /**
+   * Offer the server `sampling` and `elicitation` (form) in `initialize`, and answer them by
+   * forwarding to the `clientRequests` of the tool call in flight (`agents serve`: the MCP
+   * client that made the call). Default false: nothing could answer them, so they are not
+   * declared. Log messages (`notifications/message`) go to the call's `clientRequests` either
+   * way, or to the logger at debug level.
+   */
+  forwardClientRequests?: boolean;
 }
 
 /**
@@ -229,6 +238,7 @@ class ManagedServerImpl implements ManagedServer {
   private healthCheck: Promise<void> | undefined;
   private warnedUndeclaredListChanged = false;
   private readyWaiters: Array<{ resolve: () => void; reject: (error: ServerError) => void }> = [];
+  private readonly clientRequests: ClientRequestRouter;
 
   constructor(config: NamedServerConfig, options: ManagedServerOptions) {
     this.name = config.name;
@@ -236,6 +246,7 @@ class ManagedServerImpl implements ManagedServer {
     this.options = options;
     this.logger = options.logger ?? silentServerLogger;
     this.events = new ServerEventEmitter(this.logger);
+    this.clientRequests = new ClientRequestRouter(config.name, this.logger);
     this.timeouts = {
       startupMs: config.timeouts?.startupMs ?? 30_000,
       callMs: config.timeouts?.callMs ?? 60_000,
@@ -331,10 +342,15 @@ class ManagedServerImpl implements ManagedServer {
       setProtocolVersion?.(version);
     };
     const roots = this.options.roots;
+    const forward = this.options.forwardClientRequests === true;
     const client = new Client(this.options.clientInfo ?? CLIENT_INFO, {
-      capabilities: roots ? { roots: { listChanged: true } } : {},
+      capabilities: {
+        ...(roots ? { roots: { listChanged: true } } : {}),
+        ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
+      },
     });
     connection.client = client;
+    this.clientRequests.install(client, forward);
     if (roots) {
       client.setRequestHandler(ListRootsRequestSchema, () => ({
         roots: roots().map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })),
@@ -657,6 +673,11 @@ class ManagedServerImpl implements ManagedServer {
     }
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
+    // While the call runs, what the server asks of its client goes to the caller's client.
+    const leave =
+      context.clientRequests === undefined
+        ? undefined
+        : this.clientRequests.enter(context.clientRequests);
     try {
       const result = await connection.client.request(
         { method: 'tools/call', params: { name, arguments: args } },
@@ -736,6 +757,8 @@ class ManagedServerImpl implements ManagedServer {
         { ...this.details('call', connection.serverTransport), toolName: name },
         { cause: error },
       );
+    } finally {
+      leave?.();
     }
   }
 

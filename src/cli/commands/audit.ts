@@ -67,6 +67,12 @@ export function formatAuditEntry(entry: AuditEntry): string {
   const parts = [entry.time, entry.thread ?? '-', entry.toolId];
   if (entry.event === 'approval-requested') {
     parts.push('approval requested');
+  } else if (entry.event === 'client-request' && entry.clientRequest !== undefined) {
+    const request = entry.clientRequest;
+    parts.push(
+      `${request.method} from server "${request.serverName}" ${request.outcome}` +
+        (request.action === undefined ? '' : ` (${request.action})`),
+    );
   } else if (entry.policy !== undefined) {
     parts.push(
       `${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`,
