@@ -213,8 +213,9 @@ results as they happen, then deactivates, also on Ctrl-C.
 
 When the safety policy asks for approval (mode ask, the default), the call is shown with its
 arguments, capability verdicts and the rule that asked, and you answer approve / edit / reject.
-Answers are read from stdin, a terminal or a pipe (one answer per line: a, r then a message,
-or e then the arguments as one line of JSON). Without an answer (stdin closed, or --no-prompt)
+Answers are read from stdin, a terminal or a pipe, one per line: a (approve), r or r MESSAGE
+(reject, the message goes to the model), e JSON (run with these arguments instead); a bare r or
+e reads the message or the JSON from the next line. Without an answer (stdin closed, or --no-prompt)
 the run stays paused: the command names the thread and exits with code 8; answer later with
 \`agents actor resume\`.
 
@@ -361,10 +362,14 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
           output.write(text);
           // A write without a newline is a question: hand the prompt the next line.
           if (!text.endsWith('\n')) {
-            void next().then((line) => {
-              if (line === undefined) input.end();
-              else input.write(`${line}\n`);
-            });
+            // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
+            next().then(
+              (line) => {
+                if (line === undefined) input.end();
+                else input.write(`${line}\n`);
+              },
+              () => input.end(),
+            );
           }
           done();
         },
