@@ -66,8 +66,8 @@ export async function createCheckpointer(
     try {
       await mkdir(dirname(path), { recursive: true });
       // Imported lazily: better-sqlite3 is native, and importing a module never starts work.
-      const { SqliteSaver } = await import('@langchain/langgraph-checkpoint-sqlite');
-      const saver = SqliteSaver.fromConnString(path);
+      const { openOrderedSqliteSaver } = await import('./sqlite-saver.js');
+      const saver = await openOrderedSqliteSaver(path);
       try {
         // The saver touches the file only on first use; a broken file must fail here, named.
         saver.db.prepare('SELECT count(*) FROM sqlite_master').get();

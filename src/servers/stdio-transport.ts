@@ -21,6 +21,8 @@ export interface StdioTransportOptions {
   /** Executable; spawned with an argv array, never through a shell. */
   command: string;
   args?: readonly string[];
+  /** The command line shown in messages, when the spawned one is a wrapper (bubblewrap). */
+  displayTarget?: string;
   /** Extra environment, on top of the SDK's safe default list (HOME, PATH, ...). Nothing else leaks. */
   env?: Record<string, string>;
   cwd?: string;
@@ -202,7 +204,7 @@ class ProcessStdioTransport implements StdioTransport {
     this.shutdownMs = options.shutdownMs ?? 2_000;
     this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
     this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
-    this.target = formatCommandLine(options.command, options.args ?? []);
+    this.target = options.displayTarget ?? formatCommandLine(options.command, options.args ?? []);
   }
 
   setProtocolVersion(version: string): void {

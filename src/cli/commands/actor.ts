@@ -246,7 +246,7 @@ const actorList = createListCommand({
     ]),
 });
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -262,6 +262,9 @@ the run stays paused: the command names the thread and exits with code 8; answer
 Options:
   --input TEXT      the user message
   --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
+                    limit the run stops, the thread is saved and the command exits with code 9;
+                    go on with \`agents actor resume NAME --thread ID --continue\`
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
@@ -269,18 +272,21 @@ Options:
                     list changes are always printed)
   --json            one JSON event per line (prompts go to stderr)`;
 
-const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON) [options]
+const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON | --continue) [options]
 
 Answers the approval a paused run waits for and continues the run (the same as answering the
 prompt of \`agents actor run\`). With several calls waiting, --approve and --reject answer all of
 them; --edit needs exactly one. If the run pauses again, you are asked on stdin as in
-\`agents actor run\` (or it exits with code 8 again).
+\`agents actor run\` (or it exits with code 8 again). A run that stopped at its turn limit
+(exit code 9) goes on with --continue, for up to --max-turns more turns.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
+  --continue        go on with a run that stopped at its turn limit
+  --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
   --by NAME         who answered, recorded in the audit log (default: your user name)
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask for later approvals; exit with code 8 instead
@@ -314,6 +320,9 @@ function printEvent(context: CommandContext, event: ActorRunEvent): void {
       break;
     case 'message':
       println(context.stdout, event.text);
+      break;
+    case 'turn-limit':
+      println(context.stdout, `Stopped: ${event.message}`);
       break;
     case 'interrupt': {
       const count = event.approvals?.length ?? 0;
@@ -460,6 +469,24 @@ function printResumeHint(
   println(context.stderr, lines.join('\n'));
 }
 
+function printContinueHint(context: CommandContext, name: string, threadId: string): void {
+  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', threadId, resume: command })}\n`,
+    );
+  println(context.stderr, `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N]`);
+}
+
+/** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
+function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > 100_000)
+    throw usageError(`--max-turns ${text}: give a whole number from 1 to 100000.`, usage);
+  return value;
+}
+
 /**
  * Prints a run's events; when it pauses for approval, asks (stdin) and resumes, until the run
  * ends (0) or an approval stays unanswered (8, with how to resume).
@@ -476,14 +503,20 @@ async function driveRun(
     for (;;) {
       const pending: PendingApproval[] = [];
       let otherInterrupt = false;
+      let turnLimit = false;
       for await (const event of events) {
         printEvent(context, event);
+        if (event.type === 'turn-limit') turnLimit = true;
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
         else otherInterrupt = true;
       }
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
+      if (turnLimit) {
+        printContinueHint(context, settings.name, settings.threadId);
+        return ExitCode.TurnLimit;
+      }
       if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
       const given: ApprovalResponse[] = [];
       try {
@@ -571,7 +604,13 @@ function watchServers(context: CommandContext, actor: ActorInstance): () => void
  */
 async function withActiveCliActor(
   context: CommandContext,
-  settings: { name: string; threadId: string; keepSandbox: boolean; verbose: boolean },
+  settings: {
+    name: string;
+    threadId: string;
+    keepSandbox: boolean;
+    verbose: boolean;
+    maxTurns: number | undefined;
+  },
   work: (actor: ActorInstance) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
@@ -581,6 +620,7 @@ async function withActiveCliActor(
     workspace: storeOf(context),
     threadId: settings.threadId,
     keepSandbox: settings.keepSandbox,
+    ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
@@ -607,6 +647,7 @@ const actorRun: Command = {
       {
         input: { type: 'string' },
         thread: { type: 'string' },
+        'max-turns': { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
         by: { type: 'string' },
@@ -623,6 +664,7 @@ const actorRun: Command = {
       threadId,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
+      maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
     };
     return withActiveCliActor(context, settings, (actor) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
@@ -659,6 +701,8 @@ const actorResume: Command = {
         approve: { type: 'boolean' },
         reject: { type: 'string' },
         edit: { type: 'string' },
+        continue: { type: 'boolean' },
+        'max-turns': { type: 'string' },
         by: { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
@@ -674,10 +718,11 @@ const actorResume: Command = {
       values.approve === true,
       values.reject !== undefined,
       values.edit !== undefined,
+      values.continue === true,
     ];
     if (chosen.filter(Boolean).length !== 1)
       throw usageError(
-        'Give exactly one of --approve, --reject MESSAGE, --edit JSON.',
+        'Give exactly one of --approve, --reject MESSAGE, --edit JSON, --continue.',
         RESUME_USAGE,
       );
     const by = values.by ?? defaultUser();
@@ -696,9 +741,29 @@ const actorResume: Command = {
       threadId,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
+      maxTurns: parseMaxTurns(values['max-turns'], RESUME_USAGE),
     };
+    const prompt = values['no-prompt'] !== true;
     return withActiveCliActor(context, settings, async (actor) => {
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
+      if (values.continue === true) {
+        const { turnLimitPauseOf } = await import('../../actors/turn-limit.js');
+        const stopped = turnLimitPauseOf(state.tasks.flatMap((task) => task.interrupts));
+        if (stopped === undefined) {
+          throw new AgentsError(
+            AgentsErrorCode.CheckpointNotFound,
+            `Thread "${threadId}" of actor "${name}" did not stop at its turn limit, so there is nothing to continue; ` +
+              `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
+            { details: { actor: name, threadId } },
+          );
+        }
+        return driveRun(
+          context,
+          actor,
+          actor.resume({ type: 'continue' }, { threadId, signal: context.signal }),
+          { name, threadId, prompt, by },
+        );
+      }
       const pending = pendingApprovalsOf(state.tasks.flatMap((task) => task.interrupts));
       if (pending.length === 0) {
         throw new AgentsError(
