@@ -1,15 +1,14 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
 import type { NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
+import { createServerOAuthProvider } from './oauth/server-auth.js';
+import { createRemoteTransport } from './remote-transport.js';
 
 /** Options of {@link createServerTransport}. */
 export interface ServerTransportOptions {
@@ -20,6 +19,8 @@ export interface ServerTransportOptions {
   maxLineBytes?: number;
   /** Where stdio server groups are recorded for reaping after a host crash; `null` disables. */
   runDir?: string | null;
+  /** Per-user state folder holding OAuth tokens; default `defaultStateDir()`. */
+  stateDir?: string;
 }
 
 /** A transport for one server plus what messages need to say about it. */
@@ -43,7 +44,9 @@ export function describeServerTarget(config: NamedServerConfig): string {
 /**
  * Builds the (unstarted) transport for a server config: our own stdio transport (own process
  * group, env allow-list, bounded framing), or the SDK's streamable-HTTP / SSE client transports
- * with the configured headers. The SDK `Client.connect()` starts it.
+ * with the configured headers and OAuth (non-interactive: a server that wants a login fails with
+ * `AUTH_REQUIRED` naming `agents server login NAME`). `${VAR}` references in `args`, `env`,
+ * `url` and `headers` are resolved here, at start. The SDK `Client.connect()` starts it.
  */
 export function createServerTransport(
   config: NamedServerConfig,
@@ -55,8 +58,10 @@ export function createServerTransport(
     const stdio = createStdioTransport({
       serverName: config.name,
       command: config.command,
-      args: config.args ?? [],
-      env: config.env,
+      args: (config.args ?? []).map((arg, index) =>
+        expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
+      ),
+      env: expandEnvReferenceMap(config.env, `Server "${config.name}" env`),
       cwd: config.cwd ?? options.cwd,
       shutdownMs: config.timeouts?.shutdownMs,
       maxLineBytes: options.maxLineBytes,
@@ -65,14 +70,19 @@ export function createServerTransport(
     });
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }
-  const requestInit: RequestInit | undefined = config.headers
-    ? { headers: { ...config.headers } }
-    : undefined;
-  if (config.transport === 'sse') {
-    const sse = new SSEClientTransport(new URL(config.url), { requestInit });
-    return { transport: sse, target, close: () => sse.close().catch(() => undefined) };
-  }
-  const http = new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
+  const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
+  const authProvider = createServerOAuthProvider(
+    config,
+    options.stateDir === undefined ? {} : { stateDir: options.stateDir },
+  );
+  const http = createRemoteTransport(
+    config.transport,
+    new URL(expandEnvReferences(config.url, `Server "${config.name}" url`)),
+    {
+      ...(headers === undefined ? {} : { headers }),
+      ...(authProvider === undefined ? {} : { authProvider }),
+    },
+  );
   const shutdownMs = config.timeouts?.shutdownMs ?? 2_000;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
