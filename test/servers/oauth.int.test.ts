@@ -80,8 +80,10 @@ describe('OAuth for remote servers', () => {
       (error: unknown) => error,
     );
     await server.close();
-    expect(AgentsError.isInstance(failure)).toBe(true);
-    expect((failure as Error).message).toContain('run `agents server login notes`');
+    expect(AgentsError.hasCode(failure, 'AUTH_REQUIRED')).toBe(true);
+    expect((failure as Error).message).toBe(
+      'Server "notes" needs an OAuth login (it has never logged in on this machine); run `agents server login notes` in a terminal, then retry.',
+    );
     expect(fixture.stats.registrations).toHaveLength(0);
     expect(fixture.stats.authorizations).toHaveLength(0);
   });

@@ -13,7 +13,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { OAuthSettings } from '../../config/schemas.js';
-import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { AgentsError, AgentsErrorCode, ServerError } from '../../errors.js';
 import type { Authorizer } from './authorizers.js';
 import type { OAuthState, OAuthStateStore } from './oauth-store.js';
 
@@ -70,17 +70,12 @@ export function createStoredOAuthProvider(
           ...(settings.issuer === undefined ? {} : { issuer: settings.issuer }),
         };
 
-  const loginNeeded = (state: OAuthState, why: string): AgentsError =>
-    new AgentsError(
+  // A ServerError naming this server: the server lifecycle passes it on unchanged, code and all.
+  const loginNeeded = (state: OAuthState, why: string): ServerError =>
+    new ServerError(
       AgentsErrorCode.AuthRequired,
       `Server "${serverName}" needs an OAuth login (${why}); run \`${loginCommand}\` in a terminal, then retry.`,
-      {
-        details: {
-          serverName,
-          loginCommand,
-          hadTokens: state.tokens !== undefined,
-        },
-      },
+      { serverName, phase: 'connect', loginCommand, hadTokens: state.tokens !== undefined },
     );
 
   const clientMetadata: OAuthClientMetadata = {
