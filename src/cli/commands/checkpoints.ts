@@ -4,6 +4,7 @@ import { listCheckpoints } from '../../middleware/rollback.js';
 import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { readSandboxState, undoStack } from '../../middleware/state.js';
+import { UNATTRIBUTED_TOOL_ID } from '../../middleware/unattributed.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 import { agentsCommandLine } from '../output.js';
 
@@ -92,9 +93,14 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
             entry.rollback === undefined
               ? ''
               : `  [${entry.rollback.kind} from ${entry.rollback.from}, safety snapshot ${entry.rollback.safety}]`;
+          const unattributed = entry.records.some(
+            (record) => record.toolId === UNATTRIBUTED_TOOL_ID,
+          )
+            ? '  [unattributed changes: no recorded call made them]'
+            : '';
           write(
             context.stdout,
-            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}`,
+            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}`,
           );
         }
         const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
