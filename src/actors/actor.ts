@@ -79,6 +79,9 @@ import {
   turnStateFields,
 } from './turn-limit.js';
 import type { TurnLimitPause } from './turn-limit.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import { recordUnattributedChanges } from '../middleware/unattributed.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -341,8 +344,12 @@ interface ActiveState {
   middleware: ToolMiddleware[];
   graph: ActorGraph;
   auditLog: AuditLog;
+  inFlight: InFlightCalls;
   unsubscribe: () => void;
 }
+
+/** How long deactivate waits for running tool calls after stopping the servers. */
+const IN_FLIGHT_GRACE_MS = 30_000;
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
@@ -517,6 +524,7 @@ class LocalActor implements ActorInstance {
     try {
       const sandboxSettings = this.config.sandbox;
       let sandbox: LocalSandbox | undefined;
+      let reopened = false;
       const threadId = this.options.threadId;
       const memoryCheckpoints = this.options.checkpointer
         ? this.options.checkpointer instanceof MemorySaver
@@ -534,6 +542,7 @@ class LocalActor implements ActorInstance {
           ...(signal ? { signal } : {}),
         });
         sandbox = opened;
+        reopened = opened.reopened;
         this.keepSandboxOnDeactivate = true;
         // A failed activation keeps a reopened sandbox (it holds the thread's history) and
         // removes one it just made.
@@ -634,7 +643,10 @@ class LocalActor implements ActorInstance {
       // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
       // and every other layer's record; the policy sits outside path rewriting so approval
       // previews show logical paths; the budget cuts what the model sees, after rewriting back.
+      const inFlight = createInFlightCalls();
       const middleware: ToolMiddleware[] = [
+        // Outermost: deactivate waits for every running call before closing the audit log.
+        inFlight.middleware,
         ...(this.options.middleware ?? []),
         createAuditMiddleware({ log: auditLog, actor: this.name }),
         // allowed-tools refuses unlisted tools (its own matching, case-insensitive); the policy
@@ -740,6 +752,9 @@ class LocalActor implements ActorInstance {
         );
       const graph = buildGraph(agent, toolNode, saver, maxTurns);
       graph.name = this.name;
+      if (sandbox !== undefined && threadId !== undefined && reopened) {
+        await this.recordUnattributed(graph, threadId, sandbox, auditLog, signal);
+      }
       this.state = {
         sandbox,
         confinement:
@@ -759,6 +774,7 @@ class LocalActor implements ActorInstance {
         middleware,
         graph,
         auditLog,
+        inFlight,
         unsubscribe,
       };
     } catch (error) {
@@ -772,19 +788,78 @@ class LocalActor implements ActorInstance {
     const state = this.state;
     if (!state) return;
     this.state = undefined;
+    // In this order: the servers stop first, so calls still waiting on one end now (each is
+    // still snapshotted and audited); then the calls are waited for; only then is what they
+    // write to (registry, checkpointer, sandbox, audit log) closed.
     const steps: Array<() => Promise<void>> = [
+      ...(state.lease ? [() => state.lease!.release()] : []),
+      ...(state.ownsManager ? [() => state.manager.close()] : []),
+      async () => {
+        if (await state.inFlight.idle(IN_FLIGHT_GRACE_MS)) return;
+        this.options.onWarning?.(
+          `Actor "${this.name}": ${state.inFlight.count} tool call(s) still running ${IN_FLIGHT_GRACE_MS / 1000} s after its servers stopped; closing anyway (their audit entries stay unfinished).`,
+        );
+      },
+      () => state.registry.close(),
+      async () => state.unsubscribe(),
+      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
       ...(state.sandbox
         ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
         : []),
-      ...(state.ownsManager ? [() => state.manager.close()] : []),
-      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
-      ...(state.lease ? [() => state.lease!.release()] : []),
-      () => state.registry.close(),
-      async () => state.unsubscribe(),
-      // First in reverse order: appends still pending are written before anything stops.
       () => state.auditLog.close(),
     ];
-    await runCleanup(steps);
+    // runCleanup runs its steps last first.
+    await runCleanup(steps.reverse());
+  }
+
+  /**
+   * On reopening a thread's sandbox: records what changed since the thread's last recorded
+   * snapshot (a call killed mid-way) as its own change record, in the thread's state and the
+   * audit log, so the next call is not credited with it.
+   */
+  private async recordUnattributed(
+    graph: ActorGraph,
+    threadId: string,
+    sandbox: Sandbox,
+    auditLog: AuditLog,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const found = await recordUnattributedChanges({
+      graph,
+      threadId,
+      sandbox,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (found === undefined) return;
+    const { record } = found;
+    const paths = record.changed.map((change) => `${change.status} ${change.path}`);
+    this.options.onWarning?.(
+      `Thread "${threadId}" had changes no recorded tool call made (a call stopped before its snapshot?): ${paths.join(', ')}. Recorded as unattributed changes, snapshot ${record.snapshot}.`,
+    );
+    const unknown = { value: false, source: 'default' as const };
+    await auditLog
+      .append({
+        time: new Date().toISOString(),
+        event: 'unattributed-changes',
+        actor: this.name,
+        thread: threadId,
+        toolId: record.toolId,
+        toolName: 'unattributed changes',
+        fingerprint: '',
+        capabilities: {
+          readOnly: unknown,
+          writes: unknown,
+          destructive: unknown,
+          openWorld: unknown,
+        },
+        args: { changed: paths },
+        durationMs: 0,
+        snapshot: record.snapshot,
+        changed: record.changed.length,
+      })
+      .catch((error: unknown) =>
+        this.options.onWarning?.(`Audit log write failed: ${errorMessage(error)}`),
+      );
   }
 
   /**

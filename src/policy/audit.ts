@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isGraphInterrupt } from '@langchain/langgraph';
@@ -29,11 +30,21 @@ export interface AuditEntry {
   /** ISO time the call started. */
   time: string;
   /**
-   * `tool-call` when a call finished (or failed); `approval-requested` when it paused for a
-   * human; `client-request` for a request the call's upstream server made of the MCP client
-   * (sampling, elicitation), forwarded or refused: `args` then holds its summary.
+   * `tool-call-start` when a call starts (written before it runs, so a call whose process was
+   * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
+   * paused for a human; `unattributed-changes` for file changes found when a thread was reopened
+   * that no recorded call made (a call killed before its snapshot); `client-request` for a request
+   * the call's upstream server made of the MCP client (sampling, elicitation), forwarded or
+   * refused: `args` then holds its summary.
    */
-  event: 'tool-call' | 'approval-requested' | 'client-request';
+  event:
+    | 'tool-call'
+    | 'tool-call-start'
+    | 'approval-requested'
+    | 'unattributed-changes'
+    | 'client-request';
+  /** Links a call's `tool-call-start` entry to its ending entry. */
+  callId?: string;
   actor?: string;
   thread?: string;
   toolCallId?: string;
@@ -141,6 +152,11 @@ export interface ReadAuditOptions {
   threadId?: string;
   /** Keep only the last N matching entries. */
   limit?: number;
+  /**
+   * Keep every line as written. By default a `tool-call-start` entry is dropped once its call
+   * has an ending entry, so what remains of them are calls that never ended.
+   */
+  raw?: boolean;
 }
 
 /**
@@ -181,8 +197,22 @@ export async function readAuditLog(
     if (options.threadId !== undefined && value.thread !== options.threadId) continue;
     entries.push(value);
   }
+  const ended = new Set(
+    entries.flatMap((entry) =>
+      entry.event !== 'tool-call-start' && entry.callId !== undefined ? [entry.callId] : [],
+    ),
+  );
+  const kept =
+    options.raw === true
+      ? entries
+      : entries.filter(
+          (entry) =>
+            entry.event !== 'tool-call-start' ||
+            entry.callId === undefined ||
+            !ended.has(entry.callId),
+        );
   return {
-    entries: options.limit === undefined ? entries : entries.slice(-options.limit),
+    entries: options.limit === undefined ? kept : kept.slice(-options.limit),
     skipped,
   };
 }
@@ -282,8 +312,10 @@ function asBudgetRecord(value: unknown): BudgetRecord | undefined {
 /**
  * Records every tool call in the audit log: time, actor, thread, tool, capability verdicts, the
  * policy decision and who approved (from `_meta['agents/policy']`), duration, result size, error,
- * and the snapshot sha (from `_meta['agents/change']`). A call paused for approval is recorded as
- * `approval-requested`. Place it outermost so it sees refusals and every other layer's records.
+ * and the snapshot sha (from `_meta['agents/change']`). A `tool-call-start` entry is written
+ * before the call runs and the ending entry (same `callId`) after, so a call whose process was
+ * killed still shows. A call paused for approval ends as `approval-requested`. Place it
+ * outermost so it sees refusals and every other layer's records.
  */
 export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMiddleware {
   const now = options.now ?? Date.now;
@@ -333,6 +365,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
             : { disagreements: caps.disagreements }),
         },
         args: cappedArgs(request.args, maxArgsBytes),
+        callId: randomUUID(),
       };
       // Requests the upstream server makes of the MCP client during this call are recorded too,
       // refusals (by the policy or for a missing capability) included.
@@ -372,6 +405,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
           },
         };
       }
+      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
       let result: ToolResult;
       try {
         result = await next(request);

@@ -57,8 +57,7 @@ export const BUBBLEWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
 
 /** The result of probing for bubblewrap. */
 export type BubblewrapProbe =
-  | { available: true; path: string }
-  | { available: false; reason: string };
+  { available: true; path: string } | { available: false; reason: string };
 
 // Probes cost one spawn (~10 ms): once per binary and network setting per process.
 const probes = new Map<string, BubblewrapProbe>();
@@ -188,14 +187,7 @@ export function resolveConfinement(
     network,
     wrap: (command, args, cwd) => ({
       command: bwrap,
-      args: [
-        ...prefix(command, args),
-        '--chdir',
-        cwd ?? scope.sandboxRoot,
-        '--',
-        command,
-        ...args,
-      ],
+      args: [...prefix(command, args), '--chdir', cwd ?? scope.sandboxRoot, '--', command, ...args],
     }),
   };
 }
