@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectStateDir } from '../../src/sandbox/state-dir.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -363,11 +364,9 @@ describe('agents CLI', () => {
       const pid = Number(/← get_pid: (\d+)/.exec(run.stdout)?.[1]);
       expect(pid).toBeGreaterThan(0);
       expect(isAlive(pid)).toBe(false);
-      // The sandbox worktree went away with the actor.
-      const worktrees = execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' })
-        .trim()
-        .split('\n');
-      expect(worktrees).toHaveLength(1);
+      // The run's sandbox went away with the actor: nothing left in the project's state folder.
+      const sandboxes = join(projectStateDir(dir), 'sandboxes');
+      expect(existsSync(sandboxes) ? readdirSync(sandboxes) : []).toEqual([]);
     },
   );
 });

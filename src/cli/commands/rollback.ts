@@ -32,7 +32,7 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
       const threadId = requireOption(values.thread, 'thread', ROLLBACK_USAGE);
       const checkpointId = requireOption(values.to, 'to', ROLLBACK_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {
