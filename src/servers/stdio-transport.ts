@@ -75,6 +75,10 @@ export interface StdioTransport extends Transport {
   readonly failure: Error | undefined;
   /** Non-JSON-RPC lines skipped so far. */
   readonly garbageLineCount: number;
+  /** The first non-JSON-RPC stdout line (cut to 200 characters) and when it came, if any. */
+  readonly firstStrayLine: { text: string; at: number } | undefined;
+  /** JSON-RPC messages received so far. */
+  readonly messageCount: number;
   /** Protocol version recorded at initialize. */
   readonly protocolVersion: string | undefined;
   /** The last `maxBytes` of stderr (default 4 KB), cut at a line start. */
@@ -204,6 +208,8 @@ class ProcessStdioTransport implements StdioTransport {
   exit: ProcessExit | undefined;
   failure: Error | undefined;
   garbageLineCount = 0;
+  firstStrayLine: { text: string; at: number } | undefined;
+  messageCount = 0;
   protocolVersion: string | undefined;
   pid: number | undefined;
 
@@ -462,6 +468,7 @@ class ProcessStdioTransport implements StdioTransport {
     }
     if (message === undefined) {
       this.garbageLineCount += 1;
+      this.firstStrayLine ??= { text: text.slice(0, 200), at: Date.now() };
       if (this.garbageLineCount === 1) {
         this.logger.warn(
           `Server "${this.options.serverName}" printed a line on stdout that is not JSON-RPC; such lines are skipped (stdout is reserved for MCP messages).`,
@@ -480,6 +487,7 @@ class ProcessStdioTransport implements StdioTransport {
       }
       return;
     }
+    this.messageCount += 1;
     this.onmessage?.(message);
   }
 
