@@ -116,7 +116,11 @@ export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
 export type { SandboxState, SandboxStateUpdate } from './middleware/state.js';
-export { SandboxStateSchema, sandboxStateFields } from './middleware/state.js';
+export {
+  SandboxStateSchema,
+  sandboxDeltaStateFields,
+  sandboxStateFields,
+} from './middleware/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,

@@ -197,6 +197,38 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
     expect(nothingLeft.stderr).toContain('did not stop at its turn limit');
   }, 120_000);
 
+  it('runs 20 parallel calls without a MaxListenersExceededWarning', async () => {
+    const calls = Array.from(
+      { length: 20 },
+      (_, index) => `{ name: read_file, args: { path: README.md }, id: p${index} }`,
+    );
+    await writeFile(
+      join(dir, 'wide.yaml'),
+      `- tool_calls: [${calls.join(', ')}]\n- content: wide\n`,
+    );
+    await store.put('actor', 'wide', {
+      skills: ['reader'],
+      model: 'scripted:wide.yaml',
+      sandbox: { enabled: false },
+      checkpointer: { type: 'memory' },
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      await using actor = await createActor({ name: 'wide', workspace: store });
+      await actor.activate();
+      // A caller's signal, as the CLI passes: LangGraph combines it into each step's signal.
+      const events = await collect(actor.run('wide', { signal: new AbortController().signal }));
+      expect(events.filter((event) => event.type === 'tool-call-end')).toHaveLength(20);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((text) => text.includes('MaxListenersExceeded'))).toEqual([]);
+  }, 60_000);
+
   it('rejects a --max-turns that is not a positive whole number', async () => {
     const result = await agents(dir, 'actor', 'run', 'long', '--input', 'x', '--max-turns', '0');
     expect(result.code).toBe(ExitCode.Usage);
@@ -224,7 +256,6 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
     // Generous bound (the benchmark keeps the tight figure): 16 KB per call. Before each task
     // carried only its call, and messages were stored once, this run stored several MB.
     expect(bytes).toBeGreaterThan(0);
-    console.log('bytes per call', bytes / 100);
     expect(bytes / 100).toBeLessThan(16_384);
   }, 120_000);
 });
