@@ -143,7 +143,7 @@ export {
   undoRollback,
   withActiveRun,
 } from './middleware/rollback.js';
-export { createSandboxAgentMiddleware } from './middleware/agent-middleware.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // policy
 export type {

@@ -67,6 +67,11 @@ import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
 import { openThreadSandbox } from './thread-sandbox.js';
 import {
+  actorConfinement,
+  type ActorConfinement,
+  type ActorConfinementOptions,
+} from './actor-confinement.js';
+import {
   isValidMaxTurns,
   pauseAtTurnLimit,
   recursionLimitFor,
@@ -100,6 +105,11 @@ export interface CreateActorOptions {
   model?: BaseChatModel | string;
   /** Shared server manager; by default the actor makes its own (cwd = sandbox root). */
   serverManager?: ServerManager;
+  /**
+   * OS confinement of the stdio servers the actor starts (its own server manager only); each
+   * field wins over the config's `sandbox.confine` / `sandbox.network`.
+   */
+  confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
   /** Folder for sandbox worktrees (default the OS temp folder). */
@@ -284,6 +294,8 @@ export interface ActorInstance extends AsyncDisposable {
   readonly graph: ActorGraph;
   /** The sandbox, when enabled and active. */
   readonly sandbox: Sandbox | undefined;
+  /** How the actor's own stdio servers are confined, while active. */
+  readonly confinement: ActorConfinement | undefined;
   /** Agent Skills loaded for this actor. Active only. */
   readonly agentSkills: readonly AgentSkill[];
   readonly activation: SkillActivation;
@@ -314,6 +326,7 @@ export interface ActorServers extends ServerEventSource {
 
 interface ActiveState {
   sandbox: LocalSandbox | undefined;
+  confinement: ActorConfinement | undefined;
   manager: ServerManager;
   ownsManager: boolean;
   lease: ServerLease | undefined;
@@ -442,6 +455,10 @@ class LocalActor implements ActorInstance {
     return this.state?.sandbox;
   }
 
+  get confinement(): ActorConfinement | undefined {
+    return this.state?.confinement;
+  }
+
   get agentSkills(): readonly AgentSkill[] {
     return this.require().registry.agentSkills;
   }
@@ -532,11 +549,25 @@ class LocalActor implements ActorInstance {
       const paths: SandboxPathMap = sandbox?.paths ?? createPathMap(root);
 
       const ownsManager = this.options.serverManager === undefined;
+      const confinement = ownsManager
+        ? actorConfinement({
+            settings: sandboxSettings,
+            options: this.options.confinement,
+            sandboxRoot: root,
+            projectDir: sandbox?.source ?? this.store.projectDir,
+            workspaceRoot: this.store.root,
+            report: (message) => {
+              if (this.options.onWarning) this.options.onWarning(message);
+              else process.emitWarning(message, 'AgentsConfinementWarning');
+            },
+          })
+        : undefined;
       const manager =
         this.options.serverManager ??
         createServerManager({
           cwd: root,
           roots: () => [root],
+          ...(confinement ? { confinement } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
@@ -705,6 +736,14 @@ class LocalActor implements ActorInstance {
       graph.name = this.name;
       this.state = {
         sandbox,
+        confinement:
+          confinement === undefined
+            ? undefined
+            : {
+                kind: confinement.kind,
+                network: confinement.network,
+                ...(confinement.reason === undefined ? {} : { reason: confinement.reason }),
+              },
         manager,
         ownsManager,
         lease,

@@ -4,7 +4,6 @@ import {
   CallToolResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -133,6 +132,21 @@ export function toErrorResult(toolName: string, error: unknown): ToolResult {
 }
 
 /**
+ * A JSON-RPC error the SDK sends with exactly this message. `McpError` would put
+ * `MCP error -32602: ` into the message, and the client's own `McpError` adds it again.
+ */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'JsonRpcError';
+  }
+}
+
+/**
  * Low-level SDK server subclass that drops its tool-set subscription on close. Internal: callers
  * see a plain SDK `Server`.
  */
@@ -210,7 +224,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const name = request.params.name;
     const found = toolSet.get(name);
     if (found === undefined) {
-      throw new McpError(
+      throw new JsonRpcError(
         ErrorCode.InvalidParams,
         `Unknown tool "${name}". Call tools/list for the tools this server offers now.`,
       );

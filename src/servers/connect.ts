@@ -7,6 +7,7 @@ import {
 import type { NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
+import type { Confinement } from './confinement.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
@@ -20,6 +21,8 @@ export interface ServerTransportOptions {
   maxLineBytes?: number;
   /** Where stdio server groups are recorded for reaping after a host crash; `null` disables. */
   runDir?: string | null;
+  /** OS confinement of stdio servers (bubblewrap); default none. */
+  confinement?: Confinement;
 }
 
 /** A transport for one server plus what messages need to say about it. */
@@ -52,12 +55,20 @@ export function createServerTransport(
   const target = describeServerTarget(config);
   if (config.transport === 'stdio') {
     assertSafeLaunch(config);
-    const stdio = createStdioTransport({
-      serverName: config.name,
+    const cwd = config.cwd ?? options.cwd;
+    // The guard above judged the server's own command line; the wrapper only adds mounts.
+    const launch = options.confinement?.wrap(config.command, config.args ?? [], cwd) ?? {
       command: config.command,
       args: config.args ?? [],
+    };
+    const stdio = createStdioTransport({
+      serverName: config.name,
+      command: launch.command,
+      args: launch.args,
+      // Messages name the server's own command line, not the wrapper's.
+      displayTarget: target,
       env: config.env,
-      cwd: config.cwd ?? options.cwd,
+      cwd,
       shutdownMs: config.timeouts?.shutdownMs,
       maxLineBytes: options.maxLineBytes,
       logger: options.logger,

@@ -28,6 +28,7 @@ import {
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
+import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
@@ -37,6 +38,7 @@ import {
   type ToolsChangedReason,
 } from './server-events.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { settleExitAfterPipeError, watchStrayStdout } from './startup-diagnosis.js';
 
 /** Where a managed server is in its life. */
 export type ManagedServerStatus =
@@ -65,6 +67,8 @@ export interface ManagedServerOptions {
    * reaped on the next start. Default `defaultRunDir()`; `null` disables recording.
    */
   runDir?: string | null;
+  /** OS confinement of stdio servers (bubblewrap), resolved by the caller; default none. */
+  confinement?: Confinement;
   /** Builds the transport; defaults to {@link createServerTransport}. Tests pass in-memory ones. */
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
   /** Client name/version sent in `initialize`. */
@@ -254,6 +258,7 @@ class ManagedServerImpl implements ManagedServer {
           logger: this.logger,
           maxLineBytes: options.maxLineBytes,
           ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+          ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
         }));
   }
 
@@ -346,16 +351,24 @@ class ManagedServerImpl implements ManagedServer {
     const deadline = Date.now() + this.timeouts.startupMs;
     let phase: ServerPhase = 'initialize';
     const listAbort = new AbortController();
+    const stray = watchStrayStdout(serverTransport.stdio, {
+      serverName: this.name,
+      details: () => this.details('initialize', serverTransport),
+    });
     try {
       // Our own deadline, longer SDK timeout: the SDK would send notifications/cancelled for
       // initialize, which the spec forbids; we close the connection (and kill the group) instead.
       await this.withDeadline(
-        client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+        Promise.race([
+          client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+          stray.failed,
+        ]),
         deadline,
         signal,
         'initialize',
         serverTransport,
       );
+      stray.stop();
       if (this.closing) throw this.closedError('initialize');
       phase = 'list';
       const tools = await this.withDeadline(
@@ -373,6 +386,8 @@ class ManagedServerImpl implements ManagedServer {
       return { connection, tools };
     } catch (error) {
       connection.superseded = true;
+      stray.stop();
+      await settleExitAfterPipeError(serverTransport.stdio, error);
       // Describe before closing: closing kills the group, which would hide the real exit status.
       const failure = this.closing
         ? this.closedError(phase)
@@ -474,6 +489,11 @@ class ManagedServerImpl implements ManagedServer {
     for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
   }
 
+  /** Whether path arguments of this server's tools are detected and rewritten. */
+  private rewritesPaths(): boolean {
+    return this.config.rewritePaths ?? this.config.transport === 'stdio';
+  }
+
   /** Builds the whole new set, then swaps it in one assignment: never a partial mix. */
   private swapTools(tools: Tool[], reason: ToolsChangedReason | undefined): void {
     const known =
@@ -485,6 +505,9 @@ class ManagedServerImpl implements ManagedServer {
       tools,
       caller: this,
       ...(known === undefined ? {} : { knownPathArguments: (name: string) => known[name] }),
+      // A remote server's paths name its own disk, not ours: rewriting them would refuse or
+      // corrupt them. Off unless the config turns it on (explicit overrides still apply).
+      ...(this.rewritesPaths() ? {} : { detectPathArguments: () => [] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
       prefixToolNames: this.config.prefixToolNames,

@@ -21,6 +21,8 @@ export interface StdioTransportOptions {
   /** Executable; spawned with an argv array, never through a shell. */
   command: string;
   args?: readonly string[];
+  /** The command line shown in messages, when the spawned one is a wrapper (bubblewrap). */
+  displayTarget?: string;
   /** Extra environment, on top of the SDK's safe default list (HOME, PATH, ...). Nothing else leaks. */
   env?: Record<string, string>;
   cwd?: string;
@@ -67,6 +69,10 @@ export interface StdioTransport extends Transport {
   readonly failure: Error | undefined;
   /** Non-JSON-RPC lines skipped so far. */
   readonly garbageLineCount: number;
+  /** The first non-JSON-RPC stdout line (cut to 200 characters) and when it came, if any. */
+  readonly firstStrayLine: { text: string; at: number } | undefined;
+  /** JSON-RPC messages received so far. */
+  readonly messageCount: number;
   /** Protocol version recorded at initialize. */
   readonly protocolVersion: string | undefined;
   /** The last `maxBytes` of stderr (default 4 KB), cut at a line start. */
@@ -185,6 +191,8 @@ class ProcessStdioTransport implements StdioTransport {
   exit: ProcessExit | undefined;
   failure: Error | undefined;
   garbageLineCount = 0;
+  firstStrayLine: { text: string; at: number } | undefined;
+  messageCount = 0;
   protocolVersion: string | undefined;
   pid: number | undefined;
 
@@ -196,7 +204,7 @@ class ProcessStdioTransport implements StdioTransport {
     this.shutdownMs = options.shutdownMs ?? 2_000;
     this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
     this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
-    this.target = formatCommandLine(options.command, options.args ?? []);
+    this.target = options.displayTarget ?? formatCommandLine(options.command, options.args ?? []);
   }
 
   setProtocolVersion(version: string): void {
@@ -441,6 +449,7 @@ class ProcessStdioTransport implements StdioTransport {
     }
     if (message === undefined) {
       this.garbageLineCount += 1;
+      this.firstStrayLine ??= { text: text.slice(0, 200), at: Date.now() };
       if (this.garbageLineCount === 1) {
         this.logger.warn(
           `Server "${this.options.serverName}" printed a line on stdout that is not JSON-RPC; such lines are skipped (stdout is reserved for MCP messages).`,
@@ -459,6 +468,7 @@ class ProcessStdioTransport implements StdioTransport {
       }
       return;
     }
+    this.messageCount += 1;
     this.onmessage?.(message);
   }
 
