@@ -258,4 +258,55 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
     expect(bytes).toBeGreaterThan(0);
     expect(bytes / 100).toBeLessThan(16_384);
   }, 120_000);
+
+  it('`agents thread compact` keeps the newest checkpoints readable, listable and resumable', async () => {
+    await writeFile(join(dir, 'twenty.yaml'), longScript(20, 3));
+    await store.put('actor', 'twenty', { skills: ['reader'], model: 'scripted:twenty.yaml' });
+    const run = await agents(dir, 'actor', 'run', 'twenty', '--input', 'go', '--thread', 'c-1');
+    expect(run.code).toBe(ExitCode.Ok);
+    const file = join(dir, '.agents', 'checkpoints.sqlite');
+    const readMessages = async () => {
+      await using actor = await createActor({ name: 'twenty', workspace: store, threadId: 'c-1' });
+      await actor.activate();
+      const state = await actor.graph.getState({ configurable: { thread_id: 'c-1' } });
+      const messages: BaseMessage[] = state.values.messages;
+      return messages.map((message) => `${message.type}:${message.text}`);
+    };
+    const before = await readMessages();
+    const bytesBefore = storedBytes(file, 'c-1');
+
+    const compact = await agents(
+      dir,
+      'thread',
+      'compact',
+      '--thread',
+      'c-1',
+      '--keep',
+      '10',
+      '--vacuum',
+      '--json',
+    );
+    expect(compact.stderr).toBe('');
+    expect(compact.code).toBe(ExitCode.Ok);
+    expect(JSON.parse(compact.stdout)).toMatchObject({ after: 10, reseeded: 1 });
+    expect(storedBytes(file, 'c-1')).toBeLessThan(bytesBefore);
+    // The newest state is rebuilt exactly from what was kept.
+    expect(await readMessages()).toEqual(before);
+    const listed = await agents(dir, 'checkpoints', '--thread', 'c-1', '--json');
+    expect(listed.code).toBe(ExitCode.Ok);
+    expect(JSON.parse(listed.stdout)).toHaveLength(10);
+    // The thread goes on from the kept state.
+    const again = await agents(
+      dir,
+      'actor',
+      'run',
+      'twenty',
+      '--input',
+      'again',
+      '--thread',
+      'c-1',
+    );
+    expect(again.code).toBe(ExitCode.Ok);
+    expect(again.stdout).toContain('all read');
+  }, 120_000);
 });
