@@ -22,7 +22,7 @@ import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-import { sandboxStateFields } from '../middleware/state.js';
+import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
@@ -195,9 +195,10 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
+  // Delta channels: each message and change record is stored once, not in every checkpoint.
   return new StateSchema({
     messages: MessagesDeltaValue,
-    ...sandboxStateFields,
+    ...sandboxDeltaStateFields,
     ...turnStateFields,
   });
 }
