@@ -144,6 +144,7 @@ export { undoRollback } from './middleware/undo-rollback.js';
 
 // policy
 export type {
+  ClientRequestPolicy,
   Policy,
   PolicyDecision,
   PolicyInput,
@@ -176,6 +177,17 @@ export {
 } from './policy/audit.js';
 
 // serve: the same tools and the same middleware chain, served over MCP
+export type {
+  ClientRequestForwarder,
+  ClientRequestGate,
+  ClientRequestInfo,
+  ClientRequestObserver,
+  ClientRequestOutcome,
+  ClientRequestSink,
+  UpstreamClientRequest,
+  UpstreamClientResult,
+} from './mcp/client-requests.js';
+export { createClientRequestForwarder, JsonRpcError } from './mcp/client-requests.js';
 export type { CreateMcpServerOptions } from './serve/mcp-server.js';
 export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
 export type {
