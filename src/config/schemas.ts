@@ -102,6 +102,12 @@ const serverCommon = {
     .describe(
       'Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default 8 MB.',
     ),
+  rewritePaths: z
+    .boolean()
+    .optional()
+    .describe(
+      'Map path arguments into the sandbox (and refuse escapes) for this server. Default true for stdio servers; false for remote (streamable-http, sse) servers, which do not run on this disk.',
+    ),
 };
 
 export const StdioServerConfigSchema = z
@@ -361,6 +367,18 @@ export const SandboxSettingsSchema = z
       .describe(
         'Extra gitignore patterns left out of every snapshot (never captured, never removed by a rollback).',
       ),
+    confine: z
+      .enum(['auto', 'required', 'off'])
+      .default('auto')
+      .describe(
+        'OS confinement of stdio servers (bubblewrap on Linux): the sandbox writable, the rest of the file system read-only, the project and workspace hidden behind the sandbox. `auto` confines where it can and says once when it cannot; `required` refuses to start servers unconfined; `off` never confines.',
+      ),
+    network: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Network access for confined stdio servers; false cuts it (loopback only). Unconfined servers are not affected.',
+      ),
   })
   .describe('Sandbox settings.');
 
@@ -421,6 +439,9 @@ export const OutputBudgetSettingsSchema = OutputBudgetLimitsSchema.extend({
 );
 export type OutputBudgetSettings = z.infer<typeof OutputBudgetSettingsSchema>;
 
+/** Model turns one actor run may take before it pauses (the `maxTurns` default). */
+export const DEFAULT_MAX_TURNS = 200;
+
 /** An actor: skills + model + instructions + sandbox + checkpointer. */
 export const ActorSchema = z
   .strictObject({
@@ -440,7 +461,13 @@ export const ActorSchema = z
           '`scripted` (the default) means `.agents/actors/NAME.script.yaml`.',
       ),
     instructions: z.string().default(''),
-    sandbox: SandboxSettingsSchema.default({ source: '.', revision: 'HEAD', enabled: true }),
+    sandbox: SandboxSettingsSchema.default({
+      source: '.',
+      revision: 'HEAD',
+      enabled: true,
+      confine: 'auto',
+      network: true,
+    }),
     checkpointer: CheckpointerSettingsSchema.default({
       type: 'sqlite',
       path: '.agents/checkpoints.sqlite',
@@ -452,6 +479,17 @@ export const ActorSchema = z
     budget: OutputBudgetSettingsSchema.optional().describe(
       'Output budget for tool results (default: 32 KiB of text per result).',
     ),
+    maxTurns: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(DEFAULT_MAX_TURNS)
+      .describe(
+        'Model turns one run may take (each turn: one model call and the tool calls it asks ' +
+          'for, parallel or not). At the limit the run pauses with a message and a saved thread ' +
+          '(`agents actor resume NAME --thread ID --continue` goes on); `--max-turns` overrides it.',
+      ),
   })
   .describe('An actor.');
 export type Actor = z.infer<typeof ActorSchema>;

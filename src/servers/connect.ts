@@ -4,6 +4,7 @@ import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-refere
 import type { NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
+import type { Confinement } from './confinement.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
@@ -19,6 +20,8 @@ export interface ServerTransportOptions {
   maxLineBytes?: number;
   /** Where stdio server groups are recorded for reaping after a host crash; `null` disables. */
   runDir?: string | null;
+  /** OS confinement of stdio servers (bubblewrap); default none. */
+  confinement?: Confinement;
   /** Per-user state folder holding OAuth tokens; default `defaultStateDir()`. */
   stateDir?: string;
 }
@@ -55,14 +58,24 @@ export function createServerTransport(
   const target = describeServerTarget(config);
   if (config.transport === 'stdio') {
     assertSafeLaunch(config);
+    const cwd = config.cwd ?? options.cwd;
+    const args = (config.args ?? []).map((arg, index) =>
+      expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
+    );
+    // The guard above judged the server's own command line; the wrapper only adds mounts.
+    const launch = options.confinement?.wrap(config.command, args, cwd) ?? {
+      command: config.command,
+      args,
+    };
     const stdio = createStdioTransport({
       serverName: config.name,
-      command: config.command,
-      args: (config.args ?? []).map((arg, index) =>
-        expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
-      ),
+      command: launch.command,
+      args: launch.args,
+      // Messages name the server's own command line, not the wrapper's.
+      displayTarget: target,
+      signalExitCodes: launch.command !== config.command,
       env: expandEnvReferenceMap(config.env, `Server "${config.name}" env`),
-      cwd: config.cwd ?? options.cwd,
+      cwd,
       shutdownMs: config.timeouts?.shutdownMs,
       maxLineBytes: options.maxLineBytes,
       logger: options.logger,
