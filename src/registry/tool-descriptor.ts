@@ -4,7 +4,8 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
 
 /** Where a capability verdict came from, strongest first. */
-export type CapabilitySource = 'override' | 'annotation' | 'name-heuristic' | 'default';
+export type CapabilitySource =
+  'override' | 'annotation' | 'known-server' | 'name-heuristic' | 'default';
 
 /** One capability verdict and the reason for it. */
 export interface CapabilityVerdict {
