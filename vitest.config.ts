@@ -1,11 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Test files that need a PostgreSQL server. They run in their own project, whose global setup
+ * starts one (or uses AGENTS_TEST_POSTGRES_URL); vitest runs it only when these files run.
+ */
+const POSTGRES_TESTS = ['test/middleware/checkpointer.int.test.ts'];
+
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: 'unit',
+          // Sandboxes go to a temp state folder, never the real ~/.local/state/agents.
+          globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.int.test.ts', 'node_modules/**'],
           testTimeout: 20_000,
@@ -15,12 +23,25 @@ export default defineConfig({
       {
         test: {
           name: 'int',
+          globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
+          exclude: [...POSTGRES_TESTS, 'node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Integration tests spawn real servers and git; two cores, so keep it modest.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'int-postgres',
+          include: POSTGRES_TESTS,
+          globalSetup: ['test/helpers/postgres-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

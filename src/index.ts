@@ -92,18 +92,13 @@ export { silentServerLogger } from './servers/server-logger.js';
 
 // sandbox
 export type { PathMap, Sandbox, Snapshot } from './sandbox/types.js';
-export type {
-  CreateSandboxOptions,
-  LocalSandbox,
-  PruneSandboxesOptions,
-} from './sandbox/local-sandbox.js';
-export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/local-sandbox.js';
-export {
-  createSandbox,
-  openSandbox,
-  pruneSandboxes,
-  removeSandbox,
-} from './sandbox/local-sandbox.js';
+export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox.js';
+export { createSandbox } from './sandbox/local-sandbox.js';
+export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
+export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
+export type { PruneSandboxesOptions } from './sandbox/prune-sandboxes.js';
+export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
+export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
 export { detectPathArguments } from './sandbox/path-arguments.js';
@@ -140,7 +135,7 @@ export {
 } from './middleware/rollback.js';
 export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
 export { undoRollback } from './middleware/undo-rollback.js';
-export { createSandboxAgentMiddleware } from './middleware/agent-middleware.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // policy
 export type {
@@ -254,4 +249,3 @@ export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
 export type { OversizedFile } from './sandbox/large-files.js';
 export type { NestedRepo } from './sandbox/nested-repos.js';
-export type { RepoIntegrityChange, RepoIntegrityReport } from './sandbox/repo-integrity.js';

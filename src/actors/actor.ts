@@ -4,7 +4,14 @@ import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
-import { Command, END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import {
+  Command,
+  END,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema,
+} from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
@@ -63,6 +70,19 @@ import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thre
 import { createInFlightCalls } from '../middleware/in-flight.js';
 import type { InFlightCalls } from '../middleware/in-flight.js';
 import { recordUnattributedChanges } from '../middleware/unattributed.js';
+import {
+  actorConfinement,
+  type ActorConfinement,
+  type ActorConfinementOptions,
+} from './actor-confinement.js';
+import {
+  isValidMaxTurns,
+  pauseAtTurnLimit,
+  recursionLimitFor,
+  turnLimitPauseOf,
+  turnStateFields,
+} from './turn-limit.js';
+import type { TurnLimitPause } from './turn-limit.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -89,6 +109,11 @@ export interface CreateActorOptions {
   model?: BaseChatModel | string;
   /** Shared server manager; by default the actor makes its own (cwd = sandbox root). */
   serverManager?: ServerManager;
+  /**
+   * OS confinement of the stdio servers the actor starts (its own server manager only); each
+   * field wins over the config's `sandbox.confine` / `sandbox.network`.
+   */
+  confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
   /** Folder for sandbox worktrees (default the OS temp folder). */
@@ -123,6 +148,19 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
+   * each served call (`agents serve` sets it). Default false: in a graph run nothing answers
+   * them, so they are not declared. Ignored with a shared `serverManager`.
+   */
+  forwardClientRequests?: boolean;
+  /**
+   * Model turns one run may take; wins over the config's `maxTurns` (default 200). At the limit
+   * the run pauses: {@link ActorInstance.run} yields a `turn-limit` event and ends, the thread
+   * keeps every result, and `resume({ type: 'continue' }, { threadId })` goes on for up to
+   * `maxTurns` more turns. Throws `INVALID_ARGUMENTS` unless a whole number from 1 to 100,000.
+   */
+  maxTurns?: number;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */
@@ -137,6 +175,8 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
+  /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
+  | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {
       type: 'interrupt';
       /** The raw `__interrupt__` update (LangGraph `Interrupt` objects). */
@@ -156,7 +196,11 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
-  return new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+  return new StateSchema({
+    messages: MessagesDeltaValue,
+    ...sandboxStateFields,
+    ...turnStateFields,
+  });
 }
 /** The actor graph's state schema: messages plus the sandbox fields (`changeLog`, `sandboxHead`). */
 export type ActorState = ReturnType<typeof buildStateSchema>;
@@ -165,6 +209,7 @@ function buildGraph(
   agent: (state: ActorState['State']) => Promise<{ messages: AIMessage[] }>,
   toolNode: ReturnType<typeof createTrackedToolNode>,
   checkpointer: BaseCheckpointSaver,
+  maxTurns: number,
 ) {
   return (
     new StateGraph(buildStateSchema())
@@ -179,6 +224,8 @@ function buildGraph(
       ])
       .addEdge('tools', 'agent')
       .compile({ checkpointer })
+      // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
+      .withConfig({ recursionLimit: recursionLimitFor(maxTurns) })
   );
 }
 /** The compiled actor graph (agent node ⇄ tracked ToolNode). */
@@ -202,7 +249,7 @@ export function compileActorStateGraph(
       { details: { actor: name } },
     );
   };
-  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer);
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer, 1);
   graph.name = name;
   return graph;
 }
@@ -256,6 +303,8 @@ export interface ActorInstance extends AsyncDisposable {
   readonly graph: ActorGraph;
   /** The sandbox, when enabled and active. */
   readonly sandbox: Sandbox | undefined;
+  /** How the actor's own stdio servers are confined, while active. */
+  readonly confinement: ActorConfinement | undefined;
   /** Agent Skills loaded for this actor. Active only. */
   readonly agentSkills: readonly AgentSkill[];
   readonly activation: SkillActivation;
@@ -286,6 +335,7 @@ export interface ActorServers extends ServerEventSource {
 
 interface ActiveState {
   sandbox: LocalSandbox | undefined;
+  confinement: ActorConfinement | undefined;
   manager: ServerManager;
   ownsManager: boolean;
   lease: ServerLease | undefined;
@@ -339,6 +389,13 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
     throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'createActor needs a config or a name.', {
       details: { problems: [] },
     });
+  }
+  if (options.maxTurns !== undefined && !isValidMaxTurns(options.maxTurns)) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `maxTurns ${options.maxTurns} of actor "${config.name}" is not a whole number from 1 to 100,000; pass a smaller or positive whole number.`,
+      { details: { actor: config.name, maxTurns: options.maxTurns } },
+    );
   }
   const plan = await planSkills(store, config.skills);
   // No policy block means the default policy (mode `ask`), never "no policy".
@@ -394,6 +451,11 @@ class LocalActor implements ActorInstance {
     return this.config.name;
   }
 
+  /** Model turns per run (option over config). */
+  private get maxTurns(): number {
+    return this.options.maxTurns ?? this.config.maxTurns;
+  }
+
   get active(): boolean {
     return this.state !== undefined;
   }
@@ -404,6 +466,10 @@ class LocalActor implements ActorInstance {
 
   get sandbox(): Sandbox | undefined {
     return this.state?.sandbox;
+  }
+
+  get confinement(): ActorConfinement | undefined {
+    return this.state?.confinement;
   }
 
   get agentSkills(): readonly AgentSkill[] {
@@ -509,12 +575,27 @@ class LocalActor implements ActorInstance {
       const paths: SandboxPathMap = sandbox?.paths ?? createPathMap(root);
 
       const ownsManager = this.options.serverManager === undefined;
+      const confinement = ownsManager
+        ? actorConfinement({
+            settings: sandboxSettings,
+            options: this.options.confinement,
+            sandboxRoot: root,
+            projectDir: sandbox?.source ?? this.store.projectDir,
+            workspaceRoot: this.store.root,
+            report: (message) => {
+              if (this.options.onWarning) this.options.onWarning(message);
+              else process.emitWarning(message, 'AgentsConfinementWarning');
+            },
+          })
+        : undefined;
       const manager =
         this.options.serverManager ??
         createServerManager({
           cwd: root,
           roots: () => [root],
+          ...(confinement ? { confinement } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
+          ...(this.options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
 
@@ -651,7 +732,10 @@ class LocalActor implements ActorInstance {
       cleanup.push(async () => unsubscribe());
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
       const instructions = this.config.instructions;
+      const maxTurns = this.maxTurns;
       const agent = async (state: ActorState['State']) => {
+        // Before the model call: at the limit the run pauses here, every tool result saved.
+        const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, this.name);
         const model = await this.model();
         if (typeof model.bindTools !== 'function') {
           throw new AgentsError(
@@ -667,7 +751,7 @@ class LocalActor implements ActorInstance {
             ? state.messages
             : [new SystemMessage(instructions), ...state.messages];
         const reply = await bound.invoke(messages);
-        return { messages: [toAIMessage(reply)] };
+        return { messages: [toAIMessage(reply)], runTurns };
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
       if (!saver)
@@ -678,13 +762,21 @@ class LocalActor implements ActorInstance {
             details: { problems: [] },
           },
         );
-      const graph = buildGraph(agent, toolNode, saver);
+      const graph = buildGraph(agent, toolNode, saver, maxTurns);
       graph.name = this.name;
       if (sandbox !== undefined && threadId !== undefined && reopened) {
         await this.recordUnattributed(graph, threadId, sandbox, auditLog, signal);
       }
       this.state = {
         sandbox,
+        confinement:
+          confinement === undefined
+            ? undefined
+            : {
+                kind: confinement.kind,
+                network: confinement.network,
+                ...(confinement.reason === undefined ? {} : { reason: confinement.reason }),
+              },
         manager,
         ownsManager,
         lease,
@@ -798,7 +890,8 @@ class LocalActor implements ActorInstance {
     input: string,
     options: ActorRunOptions = {},
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
-    return this.stream({ messages: [new HumanMessage(input)] }, options);
+    // A new input starts the turn count afresh.
+    return this.stream({ messages: [new HumanMessage(input)], runTurns: 0 }, options);
   }
 
   resume(
@@ -824,6 +917,11 @@ class LocalActor implements ActorInstance {
     for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
       for (const [node, update] of Object.entries(chunk)) {
         if (node === '__interrupt__') {
+          const limit = turnLimitPauseOf(update);
+          if (limit !== undefined) {
+            yield { ...limit, type: 'turn-limit' };
+            continue;
+          }
           const approvals = pendingApprovalsOf(update);
           yield {
             type: 'interrupt',

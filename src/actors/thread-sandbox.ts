@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { openSandbox, removeSandbox } from '../sandbox/local-sandbox.js';
-import type { OpenedSandbox } from '../sandbox/local-sandbox.js';
+import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
+import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
 
 /** Folder under the workspace that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = 'sandboxes';

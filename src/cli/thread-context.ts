@@ -2,7 +2,7 @@ import { findThreadSandboxes } from '../actors/thread-sandbox.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
-import { openSandbox } from '../sandbox/local-sandbox.js';
+import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';

@@ -3,6 +3,8 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { summarizeClientRequest } from '../mcp/client-requests.js';
+import type { ClientRequestOutcome } from '../mcp/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { CapabilitySource, ChangeRecord, ToolResult } from '../registry/tool-descriptor.js';
@@ -30,11 +32,18 @@ export interface AuditEntry {
   /**
    * `tool-call-start` when a call starts (written before it runs, so a call whose process was
    * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
-   * paused for a human; `unattributed-changes` for file changes found when a thread was reopened
-   * that no recorded call made (a call killed before its snapshot).
+   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
+   * call made (a call killed before its snapshot).
    */
-  event: 'tool-call' | 'tool-call-start' | 'approval-requested' | 'unattributed-changes';
-  /** Links a call's `tool-call-start` entry to its ending entry. */
+  event:
+    | 'tool-call'
+    | 'tool-call-start'
+    | 'approval-requested'
+    | 'client-request'
+    | 'unattributed-changes';
+  /** Links a call's `tool-call-start` entry to its other entries. */
   callId?: string;
   actor?: string;
   thread?: string;
@@ -65,6 +74,17 @@ export interface AuditEntry {
   snapshot?: string;
   changed?: number;
   budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
+  /** For `event: 'client-request'`: what was asked and how it ended. */
+  clientRequest?: {
+    method: string;
+    /** The upstream server that asked. */
+    serverName: string;
+    outcome: ClientRequestOutcome['outcome'];
+    /** The client's answer to an elicitation: accept, decline or cancel. */
+    action?: string;
+    /** The model that answered a sampling request. */
+    model?: string;
+  };
 }
 
 /** An append-only JSON-lines audit file. */
@@ -179,7 +199,10 @@ export async function readAuditLog(
   }
   const ended = new Set(
     entries.flatMap((entry) =>
-      entry.event !== 'tool-call-start' && entry.callId !== undefined ? [entry.callId] : [],
+      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
+      entry.callId !== undefined
+        ? [entry.callId]
+        : [],
     ),
   );
   const kept =
@@ -348,6 +371,44 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         callId: randomUUID(),
       };
       await record({ ...base, event: 'tool-call-start', durationMs: 0 });
+      // Requests the upstream server makes of the MCP client during this call are recorded too,
+      // refusals (by the policy or for a missing capability) included.
+      const forwarder = request.context.clientRequests;
+      if (forwarder !== undefined) {
+        request = {
+          ...request,
+          context: {
+            ...request.context,
+            clientRequests: forwarder.withObserver((outcome) => {
+              const result = outcome.result as Record<string, unknown> | undefined;
+              const message = outcome.error === undefined ? undefined : errorMessage(outcome.error);
+              void record({
+                ...base,
+                time: new Date(now() - outcome.durationMs).toISOString(),
+                event: 'client-request',
+                args: summarizeClientRequest(outcome.request),
+                durationMs: outcome.durationMs,
+                isError: outcome.outcome !== 'forwarded',
+                ...(message === undefined
+                  ? {}
+                  : {
+                      error:
+                        message.length > MAX_ERROR_CHARS
+                          ? `${message.slice(0, MAX_ERROR_CHARS)}…`
+                          : message,
+                    }),
+                clientRequest: {
+                  method: outcome.request.method,
+                  serverName: outcome.serverName,
+                  outcome: outcome.outcome,
+                  ...(typeof result?.['action'] === 'string' ? { action: result['action'] } : {}),
+                  ...(typeof result?.['model'] === 'string' ? { model: result['model'] } : {}),
+                },
+              });
+            }),
+          },
+        };
+      }
       let result: ToolResult;
       try {
         result = await next(request);

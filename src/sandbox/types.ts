@@ -15,6 +15,16 @@ export interface Snapshot {
   warnings?: string[];
 }
 
+/** What {@link Sandbox.restore} did. */
+export interface RestoreResult {
+  /** Snapshot of the exact tree just before the restore. */
+  safety: Snapshot;
+  /** What changed, from the safety snapshot to the target (files put back left out). */
+  changed: ChangedPath[];
+  /** Files the restore had deleted that the target ignores, put back as they were; absent when none. */
+  keptIgnored?: string[];
+}
+
 /** Maps logical paths (relative to the project) to sandbox paths and back. */
 export interface PathMap {
   /** Absolute, realpath'd sandbox root. */
@@ -49,13 +59,11 @@ export interface Sandbox extends AsyncDisposable {
   diff(from: string, to: string): Promise<ChangedPath[]>;
   /**
    * Restores the tree to a snapshot. Files the sandbox tracked that are not in the target are
-   * removed; ignored and never-tracked files are left alone. Takes a safety snapshot first and
-   * returns it, so the restore can be undone.
+   * removed; ignored and never-tracked files are left alone (a file the safety snapshot caught
+   * but the target ignores is put back and named in `keptIgnored`). Takes a safety snapshot
+   * first and returns it, so the restore can be undone.
    */
-  restore(
-    sha: string,
-    options?: { signal?: AbortSignal },
-  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }>;
+  restore(sha: string, options?: { signal?: AbortSignal }): Promise<RestoreResult>;
   /** Removes the worktree and its private refs. Idempotent. */
   close(): Promise<void>;
 }

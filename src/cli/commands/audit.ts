@@ -77,6 +77,12 @@ export function formatAuditEntry(entry: AuditEntry): string {
     parts.push('UNFINISHED: started, never ended (its process stopped mid-call)');
   } else if (entry.event === 'approval-requested') {
     parts.push('approval requested');
+  } else if (entry.event === 'client-request' && entry.clientRequest !== undefined) {
+    const request = entry.clientRequest;
+    parts.push(
+      `${request.method} from server "${request.serverName}" ${request.outcome}` +
+        (request.action === undefined ? '' : ` (${request.action})`),
+    );
   } else if (entry.policy !== undefined) {
     parts.push(
       `${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`,
