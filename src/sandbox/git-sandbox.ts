@@ -19,7 +19,7 @@ import {
   storeGit,
 } from './snapshot-store.js';
 import { putBackIgnoredFiles } from './ignored-files.js';
-import type { RestoreResult, Sandbox, Snapshot } from './types.js';
+import type { RestoreResult, Sandbox, SkippedPath, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
@@ -106,6 +106,17 @@ export class GitSandbox implements Sandbox {
 
   nestedRepos(): NestedRepo[] {
     return this.#nested.list();
+  }
+
+  skippedPaths(): SkippedPath[] {
+    const skipped: SkippedPath[] = [
+      ...this.#largeFiles
+        .list()
+        .map(({ path, size }) => ({ path, reason: 'size-cap' as const, size })),
+      ...this.#nested.list().map(({ path }) => ({ path, reason: 'nested-repo' as const })),
+      ...this.#unrecordable.list(),
+    ];
+    return skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   oversizedFiles(): OversizedFile[] {

@@ -15,6 +15,19 @@ export interface Snapshot {
   warnings?: string[];
 }
 
+/**
+ * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
+ * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
+ * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
+ */
+export interface SkippedPath {
+  /** Logical path, relative to the sandbox root. */
+  path: string;
+  reason: 'size-cap' | 'nested-repo' | 'git-name' | 'empty-repo';
+  /** Size in bytes when last seen (`size-cap`). */
+  size?: number;
+}
+
 /** What {@link Sandbox.restore} did. */
 export interface RestoreResult {
   /** Snapshot of the exact tree just before the restore. */
@@ -55,6 +68,12 @@ export interface Sandbox extends AsyncDisposable {
   readonly base: string;
   /** Snapshots the tree; returns the previous head when nothing changed. */
   snapshot(label: string, options?: { signal?: AbortSignal }): Promise<Snapshot>;
+  /**
+   * The paths the snapshots leave out right now (see {@link SkippedPath}), sorted by path. Kept
+   * in memory by the sandbox: cheap enough to ask after every tool call. Files matching the
+   * configured excludes or a Git LFS pattern are left out by pattern and not listed here.
+   */
+  skippedPaths?(): SkippedPath[];
   /** Lists what differs between two snapshots. */
   diff(from: string, to: string): Promise<ChangedPath[]>;
   /**
