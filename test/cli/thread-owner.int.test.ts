@@ -1,10 +1,18 @@
-import { access, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findThreadSandboxes, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 
 const THREAD = 'shared-1';
+
+function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
 
 describe('one thread, one actor', () => {
   let dir: string;
@@ -82,7 +90,10 @@ describe('one thread, one actor', () => {
       expect(second.code).toBe(2);
       expect(second.stderr).toContain(`Thread "${THREAD}" belongs to actor "bot"`);
       // Nothing of the second actor was made, and the thread still lists and rolls back.
-      expect(await readdir(join(dir, '.agents', 'sandboxes'))).not.toContain('other');
+      expect(await exists(threadSandboxDir(join(dir, '.agents'), 'other', THREAD))).toBe(false);
+      expect(
+        (await findThreadSandboxes(join(dir, '.agents'), THREAD)).map((l) => l.record.actor),
+      ).toEqual(['bot']);
       const after = await agents(dir, 'checkpoints', '--thread', THREAD, '--json');
       expect(after.code, after.stderr).toBe(0);
       expect(after.stdout).toBe(before.stdout);

@@ -65,7 +65,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
       const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {
