@@ -49,6 +49,8 @@ export async function makeProject(
     join(workspace, 'actors', `${ACTOR}.yaml`),
     'skills: [files]\nmodel: scripted:script.yaml\n',
   );
+  // The actor's checkpoint file goes to <project>/.agents/ (relative to the project).
+  await writeFile(join(dir, '.gitignore'), '.agents/\n');
   userGit(dir, 'add', '-A');
   userGit(dir, 'commit', '-q', '-m', 'project files');
   return { dir, workspace };
@@ -119,4 +121,37 @@ export async function removeProject(project: Project | undefined): Promise<void>
   if (project === undefined) return;
   await rm(project.dir, { recursive: true, force: true });
   await rm(project.workspace, { recursive: true, force: true });
+}
+
+/** The tree sha of the thread sandbox's latest snapshot (read from its own store). */
+export async function sandboxHeadTree(project: Project, threadId: string): Promise<string> {
+  const record = JSON.parse(
+    await readFile(join(project.workspace, 'sandboxes', ACTOR, threadId, 'thread.json'), 'utf8'),
+  ) as { sandboxDir: string };
+  const runDir = join(record.sandboxDir, 'run');
+  const marker = JSON.parse(await readFile(join(runDir, 'sandbox.json'), 'utf8')) as {
+    head: string;
+  };
+  return execFileSync(
+    'git',
+    ['--git-dir', join(runDir, 'git'), 'rev-parse', `${marker.head}^{tree}`],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
+}
+
+/**
+ * The tree sha of the user's working tree as it is (tracked and untracked, not ignored), made
+ * with a temp index so the user's index stays as it was (objects are written to their store).
+ */
+export async function worktreeTree(dir: string): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'agents-test-index-'));
+  try {
+    const env = { ...process.env, GIT_INDEX_FILE: join(folder, 'index') };
+    execFileSync('git', ['add', '-A'], { cwd: dir, env, stdio: 'pipe' });
+    return execFileSync('git', ['write-tree'], { cwd: dir, env, encoding: 'utf8' }).trim();
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
