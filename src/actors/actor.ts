@@ -22,7 +22,7 @@ import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-import { sandboxStateFields } from '../middleware/state.js';
+import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
@@ -115,16 +115,16 @@ export interface CreateActorOptions {
   confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
-  /** Folder for sandbox worktrees (default the OS temp folder). */
+  /** Folder for run sandboxes (default: the project's folder of the per-user state folder, `agentsStateDir()`). */
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
   keepSandbox?: boolean;
   /**
    * Binds the actor to one conversation thread, so its files can be rolled back later. On
-   * `activate()` the actor opens that thread's own sandbox under the workspace
-   * (`sandboxes/<actor>/<thread>/`): made on the thread's first run, reopened on later runs and
-   * by later processes (same worktree, private index and refs, continuing from the latest
-   * snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
+   * `activate()` the actor opens that thread's own sandbox in the workspace's folder of the
+   * per-user state folder (`threadSandboxDir`, outside the project): made on the thread's first
+   * run, reopened on later runs and by later processes (same tree and snapshot store, continuing
+   * from the latest snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
    * sandbox, so `agents checkpoints|rollback|sandbox diff --thread` work after the run;
    * `agents sandbox remove --thread` (or `removeThreadSandbox`) deletes it. `run()` defaults to
    * this thread and refuses another one (the sandbox belongs to this thread).
@@ -195,9 +195,10 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
+  // Delta channels: each message and change record is stored once, not in every checkpoint.
   return new StateSchema({
     messages: MessagesDeltaValue,
-    ...sandboxStateFields,
+    ...sandboxDeltaStateFields,
     ...turnStateFields,
   });
 }

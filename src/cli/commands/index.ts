@@ -13,6 +13,7 @@ import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
 import { skillCommands } from './skill.js';
 import { toolCommands } from './tool.js';
+import { createThreadCompactCommand } from './thread-compact.js';
 
 /** Reads a thread (checkpoints, sandbox diff): works while the thread runs. */
 const readThread = createThreadContextOpener({ lock: false });
@@ -29,6 +30,7 @@ export const commands: readonly Command[] = [
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
   createSandboxApplyCommand(readThread),
+  createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,
