@@ -111,7 +111,12 @@ export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
 export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
-export { SandboxStateSchema, sandboxStateFields, undoStack } from './middleware/state.js';
+export {
+  SandboxStateSchema,
+  sandboxDeltaStateFields,
+  sandboxStateFields,
+  undoStack,
+} from './middleware/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
@@ -133,9 +138,9 @@ export {
   rollback,
   withActiveRun,
 } from './middleware/rollback.js';
-// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
 export { undoRollback } from './middleware/undo-rollback.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // policy
 export type {
