@@ -1,5 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Test files that need a PostgreSQL server. They run in their own project, whose global setup
+ * starts one (or uses AGENTS_TEST_POSTGRES_URL); vitest runs it only when these files run.
+ */
+const POSTGRES_TESTS = ['test/middleware/checkpointer.int.test.ts'];
+
 export default defineConfig({
   test: {
     projects: [
@@ -19,11 +25,23 @@ export default defineConfig({
           name: 'int',
           globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
+          exclude: [...POSTGRES_TESTS, 'node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Integration tests spawn real servers and git; two cores, so keep it modest.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'int-postgres',
+          include: POSTGRES_TESTS,
+          globalSetup: ['test/helpers/postgres-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

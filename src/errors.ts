@@ -8,6 +8,8 @@ export const AgentsErrorCode = {
   ServerStartFailed: 'SERVER_START_FAILED',
   ServerUnavailable: 'SERVER_UNAVAILABLE',
   ServerNotFound: 'SERVER_NOT_FOUND',
+  /** A remote server wants an OAuth login (or a new one) that a non-interactive run cannot do. */
+  AuthRequired: 'AUTH_REQUIRED',
   ProtocolError: 'PROTOCOL_ERROR',
   ToolNotFound: 'TOOL_NOT_FOUND',
   ToolUnavailable: 'TOOL_UNAVAILABLE',
@@ -17,6 +19,7 @@ export const AgentsErrorCode = {
   InvalidArguments: 'INVALID_ARGUMENTS',
   PathOutsideSandbox: 'PATH_OUTSIDE_SANDBOX',
   SandboxFailed: 'SANDBOX_FAILED',
+  ConfinementUnavailable: 'CONFINEMENT_UNAVAILABLE',
   CheckpointNotFound: 'CHECKPOINT_NOT_FOUND',
   RunActive: 'RUN_ACTIVE',
   RollbackFailed: 'ROLLBACK_FAILED',
@@ -94,8 +97,20 @@ export class ServerError extends AgentsError {
   }
 }
 
-/** Returns a readable message for any thrown value. */
+const MCP_ERROR_PREFIX = /^(?:MCP error -?\d+: )+/;
+const REPEATED_MCP_ERROR_PREFIX = /(MCP error (-?\d+): )(?:MCP error \2: )+/g;
+
+/**
+ * Returns a readable message for any thrown value. The SDK's `McpError` prefixes
+ * `MCP error N: ` to a message that an SDK server already prefixed, so a repeated prefix is
+ * collapsed to one.
+ */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(REPEATED_MCP_ERROR_PREFIX, '$1');
+}
+
+/** A message without its leading `MCP error N: ` prefixes, for text that states the code itself. */
+export function withoutMcpErrorPrefix(message: string): string {
+  return message.replace(MCP_ERROR_PREFIX, '');
 }

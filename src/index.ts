@@ -110,8 +110,8 @@ export { composeMiddleware } from './middleware/types.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
-export type { SandboxState, SandboxStateUpdate } from './middleware/state.js';
-export { SandboxStateSchema, sandboxStateFields } from './middleware/state.js';
+export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export { SandboxStateSchema, sandboxStateFields, undoStack } from './middleware/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
@@ -131,10 +131,11 @@ export {
   listCheckpoints,
   markRunActive,
   rollback,
-  undoRollback,
   withActiveRun,
 } from './middleware/rollback.js';
-export { createSandboxAgentMiddleware } from './middleware/agent-middleware.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
+export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
+export { undoRollback } from './middleware/undo-rollback.js';
 
 // policy
 export type {

@@ -3,7 +3,14 @@ import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
-import { Command, END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import {
+  Command,
+  END,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema,
+} from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
@@ -59,6 +66,22 @@ import { pendingApprovalsOf } from './approvals.js';
 import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
 import { openThreadSandbox } from './thread-sandbox.js';
+import {
+  actorConfinement,
+  type ActorConfinement,
+  type ActorConfinementOptions,
+} from './actor-confinement.js';
+import {
+  isValidMaxTurns,
+  pauseAtTurnLimit,
+  recursionLimitFor,
+  turnLimitPauseOf,
+  turnStateFields,
+} from './turn-limit.js';
+import type { TurnLimitPause } from './turn-limit.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import { recordUnattributedChanges } from '../middleware/unattributed.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -85,6 +108,11 @@ export interface CreateActorOptions {
   model?: BaseChatModel | string;
   /** Shared server manager; by default the actor makes its own (cwd = sandbox root). */
   serverManager?: ServerManager;
+  /**
+   * OS confinement of the stdio servers the actor starts (its own server manager only); each
+   * field wins over the config's `sandbox.confine` / `sandbox.network`.
+   */
+  confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
   /** Folder for run sandboxes (default: the project's folder of the per-user state folder, `agentsStateDir()`). */
@@ -119,6 +147,19 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
+   * each served call (`agents serve` sets it). Default false: in a graph run nothing answers
+   * them, so they are not declared. Ignored with a shared `serverManager`.
+   */
+  forwardClientRequests?: boolean;
+  /**
+   * Model turns one run may take; wins over the config's `maxTurns` (default 200). At the limit
+   * the run pauses: {@link ActorInstance.run} yields a `turn-limit` event and ends, the thread
+   * keeps every result, and `resume({ type: 'continue' }, { threadId })` goes on for up to
+   * `maxTurns` more turns. Throws `INVALID_ARGUMENTS` unless a whole number from 1 to 100,000.
+   */
+  maxTurns?: number;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */
@@ -133,6 +174,8 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
+  /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
+  | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {
       type: 'interrupt';
       /** The raw `__interrupt__` update (LangGraph `Interrupt` objects). */
@@ -152,7 +195,11 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
-  return new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+  return new StateSchema({
+    messages: MessagesDeltaValue,
+    ...sandboxStateFields,
+    ...turnStateFields,
+  });
 }
 /** The actor graph's state schema: messages plus the sandbox fields (`changeLog`, `sandboxHead`). */
 export type ActorState = ReturnType<typeof buildStateSchema>;
@@ -161,6 +208,7 @@ function buildGraph(
   agent: (state: ActorState['State']) => Promise<{ messages: AIMessage[] }>,
   toolNode: ReturnType<typeof createTrackedToolNode>,
   checkpointer: BaseCheckpointSaver,
+  maxTurns: number,
 ) {
   return (
     new StateGraph(buildStateSchema())
@@ -175,6 +223,8 @@ function buildGraph(
       ])
       .addEdge('tools', 'agent')
       .compile({ checkpointer })
+      // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
+      .withConfig({ recursionLimit: recursionLimitFor(maxTurns) })
   );
 }
 /** The compiled actor graph (agent node ⇄ tracked ToolNode). */
@@ -198,7 +248,7 @@ export function compileActorStateGraph(
       { details: { actor: name } },
     );
   };
-  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer);
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer, 1);
   graph.name = name;
   return graph;
 }
@@ -252,6 +302,8 @@ export interface ActorInstance extends AsyncDisposable {
   readonly graph: ActorGraph;
   /** The sandbox, when enabled and active. */
   readonly sandbox: Sandbox | undefined;
+  /** How the actor's own stdio servers are confined, while active. */
+  readonly confinement: ActorConfinement | undefined;
   /** Agent Skills loaded for this actor. Active only. */
   readonly agentSkills: readonly AgentSkill[];
   readonly activation: SkillActivation;
@@ -282,6 +334,7 @@ export interface ActorServers extends ServerEventSource {
 
 interface ActiveState {
   sandbox: LocalSandbox | undefined;
+  confinement: ActorConfinement | undefined;
   manager: ServerManager;
   ownsManager: boolean;
   lease: ServerLease | undefined;
@@ -291,8 +344,12 @@ interface ActiveState {
   middleware: ToolMiddleware[];
   graph: ActorGraph;
   auditLog: AuditLog;
+  inFlight: InFlightCalls;
   unsubscribe: () => void;
 }
+
+/** How long deactivate waits for running tool calls after stopping the servers. */
+const IN_FLIGHT_GRACE_MS = 30_000;
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
@@ -331,6 +388,13 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
     throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'createActor needs a config or a name.', {
       details: { problems: [] },
     });
+  }
+  if (options.maxTurns !== undefined && !isValidMaxTurns(options.maxTurns)) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `maxTurns ${options.maxTurns} of actor "${config.name}" is not a whole number from 1 to 100,000; pass a smaller or positive whole number.`,
+      { details: { actor: config.name, maxTurns: options.maxTurns } },
+    );
   }
   const plan = await planSkills(store, config.skills);
   // No policy block means the default policy (mode `ask`), never "no policy".
@@ -386,6 +450,11 @@ class LocalActor implements ActorInstance {
     return this.config.name;
   }
 
+  /** Model turns per run (option over config). */
+  private get maxTurns(): number {
+    return this.options.maxTurns ?? this.config.maxTurns;
+  }
+
   get active(): boolean {
     return this.state !== undefined;
   }
@@ -396,6 +465,10 @@ class LocalActor implements ActorInstance {
 
   get sandbox(): Sandbox | undefined {
     return this.state?.sandbox;
+  }
+
+  get confinement(): ActorConfinement | undefined {
+    return this.state?.confinement;
   }
 
   get agentSkills(): readonly AgentSkill[] {
@@ -451,6 +524,7 @@ class LocalActor implements ActorInstance {
     try {
       const sandboxSettings = this.config.sandbox;
       let sandbox: LocalSandbox | undefined;
+      let reopened = false;
       const threadId = this.options.threadId;
       const memoryCheckpoints = this.options.checkpointer
         ? this.options.checkpointer instanceof MemorySaver
@@ -468,6 +542,7 @@ class LocalActor implements ActorInstance {
           ...(signal ? { signal } : {}),
         });
         sandbox = opened;
+        reopened = opened.reopened;
         this.keepSandboxOnDeactivate = true;
         // A failed activation keeps a reopened sandbox (it holds the thread's history) and
         // removes one it just made.
@@ -488,12 +563,27 @@ class LocalActor implements ActorInstance {
       const paths: SandboxPathMap = sandbox?.paths ?? createPathMap(root);
 
       const ownsManager = this.options.serverManager === undefined;
+      const confinement = ownsManager
+        ? actorConfinement({
+            settings: sandboxSettings,
+            options: this.options.confinement,
+            sandboxRoot: root,
+            projectDir: sandbox?.source ?? this.store.projectDir,
+            workspaceRoot: this.store.root,
+            report: (message) => {
+              if (this.options.onWarning) this.options.onWarning(message);
+              else process.emitWarning(message, 'AgentsConfinementWarning');
+            },
+          })
+        : undefined;
       const manager =
         this.options.serverManager ??
         createServerManager({
           cwd: root,
           roots: () => [root],
+          ...(confinement ? { confinement } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
+          ...(this.options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
 
@@ -553,7 +643,10 @@ class LocalActor implements ActorInstance {
       // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
       // and every other layer's record; the policy sits outside path rewriting so approval
       // previews show logical paths; the budget cuts what the model sees, after rewriting back.
+      const inFlight = createInFlightCalls();
       const middleware: ToolMiddleware[] = [
+        // Outermost: deactivate waits for every running call before closing the audit log.
+        inFlight.middleware,
         ...(this.options.middleware ?? []),
         createAuditMiddleware({ log: auditLog, actor: this.name }),
         // allowed-tools refuses unlisted tools (its own matching, case-insensitive); the policy
@@ -627,7 +720,10 @@ class LocalActor implements ActorInstance {
       cleanup.push(async () => unsubscribe());
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
       const instructions = this.config.instructions;
+      const maxTurns = this.maxTurns;
       const agent = async (state: ActorState['State']) => {
+        // Before the model call: at the limit the run pauses here, every tool result saved.
+        const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, this.name);
         const model = await this.model();
         if (typeof model.bindTools !== 'function') {
           throw new AgentsError(
@@ -643,7 +739,7 @@ class LocalActor implements ActorInstance {
             ? state.messages
             : [new SystemMessage(instructions), ...state.messages];
         const reply = await bound.invoke(messages);
-        return { messages: [toAIMessage(reply)] };
+        return { messages: [toAIMessage(reply)], runTurns };
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
       if (!saver)
@@ -654,10 +750,21 @@ class LocalActor implements ActorInstance {
             details: { problems: [] },
           },
         );
-      const graph = buildGraph(agent, toolNode, saver);
+      const graph = buildGraph(agent, toolNode, saver, maxTurns);
       graph.name = this.name;
+      if (sandbox !== undefined && threadId !== undefined && reopened) {
+        await this.recordUnattributed(graph, threadId, sandbox, auditLog, signal);
+      }
       this.state = {
         sandbox,
+        confinement:
+          confinement === undefined
+            ? undefined
+            : {
+                kind: confinement.kind,
+                network: confinement.network,
+                ...(confinement.reason === undefined ? {} : { reason: confinement.reason }),
+              },
         manager,
         ownsManager,
         lease,
@@ -667,6 +774,7 @@ class LocalActor implements ActorInstance {
         middleware,
         graph,
         auditLog,
+        inFlight,
         unsubscribe,
       };
     } catch (error) {
@@ -680,19 +788,78 @@ class LocalActor implements ActorInstance {
     const state = this.state;
     if (!state) return;
     this.state = undefined;
+    // In this order: the servers stop first, so calls still waiting on one end now (each is
+    // still snapshotted and audited); then the calls are waited for; only then is what they
+    // write to (registry, checkpointer, sandbox, audit log) closed.
     const steps: Array<() => Promise<void>> = [
+      ...(state.lease ? [() => state.lease!.release()] : []),
+      ...(state.ownsManager ? [() => state.manager.close()] : []),
+      async () => {
+        if (await state.inFlight.idle(IN_FLIGHT_GRACE_MS)) return;
+        this.options.onWarning?.(
+          `Actor "${this.name}": ${state.inFlight.count} tool call(s) still running ${IN_FLIGHT_GRACE_MS / 1000} s after its servers stopped; closing anyway (their audit entries stay unfinished).`,
+        );
+      },
+      () => state.registry.close(),
+      async () => state.unsubscribe(),
+      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
       ...(state.sandbox
         ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
         : []),
-      ...(state.ownsManager ? [() => state.manager.close()] : []),
-      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
-      ...(state.lease ? [() => state.lease!.release()] : []),
-      () => state.registry.close(),
-      async () => state.unsubscribe(),
-      // First in reverse order: appends still pending are written before anything stops.
       () => state.auditLog.close(),
     ];
-    await runCleanup(steps);
+    // runCleanup runs its steps last first.
+    await runCleanup(steps.reverse());
+  }
+
+  /**
+   * On reopening a thread's sandbox: records what changed since the thread's last recorded
+   * snapshot (a call killed mid-way) as its own change record, in the thread's state and the
+   * audit log, so the next call is not credited with it.
+   */
+  private async recordUnattributed(
+    graph: ActorGraph,
+    threadId: string,
+    sandbox: Sandbox,
+    auditLog: AuditLog,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const found = await recordUnattributedChanges({
+      graph,
+      threadId,
+      sandbox,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (found === undefined) return;
+    const { record } = found;
+    const paths = record.changed.map((change) => `${change.status} ${change.path}`);
+    this.options.onWarning?.(
+      `Thread "${threadId}" had changes no recorded tool call made (a call stopped before its snapshot?): ${paths.join(', ')}. Recorded as unattributed changes, snapshot ${record.snapshot}.`,
+    );
+    const unknown = { value: false, source: 'default' as const };
+    await auditLog
+      .append({
+        time: new Date().toISOString(),
+        event: 'unattributed-changes',
+        actor: this.name,
+        thread: threadId,
+        toolId: record.toolId,
+        toolName: 'unattributed changes',
+        fingerprint: '',
+        capabilities: {
+          readOnly: unknown,
+          writes: unknown,
+          destructive: unknown,
+          openWorld: unknown,
+        },
+        args: { changed: paths },
+        durationMs: 0,
+        snapshot: record.snapshot,
+        changed: record.changed.length,
+      })
+      .catch((error: unknown) =>
+        this.options.onWarning?.(`Audit log write failed: ${errorMessage(error)}`),
+      );
   }
 
   /**
@@ -711,7 +878,8 @@ class LocalActor implements ActorInstance {
     input: string,
     options: ActorRunOptions = {},
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
-    return this.stream({ messages: [new HumanMessage(input)] }, options);
+    // A new input starts the turn count afresh.
+    return this.stream({ messages: [new HumanMessage(input)], runTurns: 0 }, options);
   }
 
   resume(
@@ -737,6 +905,11 @@ class LocalActor implements ActorInstance {
     for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
       for (const [node, update] of Object.entries(chunk)) {
         if (node === '__interrupt__') {
+          const limit = turnLimitPauseOf(update);
+          if (limit !== undefined) {
+            yield { ...limit, type: 'turn-limit' };
+            continue;
+          }
           const approvals = pendingApprovalsOf(update);
           yield {
             type: 'interrupt',

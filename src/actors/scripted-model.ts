@@ -123,9 +123,22 @@ function toolName(tool: BindToolsInput): string | undefined {
   return undefined;
 }
 
+const StepListSchema = z.array(ScriptedStepSchema);
+const StepObjectSchema = z.strictObject({ steps: StepListSchema });
+
+/**
+ * The one branch of {@link ModelScriptSchema} that fits the value's shape. Validating against
+ * the union would report only zod's "Invalid input" for a typo in one step; the branch names
+ * the step and the field.
+ */
+function scriptBranchFor(value: unknown): typeof StepListSchema | typeof StepObjectSchema {
+  return Array.isArray(value) ? StepListSchema : StepObjectSchema;
+}
+
 /** Parses a script's YAML text (see {@link ModelScriptSchema}); throws `CONFIG_INVALID`. */
 export function parseModelScript(text: string, file = '<script>'): ScriptedStep[] {
-  const script = parseYaml(text, ModelScriptSchema, { file });
+  const raw = parseYaml(text, z.unknown(), { file });
+  const script = parseYaml(text, scriptBranchFor(raw), { file });
   return Array.isArray(script) ? script : script.steps;
 }
 
@@ -137,7 +150,7 @@ export async function createScriptedModel(
   source: { file: string } | { steps: ModelScriptInput },
 ): Promise<ScriptedChatModel> {
   if ('steps' in source) {
-    const parsed = ModelScriptSchema.parse(source.steps);
+    const parsed = scriptBranchFor(source.steps).parse(source.steps);
     return new ScriptedChatModel({ steps: Array.isArray(parsed) ? parsed : parsed.steps });
   }
   let text: string;

@@ -18,8 +18,13 @@ export const ExitCode = {
   Tool: 6,
   /** The sandbox, a path or a rollback failed. */
   Sandbox: 7,
-  /** The safety policy refused. */
+  /** The safety policy refused, or a run waits for an approval. */
   Policy: 8,
+  /**
+   * A run reached its `maxTurns` and paused; its thread is saved and
+   * `agents actor resume NAME --thread ID --continue` goes on.
+   */
+  TurnLimit: 9,
   /** Timed out. */
   Timeout: 124,
   /** Interrupted (Ctrl-C) or aborted. */
@@ -34,6 +39,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.ServerStartFailed]: ExitCode.Server,
   [AgentsErrorCode.ServerUnavailable]: ExitCode.Server,
   [AgentsErrorCode.ServerNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.AuthRequired]: ExitCode.Server,
   [AgentsErrorCode.ProtocolError]: ExitCode.Server,
   [AgentsErrorCode.ToolNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ToolUnavailable]: ExitCode.Tool,
@@ -43,6 +49,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.InvalidArguments]: ExitCode.Usage,
   [AgentsErrorCode.PathOutsideSandbox]: ExitCode.Sandbox,
   [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
+  [AgentsErrorCode.ConfinementUnavailable]: ExitCode.Sandbox,
   [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.RunActive]: ExitCode.Failure,
   [AgentsErrorCode.RollbackFailed]: ExitCode.Sandbox,
@@ -67,4 +74,5 @@ export function exitCodeFor(error: unknown): ExitCode {
 
 /** Text for `agents --help`. */
 export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found, 5 server, 6 tool,
-7 sandbox/path, 8 policy, 124 timeout, 130 interrupted.`;
+7 sandbox/path, 8 policy (or waiting for approval), 9 turn limit reached (resumable),
+124 timeout, 130 interrupted.`;

@@ -18,6 +18,8 @@ export interface MainIo {
   /** Aborts the running command (Ctrl-C). */
   signal?: AbortSignal;
   commands?: readonly Command[];
+  /** True when an abort needs no message (stdout's reader went away, e.g. `| head`). */
+  quietAbort?: () => boolean;
 }
 
 interface GlobalOptions {
@@ -141,9 +143,10 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
     return await found.command.run(context);
   } catch (error) {
     const code = io.signal?.aborted ? ExitCode.Interrupted : exitCodeFor(error);
-    if (code === ExitCode.Interrupted)
-      println(stderr, 'agents: interrupted; everything started was stopped.');
-    else if (json) stderr.write(`${JSON.stringify(errorToJson(error))}\n`);
+    if (code === ExitCode.Interrupted) {
+      if (io.quietAbort?.() !== true)
+        println(stderr, 'agents: interrupted; everything started was stopped.');
+    } else if (json) stderr.write(`${JSON.stringify(errorToJson(error))}\n`);
     else printError(stderr, error);
     return code;
   }
@@ -183,8 +186,20 @@ if (isEntryPoint()) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await main(process.argv.slice(2), { signal: controller.signal });
-  process.exitCode = code;
+  // `agents checkpoints | head -3`: the reader left, which is not an error. Stop the command
+  // (it cleans up as on Ctrl-C) and end quietly instead of dying on an unhandled EPIPE.
+  let readerGone = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (readerGone) return;
+    readerGone = true;
+    controller.abort(new Error('stdout closed by its reader'));
+  });
+  const code = await main(process.argv.slice(2), {
+    signal: controller.signal,
+    quietAbort: () => readerGone,
+  });
+  process.exitCode = readerGone ? ExitCode.Ok : code;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   // Everything was closed; should a library handle still hold the loop, do not hang the shell.

@@ -52,7 +52,9 @@ export function parseYaml<S extends z.ZodType>(
   const value: unknown = document.toJS({ maxAliasCount: 100 });
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => issueToProblem(issue, document, lineCounter));
+  const problems = parsed.error.issues.map((issue) =>
+    issueToProblem(issue, document, lineCounter, value),
+  );
   throw configError(file, problems, parsed.error);
 }
 
@@ -110,6 +112,7 @@ function issueToProblem(
   issue: z.core.$ZodIssue,
   document: Document,
   lineCounter: LineCounter,
+  value: unknown,
 ): ConfigProblem {
   const path = issue.path.map((segment) =>
     typeof segment === 'symbol' ? String(segment) : segment,
@@ -123,8 +126,12 @@ function issueToProblem(
     message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
       .map((key) => `"${key}"`)
       .join(', ')} (check the spelling; allowed fields are in the JSON Schema)`;
-  } else if (issue.code === 'invalid_type' && issue.input === undefined) {
-    message = `missing required field (expected ${issue.expected})`;
+  } else if (issue.code === 'invalid_type') {
+    // zod 4 leaves `issue.input` out unless asked, so look the value up in the document.
+    const actual = valueAt(value, path);
+    message = actual.found
+      ? `expected ${issue.expected}, got ${describeValue(actual.value)}`
+      : `missing required field (expected ${issue.expected})`;
   }
   offset ??= findNodeOffset(document, path);
   const position = offset === undefined ? undefined : lineCounter.linePos(offset);
@@ -133,6 +140,26 @@ function issueToProblem(
     message,
     ...(position ? { line: position.line, column: position.col } : {}),
   };
+}
+
+/** The value at `path` in the parsed document, and whether the path exists at all. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): { found: boolean; value?: unknown } {
+  let current: unknown = root;
+  for (const segment of path) {
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment))
+      return { found: false };
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return { found: true, value: current };
+}
+
+/** A short "type value" description of what the user wrote, e.g. `string "fast"`. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === 'object') return 'a map';
+  const shown = JSON.stringify(value) ?? typeof value;
+  return `${typeof value} ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}`;
 }
 
 /** The nearest existing node on the path: a missing field points at its parent object. */

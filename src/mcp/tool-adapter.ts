@@ -8,7 +8,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
-import { AgentsError, AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
+import {
+  AgentsError,
+  AgentsErrorCode,
+  ServerError,
+  errorMessage,
+  withoutMcpErrorPrefix,
+} from '../errors.js';
 import { inferCapabilities } from '../registry/capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from '../sandbox/path-arguments.js';
 import type {
@@ -317,7 +323,7 @@ function wrapCallError(
     }
     return new ServerError(
       AgentsErrorCode.ProtocolError,
-      `${where} failed with MCP error ${error.code}: ${error.message}`,
+      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
       details,
       { cause: error },
     );

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type * as PgModule from 'pg';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { CheckpointerSettingsSchema } from '../config/schemas.js';
@@ -65,12 +66,25 @@ export async function createCheckpointer(
     try {
       await mkdir(dirname(path), { recursive: true });
       // Imported lazily: better-sqlite3 is native, and importing a module never starts work.
-      const { SqliteSaver } = await import('@langchain/langgraph-checkpoint-sqlite');
-      const saver = SqliteSaver.fromConnString(path);
+      const { openOrderedSqliteSaver } = await import('./sqlite-saver.js');
+      const saver = await openOrderedSqliteSaver(path);
+      try {
+        // The saver touches the file only on first use; a broken file must fail here, named.
+        saver.db.prepare('SELECT count(*) FROM sqlite_master').get();
+      } catch (error) {
+        saver.db.close();
+        throw new AgentsError(
+          AgentsErrorCode.ConfigInvalid,
+          `The checkpoint file "${path}" cannot be read as SQLite (${errorMessage(error)}): it is corrupt or not a checkpoint database. ` +
+            `Move it aside (e.g. mv "${path}" "${path}.broken") to start with an empty history, or set checkpointer.path to another file; threads saved in it cannot be resumed.`,
+          { cause: error, details: { path } },
+        );
+      }
       return wrap('sqlite', saver, async () => {
         if (saver.db.open) saver.db.close();
       });
     } catch (error) {
+      if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
         AgentsErrorCode.ConfigInvalid,
         `Cannot open the SQLite checkpoint file "${path}": ${errorMessage(error)}. Check that the folder is writable, or set checkpointer.path.`,
@@ -80,10 +94,8 @@ export async function createCheckpointer(
   }
   const redacted = redactConnectionUrl(settings.url);
   let saver: PostgresSaver | undefined;
+  const { PostgresSaver: PostgresSaverClass, pg } = await importPostgresPackages();
   try {
-    const { PostgresSaver: PostgresSaverClass } =
-      await import('@langchain/langgraph-checkpoint-postgres');
-    const pg = await import('pg');
     /**
      * PostgresSaver keys channel blobs by (thread, ns, channel, version) and ignores conflicts,
      * while the base class numbers versions 1, 2, 3... A fork (`updateState` from an older
@@ -116,6 +128,40 @@ export async function createCheckpointer(
       { cause: error, details: { url: redacted } },
     );
   }
+}
+
+/** The optional peers behind `type: postgres`; a missing one is named, not blamed on the URL. */
+async function importPostgresPackages(): Promise<{
+  PostgresSaver: typeof PostgresSaver;
+  pg: typeof PgModule;
+}> {
+  const load = async <T>(name: string, importer: () => Promise<T>): Promise<T> => {
+    try {
+      return await importer();
+    } catch (error) {
+      if (!isModuleNotFound(error)) throw error;
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `checkpointer type "postgres" needs the package ${name}, which is not installed; run \`npm install @langchain/langgraph-checkpoint-postgres pg\` in the project (they are optional peers).`,
+        { cause: error, details: { package: name } },
+      );
+    }
+  };
+  const { PostgresSaver: saverClass } = await load(
+    '@langchain/langgraph-checkpoint-postgres',
+    () => import('@langchain/langgraph-checkpoint-postgres'),
+  );
+  const pg = await load('pg', () => import('pg'));
+  return { PostgresSaver: saverClass, pg };
+}
+
+function isModuleNotFound(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    (error.code === 'ERR_MODULE_NOT_FOUND' || error.code === 'MODULE_NOT_FOUND')
+  );
 }
 
 function wrap(

@@ -131,7 +131,9 @@ export interface ToolCallRouteOptions {
 
 /**
  * A conditional edge for `agent → tools` that sends each tool call of the last AI message to the
- * tools node as its own task (`Send(tools, { ...state, lg_tool_call })`), or goes to `end`.
+ * tools node as its own task (`Send(tools, { lg_tool_call })`: the call alone, not the state, so
+ * a checkpoint stores each call once), or goes to `end`. Tools that read `runtime.state` see
+ * `{}` there.
  *
  * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
  * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
@@ -151,7 +153,9 @@ export function routeToolCallsPerTask(
     const last = state.messages.at(-1);
     const calls = last !== undefined && AIMessage.isInstance(last) ? (last.tool_calls ?? []) : [];
     if (calls.length === 0) return end;
-    return calls.map((call) => new Send(tools, { ...state, lg_tool_call: call }));
+    // Only the call: a Send's argument is stored with the checkpoint, so `{ ...state }` here
+    // would store every message once per call (quadratic storage). The tools need no state.
+    return calls.map((call) => new Send(tools, { lg_tool_call: call }));
   };
 }
 

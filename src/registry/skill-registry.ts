@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { NamedServerConfig, Skill, ToolOverride, ToolResource } from '../config/schemas.js';
@@ -134,14 +135,41 @@ export async function planSkillConfigs(
       }
     }
     if (skill.agent_skills.length > 0) {
-      inclusions.push({
-        kind: 'agent-skills',
-        skill: skill.name,
-        folders: skill.agent_skills.map((folder) => resolveAgentSkillFolder(store, folder)),
-      });
+      const folders = skill.agent_skills.map((folder) => resolveAgentSkillFolder(store, folder));
+      await assertAgentSkillFoldersExist(store, skill.name, skill.agent_skills, folders);
+      inclusions.push({ kind: 'agent-skills', skill: skill.name, folders });
     }
   }
   return { skills: [...skills], servers: [...servers.values()], inclusions };
+}
+
+/**
+ * A named Agent Skill that is not there is a broken skill, like a missing tool resource: the
+ * run must not start without the instructions the skill promised. Throws `SKILL_NOT_FOUND`.
+ */
+async function assertAgentSkillFoldersExist(
+  store: WorkspaceStore,
+  skillName: string,
+  names: readonly string[],
+  folders: readonly string[],
+): Promise<void> {
+  for (const [index, folder] of folders.entries()) {
+    const found = await stat(folder).then(
+      (stats) => stats.isDirectory(),
+      () => false,
+    );
+    if (found) continue;
+    const name = names[index] ?? folder;
+    const bare = /^[a-zA-Z0-9_-]+$/.test(name);
+    throw new AgentsError(
+      AgentsErrorCode.SkillNotFound,
+      `Skill "${skillName}" lists Agent Skill "${name}" in agent_skills, but the folder ${folder} does not exist; ` +
+        (bare
+          ? `create it with a SKILL.md (bare names are folders in ${store.agentSkillsDir}) or remove it from the skill.`
+          : 'fix the path (relative to the project) or remove it from the skill.'),
+      { details: { skill: skillName, agentSkill: name, folder } },
+    );
+  }
 }
 
 /** A bare name means a folder in the workspace's Agent Skills folder; anything else is a path. */

@@ -34,9 +34,16 @@ export interface ServeHttpOptions {
   allowedHosts?: readonly string[];
   /** Body size cap in bytes (default {@link DEFAULT_MAX_BODY_BYTES}); larger bodies get 413. */
   maxBodyBytes?: number;
-  /** Concurrent session cap (default {@link DEFAULT_MAX_SESSIONS}); beyond it, 503. */
+  /**
+   * Concurrent session cap (default {@link DEFAULT_MAX_SESSIONS}). A new client beyond it ends
+   * the least recently used session that has no request in flight (its client gets 404 and
+   * re-initializes, as the spec says); only when every session is busy does it get 503.
+   */
   maxSessions?: number;
-  /** Idle time after which a session is closed (default {@link DEFAULT_SESSION_IDLE_MS}). */
+  /**
+   * Time without a request after which a session is closed (default
+   * {@link DEFAULT_SESSION_IDLE_MS}); a session with a request in flight is never idle.
+   */
   sessionIdleMs?: number;
   /** Where diagnostics go (never stdout); default: dropped. */
   log?: (line: string) => void;
@@ -62,6 +69,8 @@ interface Session {
   /** sha256 of the bearer token the session was created with, so another identity cannot use it. */
   identity: string;
   lastSeen: number;
+  /** POSTs being answered (a tool call in flight); a busy session is never evicted. */
+  busy: number;
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
@@ -165,14 +174,36 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     });
   };
 
-  const newSession = async (identity: string): Promise<StreamableHTTPServerTransport> => {
+  /** Marks a session busy until the response ends (SSE answers end after handleRequest returns). */
+  const track = (session: Session, res: ServerResponse): void => {
+    session.busy += 1;
+    session.lastSeen = Date.now();
+    res.once('close', () => {
+      session.busy -= 1;
+      session.lastSeen = Date.now();
+    });
+  };
+
+  /**
+   * Answers an initialize with a new session. The transport checks the request (Accept and
+   * Content-Type headers, the JSON-RPC shape) only inside `handleRequest`, so a server that
+   * never got a session is closed right after: before, each rejected initialize kept a
+   * connected server alive through its listener on the shared tool set (≈ 25 KB each).
+   */
+  const initializeSession = async (
+    identity: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+  ): Promise<void> => {
     const server = options.createServer();
     let session: Session | undefined;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        session = { id, transport, server, identity, lastSeen: Date.now() };
+        session = { id, transport, server, identity, lastSeen: Date.now(), busy: 0 };
         sessions.set(id, session);
+        track(session, res);
       },
     });
     // Set before connect: the SDK chains its own handler after this one.
@@ -180,8 +211,33 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       if (session !== undefined) void endSession(session);
     };
     transport.onerror = (error) => log(`mcp http: ${errorMessage(error)}`);
-    await server.connect(transport);
-    return transport;
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      if (session === undefined) {
+        await server.close().catch((error: unknown) => {
+          log(`mcp http: closing a rejected session failed: ${errorMessage(error)}`);
+        });
+      }
+    }
+  };
+
+  /** Makes room for one more session: ends the least recently used idle one, if any. */
+  const makeRoom = (): boolean => {
+    if (sessions.size < maxSessions) return true;
+    let oldest: Session | undefined;
+    for (const session of sessions.values()) {
+      if (session.busy > 0) continue;
+      if (oldest === undefined || session.lastSeen < oldest.lastSeen) oldest = session;
+    }
+    if (oldest === undefined) return false;
+    log(`mcp http: session limit ${maxSessions} reached; ending least recently used ${oldest.id}`);
+    // Gone from the map now, so the new session fits before the close completes; closing the
+    // transport ends its server (onclose).
+    sessions.delete(oldest.id);
+    void oldest.transport.close().catch(() => undefined);
+    return true;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -262,7 +318,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
         sendJson(res, 404, rpcError(-32001, 'Session not found: initialize a new session'));
         return;
       }
-      session.lastSeen = Date.now();
+      if (method === 'POST') track(session, res);
+      else session.lastSeen = Date.now();
       await session.transport.handleRequest(req, res, body);
       return;
     }
@@ -274,16 +331,19 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       sendJson(res, 400, rpcError(-32000, 'Bad Request: no Mcp-Session-Id; initialize first'));
       return;
     }
-    if (sessions.size >= maxSessions) {
+    if (!makeRoom()) {
       sendJson(
         res,
         503,
-        rpcError(-32000, `Too many sessions (limit ${maxSessions}); end one with DELETE`),
+        rpcError(
+          -32000,
+          `Too many sessions: all ${maxSessions} have a request in flight; retry shortly (raise --max-sessions for more)`,
+        ),
+        { 'retry-after': '5' },
       );
       return;
     }
-    const transport = await newSession(identity);
-    await transport.handleRequest(req, res, body);
+    await initializeSession(identity, req, res, body);
   };
 
   const httpServer: HttpServer = createServer((req, res) => {
@@ -336,7 +396,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     () => {
       const cutoff = Date.now() - idleMs;
       for (const session of [...sessions.values()]) {
-        if (session.lastSeen < cutoff) {
+        if (session.busy === 0 && session.lastSeen < cutoff) {
           log(`mcp http: closing idle session ${session.id}`);
           void session.transport.close();
         }

@@ -1,11 +1,11 @@
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { errorMessage } from '../errors.js';
 import { serveHttp } from './http.js';
 import type { ServeHttpOptions } from './http.js';
 import { createMcpServer } from './mcp-server.js';
 import type { ServeApprovalOptions } from './mcp-server.js';
 import { createServedToolSet } from './served-tool-set.js';
+import { ServeStdioTransport } from './stdio-server-transport.js';
 import type { ServedToolSetOptions } from './served-tool-set.js';
 
 /** Options of {@link serveEntries}. */
@@ -21,6 +21,11 @@ export interface ServeEntriesOptions extends ServedToolSetOptions {
   approval?: ServeApprovalOptions;
   /** Streams for stdio; stdout must carry nothing but JSON-RPC. */
   stdio?: { stdin: Readable; stdout: Writable };
+  /**
+   * Largest stdio message (bytes; default 10 MiB). A larger one gets a JSON-RPC error and the
+   * server stays up.
+   */
+  maxStdioMessageBytes?: number;
   /** HTTP hosting options (host, port, token, limits). */
   http?: Omit<ServeHttpOptions, 'createServer' | 'signal' | 'log'>;
   /** Diagnostics (to stderr in the CLI; never stdout). */
@@ -67,7 +72,11 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
     const stdin = options.stdio?.stdin ?? process.stdin;
     const stdout = options.stdio?.stdout ?? process.stdout;
     const server = createMcpServer(serverOptions);
-    const transport = new StdioServerTransport(stdin, stdout);
+    const transport = new ServeStdioTransport(stdin, stdout, {
+      ...(options.maxStdioMessageBytes === undefined
+        ? {}
+        : { maxMessageBytes: options.maxStdioMessageBytes }),
+    });
     let finish: (reason: string) => void = () => undefined;
     const finished = new Promise<string>((resolve) => {
       finish = resolve;

@@ -28,7 +28,9 @@ import {
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
+import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
+import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
   ServerEventEmitter,
@@ -37,6 +39,7 @@ import {
   type ToolsChangedReason,
 } from './server-events.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { settleExitAfterPipeError, watchStrayStdout } from './startup-diagnosis.js';
 
 /** Where a managed server is in its life. */
 export type ManagedServerStatus =
@@ -65,10 +68,20 @@ export interface ManagedServerOptions {
    * reaped on the next start. Default `defaultRunDir()`; `null` disables recording.
    */
   runDir?: string | null;
+  /** OS confinement of stdio servers (bubblewrap), resolved by the caller; default none. */
+  confinement?: Confinement;
   /** Builds the transport; defaults to {@link createServerTransport}. Tests pass in-memory ones. */
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
   /** Client name/version sent in `initialize`. */
   clientInfo?: Implementation;
+  /**
+   * Offer the server `sampling` and `elicitation` (form) in `initialize`, and answer them by
+   * forwarding to the `clientRequests` of the tool call in flight (`agents serve`: the MCP
+   * client that made the call). Default false: nothing could answer them, so they are not
+   * declared. Log messages (`notifications/message`) go to the call's `clientRequests` either
+   * way, or to the logger at debug level.
+   */
+  forwardClientRequests?: boolean;
 }
 
 /**
@@ -225,6 +238,7 @@ class ManagedServerImpl implements ManagedServer {
   private healthCheck: Promise<void> | undefined;
   private warnedUndeclaredListChanged = false;
   private readyWaiters: Array<{ resolve: () => void; reject: (error: ServerError) => void }> = [];
+  private readonly clientRequests: ClientRequestRouter;
 
   constructor(config: NamedServerConfig, options: ManagedServerOptions) {
     this.name = config.name;
@@ -232,6 +246,7 @@ class ManagedServerImpl implements ManagedServer {
     this.options = options;
     this.logger = options.logger ?? silentServerLogger;
     this.events = new ServerEventEmitter(this.logger);
+    this.clientRequests = new ClientRequestRouter(config.name, this.logger);
     this.timeouts = {
       startupMs: config.timeouts?.startupMs ?? 30_000,
       callMs: config.timeouts?.callMs ?? 60_000,
@@ -254,6 +269,7 @@ class ManagedServerImpl implements ManagedServer {
           logger: this.logger,
           maxLineBytes: options.maxLineBytes,
           ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+          ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
         }));
   }
 
@@ -326,10 +342,15 @@ class ManagedServerImpl implements ManagedServer {
       setProtocolVersion?.(version);
     };
     const roots = this.options.roots;
+    const forward = this.options.forwardClientRequests === true;
     const client = new Client(this.options.clientInfo ?? CLIENT_INFO, {
-      capabilities: roots ? { roots: { listChanged: true } } : {},
+      capabilities: {
+        ...(roots ? { roots: { listChanged: true } } : {}),
+        ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
+      },
     });
     connection.client = client;
+    this.clientRequests.install(client, forward);
     if (roots) {
       client.setRequestHandler(ListRootsRequestSchema, () => ({
         roots: roots().map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })),
@@ -346,16 +367,24 @@ class ManagedServerImpl implements ManagedServer {
     const deadline = Date.now() + this.timeouts.startupMs;
     let phase: ServerPhase = 'initialize';
     const listAbort = new AbortController();
+    const stray = watchStrayStdout(serverTransport.stdio, {
+      serverName: this.name,
+      details: () => this.details('initialize', serverTransport),
+    });
     try {
       // Our own deadline, longer SDK timeout: the SDK would send notifications/cancelled for
       // initialize, which the spec forbids; we close the connection (and kill the group) instead.
       await this.withDeadline(
-        client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+        Promise.race([
+          client.connect(transport, { timeout: this.timeouts.startupMs * 2 + 1_000 }),
+          stray.failed,
+        ]),
         deadline,
         signal,
         'initialize',
         serverTransport,
       );
+      stray.stop();
       if (this.closing) throw this.closedError('initialize');
       phase = 'list';
       const tools = await this.withDeadline(
@@ -373,6 +402,8 @@ class ManagedServerImpl implements ManagedServer {
       return { connection, tools };
     } catch (error) {
       connection.superseded = true;
+      stray.stop();
+      await settleExitAfterPipeError(serverTransport.stdio, error);
       // Describe before closing: closing kills the group, which would hide the real exit status.
       const failure = this.closing
         ? this.closedError(phase)
@@ -474,6 +505,11 @@ class ManagedServerImpl implements ManagedServer {
     for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
   }
 
+  /** Whether path arguments of this server's tools are detected and rewritten. */
+  private rewritesPaths(): boolean {
+    return this.config.rewritePaths ?? this.config.transport === 'stdio';
+  }
+
   /** Builds the whole new set, then swaps it in one assignment: never a partial mix. */
   private swapTools(tools: Tool[], reason: ToolsChangedReason | undefined): void {
     const known =
@@ -485,6 +521,9 @@ class ManagedServerImpl implements ManagedServer {
       tools,
       caller: this,
       ...(known === undefined ? {} : { knownPathArguments: (name: string) => known[name] }),
+      // A remote server's paths name its own disk, not ours: rewriting them would refuse or
+      // corrupt them. Off unless the config turns it on (explicit overrides still apply).
+      ...(this.rewritesPaths() ? {} : { detectPathArguments: () => [] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
       prefixToolNames: this.config.prefixToolNames,
@@ -634,6 +673,11 @@ class ManagedServerImpl implements ManagedServer {
     }
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
+    // While the call runs, what the server asks of its client goes to the caller's client.
+    const leave =
+      context.clientRequests === undefined
+        ? undefined
+        : this.clientRequests.enter(context.clientRequests);
     try {
       const result = await connection.client.request(
         { method: 'tools/call', params: { name, arguments: args } },
@@ -713,6 +757,8 @@ class ManagedServerImpl implements ManagedServer {
         { ...this.details('call', connection.serverTransport), toolName: name },
         { cause: error },
       );
+    } finally {
+      leave?.();
     }
   }
 

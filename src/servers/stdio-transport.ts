@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -21,6 +22,13 @@ export interface StdioTransportOptions {
   /** Executable; spawned with an argv array, never through a shell. */
   command: string;
   args?: readonly string[];
+  /** The command line shown in messages, when the spawned one is a wrapper (bubblewrap). */
+  displayTarget?: string;
+  /**
+   * The spawned command is a wrapper that exits with 128+N when the server dies of signal N
+   * (bubblewrap): such exit codes are reported as that signal.
+   */
+  signalExitCodes?: boolean;
   /** Extra environment, on top of the SDK's safe default list (HOME, PATH, ...). Nothing else leaks. */
   env?: Record<string, string>;
   cwd?: string;
@@ -67,6 +75,10 @@ export interface StdioTransport extends Transport {
   readonly failure: Error | undefined;
   /** Non-JSON-RPC lines skipped so far. */
   readonly garbageLineCount: number;
+  /** The first non-JSON-RPC stdout line (cut to 200 characters) and when it came, if any. */
+  readonly firstStrayLine: { text: string; at: number } | undefined;
+  /** JSON-RPC messages received so far. */
+  readonly messageCount: number;
   /** Protocol version recorded at initialize. */
   readonly protocolVersion: string | undefined;
   /** The last `maxBytes` of stderr (default 4 KB), cut at a line start. */
@@ -130,6 +142,17 @@ export function isProcessGroupAlive(pgid: number): boolean {
   return false;
 }
 
+/** A wrapper's exit code 128+N as "killed by signal N" (the shell convention bubblewrap uses). */
+function fromWrapperExit(exitCode: number | null, signal: NodeJS.Signals | null): ProcessExit {
+  if (exitCode !== null && exitCode > 128 && exitCode < 128 + 65) {
+    const name = Object.entries(constants.signals).find(
+      ([, number]) => number === exitCode - 128,
+    )?.[0];
+    if (name !== undefined) return { exitCode: null, signal: name };
+  }
+  return { exitCode, signal };
+}
+
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -185,6 +208,8 @@ class ProcessStdioTransport implements StdioTransport {
   exit: ProcessExit | undefined;
   failure: Error | undefined;
   garbageLineCount = 0;
+  firstStrayLine: { text: string; at: number } | undefined;
+  messageCount = 0;
   protocolVersion: string | undefined;
   pid: number | undefined;
 
@@ -196,7 +221,7 @@ class ProcessStdioTransport implements StdioTransport {
     this.shutdownMs = options.shutdownMs ?? 2_000;
     this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
     this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
-    this.target = formatCommandLine(options.command, options.args ?? []);
+    this.target = options.displayTarget ?? formatCommandLine(options.command, options.args ?? []);
   }
 
   setProtocolVersion(version: string): void {
@@ -266,7 +291,9 @@ class ProcessStdioTransport implements StdioTransport {
         resolve();
       });
       child.once('exit', (exitCode, signal) => {
-        this.exit = { exitCode, signal };
+        this.exit = this.options.signalExitCodes
+          ? fromWrapperExit(exitCode, signal)
+          : { exitCode, signal };
         for (const waiter of this.exitWaiters.splice(0)) waiter();
         if (this.state === 'open') {
           this.logger.debug(`Server "${this.options.serverName}" exited`, { exitCode, signal });
@@ -441,6 +468,7 @@ class ProcessStdioTransport implements StdioTransport {
     }
     if (message === undefined) {
       this.garbageLineCount += 1;
+      this.firstStrayLine ??= { text: text.slice(0, 200), at: Date.now() };
       if (this.garbageLineCount === 1) {
         this.logger.warn(
           `Server "${this.options.serverName}" printed a line on stdout that is not JSON-RPC; such lines are skipped (stdout is reserved for MCP messages).`,
@@ -459,6 +487,7 @@ class ProcessStdioTransport implements StdioTransport {
       }
       return;
     }
+    this.messageCount += 1;
     this.onmessage?.(message);
   }
 

@@ -52,6 +52,14 @@ describe('scripted model', () => {
       args: {},
     });
     expect(() => parseModelScript('- contnt: hi\n', 's.yaml')).toThrow(/s\.yaml:1:3/);
+    // A typo in one step names the step and the field, not zod's "Invalid input" for the union.
+    const typo = () =>
+      parseModelScript('- content: a\n- tool_calls: [{ name: x, arg: { p: 1 } }]\n', 'typo.yaml');
+    expect(typo).toThrow('typo.yaml:2:27: [1].tool_calls[0]: unknown field "arg"');
+    expect(typo).not.toThrow(/Invalid input/);
+    expect(() => parseModelScript('steps:\n  - tool_calls: x\n', 'o.yaml')).toThrow(
+      'o.yaml:2:17: steps[0].tool_calls: expected array, got string "x"',
+    );
     const dir = await mkdtemp(join(tmpdir(), 'agents-script-'));
     try {
       await writeFile(join(dir, 's.yaml'), '- content: from file\n');

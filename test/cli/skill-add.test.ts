@@ -36,13 +36,26 @@ describe('agents skill add --agent-skill', () => {
     ]);
 
     // `skills/git-helper` is a path, so it means <project>/skills/git-helper, which is absent:
-    // the skill is stored with a warning naming the folder it looked for.
+    // the skill is refused (not stored with a warning), naming the folder it looked for.
     const path = await agents(
       dir,
       ...['skill', 'add', 'other', '--tool', 'read_file', '--agent-skill', 'skills/git-helper'],
     );
+    expect(path.code).toBe(4);
     expect(path.stderr).toContain(
-      `warning: Agent Skill: Agent Skill folder ${join(dir, 'skills', 'git-helper')} does not exist`,
+      `Skill "other" lists Agent Skill "skills/git-helper" in agent_skills, but the folder ${join(dir, 'skills', 'git-helper')} does not exist`,
+    );
+    await expect(readFile(join(dir, '.agents', 'skills', 'other.yaml'), 'utf8')).rejects.toThrow(
+      /ENOENT/,
+    );
+    // A bare name that is missing says where bare names live.
+    const bareMissing = await agents(
+      dir,
+      ...['skill', 'add', 'x', '--tool', 'read_file', '--agent-skill', 'missing'],
+    );
+    expect(bareMissing.code).toBe(4);
+    expect(bareMissing.stderr).toContain(
+      `create it with a SKILL.md (bare names are folders in ${join(dir, '.agents', 'skills')})`,
     );
   });
 });

@@ -66,6 +66,23 @@ describe('parseYaml', () => {
     expect(problems[0]?.message).toMatch(/missing required field \(expected array\)/);
   });
 
+  it('says what type was written, not "missing", when a field has the wrong type', () => {
+    const server = problemsOf(() =>
+      parseYaml(
+        'transport: stdio\ncommand: node\nargs: /x\ntimeouts: { startupMs: "fast" }\n',
+        ServerConfigSchema,
+        { file: 'servers/s.yaml' },
+      ),
+    );
+    expect(server.problems.map((problem) => [problem.path, problem.message])).toEqual([
+      ['args', 'expected array, got string "/x"'],
+      ['timeouts.startupMs', 'expected number, got string "fast"'],
+    ]);
+    const actor = problemsOf(() => parseYaml('skills: files\n', ActorSchema));
+    expect(actor.problems[0]?.message).toBe('expected array, got string "files"');
+    expect(actor.error.message).not.toContain('missing');
+  });
+
   it('reports a wrong type deep in a list at the offending node', () => {
     const { problems } = problemsOf(() =>
       parseYaml('tools:\n  - read_file\n  - 42\n', SkillSchema, { file: 'skills/s.yaml' }),
@@ -144,7 +161,14 @@ describe('configJsonSchemas', () => {
     )['policy'];
     expect(policy?.['additionalProperties']).toBe(false);
     const fields = policy?.['properties'] as Record<string, Record<string, unknown>>;
-    expect(Object.keys(fields).sort()).toEqual(['mode', 'newTools', 'rules', 'skills', 'tools']);
+    expect(Object.keys(fields).sort()).toEqual([
+      'clientRequests',
+      'mode',
+      'newTools',
+      'rules',
+      'skills',
+      'tools',
+    ]);
     expect(fields['mode']?.['enum']).toEqual(['read-only', 'ask', 'auto']);
   });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,13 +24,14 @@ describeCheckpointerContract('sqlite file', () =>
 );
 describeCheckpointerContract('memory', () => createCheckpointer({ type: 'memory' }));
 
-const postgresUrl = process.env['AGENTS_TEST_POSTGRES_URL'];
+// Started by test/helpers/postgres-global-setup.ts (embedded) or AGENTS_TEST_POSTGRES_URL.
+const postgresUrl = inject('postgresUrl');
 if (postgresUrl === undefined || postgresUrl === '') {
   describe('checkpointer contract: postgres', () => {
     it('needs a PostgreSQL server', () => {
       // Fails rather than skips: the Postgres path must be exercised wherever tests run.
       throw new Error(
-        'AGENTS_TEST_POSTGRES_URL is not set. Start a throwaway server with `scripts/postgres.sh start` and export the URL it prints.',
+        'No PostgreSQL URL was provided: this file runs in the int-postgres vitest project, whose global setup starts an embedded server (or uses AGENTS_TEST_POSTGRES_URL).',
       );
     });
   });

@@ -263,7 +263,9 @@ describe('createPathMap: escape corpus', () => {
     const error = refused('../../etc/passwd');
     expect(error.message).toContain('"../../etc/passwd"');
     expect(error.message).toContain('relative to the project root');
-    expect(error.message).toContain(repo);
+    // The model works with logical paths: no host folder is named.
+    expect(error.message).not.toContain(repo);
+    expect(error.message).not.toContain(root);
     expect(refused('anc/secret.txt').message).not.toMatch(/secret\.txt"? (exists|does not exist)/);
     expect(refused('$HOME/.aws/credentials').details['reason']).toMatch(/not expanded/);
     expect(refused('out').details['reason']).toMatch(/symbolic link that cannot be resolved/);
@@ -321,7 +323,7 @@ describe('createPathMap: properties', () => {
     }
   });
 
-  it('leaves strings without a sandbox path untouched (same string)', () => {
+  it('leaves strings without a sandbox or project path untouched (same string)', () => {
     for (let index = 0; index < 300; index++) {
       const text = Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
         pick([
@@ -329,7 +331,7 @@ describe('createPathMap: properties', () => {
           '/etc/passwd',
           `${root}0/x`,
           `${root}_evil`,
-          repo,
+          `${repo}-backup`,
           'https://host/run-1/x',
           ' ',
           '\n',

@@ -245,13 +245,6 @@ describe('serveHttp', () => {
     ).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 
-  it('caps concurrent sessions with 503', async () => {
-    const http = await start({ maxSessions: 1 });
-    await connectClient(http.url);
-    const second = await raw(http.url, { body: initializeBody });
-    expect(second.status).toBe(503);
-  });
-
   it('closes cleanly with an open SSE stream and sessions alive', async () => {
     const toolSet = createServedToolSet({ entries: () => [echoEntry('echo')] });
     const http = await serveHttp({ createServer: () => createMcpServer({ toolSet }) });

@@ -7,6 +7,7 @@ import { PassThrough, Writable } from 'node:stream';
 // Light (no LangGraph): the actor module itself is imported on use.
 import { toResumeValue } from '../../actors/approvals.js';
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
+import type { ScriptedStep } from '../../actors/scripted-model.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
@@ -16,7 +17,7 @@ import { createRemoveCommand } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson, println } from '../output.js';
+import { printJson, println, shellQuote } from '../output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -42,6 +43,8 @@ Options:
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
                          approval), read-only, or auto (everything runs); rules: edit the YAML
+  --no-validate          do not start the skills' servers to check the tool names a model
+                         script calls
   --force                replace an existing actor`;
 
 const POLICY_MODES = ['ask', 'read-only', 'auto'] as const;
@@ -56,7 +59,7 @@ const SCRIPT_EXAMPLE =
 
 /**
  * Checks an actor's model before it is stored: a script exists and parses (`scripted`,
- * `scripted:PATH`), or the spec has the `provider:model` form. Returns the script file, if any.
+ * `scripted:PATH`), or the spec has the `provider:model` form. Returns the script, if any.
  * Throws `CONFIG_NOT_FOUND` (no script), `CONFIG_INVALID` (broken script, with line and column)
  * or `INVALID_ARGUMENTS` (neither form), each saying how to fix it.
  */
@@ -64,7 +67,7 @@ async function checkModel(
   store: ReturnType<typeof storeOf>,
   actorName: string,
   model: string,
-): Promise<string | undefined> {
+): Promise<{ file: string; steps: ScriptedStep[] } | undefined> {
   if (model === 'scripted' || model.startsWith('scripted:')) {
     const path = model === 'scripted' ? '' : model.slice('scripted:'.length);
     if (model !== 'scripted' && path === '')
@@ -87,8 +90,7 @@ async function checkModel(
       );
     }
     const { parseModelScript } = await import('../../actors/scripted-model.js');
-    parseModelScript(text, file);
-    return file;
+    return { file, steps: parseModelScript(text, file) };
   }
   if (!/^[a-z0-9_-]+:.+/i.test(model)) {
     throw usageError(
@@ -97,6 +99,41 @@ async function checkModel(
     );
   }
   return undefined;
+}
+
+/**
+ * Starts the skills' servers once and checks that every tool a model script calls is one the
+ * actor will have; a typo would otherwise surface only mid-run as "tool not found". Throws
+ * `TOOL_NOT_FOUND` naming the step, the name and the tools there are.
+ */
+async function checkScriptToolNames(
+  context: CommandContext,
+  skills: readonly string[],
+  script: { file: string; steps: readonly ScriptedStep[] },
+): Promise<void> {
+  const calls = script.steps.flatMap((step, index) =>
+    step.tool_calls.map((call) => ({ step: index + 1, name: call.name })),
+  );
+  if (calls.length === 0) return;
+  const { activateSkills } = await import('../../actors/activate-skills.js');
+  await using active = await activateSkills({
+    store: storeOf(context),
+    skills,
+    cwd: context.projectDir,
+    signal: context.signal,
+  });
+  const names = new Set(active.registry.entries().map((entry) => entry.descriptor.name));
+  const unknown = calls.filter((call) => !names.has(call.name));
+  if (unknown.length === 0) return;
+  throw new AgentsError(
+    AgentsErrorCode.ToolNotFound,
+    `The model script ${script.file} calls ${unknown
+      .map((call) => `"${call.name}" (step ${call.step})`)
+      .join(', ')}, which the skills ${skills.join(', ')} do not provide; they provide: ${
+      [...names].sort().join(', ') || 'no tools'
+    }. Fix the script (or add a skill), or pass --no-validate to store it anyway.`,
+    { details: { file: script.file, unknown, available: [...names] } },
+  );
 }
 
 const actorAdd: Command = {
@@ -115,6 +152,7 @@ const actorAdd: Command = {
         source: { type: 'string' },
         checkpointer: { type: 'string' },
         policy: { type: 'string' },
+        'no-validate': { type: 'boolean' },
         force: { type: 'boolean' },
       },
       ADD_USAGE,
@@ -166,6 +204,8 @@ const actorAdd: Command = {
     const { planSkills } = await import('../../registry/skill-registry.js');
     const plan = await planSkills(store, values.skill);
     const script = await checkModel(store, name, values.model ?? 'scripted');
+    if (script && values['no-validate'] !== true)
+      await checkScriptToolNames(context, values.skill, script);
     const file = await store.put('actor', name, input, { overwrite: values.force === true });
     if (context.json)
       printJson(context.stdout, {
@@ -173,13 +213,13 @@ const actorAdd: Command = {
         file,
         actor: input,
         servers: plan.servers.map((server) => server.name),
-        script: script ?? null,
+        script: script?.file ?? null,
       });
     else
       println(
         context.stdout,
         `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}` +
-          `${script === undefined ? '' : `; model script: ${script}`}.`,
+          `${script === undefined ? '' : `; model script: ${script.file}`}.`,
       );
     return 0;
   },
@@ -206,21 +246,25 @@ const actorList = createListCommand({
     ]),
 });
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
 
 When the safety policy asks for approval (mode ask, the default), the call is shown with its
 arguments, capability verdicts and the rule that asked, and you answer approve / edit / reject.
-Answers are read from stdin, a terminal or a pipe (one answer per line: a, r then a message,
-or e then the arguments as one line of JSON). Without an answer (stdin closed, or --no-prompt)
+Answers are read from stdin, a terminal or a pipe, one per line: a (approve), r or r MESSAGE
+(reject, the message goes to the model), e JSON (run with these arguments instead); a bare r or
+e reads the message or the JSON from the next line. Without an answer (stdin closed, or --no-prompt)
 the run stays paused: the command names the thread and exits with code 8; answer later with
 \`agents actor resume\`.
 
 Options:
   --input TEXT      the user message
   --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
+                    limit the run stops, the thread is saved and the command exits with code 9;
+                    go on with \`agents actor resume NAME --thread ID --continue\`
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
@@ -228,18 +272,21 @@ Options:
                     list changes are always printed)
   --json            one JSON event per line (prompts go to stderr)`;
 
-const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON) [options]
+const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON | --continue) [options]
 
 Answers the approval a paused run waits for and continues the run (the same as answering the
 prompt of \`agents actor run\`). With several calls waiting, --approve and --reject answer all of
 them; --edit needs exactly one. If the run pauses again, you are asked on stdin as in
-\`agents actor run\` (or it exits with code 8 again).
+\`agents actor run\` (or it exits with code 8 again). A run that stopped at its turn limit
+(exit code 9) goes on with --continue, for up to --max-turns more turns.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
+  --continue        go on with a run that stopped at its turn limit
+  --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
   --by NAME         who answered, recorded in the audit log (default: your user name)
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask for later approvals; exit with code 8 instead
@@ -273,6 +320,9 @@ function printEvent(context: CommandContext, event: ActorRunEvent): void {
       break;
     case 'message':
       println(context.stdout, event.text);
+      break;
+    case 'turn-limit':
+      println(context.stdout, `Stopped: ${event.message}`);
       break;
     case 'interrupt': {
       const count = event.approvals?.length ?? 0;
@@ -361,10 +411,14 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
           output.write(text);
           // A write without a newline is a question: hand the prompt the next line.
           if (!text.endsWith('\n')) {
-            void next().then((line) => {
-              if (line === undefined) input.end();
-              else input.write(`${line}\n`);
-            });
+            // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
+            next().then(
+              (line) => {
+                if (line === undefined) input.end();
+                else input.write(`${line}\n`);
+              },
+              () => input.end(),
+            );
           }
           done();
         },
@@ -380,10 +434,6 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
       reader?.close();
     },
   };
-}
-
-function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function printResumeHint(
@@ -415,6 +465,24 @@ function printResumeHint(
   println(context.stderr, lines.join('\n'));
 }
 
+function printContinueHint(context: CommandContext, name: string, threadId: string): void {
+  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', threadId, resume: command })}\n`,
+    );
+  println(context.stderr, `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N]`);
+}
+
+/** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
+function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > 100_000)
+    throw usageError(`--max-turns ${text}: give a whole number from 1 to 100000.`, usage);
+  return value;
+}
+
 /**
  * Prints a run's events; when it pauses for approval, asks (stdin) and resumes, until the run
  * ends (0) or an approval stays unanswered (8, with how to resume).
@@ -431,14 +499,20 @@ async function driveRun(
     for (;;) {
       const pending: PendingApproval[] = [];
       let otherInterrupt = false;
+      let turnLimit = false;
       for await (const event of events) {
         printEvent(context, event);
+        if (event.type === 'turn-limit') turnLimit = true;
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
         else otherInterrupt = true;
       }
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
+      if (turnLimit) {
+        printContinueHint(context, settings.name, settings.threadId);
+        return ExitCode.TurnLimit;
+      }
       if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
       const given: ApprovalResponse[] = [];
       try {
@@ -526,7 +600,13 @@ function watchServers(context: CommandContext, actor: ActorInstance): () => void
  */
 async function withActiveCliActor(
   context: CommandContext,
-  settings: { name: string; threadId: string; keepSandbox: boolean; verbose: boolean },
+  settings: {
+    name: string;
+    threadId: string;
+    keepSandbox: boolean;
+    verbose: boolean;
+    maxTurns: number | undefined;
+  },
   work: (actor: ActorInstance) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
@@ -536,6 +616,7 @@ async function withActiveCliActor(
     workspace: storeOf(context),
     threadId: settings.threadId,
     keepSandbox: settings.keepSandbox,
+    ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
@@ -562,6 +643,7 @@ const actorRun: Command = {
       {
         input: { type: 'string' },
         thread: { type: 'string' },
+        'max-turns': { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
         by: { type: 'string' },
@@ -578,6 +660,7 @@ const actorRun: Command = {
       threadId,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
+      maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
     };
     return withActiveCliActor(context, settings, (actor) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
@@ -614,6 +697,8 @@ const actorResume: Command = {
         approve: { type: 'boolean' },
         reject: { type: 'string' },
         edit: { type: 'string' },
+        continue: { type: 'boolean' },
+        'max-turns': { type: 'string' },
         by: { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
@@ -629,10 +714,11 @@ const actorResume: Command = {
       values.approve === true,
       values.reject !== undefined,
       values.edit !== undefined,
+      values.continue === true,
     ];
     if (chosen.filter(Boolean).length !== 1)
       throw usageError(
-        'Give exactly one of --approve, --reject MESSAGE, --edit JSON.',
+        'Give exactly one of --approve, --reject MESSAGE, --edit JSON, --continue.',
         RESUME_USAGE,
       );
     const by = values.by ?? defaultUser();
@@ -651,9 +737,29 @@ const actorResume: Command = {
       threadId,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
+      maxTurns: parseMaxTurns(values['max-turns'], RESUME_USAGE),
     };
+    const prompt = values['no-prompt'] !== true;
     return withActiveCliActor(context, settings, async (actor) => {
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
+      if (values.continue === true) {
+        const { turnLimitPauseOf } = await import('../../actors/turn-limit.js');
+        const stopped = turnLimitPauseOf(state.tasks.flatMap((task) => task.interrupts));
+        if (stopped === undefined) {
+          throw new AgentsError(
+            AgentsErrorCode.CheckpointNotFound,
+            `Thread "${threadId}" of actor "${name}" did not stop at its turn limit, so there is nothing to continue; ` +
+              `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
+            { details: { actor: name, threadId } },
+          );
+        }
+        return driveRun(
+          context,
+          actor,
+          actor.resume({ type: 'continue' }, { threadId, signal: context.signal }),
+          { name, threadId, prompt, by },
+        );
+      }
       const pending = pendingApprovalsOf(state.tasks.flatMap((task) => task.interrupts));
       if (pending.length === 0) {
         throw new AgentsError(

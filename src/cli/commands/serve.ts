@@ -87,6 +87,8 @@ export interface ServeCommandArgs {
   token?: string;
   allowRemote: boolean;
   maxBodyBytes?: number;
+  maxSessions?: number;
+  sessionIdleMs?: number;
   threadId?: string;
   keepSandbox: boolean;
   policyMode?: PolicyMode;
@@ -120,7 +122,11 @@ Options:
   --token T              require "Authorization: Bearer T" over HTTP
                          (or set AGENTS_SERVE_TOKEN, which keeps it out of the process list)
   --allow-remote         allow a non-loopback --host (needs a token as well)
-  --max-body BYTES       HTTP request body cap (default 4194304)
+  --max-body BYTES       request size cap: an HTTP body (default 4194304; larger gets 413) or
+                         one stdio message (default 10485760; larger gets a JSON-RPC error)
+  --max-sessions N       HTTP sessions kept at once (default 64); a new client beyond it
+                         ends the least recently used idle session (503 only if all are busy)
+  --session-idle SECONDS end an HTTP session after this long without a request (default 1800)
 
 Over stdio, stdout carries only JSON-RPC and logs go to stderr; the server exits when stdin
 closes. SIGINT/SIGTERM shut down cleanly, stopping upstream servers. Tools of an upstream server
@@ -142,6 +148,8 @@ export function parseServeArgs(
       token: { type: 'string' },
       'allow-remote': { type: 'boolean' },
       'max-body': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'session-idle': { type: 'string' },
       thread: { type: 'string' },
       'keep-sandbox': { type: 'boolean' },
       policy: { type: 'string' },
@@ -178,8 +186,22 @@ export function parseServeArgs(
     policyMode = parsed.data;
   }
   const token = values.token ?? env['AGENTS_SERVE_TOKEN'];
+  // An empty token used to turn authentication off without a word; whoever set it meant it on.
+  if (token !== undefined && token.trim() === '') {
+    throw usageError(
+      values.token !== undefined
+        ? '--token is empty: give a non-empty token, or leave --token out to serve without authentication.'
+        : 'AGENTS_SERVE_TOKEN is set but empty: set it to a non-empty token, or unset it to serve without authentication.',
+      USAGE,
+    );
+  }
   const port = parsePositiveInteger(values.port, 'port', USAGE, 0);
   const maxBodyBytes = parsePositiveInteger(values['max-body'], 'max-body', USAGE);
+  const maxSessions = parsePositiveInteger(values['max-sessions'], 'max-sessions', USAGE);
+  const sessionIdleSeconds = parsePositiveInteger(values['session-idle'], 'session-idle', USAGE);
+  if (transport === 'stdio' && (maxSessions !== undefined || sessionIdleSeconds !== undefined)) {
+    throw usageError('--max-sessions and --session-idle apply to --transport http only.', USAGE);
+  }
   return {
     target,
     transport,
@@ -189,8 +211,10 @@ export function parseServeArgs(
     ...(policyMode === undefined ? {} : { policyMode }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(port === undefined ? {} : { port }),
-    ...(token === undefined || token === '' ? {} : { token }),
+    ...(token === undefined ? {} : { token }),
     ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    ...(maxSessions === undefined ? {} : { maxSessions }),
+    ...(sessionIdleSeconds === undefined ? {} : { sessionIdleMs: sessionIdleSeconds * 1000 }),
   };
 }
 
@@ -243,7 +267,10 @@ export function createServeCommand(options: ServeCommandOptions): Command {
             ...(args.port === undefined ? {} : { port: args.port }),
             ...(args.token === undefined ? {} : { token: args.token }),
             ...(args.maxBodyBytes === undefined ? {} : { maxBodyBytes: args.maxBodyBytes }),
+            ...(args.maxSessions === undefined ? {} : { maxSessions: args.maxSessions }),
+            ...(args.sessionIdleMs === undefined ? {} : { sessionIdleMs: args.sessionIdleMs }),
           },
+          ...(args.maxBodyBytes === undefined ? {} : { maxStdioMessageBytes: args.maxBodyBytes }),
           approval: {
             noElicitationHint:
               args.target.kind === 'actor'

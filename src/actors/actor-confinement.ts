@@ -1,0 +1,57 @@
+import {
+  reportUnconfinedOnce,
+  resolveConfinement,
+  type ConfineMode,
+  type Confinement,
+} from '../servers/confinement.js';
+
+/** `createActor` confinement options; each wins over the actor config's `sandbox:` field. */
+export interface ActorConfinementOptions {
+  /** Wins over `sandbox.confine`. */
+  mode?: ConfineMode;
+  /** Wins over `sandbox.network`. */
+  network?: boolean;
+  /** The bubblewrap executable (path or name on PATH). Default `bwrap`. */
+  bwrapPath?: string;
+}
+
+/** The confinement of one activation, as an actor reports it. */
+export interface ActorConfinement {
+  readonly kind: Confinement['kind'];
+  /** Why servers are not confined, when `auto` could not confine them. */
+  readonly reason?: string;
+  readonly network: boolean;
+}
+
+/**
+ * Resolves the OS confinement of an actor's stdio servers at activation: the sandbox (or, with
+ * the sandbox off, the project) writable, the workspace hidden, the sandbox mounted at the
+ * project's own path. Says once per process when `auto` cannot confine.
+ *
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the mode is `required` and bubblewrap
+ *   cannot run here.
+ */
+export function actorConfinement(input: {
+  settings: { confine: ConfineMode; network: boolean };
+  options: ActorConfinementOptions | undefined;
+  sandboxRoot: string;
+  projectDir: string;
+  workspaceRoot: string;
+  report: (message: string) => void;
+}): Confinement {
+  const { settings, options } = input;
+  const confinement = resolveConfinement(
+    {
+      mode: options?.mode ?? settings.confine,
+      network: options?.network ?? settings.network,
+      ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
+    },
+    {
+      sandboxRoot: input.sandboxRoot,
+      projectDir: input.projectDir,
+      hidden: [input.workspaceRoot],
+    },
+  );
+  reportUnconfinedOnce(confinement, input.report);
+  return confinement;
+}
