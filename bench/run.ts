@@ -183,6 +183,11 @@ async function main(): Promise<void> {
   for (const [title, file, args] of [
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '200']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['200'] : ['1000', '10000']],
+    [
+      'Sandbox creation and removal (bench/sandbox.ts)',
+      'sandbox.ts',
+      quick ? ['200'] : ['1000', '10000'],
+    ],
   ] as const) {
     await section(title, 'external', async () => {
       const script = path.join(here, file);
