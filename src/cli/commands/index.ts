@@ -12,6 +12,7 @@ import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
 import { skillCommands } from './skill.js';
 import { toolCommands } from './tool.js';
+import { createThreadCompactCommand } from './thread-compact.js';
 
 /** Reads a thread (checkpoints, sandbox diff): works while the thread runs. */
 const readThread = createThreadContextOpener({ lock: false });
@@ -27,6 +28,7 @@ export const commands: readonly Command[] = [
   createCheckpointsCommand(readThread),
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
+  createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,

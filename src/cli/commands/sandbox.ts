@@ -22,7 +22,7 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
       );
       const threadId = requireOption(values.thread, 'thread', SANDBOX_DIFF_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {

@@ -5,6 +5,7 @@ import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
+import { serverImportCommand } from './server-import.js';
 import { serverLoginCommands } from './server-login.js';
 import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
@@ -177,7 +178,7 @@ const serverAdd: Command = {
       try {
         // Launched as a run launches it: ./ and ../ entries resolved against the project.
         probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-          cwd: context.cwd,
+          cwd: context.projectDir,
           signal: context.signal,
         });
       } catch (error) {
@@ -247,7 +248,7 @@ const serverTest: Command = {
     const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
     const config = await storeOf(context).get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, { cwd: context.cwd, signal: context.signal });
+    const probe = await probeServer(config, { cwd: context.projectDir, signal: context.signal });
     const durationMs = Date.now() - started;
     if (context.json) {
       printJson(context.stdout, {
@@ -280,11 +281,12 @@ const serverTest: Command = {
   },
 };
 
-/** `agents server add|list|remove|test|login|logout`. */
+/** `agents server add|list|remove|test|login|logout|import`. */
 export const serverCommands: readonly Command[] = [
   serverAdd,
   serverList,
   createRemoveCommand('server', usersOfServer),
   serverTest,
   ...serverLoginCommands,
+  serverImportCommand,
 ];
