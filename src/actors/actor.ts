@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
@@ -67,7 +68,10 @@ import type { WorkspaceStore } from '../workspace/store.js';
 import { pendingApprovalsOf } from './approvals.js';
 import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
-import { openThreadSandbox } from './thread-sandbox.js';
+import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import { recordUnattributedChanges } from '../middleware/unattributed.js';
 import {
   actorConfinement,
   type ActorConfinement,
@@ -81,9 +85,6 @@ import {
   turnStateFields,
 } from './turn-limit.js';
 import type { TurnLimitPause } from './turn-limit.js';
-import { createInFlightCalls } from '../middleware/in-flight.js';
-import type { InFlightCalls } from '../middleware/in-flight.js';
-import { recordUnattributedChanges } from '../middleware/unattributed.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -543,6 +544,7 @@ class LocalActor implements ActorInstance {
         : this.config.checkpointer.type === 'memory';
       this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
       if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
+        await assertThreadOwner(this.store.root, this.name, threadId);
         const opened = await openThreadSandbox({
           workspaceRoot: this.store.root,
           actor: this.name,
@@ -557,8 +559,18 @@ class LocalActor implements ActorInstance {
         reopened = opened.reopened;
         this.keepSandboxOnDeactivate = true;
         // A failed activation keeps a reopened sandbox (it holds the thread's history) and
-        // removes one it just made.
-        cleanup.push(() => opened.close({ remove: !opened.reopened }));
+        // removes one it just made, with its thread record.
+        cleanup.push(async () => {
+          if (opened.reopened) return opened.close({ remove: false });
+          await opened.close({ remove: true });
+          await rm(threadSandboxDir(this.store.root, this.name, threadId), {
+            recursive: true,
+            force: true,
+          });
+        });
+        // Two actors that started the same new thread together both passed the check above:
+        // the later record (then the larger name) backs out.
+        if (!opened.reopened) await assertThreadOwner(this.store.root, this.name, threadId);
       } else if (sandboxSettings.enabled) {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
@@ -1060,6 +1072,29 @@ function toAIMessage(reply: unknown): AIMessage {
 }
 
 /** Runs cleanup steps in reverse order; gathers failures into an AggregateError. */
+/**
+ * One thread, one actor: refuses (`INVALID_ARGUMENTS`) when another actor already ran the
+ * thread. A thread's checkpoints are the history of one graph (its nodes, tools and
+ * instructions) and its sandbox holds that graph's files; a second actor would interleave its
+ * history into the first's and leave the thread's checkpoints and rollbacks ambiguous.
+ */
+async function assertThreadOwner(
+  workspaceRoot: string,
+  actor: string,
+  threadId: string,
+): Promise<void> {
+  const records = (await findThreadSandboxes(workspaceRoot, threadId))
+    .map((location) => location.record)
+    .sort((a, b) => a.createdAt - b.createdAt || a.actor.localeCompare(b.actor));
+  const owner = records[0];
+  if (owner === undefined || owner.actor === actor) return;
+  throw new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `Thread "${threadId}" belongs to actor "${owner.actor}" (one thread, one actor: its checkpoints and sandbox are that actor's history); run actor "${actor}" on another thread id, or remove the thread first (agents sandbox remove --thread ${threadId} --actor ${owner.actor}).`,
+    { details: { threadId, actor, owner: owner.actor } },
+  );
+}
+
 async function runCleanup(steps: Array<() => Promise<void>>): Promise<void> {
   const errors: unknown[] = [];
   for (const step of [...steps].reverse()) {
