@@ -1,6 +1,5 @@
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
@@ -321,7 +320,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       try {
         result = await next(request);
       } catch (error) {
-        if (isGraphInterrupt(error)) {
+        if (isInterrupt(error)) {
           await record({ ...base, event: 'approval-requested', durationMs: now() - started });
         } else {
           const message = errorMessage(error);
@@ -364,4 +363,13 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       return result;
     },
   };
+}
+
+/**
+ * LangGraph's `isGraphInterrupt`, by the same test (the error's name), without importing
+ * LangGraph: `agents audit` reads this module and must start fast.
+ */
+function isInterrupt(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === 'GraphInterrupt' || name === 'NodeInterrupt';
 }

@@ -1,9 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import { createMcpToolAdapter } from '../../mcp/tool-adapter.js';
-import { exampleValueFromSchema } from '../../serve/example-value.js';
 import { parseCommandLine, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
@@ -49,6 +44,21 @@ export async function runMcpClient(
   options: RunMcpClientOptions = {},
 ): Promise<McpClientReport> {
   options.signal?.throwIfAborted();
+  // Loaded on use: the SDK's HTTP client and the adapter (ajv, LangChain) are heavy, and every
+  // other `agents` command would pay for them at start-up.
+  const [
+    { Client },
+    { StreamableHTTPClientTransport },
+    { ElicitRequestSchema },
+    { createMcpToolAdapter },
+    { exampleValueFromSchema },
+  ] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('../../mcp/tool-adapter.js'),
+    import('../../serve/example-value.js'),
+  ]);
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit:
       options.token === undefined ? {} : { headers: { authorization: `Bearer ${options.token}` } },

@@ -1,4 +1,3 @@
-import { rollback } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption } from '../args.js';
@@ -36,6 +35,7 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
         signal: context.signal,
       });
       try {
+        const { rollback } = await import('../../middleware/rollback.js');
         const result = await rollback({
           graph: thread.graph,
           threadId,
