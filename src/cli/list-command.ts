@@ -20,6 +20,8 @@ export interface ListCommandSpec<K extends WorkspaceKind> {
   headers: readonly string[];
   /** The table rows; may be async so a command can load a heavy module only when printing. */
   rows: (records: WorkspaceRecord<K>[]) => string[][] | Promise<string[][]>;
+  /** What an empty table prints instead of `(none)`, when that would mislead. */
+  empty?: string;
   /** Prints what follows the table (human output only). */
   after?: (context: CommandContext, listing: WorkspaceListing<K>) => Promise<void> | void;
 }
@@ -51,7 +53,13 @@ export function createListCommand<K extends WorkspaceKind>(spec: ListCommandSpec
           })),
         });
       } else {
-        println(context.stdout, formatTable(spec.headers, await spec.rows(records)));
+        const rows = await spec.rows(records);
+        println(
+          context.stdout,
+          rows.length === 0 && spec.empty !== undefined
+            ? spec.empty
+            : formatTable(spec.headers, rows),
+        );
         await spec.after?.(context, listing);
         for (const problem of problems)
           println(context.stderr, `warning: ${problem.error.message}`);

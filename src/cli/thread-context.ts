@@ -17,7 +17,7 @@ export interface ThreadContextOpenerOptions {
 
 /**
  * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
- * use. For a thread it finds the sandbox record under `<workspace>/sandboxes/<actor>/<thread>/`
+ * use. For a thread it finds the sandbox record (in the workspace's folder of the per-user state folder, see `threadSandboxDir`)
  * (written by `agents actor run --thread`), loads that actor's config, opens its checkpointer and
  * compiles its graph without a model, tools or MCP servers (listing and forking state needs only
  * the graph's shape and the checkpointer), and reopens the thread's sandbox. Closing the context
@@ -35,7 +35,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     const [{ findThreadSandboxes }, { createCheckpointer }, { openSandbox }] = await Promise.all([
       import('../actors/thread-sandbox.js'),
       import('../middleware/checkpointer.js'),
-      import('../sandbox/local-sandbox.js'),
+      import('../sandbox/open-sandbox.js'),
     ]);
     const found = await findThreadSandboxes(
       createWorkspaceStore(workspace, { projectDir: cwd }).root,

@@ -22,6 +22,13 @@ export function formatApprovalPreview(preview: ApprovalPreview): string {
   return lines.join('\n');
 }
 
+/** The answer word (lower case) and what follows it on the line, if anything. */
+function splitAnswer(answer: string): { choice: string; rest: string | undefined } {
+  const match = /^(\S+)\s+([\s\S]+)$/.exec(answer);
+  if (!match) return { choice: answer.toLowerCase(), rest: undefined };
+  return { choice: match[1]!.toLowerCase(), rest: match[2]!.trim() };
+}
+
 /** Streams for {@link promptForApproval}. */
 export interface TerminalApprovalOptions {
   input: NodeJS.ReadableStream;
@@ -54,21 +61,22 @@ export async function promptForApproval(
   try {
     options.output.write(`${formatApprovalPreview(preview)}\n`);
     for (;;) {
-      const answer = await ask('[a]pprove, [e]dit, [r]eject? ');
+      const answer = await ask('[a]pprove, [e]dit, [r]eject (r MESSAGE, e JSON)? ');
       if (options.signal?.aborted === true)
         throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
       if (answer === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
-      const choice = answer.toLowerCase();
+      // `r not now` and `e {"path":"x"}` answer on one line; a bare `r` / `e` asks for the rest.
+      const { choice, rest } = splitAnswer(answer);
       if (choice === 'a' || choice === 'approve' || choice === 'y' || choice === 'yes')
         return { type: 'approve', by };
       if (choice === 'r' || choice === 'reject' || choice === 'n' || choice === 'no') {
-        const message = await ask('Message for the model (optional): ');
+        const message = rest ?? (await ask('Message for the model (optional): '));
         return message === undefined || message === ''
           ? { type: 'reject', by }
           : { type: 'reject', message, by };
       }
       if (choice === 'e' || choice === 'edit') {
-        const text = await ask('New arguments as JSON: ');
+        const text = rest ?? (await ask('New arguments as JSON: '));
         if (text === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
         try {
           const args: unknown = JSON.parse(text);
@@ -83,7 +91,9 @@ export async function promptForApproval(
         }
         continue;
       }
-      options.output.write('Please answer a, e or r.\n');
+      options.output.write(
+        'Please answer a, r (optionally followed by a message) or e (optionally followed by JSON).\n',
+      );
     }
   } finally {
     options.signal?.removeEventListener('abort', onAbort);

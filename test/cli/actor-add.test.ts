@@ -103,6 +103,26 @@ describe('agents actor add checks the model before storing the actor', () => {
     expect(await readFile(actorFile(), 'utf8')).toContain('model: openai:gpt-4.1-mini');
   });
 
+  it("refuses a script that calls a tool the actor's skills do not provide, naming step and tools", async () => {
+    await mkdir(join(dir, 'scripts'));
+    await writeFile(
+      join(dir, 'scripts', 'typo.yaml'),
+      '- tool_calls: [{ name: read_file, args: { path: a } }]\n- tool_calls: [{ name: raed_file }]\n',
+    );
+    const model = ['--model', 'scripted:scripts/typo.yaml'];
+    const refused = await agents(dir, 'actor', 'add', 'coder', '--skill', 'files', ...model);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(
+      `The model script ${join(dir, 'scripts', 'typo.yaml')} calls "raed_file" (step 2), which the skills files do not provide; they provide: read_file.`,
+    );
+    await expect(stat(actorFile())).rejects.toMatchObject({ code: 'ENOENT' });
+    const forced = await agents(
+      dir,
+      ...['actor', 'add', 'coder', '--skill', 'files', ...model, '--no-validate'],
+    );
+    expect(forced.code).toBe(0);
+  });
+
   it('documents the model forms and the script format in its help', async () => {
     const help = await agents(dir, 'actor', 'add', '--help');
     expect(help.stdout).toContain(

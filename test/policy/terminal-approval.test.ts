@@ -41,6 +41,23 @@ describe('promptForApproval', () => {
     });
   });
 
+  it('takes the message or the JSON on the same line as r / e, as the help says', async () => {
+    expect((await answer('r not now, thanks')).response).toEqual({
+      type: 'reject',
+      message: 'not now, thanks',
+      by: 'bob',
+    });
+    expect((await answer('e {"path": "c.ts"}')).response).toEqual({
+      type: 'edit',
+      args: { path: 'c.ts' },
+      by: 'bob',
+    });
+    // A broken one-line edit is re-asked, not taken as a rejection.
+    const retried = await answer('e {oops', 'a');
+    expect(retried.response).toEqual({ type: 'approve', by: 'bob' });
+    expect(retried.shown()).toContain('Not valid JSON');
+  });
+
   it('treats closed input as a rejection', async () => {
     expect((await answer()).response).toMatchObject({ type: 'reject' });
   });

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 // The actor module and the approval helpers (zod) are imported on use: `--help` stays fast.
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
+import type { ScriptedStep } from '../../actors/scripted-model.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
@@ -15,7 +16,8 @@ import { createRemoveCommand } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson, println } from '../output.js';
+import { printJson, println, shellQuote } from '../output.js';
+import { createRunOutput } from '../run-output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -41,6 +43,8 @@ Options:
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
                          approval), read-only, or auto (everything runs); rules: edit the YAML
+  --no-validate          do not start the skills' servers to check the tool names a model
+                         script calls
   --force                replace an existing actor`;
 
 const POLICY_MODES = ['ask', 'read-only', 'auto'] as const;
@@ -55,7 +59,7 @@ const SCRIPT_EXAMPLE =
 
 /**
  * Checks an actor's model before it is stored: a script exists and parses (`scripted`,
- * `scripted:PATH`), or the spec has the `provider:model` form. Returns the script file, if any.
+ * `scripted:PATH`), or the spec has the `provider:model` form. Returns the script, if any.
  * Throws `CONFIG_NOT_FOUND` (no script), `CONFIG_INVALID` (broken script, with line and column)
  * or `INVALID_ARGUMENTS` (neither form), each saying how to fix it.
  */
@@ -63,7 +67,7 @@ async function checkModel(
   store: ReturnType<typeof storeOf>,
   actorName: string,
   model: string,
-): Promise<string | undefined> {
+): Promise<{ file: string; steps: ScriptedStep[] } | undefined> {
   if (model === 'scripted' || model.startsWith('scripted:')) {
     const path = model === 'scripted' ? '' : model.slice('scripted:'.length);
     if (model !== 'scripted' && path === '')
@@ -86,8 +90,7 @@ async function checkModel(
       );
     }
     const { parseModelScript } = await import('../../actors/scripted-model.js');
-    parseModelScript(text, file);
-    return file;
+    return { file, steps: parseModelScript(text, file) };
   }
   if (!/^[a-z0-9_-]+:.+/i.test(model)) {
     throw usageError(
@@ -96,6 +99,41 @@ async function checkModel(
     );
   }
   return undefined;
+}
+
+/**
+ * Starts the skills' servers once and checks that every tool a model script calls is one the
+ * actor will have; a typo would otherwise surface only mid-run as "tool not found". Throws
+ * `TOOL_NOT_FOUND` naming the step, the name and the tools there are.
+ */
+async function checkScriptToolNames(
+  context: CommandContext,
+  skills: readonly string[],
+  script: { file: string; steps: readonly ScriptedStep[] },
+): Promise<void> {
+  const calls = script.steps.flatMap((step, index) =>
+    step.tool_calls.map((call) => ({ step: index + 1, name: call.name })),
+  );
+  if (calls.length === 0) return;
+  const { activateSkills } = await import('../../actors/activate-skills.js');
+  await using active = await activateSkills({
+    store: storeOf(context),
+    skills,
+    cwd: context.cwd,
+    signal: context.signal,
+  });
+  const names = new Set(active.registry.entries().map((entry) => entry.descriptor.name));
+  const unknown = calls.filter((call) => !names.has(call.name));
+  if (unknown.length === 0) return;
+  throw new AgentsError(
+    AgentsErrorCode.ToolNotFound,
+    `The model script ${script.file} calls ${unknown
+      .map((call) => `"${call.name}" (step ${call.step})`)
+      .join(', ')}, which the skills ${skills.join(', ')} do not provide; they provide: ${
+      [...names].sort().join(', ') || 'no tools'
+    }. Fix the script (or add a skill), or pass --no-validate to store it anyway.`,
+    { details: { file: script.file, unknown, available: [...names] } },
+  );
 }
 
 const actorAdd: Command = {
@@ -114,6 +152,7 @@ const actorAdd: Command = {
         source: { type: 'string' },
         checkpointer: { type: 'string' },
         policy: { type: 'string' },
+        'no-validate': { type: 'boolean' },
         force: { type: 'boolean' },
       },
       ADD_USAGE,
@@ -165,6 +204,8 @@ const actorAdd: Command = {
     const { planSkills } = await import('../../registry/skill-registry.js');
     const plan = await planSkills(store, values.skill);
     const script = await checkModel(store, name, values.model ?? 'scripted');
+    if (script && values['no-validate'] !== true)
+      await checkScriptToolNames(context, values.skill, script);
     const file = await store.put('actor', name, input, { overwrite: values.force === true });
     if (context.json)
       printJson(context.stdout, {
@@ -172,13 +213,13 @@ const actorAdd: Command = {
         file,
         actor: input,
         servers: plan.servers.map((server) => server.name),
-        script: script ?? null,
+        script: script?.file ?? null,
       });
     else
       println(
         context.stdout,
         `Added actor "${name}" (${file}); its skills use servers: ${plan.servers.map((server) => server.name).join(', ') || 'none'}` +
-          `${script === undefined ? '' : `; model script: ${script}`}.`,
+          `${script === undefined ? '' : `; model script: ${script.file}`}.`,
       );
     return 0;
   },
@@ -212,8 +253,9 @@ results as they happen, then deactivates, also on Ctrl-C.
 
 When the safety policy asks for approval (mode ask, the default), the call is shown with its
 arguments, capability verdicts and the rule that asked, and you answer approve / edit / reject.
-Answers are read from stdin, a terminal or a pipe (one answer per line: a, r then a message,
-or e then the arguments as one line of JSON). Without an answer (stdin closed, or --no-prompt)
+Answers are read from stdin, a terminal or a pipe, one per line: a (approve), r or r MESSAGE
+(reject, the message goes to the model), e JSON (run with these arguments instead); a bare r or
+e reads the message or the JSON from the next line. Without an answer (stdin closed, or --no-prompt)
 the run stays paused: the command names the thread and exits with code 8; answer later with
 \`agents actor resume\`.
 
@@ -250,50 +292,6 @@ Options:
   --no-prompt       never ask for later approvals; exit with code 8 instead
   --verbose         also print what the servers write on stderr
   --json            one JSON event per line`;
-
-const MAX_SHOWN = 300;
-
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_SHOWN ? `${flat.slice(0, MAX_SHOWN)}…` : flat;
-}
-
-function printEvent(context: CommandContext, event: ActorRunEvent): void {
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(event)}\n`);
-    return;
-  }
-  switch (event.type) {
-    case 'tool-call-start':
-      println(context.stdout, `→ ${event.name} ${shorten(JSON.stringify(event.args))}`);
-      break;
-    case 'tool-call-end':
-      println(context.stdout, `${event.isError ? '✗' : '←'} ${event.name}: ${shorten(event.text)}`);
-      if (event.change && event.change.changed.length > 0) {
-        println(
-          context.stdout,
-          `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
-        );
-      }
-      break;
-    case 'message':
-      println(context.stdout, event.text);
-      break;
-    case 'turn-limit':
-      println(context.stdout, `Stopped: ${event.message}`);
-      break;
-    case 'interrupt': {
-      const count = event.approvals?.length ?? 0;
-      println(
-        context.stdout,
-        count > 0
-          ? `Paused: ${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval.`
-          : `Paused: ${shorten(JSON.stringify(event.value))}`,
-      );
-      break;
-    }
-  }
-}
 
 function defaultUser(): string {
   try {
@@ -369,10 +367,14 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
           output.write(text);
           // A write without a newline is a question: hand the prompt the next line.
           if (!text.endsWith('\n')) {
-            void next().then((line) => {
-              if (line === undefined) input.end();
-              else input.write(`${line}\n`);
-            });
+            // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
+            next().then(
+              (line) => {
+                if (line === undefined) input.end();
+                else input.write(`${line}\n`);
+              },
+              () => input.end(),
+            );
           }
           done();
         },
@@ -388,10 +390,6 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
       reader?.close();
     },
   };
-}
-
-function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function printResumeHint(
@@ -452,6 +450,7 @@ async function driveRun(
   settings: { name: string; threadId: string; prompt: boolean; by: string },
 ): Promise<number> {
   const answers = createAnswerSource(context, settings.by);
+  const output = createRunOutput(context);
   try {
     let events = first;
     for (;;) {
@@ -459,7 +458,7 @@ async function driveRun(
       let otherInterrupt = false;
       let turnLimit = false;
       for await (const event of events) {
-        printEvent(context, event);
+        output.event(event);
         if (event.type === 'turn-limit') turnLimit = true;
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
@@ -492,6 +491,7 @@ async function driveRun(
       });
     }
   } finally {
+    output.close();
     answers.close();
   }
 }

@@ -7,6 +7,7 @@ import { createCheckpointsCommand } from './checkpoints.js';
 import { mcpClientCommand } from './mcp-client.js';
 import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
+import { createSandboxApplyCommand } from './sandbox-apply.js';
 import { sandboxRemoveCommand } from './sandbox-remove.js';
 import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
@@ -28,6 +29,7 @@ export const commands: readonly Command[] = [
   createCheckpointsCommand(readThread),
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
+  createSandboxApplyCommand(readThread),
   createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),

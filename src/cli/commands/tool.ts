@@ -58,7 +58,7 @@ const toolAdd: Command = {
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
-      const probe = await probeServer(server, { cwd: context.cwd, signal: context.signal });
+      const probe = await probeServer(server, { cwd: context.projectDir, signal: context.signal });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
           AgentsErrorCode.ToolUnavailable,
@@ -124,8 +124,18 @@ const toolList = createListCommand({
       record.value.tool,
       String(record.value.enabled),
     ]),
-  after(context) {
+  empty: '(no tool resources: tools/*.yaml)',
+  async after(context) {
     println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
+    // Tool resources are optional: a skill's mcp_servers includes every tool of a server, so
+    // an empty table must not read as "no tools".
+    const servers = (await storeOf(context).list('server')).records.map((record) => record.name);
+    if (servers.length > 0)
+      println(
+        context.stdout,
+        `Server tools (all usable through a skill's mcp_servers): ${servers.join(', ')}; ` +
+          'see them with `agents server test NAME`.',
+      );
   },
 });
 
@@ -143,7 +153,7 @@ async function describeTool(
   if (isBuiltinToolName(idOrName)) {
     const { createPathMap } = await import('../../sandbox/path-map.js');
     const [entry] = createBuiltinTools({
-      paths: () => createPathMap(context.cwd),
+      paths: () => createPathMap(context.projectDir),
       names: [idOrName],
     });
     return entry!.descriptor;
@@ -200,7 +210,7 @@ async function describeServerTools(
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { createSkillRegistry } = await import('../../registry/skill-registry.js');
-  const server = createManagedServer(config, { cwd: context.cwd });
+  const server = createManagedServer(config, { cwd: context.projectDir });
   try {
     await server.start({ signal: context.signal });
     const registry = await createSkillRegistry({
