@@ -121,7 +121,8 @@ async function runExternal(
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // A stuck script must not hold the whole report hostage.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
+    // Long-run rows (1,000 calls, a 10,000-file repo) take minutes on a loaded machine.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 900_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({
@@ -190,6 +191,19 @@ async function main(): Promise<void> {
       quick ? ['200'] : ['1000', '10000'],
     ],
     ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '5' : '20']],
+    [
+      'Long runs: bytes, time and memory per call (bench/long-run.ts)',
+      'long-run.ts',
+      quick ? ['--sizes', '10,100'] : [],
+    ],
+    [
+      'Long run on a 10,000-file repo (bench/long-run.ts, issue 19 done-when)',
+      'long-run.ts',
+      quick
+        ? ['--repo-files', '1000', '--calls', '50']
+        : ['--repo-files', '10000', '--calls', '300'],
+    ],
+    ['CLI start-up (bench/cli-startup.ts)', 'cli-startup.ts', [quick ? '3' : '7']],
   ] as const) {
     await section(title, 'external', async () => {
       const script = path.join(here, file);
