@@ -32,18 +32,18 @@ export interface AuditEntry {
   /**
    * `tool-call-start` when a call starts (written before it runs, so a call whose process was
    * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
-   * paused for a human; `unattributed-changes` for file changes found when a thread was reopened
-   * that no recorded call made (a call killed before its snapshot); `client-request` for a request
-   * the call's upstream server made of the MCP client (sampling, elicitation), forwarded or
-   * refused: `args` then holds its summary.
+   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
+   * call made (a call killed before its snapshot).
    */
   event:
     | 'tool-call'
     | 'tool-call-start'
     | 'approval-requested'
-    | 'unattributed-changes'
-    | 'client-request';
-  /** Links a call's `tool-call-start` entry to its ending entry. */
+    | 'client-request'
+    | 'unattributed-changes';
+  /** Links a call's `tool-call-start` entry to its other entries. */
   callId?: string;
   actor?: string;
   thread?: string;
@@ -199,7 +199,10 @@ export async function readAuditLog(
   }
   const ended = new Set(
     entries.flatMap((entry) =>
-      entry.event !== 'tool-call-start' && entry.callId !== undefined ? [entry.callId] : [],
+      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
+      entry.callId !== undefined
+        ? [entry.callId]
+        : [],
     ),
   );
   const kept =
@@ -367,6 +370,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         args: cappedArgs(request.args, maxArgsBytes),
         callId: randomUUID(),
       };
+      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
       // Requests the upstream server makes of the MCP client during this call are recorded too,
       // refusals (by the policy or for a missing capability) included.
       const forwarder = request.context.clientRequests;
@@ -405,7 +409,6 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
           },
         };
       }
-      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
       let result: ToolResult;
       try {
         result = await next(request);

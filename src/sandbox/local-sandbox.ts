@@ -151,7 +151,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     const baseDir =
       options.baseDir ??
       join(
-        await projectStateDir(source, { stateDir: options.stateDir ?? agentsStateDir() }),
+        projectStateDir(source, { stateDir: options.stateDir ?? agentsStateDir() }),
         SANDBOXES_FOLDER,
       );
     await mkdir(baseDir, { recursive: true });

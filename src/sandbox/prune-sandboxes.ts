@@ -41,7 +41,7 @@ export async function pruneSandboxes(
     const project = (await gitTopLevel(real, signal)) ?? real;
     folders.push(
       join(
-        await projectStateDir(project, { stateDir: options.stateDir ?? agentsStateDir() }),
+        projectStateDir(project, { stateDir: options.stateDir ?? agentsStateDir() }),
         SANDBOXES_FOLDER,
       ),
     );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { realpath } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** Environment variable naming the folder that holds sandboxes (tests set it to a temp folder). */
 export const STATE_DIR_ENV = 'AGENTS_STATE_DIR';
@@ -23,21 +23,42 @@ export function agentsStateDir(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The state folder of one project: `<state>/projects/<name>-<hash>`, where `name` is the
  * folder's base name (for people browsing the folder) and `hash` the first 16 hex digits of the
- * sha256 of its realpath (so two projects with the same name never share one). Nothing is made.
+ * sha256 of its realpath (so two projects with the same name never share one). Run sandboxes
+ * made from the project go under it. Nothing is made.
  */
-export async function projectStateDir(
-  projectDir: string,
+export function projectStateDir(projectDir: string, options: { stateDir?: string } = {}): string {
+  return keyedDir('projects', projectDir, undefined, options.stateDir);
+}
+
+/**
+ * The state folder of one workspace (`.agents/`): `<state>/workspaces/<project name>-<hash>`,
+ * keyed by the workspace's realpath, so two workspaces of one project keep their threads apart.
+ * Thread sandboxes live under it. Nothing is made.
+ */
+export function workspaceStateDir(
+  workspaceRoot: string,
   options: { stateDir?: string } = {},
-): Promise<string> {
-  const real = await realpath(projectDir).catch(() => resolve(projectDir));
+): string {
+  return keyedDir('workspaces', workspaceRoot, dirname, options.stateDir);
+}
+
+function keyedDir(
+  kind: string,
+  path: string,
+  nameOf: ((real: string) => string) | undefined,
+  stateDir: string | undefined,
+): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    real = resolve(path);
+  }
   const name =
-    basename(real)
+    basename(nameOf === undefined ? real : nameOf(real))
       .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '_')
       .slice(0, 40) || 'root';
   const hash = createHash('sha256').update(real).digest('hex').slice(0, 16);
-  return join(
-    options.stateDir ?? agentsStateDir(),
-    'projects',
-    `${name.replace(/^\.+/, '_')}-${hash}`,
-  );
+  return join(stateDir ?? agentsStateDir(), kind, `${name}-${hash}`);
 }

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectStateDir } from '../../src/sandbox/state-dir.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
@@ -365,11 +365,9 @@ describe('agents CLI', () => {
       expect(groups).toHaveLength(1);
       expect(isProcessGroupAlive(groups[0]!)).toBe(false);
       await rm(runDir, { recursive: true, force: true });
-      // The sandbox worktree went away with the actor.
-      const worktrees = execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' })
-        .trim()
-        .split('\n');
-      expect(worktrees).toHaveLength(1);
+      // The run's sandbox went away with the actor: nothing left in the project's state folder.
+      const sandboxes = join(projectStateDir(dir), 'sandboxes');
+      expect(existsSync(sandboxes) ? readdirSync(sandboxes) : []).toEqual([]);
     },
   );
 });

@@ -1,3 +1,4 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { ChangedPath } from '../../registry/tool-descriptor.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { listCheckpoints } from '../../middleware/rollback.js';
@@ -17,6 +18,8 @@ export interface ThreadContext extends AsyncDisposable {
   threadId: string;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
+  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: BaseCheckpointSaver;
   close(): Promise<void>;
 }
 
@@ -65,7 +68,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
       const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {

@@ -60,7 +60,7 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
       }
       const checkpointId = undo ? '' : requireOption(values.to, 'to', ROLLBACK_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {

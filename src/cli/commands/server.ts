@@ -178,7 +178,7 @@ const serverAdd: Command = {
       try {
         // Launched as a run launches it: ./ and ../ entries resolved against the project.
         probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-          cwd: context.cwd,
+          cwd: context.projectDir,
           signal: context.signal,
         });
       } catch (error) {
@@ -248,7 +248,7 @@ const serverTest: Command = {
     const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
     const config = await storeOf(context).get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, { cwd: context.cwd, signal: context.signal });
+    const probe = await probeServer(config, { cwd: context.projectDir, signal: context.signal });
     const durationMs = Date.now() - started;
     if (context.json) {
       printJson(context.stdout, {
