@@ -448,6 +448,11 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
   trusted?: boolean;
   prefixToolNames?: boolean;
   detectPathArguments?: PathArgumentDetector;
+  /**
+   * `'throw'` makes `tools()` throw on an `isError` result, like `@langchain/mcp-adapters`
+   * (see `StructuredToolOptions.errors`); default `'tool-message'`.
+   */
+  errors?: 'tool-message' | 'throw';
 }
 
 /** ADR-029's MCPToolAdapter over one connected server. */
@@ -525,9 +530,12 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
     },
     async tools(listOptions = {}) {
       const current = await listTools(listOptions);
+      const toolOptions = options.errors === undefined ? {} : { errors: options.errors };
       return current.map((entry) =>
-        toStructuredTool(entry.descriptor, (request) =>
-          entry.execute(request.args, request.context),
+        toStructuredTool(
+          entry.descriptor,
+          (request) => entry.execute(request.args, request.context),
+          toolOptions,
         ),
       );
     },
