@@ -12,6 +12,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // Sandboxes go to a temp state folder, never the real ~/.local/state/agents.
+          globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.int.test.ts', 'node_modules/**'],
           testTimeout: 20_000,
@@ -21,6 +23,7 @@ export default defineConfig({
       {
         test: {
           name: 'int',
+          globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
           exclude: [...POSTGRES_TESTS, 'node_modules/**'],
           testTimeout: 60_000,

@@ -1,7 +1,7 @@
 /**
  * The main job (`npm start`): offline, no API key. An actor whose one skill is backed by a real
  * MCP server (`@modelcontextprotocol/server-filesystem`, spawned over stdio) works on a throwaway
- * git repo through a git-worktree sandbox. Every tool call is printed with its capability verdict
+ * git repo through a sandbox (a repository of its own, outside the project). Every tool call is printed with its capability verdict
  * and the files it changed; then the thread's checkpoints are listed, the run is rolled back to
  * an earlier one, and the files are shown restored while the user's repo was never touched.
  *
@@ -114,7 +114,7 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   out('  policy    auto (every call runs; the sandbox and rollback are the safety net)');
   out(`  model     ${scripted ? `scripted (${relative(process.cwd(), SCRIPT)})` : flags.model}`);
 
-  // 3. Activate: sandbox worktree + server (spawned, initialized, tools listed) + checkpointer.
+  // 3. Activate: sandbox + server (spawned, initialized, tools listed) + checkpointer.
   await using actor = await createActor({
     name: 'demo',
     workspace: store,
@@ -132,7 +132,7 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   const writeTools = [...descriptors.values()].filter(
     (descriptor) => !descriptor.capabilities.readOnly.value,
   );
-  out(`  sandbox   ${sandbox.root} (detached worktree of the project)`);
+  out(`  sandbox   ${sandbox.root} (a repository of its own, outside the project)`);
   out(
     `  server    fs (pid ${serverPids.join(', ') || '?'}): ${descriptors.size} tools, ` +
       `${descriptors.size - writeTools.length} read-only, ${writeTools.length} write`,

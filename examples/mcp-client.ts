@@ -23,6 +23,7 @@ if (url !== undefined) {
       argv: process.argv.slice(2),
       workspace: '.agents',
       cwd: process.cwd(),
+      projectDir: process.cwd(),
       json: false,
       stdout: process.stdout,
       stderr: process.stderr,

@@ -6,16 +6,15 @@
 // its stdin pipe instead: the pipe closes however the owner dies.
 //
 // Protocol, one JSON object per stdin line:
-//   {"type":"watch", "pgids":[...], "source":"/repo", "root":"/tree", "container":"/dir",
+//   {"type":"watch", "pgids":[...], "root":"/tree", "container":"/dir",
 //    "sandboxId":"id", "paths":["/tmp/..."]}   (replaces the previous job)
 //   {"type":"done"}                            (owner cleaned up itself: exit, do nothing)
 // On end of input without "done": SIGTERM the process groups (SIGKILL 1 s later if needed),
-// remove the git worktree and its private refs, then the folders. Plain JS on purpose: it runs
+// remove the sandbox's folder (it has no record in the user's repo), then the temp folders. Plain JS on purpose: it runs
 // with bare `node`, with no loader, in a few MiB.
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
-/** @type {{ pgids?: number[], source?: string, root?: string, container?: string, sandboxId?: string, paths?: string[] }} */
+/** @type {{ pgids?: number[], root?: string, container?: string, sandboxId?: string, paths?: string[] }} */
 let job = {};
 let done = false;
 let buffered = '';
@@ -56,16 +55,6 @@ function attempt(work) {
   }
 }
 
-function git(cwd, args, input) {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'ignore'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0' },
-    ...(input === undefined ? {} : { input }),
-  });
-}
-
 async function cleanUp() {
   if (done) process.exit(0);
   const pgids = (job.pgids ?? []).filter((pgid) => Number.isInteger(pgid) && pgid > 1);
@@ -76,20 +65,6 @@ async function cleanUp() {
   for (const pgid of pgids.filter(groupAlive)) attempt(() => process.kill(-pgid, 'SIGKILL'));
   if (job.container !== undefined)
     attempt(() => rmSync(job.container, { recursive: true, force: true }));
-  if (job.source !== undefined) {
-    const source = job.source;
-    attempt(() => git(source, ['worktree', 'prune']));
-    if (job.sandboxId !== undefined && /^[A-Za-z0-9_-]+$/.test(job.sandboxId)) {
-      attempt(() => {
-        const refs = git(source, [
-          'for-each-ref',
-          '--format=delete %(refname)',
-          `refs/agents/${job.sandboxId}/`,
-        ]);
-        if (refs.trim() !== '') git(source, ['update-ref', '--stdin'], refs);
-      });
-    }
-  }
   for (const path of job.paths ?? []) attempt(() => rmSync(path, { recursive: true, force: true }));
   process.exit(0);
 }

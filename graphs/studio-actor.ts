@@ -1,7 +1,7 @@
 /**
  * The reference actor graph behind `graphs/actor.ts` (the module the LangGraph dev server loads),
  * built only from the library's public pieces: a real MCP server (`@modelcontextprotocol/server-filesystem`
- * over stdio) whose tools run in a git-worktree sandbox, with path rewriting and change tracking,
+ * over stdio) whose tools run in a sandbox (a repository of its own), with path rewriting and change tracking,
  * so every checkpoint records the file state it belongs to (`changeLog`, `sandboxHead`).
  * With the `policy` option (used by `graphs/approvals.ts`) the same graph asks a human before
  * write-class calls: the policy middleware pauses the run with `interrupt(preview)`, which Studio
@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
-import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import {
   composeMiddleware,
   createChangeTrackingMiddleware,
@@ -38,7 +38,7 @@ import {
   createTrackedToolNode,
   parsePolicy,
   routeToolCallsPerTask,
-  sandboxStateFields,
+  sandboxDeltaStateFields,
   toStructuredTool,
   type LocalSandbox,
   type ManagedServer,
@@ -49,7 +49,12 @@ import {
 } from '../src/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
-export const StudioActorState = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+// Delta channels: a checkpoint stores the messages and change records its step added, not the
+// whole history again (Studio threads get long).
+export const StudioActorState = new StateSchema({
+  messages: MessagesDeltaValue,
+  ...sandboxDeltaStateFields,
+});
 
 /**
  * Where the filesystem server's tools take paths. Listed explicitly so the path-rewrite
@@ -123,7 +128,7 @@ export function scriptedReply(
 /** Options of {@link createStudioActor}. */
 export interface StudioActorOptions {
   /**
-   * The git repo the sandbox is a worktree of. Default: a fresh temp repo (with one committed
+   * The git repo the sandbox is made from. Default: a fresh temp repo (with one committed
    * README) made here and removed by `close()`.
    */
   source?: string;
@@ -264,7 +269,6 @@ export function createTempRepo(): string {
 interface Janitor {
   watch(job: {
     pgids: number[];
-    source?: string;
     root?: string;
     container?: string;
     sandboxId?: string;
@@ -275,7 +279,7 @@ interface Janitor {
 }
 
 /**
- * Spawns `janitor.mjs`: a detached watchdog that cleans up (server process groups, worktree,
+ * Spawns `janitor.mjs`: a detached watchdog that cleans up (server process groups, sandbox,
  * refs, folders) when this process dies without doing it itself, which under the dev server's
  * `tsx` parent (SIGKILL after ~30 ms) is common. It is unref'd, so it never keeps us alive.
  */
@@ -334,7 +338,7 @@ function buildGraph(
 }
 
 /**
- * Starts the reference actor: sandbox (a detached worktree of `source`), the filesystem MCP
+ * Starts the reference actor: sandbox (a repository of its own made from `source`), the filesystem MCP
  * server rooted at the sandbox, its tools wrapped with path rewriting + change tracking, and the
  * graph. The caller owns the result and must `close()` it. If any step fails, what was started
  * is closed before the error is rethrown.
@@ -354,7 +358,6 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
             container: path.dirname(sandbox.runDir),
             root: sandbox.root,
             sandboxId: sandbox.id,
-            ...(sandbox.kind === 'worktree' ? { source: sandbox.source } : {}),
           }),
       paths: tempDirs,
     });

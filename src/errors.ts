@@ -8,6 +8,8 @@ export const AgentsErrorCode = {
   ServerStartFailed: 'SERVER_START_FAILED',
   ServerUnavailable: 'SERVER_UNAVAILABLE',
   ServerNotFound: 'SERVER_NOT_FOUND',
+  /** A remote server wants an OAuth login (or a new one) that a non-interactive run cannot do. */
+  AuthRequired: 'AUTH_REQUIRED',
   ProtocolError: 'PROTOCOL_ERROR',
   ToolNotFound: 'TOOL_NOT_FOUND',
   ToolUnavailable: 'TOOL_UNAVAILABLE',

@@ -93,18 +93,13 @@ export { silentServerLogger } from './servers/server-logger.js';
 
 // sandbox
 export type { PathMap, Sandbox, Snapshot } from './sandbox/types.js';
-export type {
-  CreateSandboxOptions,
-  LocalSandbox,
-  PruneSandboxesOptions,
-} from './sandbox/local-sandbox.js';
-export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/local-sandbox.js';
-export {
-  createSandbox,
-  openSandbox,
-  pruneSandboxes,
-  removeSandbox,
-} from './sandbox/local-sandbox.js';
+export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox.js';
+export { createSandbox } from './sandbox/local-sandbox.js';
+export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
+export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
+export type { PruneSandboxesOptions } from './sandbox/prune-sandboxes.js';
+export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
+export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
 export { detectPathArguments } from './sandbox/path-arguments.js';
@@ -116,8 +111,13 @@ export { composeMiddleware } from './middleware/types.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
-export type { SandboxState, SandboxStateUpdate } from './middleware/state.js';
-export { SandboxStateSchema, sandboxStateFields } from './middleware/state.js';
+export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export {
+  SandboxStateSchema,
+  sandboxDeltaStateFields,
+  sandboxStateFields,
+  undoStack,
+} from './middleware/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
@@ -137,13 +137,15 @@ export {
   listCheckpoints,
   markRunActive,
   rollback,
-  undoRollback,
   withActiveRun,
 } from './middleware/rollback.js';
+export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
+export { undoRollback } from './middleware/undo-rollback.js';
 // createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // policy
 export type {
+  ClientRequestPolicy,
   Policy,
   PolicyDecision,
   PolicyInput,
@@ -176,6 +178,17 @@ export {
 } from './policy/audit.js';
 
 // serve: the same tools and the same middleware chain, served over MCP
+export type {
+  ClientRequestForwarder,
+  ClientRequestGate,
+  ClientRequestInfo,
+  ClientRequestObserver,
+  ClientRequestOutcome,
+  ClientRequestSink,
+  UpstreamClientRequest,
+  UpstreamClientResult,
+} from './mcp/client-requests.js';
+export { createClientRequestForwarder, JsonRpcError } from './mcp/client-requests.js';
 export type { CreateMcpServerOptions } from './serve/mcp-server.js';
 export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
 export type {
@@ -254,4 +267,3 @@ export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
 export type { OversizedFile } from './sandbox/large-files.js';
 export type { NestedRepo } from './sandbox/nested-repos.js';
-export type { RepoIntegrityChange, RepoIntegrityReport } from './sandbox/repo-integrity.js';

@@ -39,8 +39,8 @@ export function makeGitRepo(dir: string, files: Record<string, string>): void {
 
 /**
  * What a user would notice if their repo changed: HEAD, branches, tags, index and status, file
- * contents. With `includeSandboxTraces`, also every ref and the registered worktrees: a live
- * sandbox is a worktree with private refs, so compare those only after it is closed.
+ * contents. With `includeSandboxTraces`, also every ref and the registered worktrees, where an
+ * older sandbox design left traces; a sandbox is now a repository of its own and leaves none.
  */
 export function repoState(dir: string, options: { includeSandboxTraces?: boolean } = {}): string {
   const files = listFiles(dir)

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
@@ -24,7 +25,7 @@ import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-import { sandboxStateFields } from '../middleware/state.js';
+import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
@@ -67,7 +68,10 @@ import type { WorkspaceStore } from '../workspace/store.js';
 import { pendingApprovalsOf } from './approvals.js';
 import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
-import { openThreadSandbox } from './thread-sandbox.js';
+import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import { recordUnattributedChanges } from '../middleware/unattributed.js';
 import {
   actorConfinement,
   type ActorConfinement,
@@ -114,16 +118,16 @@ export interface CreateActorOptions {
   confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
-  /** Folder for sandbox worktrees (default the OS temp folder). */
+  /** Folder for run sandboxes (default: the project's folder of the per-user state folder, `agentsStateDir()`). */
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
   keepSandbox?: boolean;
   /**
    * Binds the actor to one conversation thread, so its files can be rolled back later. On
-   * `activate()` the actor opens that thread's own sandbox under the workspace
-   * (`sandboxes/<actor>/<thread>/`): made on the thread's first run, reopened on later runs and
-   * by later processes (same worktree, private index and refs, continuing from the latest
-   * snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
+   * `activate()` the actor opens that thread's own sandbox in the workspace's folder of the
+   * per-user state folder (`threadSandboxDir`, outside the project): made on the thread's first
+   * run, reopened on later runs and by later processes (same tree and snapshot store, continuing
+   * from the latest snapshot), held with a run lock while active. `deactivate()` stops the servers but keeps the
    * sandbox, so `agents checkpoints|rollback|sandbox diff --thread` work after the run;
    * `agents sandbox remove --thread` (or `removeThreadSandbox`) deletes it. `run()` defaults to
    * this thread and refuses another one (the sandbox belongs to this thread).
@@ -146,6 +150,12 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
+   * each served call (`agents serve` sets it). Default false: in a graph run nothing answers
+   * them, so they are not declared. Ignored with a shared `serverManager`.
+   */
+  forwardClientRequests?: boolean;
   /**
    * Model turns one run may take; wins over the config's `maxTurns` (default 200). At the limit
    * the run pauses: {@link ActorInstance.run} yields a `turn-limit` event and ends, the thread
@@ -197,9 +207,10 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
+  // Delta channels: each message and change record is stored once, not in every checkpoint.
   return new StateSchema({
     messages: MessagesDeltaValue,
-    ...sandboxStateFields,
+    ...sandboxDeltaStateFields,
     ...turnStateFields,
   });
 }
@@ -346,8 +357,12 @@ interface ActiveState {
   middleware: ToolMiddleware[];
   graph: ActorGraph;
   auditLog: AuditLog;
+  inFlight: InFlightCalls;
   unsubscribe: () => void;
 }
+
+/** How long deactivate waits for running tool calls after stopping the servers. */
+const IN_FLIGHT_GRACE_MS = 30_000;
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
@@ -522,12 +537,14 @@ class LocalActor implements ActorInstance {
     try {
       const sandboxSettings = this.config.sandbox;
       let sandbox: LocalSandbox | undefined;
+      let reopened = false;
       const threadId = this.options.threadId;
       const memoryCheckpoints = this.options.checkpointer
         ? this.options.checkpointer instanceof MemorySaver
         : this.config.checkpointer.type === 'memory';
       this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
       if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
+        await assertThreadOwner(this.store.root, this.name, threadId);
         const opened = await openThreadSandbox({
           workspaceRoot: this.store.root,
           actor: this.name,
@@ -539,10 +556,21 @@ class LocalActor implements ActorInstance {
           ...(signal ? { signal } : {}),
         });
         sandbox = opened;
+        reopened = opened.reopened;
         this.keepSandboxOnDeactivate = true;
         // A failed activation keeps a reopened sandbox (it holds the thread's history) and
-        // removes one it just made.
-        cleanup.push(() => opened.close({ remove: !opened.reopened }));
+        // removes one it just made, with its thread record.
+        cleanup.push(async () => {
+          if (opened.reopened) return opened.close({ remove: false });
+          await opened.close({ remove: true });
+          await rm(threadSandboxDir(this.store.root, this.name, threadId), {
+            recursive: true,
+            force: true,
+          });
+        });
+        // Two actors that started the same new thread together both passed the check above:
+        // the later record (then the larger name) backs out.
+        if (!opened.reopened) await assertThreadOwner(this.store.root, this.name, threadId);
       } else if (sandboxSettings.enabled) {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
@@ -579,6 +607,7 @@ class LocalActor implements ActorInstance {
           roots: () => [root],
           ...(confinement ? { confinement } : {}),
           ...(this.options.logger ? { logger: this.options.logger } : {}),
+          ...(this.options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
         });
       if (ownsManager) cleanup.push(() => manager.close());
 
@@ -638,7 +667,10 @@ class LocalActor implements ActorInstance {
       // refreshed tool set needs no recomposition. Outermost first: audit sees every refusal
       // and every other layer's record; the policy sits outside path rewriting so approval
       // previews show logical paths; the budget cuts what the model sees, after rewriting back.
+      const inFlight = createInFlightCalls();
       const middleware: ToolMiddleware[] = [
+        // Outermost: deactivate waits for every running call before closing the audit log.
+        inFlight.middleware,
         ...(this.options.middleware ?? []),
         createAuditMiddleware({ log: auditLog, actor: this.name }),
         // allowed-tools refuses unlisted tools (its own matching, case-insensitive); the policy
@@ -744,6 +776,9 @@ class LocalActor implements ActorInstance {
         );
       const graph = buildGraph(agent, toolNode, saver, maxTurns);
       graph.name = this.name;
+      if (sandbox !== undefined && threadId !== undefined && reopened) {
+        await this.recordUnattributed(graph, threadId, sandbox, auditLog, signal);
+      }
       this.state = {
         sandbox,
         confinement:
@@ -763,6 +798,7 @@ class LocalActor implements ActorInstance {
         middleware,
         graph,
         auditLog,
+        inFlight,
         unsubscribe,
       };
     } catch (error) {
@@ -776,19 +812,78 @@ class LocalActor implements ActorInstance {
     const state = this.state;
     if (!state) return;
     this.state = undefined;
+    // In this order: the servers stop first, so calls still waiting on one end now (each is
+    // still snapshotted and audited); then the calls are waited for; only then is what they
+    // write to (registry, checkpointer, sandbox, audit log) closed.
     const steps: Array<() => Promise<void>> = [
+      ...(state.lease ? [() => state.lease!.release()] : []),
+      ...(state.ownsManager ? [() => state.manager.close()] : []),
+      async () => {
+        if (await state.inFlight.idle(IN_FLIGHT_GRACE_MS)) return;
+        this.options.onWarning?.(
+          `Actor "${this.name}": ${state.inFlight.count} tool call(s) still running ${IN_FLIGHT_GRACE_MS / 1000} s after its servers stopped; closing anyway (their audit entries stay unfinished).`,
+        );
+      },
+      () => state.registry.close(),
+      async () => state.unsubscribe(),
+      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
       ...(state.sandbox
         ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
         : []),
-      ...(state.ownsManager ? [() => state.manager.close()] : []),
-      ...(state.checkpointer ? [() => state.checkpointer!.close()] : []),
-      ...(state.lease ? [() => state.lease!.release()] : []),
-      () => state.registry.close(),
-      async () => state.unsubscribe(),
-      // First in reverse order: appends still pending are written before anything stops.
       () => state.auditLog.close(),
     ];
-    await runCleanup(steps);
+    // runCleanup runs its steps last first.
+    await runCleanup(steps.reverse());
+  }
+
+  /**
+   * On reopening a thread's sandbox: records what changed since the thread's last recorded
+   * snapshot (a call killed mid-way) as its own change record, in the thread's state and the
+   * audit log, so the next call is not credited with it.
+   */
+  private async recordUnattributed(
+    graph: ActorGraph,
+    threadId: string,
+    sandbox: Sandbox,
+    auditLog: AuditLog,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const found = await recordUnattributedChanges({
+      graph,
+      threadId,
+      sandbox,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (found === undefined) return;
+    const { record } = found;
+    const paths = record.changed.map((change) => `${change.status} ${change.path}`);
+    this.options.onWarning?.(
+      `Thread "${threadId}" had changes no recorded tool call made (a call stopped before its snapshot?): ${paths.join(', ')}. Recorded as unattributed changes, snapshot ${record.snapshot}.`,
+    );
+    const unknown = { value: false, source: 'default' as const };
+    await auditLog
+      .append({
+        time: new Date().toISOString(),
+        event: 'unattributed-changes',
+        actor: this.name,
+        thread: threadId,
+        toolId: record.toolId,
+        toolName: 'unattributed changes',
+        fingerprint: '',
+        capabilities: {
+          readOnly: unknown,
+          writes: unknown,
+          destructive: unknown,
+          openWorld: unknown,
+        },
+        args: { changed: paths },
+        durationMs: 0,
+        snapshot: record.snapshot,
+        changed: record.changed.length,
+      })
+      .catch((error: unknown) =>
+        this.options.onWarning?.(`Audit log write failed: ${errorMessage(error)}`),
+      );
   }
 
   /**
@@ -977,6 +1072,29 @@ function toAIMessage(reply: unknown): AIMessage {
 }
 
 /** Runs cleanup steps in reverse order; gathers failures into an AggregateError. */
+/**
+ * One thread, one actor: refuses (`INVALID_ARGUMENTS`) when another actor already ran the
+ * thread. A thread's checkpoints are the history of one graph (its nodes, tools and
+ * instructions) and its sandbox holds that graph's files; a second actor would interleave its
+ * history into the first's and leave the thread's checkpoints and rollbacks ambiguous.
+ */
+async function assertThreadOwner(
+  workspaceRoot: string,
+  actor: string,
+  threadId: string,
+): Promise<void> {
+  const records = (await findThreadSandboxes(workspaceRoot, threadId))
+    .map((location) => location.record)
+    .sort((a, b) => a.createdAt - b.createdAt || a.actor.localeCompare(b.actor));
+  const owner = records[0];
+  if (owner === undefined || owner.actor === actor) return;
+  throw new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `Thread "${threadId}" belongs to actor "${owner.actor}" (one thread, one actor: its checkpoints and sandbox are that actor's history); run actor "${actor}" on another thread id, or remove the thread first (agents sandbox remove --thread ${threadId} --actor ${owner.actor}).`,
+    { details: { threadId, actor, owner: owner.actor } },
+  );
+}
+
 async function runCleanup(steps: Array<() => Promise<void>>): Promise<void> {
   const errors: unknown[] = [];
   for (const step of [...steps].reverse()) {

@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { openSandbox, removeSandbox } from '../sandbox/local-sandbox.js';
-import type { OpenedSandbox } from '../sandbox/local-sandbox.js';
+import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
+import { workspaceStateDir } from '../sandbox/state-dir.js';
+import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
 
-/** Folder under the workspace that holds the per-thread sandboxes. */
-export const THREAD_SANDBOXES_FOLDER = 'sandboxes';
-/** Record file of one thread's sandbox: `sandboxes/<actor>/<thread>/thread.json`. */
+/** Folder of a workspace's state folder that holds the per-thread sandboxes. */
+export const THREAD_SANDBOXES_FOLDER = 'threads';
+/** Record file of one thread's sandbox: `threads/<actor>/<thread>/thread.json`. */
 const RECORD_FILE = 'thread.json';
 const RECORD_KIND = 'agents-thread';
 /** A thread id used as a folder name as is; anything else is hashed. */
@@ -20,7 +21,7 @@ export interface ThreadSandboxRecord {
   /** The actor that ran the thread (its graph reads and forks the thread's state). */
   actor: string;
   threadId: string;
-  /** Sandbox id (names its refs: `refs/agents/<id>/`). */
+  /** Sandbox id (names its tree's folder). */
   sandboxId: string;
   /** The folder the sandbox was made from, as configured. */
   source: string;
@@ -32,9 +33,9 @@ export interface ThreadSandboxRecord {
   createdAt: number;
 }
 
-/** A thread's sandbox location in the workspace, with its record when one exists. */
+/** A thread's sandbox location in the state folder, with its record when one exists. */
 export interface ThreadSandboxLocation {
-  /** `<workspace>/sandboxes/<actor>/<thread>`. */
+  /** `<state>/workspaces/<workspace key>/threads/<actor>/<thread>`. */
   dir: string;
   /** `<dir>/sandbox`: what `openSandbox({ dir })` opens. */
   sandboxDir: string;
@@ -55,13 +56,28 @@ export function threadSandboxId(actor: string, threadId: string): string {
   return `t-${createHash('sha256').update(`${actor}\0${threadId}`).digest('hex').slice(0, 20)}`;
 }
 
-/** Where the sandbox of (actor, thread) lives in a workspace (nothing is read or made). */
-export function threadSandboxDir(workspaceRoot: string, actor: string, threadId: string): string {
+/**
+ * Where the sandbox of (actor, thread) of a workspace lives: in the workspace's folder of the
+ * per-user state folder (see `workspaceStateDir`), outside the user's project, so a tool's
+ * relative path can never climb from the sandbox into the user's files. Nothing is read or made.
+ */
+export function threadSandboxDir(
+  workspaceRoot: string,
+  actor: string,
+  threadId: string,
+  options: { stateDir?: string } = {},
+): string {
   return join(
-    workspaceRoot,
-    THREAD_SANDBOXES_FOLDER,
+    threadsDir(workspaceRoot, options.stateDir),
     segment(actor, 'actor'),
     segment(threadId, 'thread'),
+  );
+}
+
+function threadsDir(workspaceRoot: string, stateDir: string | undefined): string {
+  return join(
+    workspaceStateDir(workspaceRoot, stateDir === undefined ? {} : { stateDir }),
+    THREAD_SANDBOXES_FOLDER,
   );
 }
 
@@ -92,25 +108,12 @@ async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined>
   };
 }
 
-/**
- * Keeps the user's git from seeing the sandboxes when the workspace sits inside their repo
- * (worktrees there would otherwise show up as untracked nested repos, and `git add -A` would
- * stage them as gitlinks). The file lives in our folder; `.git/info/exclude` is never touched.
- */
-async function ensureIgnored(workspaceRoot: string): Promise<void> {
-  const folder = join(workspaceRoot, THREAD_SANDBOXES_FOLDER);
-  await mkdir(folder, { recursive: true });
-  await writeFile(join(folder, '.gitignore'), '# Per-thread sandboxes of `agents` runs.\n*\n', {
-    flag: 'wx',
-  }).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  });
-}
-
 /** Options of {@link openThreadSandbox}. */
 export interface OpenThreadSandboxOptions {
   /** Absolute workspace folder (`.agents`). */
   workspaceRoot: string;
+  /** The per-user state folder; default `agentsStateDir()` (`$AGENTS_STATE_DIR`, …). */
+  stateDir?: string;
   actor: string;
   threadId: string;
   /** Source folder or repo (absolute); needed on first use, checked on reopen. */
@@ -130,14 +133,19 @@ export interface OpenThreadSandboxOptions {
 }
 
 /**
- * Opens the sandbox of (actor, thread) under `<workspace>/sandboxes/<actor>/<thread>/`: made on
- * the first run of the thread, reopened (same worktree, private index and refs, continuing from
- * the latest snapshot) on later runs and by later processes. Writes `thread.json`, which records
+ * Opens the sandbox of (actor, thread) at {@link threadSandboxDir}: made on the first run of the
+ * thread, reopened (same tree and snapshot store, continuing from the latest snapshot) on later
+ * runs and by later processes. Writes `thread.json`, which records
  * which actor ran the thread. The caller closes the sandbox: `close({ remove: false })` keeps
  * it for the thread's later runs and rollbacks.
  */
 export async function openThreadSandbox(options: OpenThreadSandboxOptions): Promise<OpenedSandbox> {
-  const dir = threadSandboxDir(options.workspaceRoot, options.actor, options.threadId);
+  const dir = threadSandboxDir(
+    options.workspaceRoot,
+    options.actor,
+    options.threadId,
+    options.stateDir === undefined ? {} : { stateDir: options.stateDir },
+  );
   const sandboxDir = join(dir, 'sandbox');
   const existing = await readRecord(dir);
   if (existing !== undefined && existing.threadId !== options.threadId) {
@@ -154,7 +162,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       { details: { actor: options.actor, threadId: options.threadId } },
     );
   }
-  await ensureIgnored(options.workspaceRoot);
+  await mkdir(dir, { recursive: true });
   const sandboxId = threadSandboxId(options.actor, options.threadId);
   const sandbox = await openSandbox({
     dir: sandboxDir,
@@ -197,14 +205,15 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
 }
 
 /**
- * Finds the recorded sandboxes of a thread in a workspace (one per actor that ran it; usually
+ * Finds the recorded sandboxes of a thread of a workspace (one per actor that ran it; usually
  * one). Returns an empty list when the thread never ran with a kept sandbox.
  */
 export async function findThreadSandboxes(
   workspaceRoot: string,
   threadId: string,
+  options: { stateDir?: string } = {},
 ): Promise<Array<ThreadSandboxLocation & { record: ThreadSandboxRecord }>> {
-  const root = join(workspaceRoot, THREAD_SANDBOXES_FOLDER);
+  const root = threadsDir(workspaceRoot, options.stateDir);
   let actors: string[];
   try {
     actors = (await readdir(root, { withFileTypes: true }))
@@ -226,7 +235,7 @@ export async function findThreadSandboxes(
 }
 
 /**
- * Deletes a thread's sandbox (worktree, private refs, run dir) and its record. Refuses with
+ * Deletes a thread's sandbox (tree, snapshot store, run dir) and its record. Refuses with
  * `RUN_ACTIVE` while a process holds it. The thread's checkpoints are left alone. Returns false
  * when there was nothing to remove.
  */

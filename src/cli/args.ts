@@ -90,8 +90,8 @@ export function parsePositiveInteger(
 }
 
 /** The workspace store of a command context. */
-export function storeOf(context: Pick<CommandContext, 'workspace' | 'cwd'>): WorkspaceStore {
-  return createWorkspaceStore(context.workspace, { projectDir: context.cwd });
+export function storeOf(context: Pick<CommandContext, 'workspace' | 'projectDir'>): WorkspaceStore {
+  return createWorkspaceStore(context.workspace, { projectDir: context.projectDir });
 }
 
 /** Parses `KEY=VALUE` pairs (for `--env` / `--header`). */

@@ -2,8 +2,17 @@
 export interface CommandContext {
   /** Arguments after the command words (e.g. after `tool add`). */
   argv: string[];
-  /** Workspace folder (default `.agents` under cwd). */
+  /**
+   * Workspace folder: `--workspace DIR`, else the nearest `.agents/` found from the current
+   * folder upward (see `locateWorkspace`), else `.agents` in the current folder.
+   */
   workspace: string;
+  /**
+   * The project folder: the folder that holds the workspace. Relative paths in records, the
+   * sandbox source and the checkpoint file resolve against it, never against the current folder.
+   */
+  projectDir: string;
+  /** The current folder (only for paths the user typed on the command line). */
   cwd: string;
   json: boolean;
   stdout: NodeJS.WritableStream;

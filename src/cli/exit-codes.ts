@@ -39,6 +39,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.ServerStartFailed]: ExitCode.Server,
   [AgentsErrorCode.ServerUnavailable]: ExitCode.Server,
   [AgentsErrorCode.ServerNotFound]: ExitCode.NotFound,
+  [AgentsErrorCode.AuthRequired]: ExitCode.Server,
   [AgentsErrorCode.ProtocolError]: ExitCode.Server,
   [AgentsErrorCode.ToolNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ToolUnavailable]: ExitCode.Tool,

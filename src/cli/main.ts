@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultWorkspaceDir } from '../workspace/store.js';
+import { defaultWorkspaceDir, locateWorkspace } from '../workspace/store.js';
 import type { Command, CommandContext } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
 import { usageError } from './args.js';
@@ -126,9 +126,13 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       return ExitCode.Ok;
     }
     const cwd = io.cwd ?? process.cwd();
+    const workspace = global.workspace
+      ? resolve(cwd, global.workspace)
+      : (locateWorkspace(cwd) ?? defaultWorkspaceDir(cwd));
     const context: CommandContext = {
       argv: found.rest,
-      workspace: global.workspace ? resolve(cwd, global.workspace) : defaultWorkspaceDir(cwd),
+      workspace,
+      projectDir: dirname(workspace),
       cwd,
       json,
       stdout,

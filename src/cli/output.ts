@@ -1,5 +1,30 @@
+import { resolve } from 'node:path';
 import { AgentsError, errorMessage } from '../errors.js';
+import { defaultWorkspaceDir } from '../workspace/store.js';
 import type { Capabilities, ToolDescriptor } from '../registry/tool-descriptor.js';
+
+/**
+ * Quotes a value for a POSIX shell when it needs it, so a printed command pastes back as is
+ * (thread ids with spaces or quotes included).
+ */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:=@,+%-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A printable `agents ...` command line for the same workspace: `--workspace` is added when the
+ * command ran with a workspace other than the default one of its folder.
+ */
+export function agentsCommandLine(
+  context: { workspace: string; cwd: string },
+  args: readonly string[],
+): string {
+  const workspace =
+    resolve(context.workspace) === resolve(defaultWorkspaceDir(context.cwd))
+      ? []
+      : ['--workspace', context.workspace];
+  return ['agents', ...workspace, ...args].map(shellQuote).join(' ');
+}
 
 /** Writes one line. */
 export function println(stream: NodeJS.WritableStream, text = ''): void {

@@ -37,6 +37,8 @@ export async function resolveServeTarget(
       : { config: skillActorConfig(target.name) }),
     workspace: store,
     keepSandbox: options.keepSandbox,
+    // Upstream sampling and elicitation are forwarded to the MCP client behind each call.
+    forwardClientRequests: true,
     ...(policy === undefined ? {} : { policy }),
     onWarning: (message) => context.stderr.write(`warning: ${message}\n`),
   });

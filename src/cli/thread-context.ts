@@ -2,7 +2,7 @@ import { findThreadSandboxes } from '../actors/thread-sandbox.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
-import { openSandbox } from '../sandbox/local-sandbox.js';
+import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';
@@ -20,7 +20,7 @@ export interface ThreadContextOpenerOptions {
 
 /**
  * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
- * use. For a thread it finds the sandbox record under `<workspace>/sandboxes/<actor>/<thread>/`
+ * use. For a thread it finds the sandbox record (in the workspace's folder of the per-user state folder, see `threadSandboxDir`)
  * (written by `agents actor run --thread`), loads that actor's config, opens its checkpointer and
  * compiles its graph without a model, tools or MCP servers (listing and forking state needs only
  * the graph's shape and the checkpointer), and reopens the thread's sandbox. Closing the context
@@ -113,6 +113,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       threadId,
       graph,
       sandbox: openedSandbox,
+      saver: openedCheckpointer.saver,
       close,
       [Symbol.asyncDispose]: close,
     };

@@ -136,19 +136,172 @@ export const StdioServerConfigSchema = z
   })
   .describe('A server spawned as a child process speaking MCP over stdio.');
 
+/** OAuth 2.1 settings of a remote server; secrets as `${VAR}` references, resolved at start. */
+export const OAuthSettingsSchema = z
+  .strictObject({
+    grant: z
+      .enum(['authorization_code', 'client_credentials'])
+      .default('authorization_code')
+      .describe(
+        '`authorization_code` (a person logs in once with `agents server login NAME`; tokens are refreshed) or `client_credentials` (unattended: clientId + clientSecret or privateKey).',
+      ),
+    clientId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A pre-registered client id. Without it the client registers itself (client ID metadata document or dynamic client registration).',
+      ),
+    clientSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The client secret of a pre-registered client; write it as `${VAR}`.'),
+    privateKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'PEM private key for `private_key_jwt` client authentication (client_credentials); write it as `${VAR}`.',
+      ),
+    algorithm: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Signing algorithm of `privateKey` (default RS256).'),
+    scope: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Scopes to ask for when the server names none (its WWW-Authenticate and metadata win).',
+      ),
+    issuer: z
+      .url()
+      .optional()
+      .describe(
+        'The authorization server a pre-registered client belongs to; its credentials go to no other.',
+      ),
+    clientMetadataUrl: z
+      .url()
+      .optional()
+      .describe(
+        'HTTPS URL of this client’s metadata document, used as client id where the server supports it.',
+      ),
+    redirectPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe(
+        'Fixed port of the login redirect (http://127.0.0.1:PORT/callback) for clients registered with one redirect URI; default any free port.',
+      ),
+  })
+  .describe('OAuth for this server; tokens live in the per-user state folder, never here.');
+export type OAuthSettings = z.infer<typeof OAuthSettingsSchema>;
+
 export const HttpServerConfigSchema = z
   .strictObject({
-    transport: z.enum(['streamable-http', 'sse']),
-    url: z.url().describe('Server endpoint URL.'),
-    headers: z.record(z.string(), z.string()).optional(),
+    transport: z
+      .enum(['streamable-http', 'sse', 'auto'])
+      .describe(
+        '`streamable-http`, legacy `sse`, or `auto`: streamable HTTP first, then SSE (a `url` without a type).',
+      ),
+    url: z.url().describe('Server endpoint URL; `${VAR}` references are resolved at start.'),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('HTTP headers; write secrets as `${VAR}` references.'),
+    oauth: z
+      .union([z.literal(false), OAuthSettingsSchema])
+      .optional()
+      .describe(
+        'OAuth settings, or false to never answer a 401 with OAuth. Default: OAuth with self-registration when the server asks for it and no Authorization header is set.',
+      ),
     ...serverCommon,
   })
   .describe('A remote server over streamable HTTP or legacy SSE.');
 
-export const ServerConfigSchema = z.discriminatedUnion('transport', [
+/** The transports an entry's `type` (Claude Desktop, Cursor, VS Code) or `transport` may name. */
+const TRANSPORT_ALIASES: Readonly<Record<string, string>> = {
+  stdio: 'stdio',
+  http: 'streamable-http',
+  'streamable-http': 'streamable-http',
+  streamableHttp: 'streamable-http',
+  streamable_http: 'streamable-http',
+  sse: 'sse',
+  auto: 'auto',
+};
+
+/**
+ * Accepts the server shapes people already have (Claude Desktop, Cursor and VS Code `mcp.json`
+ * entries, `@langchain/mcp-adapters` `mcpServers`) where they are unambiguous: `type` or a
+ * langchain `transport: http` names the transport, or it follows from `command` / `url`. A
+ * `url` without a type tries streamable HTTP, then SSE (the SDK's advice). Shapes that say
+ * nothing get a "missing" message instead of zod's discriminator error.
+ */
+function normalizeServerShape(value: unknown, context: z.RefinementCtx): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const input = value as Record<string, unknown>;
+  const { type, ...rest } = input;
+  const named = input['transport'] ?? type;
+  if (typeof named === 'string') {
+    // langchain's `transport: http` means streamable HTTP with automatic SSE fallback.
+    const langchainHttp = input['transport'] === 'http';
+    if (TRANSPORT_ALIASES[named] === undefined) {
+      context.addIssue({
+        code: 'custom',
+        message: `unknown transport "${named}"; use stdio, streamable-http (type: http), sse or auto`,
+        path: [input['transport'] === undefined ? 'type' : 'transport'],
+      });
+      return z.NEVER;
+    }
+    const transport = langchainHttp
+      ? rest['automaticSSEFallback'] === false
+        ? 'streamable-http'
+        : 'auto'
+      : (TRANSPORT_ALIASES[named] ?? named);
+    const { automaticSSEFallback: _fallback, ...withoutFallback } = rest;
+    return { ...(langchainHttp ? withoutFallback : rest), transport };
+  }
+  if (named !== undefined) return value;
+  const hasCommand = 'command' in input;
+  const hasUrl = 'url' in input;
+  if (hasCommand && hasUrl) {
+    context.addIssue({
+      code: 'custom',
+      message:
+        'both "command" and "url" are given; keep one, or add transport: stdio | streamable-http | sse',
+      path: ['transport'],
+    });
+    return z.NEVER;
+  }
+  if (hasCommand) return { ...rest, transport: 'stdio' };
+  if (hasUrl) return { ...rest, transport: 'auto' };
+  context.addIssue({
+    code: 'custom',
+    message:
+      'missing "command" (a server started as a process) or "url" (a remote server); transport is missing too',
+    path: [],
+  });
+  return z.NEVER;
+}
+
+const CanonicalServerConfigSchema = z.discriminatedUnion('transport', [
   StdioServerConfigSchema,
   HttpServerConfigSchema,
 ]);
+
+/**
+ * A server config: stdio, or remote over streamable HTTP / SSE. Files may use the common shapes
+ * (see `normalizeServerShape`); its TypeScript input type is the canonical union, so code
+ * writes the canonical form.
+ */
+export const ServerConfigSchema = z.preprocess(
+  normalizeServerShape,
+  CanonicalServerConfigSchema,
+) as unknown as typeof CanonicalServerConfigSchema;
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>;
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 export type StdioServerConfig = z.infer<typeof StdioServerConfigSchema>;

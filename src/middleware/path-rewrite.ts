@@ -13,8 +13,8 @@ export const PATH_REFUSED_META_KEY = 'agents/path-refused';
  * repo path, or `file://` URIs) into the sandbox; a descriptor with no path arguments skips the
  * walk, and every other argument reaches the server byte-identical. A path that would escape
  * becomes an `isError: true` result whose text tells the model what to do; no call is sent.
- * Out: sandbox paths in the result (text, resource URIs, structuredContent) are mapped back to
- * logical paths. It applies to read-only tools too (defense in depth: reads can leak).
+ * Out: sandbox paths in the result (text, resource URIs, structuredContent) and in a thrown
+ * error's message (a JSON-RPC error, a crash report) are mapped back to logical paths. It applies to read-only tools too (defense in depth: reads can leak).
  *
  * Pass a getter when the sandbox can change over the middleware's life (e.g. per thread).
  */
@@ -45,7 +45,12 @@ export function createPathRewriteMiddleware(
         }
         const forward = args === request.args ? request : { ...request, args };
         const mayWrite = !(capabilities.readOnly.value && !capabilities.writes.value);
-        if (!mayWrite) return next(forward).then((result) => map.rewriteResult(result));
+        if (!mayWrite) {
+          return next(forward).then(
+            (result) => map.rewriteResult(result),
+            (error: unknown) => Promise.reject(map.rewriteError(error) as Error),
+          );
+        }
         return runWrite(map, next, forward);
       } catch (error) {
         // As from an async function: a failure before the call rejects, it never throws.
@@ -65,6 +70,9 @@ async function runWrite(
   let result: ToolResult;
   try {
     result = await next(request);
+  } catch (error) {
+    // JSON-RPC errors and transport failures quote paths too: the model sees logical ones.
+    throw map.rewriteError(error);
   } finally {
     endWrite();
   }

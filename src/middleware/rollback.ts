@@ -3,10 +3,11 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangeRecord, ChangedPath } from '../registry/tool-descriptor.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { RestoreResult, Sandbox } from '../sandbox/types.js';
 import { assertRollbackDurability } from './checkpointer.js';
 import type { Durability } from './checkpointer.js';
-import { readSandboxState } from './state.js';
+import { readSandboxState, undoStack } from './state.js';
+import type { RollbackRecord } from './state.js';
 
 /**
  * The part of a compiled LangGraph graph (`CompiledStateGraph` / `Pregel`) that checkpoints and
@@ -75,7 +76,7 @@ export async function withActiveRun<T>(
   }
 }
 
-function assertNoActiveRun(threadId: string): void {
+export function assertNoActiveRun(threadId: string): void {
   if (isRunActive(threadId)) {
     throw new AgentsError(
       AgentsErrorCode.RunActive,
@@ -105,6 +106,11 @@ export interface CheckpointEntry {
   changed: ChangedPath[];
   /** Change records added by this checkpoint (tool calls since the parent). */
   records: ChangeRecord[];
+  /**
+   * The rollback or undo that made this checkpoint (its fork), with the safety snapshot taken
+   * just before it; absent for other checkpoints.
+   */
+  rollback?: RollbackRecord;
   /** Config that addresses this checkpoint (for `getState`, `invoke(null, config)`). */
   config: RunnableConfig;
 }
@@ -123,7 +129,7 @@ export interface ListCheckpointsOptions {
   signal?: AbortSignal;
 }
 
-function checkpointIdOf(config: RunnableConfig | undefined): string | undefined {
+export function checkpointIdOf(config: RunnableConfig | undefined): string | undefined {
   const id: unknown = config?.configurable?.['checkpoint_id'];
   return typeof id === 'string' ? id : undefined;
 }
@@ -174,6 +180,14 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
     const records = state.changeLog.slice(
       parentState.changeLog.length <= state.changeLog.length ? parentState.changeLog.length : 0,
     );
+    // A fork made by a rollback or undo carries one record more than its parent: that one.
+    const made = state.rollbacks.at(-1);
+    const rollbackRecord =
+      made !== undefined &&
+      snapshot.metadata?.source === 'update' &&
+      !parentState.rollbacks.some((item) => item.safety === made.safety && item.time === made.time)
+        ? made
+        : undefined;
     let changed = mergeChanges(records);
     if (sandbox !== undefined) {
       const head = state.sandboxHead ?? sandbox.base;
@@ -192,12 +206,12 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
       ...(state.sandboxHead === undefined ? {} : { sandboxHead: state.sandboxHead }),
       changed,
       records,
+      ...(rollbackRecord === undefined ? {} : { rollback: rollbackRecord }),
       config: snapshot.config,
     });
   }
   return entries;
 }
-
 // ---------------------------------------------------------------------------------------------
 // Rollback
 
@@ -232,13 +246,20 @@ export interface RollbackResult {
   preview: ChangedPath[];
   /** Safety snapshot of the tree taken just before the restore (absent for a dry run). */
   safety?: string;
-  /** The thread's head before the rollback, for {@link undoRollback}. */
+  /** The thread's head before the rollback, for `undoRollback()`. */
   previous?: { checkpointId?: string; config: RunnableConfig; sandboxHead: string };
   /** Config of the forked checkpoint; `graph.invoke(null, forkConfig)` resumes from it. */
   forkConfig?: RunnableConfig;
+  /** Files the target ignores that the restore put back after deleting them; absent when none. */
+  keptIgnored?: string[];
+  /**
+   * How many rollbacks of the thread `undoRollback()` can undo now, one per call, newest
+   * first (`0` when the graph state has no `rollbacks` field to record them in).
+   */
+  undoable: number;
 }
 
-async function loadCheckpoint(
+export async function loadCheckpoint(
   graph: CheckpointedGraph,
   threadId: string,
   checkpointId: string,
@@ -264,43 +285,85 @@ function hasMessages(values: unknown): boolean {
   );
 }
 
-/**
- * Restores files to `head`, then forks graph state from `config`. Files first: if the state step
- * fails, the files go back to the safety snapshot and `ROLLBACK_FAILED` is thrown.
- */
-async function restoreAndFork(input: {
+/** True when the graph's state has the `rollbacks` field (`sandboxStateFields` spread in). */
+function recordsRollbacks(values: unknown): boolean {
+  return (
+    typeof values === 'object' &&
+    values !== null &&
+    Array.isArray((values as Record<string, unknown>)['rollbacks'])
+  );
+}
+
+/** The thread's head: its state and checkpoint id. */
+export async function loadHead(
+  graph: CheckpointedGraph,
+  threadId: string,
+): Promise<{ snapshot: StateSnapshot; checkpointId: string | undefined }> {
+  const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
+  return { snapshot, checkpointId: checkpointIdOf(snapshot.config) };
+}
+
+/** What {@link restoreAndFork} is asked to do: one rollback or undo. */
+export interface RestoreAndForkInput {
+  kind: RollbackRecord['kind'];
   graph: CheckpointedGraph;
   threadId: string;
   sandbox: Sandbox;
-  config: RunnableConfig;
-  head: string;
+  /** The thread's head before the operation. */
+  head: { snapshot: StateSnapshot; checkpointId: string | undefined };
+  /** The checkpoint whose state is forked. */
+  target: { checkpointId: string; config: RunnableConfig };
+  /** The snapshot the files go to. */
+  sandboxHead: string;
   update: Record<string, unknown>;
   asNode: string | undefined;
   signal: AbortSignal | undefined;
-}): Promise<{ safety: string; changed: ChangedPath[]; forkConfig: RunnableConfig }> {
-  const { graph, threadId, sandbox, head, signal } = input;
-  let restored: { safety: { sha: string }; changed: ChangedPath[] };
+}
+
+/**
+ * Restores files to `sandboxHead` (taking a safety snapshot), puts back ignored files the
+ * restore deleted, then forks graph state from the target, recording the operation in the
+ * `rollbacks` field. Files first: if the state step fails, the files go back to the safety
+ * snapshot and `ROLLBACK_FAILED` is thrown.
+ */
+export async function restoreAndFork(input: RestoreAndForkInput): Promise<RollbackResult> {
+  const { graph, threadId, sandbox, sandboxHead, signal } = input;
+  let restored: RestoreResult;
   try {
-    restored = await sandbox.restore(head, signal === undefined ? {} : { signal });
+    restored = await sandbox.restore(sandboxHead, signal === undefined ? {} : { signal });
   } catch (error) {
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
       AgentsErrorCode.RollbackFailed,
-      `Restoring the files of thread "${threadId}" to snapshot ${head} failed: ${errorMessage(error)}. Graph state was not changed.`,
-      { cause: error, details: { threadId, sandboxHead: head } },
+      `Restoring the files of thread "${threadId}" to snapshot ${sandboxHead} failed: ${errorMessage(error)}. Graph state was not changed.`,
+      { cause: error, details: { threadId, sandboxHead } },
     );
   }
+  const safety = restored.safety.sha;
+  const headValues = input.head.snapshot.values;
+  const records = recordsRollbacks(headValues);
+  const rollbacks: RollbackRecord[] = [
+    ...readSandboxState(headValues).rollbacks,
+    {
+      kind: input.kind,
+      safety,
+      from: input.head.checkpointId ?? '',
+      to: input.target.checkpointId,
+      sandboxHead,
+      time: new Date().toISOString(),
+    },
+  ];
+  let forkConfig: RunnableConfig;
   try {
-    const forkConfig = await graph.updateState(
-      input.config,
-      { ...input.update, sandboxHead: head },
+    forkConfig = await graph.updateState(
+      input.target.config,
+      { ...input.update, sandboxHead, ...(records ? { rollbacks } : {}) },
       input.asNode,
     );
-    return { safety: restored.safety.sha, changed: restored.changed, forkConfig };
   } catch (error) {
     let undoError: unknown;
     try {
-      await sandbox.restore(restored.safety.sha);
+      await sandbox.restore(safety);
     } catch (caught) {
       undoError = caught;
     }
@@ -308,11 +371,27 @@ async function restoreAndFork(input: {
       AgentsErrorCode.RollbackFailed,
       `Forking the state of thread "${threadId}" failed: ${errorMessage(error)}. ` +
         (undoError === undefined
-          ? `The files were put back to safety snapshot ${restored.safety.sha}.`
-          : `Putting the files back to safety snapshot ${restored.safety.sha} also failed (${errorMessage(undoError)}); restore it by hand.`),
-      { cause: error, details: { threadId, safety: restored.safety.sha } },
+          ? `The files were put back to safety snapshot ${safety}.`
+          : `Putting the files back to safety snapshot ${safety} also failed (${errorMessage(undoError)}); restore it by hand.`),
+      { cause: error, details: { threadId, safety } },
     );
   }
+  const keptIgnored = restored.keptIgnored ?? [];
+  return {
+    dryRun: false,
+    threadId,
+    target: { ...input.target, sandboxHead },
+    preview: restored.changed,
+    safety,
+    previous: {
+      ...(input.head.checkpointId === undefined ? {} : { checkpointId: input.head.checkpointId }),
+      config: input.head.snapshot.config,
+      sandboxHead: safety,
+    },
+    forkConfig,
+    ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
+    undoable: records ? undoStack(rollbacks).length : 0,
+  };
 }
 
 /**
@@ -328,10 +407,12 @@ async function restoreAndFork(input: {
  *    sandbox tracked that are not in the target are removed, ignored and never-tracked files
  *    are left alone;
  * 4. forks graph state from the checkpoint with `updateState` (the old branch stays in
- *    history); if that fails the files are put back.
+ *    history), recording the rollback and its safety snapshot in the `rollbacks` state field;
+ *    if that fails the files are put back.
  *
- * Resume with `graph.invoke(null, result.forkConfig)`. Undo with {@link undoRollback}. Throws
- * `CHECKPOINT_NOT_FOUND` for an unknown checkpoint, `ROLLBACK_FAILED` when a step fails.
+ * Resume with `graph.invoke(null, result.forkConfig)`. Undo with `undoRollback()` (several
+ * levels deep). Throws `CHECKPOINT_NOT_FOUND` for an unknown checkpoint, `ROLLBACK_FAILED` when a
+ * step fails.
  */
 export async function rollback(options: RollbackOptions): Promise<RollbackResult> {
   const { graph, threadId, checkpointId, sandbox, signal } = options;
@@ -341,11 +422,13 @@ export async function rollback(options: RollbackOptions): Promise<RollbackResult
     const target = await loadCheckpoint(graph, threadId, checkpointId);
     const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
     const preview = sandbox.head === targetHead ? [] : await sandbox.diff(sandbox.head, targetHead);
+    const head = await loadHead(graph, threadId);
     return {
       dryRun: true,
       threadId,
       target: { checkpointId, sandboxHead: targetHead, config: target.config },
       preview,
+      undoable: undoStack(readSandboxState(head.snapshot.values).rollbacks).length,
     };
   }
   // Hold the thread from the check on, before the first await: a run or a second rollback must
@@ -354,100 +437,23 @@ export async function rollback(options: RollbackOptions): Promise<RollbackResult
   try {
     const target = await loadCheckpoint(graph, threadId, checkpointId);
     const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
-    const targetInfo = { checkpointId, sandboxHead: targetHead, config: target.config };
-    const current = await graph.getState({ configurable: { thread_id: threadId } });
-    const currentId = checkpointIdOf(current.config);
+    const head = await loadHead(graph, threadId);
     const update: Record<string, unknown> = { ...options.values };
     if (options.note !== undefined && hasMessages(target.values)) {
       update['messages'] = [new HumanMessage({ content: options.note })];
     }
-    const { safety, changed, forkConfig } = await restoreAndFork({
+    return await restoreAndFork({
+      kind: 'rollback',
       graph,
       threadId,
       sandbox,
-      config: target.config,
-      head: targetHead,
+      head,
+      target: { checkpointId, config: target.config },
+      sandboxHead: targetHead,
       update,
       asNode: options.asNode,
       signal,
     });
-    return {
-      dryRun: false,
-      threadId,
-      target: targetInfo,
-      preview: changed,
-      safety,
-      previous: {
-        ...(currentId === undefined ? {} : { checkpointId: currentId }),
-        config: current.config,
-        sandboxHead: safety,
-      },
-      forkConfig,
-    };
-  } finally {
-    mark.release();
-  }
-}
-
-/** Options of {@link undoRollback}. */
-export interface UndoRollbackOptions {
-  graph: CheckpointedGraph;
-  sandbox: Sandbox;
-  /** The result of the rollback to undo. */
-  rollback: RollbackResult;
-  asNode?: string;
-  signal?: AbortSignal;
-}
-
-/**
- * Undoes a rollback ("roll forward"): restores the safety snapshot (the exact tree before the
- * rollback, including edits made after the last tool snapshot) and forks state from the
- * checkpoint the thread was at. Itself undoable: it returns a {@link RollbackResult}.
- */
-export async function undoRollback(options: UndoRollbackOptions): Promise<RollbackResult> {
-  const { graph, sandbox, signal } = options;
-  const previous = options.rollback.previous;
-  const threadId = options.rollback.threadId;
-  if (options.rollback.dryRun || previous === undefined) {
-    throw new AgentsError(
-      AgentsErrorCode.RollbackFailed,
-      `Nothing to undo on thread "${threadId}": the rollback was a dry run.`,
-      { details: { threadId } },
-    );
-  }
-  signal?.throwIfAborted();
-  assertNoActiveRun(threadId);
-  const mark = markRunActive(threadId);
-  try {
-    const current = await graph.getState({ configurable: { thread_id: threadId } });
-    const currentId = checkpointIdOf(current.config);
-    const { safety, changed, forkConfig } = await restoreAndFork({
-      graph,
-      threadId,
-      sandbox,
-      config: previous.config,
-      head: previous.sandboxHead,
-      update: {},
-      asNode: options.asNode,
-      signal,
-    });
-    return {
-      dryRun: false,
-      threadId,
-      target: {
-        checkpointId: previous.checkpointId ?? '',
-        sandboxHead: previous.sandboxHead,
-        config: previous.config,
-      },
-      preview: changed,
-      safety,
-      previous: {
-        ...(currentId === undefined ? {} : { checkpointId: currentId }),
-        config: current.config,
-        sandboxHead: safety,
-      },
-      forkConfig,
-    };
   } finally {
     mark.release();
   }

@@ -1,4 +1,4 @@
-import { ReducedValue, StateSchema } from '@langchain/langgraph';
+import { DeltaValue, ReducedValue, StateSchema } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { ChangeRecord } from '../registry/tool-descriptor.js';
 
@@ -19,6 +19,36 @@ export const ChangeRecordSchema = z.object({
   changed: z.array(ChangedPathSchema).describe('What the call changed.'),
 });
 
+/** zod schema of one rollback or undo of a thread, as stored in graph state (`rollbacks`). */
+export const RollbackRecordSchema = z.object({
+  kind: z
+    .enum(['rollback', 'undo'])
+    .describe('`rollback`: the thread went back to `to`; `undo`: the latest rollback was undone.'),
+  safety: z
+    .string()
+    .describe('Safety snapshot sha: the exact sandbox tree just before this operation.'),
+  from: z.string().describe('Checkpoint id the thread was at before this operation.'),
+  to: z.string().describe('Checkpoint id whose state was forked.'),
+  sandboxHead: z.string().describe('Snapshot sha the files were restored to.'),
+  time: z.string().describe('ISO time of the operation.'),
+});
+
+/** One rollback or undo of a thread (see {@link RollbackRecordSchema}). */
+export type RollbackRecord = z.infer<typeof RollbackRecordSchema>;
+
+/**
+ * The rollbacks that can still be undone, oldest first: each `undo` cancels the latest rollback
+ * not yet undone. The last one is what `undoRollback()` restores next.
+ */
+export function undoStack(records: readonly RollbackRecord[]): RollbackRecord[] {
+  const stack: RollbackRecord[] = [];
+  for (const record of records) {
+    if (record.kind === 'rollback') stack.push(record);
+    else stack.pop();
+  }
+  return stack;
+}
+
 /**
  * Appends change records. Safe for parallel tool calls: several writers in one superstep each
  * append, where a plain (LastValue) field would fail with `InvalidUpdateError`.
@@ -32,11 +62,28 @@ export function appendChangeRecords(
 }
 
 /**
+ * {@link appendChangeRecords} over a batch of writes, copying the log once: the batch reducer of
+ * the `changeLog` delta channel (batching-invariant, as LangGraph requires).
+ */
+function appendChangeRecordBatch(
+  current: ChangeRecord[],
+  writes: Array<ChangeRecord | ChangeRecord[] | undefined>,
+): ChangeRecord[] {
+  const next = [...current];
+  for (const write of writes) {
+    if (write === undefined) continue;
+    if (Array.isArray(write)) next.push(...write);
+    else next.push(write);
+  }
+  return next;
+}
+
+/**
  * Last write wins, but through a reducer so that several writers in one superstep (parallel
  * tool calls through `createAgent` middleware) do not fail; writers there all report the same,
  * final head (see agent-middleware.ts).
  */
-function lastWriteWins(current: string | undefined, next: string | undefined): string | undefined {
+function lastWriteWins<T>(current: T | undefined, next: T | undefined): T | undefined {
   return next ?? current;
 }
 
@@ -51,6 +98,9 @@ function lastWriteWins(current: string | undefined, next: string | undefined): s
  * - `changeLog`: every `ChangeRecord` of the thread, in order (append reducer).
  * - `sandboxHead`: snapshot sha of the sandbox tree this state belongs to. Every LangGraph
  *   checkpoint therefore records its file state, which is what rollback restores.
+ * - `rollbacks`: the thread's rollbacks and undos with their safety snapshots, written whole by
+ *   `rollback()` and `undoRollback()` (a fork starts from an older checkpoint, so the list is
+ *   carried over from the thread's head rather than appended to the target's).
  */
 export const sandboxStateFields = {
   changeLog: new ReducedValue(
@@ -64,8 +114,34 @@ export const sandboxStateFields = {
   sandboxHead: new ReducedValue(z.string().optional(), {
     // Optional so that `createAgent` does not demand it in the first input.
     inputSchema: z.string().optional(),
-    reducer: lastWriteWins,
+    reducer: lastWriteWins<string>,
   }),
+  rollbacks: new ReducedValue(
+    z.array(RollbackRecordSchema).default(() => []),
+    {
+      inputSchema: z.array(RollbackRecordSchema).optional(),
+      reducer: lastWriteWins<RollbackRecord[]>,
+    },
+  ),
+};
+
+/**
+ * The same fields for long-running hand-built `StateGraph`s: `changeLog` is a LangGraph delta
+ * channel (`DeltaValue`), so a checkpoint stores the records its own step added instead of the
+ * whole log again (whole-log storage grows with calls × history). Pair it with
+ * `messages: MessagesDeltaValue`; the actor graph does. Not for `createAgent` (langchain 1.5
+ * cannot initialise delta fields in middleware state): use {@link sandboxStateFields} there.
+ */
+export const sandboxDeltaStateFields = {
+  changeLog: new DeltaValue(
+    z.array(ChangeRecordSchema).default(() => []),
+    {
+      inputSchema: z.union([ChangeRecordSchema, z.array(ChangeRecordSchema)]).optional(),
+      reducer: appendChangeRecordBatch,
+    },
+  ),
+  sandboxHead: sandboxStateFields.sandboxHead,
+  rollbacks: sandboxStateFields.rollbacks,
 };
 
 /**
@@ -78,6 +154,8 @@ export const SandboxStateSchema = new StateSchema(sandboxStateFields);
 export interface SandboxState {
   changeLog: ChangeRecord[];
   sandboxHead?: string;
+  /** Rollbacks and undos, oldest first (empty when none, or when the graph has no such field). */
+  rollbacks: RollbackRecord[];
 }
 
 /** The update a node returns to record changes: records to append and the new head. */
@@ -91,13 +169,15 @@ export interface SandboxStateUpdate {
  * from unknown; missing or malformed fields come back empty rather than throwing.
  */
 export function readSandboxState(values: unknown): SandboxState {
-  if (typeof values !== 'object' || values === null) return { changeLog: [] };
+  if (typeof values !== 'object' || values === null) return { changeLog: [], rollbacks: [] };
   const record = values as Record<string, unknown>;
   const parsed = z.array(ChangeRecordSchema).safeParse(record['changeLog']);
+  const rollbacks = z.array(RollbackRecordSchema).safeParse(record['rollbacks']);
   const head = record['sandboxHead'];
   return {
     changeLog: parsed.success ? parsed.data : [],
     ...(typeof head === 'string' && head !== '' ? { sandboxHead: head } : {}),
+    rollbacks: rollbacks.success ? rollbacks.data : [],
   };
 }
 

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { summarizeClientRequest } from '../mcp/client-requests.js';
+import type { ClientRequestOutcome } from '../mcp/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { CapabilitySource, ChangeRecord, ToolResult } from '../registry/tool-descriptor.js';
@@ -26,8 +29,22 @@ export interface AuditVerdict {
 export interface AuditEntry {
   /** ISO time the call started. */
   time: string;
-  /** `tool-call` when a call finished (or failed); `approval-requested` when it paused for a human. */
-  event: 'tool-call' | 'approval-requested';
+  /**
+   * `tool-call-start` when a call starts (written before it runs, so a call whose process was
+   * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
+   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
+   * call made (a call killed before its snapshot).
+   */
+  event:
+    | 'tool-call'
+    | 'tool-call-start'
+    | 'approval-requested'
+    | 'client-request'
+    | 'unattributed-changes';
+  /** Links a call's `tool-call-start` entry to its other entries. */
+  callId?: string;
   actor?: string;
   thread?: string;
   toolCallId?: string;
@@ -57,6 +74,17 @@ export interface AuditEntry {
   snapshot?: string;
   changed?: number;
   budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
+  /** For `event: 'client-request'`: what was asked and how it ended. */
+  clientRequest?: {
+    method: string;
+    /** The upstream server that asked. */
+    serverName: string;
+    outcome: ClientRequestOutcome['outcome'];
+    /** The client's answer to an elicitation: accept, decline or cancel. */
+    action?: string;
+    /** The model that answered a sampling request. */
+    model?: string;
+  };
 }
 
 /** An append-only JSON-lines audit file. */
@@ -124,6 +152,11 @@ export interface ReadAuditOptions {
   threadId?: string;
   /** Keep only the last N matching entries. */
   limit?: number;
+  /**
+   * Keep every line as written. By default a `tool-call-start` entry is dropped once its call
+   * has an ending entry, so what remains of them are calls that never ended.
+   */
+  raw?: boolean;
 }
 
 /**
@@ -164,8 +197,25 @@ export async function readAuditLog(
     if (options.threadId !== undefined && value.thread !== options.threadId) continue;
     entries.push(value);
   }
+  const ended = new Set(
+    entries.flatMap((entry) =>
+      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
+      entry.callId !== undefined
+        ? [entry.callId]
+        : [],
+    ),
+  );
+  const kept =
+    options.raw === true
+      ? entries
+      : entries.filter(
+          (entry) =>
+            entry.event !== 'tool-call-start' ||
+            entry.callId === undefined ||
+            !ended.has(entry.callId),
+        );
   return {
-    entries: options.limit === undefined ? entries : entries.slice(-options.limit),
+    entries: options.limit === undefined ? kept : kept.slice(-options.limit),
     skipped,
   };
 }
@@ -265,8 +315,10 @@ function asBudgetRecord(value: unknown): BudgetRecord | undefined {
 /**
  * Records every tool call in the audit log: time, actor, thread, tool, capability verdicts, the
  * policy decision and who approved (from `_meta['agents/policy']`), duration, result size, error,
- * and the snapshot sha (from `_meta['agents/change']`). A call paused for approval is recorded as
- * `approval-requested`. Place it outermost so it sees refusals and every other layer's records.
+ * and the snapshot sha (from `_meta['agents/change']`). A `tool-call-start` entry is written
+ * before the call runs and the ending entry (same `callId`) after, so a call whose process was
+ * killed still shows. A call paused for approval ends as `approval-requested`. Place it
+ * outermost so it sees refusals and every other layer's records.
  */
 export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMiddleware {
   const now = options.now ?? Date.now;
@@ -316,7 +368,47 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
             : { disagreements: caps.disagreements }),
         },
         args: cappedArgs(request.args, maxArgsBytes),
+        callId: randomUUID(),
       };
+      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
+      // Requests the upstream server makes of the MCP client during this call are recorded too,
+      // refusals (by the policy or for a missing capability) included.
+      const forwarder = request.context.clientRequests;
+      if (forwarder !== undefined) {
+        request = {
+          ...request,
+          context: {
+            ...request.context,
+            clientRequests: forwarder.withObserver((outcome) => {
+              const result = outcome.result as Record<string, unknown> | undefined;
+              const message = outcome.error === undefined ? undefined : errorMessage(outcome.error);
+              void record({
+                ...base,
+                time: new Date(now() - outcome.durationMs).toISOString(),
+                event: 'client-request',
+                args: summarizeClientRequest(outcome.request),
+                durationMs: outcome.durationMs,
+                isError: outcome.outcome !== 'forwarded',
+                ...(message === undefined
+                  ? {}
+                  : {
+                      error:
+                        message.length > MAX_ERROR_CHARS
+                          ? `${message.slice(0, MAX_ERROR_CHARS)}…`
+                          : message,
+                    }),
+                clientRequest: {
+                  method: outcome.request.method,
+                  serverName: outcome.serverName,
+                  outcome: outcome.outcome,
+                  ...(typeof result?.['action'] === 'string' ? { action: result['action'] } : {}),
+                  ...(typeof result?.['model'] === 'string' ? { model: result['model'] } : {}),
+                },
+              });
+            }),
+          },
+        };
+      }
       let result: ToolResult;
       try {
         result = await next(request);

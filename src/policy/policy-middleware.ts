@@ -1,5 +1,6 @@
 import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { CLIENT_REQUEST_REFUSED_CODE, JsonRpcError } from '../mcp/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
@@ -82,6 +83,31 @@ export function createInterruptApprover(): Approver {
   };
 }
 
+/**
+ * The request with the policy's gate in front of what its upstream server may ask of the MCP
+ * client (sampling, elicitation) while it runs. Only a call the policy let run gets here.
+ */
+function withClientRequestGate(
+  request: ToolCallRequest,
+  policy: Policy,
+  name: string,
+): ToolCallRequest {
+  const forwarder = request.context.clientRequests;
+  if (forwarder === undefined) return request;
+  const rules = policy.clientRequests;
+  const gated = forwarder.withGate((clientRequest, info) => {
+    const key = clientRequest.method === 'sampling/createMessage' ? 'sampling' : 'elicitation';
+    if (rules[key] === 'deny') {
+      throw new JsonRpcError(
+        CLIENT_REQUEST_REFUSED_CODE,
+        `Refused by ${name}: ${clientRequest.method} from server "${info.serverName}" during ` +
+          `tool "${request.descriptor.name}" is denied by clientRequests.${key}.`,
+      );
+    }
+  });
+  return { ...request, context: { ...request.context, clientRequests: gated } };
+}
+
 function withFullStop(text: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
@@ -153,7 +179,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
 
       if (verdict.decision === 'allow') {
         await pinOnce(descriptor, 'policy');
-        const result = await next(request);
+        const result = await next(withClientRequestGate(request, policy, name));
         return withPolicyMeta(result, { ...base, outcome: 'allowed', decidedBy: 'policy' });
       }
 
@@ -202,7 +228,9 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
       const by = answer.by ?? 'user';
       await pinOnce(descriptor, by);
       if (answer.type === 'edit') {
-        const result = await next({ ...request, args: answer.args });
+        const result = await next(
+          withClientRequestGate({ ...request, args: answer.args }, policy, name),
+        );
         return withPolicyMeta(result, {
           ...base,
           outcome: 'edited',
@@ -210,7 +238,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
           editedArgs: answer.args,
         });
       }
-      const result = await next(request);
+      const result = await next(withClientRequestGate(request, policy, name));
       return withPolicyMeta(result, { ...base, outcome: 'approved', decidedBy: by });
     },
   };

@@ -75,6 +75,31 @@ export const SkillPolicySchema = z
   .describe('Policy refinements for the tools of one skill.');
 export type SkillPolicy = z.infer<typeof SkillPolicySchema>;
 
+/** What upstream servers may ask of the MCP client behind a served call. */
+export const ClientRequestPolicySchema = z
+  .strictObject({
+    sampling: z
+      .enum(['allow', 'deny'])
+      .default('allow')
+      .describe(
+        "`deny` refuses an upstream server's sampling/createMessage (a completion from the MCP " +
+          "client's model) during a served call.",
+      ),
+    elicitation: z
+      .enum(['allow', 'deny'])
+      .default('allow')
+      .describe(
+        "`deny` refuses an upstream server's elicitation/create (a question to the MCP client's " +
+          'user) during a served call.',
+      ),
+  })
+  .describe(
+    'Requests the upstream MCP servers make of their client while one of their tools runs, ' +
+      'forwarded to the MCP client that made the call under `agents serve` (a graph run never ' +
+      'offers them). Only calls the policy let run can make them; each is audited.',
+  );
+export type ClientRequestPolicy = z.infer<typeof ClientRequestPolicySchema>;
+
 /**
  * An actor's safety policy (the `policy:` key of an actor YAML file).
  * Parse it with `PolicySchema.parse(actor.policy ?? {})`.
@@ -95,6 +120,7 @@ export const PolicySchema = z
       'Decision for tools that appear at run time (tools/list_changed) in `ask` mode and have no ' +
         'exact rule; never looser than the mode allows.',
     ),
+    clientRequests: ClientRequestPolicySchema.default({ sampling: 'allow', elicitation: 'allow' }),
   })
   .describe('Safety policy: which tool calls run, which need approval, which are refused.');
 /** A parsed policy (defaults filled in). */

@@ -1,4 +1,5 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientRequestForwarder } from '../mcp/client-requests.js';
 
 /** Where a tool comes from. */
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
@@ -74,6 +75,12 @@ export interface ToolCallContext {
   config?: unknown;
   /** Progress from the server, when it sends any. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Where an upstream MCP server's `sampling/createMessage`, `elicitation/create` and log
+   * messages go while this call runs: the MCP client that made it (`agents serve`). Absent in a
+   * graph run: the upstream server is then not offered sampling or elicitation at all.
+   */
+  clientRequests?: ClientRequestForwarder;
 }
 
 /**

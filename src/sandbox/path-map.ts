@@ -34,6 +34,12 @@ export interface SandboxPathMap extends PathMap {
    * when nothing changed. Binary data and `_meta` are never touched.
    */
   rewriteResult(result: CallToolResult): CallToolResult;
+  /**
+   * Maps sandbox and project paths in an error's message back to logical paths, in place (the
+   * same error object, so its type, code and cause stay), and returns it. Errors from servers
+   * (JSON-RPC errors, spawn failures) often quote the absolute path they tried.
+   */
+  rewriteError<T>(error: T): T;
   /** True when `path` (absolute) lies inside the sandbox root, by whole path components. */
   isInside(path: string): boolean;
   /**
@@ -103,14 +109,16 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       .map((path): Base => ({ path, kind: 'alias' })),
   ].sort((a, b) => b.path.length - a.path.length);
   const primaryAlias = bases.find((base) => base.kind === 'alias')?.path;
-  const aliasHint = primaryAlias === undefined ? '' : `, or an absolute path under ${primaryAlias}`;
 
   const refuse = (input: string, reason: string, argument?: string): never => {
-    const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
+    // The model's own input, with the host's sandbox and project folders shown as logical.
+    const logical = typeof input === 'string' ? fromSandbox(input) : String(input);
+    const shown = logical.length > 200 ? `${logical.slice(0, 200)}…` : logical;
     const where = argument === undefined ? '' : ` (argument "${argument}")`;
     throw new AgentsError(
       AgentsErrorCode.PathOutsideSandbox,
-      `Path "${shown.replace(/\0/g, '\\0')}"${where} was refused: ${reason}. Use a path relative to the project root (for example "src/main.py")${aliasHint}.`,
+      // Never names the host's project or sandbox folder: the model works with logical paths.
+      `Path "${shown.replace(/\0/g, '\\0')}"${where} was refused: ${reason}. Use a path relative to the project root (for example "src/main.py").`,
       { details: { path: input, reason, ...(argument === undefined ? {} : { argument }) } },
     );
   };
@@ -147,6 +155,13 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
         argument,
       );
     }
+    if (isMultiplyEncoded(path)) {
+      return refuse(
+        input,
+        'it is encoded more than once (an encoded "%", an overlong UTF-8 form, or full-width dots or slashes); pass the plain path',
+        argument,
+      );
+    }
     if (path.includes('\\'))
       return refuse(input, 'backslashes are not path separators here; use "/"', argument);
     if (/^[A-Za-z]:/.test(path))
@@ -176,7 +191,11 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     }
     const components = rel === '' ? [] : rel.split(sep);
     if (components.some(isGitComponent)) {
-      return refuse(input, 'paths inside ".git" are not available to tools', argument);
+      return refuse(
+        input,
+        'paths inside ".git" (or a name git treats as ".git" on some platform) are not available to tools',
+        argument,
+      );
     }
     if (components.length > 0) {
       if (!cacheable || !checkedPaths.has(rel)) {
@@ -231,7 +250,18 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
         const stats = lstatSync(next, { throwIfNoEntry: false });
         if (stats === undefined) return;
         isLink = stats.isSymbolicLink();
+        // A file with a second name may share its content with a file outside the project (a
+        // tool can `ln` one in); a write through it would change that file. Checkouts and
+        // copies never make hard links, so treat it like a symlink that leads outside.
+        if (!isLink && stats.isFile() && stats.nlink > 1) {
+          return refuse(
+            input,
+            'it is a hard-linked file (it has another name, possibly outside the project)',
+            argument,
+          );
+        }
       } catch (error) {
+        if (AgentsError.isInstance(error)) throw error;
         const code = (error as NodeJS.ErrnoException).code;
         // Nothing exists from here on, so nothing further can be a link.
         if (code === 'ENOENT' || code === 'ENOTDIR') return;
@@ -277,7 +307,10 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     rootForms.flatMap((form) => [pathToFileURL(form).href, `file://${form}`]),
   );
   const uriAlias = primaryAlias === undefined ? undefined : pathToFileURL(primaryAlias).href;
-  const alternatives = [...uriForms, ...rootForms]
+  // Plain project paths map back too (a server under confinement sees the sandbox at the
+  // project's path, and quotes it): the model never needs a host path.
+  const aliasPlainForms = bases.filter((base) => base.kind === 'alias').map((base) => base.path);
+  const alternatives = [...uriForms, ...rootForms, ...aliasPlainForms]
     .sort((a, b) => b.length - a.length)
     .map(escapeRegExp)
     .join('|');
@@ -287,7 +320,10 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   // the `file://` forms that do not contain one (a root with characters a URI percent-encodes).
   const needles = [
     ...rootForms,
-    ...uriForms.filter((form) => !rootForms.some((rootForm) => form.includes(rootForm))),
+    ...aliasPlainForms,
+    ...uriForms.filter(
+      (form) => ![...rootForms, ...aliasPlainForms].some((plain) => form.includes(plain)),
+    ),
   ];
 
   const fromSandbox = (text: string): string => {
@@ -359,6 +395,21 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     };
   };
 
+  const rewriteError = <T>(error: T): T => {
+    if (!(error instanceof Error)) return error;
+    const message = fromSandbox(error.message);
+    if (message !== error.message) {
+      Object.defineProperty(error, 'message', {
+        value: message,
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      });
+      if (typeof error.stack === 'string') error.stack = fromSandbox(error.stack);
+    }
+    return error;
+  };
+
   const parsedLocations = new Map<string, Segment[]>();
   const rewriteArgs = (
     args: Record<string, unknown>,
@@ -387,6 +438,7 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     fromSandbox,
     rewriteArgs,
     rewriteResult,
+    rewriteError,
     isInside: (path: string) =>
       rootForms.some((form) => relativeInside(form, resolve(path)) !== undefined),
     trackWrites: () => {
@@ -535,8 +587,40 @@ function isFileUri(value: string): boolean {
   );
 }
 
-function isGitComponent(component: string): boolean {
-  return component.toLowerCase() === '.git';
+// Code points HFS+ ignores in names (git's is_hfs_dotgit): `.g\u200cit` is `.git` there.
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * Every spelling git treats as `.git` on some platform: any case (case-insensitive file
+ * systems), trailing dots and spaces and NTFS streams (`.git.`, `.git `, `.git::$INDEX_ALLOCATION`),
+ * the 8.3 short name (`GIT~1`), and HFS+ ignorable code points.
+ */
+export function isGitComponent(component: string): boolean {
+  let name = component.replace(HFS_IGNORED, '').toLowerCase();
+  if (/^git~\d+$/.test(name)) return true;
+  const stream = name.indexOf(':');
+  if (stream !== -1) name = name.slice(0, stream);
+  return name.replace(/[. ]+$/, '') === '.git';
+}
+
+/**
+ * True for a path that is still encoded after one decoding: an encoded `%` followed by hex
+ * (`%252e`), overlong UTF-8 forms of `.` and `/` (`%c0%ae`), or characters that compatibility
+ * normalization (NFKC, used by some servers) turns into dots, slashes or backslashes.
+ */
+function isMultiplyEncoded(path: string): boolean {
+  if (/%25[0-9a-f]{2}|%c0|%c1|%e0%80/i.test(path)) return true;
+  // Plain ASCII (the common case) has no compatibility forms.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(path)) return false;
+  const normalized = path.normalize('NFKC');
+  return countSeparators(normalized) !== countSeparators(path);
+}
+
+function countSeparators(text: string): number {
+  let count = 0;
+  for (const char of text) if (char === '.' || char === '/' || char === '\\') count++;
+  return count;
 }
 
 /** A local `file://` URI → path; undefined for a remote host or an encoded separator. */

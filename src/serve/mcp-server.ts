@@ -7,8 +7,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { createClientRequestForwarder, JsonRpcError } from '../mcp/client-requests.js';
 import { runWithApprover } from '../policy/approval-scope.js';
 import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { createClientRequestSink, trackLoggingLevel } from './client-forwarding.js';
 import { createElicitationApprover } from './elicitation-approver.js';
 import { createServedToolSet } from './served-tool-set.js';
 import type { ServedToolSet, ServedToolSetOptions } from './served-tool-set.js';
@@ -35,6 +37,9 @@ export const DEFAULT_SERVE_INSTRUCTIONS = [
   '(readOnlyHint is never true for a tool that may write).',
   "A call the server's safety policy wants approved is put to the client with elicitation/create",
   '(decision: approve | reject); a client without elicitation gets an isError refusal.',
+  'Upstream servers behind the tools may ask the client, during a call, for sampling/createMessage',
+  'or elicitation/create, and send log messages (notifications/message, logger "<server>/..."):',
+  'they are forwarded on the call when the client declared the capability.',
 ].join(' ');
 
 /** Options of {@link createMcpServer}. */
@@ -52,6 +57,11 @@ export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions> {
   instructions?: string;
   /** How calls that need approval are put to the client (see {@link ServeApprovalOptions}). */
   approval?: ServeApprovalOptions;
+  /**
+   * How long a forwarded upstream `sampling/createMessage` or `elicitation/create` waits for the
+   * client (default 10 minutes).
+   */
+  forwardTimeoutMs?: number;
 }
 
 /**
@@ -132,21 +142,6 @@ export function toErrorResult(toolName: string, error: unknown): ToolResult {
 }
 
 /**
- * A JSON-RPC error the SDK sends with exactly this message. `McpError` would put
- * `MCP error -32602: ` into the message, and the client's own `McpError` adds it again.
- */
-export class JsonRpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = 'JsonRpcError';
-  }
-}
-
-/**
  * Low-level SDK server subclass that drops its tool-set subscription on close. Internal: callers
  * see a plain SDK `Server`.
  */
@@ -197,7 +192,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   const server = new ServedMcpServer(
     { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
     {
-      capabilities: { tools: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, logging: {} },
       instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
     },
   );
@@ -215,6 +210,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   });
   server.addCleanup(stopListening);
   if (ownsToolSet) server.addCleanup(() => toolSet.close());
+
+  const logLevelPasses = trackLoggingLevel(server);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)),
@@ -245,6 +242,20 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const context: ToolCallContext = {
       signal: extra.signal,
       toolCallId: `mcp-${extra.sessionId ?? 'local'}-${String(extra.requestId)}`,
+      // What upstream servers ask of their client during this call goes to this client; the
+      // actor's audit and policy layers add their observer and gate on the way down.
+      clientRequests: createClientRequestForwarder(
+        createClientRequestSink({
+          server,
+          requestId: extra.requestId,
+          signal: extra.signal,
+          sendNotification: extra.sendNotification,
+          logLevelPasses,
+          ...(options.forwardTimeoutMs === undefined
+            ? {}
+            : { timeoutMs: options.forwardTimeoutMs }),
+        }),
+      ),
     };
     if (progressToken !== undefined) {
       context.onProgress = (progress) => {

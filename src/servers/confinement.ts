@@ -57,8 +57,7 @@ export const BUBBLEWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
 
 /** The result of probing for bubblewrap. */
 export type BubblewrapProbe =
-  | { available: true; path: string }
-  | { available: false; reason: string };
+  { available: true; path: string } | { available: false; reason: string };
 
 // Probes cost one spawn (~10 ms): once per binary and network setting per process.
 const probes = new Map<string, BubblewrapProbe>();
@@ -188,14 +187,7 @@ export function resolveConfinement(
     network,
     wrap: (command, args, cwd) => ({
       command: bwrap,
-      args: [
-        ...prefix(command, args),
-        '--chdir',
-        cwd ?? scope.sandboxRoot,
-        '--',
-        command,
-        ...args,
-      ],
+      args: [...prefix(command, args), '--chdir', cwd ?? scope.sandboxRoot, '--', command, ...args],
     }),
   };
 }
@@ -241,10 +233,23 @@ function bubblewrapArguments(
     ...hidden.flatMap((path) => ['--tmpfs', path]),
   ];
   const tail = ['--bind', sandbox, sandbox];
+  // The sandbox's own repository may borrow the user's objects (alternates naming
+  // `<project>/.git/objects`): keep the user's git dir readable at its path, read-only, over the
+  // sandbox's `.git` there. Only where both exist: a missing mount point would be created in
+  // the sandbox.
+  const userGit = canBindProject ? join(project!, '.git') : undefined;
+  const keepUserGit =
+    userGit !== undefined && isDirectory(userGit) && isDirectory(join(sandbox, '.git'));
+  const projectBind = [
+    '--bind',
+    sandbox,
+    project ?? '',
+    ...(keepUserGit ? ['--ro-bind', userGit!, userGit!] : []),
+  ];
   return (command, args) => {
     const bindProject =
       canBindProject && !serverFilesUnder(project!, command, args, scope.sandboxRoot);
-    return [...head, ...(bindProject ? ['--bind', sandbox, project!] : []), ...tail];
+    return [...head, ...(bindProject ? projectBind : []), ...tail];
   };
 }
 
@@ -266,6 +271,14 @@ function serverFilesUnder(
     const real = realOrResolved(path);
     return real === project || isWithin(real, project);
   });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function realOrResolved(path: string): string {

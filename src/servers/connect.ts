@@ -1,9 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
 import type { NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
@@ -11,6 +8,8 @@ import type { Confinement } from './confinement.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
+import { createServerOAuthProvider } from './oauth/server-auth.js';
+import { createRemoteTransport } from './remote-transport.js';
 
 /** Options of {@link createServerTransport}. */
 export interface ServerTransportOptions {
@@ -23,6 +22,8 @@ export interface ServerTransportOptions {
   runDir?: string | null;
   /** OS confinement of stdio servers (bubblewrap); default none. */
   confinement?: Confinement;
+  /** Per-user state folder holding OAuth tokens; default `defaultStateDir()`. */
+  stateDir?: string;
 }
 
 /** A transport for one server plus what messages need to say about it. */
@@ -46,7 +47,9 @@ export function describeServerTarget(config: NamedServerConfig): string {
 /**
  * Builds the (unstarted) transport for a server config: our own stdio transport (own process
  * group, env allow-list, bounded framing), or the SDK's streamable-HTTP / SSE client transports
- * with the configured headers. The SDK `Client.connect()` starts it.
+ * with the configured headers and OAuth (non-interactive: a server that wants a login fails with
+ * `AUTH_REQUIRED` naming `agents server login NAME`). `${VAR}` references in `args`, `env`,
+ * `url` and `headers` are resolved here, at start. The SDK `Client.connect()` starts it.
  */
 export function createServerTransport(
   config: NamedServerConfig,
@@ -56,10 +59,13 @@ export function createServerTransport(
   if (config.transport === 'stdio') {
     assertSafeLaunch(config);
     const cwd = config.cwd ?? options.cwd;
+    const args = (config.args ?? []).map((arg, index) =>
+      expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
+    );
     // The guard above judged the server's own command line; the wrapper only adds mounts.
-    const launch = options.confinement?.wrap(config.command, config.args ?? [], cwd) ?? {
+    const launch = options.confinement?.wrap(config.command, args, cwd) ?? {
       command: config.command,
-      args: config.args ?? [],
+      args,
     };
     const stdio = createStdioTransport({
       serverName: config.name,
@@ -67,7 +73,8 @@ export function createServerTransport(
       args: launch.args,
       // Messages name the server's own command line, not the wrapper's.
       displayTarget: target,
-      env: config.env,
+      signalExitCodes: launch.command !== config.command,
+      env: expandEnvReferenceMap(config.env, `Server "${config.name}" env`),
       cwd,
       shutdownMs: config.timeouts?.shutdownMs,
       maxLineBytes: options.maxLineBytes,
@@ -76,14 +83,19 @@ export function createServerTransport(
     });
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }
-  const requestInit: RequestInit | undefined = config.headers
-    ? { headers: { ...config.headers } }
-    : undefined;
-  if (config.transport === 'sse') {
-    const sse = new SSEClientTransport(new URL(config.url), { requestInit });
-    return { transport: sse, target, close: () => sse.close().catch(() => undefined) };
-  }
-  const http = new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
+  const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
+  const authProvider = createServerOAuthProvider(
+    config,
+    options.stateDir === undefined ? {} : { stateDir: options.stateDir },
+  );
+  const http = createRemoteTransport(
+    config.transport,
+    new URL(expandEnvReferences(config.url, `Server "${config.name}" url`)),
+    {
+      ...(headers === undefined ? {} : { headers }),
+      ...(authProvider === undefined ? {} : { authProvider }),
+    },
+  );
   const shutdownMs = config.timeouts?.shutdownMs ?? 2_000;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

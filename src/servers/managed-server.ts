@@ -31,6 +31,11 @@ import { knownServerVerdicts } from '../registry/known-servers.js';
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
 import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
+import {
+  ClientRequestRouter,
+  FORWARDED_CLIENT_CAPABILITIES,
+  ForwardingCallClock,
+} from './client-request-router.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
   ServerEventEmitter,
@@ -74,6 +79,14 @@ export interface ManagedServerOptions {
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
   /** Client name/version sent in `initialize`. */
   clientInfo?: Implementation;
+  /**
+   * Offer the server `sampling` and `elicitation` (form) in `initialize`, and answer them by
+   * forwarding to the `clientRequests` of the tool call in flight (`agents serve`: the MCP
+   * client that made the call). Default false: nothing could answer them, so they are not
+   * declared. Log messages (`notifications/message`) go to the call's `clientRequests` either
+   * way, or to the logger at debug level.
+   */
+  forwardClientRequests?: boolean;
 }
 
 /**
@@ -230,6 +243,7 @@ class ManagedServerImpl implements ManagedServer {
   private healthCheck: Promise<void> | undefined;
   private warnedUndeclaredListChanged = false;
   private readyWaiters: Array<{ resolve: () => void; reject: (error: ServerError) => void }> = [];
+  private readonly clientRequests: ClientRequestRouter;
 
   constructor(config: NamedServerConfig, options: ManagedServerOptions) {
     this.name = config.name;
@@ -237,6 +251,7 @@ class ManagedServerImpl implements ManagedServer {
     this.options = options;
     this.logger = options.logger ?? silentServerLogger;
     this.events = new ServerEventEmitter(this.logger);
+    this.clientRequests = new ClientRequestRouter(config.name, this.logger);
     this.timeouts = {
       startupMs: config.timeouts?.startupMs ?? 30_000,
       callMs: config.timeouts?.callMs ?? 60_000,
@@ -332,10 +347,15 @@ class ManagedServerImpl implements ManagedServer {
       setProtocolVersion?.(version);
     };
     const roots = this.options.roots;
+    const forward = this.options.forwardClientRequests === true;
     const client = new Client(this.options.clientInfo ?? CLIENT_INFO, {
-      capabilities: roots ? { roots: { listChanged: true } } : {},
+      capabilities: {
+        ...(roots ? { roots: { listChanged: true } } : {}),
+        ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
+      },
     });
     connection.client = client;
+    this.clientRequests.install(client, forward);
     if (roots) {
       client.setRequestHandler(ListRootsRequestSchema, () => ({
         roots: roots().map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })),
@@ -668,23 +688,38 @@ class ManagedServerImpl implements ManagedServer {
     }
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
+    // While the call runs, what the server asks of its client goes to the caller's client, and
+    // the no-answer timeout stands still while the client (maybe a person) answers.
+    const clock =
+      context.clientRequests === undefined
+        ? undefined
+        : new ForwardingCallClock(this.timeouts.callMs, context.clientRequests);
+    const leave = clock === undefined ? undefined : this.clientRequests.enter(clock.forwarder);
     try {
       const result = await connection.client.request(
         { method: 'tools/call', params: { name, arguments: args } },
         CallToolResultSchema,
         {
-          signal: context.signal,
-          timeout: this.timeouts.callMs,
+          signal:
+            clock === undefined
+              ? context.signal
+              : context.signal === undefined
+                ? clock.signal
+                : AbortSignal.any([context.signal, clock.signal]),
+          // With a clock, the SDK only enforces the overall cap; the clock is the idle timeout.
+          timeout: clock === undefined ? this.timeouts.callMs : this.timeouts.maxCallMs,
           maxTotalTimeout: this.timeouts.maxCallMs,
           resetTimeoutOnProgress: true,
           // Passing onprogress makes the SDK send a progress token, which is what lets progress
           // reset the timeout at all; maxTotalTimeout still caps the call.
-          onprogress: (progress) =>
+          onprogress: (progress) => {
+            clock?.touch();
             context.onProgress?.({
               progress: progress.progress,
               total: progress.total,
               message: progress.message,
-            }),
+            });
+          },
         },
       );
       this.restartAttempts = 0;
@@ -698,8 +733,12 @@ class ManagedServerImpl implements ManagedServer {
           { cause: context.signal.reason },
         );
       }
-      if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
-        const capped = /maximum total timeout/i.test(error.message);
+      if (clock?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+        // With a clock the SDK's own timeout is the overall cap.
+        const capped =
+          clock === undefined
+            ? /maximum total timeout/i.test(errorMessage(error))
+            : !clock.expired;
         // One slow call does not make a server unhealthy; a failed ping does.
         void this.checkHealth();
         throw new ServerError(
@@ -747,6 +786,9 @@ class ManagedServerImpl implements ManagedServer {
         { ...this.details('call', connection.serverTransport), toolName: name },
         { cause: error },
       );
+    } finally {
+      clock?.stop();
+      leave?.();
     }
   }
 

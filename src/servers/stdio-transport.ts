@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -23,6 +24,11 @@ export interface StdioTransportOptions {
   args?: readonly string[];
   /** The command line shown in messages, when the spawned one is a wrapper (bubblewrap). */
   displayTarget?: string;
+  /**
+   * The spawned command is a wrapper that exits with 128+N when the server dies of signal N
+   * (bubblewrap): such exit codes are reported as that signal.
+   */
+  signalExitCodes?: boolean;
   /** Extra environment, on top of the SDK's safe default list (HOME, PATH, ...). Nothing else leaks. */
   env?: Record<string, string>;
   cwd?: string;
@@ -134,6 +140,17 @@ export function isProcessGroupAlive(pgid: number): boolean {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
+}
+
+/** A wrapper's exit code 128+N as "killed by signal N" (the shell convention bubblewrap uses). */
+function fromWrapperExit(exitCode: number | null, signal: NodeJS.Signals | null): ProcessExit {
+  if (exitCode !== null && exitCode > 128 && exitCode < 128 + 65) {
+    const name = Object.entries(constants.signals).find(
+      ([, number]) => number === exitCode - 128,
+    )?.[0];
+    if (name !== undefined) return { exitCode: null, signal: name };
+  }
+  return { exitCode, signal };
 }
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -274,7 +291,9 @@ class ProcessStdioTransport implements StdioTransport {
         resolve();
       });
       child.once('exit', (exitCode, signal) => {
-        this.exit = { exitCode, signal };
+        this.exit = this.options.signalExitCodes
+          ? fromWrapperExit(exitCode, signal)
+          : { exitCode, signal };
         for (const waiter of this.exitWaiters.splice(0)) waiter();
         if (this.state === 'open') {
           this.logger.debug(`Server "${this.options.serverName}" exited`, { exitCode, signal });

@@ -1,21 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectStateDir } from '../../src/sandbox/state-dir.js';
+import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOTES_SERVER = join(ROOT, 'test', 'fixtures', 'workspace', 'notes-server.mjs');
 const FAULT_SERVER = join(ROOT, 'test', 'fixtures', 'fault-server.mjs');
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('agents CLI', () => {
   let dir: string;
@@ -288,15 +282,15 @@ describe('agents CLI', () => {
         '--policy',
         'auto',
       );
-      const run = await agentsProcess(dir, [
-        'actor',
-        'run',
-        'bot',
-        '--input',
-        'go',
-        '--thread',
-        't-1',
-      ]);
+      // Server process groups are recorded here while they live (see orphan-reaper): the host's
+      // view of them, whatever pid the server sees inside its own pid namespace (bubblewrap).
+      const runDir = await mkdtemp(join(tmpdir(), 'agents-cli-run-'));
+      const run = await agentsProcess(
+        dir,
+        ['actor', 'run', 'bot', '--input', 'go', '--thread', 't-1'],
+        undefined,
+        { AGENTS_SERVERS_RUN_DIR: runDir },
+      );
       expect(run.stderr).toContain('thread: t-1');
       expect(run.code).toBe(0);
       const lines = run.stdout.trim().split('\n');
@@ -306,8 +300,9 @@ describe('agents CLI', () => {
       expect(lines[3]).toMatch(/^← write_note: wrote /);
       expect(lines[4]).toBe('  changed: A out.md');
       expect(lines[5]).toBe('all done');
-      const pid = Number(lines[1]!.split(': ')[1]);
-      expect(isAlive(pid)).toBe(false);
+      // A record is removed only once its whole process group is gone.
+      expect(await readdir(runDir)).toEqual([]);
+      await rm(runDir, { recursive: true, force: true });
     },
   );
 
@@ -347,27 +342,32 @@ describe('agents CLI', () => {
         'auto',
       );
       let signalled = false;
+      const runDir = await mkdtemp(join(tmpdir(), 'agents-cli-run-'));
+      const groups: number[] = [];
       const run = await agentsProcess(
         dir,
         ['actor', 'run', 'bot', '--input', 'go'],
         (stdout, child) => {
           if (!signalled && stdout.includes('→ wait')) {
             signalled = true;
+            // The host's pid of the server's process group, from its reaper record.
+            for (const name of readdirSync(runDir)) groups.push(Number(name.split('-')[1]));
             child.kill('SIGINT');
           }
         },
+        { AGENTS_SERVERS_RUN_DIR: runDir },
       );
       expect(signalled).toBe(true);
       expect(run.code).toBe(130);
       expect(run.stderr).toMatch(/interrupted/);
       const pid = Number(/← get_pid: (\d+)/.exec(run.stdout)?.[1]);
       expect(pid).toBeGreaterThan(0);
-      expect(isAlive(pid)).toBe(false);
-      // The sandbox worktree went away with the actor.
-      const worktrees = execFileSync('git', ['worktree', 'list'], { cwd: dir, encoding: 'utf8' })
-        .trim()
-        .split('\n');
-      expect(worktrees).toHaveLength(1);
+      expect(groups).toHaveLength(1);
+      expect(isProcessGroupAlive(groups[0]!)).toBe(false);
+      await rm(runDir, { recursive: true, force: true });
+      // The run's sandbox went away with the actor: nothing left in the project's state folder.
+      const sandboxes = join(projectStateDir(dir), 'sandboxes');
+      expect(existsSync(sandboxes) ? readdirSync(sandboxes) : []).toEqual([]);
     },
   );
 });

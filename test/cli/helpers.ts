@@ -53,10 +53,12 @@ export function agentsProcess(
   cwd: string,
   argv: string[],
   onStdout?: (text: string, child: ChildProcess) => void,
+  env?: Record<string, string>,
 ): Promise<CliRun> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...argv], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
   });
   let stdout = '';
   let stderr = '';

@@ -13,7 +13,7 @@ describe('a server named by a project-relative path (./...)', () => {
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-project-paths-');
     // Like ./node_modules/...: a file of the project that git does not track, so the sandbox
-    // (a worktree of HEAD) does not have it.
+    // (made from HEAD's committed files) does not have it.
     await mkdir(join(dir, 'tools'));
     await writeFile(
       join(dir, 'tools', 'notes.mjs'),
@@ -84,7 +84,9 @@ describe('a server named by a project-relative path (./...)', () => {
       // The server ran with the sandbox as its working folder: the write landed there only,
       // and the sandbox has no copy of the untracked server script.
       const sandbox = /sandbox: (.+)$/m.exec(run.stderr)?.[1] ?? '';
-      expect(sandbox.startsWith(join(dir, '.agents', 'sandboxes'))).toBe(true);
+      // Outside the project, in the workspace's folder of the (test) state folder.
+      expect(sandbox.startsWith(join(process.env['AGENTS_STATE_DIR']!, 'workspaces'))).toBe(true);
+      expect(sandbox.startsWith(dir)).toBe(false);
       expect(await readFile(join(sandbox, 'out.md'), 'utf8')).toBe('x');
       expect(existsSync(join(sandbox, 'README.md'))).toBe(true);
       expect(existsSync(join(sandbox, 'tools', 'notes.mjs'))).toBe(false);

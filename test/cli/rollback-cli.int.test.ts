@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openThreadSandbox } from '../../src/actors/thread-sandbox.js';
+import { openThreadSandbox, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 
@@ -97,8 +97,9 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
       expect(run.stdout).toContain('changed: M a.txt');
       expect(run.stdout).toContain('all written');
 
-      // The thread's sandbox outlived the run, recorded under the workspace.
-      const threadDir = join(dir, '.agents', 'sandboxes', 'bot', THREAD);
+      // The thread's sandbox outlived the run, recorded in the workspace's state folder.
+      const threadDir = threadSandboxDir(join(dir, '.agents'), 'bot', THREAD);
+      expect(threadDir.startsWith(dir)).toBe(false);
       const record = JSON.parse(await readFile(join(threadDir, 'thread.json'), 'utf8')) as {
         actor: string;
         threadId: string;
@@ -212,12 +213,12 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
       expect(await exists(join(dir, 'a.txt'))).toBe(false);
       expect(await readFile(join(dir, 'README.md'), 'utf8')).toBe('hello\n');
 
-      // Removing the thread's sandbox deletes its worktree and refs.
+      // Removing the thread's sandbox deletes its folder; the user's repo never had a trace.
       const removed = await agents(dir, 'sandbox', 'remove', '--thread', THREAD);
       expect(removed.code, removed.stderr).toBe(0);
       expect(await exists(threadDir)).toBe(false);
       expect(git('worktree', 'list').trim().split('\n')).toHaveLength(1);
-      expect(git('for-each-ref', 'refs/agents/').trim()).toBe('');
+      expect(git('for-each-ref', '--format=%(refname)').trim()).toBe('refs/heads/main');
       const gone = await agents(dir, 'checkpoints', '--thread', THREAD);
       expect(gone.code).toBe(4);
       expect(gone.stderr).toMatch(/No sandbox is recorded for thread "thread-1"/);

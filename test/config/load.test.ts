@@ -161,7 +161,14 @@ describe('configJsonSchemas', () => {
     )['policy'];
     expect(policy?.['additionalProperties']).toBe(false);
     const fields = policy?.['properties'] as Record<string, Record<string, unknown>>;
-    expect(Object.keys(fields).sort()).toEqual(['mode', 'newTools', 'rules', 'skills', 'tools']);
+    expect(Object.keys(fields).sort()).toEqual([
+      'clientRequests',
+      'mode',
+      'newTools',
+      'rules',
+      'skills',
+      'tools',
+    ]);
     expect(fields['mode']?.['enum']).toEqual(['read-only', 'ask', 'auto']);
   });
 

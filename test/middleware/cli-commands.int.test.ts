@@ -51,6 +51,7 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
       argv,
       workspace: '.agents',
       cwd: repo.dir,
+      projectDir: repo.dir,
       json,
       stdout,
       stderr: new PassThrough(),

@@ -85,6 +85,7 @@ describe('rollback of a graph whose tools write through a real MCP server (stdio
     expect(readSandboxState(state.values)).toEqual({
       changeLog: [log[0]],
       sandboxHead: log[0]!.snapshot,
+      rollbacks: [expect.objectContaining({ kind: 'rollback', to: afterFirst.checkpointId })],
     });
 
     // Back to the start: the base tree.

@@ -136,7 +136,7 @@ describe('createPathRewriteMiddleware', () => {
     expect(result.content).toEqual([
       {
         type: 'text',
-        text: `Path "../outside.txt" (argument "path") was refused: it escapes the project with "..". Use a path relative to the project root (for example "src/main.py"), or an absolute path under ${repo}.`,
+        text: `Path "../outside.txt" (argument "path") was refused: it escapes the project with "..". Use a path relative to the project root (for example "src/main.py").`,
       },
     ]);
     expect(result._meta?.[PATH_REFUSED_META_KEY]).toMatchObject({

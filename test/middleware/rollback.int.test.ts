@@ -11,9 +11,9 @@ import {
   listCheckpoints,
   markRunActive,
   rollback,
-  undoRollback,
   withActiveRun,
 } from '../../src/middleware/rollback.js';
+import { undoRollback } from '../../src/middleware/undo-rollback.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
 import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';

@@ -45,6 +45,7 @@ function context(argv: string[]): CommandContext & { out: () => string; err: () 
     argv,
     workspace,
     cwd: workspace,
+    projectDir: workspace,
     json: false,
     stdout,
     stderr,

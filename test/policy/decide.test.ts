@@ -216,7 +216,9 @@ describe('policy schema', () => {
       tools: {},
       skills: {},
       newTools: 'ask',
+      clientRequests: { sampling: 'allow', elicitation: 'allow' },
     });
+    expect(() => parsePolicy({ clientRequests: { sampling: 'ask' } })).toThrow(/sampling/);
     expect(() => parsePolicy({ mdoe: 'auto' }, 'actors/coder.yaml')).toThrow(/actors\/coder\.yaml/);
     expect(() => parsePolicy({ rules: [{ match: {}, decision: 'allow' }] })).toThrow(AgentsError);
     expect(() => parsePolicy({ rules: [{ match: { tool: 'x' }, decision: 'maybe' }] })).toThrow(

@@ -68,3 +68,51 @@ export function hashTree(root: string, skip: readonly string[] = []): string {
   walk(root, '');
   return hash.digest('hex');
 }
+
+/** Runs git on a sandbox's private snapshot store (`<runDir>/git`). */
+export function storeGit(sandbox: { runDir: string; root: string }, ...args: string[]): string {
+  return git(sandbox.root, `--git-dir=${join(sandbox.runDir, 'git')}`, ...args);
+}
+
+/**
+ * Everything about a user's repo that a sandbox must never change, as one comparable record:
+ * the working tree, the `.git` folder minus `objects/` and `logs/` (index, HEAD, refs,
+ * packed-refs, config, hooks, info, worktree records), and what git itself reports for refs,
+ * tags, stash, worktrees and status. `.git` is hashed first and git runs with optional locks
+ * off, so taking the fingerprint never changes what it measures.
+ */
+export function repoFingerprint(
+  repo: string,
+  options: { skip?: readonly string[] } = {},
+): Record<string, string> {
+  const skip = options.skip ?? [];
+  const dotGit = hashTree(join(repo, '.git'), ['objects', 'logs']);
+  const read = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: repo,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: repo,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_OPTIONAL_LOCKS: '0',
+      },
+    });
+  return {
+    dotGit,
+    workingTree: hashTree(repo, ['.git', ...skip]),
+    refs: read('for-each-ref', '--format=%(refname) %(objectname)'),
+    stash: read('stash', 'list', '--format=%H %gs'),
+    worktrees: read('worktree', 'list', '--porcelain'),
+    config: readFileSync(join(repo, '.git', 'config'), 'utf8'),
+    status: read(
+      'status',
+      '--porcelain=v1',
+      '--untracked-files=all',
+      '--ignored',
+      '--',
+      '.',
+      ...skip.map((name) => `:(exclude)${name}`),
+    ),
+  };
+}

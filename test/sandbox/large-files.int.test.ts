@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox, openSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { git, makeRepo, writeFiles } from './helpers.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { openSandbox } from '../../src/sandbox/open-sandbox.js';
+import { git, makeRepo, storeGit, writeFiles } from './helpers.js';
 
 /** A small cap, so the tests need no large files. */
 const CAP = 1000;
@@ -44,7 +45,7 @@ async function make(
 
 /** The file paths a snapshot holds. */
 function filesOf(sandbox: LocalSandbox, sha: string): string[] {
-  return git(sandbox.root, 'ls-tree', '-r', '-z', '--name-only', sha)
+  return storeGit(sandbox, 'ls-tree', '-r', '-z', '--name-only', sha)
     .split('\0')
     .filter((path) => path !== '');
 }
@@ -85,8 +86,8 @@ describe('snapshot size cap (maxFileBytes)', () => {
     writeFiles(sandbox.root, { 'data.txt': big(), 'src/util.py': 'x = 2\n' });
     const snap = await sandbox.snapshot('grow');
     expect(snap.changed).toEqual([{ status: 'M', path: 'src/util.py' }]);
-    expect(git(sandbox.root, 'show', `${snap.sha}:data.txt`)).toBe('small\n');
-    expect(git(sandbox.root, 'show', `${snap.sha}:src/util.py`)).toBe('x = 2\n');
+    expect(storeGit(sandbox, 'show', `${snap.sha}:data.txt`)).toBe('small\n');
+    expect(storeGit(sandbox, 'show', `${snap.sha}:src/util.py`)).toBe('x = 2\n');
     expect(snap.warnings).toHaveLength(1);
     expect(snap.warnings![0]).toContain('"data.txt" is 2000 bytes');
     expect(snap.warnings![0]).toContain('snapshots keep its last captured version');
@@ -108,7 +109,7 @@ describe('snapshot size cap (maxFileBytes)', () => {
     writeFiles(sandbox.root, { 'new.dat': 'now small\n' });
     const back = await sandbox.snapshot('shrink');
     expect(back.changed).toEqual([{ status: 'A', path: 'new.dat' }]);
-    expect(git(sandbox.root, 'show', `${back.sha}:new.dat`)).toBe('now small\n');
+    expect(storeGit(sandbox, 'show', `${back.sha}:new.dat`)).toBe('now small\n');
 
     rmSync(join(sandbox.root, 'data.txt'));
     const gone = await sandbox.snapshot('delete');
@@ -154,7 +155,7 @@ describe('snapshot size cap (maxFileBytes)', () => {
     expect(after.changed).toEqual([{ status: 'M', path: 'README.md' }]);
     expect(filesOf(sandbox, after.sha)).not.toContain('grow.dat');
     expect(filesOf(sandbox, after.sha)).not.toContain('gone.txt');
-    expect(git(sandbox.root, 'show', `${after.sha}:data.txt`)).toBe('small\n');
+    expect(storeGit(sandbox, 'show', `${after.sha}:data.txt`)).toBe('small\n');
   });
 
   it('refuses a rollback that would put a folder where a skipped file is, and leaves the file alone', async () => {
@@ -228,7 +229,7 @@ describe('snapshot size cap (maxFileBytes)', () => {
       expect(snap.changed).toEqual([{ status: 'M', path: 'README.md' }]);
       expect(snap.warnings?.join('\n')).toContain('"big.dat"');
       expect(snap.warnings?.join('\n')).toContain('"data.txt"');
-      expect(git(second.root, 'show', `${snap.sha}:data.txt`)).toBe('small\n');
+      expect(storeGit(second, 'show', `${snap.sha}:data.txt`)).toBe('small\n');
       expect((await second.snapshot('three')).warnings).toBeUndefined();
     } finally {
       await second.close({ remove: false });

@@ -6,18 +6,15 @@ import {
   statSync,
   unlinkSync,
   mkdirSync,
-  renameSync,
+  readdirSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import {
-  createSandbox,
-  pruneSandboxes,
-  type LocalSandbox,
-} from '../../src/sandbox/local-sandbox.js';
-import { git, hashTree, makeRepo, writeFiles } from './helpers.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { pruneSandboxes } from '../../src/sandbox/prune-sandboxes.js';
+import { git, hashTree, makeRepo, repoFingerprint, storeGit, writeFiles } from './helpers.js';
 
 let scratch: string;
 let repo: string;
@@ -51,56 +48,37 @@ async function make(
   return sandbox;
 }
 
-/** Everything about the user's repo that the sandbox must never change. */
-function userRepoState(): Record<string, string> {
-  return {
-    head: git(repo, 'rev-parse', 'HEAD'),
-    symbolicHead: git(repo, 'symbolic-ref', 'HEAD'),
-    branches: git(
-      repo,
-      'for-each-ref',
-      '--format=%(refname) %(objectname)',
-      'refs/heads',
-      'refs/tags',
-    ),
-    status: git(repo, 'status', '--porcelain=v1', '--untracked-files=all', '--ignored'),
-    index: hashTree(join(repo, '.git'), [
-      'objects',
-      'refs',
-      'worktrees',
-      'logs',
-      'config',
-      'hooks',
-      'info',
-      'HEAD',
-      'description',
-      'packed-refs',
-      'COMMIT_EDITMSG',
-      'ORIG_HEAD',
-    ]),
-    config: readFileSync(join(repo, '.git', 'config'), 'utf8'),
-    hooks: hashTree(join(repo, '.git', 'hooks')),
-    info: hashTree(join(repo, '.git', 'info')),
-    workingTree: hashTree(repo, ['.git']),
-  };
-}
-
 describe('createSandbox (git repo)', () => {
-  it('makes a detached worktree at the revision, outside the user repo, with the base pinned under refs/agents', async () => {
-    const base = git(repo, 'rev-parse', 'HEAD').trim();
+  it('makes a repository of its own at the revision, outside the user repo, with a private snapshot store', async () => {
+    const commit = git(repo, 'rev-parse', 'HEAD').trim();
+    git(repo, 'branch', 'feature');
+    git(repo, 'tag', 'v1');
+    const before = repoFingerprint(repo);
     const sandbox = await make({ id: 'run-1' });
-    expect(sandbox.kind).toBe('worktree');
-    expect(sandbox.base).toBe(base);
-    expect(sandbox.head).toBe(base);
+    expect(sandbox.kind).toBe('repository');
+    expect(sandbox.sourceCommit).toBe(commit);
+    expect(sandbox.head).toBe(sandbox.base);
     expect(sandbox.root.startsWith(baseDir)).toBe(true);
     expect(readFileSync(join(sandbox.root, 'src/main.py'), 'utf8')).toBe('print("hi")\n');
-    expect(statSync(join(sandbox.root, '.git')).isFile()).toBe(true);
-    expect(git(sandbox.root, 'rev-parse', 'HEAD').trim()).toBe(base);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/run-1/').trim()).toBe(
-      `refs/agents/run-1/${base}`,
+    // The base snapshot is the user's tree, in the sandbox's own store (no history).
+    expect(storeGit(sandbox, 'rev-parse', `${sandbox.base}^{tree}`)).toBe(
+      git(repo, 'rev-parse', 'HEAD^{tree}'),
     );
+    expect(storeGit(sandbox, 'rev-list', '--count', sandbox.base).trim()).toBe('1');
+    // The tool repo: a real directory, the user's branch and tags, a clean status.
+    expect(statSync(join(sandbox.root, '.git')).isDirectory()).toBe(true);
+    expect(git(sandbox.root, 'rev-parse', 'HEAD').trim()).toBe(commit);
+    expect(git(sandbox.root, 'branch', '--show-current').trim()).toBe('main');
+    expect(git(sandbox.root, 'for-each-ref', '--format=%(refname)').trim().split('\n')).toEqual([
+      'refs/heads/feature',
+      'refs/heads/main',
+      'refs/tags/v1',
+    ]);
+    expect(git(sandbox.root, 'status', '--porcelain')).toBe('');
+    expect(git(sandbox.root, 'remote')).toBe('');
     expect(sandbox.paths.root).toBe(sandbox.root);
     expect(sandbox.paths.aliases).toContain(repo);
+    expect(repoFingerprint(repo)).toEqual(before);
   });
 
   it('checks out an older revision when asked', async () => {
@@ -109,7 +87,8 @@ describe('createSandbox (git repo)', () => {
     git(repo, 'add', 'later.txt');
     git(repo, 'commit', '-q', '-m', 'later');
     const sandbox = await make({ revision: first });
-    expect(sandbox.base).toBe(first);
+    expect(sandbox.sourceCommit).toBe(first);
+    expect(git(sandbox.root, 'rev-parse', 'HEAD').trim()).toBe(first);
     expect(existsSync(join(sandbox.root, 'later.txt'))).toBe(false);
   });
 
@@ -133,8 +112,9 @@ describe('createSandbox (git repo)', () => {
       { status: 'A', path: 'notes/new.md' },
       { status: 'D', path: 'src/util.py' },
     ]);
-    expect(git(repo, 'show', `${first.sha}:README.md`)).toBe('# changed\n');
-    expect(git(repo, 'log', '-1', '--format=%an <%ae>|%s', first.sha).trim()).toBe(
+    expect(storeGit(sandbox, 'show', `${first.sha}:README.md`)).toBe('# changed\n');
+    expect(() => git(repo, 'cat-file', '-e', first.sha)).toThrow();
+    expect(storeGit(sandbox, 'log', '-1', '--format=%an <%ae>|%s', first.sha).trim()).toBe(
       'agents-sandbox <agents-sandbox@localhost>|call-1',
     );
 
@@ -149,10 +129,8 @@ describe('createSandbox (git repo)', () => {
       { status: 'D', path: 'src/util.py' },
     ]);
     expect(
-      git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort(),
-    ).toEqual(
-      [sandbox.base, first.sha, second.sha].map((sha) => `refs/agents/${sandbox.id}/${sha}`).sort(),
-    );
+      storeGit(sandbox, 'for-each-ref', '--format=%(refname)').trim().split('\n').sort(),
+    ).toEqual([sandbox.base, first.sha, second.sha].map((sha) => `refs/snapshots/${sha}`).sort());
   });
 
   it('serializes concurrent snapshots so each one has the previous as parent', async () => {
@@ -221,22 +199,21 @@ describe('createSandbox (git repo)', () => {
     writeFiles(repo, { 'src/main.py': 'print("staged")\n' });
     git(repo, 'add', 'src/main.py');
     writeFiles(repo, { 'README.md': '# unstaged\n', 'scratch.txt': 'untracked\n' });
-    const before = userRepoState();
-    const dotGitBefore = hashTree(join(repo, '.git'), ['objects']);
+    const before = repoFingerprint(repo);
 
     const sandbox = await make();
     writeFiles(sandbox.root, { 'a.txt': 'a\n', 'src/main.py': 'print("sandbox")\n' });
     const snap = await sandbox.snapshot('write');
     await sandbox.restore(sandbox.base);
     await sandbox.restore(snap.sha);
-    expect(userRepoState()).toEqual(before);
+    expect(repoFingerprint(repo)).toEqual(before);
 
     await sandbox.close();
-    expect(userRepoState()).toEqual(before);
-    expect(hashTree(join(repo, '.git'), ['objects'])).toBe(dotGitBefore);
+    expect(repoFingerprint(repo)).toEqual(before);
   });
 
-  it('close removes the refs and the worktree, is idempotent, and later calls fail with CLOSED', async () => {
+  it('close removes its folder and nothing else, is idempotent, and later calls fail with CLOSED', async () => {
+    const before = repoFingerprint(repo);
     const sandbox = await make({ id: 'closing' });
     writeFiles(sandbox.root, { 'a.txt': 'a\n' });
     await sandbox.snapshot('one');
@@ -244,16 +221,15 @@ describe('createSandbox (git repo)', () => {
     await sandbox.close();
     expect(existsSync(sandbox.root)).toBe(false);
     expect(existsSync(sandbox.runDir)).toBe(false);
-    expect(git(repo, 'for-each-ref', 'refs/agents/').trim()).toBe('');
-    expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain(sandbox.root);
-    expect(existsSync(join(repo, '.git', 'worktrees'))).toBe(false);
+    expect(readdirSync(baseDir)).toEqual([]);
+    expect(repoFingerprint(repo)).toEqual(before);
     expect(() => sandbox.snapshot('late')).toThrow(AgentsError);
     await expect(sandbox.diff(sandbox.base, sandbox.base)).rejects.toMatchObject({
       code: 'CLOSED',
     });
   });
 
-  it('keeps sandboxes apart: two runs on one repo have their own refs and trees', async () => {
+  it('keeps sandboxes apart: two runs on one repo have their own stores and trees', async () => {
     const one = await make({ id: 'run-1' });
     const ten = await make({ id: 'run-10' });
     writeFiles(one.root, { 'one.txt': '1\n' });
@@ -262,10 +238,11 @@ describe('createSandbox (git repo)', () => {
     const b = await ten.snapshot('b');
     expect(a.changed).toEqual([{ status: 'A', path: 'one.txt' }]);
     expect(b.changed).toEqual([{ status: 'A', path: 'ten.txt' }]);
+    expect(() => storeGit(one, 'cat-file', '-e', b.sha)).toThrow();
     await one.close();
-    expect(
-      git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim().split('\n').sort(),
-    ).toEqual([`refs/agents/run-10/${ten.base}`, `refs/agents/run-10/${b.sha}`].sort());
+    expect(storeGit(ten, 'for-each-ref', '--format=%(refname)').trim().split('\n').sort()).toEqual(
+      [`refs/snapshots/${ten.base}`, `refs/snapshots/${b.sha}`].sort(),
+    );
   });
 
   it('fails with SANDBOX_FAILED for a missing source or revision and leaves nothing behind', async () => {
@@ -296,14 +273,16 @@ describe('createSandbox (git repo)', () => {
 });
 
 describe('createSandbox (plain folder)', () => {
-  it('copies the folder into a private repo; the user folder gets no .git and never changes', async () => {
+  it('copies the folder; the user folder gets no .git and never changes; the copy has a repository of its own', async () => {
     const folder = join(scratch, 'folder');
     writeFiles(folder, { 'a.txt': 'a\n', 'sub/b.txt': 'b\n' });
     const before = hashTree(folder);
     const sandbox = await createSandbox({ source: folder, baseDir, id: 'plain' });
     open.push(sandbox);
     expect(sandbox.kind).toBe('folder');
+    expect(sandbox.sourceCommit).toBeUndefined();
     expect(readFileSync(join(sandbox.root, 'sub/b.txt'), 'utf8')).toBe('b\n');
+    expect(git(sandbox.root, 'rev-parse', '--show-toplevel').trim()).toBe(sandbox.root);
 
     writeFiles(sandbox.root, { 'a.txt': 'changed\n', 'c.txt': 'c\n' });
     const snap = await sandbox.snapshot('one');
@@ -323,65 +302,40 @@ describe('createSandbox (plain folder)', () => {
 });
 
 describe('pruneSandboxes', () => {
-  it('removes idle sandboxes and orphaned refs, keeps recent and kept ones', async () => {
+  it('removes idle sandboxes from a base dir and from the project state folder, keeps recent and kept ones', async () => {
+    const stateDir = join(scratch, 'state');
+    const before = repoFingerprint(repo);
     const idle = await createSandbox({ source: repo, baseDir, id: 'idle' });
     const kept = await createSandbox({ source: repo, baseDir, id: 'kept' });
     const folder = join(scratch, 'folder');
     writeFiles(folder, { 'a.txt': 'a\n' });
     const plain = await createSandbox({ source: folder, baseDir, id: 'plain' });
+    // Made in the default place: the project's folder in the per-user state folder.
+    const stated = await createSandbox({ source: join(repo, 'src'), stateDir, id: 'stated' });
+    expect(stated.root.startsWith(join(stateDir, 'projects'))).toBe(true);
+    expect(stated.source).toBe(repo);
     open.push(kept);
-    // An orphan: refs whose worktree vanished without close().
-    git(repo, 'update-ref', `refs/agents/ghost/${idle.base}`, idle.base);
 
-    const none = await pruneSandboxes({ source: repo, baseDir, olderThanMs: 60_000 });
+    const none = await pruneSandboxes({ source: repo, stateDir, baseDir, olderThanMs: 60_000 });
     expect(none.removed).toEqual([]);
 
-    const later = Date.now() + 3_600_000;
     const { removed } = await pruneSandboxes({
       source: repo,
+      stateDir,
       baseDir,
       olderThanMs: 60_000,
-      now: later,
+      now: Date.now() + 3_600_000,
       keep: ['kept'],
     });
-    expect(removed.sort()).toEqual(['ghost', 'idle', 'plain']);
+    expect(removed.sort()).toEqual(['idle', 'plain', 'stated']);
     expect(existsSync(idle.root)).toBe(false);
     expect(existsSync(plain.root)).toBe(false);
+    expect(existsSync(stated.root)).toBe(false);
     expect(existsSync(kept.root)).toBe(true);
-    expect(git(repo, 'for-each-ref', '--format=%(refname)', 'refs/agents/').trim()).toBe(
-      `refs/agents/kept/${kept.base}`,
-    );
     await idle.close();
     await plain.close();
-  });
-
-  it("drops only our vanished sandboxes' worktree records, never the user's own", async () => {
-    // The user's worktree on a disk that is unmounted for now: its record is "prunable".
-    const userTree = join(scratch, 'user-tree');
-    git(repo, 'worktree', 'add', '-q', '--detach', userTree);
-    const away = join(scratch, 'user-tree-away');
-    renameSync(userTree, away);
-    // One of our sandboxes whose folder vanished without close() (tmp cleaned on reboot).
-    const lost = await createSandbox({ source: repo, baseDir, id: 'lost' });
-    rmSync(dirname(lost.root), { recursive: true, force: true });
-    const records = () =>
-      git(repo, 'worktree', 'list', '--porcelain')
-        .split('\n')
-        .filter((line) => line.startsWith('worktree '))
-        .map((line) => line.slice('worktree '.length));
-    expect(records()).toEqual(expect.arrayContaining([userTree, lost.root]));
-
-    await pruneSandboxes({ source: repo, baseDir, olderThanMs: 0, now: Date.now() + 60_000 });
-    expect(records()).toContain(userTree);
-    expect(records()).not.toContain(lost.root);
-
-    // Closing a sandbox removes its own record only, too.
-    const done = await createSandbox({ source: repo, baseDir, id: 'done' });
-    await done.close();
-    expect(records()).toContain(userTree);
-    expect(records()).not.toContain(done.root);
-    // The user's worktree comes back once the disk is there again.
-    renameSync(away, userTree);
-    expect(git(userTree, 'status', '--porcelain')).toBe('');
+    await stated.close();
+    await kept.close();
+    expect(repoFingerprint(repo)).toEqual(before);
   });
 });

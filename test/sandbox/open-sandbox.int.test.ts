@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { openSandbox, removeSandbox } from '../../src/sandbox/local-sandbox.js';
-import { git, hashTree, makeRepo } from './helpers.js';
+import { openSandbox, removeSandbox } from '../../src/sandbox/open-sandbox.js';
+import { makeRepo, repoFingerprint } from './helpers.js';
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
@@ -35,8 +35,8 @@ describe('openSandbox (sandboxes that outlive a process)', () => {
     await rm(base, { recursive: true, force: true });
   });
 
-  it('reopens the same worktree and continues from its latest snapshot', async () => {
-    const userRepo = hashTree(repo, ['.git']);
+  it('reopens the same sandbox and continues from its latest snapshot', async () => {
+    const userRepo = repoFingerprint(repo);
     const first = await openSandbox({ dir, source: repo, id: 'keep-1' });
     expect(first.reopened).toBe(false);
     await writeFile(join(first.root, 'a.txt'), 'A1');
@@ -66,11 +66,9 @@ describe('openSandbox (sandboxes that outlive a process)', () => {
     expect(third.head).toBe(first.base);
     expect(await exists(join(third.root, 'a.txt'))).toBe(false);
     await third.close();
-    // close() without `remove: false` deletes it all, refs included.
+    // close() without `remove: false` deletes it all; the user's repo never changed.
     expect(await exists(dir)).toBe(false);
-    expect(git(repo, 'for-each-ref', 'refs/agents/')).toBe('');
-    expect(git(repo, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
-    expect(hashTree(repo, ['.git'])).toBe(userRepo);
+    expect(repoFingerprint(repo)).toEqual(userRepo);
   });
 
   it('holds a run lock: a second locking open is refused, a dead holder is taken over', async () => {
@@ -99,10 +97,10 @@ describe('openSandbox (sandboxes that outlive a process)', () => {
     await takeover.close({ remove: false });
     expect(await removeSandbox(dir)).toBe(true);
     expect(await removeSandbox(dir)).toBe(false);
-    expect(git(repo, 'for-each-ref', 'refs/agents/')).toBe('');
+    expect(await exists(dir)).toBe(false);
   });
 
-  it('refuses to reopen from another source, a missing sandbox, or a vanished worktree', async () => {
+  it('refuses to reopen from another source, a missing sandbox, or a vanished tree', async () => {
     await expect(openSandbox({ dir, create: false })).rejects.toMatchObject({
       code: 'SANDBOX_FAILED',
     });
@@ -117,9 +115,8 @@ describe('openSandbox (sandboxes that outlive a process)', () => {
     );
     await rm(made.root, { recursive: true, force: true });
     await expect(openSandbox({ dir, source: repo })).rejects.toThrow(/is gone/);
-    // Removal still cleans up what is left (refs, the worktree record, the folder).
+    // Removal still cleans up what is left.
     expect(await removeSandbox(dir)).toBe(true);
-    expect(git(repo, 'for-each-ref', 'refs/agents/')).toBe('');
-    expect(git(repo, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    expect(await exists(dir)).toBe(false);
   });
 });

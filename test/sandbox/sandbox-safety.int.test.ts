@@ -12,17 +12,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentsError } from '../../src/errors.js';
 import { createFileSpill } from '../../src/policy/output-budget.js';
 import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { openSandbox } from '../../src/sandbox/local-sandbox.js';
-import { git, hashTree, makeRepo, writeFiles } from './helpers.js';
+import { openSandbox } from '../../src/sandbox/open-sandbox.js';
+import { git, makeRepo, repoFingerprint, storeGit, writeFiles } from './helpers.js';
 
 let scratch: string;
 let repo: string;
 let baseDir: string;
 const open: LocalSandbox[] = [];
-const quarantines: string[] = [];
 
 beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), 'sandbox-safety-'));
@@ -39,7 +37,6 @@ beforeEach(() => {
 
 afterEach(async () => {
   for (const sandbox of open.splice(0)) await sandbox.close().catch(() => undefined);
-  for (const dir of quarantines.splice(0)) rmSync(dir, { recursive: true, force: true });
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -51,22 +48,9 @@ async function make(
   return sandbox;
 }
 
-/** Files under a tree at a snapshot, from git itself. */
-function treeFiles(sha: string, cwd = repo): string[] {
-  return git(cwd, 'ls-tree', '-r', '--name-only', sha).trim().split('\n');
-}
-
-/** Runs `work`, expects it to reject with an AgentsError, and returns that error. */
-async function rejection(work: Promise<unknown>): Promise<AgentsError> {
-  const error: unknown = await work.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!AgentsError.isInstance(error))
-    throw new Error(`expected an AgentsError, got ${String(error)}`);
-  const quarantine = error.details['quarantine'];
-  if (typeof quarantine === 'string') quarantines.push(quarantine);
-  return error;
+/** Files under a tree at a snapshot, from the sandbox's own store. */
+function treeFiles(sha: string, sandbox: LocalSandbox): string[] {
+  return storeGit(sandbox, 'ls-tree', '-r', '--name-only', sha).trim().split('\n');
 }
 
 describe('private excludes', () => {
@@ -95,8 +79,12 @@ describe('private excludes', () => {
     writeFiles(sandbox.root, { 'notes.md': 'more work\n' });
     const second = await sandbox.snapshot('write 2');
     expect(second.changed).toEqual([{ status: 'M', path: 'notes.md' }]);
-    expect(treeFiles(second.sha).some((path) => path.startsWith('.agents-output'))).toBe(false);
-    expect(treeFiles(second.sha).some((path) => path.startsWith('scratch-cache'))).toBe(false);
+    expect(treeFiles(second.sha, sandbox).some((path) => path.startsWith('.agents-output'))).toBe(
+      false,
+    );
+    expect(treeFiles(second.sha, sandbox).some((path) => path.startsWith('scratch-cache'))).toBe(
+      false,
+    );
 
     // Excluded files are never removed by a restore either.
     await sandbox.restore(sandbox.base);
@@ -115,7 +103,7 @@ describe('private excludes', () => {
     writeFiles(folder, { 'a.txt': 'a\n', '.agents-output/old.txt': 'old spill\n' });
     const dir = join(scratch, 'kept');
     const sandbox = await openSandbox({ source: folder, dir, id: 'plain' });
-    expect(treeFiles(sandbox.base, sandbox.root)).toEqual(['a.txt']);
+    expect(treeFiles(sandbox.base, sandbox)).toEqual(['a.txt']);
     await sandbox.close({ remove: false });
 
     const again = await openSandbox({ dir });
@@ -146,7 +134,7 @@ describe('restore and ignored files', () => {
     const { safety, changed } = await sandbox.restore(checkpoint.sha);
     expect(safety.changed).toEqual([{ status: 'A', path: 'b.txt' }]);
     expect(changed).toEqual([{ status: 'D', path: 'b.txt' }]);
-    expect(treeFiles(safety.sha)).not.toContain('build.log');
+    expect(treeFiles(safety.sha, sandbox)).not.toContain('build.log');
     expect(existsSync(join(sandbox.root, 'b.txt'))).toBe(false);
     expect(readFileSync(join(sandbox.root, 'build.log'), 'utf8')).toBe('precious log\n');
     expect(existsSync(join(sandbox.root, 'node_modules/pkg/index.js'))).toBe(true);
@@ -158,109 +146,153 @@ describe('restore and ignored files', () => {
   });
 });
 
-describe("the user's .git is not changed by a run (T15)", () => {
-  it('detects a hook planted in the shared hooks dir and a config change, reverts both, and saves what it found', async () => {
-    const configBefore = readFileSync(join(repo, '.git', 'config'), 'utf8');
-    const hooksBefore = hashTree(join(repo, '.git', 'hooks'));
-    const sandbox = await make({ id: 'escape' });
-    await expect(sandbox.verifyRepoIntegrity()).resolves.toBeUndefined();
-
-    // A git-capable "tool" escaping through the worktree's shared common dir.
-    const hook = join(repo, '.git', 'hooks', 'post-checkout');
-    writeFileSync(hook, '#!/bin/sh\necho pwned > /tmp/pwned\n');
-    chmodSync(hook, 0o755);
-    writeFileSync(join(repo, '.git', 'config'), `${configBefore}[core]\n\thooksPath = /tmp/evil\n`);
-
-    const error = await rejection(sandbox.verifyRepoIntegrity());
-    expect(error.code).toBe('SANDBOX_FAILED');
-    expect(error.message).toContain('.git/hooks/post-checkout');
-    expect(error.details['changes']).toEqual([
-      { path: '.git/config', change: 'modified', reverted: true },
-      { path: '.git/hooks/post-checkout', change: 'added', reverted: true },
-    ]);
-    expect(existsSync(hook)).toBe(false);
-    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).toBe(configBefore);
-    expect(hashTree(join(repo, '.git', 'hooks'))).toBe(hooksBefore);
-    const quarantine = String(error.details['quarantine']);
-    expect(readFileSync(join(quarantine, '.git', 'hooks', 'post-checkout'), 'utf8')).toContain(
-      'pwned',
-    );
-    expect(readFileSync(join(quarantine, '.git', 'config'), 'utf8')).toContain('/tmp/evil');
-    // Reverted: the next check is clean.
-    await expect(sandbox.verifyRepoIntegrity()).resolves.toBeUndefined();
-  });
-
-  it("leaves git's own writes alone: a repack in the user's repo (info/refs) is no escape, info/attributes is", async () => {
-    const sandbox = await make({ id: 'repack' });
-    // What the background `gc --auto` after a big commit does: repack → update-server-info.
-    git(repo, 'repack', '-q', '-a', '-d');
-    expect(existsSync(join(repo, '.git', 'info', 'refs'))).toBe(true);
-    await expect(sandbox.verifyRepoIntegrity()).resolves.toBeUndefined();
-    await expect(sandbox.snapshot('after repack')).resolves.toMatchObject({ changed: [] });
-    // A filter planted through info/attributes would run code in our add -A: still caught.
-    writeFileSync(join(repo, '.git', 'info', 'attributes'), '* filter=evil\n');
-    const error = await rejection(sandbox.verifyRepoIntegrity());
-    expect(error.details['changes']).toEqual([
-      { path: '.git/info/attributes', change: 'added', reverted: true },
-    ]);
-  });
-
-  it('checks before every snapshot, so a planted fsmonitor never runs in our add -A', async () => {
-    const marker = join(scratch, 'fsmonitor-ran');
-    const script = join(scratch, 'fsmonitor.sh');
-    writeFileSync(script, `#!/bin/sh\necho ran > '${marker}'\n`);
-    chmodSync(script, 0o755);
+describe("a tool's git commands stay in the sandbox (issue: sandbox isolation)", () => {
+  it('commit, branch -D, tag -f, stash, reset and gc in the tree change only the sandbox; snapshots keep working', async () => {
+    git(repo, 'branch', 'feature');
+    git(repo, 'tag', 'v1');
+    writeFiles(repo, { 'README.md': '# stashed work\n' });
+    git(repo, 'stash');
+    writeFiles(repo, { 'README.md': '# uncommitted\n' });
+    const before = repoFingerprint(repo);
     const sandbox = await make();
-    const configBefore = readFileSync(join(repo, '.git', 'config'), 'utf8');
-    writeFileSync(join(repo, '.git', 'config'), `${configBefore}[core]\n\tfsmonitor = ${script}\n`);
-    writeFiles(sandbox.root, { 'a.txt': 'a\n' });
+    const tool = (...args: string[]) => git(sandbox.root, ...args);
 
-    const error = await rejection(sandbox.snapshot('after tool'));
-    expect(error.code).toBe('SANDBOX_FAILED');
-    expect(error.message).toContain('.git/config');
-    expect(readFileSync(join(repo, '.git', 'config'), 'utf8')).toBe(configBefore);
-    expect(existsSync(marker)).toBe(false);
-    // The tool's writes are captured by the next snapshot.
-    expect((await sandbox.snapshot('retry')).changed).toEqual([{ status: 'A', path: 'a.txt' }]);
-    expect(existsSync(marker)).toBe(false);
+    writeFiles(sandbox.root, { 'a.txt': 'a\n' });
+    tool('add', 'a.txt');
+    tool('commit', '-q', '-m', 'tool commit');
+    tool('branch', '-D', 'feature');
+    tool('tag', '-f', 'v1', 'HEAD');
+    writeFiles(sandbox.root, { 'README.md': '# tool stash\n' });
+    tool('stash');
+    tool('stash', 'drop');
+    tool('reset', '-q', '--hard', 'HEAD~1');
+    tool('gc', '-q', '--prune=now');
+    writeFiles(sandbox.root, { 'b.txt': 'b\n' });
+
+    const first = await sandbox.snapshot('after git');
+    expect(first.changed).toEqual([{ status: 'A', path: 'b.txt' }]);
+    expect(first.warnings).toBeUndefined();
+    tool('checkout', '-q', '-b', 'tool-branch');
+    writeFiles(sandbox.root, { 'c.txt': 'c\n' });
+    tool('add', '-A');
+    tool('commit', '-q', '-m', 'again');
+    const second = await sandbox.snapshot('after commit');
+    expect(second.changed).toEqual([{ status: 'A', path: 'c.txt' }]);
+    await sandbox.restore(sandbox.base);
+    expect(existsSync(join(sandbox.root, 'b.txt'))).toBe(false);
+    expect(repoFingerprint(repo)).toEqual(before);
+    await sandbox.close();
+    expect(repoFingerprint(repo)).toEqual(before);
   });
 
-  it('reports a moved worktree HEAD without reverting it, and close() fails after removing the sandbox', async () => {
-    const sandbox = await make({ id: 'headmove' });
-    const adminDir = join(repo, '.git', 'worktrees', 'headmove');
-    expect(statSync(adminDir).isDirectory()).toBe(true);
-    writeFileSync(join(adminDir, 'HEAD'), 'ref: refs/heads/main\n');
+  it("keeps snapshotting when a tool removes or replaces the tree's .git, and never captures it", async () => {
+    const sandbox = await make();
+    rmSync(join(sandbox.root, '.git'), { recursive: true, force: true });
+    writeFiles(sandbox.root, { 'a.txt': 'a\n' });
+    expect((await sandbox.snapshot('no .git')).changed).toEqual([{ status: 'A', path: 'a.txt' }]);
+    git(sandbox.root, 'init', '-q');
+    writeFiles(sandbox.root, { '.git/config': '[core]\n\tfsmonitor = /bin/false\n' });
+    writeFiles(sandbox.root, { 'b.txt': 'b\n' });
+    const snap = await sandbox.snapshot('fresh .git');
+    expect(snap.changed).toEqual([{ status: 'A', path: 'b.txt' }]);
+    expect(treeFiles(snap.sha, sandbox).some((path) => path.split('/')[0] === '.git')).toBe(false);
+  });
+
+  it("keeps the user's own git config, remote and hook edits made while the sandbox is open", async () => {
+    const sandbox = await make();
+    git(repo, 'config', 'user.name', 'Someone Else');
+    git(repo, 'remote', 'add', 'origin', 'https://example.com/repo.git');
     const hook = join(repo, '.git', 'hooks', 'pre-commit');
     writeFileSync(hook, '#!/bin/sh\nexit 0\n');
-
-    const error = await rejection(sandbox.close());
-    expect(error.code).toBe('SANDBOX_FAILED');
-    expect(error.details['changes']).toEqual([
-      { path: '.git/hooks/pre-commit', change: 'added', reverted: true },
-      { path: '.git/worktrees/headmove/HEAD', change: 'modified', reverted: false },
-    ]);
-    expect(existsSync(hook)).toBe(false);
-    expect(existsSync(sandbox.root)).toBe(false);
-    expect(git(repo, 'for-each-ref', 'refs/agents/')).toBe('');
+    chmodSync(hook, 0o755);
+    const edited = repoFingerprint(repo);
+    writeFiles(sandbox.root, { 'a.txt': 'a\n' });
+    await sandbox.snapshot('one');
+    await sandbox.restore(sandbox.base);
+    await sandbox.close();
+    expect(repoFingerprint(repo)).toEqual(edited);
+    expect(readFileSync(hook, 'utf8')).toContain('exit 0');
   });
 
-  it("guards a plain-folder sandbox's private repo the same way", async () => {
-    const folder = join(scratch, 'folder');
-    writeFiles(folder, { 'a.txt': 'a\n' });
-    const sandbox = await createSandbox({ source: folder, baseDir, id: 'plain' });
-    open.push(sandbox);
-    const marker = join(scratch, 'fsmonitor-ran');
-    const script = join(scratch, 'fsmonitor.sh');
-    writeFileSync(script, `#!/bin/sh\necho ran > '${marker}'\n`);
-    chmodSync(script, 0o755);
-    const config = join(sandbox.root, '.git', 'config');
-    const before = readFileSync(config, 'utf8');
-    writeFileSync(config, `${before}[core]\n\tfsmonitor = ${script}\n`);
+  it("does not depend on the user's objects: history rewritten and pruned in the user repo, snapshots still restore", async () => {
+    const sandbox = await make();
+    writeFiles(sandbox.root, { 'a.txt': 'a\n' });
+    const snap = await sandbox.snapshot('one');
+    // The user replaces their only commit and prunes everything unreachable.
+    git(repo, 'checkout', '-q', '--orphan', 'fresh');
+    git(repo, 'rm', '-q', '-r', '--cached', '.');
+    writeFiles(repo, { 'other.txt': 'other\n' });
+    git(repo, 'add', 'other.txt');
+    git(repo, 'commit', '-q', '-m', 'fresh start');
+    git(repo, 'branch', '-D', 'main');
+    git(repo, 'reflog', 'expire', '--expire=now', '--all');
+    git(repo, 'gc', '-q', '--prune=now');
+    await sandbox.restore(sandbox.base);
+    expect(readFileSync(join(sandbox.root, 'src/main.py'), 'utf8')).toBe('print("hi")\n');
+    await sandbox.restore(snap.sha);
+    expect(readFileSync(join(sandbox.root, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(storeGit(sandbox, 'fsck', '--no-dangling', '--connectivity-only')).toBe('');
+  });
 
-    const error = await rejection(sandbox.snapshot('x'));
-    expect(error.message).toContain('.git/config');
-    expect(readFileSync(config, 'utf8')).toBe(before);
-    expect(existsSync(marker)).toBe(false);
+  it('records exact bytes whatever .gitattributes says (no end-of-line conversion or filter)', async () => {
+    const sandbox = await make();
+    writeFiles(sandbox.root, {
+      '.gitattributes': '* text eol=crlf\n*.bin filter=evil\n',
+      'crlf.txt': 'one\r\ntwo\r\n',
+      'lf.txt': 'one\ntwo\n',
+      'x.bin': 'raw\n',
+    });
+    const snap = await sandbox.snapshot('bytes');
+    expect(storeGit(sandbox, 'cat-file', 'blob', `${snap.sha}:crlf.txt`)).toBe('one\r\ntwo\r\n');
+    expect(storeGit(sandbox, 'cat-file', 'blob', `${snap.sha}:lf.txt`)).toBe('one\ntwo\n');
+    await sandbox.restore(sandbox.base);
+    await sandbox.restore(snap.sha);
+    expect(readFileSync(join(sandbox.root, 'lf.txt'), 'utf8')).toBe('one\ntwo\n');
+    expect(readFileSync(join(sandbox.root, 'crlf.txt'), 'utf8')).toBe('one\r\ntwo\r\n');
+  });
+
+  it('leaves out names git treats as .git on some platform, with a warning, and records everything else', async () => {
+    const sandbox = await make();
+    writeFiles(sandbox.root, {
+      '.git.': 'dot\n',
+      '.git ': 'space\n',
+      'GIT~1': 'short name\n',
+      'sub/.GIT ': 'nested odd\n',
+      'fine.txt': 'fine\n',
+    });
+    const snap = await sandbox.snapshot('odd names');
+    expect(snap.changed).toEqual([{ status: 'A', path: 'fine.txt' }]);
+    expect(snap.warnings?.join('\n')).toContain('".git "');
+    expect(snap.warnings?.join('\n')).toContain('"GIT~1"');
+    // Later snapshots keep working and keep the files out; a restore leaves them alone.
+    writeFiles(sandbox.root, { 'more.txt': 'more\n' });
+    expect((await sandbox.snapshot('later')).changed).toEqual([{ status: 'A', path: 'more.txt' }]);
+    await sandbox.restore(sandbox.base);
+    expect(readFileSync(join(sandbox.root, '.git '), 'utf8')).toBe('space\n');
+    for (const name of ['.git.', '.git ', 'GIT~1', 'sub/.GIT ']) rmSync(join(sandbox.root, name));
+    writeFiles(sandbox.root, { 'last.txt': 'last\n' });
+    const last = await sandbox.snapshot('gone');
+    expect(last.changed).toEqual([{ status: 'A', path: 'last.txt' }]);
+    expect(last.warnings).toBeUndefined();
+  });
+
+  it('keeps snapshotting after `git init nested` (no commit yet), with a warning, then records it as a gitlink', async () => {
+    const sandbox = await make();
+    git(sandbox.root, 'init', '-q', 'nested');
+    writeFiles(sandbox.root, { 'nested/n.txt': 'n\n', 'a.txt': 'a\n' });
+    const snap = await sandbox.snapshot('nested');
+    expect(snap.changed).toEqual([{ status: 'A', path: 'a.txt' }]);
+    expect(snap.warnings?.join('\n')).toContain(
+      '"nested" is a nested git repository with no commit',
+    );
+    rmSync(join(sandbox.root, 'nested'), { recursive: true });
+    const lib = join(sandbox.root, 'lib');
+    mkdirSync(lib);
+    makeRepo(lib, { 'lib.c': 'int x;\n' });
+    const linked = await sandbox.snapshot('with commit');
+    expect(linked.changed).toEqual([{ status: 'A', path: 'lib' }]);
+    await sandbox.restore(sandbox.base);
+    expect(existsSync(join(sandbox.root, 'a.txt'))).toBe(false);
   });
 });
 

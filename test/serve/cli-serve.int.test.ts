@@ -10,6 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { threadSandboxDir } from '../../src/actors/thread-sandbox.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
 import type { ChangeRecord } from '../../src/registry/tool-descriptor.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
@@ -67,10 +68,11 @@ describe('agents serve --actor (the real CLI)', () => {
       );
 
       const banner = bannerOf(spawned.stderr());
-      // The thread's sandbox lives in the workspace, where `agents sandbox diff --thread` finds it.
-      expect(banner.sandbox?.startsWith(join(dir, '.agents', 'sandboxes', 'coder', 't1'))).toBe(
-        true,
-      );
+      // The thread's sandbox lives in the workspace's state folder, where `agents sandbox diff
+      // --thread` finds it.
+      expect(
+        banner.sandbox?.startsWith(threadSandboxDir(join(dir, '.agents'), 'coder', 't1')),
+      ).toBe(true);
       expect(banner.sandboxNote).toBe('thread t1; kept after exit');
       expect(spawned.stderr()).not.toContain('mode ask');
       const pid = banner.upstreamPid!;

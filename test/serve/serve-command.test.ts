@@ -161,6 +161,7 @@ describe('createServeCommand', () => {
       argv,
       workspace: '.agents',
       cwd: process.cwd(),
+      projectDir: process.cwd(),
       json: false,
       stdin,
       stdout,

@@ -3,7 +3,7 @@
  * `@langchain/langgraph-cli` loads `langgraph.json` on 127.0.0.1 (analytics and tracing off), and
  * the same HTTP API that the hosted Studio page calls is driven with `@langchain/langgraph-sdk`.
  * The graphs' tool calls reach a real MCP server (the filesystem server, over stdio) inside a git
- * worktree sandbox. Covered: `actor` (streaming, state, history, fork, replay, breakpoints) and
+ * sandbox. Covered: `actor` (streaming, state, history, fork, replay, breakpoints) and
  * `approvals` (the policy's interrupt shown in thread state, resumed with approve / reject).
  * One dev server serves both graphs. This is API compatibility with the dev server Studio
  * drives, not a UI test.
@@ -200,8 +200,9 @@ describe('reference actor graph in the LangGraph dev server', () => {
     for (const id of [SANDBOX_ID, APPROVALS_SANDBOX_ID]) {
       const root = sandboxRoot(id);
       expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toBe('# user project\n');
-      // A detached worktree of the user's repo; the user's branch and tree are untouched.
-      expect(git(sourceRepo, 'worktree', 'list')).toContain(root);
+      // A repository of its own: the user's repo has no record of it.
+      expect(git(sourceRepo, 'worktree', 'list')).not.toContain(root);
+      expect(git(sourceRepo, 'for-each-ref', '--format=%(refname)')).not.toContain('agents');
     }
   });
 
@@ -510,7 +511,7 @@ describe('reference actor graph in the LangGraph dev server', () => {
     while (pids.some(isAlive) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 100));
     expect(pids.filter(isAlive).map((pid) => `${pid} ${cmdline(pid)}`)).toEqual([]);
-    // The graphs closed their sandboxes on the way out: the worktrees are gone from the user's repo.
+    // The graphs closed their sandboxes on the way out: their folders are gone.
     for (const root of roots) {
       expect(git(sourceRepo, 'worktree', 'list')).not.toContain(root);
       expect(existsSync(root)).toBe(false);

@@ -17,7 +17,7 @@ import { createRemoveCommand } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson, println } from '../output.js';
+import { printJson, println, shellQuote } from '../output.js';
 import { createRunOutput } from '../run-output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
@@ -391,10 +391,6 @@ function createAnswerSource(context: CommandContext, by: string): AnswerSource {
       reader?.close();
     },
   };
-}
-
-function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:=@-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function printResumeHint(

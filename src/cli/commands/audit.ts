@@ -7,7 +7,9 @@ import { parseCommandArgs, parsePositiveInteger } from '../args.js';
 const USAGE = `Usage: agents audit [--thread ID] [--limit N] [--json] [--file PATH]
 
 Shows the audit log of tool calls: time, thread, tool, capability verdicts, the policy decision
-and who decided, duration, result size, errors and the snapshot of changed files.
+and who decided, duration, result size, errors and the snapshot of changed files. Calls whose
+process stopped mid-call show as UNFINISHED; changes no recorded call made (found when the thread
+was reopened) as unattributed changes.
 
 Options:
   --thread ID   only calls of this thread
@@ -65,8 +67,22 @@ function capabilityFlags(entry: AuditEntry): string {
 /** One human-readable line per entry. */
 export function formatAuditEntry(entry: AuditEntry): string {
   const parts = [entry.time, entry.thread ?? '-', entry.toolId];
-  if (entry.event === 'approval-requested') {
+  if (entry.event === 'unattributed-changes') {
+    parts.push(
+      `unattributed changes found on reopen: snapshot ${(entry.snapshot ?? '').slice(0, 12)} (${entry.changed ?? 0} changed)`,
+    );
+    return parts.join('  ');
+  }
+  if (entry.event === 'tool-call-start') {
+    parts.push('UNFINISHED: started, never ended (its process stopped mid-call)');
+  } else if (entry.event === 'approval-requested') {
     parts.push('approval requested');
+  } else if (entry.event === 'client-request' && entry.clientRequest !== undefined) {
+    const request = entry.clientRequest;
+    parts.push(
+      `${request.method} from server "${request.serverName}" ${request.outcome}` +
+        (request.action === undefined ? '' : ` (${request.action})`),
+    );
   } else if (entry.policy !== undefined) {
     parts.push(
       `${entry.policy.decision}→${entry.policy.outcome} by ${entry.policy.decidedBy} (${entry.policy.rule})`,

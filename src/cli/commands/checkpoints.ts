@@ -1,9 +1,13 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { ChangedPath } from '../../registry/tool-descriptor.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { listCheckpoints } from '../../middleware/rollback.js';
 import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
+import { readSandboxState, undoStack } from '../../middleware/state.js';
+import { UNATTRIBUTED_TOOL_ID } from '../../middleware/unattributed.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
+import { agentsCommandLine } from '../output.js';
 
 /**
  * What the checkpoint commands need from the actor/workspace layer for one thread: the
@@ -14,6 +18,8 @@ export interface ThreadContext extends AsyncDisposable {
   threadId: string;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
+  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: BaseCheckpointSaver;
   close(): Promise<void>;
 }
 
@@ -43,7 +49,9 @@ function write(stream: NodeJS.WritableStream, text: string): void {
 const CHECKPOINTS_USAGE = `Usage: agents checkpoints --thread ID [--limit N]
 
 Lists a thread's checkpoints, newest first (all branches), with the step, the sandbox snapshot
-and the files each checkpoint changed. Roll back with: agents rollback --thread ID --to CHECKPOINT`;
+and the files each checkpoint changed; a checkpoint made by a rollback or an undo names the
+safety snapshot taken just before it. Then the rollbacks \`agents rollback --undo\` can undo.
+Roll back with: agents rollback --thread ID --to CHECKPOINT`;
 
 /** `agents checkpoints --thread ID`: lists checkpoints and their file changes. */
 export function createCheckpointsCommand(openThread: OpenThreadContext): Command {
@@ -60,7 +68,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
       const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {
@@ -84,10 +92,33 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
         }
         for (const entry of entries) {
           const head = entry.sandboxHead === undefined ? 'base' : entry.sandboxHead.slice(0, 10);
+          const made =
+            entry.rollback === undefined
+              ? ''
+              : `  [${entry.rollback.kind} from ${entry.rollback.from}, safety snapshot ${entry.rollback.safety}]`;
+          const unattributed = entry.records.some(
+            (record) => record.toolId === UNATTRIBUTED_TOOL_ID,
+          )
+            ? '  [unattributed changes: no recorded call made them]'
+            : '';
           write(
             context.stdout,
-            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}`,
+            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}`,
           );
+        }
+        const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
+        const stack = undoStack(readSandboxState(current.values).rollbacks).reverse();
+        if (stack.length > 0) {
+          write(
+            context.stdout,
+            `\nRollbacks to undo, newest first (${agentsCommandLine(context, ['rollback', '--thread', threadId, '--undo'])} puts back the first one's safety snapshot):`,
+          );
+          for (const item of stack) {
+            write(
+              context.stdout,
+              `  ${item.time}  ${item.from} -> ${item.to}  safety snapshot ${item.safety}`,
+            );
+          }
         }
         return 0;
       } finally {

@@ -1,22 +1,45 @@
 import { rollback } from '../../middleware/rollback.js';
+import type { RollbackResult } from '../../middleware/rollback.js';
+import { undoRollback } from '../../middleware/undo-rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
-import { parseCommandArgs, requireOption } from '../args.js';
+import { parseCommandArgs, requireOption, usageError } from '../args.js';
+import { agentsCommandLine } from '../output.js';
 import type { OpenThreadContext } from './checkpoints.js';
 
 const ROLLBACK_USAGE = `Usage: agents rollback --thread ID --to CHECKPOINT [--dry-run] [--note TEXT]
+       agents rollback --thread ID --undo
 
 Restores the thread's sandbox files to the checkpoint's snapshot and forks the thread's state
-from it. A safety snapshot is taken first; the old branch stays in the history, so rolling
-"forward" is another rollback to a later checkpoint id. Refused while a run is active.
+from it. A safety snapshot of the exact tree is taken first; the old branch stays in the history.
+Refused while a run is active.
   --dry-run   show the file changes, change nothing
-  --note      a note for the model, added to the forked conversation`;
+  --note      a note for the model, added to the forked conversation
+  --undo      undo the latest rollback not yet undone: put back its safety snapshot (the tree
+              just before it, files never snapshotted included) and the checkpoint the thread
+              was at; repeat to undo older rollbacks`;
 
-/** `agents rollback --thread ID --to CHECKPOINT [--dry-run]`. */
+function jsonOf(result: RollbackResult): Record<string, unknown> {
+  const { target, previous, forkConfig, ...rest } = result;
+  return {
+    ...rest,
+    target: { checkpointId: target.checkpointId, sandboxHead: target.sandboxHead },
+    ...(previous === undefined
+      ? {}
+      : {
+          previous: { checkpointId: previous.checkpointId, sandboxHead: previous.sandboxHead },
+        }),
+    ...(forkConfig === undefined
+      ? {}
+      : { forkCheckpointId: forkConfig.configurable?.['checkpoint_id'] }),
+  };
+}
+
+/** `agents rollback --thread ID --to CHECKPOINT [--dry-run]` and `--undo`. */
 export function createRollbackCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['rollback'],
-    summary: 'Roll a thread back to a checkpoint, files and state together',
+    summary: 'Roll a thread back to a checkpoint, files and state together (or undo a rollback)',
     usage: ROLLBACK_USAGE,
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(
@@ -24,64 +47,69 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
         {
           thread: { type: 'string' },
           to: { type: 'string' },
+          undo: { type: 'boolean' },
           'dry-run': { type: 'boolean' },
           note: { type: 'string' },
         },
         ROLLBACK_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', ROLLBACK_USAGE);
-      const checkpointId = requireOption(values.to, 'to', ROLLBACK_USAGE);
+      const undo = values.undo === true;
+      if (undo && (values.to !== undefined || values['dry-run'] === true || values.note)) {
+        throw usageError('--undo takes no --to, --dry-run or --note.', ROLLBACK_USAGE);
+      }
+      const checkpointId = undo ? '' : requireOption(values.to, 'to', ROLLBACK_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {
-        const result = await rollback({
-          graph: thread.graph,
-          threadId,
-          checkpointId,
-          sandbox: thread.sandbox,
-          dryRun: values['dry-run'] === true,
-          signal: context.signal,
-          ...(values.note === undefined ? {} : { note: values.note }),
-        });
+        const result = undo
+          ? await undoRollback({
+              graph: thread.graph,
+              threadId,
+              sandbox: thread.sandbox,
+              signal: context.signal,
+            })
+          : await rollback({
+              graph: thread.graph,
+              threadId,
+              checkpointId,
+              sandbox: thread.sandbox,
+              dryRun: values['dry-run'] === true,
+              signal: context.signal,
+              ...(values.note === undefined ? {} : { note: values.note }),
+            });
         if (context.json) {
-          const { target, previous, forkConfig, ...rest } = result;
-          context.stdout.write(
-            `${JSON.stringify(
-              {
-                ...rest,
-                target: { checkpointId: target.checkpointId, sandboxHead: target.sandboxHead },
-                ...(previous === undefined
-                  ? {}
-                  : {
-                      previous: {
-                        checkpointId: previous.checkpointId,
-                        sandboxHead: previous.sandboxHead,
-                      },
-                    }),
-                ...(forkConfig === undefined
-                  ? {}
-                  : { forkCheckpointId: forkConfig.configurable?.['checkpoint_id'] }),
-              },
-              null,
-              2,
-            )}\n`,
-          );
+          context.stdout.write(`${JSON.stringify(jsonOf(result), null, 2)}\n`);
           return 0;
         }
+        const where = `checkpoint ${result.target.checkpointId} (snapshot ${result.target.sandboxHead.slice(0, 10)})`;
         const lines = [
-          `${result.dryRun ? 'Would restore' : 'Restored'} thread ${threadId} to checkpoint ${checkpointId} (snapshot ${result.target.sandboxHead.slice(0, 10)}).`,
+          undo
+            ? `Undid the latest rollback of thread ${threadId}: files put back to its safety snapshot ${result.target.sandboxHead.slice(0, 10)}, state forked from checkpoint ${result.target.checkpointId}.`
+            : `${result.dryRun ? 'Would restore' : 'Restored'} thread ${threadId} to ${where}.`,
           `File changes: ${formatChanges(result.preview, 50)}`,
         ];
+        if (result.keptIgnored !== undefined) {
+          lines.push(`Kept (ignored there): ${result.keptIgnored.join(', ')}`);
+        }
         if (!result.dryRun) {
           lines.push(
             `Forked checkpoint: ${String(result.forkConfig?.configurable?.['checkpoint_id'])}`,
           );
-          lines.push(`Safety snapshot: ${result.safety ?? '-'}`);
-          if (result.previous?.checkpointId !== undefined) {
+          lines.push(`Safety snapshot (the tree just before this): ${result.safety ?? '-'}`);
+          if (result.undoable > 0) {
+            const command = agentsCommandLine(context, [
+              'rollback',
+              '--thread',
+              threadId,
+              '--undo',
+            ]);
             lines.push(
-              `To go back: agents rollback --thread ${threadId} --to ${result.previous.checkpointId}`,
+              undo
+                ? `To undo the rollback before it (${result.undoable} left): ${command}`
+                : `To undo: ${command}`,
             );
           }
         }

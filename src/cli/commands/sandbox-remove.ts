@@ -7,15 +7,16 @@ import { parseCommandArgs, requireOption } from '../args.js';
 
 const SANDBOX_REMOVE_USAGE = `Usage: agents sandbox remove --thread ID [--actor NAME]
 
-Deletes a thread's sandbox: its git worktree, private snapshot refs and run folder under
-<workspace>/sandboxes/. The thread's checkpoints stay, but its files can no longer be rolled
-back. Refused while a run or rollback holds the thread.
+Deletes a thread's sandbox: its tree, snapshot store and run folder, kept in the per-user
+state folder ($AGENTS_STATE_DIR, else $XDG_STATE_HOME/agents, else ~/.local/state/agents).
+The thread's checkpoints stay, but its files can no longer be rolled back. Refused while a
+run or rollback holds the thread.
   --actor NAME   only the sandbox of this actor (when several actors ran the thread)`;
 
 /** `agents sandbox remove --thread ID`: deletes a kept per-thread sandbox. */
 export const sandboxRemoveCommand: Command = {
   path: ['sandbox', 'remove'],
-  summary: "Delete a thread's sandbox (worktree and snapshot refs)",
+  summary: "Delete a thread's sandbox (its tree and snapshots)",
   usage: SANDBOX_REMOVE_USAGE,
   async run(context: CommandContext): Promise<number> {
     const values = parseCommandArgs(
@@ -24,7 +25,7 @@ export const sandboxRemoveCommand: Command = {
       SANDBOX_REMOVE_USAGE,
     );
     const threadId = requireOption(values.thread, 'thread', SANDBOX_REMOVE_USAGE);
-    const store = createWorkspaceStore(context.workspace, { projectDir: context.cwd });
+    const store = createWorkspaceStore(context.workspace, { projectDir: context.projectDir });
     const found = (await findThreadSandboxes(store.root, threadId)).filter(
       (location) => values.actor === undefined || location.record.actor === values.actor,
     );

@@ -5,6 +5,8 @@ import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
+import { serverImportCommand } from './server-import.js';
+import { serverLoginCommands } from './server-login.js';
 import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
 
@@ -46,7 +48,8 @@ const ADD_USAGE = `Usage: agents server add NAME [options] -- COMMAND [ARGS...]
        agents server add NAME --url URL [--transport streamable-http|sse] [options]
 
 Registers an MCP server in servers/NAME.yaml after checking it: the command starts (or the URL
-answers), the MCP handshake succeeds and its tools are listed.
+answers), the MCP handshake succeeds and its tools are listed. A remote server that asks for an
+OAuth login is registered all the same; log in with \`agents server login NAME\`.
 
 A stdio server runs in the sandbox of each actor run (its working folder is the sandbox root),
 so name files of your project with ./ or ../: COMMAND and every ARG that starts with ./ or ../
@@ -56,7 +59,12 @@ to the sandbox), and bare commands (node, npx) are looked up on PATH.
 
 Options:
   --url URL           remote server endpoint (streamable HTTP by default)
-  --transport T       stdio | streamable-http | sse
+  --transport T       stdio | streamable-http | sse | auto (streamable HTTP, then SSE)
+  --client-id ID      OAuth: a pre-registered client id (else the client registers itself)
+  --client-secret S   OAuth: its secret; write \${VAR} (quoted) to keep it out of the file
+  --scope S           OAuth: scopes to ask for when the server names none
+  --grant G           OAuth: authorization_code (default; log in with \`agents server login\`)
+                      or client_credentials (unattended)
   --env KEY=VALUE     extra environment variable for a stdio server (repeatable)
   --header KEY=VALUE  HTTP header for a remote server (repeatable)
   --cwd DIR           working directory of a stdio server instead of the sandbox root
@@ -88,6 +96,10 @@ const serverAdd: Command = {
         'trust-annotations': { type: 'boolean' },
         'no-validate': { type: 'boolean' },
         force: { type: 'boolean' },
+        'client-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        scope: { type: 'string' },
+        grant: { type: 'string' },
       },
       ADD_USAGE,
     );
@@ -97,17 +109,33 @@ const serverAdd: Command = {
       if (commandLine.length > 0)
         throw usageError('Give either --url or a command after --, not both.', ADD_USAGE);
       const transport = values.transport ?? 'streamable-http';
-      if (transport !== 'streamable-http' && transport !== 'sse') {
+      if (transport !== 'streamable-http' && transport !== 'sse' && transport !== 'auto') {
         throw usageError(
-          `--transport ${transport} does not go with --url; use streamable-http or sse.`,
+          `--transport ${transport} does not go with --url; use streamable-http, sse or auto.`,
           ADD_USAGE,
         );
       }
+      const grant = values.grant;
+      if (grant !== undefined && grant !== 'authorization_code' && grant !== 'client_credentials') {
+        throw usageError(
+          `--grant takes authorization_code or client_credentials, got "${grant}".`,
+          ADD_USAGE,
+        );
+      }
+      const oauth = {
+        ...(grant === undefined
+          ? {}
+          : { grant: grant as 'authorization_code' | 'client_credentials' }),
+        ...(values['client-id'] === undefined ? {} : { clientId: values['client-id'] }),
+        ...(values['client-secret'] === undefined ? {} : { clientSecret: values['client-secret'] }),
+        ...(values.scope === undefined ? {} : { scope: values.scope }),
+      };
       const headers = parsePairs(values.header, '--header', ADD_USAGE);
       input = {
         transport,
         url: values.url,
         ...(headers ? { headers } : {}),
+        ...(Object.keys(oauth).length > 0 ? { oauth } : {}),
         ...(values.trusted ? { trusted: true } : {}),
       };
     } else {
@@ -148,12 +176,19 @@ const serverAdd: Command = {
       );
     }
     let probe: ServerProbe | undefined;
+    let needsLogin = false;
     if (!values['no-validate']) {
-      // Launched as a run launches it: ./ and ../ entries resolved against the project.
-      probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-        cwd: context.cwd,
-        signal: context.signal,
-      });
+      try {
+        // Launched as a run launches it: ./ and ../ entries resolved against the project.
+        probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
+          cwd: context.projectDir,
+          signal: context.signal,
+        });
+      } catch (error) {
+        // The server answered and wants a login: that is a working server, not a broken one.
+        if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired)) throw error;
+        needsLogin = true;
+      }
     }
     if (values['trust-annotations'] === true) {
       if (!probe)
@@ -170,9 +205,15 @@ const serverAdd: Command = {
         file,
         config: input,
         tools: probe?.tools.map((tool) => tool.originalName) ?? null,
+        ...(needsLogin ? { needsLogin: `agents server login ${name}` } : {}),
       });
     } else {
       println(context.stdout, `Added server "${name}" (${file}).`);
+      if (needsLogin)
+        println(
+          context.stdout,
+          `It asks for an OAuth login; run \`agents server login ${name}\` to log in (tokens stay in your per-user state folder, not in ${file}).`,
+        );
       if (probe)
         println(
           context.stdout,
@@ -218,7 +259,7 @@ const serverTest: Command = {
     const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
     const config = await storeOf(context).get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, { cwd: context.cwd, signal: context.signal });
+    const probe = await probeServer(config, { cwd: context.projectDir, signal: context.signal });
     const durationMs = Date.now() - started;
     if (context.json) {
       printJson(context.stdout, {
@@ -251,10 +292,12 @@ const serverTest: Command = {
   },
 };
 
-/** `agents server add|list|remove|test`. */
+/** `agents server add|list|remove|test|login|logout|import`. */
 export const serverCommands: readonly Command[] = [
   serverAdd,
   serverList,
   createRemoveCommand('server', usersOfServer),
   serverTest,
+  ...serverLoginCommands,
+  serverImportCommand,
 ];

@@ -68,7 +68,7 @@ const skillAdd: Command = {
       await using active = await activateSkills({
         store,
         skills: [skill],
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
         onWarning: (message) => warnings.push(message),
       });
@@ -142,7 +142,7 @@ const skillShow: Command = {
     await using active = await activateSkills({
       store,
       skills: [skill],
-      cwd: context.cwd,
+      cwd: context.projectDir,
       signal: context.signal,
       onWarning: (message) => warnings.push(message),
     });

@@ -59,7 +59,7 @@ const toolAdd: Command = {
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
-      const probe = await probeServer(server, { cwd: context.cwd, signal: context.signal });
+      const probe = await probeServer(server, { cwd: context.projectDir, signal: context.signal });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
           AgentsErrorCode.ToolUnavailable,
@@ -154,7 +154,7 @@ async function describeTool(
   if (isBuiltinToolName(idOrName)) {
     const { createPathMap } = await import('../../sandbox/path-map.js');
     const [entry] = createBuiltinTools({
-      paths: () => createPathMap(context.cwd),
+      paths: () => createPathMap(context.projectDir),
       names: [idOrName],
     });
     return entry!.descriptor;
@@ -211,7 +211,7 @@ async function describeServerTools(
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { createSkillRegistry } = await import('../../registry/skill-registry.js');
-  const server = createManagedServer(config, { cwd: context.cwd });
+  const server = createManagedServer(config, { cwd: context.projectDir });
   try {
     await server.start({ signal: context.signal });
     const registry = await createSkillRegistry({

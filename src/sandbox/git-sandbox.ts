@@ -1,0 +1,327 @@
+import { rm } from 'node:fs/promises';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { ChangedPath } from '../registry/tool-descriptor.js';
+import {
+  type LargeFileGuard,
+  parseRawTreeDiff,
+  type IndexGit,
+  type OversizedFile,
+} from './large-files.js';
+import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from './nested-repos.js';
+import type { SandboxPathMap } from './path-map.js';
+import { writeMarker, type SandboxMarker } from './sandbox-marker.js';
+import {
+  addAll,
+  assertSha,
+  parseNameStatus,
+  SNAPSHOT_REF_PREFIX,
+  storeEnv,
+  storeGit,
+} from './snapshot-store.js';
+import { putBackIgnoredFiles } from './ignored-files.js';
+import type { RestoreResult, Sandbox, SkippedPath, Snapshot } from './types.js';
+import { UnrecordablePaths } from './unrecordable-paths.js';
+
+/** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
+export interface GitSandboxInit {
+  id: string;
+  kind: 'repository' | 'folder';
+  root: string;
+  source: string;
+  sourceCommit: string | undefined;
+  container: string;
+  runDir: string;
+  base: string;
+  baseTree: string;
+  timeoutMs: number | undefined;
+  paths: SandboxPathMap;
+  /** The marker as written; `head` in it is rewritten whenever the head moves. */
+  marker: SandboxMarker;
+  /** Head to continue from when reopening (default `base`). */
+  head?: { sha: string; tree: string };
+  /** Run lock held by this process (released on close). */
+  lockFile?: string;
+  excludeFile: string;
+  nested: NestedRepoTracker;
+  largeFiles: LargeFileGuard;
+  /** Removes the sandbox's folders (on `close()` with `remove`). */
+  remove: () => Promise<void>;
+}
+
+/**
+ * One sandbox: a tree of its own with a tool-visible repository in it, and a private snapshot
+ * store in the run dir (see `snapshot-store.ts`). Snapshot, restore and close are serialised so
+ * `head` always names the latest snapshot.
+ */
+export class GitSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind: 'repository' | 'folder';
+  readonly root: string;
+  readonly source: string;
+  readonly sourceCommit: string | undefined;
+  readonly runDir: string;
+  readonly base: string;
+  readonly paths: SandboxPathMap;
+  readonly excludeFile: string;
+  readonly #nested: NestedRepoTracker;
+  readonly #largeFiles: LargeFileGuard;
+  readonly #unrecordable: UnrecordablePaths;
+  readonly #timeoutMs: number | undefined;
+  readonly #marker: SandboxMarker;
+  readonly #lockFile: string | undefined;
+  readonly #remove: () => Promise<void>;
+  #head: string;
+  #headTree: string;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+
+  constructor(init: GitSandboxInit) {
+    this.id = init.id;
+    this.kind = init.kind;
+    this.root = init.root;
+    this.source = init.source;
+    this.sourceCommit = init.sourceCommit;
+    this.runDir = init.runDir;
+    this.base = init.base;
+    this.paths = init.paths;
+    this.excludeFile = init.excludeFile;
+    this.#head = init.head?.sha ?? init.base;
+    this.#headTree = init.head?.tree ?? init.baseTree;
+    this.#marker = init.marker;
+    this.#lockFile = init.lockFile;
+    this.#timeoutMs = init.timeoutMs;
+    this.#nested = init.nested;
+    this.#largeFiles = init.largeFiles;
+    this.#unrecordable = new UnrecordablePaths(init.root);
+    this.#remove = init.remove;
+  }
+
+  get head(): string {
+    return this.#head;
+  }
+
+  get maxFileBytes(): number {
+    return this.#largeFiles.maxFileBytes;
+  }
+
+  nestedRepos(): NestedRepo[] {
+    return this.#nested.list();
+  }
+
+  skippedPaths(): SkippedPath[] {
+    const skipped: SkippedPath[] = [
+      ...this.#largeFiles
+        .list()
+        .map(({ path, size }) => ({ path, reason: 'size-cap' as const, size })),
+      ...this.#nested.list().map(({ path }) => ({ path, reason: 'nested-repo' as const })),
+      ...this.#unrecordable.list(),
+    ];
+    return skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  oversizedFiles(): OversizedFile[] {
+    return this.#largeFiles.list();
+  }
+
+  snapshot(label: string, options: { signal?: AbortSignal } = {}): Promise<Snapshot> {
+    return this.#exclusive(() => this.#snapshot(label, options.signal));
+  }
+
+  async diff(
+    from: string,
+    to: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<ChangedPath[]> {
+    this.#assertOpen();
+    assertSha(from);
+    assertSha(to);
+    return this.#diff(from, to, options.signal);
+  }
+
+  restore(sha: string, options: { signal?: AbortSignal } = {}): Promise<RestoreResult> {
+    return this.#exclusive(() => this.#restore(sha, options.signal));
+  }
+
+  close(options: { remove?: boolean } = {}): Promise<void> {
+    const remove = options.remove ?? true;
+    this.#closing ??= this.#queue
+      .catch(() => undefined)
+      .then(async () => {
+        if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
+        if (remove) await this.#remove();
+      });
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #snapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
+    const git = this.#indexGit(signal);
+    // Files skipped for size that shrank or went away are let back in (no-op when none).
+    await this.#largeFiles.release(git);
+    await addAll(this.runDir, this.root, this.excludeFile, this.#unrecordable, {
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    let tree = (await this.#git(['write-tree'], signal)).stdout.trim();
+    const parent = this.#head;
+    const unchanged = (): Snapshot => this.#withWarnings({ sha: parent, parent, changed: [] });
+    if (tree === this.#headTree) return unchanged();
+    // One raw diff between the trees gives the change list, the modes (gitlinks = nested
+    // repos) and the paths to check against the size cap, before anything is committed.
+    let raw = parseRawTreeDiff(
+      (
+        await this.#git(
+          ['diff-tree', '-r', '-z', '--raw', '--no-renames', this.#headTree, tree],
+          signal,
+        )
+      ).stdout,
+    );
+    const kept = await this.#largeFiles.filter(raw, git);
+    if (kept !== undefined) {
+      raw = kept;
+      tree = (await this.#git(['write-tree'], signal)).stdout.trim();
+      if (tree === this.#headTree) return unchanged();
+    }
+    const sha = (
+      await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
+    ).stdout.trim();
+    await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${sha}`, sha], signal);
+    await this.#nested.update(raw);
+    this.#head = sha;
+    this.#headTree = tree;
+    await this.#persistHead();
+    return this.#withWarnings({
+      sha,
+      parent,
+      changed: raw.map(({ status, path }) => ({ status, path })),
+    });
+  }
+
+  async #restore(sha: string, signal: AbortSignal | undefined): Promise<RestoreResult> {
+    assertSha(sha);
+    const resolved = await this.#git(
+      ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`],
+      signal,
+      [1],
+    );
+    const target = resolved.stdout.trim();
+    if (resolved.exitCode !== 0 || target === '') {
+      throw new AgentsError(
+        AgentsErrorCode.CheckpointNotFound,
+        `Snapshot ${sha} does not exist in sandbox "${this.id}"; list the thread's checkpoints to pick an existing one.`,
+        { details: { sandboxId: this.id, sha } },
+      );
+    }
+    const targetTree = (await this.#git(['rev-parse', `${target}^{tree}`], signal)).stdout.trim();
+    // Safety snapshot first: makes the restore undoable, and puts files made since the last
+    // snapshot into the private index so `read-tree --reset` removes them too.
+    const safety = await this.#snapshot(`sandbox ${this.id}: before restore to ${target}`, signal);
+    // Files over the size cap were never captured: moved out of `read-tree`'s way (it would
+    // overwrite or delete them) and put back after, whatever happens.
+    const kept = await this.#largeFiles.protect(target, this.#indexGit(signal));
+    // The tree changes under the path map's feet (a restored snapshot may bring a symlink
+    // back): drop its cached symlink verdicts, before and after.
+    this.paths.invalidateLinkCache();
+    let restored = false;
+    try {
+      await this.#git(['read-tree', '-u', '--reset', target], signal);
+      restored = true;
+    } finally {
+      this.paths.invalidateLinkCache();
+      await kept?.putBack(restored);
+    }
+    const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
+    if (tree !== targetTree) {
+      throw new AgentsError(
+        AgentsErrorCode.RollbackFailed,
+        `Restoring sandbox "${this.id}" to ${target} left tree ${tree} instead of ${targetTree}; restore ${safety.sha} to undo.`,
+        { details: { sandboxId: this.id, target, safety: safety.sha } },
+      );
+    }
+    await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal);
+    const restoredChanges = await this.#diff(safety.sha, target, signal);
+    // Files the target ignores were never its to delete (see putBackIgnoredFiles).
+    const keptIgnored = await putBackIgnoredFiles({
+      root: this.root,
+      env: storeEnv(this.runDir, this.root),
+      safety: safety.sha,
+      changed: restoredChanges,
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.paths.invalidateLinkCache();
+    const putBack = new Set(keptIgnored);
+    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    await this.#nested.scan(
+      (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
+    );
+    this.#head = target;
+    this.#headTree = targetTree;
+    await this.#persistHead();
+    return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }) };
+  }
+
+  /** Adds nested-repo, refused-path and first-time size-cap warnings to a snapshot. */
+  #withWarnings(snapshot: Snapshot): Snapshot {
+    const warnings = [
+      ...nestedRepoWarnings(this.#nested.list()),
+      ...this.#unrecordable.warnings(),
+      ...this.#largeFiles.takeWarnings(),
+    ];
+    return warnings.length === 0 ? snapshot : { ...snapshot, warnings };
+  }
+
+  /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
+  async #persistHead(): Promise<void> {
+    this.#marker.head = this.#head;
+    await writeMarker(this.runDir, this.#marker);
+  }
+
+  async #diff(from: string, to: string, signal: AbortSignal | undefined): Promise<ChangedPath[]> {
+    if (from === to) return [];
+    const { stdout } = await this.#git(
+      ['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to],
+      signal,
+    );
+    return parseNameStatus(stdout);
+  }
+
+  #git(args: string[], signal: AbortSignal | undefined, okExitCodes?: number[]) {
+    return storeGit(this.runDir, this.root, args, {
+      signal,
+      timeoutMs: this.#timeoutMs,
+      ...(okExitCodes === undefined ? {} : { okExitCodes }),
+    });
+  }
+
+  #indexGit(signal: AbortSignal | undefined): IndexGit {
+    return async (args, input) =>
+      (
+        await storeGit(this.runDir, this.root, args, {
+          signal,
+          timeoutMs: this.#timeoutMs,
+          ...(input === undefined ? {} : { input }),
+        })
+      ).stdout;
+  }
+
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    const run = this.#queue.catch(() => undefined).then(work);
+    this.#queue = run;
+    return run;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing !== undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.Closed,
+        `Sandbox "${this.id}" is closed; create a new sandbox for a new run.`,
+        { details: { sandboxId: this.id } },
+      );
+    }
+  }
+}

@@ -1,0 +1,164 @@
+import { mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+
+/** Marker written into each sandbox's run dir; prune and remove only touch folders that carry it. */
+export const MARKER_FILE = 'sandbox.json';
+export const MARKER_KIND = 'agents-sandbox';
+/** Version 2: the sandbox is a repository of its own with a private snapshot store (run/git). */
+export const MARKER_VERSION = 2;
+/** Lock file in the run dir while a process uses a reopenable sandbox. */
+const LOCK_FILE = 'lock';
+
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const SHA_PATTERN = /^[0-9a-f]{4,64}$/;
+
+/** What a sandbox records about itself in `<container>/run/sandbox.json`. */
+export interface SandboxMarker {
+  kind: typeof MARKER_KIND;
+  version: typeof MARKER_VERSION;
+  id: string;
+  /** `repository`: made from a git repo's commit; `folder`: a copy of a plain folder. */
+  mode: 'repository' | 'folder';
+  source: string;
+  root: string;
+  createdAt: number;
+  /** Revision the sandbox was made from (as given). */
+  revision?: string;
+  /** The user's commit the sandbox was made from (repository mode). */
+  sourceCommit?: string;
+  /** Base snapshot sha (in the private store). */
+  base?: string;
+  /** Latest snapshot sha, kept current so a reopened sandbox continues from it. */
+  head?: string;
+  /** The snapshot size cap (`0`: off), kept so a reopened sandbox uses the same one. */
+  maxFileBytes?: number;
+}
+
+/**
+ * Reads a run dir's marker; undefined when missing, unreadable, or not ours. A marker of the
+ * first design (version 1, a worktree inside the user's repo) is reported as `legacy`.
+ */
+export async function readMarker(runDir: string): Promise<SandboxMarker | 'legacy' | undefined> {
+  let record: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(await readFile(join(runDir, MARKER_FILE), 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    record = parsed as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (record['kind'] !== MARKER_KIND) return undefined;
+  if (record['version'] !== MARKER_VERSION) return 'legacy';
+  if (typeof record['id'] !== 'string' || !ID_PATTERN.test(record['id'])) return undefined;
+  if (record['mode'] !== 'repository' && record['mode'] !== 'folder') return undefined;
+  const optionalSha = (key: string): Record<string, string> => {
+    const value = record[key];
+    return typeof value === 'string' && SHA_PATTERN.test(value) ? { [key]: value } : {};
+  };
+  const maxFileBytes = record['maxFileBytes'];
+  return {
+    kind: MARKER_KIND,
+    version: MARKER_VERSION,
+    id: record['id'],
+    mode: record['mode'],
+    source: String(record['source']),
+    root: String(record['root']),
+    createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
+    ...(typeof record['revision'] === 'string' ? { revision: record['revision'] } : {}),
+    ...optionalSha('sourceCommit'),
+    ...optionalSha('base'),
+    ...optionalSha('head'),
+    ...(typeof maxFileBytes === 'number' && Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0
+      ? { maxFileBytes }
+      : {}),
+  };
+}
+
+/** Writes the marker file (temp file + rename, so a crash leaves the old or the new one). */
+export async function writeMarker(runDir: string, marker: SandboxMarker): Promise<void> {
+  const file = join(runDir, MARKER_FILE);
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, JSON.stringify(marker, null, 2));
+  await rename(temp, file);
+}
+
+/** Makes `dir` (with parents) for a new sandbox and checks that it is empty. */
+export async function prepareEmptyDir(dir: string, id: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  if ((await readdir(dir)).length > 0) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Cannot create sandbox "${id}" in ${dir}: the folder is not empty; choose an empty folder or remove it.`,
+      { details: { id, dir } },
+    );
+  }
+  return realpath(dir);
+}
+
+/** Last time the sandbox did anything: its private index changes on every snapshot. */
+export async function lastActivity(runDir: string, marker: SandboxMarker): Promise<number> {
+  try {
+    return Math.max(marker.createdAt, (await stat(join(runDir, 'index'))).mtimeMs);
+  } catch {
+    return marker.createdAt;
+  }
+}
+
+/** The live process holding the run lock of a run dir, or undefined (no lock, or a stale one). */
+export async function lockHolder(runDir: string): Promise<number | undefined> {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(await readFile(join(runDir, LOCK_FILE), 'utf8')) as { pid?: unknown }).pid;
+  } catch {
+    return undefined;
+  }
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
+  if (pid === process.pid) return pid;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else; still alive.
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+  }
+}
+
+function inUse(id: string, holder: number): AgentsError {
+  return new AgentsError(
+    AgentsErrorCode.RunActive,
+    `Sandbox "${id}" is in use by process ${holder} (a run or a rollback on its thread); wait for it to finish before starting another.`,
+    { details: { sandboxId: id, pid: holder } },
+  );
+}
+
+/**
+ * Takes the run lock of a run dir (a `lock` file holding this process id). Throws `RUN_ACTIVE`
+ * while a live process holds it; a lock left by a dead process is taken over. Returns the file.
+ */
+export async function acquireRunLock(runDir: string, id: string): Promise<string> {
+  const file = join(runDir, LOCK_FILE);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, JSON.stringify({ pid: process.pid, since: Date.now() }), {
+        flag: 'wx',
+      });
+      return file;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
+        const holder = await lockHolder(runDir);
+        if (holder !== undefined) throw inUse(id, holder);
+        throw new AgentsError(
+          AgentsErrorCode.RunActive,
+          `Cannot lock sandbox "${id}" (${file}): ${errorMessage(error)}.`,
+          { cause: error, details: { sandboxId: id } },
+        );
+      }
+      const holder = await lockHolder(runDir);
+      if (holder !== undefined) throw inUse(id, holder);
+      // Left by a process that died: take it over. A narrow race remains when two processes
+      // take over the same stale lock at the same moment; a live lock is never taken.
+      await rm(file, { force: true });
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
+import { UNATTRIBUTED_TOOL_ID } from '../../src/middleware/unattributed.js';
+import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+
+const THREAD = 'killed-1';
+
+interface AuditJson {
+  event: string;
+  toolId: string;
+  toolName: string;
+  callId?: string;
+  snapshot?: string;
+  changed?: number;
+}
+
+async function sandboxTree(dir: string): Promise<string | undefined> {
+  const location = (await findThreadSandboxes(join(dir, '.agents'), THREAD))[0];
+  if (location === undefined) return undefined;
+  try {
+    const marker = JSON.parse(
+      await readFile(join(location.sandboxDir, 'run', 'sandbox.json'), 'utf8'),
+    ) as { root: string };
+    return marker.root;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('a tool call killed mid-way (SIGKILL of agents actor run)', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await makeProjectRepo('agents-killed-call-');
+    const server = await agents(
+      dir,
+      'server',
+      'add',
+      'fx',
+      '--no-validate',
+      '--',
+      process.execPath,
+      '--import',
+      TSX_LOADER,
+      FIXTURE_SERVER_PATH,
+      '--transport',
+      'stdio',
+    );
+    expect(server.code, server.stderr).toBe(0);
+    expect(
+      (await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code,
+    ).toBe(0);
+    await writeFile(
+      join(dir, 'script.yaml'),
+      [
+        '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
+        '- tool_calls: [{ name: write_then_wait, args: { path: killed.txt, content: "K", ms: 120000 } }]',
+        '- content: done',
+        '',
+      ].join('\n'),
+    );
+    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
+    await writeFile(
+      join(dir, '.agents', 'actors', 'bot.yaml'),
+      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
+    );
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'records the killed call in the audit log and its writes as unattributed changes on reopen, not on the next call',
+    { timeout: 240_000 },
+    async () => {
+      let killed = false;
+      let polling: NodeJS.Timeout | undefined;
+      const run = await agentsProcess(
+        dir,
+        ['actor', 'run', 'bot', '--input', 'go', '--thread', THREAD],
+        (stdout, child) => {
+          if (polling !== undefined || !stdout.includes('write_then_wait')) return;
+          // Kill once the server has written the file, while the call still waits.
+          polling = setInterval(() => {
+            void sandboxTree(dir).then(async (tree) => {
+              if (killed || tree === undefined) return;
+              const written = await access(join(tree, 'killed.txt')).then(
+                () => true,
+                () => false,
+              );
+              if (!written) return;
+              killed = true;
+              clearInterval(polling);
+              child.kill('SIGKILL');
+            });
+          }, 50);
+        },
+      );
+      clearInterval(polling);
+      expect(killed, run.stdout + run.stderr).toBe(true);
+      expect(run.code).toBeNull();
+
+      // Killed: the call has a start entry and no end.
+      const auditAfterKill = (await agents(dir, 'audit', '--thread', THREAD, '--json')).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as AuditJson);
+      expect(auditAfterKill.map((entry) => [entry.event, entry.toolName])).toEqual([
+        ['tool-call', 'write_file'],
+        ['tool-call-start', 'write_then_wait'],
+      ]);
+
+      // Reopen: the next run finds killed.txt, records it on its own, and its own call changes
+      // only c.txt.
+      await writeFile(
+        join(dir, 'script.yaml'),
+        [
+          '- tool_calls: [{ name: write_file, args: { path: c.txt, content: "C1" } }]',
+          '- content: done',
+          '',
+        ].join('\n'),
+      );
+      const again = await agentsProcess(dir, [
+        'actor',
+        'run',
+        'bot',
+        '--input',
+        'again',
+        '--thread',
+        THREAD,
+        '--json',
+      ]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(/changes no recorded tool call made.*A killed\.txt/);
+      const ends = again.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; change?: { changed: unknown[] } })
+        .filter((event) => event.type === 'tool-call-end');
+      expect(
+        ends.map((event) => event.change?.changed),
+        again.stdout,
+      ).toEqual([[{ status: 'A', path: 'c.txt' }]]);
+
+      const checkpoints = JSON.parse(
+        (await agents(dir, 'checkpoints', '--thread', THREAD, '--json')).stdout,
+      ) as Array<{ records: Array<{ toolId: string; changed: unknown[] }> }>;
+      const unattributed = checkpoints.flatMap((entry) =>
+        entry.records.filter((record) => record.toolId === UNATTRIBUTED_TOOL_ID),
+      );
+      expect(unattributed.map((record) => record.changed)).toEqual([
+        [{ status: 'A', path: 'killed.txt' }],
+      ]);
+      const text = await agents(dir, 'checkpoints', '--thread', THREAD);
+      expect(text.stdout).toMatch(/unattributed changes/);
+
+      // The audit tells the whole story, in order.
+      const audit = (await agents(dir, 'audit', '--thread', THREAD, '--json')).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as AuditJson);
+      expect(audit.map((entry) => [entry.event, entry.toolName])).toEqual([
+        ['tool-call', 'write_file'],
+        ['tool-call-start', 'write_then_wait'],
+        ['unattributed-changes', 'unattributed changes'],
+        ['tool-call', 'write_file'],
+      ]);
+      expect(audit[2]).toMatchObject({ changed: 1 });
+      const plain = await agents(dir, 'audit', '--thread', THREAD);
+      expect(plain.stdout).toMatch(/write_then_wait.*UNFINISHED/);
+    },
+  );
+});
