@@ -57,6 +57,7 @@ export {
   createMcpToolEntries,
   listAllTools,
 } from './mcp/tool-adapter.js';
+export type { StructuredToolOptions } from './mcp/structured-tool.js';
 export { toStructuredTool } from './mcp/structured-tool.js';
 export type { McpToolArtifact } from './mcp/content.js';
 export { toToolMessageParts } from './mcp/content.js';

@@ -539,6 +539,7 @@ class ManagedServerImpl implements ManagedServer {
       ...(this.rewritesPaths() ? {} : { detectPathArguments: () => [] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
+      ...(this.config.trustedTools === undefined ? {} : { trustedTools: this.config.trustedTools }),
       ...(knownVerdict === undefined ? {} : { knownVerdict }),
       prefixToolNames: this.config.prefixToolNames,
     });
