@@ -18,6 +18,7 @@ import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println, shellQuote } from '../output.js';
+import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -315,6 +316,12 @@ function printEvent(context: CommandContext, event: ActorRunEvent): void {
         println(
           context.stdout,
           `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
+        );
+      }
+      if (event.change?.skipped !== undefined) {
+        println(
+          context.stdout,
+          `  not captured (a rollback will not restore it): ${formatSkippedPaths(event.change.skipped)}`,
         );
       }
       break;

@@ -1,3 +1,4 @@
+import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption } from '../args.js';
@@ -29,13 +30,22 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         const from = values.from ?? thread.sandbox.base;
         const to = thread.sandbox.head;
         const changed = await thread.sandbox.diff(from, to);
+        const skipped = thread.sandbox.skippedPaths?.() ?? [];
         if (context.json) {
-          context.stdout.write(`${JSON.stringify({ threadId, from, to, changed }, null, 2)}\n`);
+          context.stdout.write(
+            `${JSON.stringify({ threadId, from, to, changed, skipped }, null, 2)}\n`,
+          );
+          return 0;
         } else if (changed.length === 0) {
           context.stdout.write(`No changes in thread ${threadId} (${formatChanges(changed)}).\n`);
         } else {
           context.stdout.write(
             `${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`,
+          );
+        }
+        if (skipped.length > 0) {
+          context.stderr.write(
+            `Not captured by the snapshots (a rollback will neither restore nor remove them): ${formatSkippedPaths(skipped)}\n`,
           );
         }
         return 0;
