@@ -12,6 +12,8 @@ export default tseslint.config(
       '.langgraph_api/**',
       'schemas/**',
       '.test-build/**',
+      // Vendored third-party code (the SDK's conformance client), kept as published.
+      'scripts/sdk-reference-client/**',
     ],
   },
   js.configs.recommended,

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
-import { END, MessagesValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import {
   composeMiddleware,
   createChangeTrackingMiddleware,
@@ -38,7 +38,7 @@ import {
   createTrackedToolNode,
   parsePolicy,
   routeToolCallsPerTask,
-  sandboxStateFields,
+  sandboxDeltaStateFields,
   toStructuredTool,
   type LocalSandbox,
   type ManagedServer,
@@ -49,7 +49,12 @@ import {
 } from '../src/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
-export const StudioActorState = new StateSchema({ messages: MessagesValue, ...sandboxStateFields });
+// Delta channels: a checkpoint stores the messages and change records its step added, not the
+// whole history again (Studio threads get long).
+export const StudioActorState = new StateSchema({
+  messages: MessagesDeltaValue,
+  ...sandboxDeltaStateFields,
+});
 
 /**
  * Where the filesystem server's tools take paths. Listed explicitly so the path-rewrite

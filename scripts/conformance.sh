@@ -3,12 +3,14 @@
 # library. Not part of `npm test`: it downloads Node 22 (the suite needs it) and the suite from
 # the npm registry into a cache folder outside the project.
 #
-#   scripts/conformance.sh [client|server|all]      (default: all)
+#   scripts/conformance.sh [client|server|all]      (default: all)      npm run conformance
 #
-# client: the suite's mock servers drive `examples/mcp-client.ts URL` (= `agents mcp-client URL`,
-#         our adapter over streamable HTTP). Core scenarios: initialize, tools_call,
-#         elicitation-sep1034-client-defaults, sse-retry. Set CONFORMANCE_AUTH=1 to also run the
-#         auth/* scenarios (OAuth flows; our client implements none, so they are expected to fail).
+# client: the suite's mock servers drive `scripts/conformance-client.ts URL` (= `agents mcp-client
+#         URL --strict`, our adapter over streamable HTTP with OAuth 2.1, plus the flags a
+#         scenario's context names: pre-registered client, client credentials). Every client
+#         scenario the suite lists. CONFORMANCE_REFERENCE=1 also runs the MCP TypeScript SDK's own
+#         conformance client (vendored in scripts/sdk-reference-client/) on the same scenarios,
+#         for the figure beside ours. CONFORMANCE_CLIENT_SCENARIOS="a b" runs only those.
 # server: runs the real `agents serve --skill fixture --transport http --policy auto` in a throwaway
 #         project whose workspace holds one skill, the fixture MCP server's basic tools (so the
 #         served tools run in a sandbox, through the actor middleware chain), and points the
@@ -65,12 +67,14 @@ tally() {
     console.log(ok + " " + fail);' "$1"
 }
 
-run_scenario() { # kind scenario args...
+run_scenario() { # kind (client|reference|server) scenario args...
   local kind=$1 scenario=$2; shift 2
   local out="$RESULTS/$kind/${scenario//\//_}"
+  local mode=$kind
+  [ "$kind" = reference ] && mode=client
   mkdir -p "$out"
   local status=passed
-  if ! (cd "$SUITE" && "$NODE22" dist/index.js "$kind" --scenario "$scenario" -o "$out" "$@") >"$out.log" 2>&1; then
+  if ! (cd "$SUITE" && "$NODE22" dist/index.js "$mode" --scenario "$scenario" -o "$out" "$@") >"$out.log" 2>&1; then
     status=failed
   fi
   read -r ok fail < <(tally "$out")
@@ -85,14 +89,26 @@ run_scenario() { # kind scenario args...
 }
 
 if [ "$MODE" = client ] || [ "$MODE" = all ]; then
-  CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
-  if [ "${CONFORMANCE_AUTH:-0}" = 1 ]; then
-    mapfile -t AUTH < <(cd "$SUITE" && "$NODE22" dist/index.js list | sed -n 's/^  - \(auth\/[^ ]*\).*/\1/p')
-    CLIENT_SCENARIOS+=("${AUTH[@]}")
+  if [ -n "${CONFORMANCE_CLIENT_SCENARIOS:-}" ]; then
+    read -r -a CLIENT_SCENARIOS <<<"$CONFORMANCE_CLIENT_SCENARIOS"
+  else
+    mapfile -t CLIENT_SCENARIOS < <(cd "$SUITE" && "$NODE22" dist/index.js list \
+      | sed -n '/^Client scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p')
   fi
   for scenario in "${CLIENT_SCENARIOS[@]}"; do
-    run_scenario client "$scenario" --command "$TSX $ROOT/examples/mcp-client.ts" --timeout "$TIMEOUT_MS"
+    run_scenario client "$scenario" --command "$TSX $ROOT/scripts/conformance-client.ts" --timeout "$TIMEOUT_MS"
   done
+  OURS_PASSED=$PASSED
+  OURS_TOTAL=${#CLIENT_SCENARIOS[@]}
+  if [ "${CONFORMANCE_REFERENCE:-0}" = 1 ]; then
+    for scenario in "${CLIENT_SCENARIOS[@]}"; do
+      run_scenario reference "$scenario" --command "$TSX $ROOT/scripts/sdk-reference-client/everythingClient.ts" --timeout "$TIMEOUT_MS"
+    done
+    REFERENCE_PASSED=$((PASSED - OURS_PASSED))
+    # The reference run is for comparison; its failures do not fail this script.
+    FAILED=$((FAILED - (OURS_TOTAL - REFERENCE_PASSED)))
+    PASSED=$OURS_PASSED
+  fi
 fi
 
 if [ "$MODE" = server ] || [ "$MODE" = all ]; then
@@ -140,5 +156,9 @@ fi
 echo
 echo "MCP conformance ($VERSION), results in $RESULTS:"
 printf '  %s\n' "${SUMMARY[@]}"
+if [ -n "${OURS_TOTAL:-}" ]; then
+  echo "client (agents mcp-client): $OURS_PASSED/$OURS_TOTAL scenarios passed"
+  [ -n "${REFERENCE_PASSED:-}" ] && echo "client (SDK reference client): $REFERENCE_PASSED/$OURS_TOTAL scenarios passed"
+fi
 echo "score: $PASSED/$((PASSED + FAILED)) scenarios passed"
 [ "$FAILED" = 0 ]

@@ -111,7 +111,12 @@ export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
 export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
-export { SandboxStateSchema, sandboxStateFields, undoStack } from './middleware/state.js';
+export {
+  SandboxStateSchema,
+  sandboxDeltaStateFields,
+  sandboxStateFields,
+  undoStack,
+} from './middleware/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
@@ -139,6 +144,7 @@ export { undoRollback } from './middleware/undo-rollback.js';
 
 // policy
 export type {
+  ClientRequestPolicy,
   Policy,
   PolicyDecision,
   PolicyInput,
@@ -171,6 +177,17 @@ export {
 } from './policy/audit.js';
 
 // serve: the same tools and the same middleware chain, served over MCP
+export type {
+  ClientRequestForwarder,
+  ClientRequestGate,
+  ClientRequestInfo,
+  ClientRequestObserver,
+  ClientRequestOutcome,
+  ClientRequestSink,
+  UpstreamClientRequest,
+  UpstreamClientResult,
+} from './mcp/client-requests.js';
+export { createClientRequestForwarder, JsonRpcError } from './mcp/client-requests.js';
 export type { CreateMcpServerOptions } from './serve/mcp-server.js';
 export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
 export type {

@@ -1,3 +1,5 @@
+import { dirname, relative, isAbsolute } from 'node:path';
+import { agentsStateDir } from '../sandbox/state-dir.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
@@ -49,9 +51,23 @@ export function actorConfinement(input: {
     {
       sandboxRoot: input.sandboxRoot,
       projectDir: input.projectDir,
-      hidden: [input.workspaceRoot],
+      // The workspace (checkpoints, audit, pins), the per-user state folder (every sandbox's
+      // private snapshot store) and this sandbox's own folder (its run dir) are hidden; the
+      // sandbox tree itself is mounted back on top.
+      hidden: [
+        input.workspaceRoot,
+        ...[agentsStateDir(), dirname(input.sandboxRoot)].filter(
+          (path) => !contains(path, input.projectDir),
+        ),
+      ],
     },
   );
   reportUnconfinedOnce(confinement, input.report);
   return confinement;
+}
+
+/** `path` is `inner` or one of its ancestors (hiding it would hide `inner` too). */
+function contains(path: string, inner: string): boolean {
+  const rel = relative(path, inner);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }

@@ -19,11 +19,13 @@ import { ActorSchema } from '../config/schemas.js';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
+import type { ToolProgressEvent } from '../mcp/structured-tool.js';
+import { describeToolContent } from '../mcp/content.js';
 import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/change-tracking.js';
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-import { sandboxStateFields } from '../middleware/state.js';
+import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
 import { composeMiddleware } from '../middleware/types.js';
 import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
@@ -175,6 +177,15 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
+  /** A progress notification of a running tool call (MCP `notifications/progress`). */
+  | {
+      type: 'tool-progress';
+      toolCallId: string;
+      name: string;
+      progress: number;
+      total?: number;
+      message?: string;
+    }
   /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
   | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {
@@ -196,9 +207,10 @@ export interface ActorRunOptions {
 }
 
 function buildStateSchema() {
+  // Delta channels: each message and change record is stored once, not in every checkpoint.
   return new StateSchema({
     messages: MessagesDeltaValue,
-    ...sandboxStateFields,
+    ...sandboxDeltaStateFields,
     ...turnStateFields,
   });
 }
@@ -910,12 +922,18 @@ class LocalActor implements ActorInstance {
     const threadId = this.threadFor(options.threadId);
     const config = {
       configurable: { thread_id: threadId },
-      streamMode: 'updates' as const,
+      // `custom` carries the tools' progress notifications while a call runs.
+      streamMode: ['updates' as const, 'custom' as const],
       ...(options.signal ? { signal: options.signal } : {}),
     };
     const stream = await graph.stream(input, config);
-    for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
-      for (const [node, update] of Object.entries(chunk)) {
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === 'custom') {
+        const progress = toolProgressOf(chunk);
+        if (progress) yield progress;
+        continue;
+      }
+      for (const [node, update] of Object.entries(chunk as Record<string, unknown>)) {
         if (node === '__interrupt__') {
           const limit = turnLimitPauseOf(update);
           if (limit !== undefined) {
@@ -950,7 +968,8 @@ class LocalActor implements ActorInstance {
               toolCallId: message.tool_call_id,
               name: message.name ?? '',
               isError: message.status === 'error',
-              text: message.text,
+              // Images and audio as placeholders (`[image/png 12 KB]`), not dropped.
+              text: describeToolContent(message.content),
               ...(change ? { change } : {}),
             };
           }
@@ -987,6 +1006,23 @@ class LocalActor implements ActorInstance {
     }
     return this.state;
   }
+}
+
+/** A tool's progress event from the custom stream (see `ToolProgressEvent`), if it is one. */
+function toolProgressOf(
+  chunk: unknown,
+): Extract<ActorRunEvent, { type: 'tool-progress' }> | undefined {
+  if (typeof chunk !== 'object' || chunk === null) return undefined;
+  const event = chunk as Partial<ToolProgressEvent>;
+  if (event.type !== 'tool-progress' || typeof event.progress !== 'number') return undefined;
+  return {
+    type: 'tool-progress',
+    toolCallId: event.toolCallId ?? '',
+    name: event.toolName ?? '',
+    progress: event.progress,
+    ...(event.total === undefined ? {} : { total: event.total }),
+    ...(event.message === undefined ? {} : { message: event.message }),
+  };
 }
 
 /** The first skill of the plan that includes a tool (for `skills.NAME` policy refinements). */

@@ -113,6 +113,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       threadId,
       graph,
       sandbox: openedSandbox,
+      saver: openedCheckpointer.saver,
       close,
       [Symbol.asyncDispose]: close,
     };

@@ -1,4 +1,4 @@
-import { ReducedValue, StateSchema } from '@langchain/langgraph';
+import { DeltaValue, ReducedValue, StateSchema } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { ChangeRecord } from '../registry/tool-descriptor.js';
 
@@ -74,6 +74,23 @@ export function appendChangeRecords(
 }
 
 /**
+ * {@link appendChangeRecords} over a batch of writes, copying the log once: the batch reducer of
+ * the `changeLog` delta channel (batching-invariant, as LangGraph requires).
+ */
+function appendChangeRecordBatch(
+  current: ChangeRecord[],
+  writes: Array<ChangeRecord | ChangeRecord[] | undefined>,
+): ChangeRecord[] {
+  const next = [...current];
+  for (const write of writes) {
+    if (write === undefined) continue;
+    if (Array.isArray(write)) next.push(...write);
+    else next.push(write);
+  }
+  return next;
+}
+
+/**
  * Last write wins, but through a reducer so that several writers in one superstep (parallel
  * tool calls through `createAgent` middleware) do not fail; writers there all report the same,
  * final head (see agent-middleware.ts).
@@ -118,6 +135,25 @@ export const sandboxStateFields = {
       reducer: lastWriteWins<RollbackRecord[]>,
     },
   ),
+};
+
+/**
+ * The same fields for long-running hand-built `StateGraph`s: `changeLog` is a LangGraph delta
+ * channel (`DeltaValue`), so a checkpoint stores the records its own step added instead of the
+ * whole log again (whole-log storage grows with calls × history). Pair it with
+ * `messages: MessagesDeltaValue`; the actor graph does. Not for `createAgent` (langchain 1.5
+ * cannot initialise delta fields in middleware state): use {@link sandboxStateFields} there.
+ */
+export const sandboxDeltaStateFields = {
+  changeLog: new DeltaValue(
+    z.array(ChangeRecordSchema).default(() => []),
+    {
+      inputSchema: z.union([ChangeRecordSchema, z.array(ChangeRecordSchema)]).optional(),
+      reducer: appendChangeRecordBatch,
+    },
+  ),
+  sandboxHead: sandboxStateFields.sandboxHead,
+  rollbacks: sandboxStateFields.rollbacks,
 };
 
 /**

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { AIMessage, isBaseMessage, ToolMessage } from '@langchain/core/messages';
 import type { BaseMessage, ToolCall } from '@langchain/core/messages';
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
@@ -11,6 +12,9 @@ import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';
 import { chainTip } from './state.js';
 import type { SandboxStateUpdate } from './state.js';
+
+/** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
+const MAX_PARALLEL_CALL_LISTENERS = 1_000;
 
 /** Options of {@link createTrackedToolNode}. */
 export interface TrackedToolNodeOptions {
@@ -93,6 +97,11 @@ class TrackedToolNode extends ToolNode {
   }
 
   protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<unknown> {
+    // LangChain adds one abort listener per running task to the superstep's signal (made by
+    // LangGraph for this step only) and removes it when the task ends, so the count is the
+    // number of parallel calls of one turn, not a leak. Node warns from 11; this runs before
+    // LangChain adds this task's listener. Bounded: a turn of over 1,000 calls still warns.
+    if (config.signal) setMaxListeners(MAX_PARALLEL_CALL_LISTENERS, config.signal);
     const output: unknown = await super.run(input, config);
     // A bare message-list graph has no state fields to write.
     if (Array.isArray(input)) return output;

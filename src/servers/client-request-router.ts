@@ -104,3 +104,56 @@ export class ClientRequestRouter {
     return target.request(request, { serverName: this.serverName, signal });
   }
 }
+
+/**
+ * The no-answer deadline of one call whose server may ask the client (a human) something: it
+ * runs like the SDK's per-call timeout (restarted by progress) but stands still while a
+ * forwarded request waits for the client, so a person answering an elicitation for minutes does
+ * not time the call out. `signal` aborts when it expires.
+ */
+export class ForwardingCallClock {
+  private readonly abort = new AbortController();
+  private readonly waiting = new Set<UpstreamClientRequest>();
+  private timer: NodeJS.Timeout | undefined;
+  readonly forwarder: ClientRequestForwarder;
+
+  constructor(
+    private readonly idleMs: number,
+    forwarder: ClientRequestForwarder,
+  ) {
+    // Added last, so this gate runs after the policy's: a refused request never stops the clock.
+    this.forwarder = forwarder
+      .withGate((request) => {
+        this.waiting.add(request);
+        this.stopTimer();
+      })
+      .withObserver((outcome) => {
+        if (this.waiting.delete(outcome.request) && this.waiting.size === 0) this.touch();
+      });
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get expired(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Restarts the deadline (progress arrived), unless a forwarded request is waiting. */
+  touch(): void {
+    this.stopTimer();
+    if (this.waiting.size > 0 || this.expired) return;
+    this.timer = setTimeout(() => this.abort.abort(), this.idleMs);
+  }
+
+  stop(): void {
+    this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -233,10 +233,23 @@ function bubblewrapArguments(
     ...hidden.flatMap((path) => ['--tmpfs', path]),
   ];
   const tail = ['--bind', sandbox, sandbox];
+  // The sandbox's own repository may borrow the user's objects (alternates naming
+  // `<project>/.git/objects`): keep the user's git dir readable at its path, read-only, over the
+  // sandbox's `.git` there. Only where both exist: a missing mount point would be created in
+  // the sandbox.
+  const userGit = canBindProject ? join(project!, '.git') : undefined;
+  const keepUserGit =
+    userGit !== undefined && isDirectory(userGit) && isDirectory(join(sandbox, '.git'));
+  const projectBind = [
+    '--bind',
+    sandbox,
+    project ?? '',
+    ...(keepUserGit ? ['--ro-bind', userGit!, userGit!] : []),
+  ];
   return (command, args) => {
     const bindProject =
       canBindProject && !serverFilesUnder(project!, command, args, scope.sandboxRoot);
-    return [...head, ...(bindProject ? ['--bind', sandbox, project!] : []), ...tail];
+    return [...head, ...(bindProject ? projectBind : []), ...tail];
   };
 }
 
@@ -258,6 +271,14 @@ function serverFilesUnder(
     const real = realOrResolved(path);
     return real === project || isWithin(real, project);
   });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function realOrResolved(path: string): string {

@@ -27,10 +27,15 @@ import {
   type McpToolCaller,
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
+import { knownServerVerdicts } from '../registry/known-servers.js';
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
 import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
-import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
+import {
+  ClientRequestRouter,
+  FORWARDED_CLIENT_CAPABILITIES,
+  ForwardingCallClock,
+} from './client-request-router.js';
 import { createServerTransport, isSessionNotFound, type ServerTransport } from './connect.js';
 import {
   ServerEventEmitter,
@@ -516,6 +521,14 @@ class ManagedServerImpl implements ManagedServer {
       this.config.transport === 'stdio'
         ? knownPathArgumentsOf([this.config.command, ...(this.config.args ?? [])])
         : undefined;
+    // Matched on what was launched and what it says it is (see known-servers.ts).
+    const knownVerdict =
+      this.config.transport === 'stdio'
+        ? knownServerVerdicts(
+            [this.config.command, ...(this.config.args ?? [])],
+            this.serverInfo?.name,
+          )
+        : undefined;
     const built = createMcpToolEntries({
       serverName: this.name,
       tools,
@@ -526,6 +539,7 @@ class ManagedServerImpl implements ManagedServer {
       ...(this.rewritesPaths() ? {} : { detectPathArguments: () => [] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
+      ...(knownVerdict === undefined ? {} : { knownVerdict }),
       prefixToolNames: this.config.prefixToolNames,
     });
     const previous = new Map(this.currentEntries.map((entry) => [entry.descriptor.id, entry]));
@@ -673,28 +687,38 @@ class ManagedServerImpl implements ManagedServer {
     }
     const connection = await this.readyConnection(context.signal, name);
     if (!this.toolsByName.has(name)) return toolNoLongerAvailableResult(this.name, name);
-    // While the call runs, what the server asks of its client goes to the caller's client.
-    const leave =
+    // While the call runs, what the server asks of its client goes to the caller's client, and
+    // the no-answer timeout stands still while the client (maybe a person) answers.
+    const clock =
       context.clientRequests === undefined
         ? undefined
-        : this.clientRequests.enter(context.clientRequests);
+        : new ForwardingCallClock(this.timeouts.callMs, context.clientRequests);
+    const leave = clock === undefined ? undefined : this.clientRequests.enter(clock.forwarder);
     try {
       const result = await connection.client.request(
         { method: 'tools/call', params: { name, arguments: args } },
         CallToolResultSchema,
         {
-          signal: context.signal,
-          timeout: this.timeouts.callMs,
+          signal:
+            clock === undefined
+              ? context.signal
+              : context.signal === undefined
+                ? clock.signal
+                : AbortSignal.any([context.signal, clock.signal]),
+          // With a clock, the SDK only enforces the overall cap; the clock is the idle timeout.
+          timeout: clock === undefined ? this.timeouts.callMs : this.timeouts.maxCallMs,
           maxTotalTimeout: this.timeouts.maxCallMs,
           resetTimeoutOnProgress: true,
           // Passing onprogress makes the SDK send a progress token, which is what lets progress
           // reset the timeout at all; maxTotalTimeout still caps the call.
-          onprogress: (progress) =>
+          onprogress: (progress) => {
+            clock?.touch();
             context.onProgress?.({
               progress: progress.progress,
               total: progress.total,
               message: progress.message,
-            }),
+            });
+          },
         },
       );
       this.restartAttempts = 0;
@@ -708,8 +732,12 @@ class ManagedServerImpl implements ManagedServer {
           { cause: context.signal.reason },
         );
       }
-      if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
-        const capped = /maximum total timeout/i.test(error.message);
+      if (clock?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+        // With a clock the SDK's own timeout is the overall cap.
+        const capped =
+          clock === undefined
+            ? /maximum total timeout/i.test(errorMessage(error))
+            : !clock.expired;
         // One slow call does not make a server unhealthy; a failed ping does.
         void this.checkHealth();
         throw new ServerError(
@@ -758,6 +786,7 @@ class ManagedServerImpl implements ManagedServer {
         { cause: error },
       );
     } finally {
+      clock?.stop();
       leave?.();
     }
   }

@@ -25,6 +25,8 @@ export interface RemoteTransport extends Transport {
   finishAuth(authorizationCode: string): Promise<void>;
   /** Ends a streamable-HTTP session with DELETE; nothing for SSE. */
   terminateSession(): Promise<void>;
+  /** The protocol version negotiated at initialize, once known (streamable HTTP). */
+  readonly protocolVersion?: string | undefined;
 }
 
 /**
@@ -83,7 +85,7 @@ class StreamableThenSseTransport implements RemoteTransport {
   private active: Transport & { finishAuth(code: string): Promise<void> };
   private streamable: StreamableHTTPClientTransport | undefined;
   private decided = false;
-  private protocolVersion: string | undefined;
+  private negotiatedVersion: string | undefined;
 
   constructor(
     private readonly url: URL,
@@ -98,8 +100,12 @@ class StreamableThenSseTransport implements RemoteTransport {
     return this.active.sessionId;
   }
 
+  get protocolVersion(): string | undefined {
+    return this.negotiatedVersion;
+  }
+
   setProtocolVersion(version: string): void {
-    this.protocolVersion = version;
+    this.negotiatedVersion = version;
     this.active.setProtocolVersion?.(version);
   }
 
@@ -123,7 +129,7 @@ class StreamableThenSseTransport implements RemoteTransport {
       await legacy.close().catch(() => undefined);
       this.wire(sse);
       await sse.start();
-      if (this.protocolVersion !== undefined) sse.setProtocolVersion(this.protocolVersion);
+      if (this.negotiatedVersion !== undefined) sse.setProtocolVersion(this.negotiatedVersion);
       await sse.send(message);
     }
   }

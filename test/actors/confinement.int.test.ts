@@ -131,7 +131,14 @@ describe('OS confinement of stdio servers (hostile server, real processes)', () 
       const literal = '../../../../../../keep.txt';
       await using actor = await actorWith(
         'confined',
-        [{ name: 'move', args: { from: 'other.txt', to: literal } }, ...hostileCalls()],
+        [
+          { name: 'move', args: { from: 'other.txt', to: literal } },
+          ...hostileCalls(),
+          // The sandbox's own repository reads the user's objects (alternates), under the
+          // project path where the sandbox is mounted too: they must stay reachable.
+          { name: 'git', args: { argv: 'cat-file -p HEAD:keep.txt' } },
+          { name: 'git', args: { argv: 'log --format=%s -1' } },
+        ],
         {},
         { onWarning: (message) => warnings.push(message) },
       );
@@ -157,7 +164,11 @@ describe('OS confinement of stdio servers (hostile server, real processes)', () 
         'spawn_writer',
         'spawn_writer',
         'spawn_writer',
+        'git',
+        'git',
       ]);
+      expect(results[6]!.text).toBe('committed');
+      expect(results[7]!.text).toBe('init');
       // The literal "../" escape: the rest of the file system is read-only.
       expect(results[0]!.text).toMatch(/move failed: (EROFS|EXDEV|ENOENT)/);
       expect(existsSync(literalTarget)).toBe(literalExisted);

@@ -197,6 +197,38 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
     expect(nothingLeft.stderr).toContain('did not stop at its turn limit');
   }, 120_000);
 
+  it('runs 20 parallel calls without a MaxListenersExceededWarning', async () => {
+    const calls = Array.from(
+      { length: 20 },
+      (_, index) => `{ name: read_file, args: { path: README.md }, id: p${index} }`,
+    );
+    await writeFile(
+      join(dir, 'wide.yaml'),
+      `- tool_calls: [${calls.join(', ')}]\n- content: wide\n`,
+    );
+    await store.put('actor', 'wide', {
+      skills: ['reader'],
+      model: 'scripted:wide.yaml',
+      sandbox: { enabled: false },
+      checkpointer: { type: 'memory' },
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      await using actor = await createActor({ name: 'wide', workspace: store });
+      await actor.activate();
+      // A caller's signal, as the CLI passes: LangGraph combines it into each step's signal.
+      const events = await collect(actor.run('wide', { signal: new AbortController().signal }));
+      expect(events.filter((event) => event.type === 'tool-call-end')).toHaveLength(20);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((text) => text.includes('MaxListenersExceeded'))).toEqual([]);
+  }, 60_000);
+
   it('rejects a --max-turns that is not a positive whole number', async () => {
     const result = await agents(dir, 'actor', 'run', 'long', '--input', 'x', '--max-turns', '0');
     expect(result.code).toBe(ExitCode.Usage);
@@ -224,7 +256,57 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
     // Generous bound (the benchmark keeps the tight figure): 16 KB per call. Before each task
     // carried only its call, and messages were stored once, this run stored several MB.
     expect(bytes).toBeGreaterThan(0);
-    console.log('bytes per call', bytes / 100);
     expect(bytes / 100).toBeLessThan(16_384);
+  }, 120_000);
+
+  it('`agents thread compact` keeps the newest checkpoints readable, listable and resumable', async () => {
+    await writeFile(join(dir, 'twenty.yaml'), longScript(20, 3));
+    await store.put('actor', 'twenty', { skills: ['reader'], model: 'scripted:twenty.yaml' });
+    const run = await agents(dir, 'actor', 'run', 'twenty', '--input', 'go', '--thread', 'c-1');
+    expect(run.code).toBe(ExitCode.Ok);
+    const file = join(dir, '.agents', 'checkpoints.sqlite');
+    const readMessages = async () => {
+      await using actor = await createActor({ name: 'twenty', workspace: store, threadId: 'c-1' });
+      await actor.activate();
+      const state = await actor.graph.getState({ configurable: { thread_id: 'c-1' } });
+      const messages: BaseMessage[] = state.values.messages;
+      return messages.map((message) => `${message.type}:${message.text}`);
+    };
+    const before = await readMessages();
+    const bytesBefore = storedBytes(file, 'c-1');
+
+    const compact = await agents(
+      dir,
+      'thread',
+      'compact',
+      '--thread',
+      'c-1',
+      '--keep',
+      '10',
+      '--vacuum',
+      '--json',
+    );
+    expect(compact.stderr).toBe('');
+    expect(compact.code).toBe(ExitCode.Ok);
+    expect(JSON.parse(compact.stdout)).toMatchObject({ after: 10, reseeded: 1 });
+    expect(storedBytes(file, 'c-1')).toBeLessThan(bytesBefore);
+    // The newest state is rebuilt exactly from what was kept.
+    expect(await readMessages()).toEqual(before);
+    const listed = await agents(dir, 'checkpoints', '--thread', 'c-1', '--json');
+    expect(listed.code).toBe(ExitCode.Ok);
+    expect(JSON.parse(listed.stdout)).toHaveLength(10);
+    // The thread goes on from the kept state.
+    const again = await agents(
+      dir,
+      'actor',
+      'run',
+      'twenty',
+      '--input',
+      'again',
+      '--thread',
+      'c-1',
+    );
+    expect(again.code).toBe(ExitCode.Ok);
+    expect(again.stdout).toContain('all read');
   }, 120_000);
 });

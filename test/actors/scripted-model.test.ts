@@ -54,10 +54,7 @@ describe('scripted model', () => {
     expect(() => parseModelScript('- contnt: hi\n', 's.yaml')).toThrow(/s\.yaml:1:3/);
     // A typo in one step names the step and the field, not zod's "Invalid input" for the union.
     const typo = () =>
-      parseModelScript(
-        '- content: a\n- tool_calls: [{ name: x, arg: { p: 1 } }]\n',
-        'typo.yaml',
-      );
+      parseModelScript('- content: a\n- tool_calls: [{ name: x, arg: { p: 1 } }]\n', 'typo.yaml');
     expect(typo).toThrow('typo.yaml:2:27: [1].tool_calls[0]: unknown field "arg"');
     expect(typo).not.toThrow(/Invalid input/);
     expect(() => parseModelScript('steps:\n  - tool_calls: x\n', 'o.yaml')).toThrow(

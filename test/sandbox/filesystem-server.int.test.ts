@@ -159,7 +159,7 @@ describe('@modelcontextprotocol/server-filesystem inside the sandbox', () => {
     // On disk the content is byte-identical; what the model reads back has sandbox paths mapped
     // to logical ones (by design: the model never sees the sandbox location).
     expect(text(await run('read_text_file', { path: 'notes/hello.md' }))).toBe(
-      content.replace(`${sandbox.root}/`, ''),
+      content.replace(`${sandbox.root}/`, '').replace(`${repo}/`, ''),
     );
     const both = text(
       await run('read_multiple_files', { paths: ['notes/hello.md', 'src/main.py'] }),

@@ -1,20 +1,12 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError } from '../../src/errors.js';
 import { createPathMap, type SandboxPathMap } from '../../src/sandbox/path-map.js';
-import { hashTree, writeFiles } from './helpers.js';
+import { hashTree } from './helpers.js';
+import { hostileCorpus, makeEscapeLayout } from './escape-corpus.js';
 
 // Layout (all under one mkdtemp scratch dir):
 //   repo/            the user's real repo (alias), with a .git folder
@@ -30,39 +22,7 @@ let outside: string;
 let map: SandboxPathMap;
 
 beforeAll(() => {
-  scratch = realpathSync(mkdtempSync(join(tmpdir(), 'path-map-')));
-  repo = join(scratch, 'repo');
-  root = join(scratch, 'run-1');
-  outside = join(scratch, 'outside');
-  writeFiles(repo, {
-    '.git/config': '[core]\n',
-    '.git/HEAD': 'ref: refs/heads/main\n',
-    'src/a.ts': 'a\n',
-  });
-  writeFiles(join(scratch, 'repo-backup'), { x: 'backup\n' });
-  writeFiles(root, {
-    '.git': 'gitdir: /elsewhere/.git/worktrees/run-1\n',
-    'src/a.ts': 'a\n',
-    'src/main.py': 'print()\n',
-    '.gitignore': '*.log\n',
-    '.github/ci.yml': 'on: push\n',
-  });
-  writeFiles(join(scratch, 'run-10'), { x: 'ten\n' });
-  writeFiles(join(scratch, 'run-1_evil'), { x: 'evil\n' });
-  writeFiles(outside, { 'secret.txt': 'secret\n', 'dir/inner.txt': 'inner\n' });
-  mkdirSync(join(root, 'docs'));
-  // Links a hostile repo could ship (made at test time, never committed as links).
-  symlinkSync('/etc', join(root, 'docs/link'));
-  symlinkSync(join(outside, 'secret.txt'), join(root, 'leak'));
-  symlinkSync(outside, join(root, 'anc'));
-  symlinkSync('../outside', join(root, 'relanc'));
-  symlinkSync(join(root, 'loop2'), join(root, 'loop1'));
-  symlinkSync(join(root, 'loop1'), join(root, 'loop2'));
-  symlinkSync(join(outside, 'pwned'), join(root, 'out'));
-  symlinkSync('src', join(root, 'inlink'));
-  symlinkSync('.git', join(root, 'gitlink'));
-  symlinkSync('missing-inside', join(root, 'dangling-inside'));
-  symlinkSync(root, join(scratch, 'root-link'));
+  ({ scratch, repo, root, outside } = makeEscapeLayout('path-map-'));
   map = createPathMap(root, { aliases: [repo] });
 });
 
@@ -114,111 +74,13 @@ describe('createPathMap: accepted paths', () => {
   });
 });
 
-/** The escape corpus: every entry must be refused, and nothing outside may change. */
-function hostileCorpus(): string[] {
-  const targets = [
-    'etc/passwd',
-    'outside/secret.txt',
-    'outside/new.txt',
-    '.ssh/id_rsa',
-    'repo/.git/config',
-  ];
-  const corpus = new Set<string>();
-  for (const target of targets) {
-    for (let depth = 1; depth <= 6; depth++) {
-      corpus.add(`${'../'.repeat(depth)}${target}`);
-      corpus.add(`src/${'../'.repeat(depth + 1)}${target}`);
-      corpus.add(`./${'../'.repeat(depth)}${target}`);
-      corpus.add(`${'%2e%2e/'.repeat(depth)}${target}`);
-      corpus.add(`${'..%2f'.repeat(depth)}${target}`);
-      corpus.add(`${'%2E%2E%2F'.repeat(depth)}${target}`);
-      corpus.add(`${'..\\'.repeat(depth)}${target.replace(/\//g, '\\')}`);
-    }
-    corpus.add(`${'a/..'.repeat(5000)}/../${target}`);
-    corpus.add(`/${target}`);
-    corpus.add(`~/${target}`);
-    corpus.add(`~root/${target}`);
-    corpus.add(`$HOME/${target}`);
-    corpus.add(`\${HOME}/${target}`);
-    corpus.add(`%USERPROFILE%/${target}`);
-    corpus.add(`file:///${target}`);
-    corpus.add(`file://evil.example/${target}`);
-    corpus.add(`C:\\repo\\..\\${target}`);
-    corpus.add(`\\\\host\\share\\${target}`);
-    corpus.add(`${target}\u0000.txt`);
-  }
-  const absolute = [
-    '/etc/passwd',
-    '/root/.ssh/id_rsa',
-    '/',
-    join(outside, 'secret.txt'),
-    join(outside, 'pwned'),
-    join(scratch, 'run-10', 'x'),
-    join(scratch, 'run-1_evil', 'x'),
-    join(scratch, 'run-1', '..', 'run-10', 'x'),
-    join(scratch, 'repo-backup', 'x'),
-    `${root}0/x`,
-    `${repo}-backup/x`,
-    scratch,
-    `${root}/../outside/secret.txt`,
-    `${repo}/../outside/secret.txt`,
-  ];
-  for (const path of absolute) {
-    corpus.add(path);
-    corpus.add(`${path}/`);
-    corpus.add(pathToFileURL(path).href);
-    corpus.add(`file://localhost${path}`);
-  }
-  const inside = [
-    '.git',
-    '.git/config',
-    '.git/hooks/post-checkout',
-    '.GIT/config',
-    '.Git/HEAD',
-    'src/.git/config',
-    'src/../.git/config',
-    'gitlink',
-    'gitlink/config',
-    'docs/link',
-    'docs/link/passwd',
-    'docs/link/new-file',
-    'leak',
-    'anc',
-    'anc/secret.txt',
-    'anc/new.txt',
-    'anc/dir/inner.txt',
-    'relanc/secret.txt',
-    'relanc/new/deeper.txt',
-    'loop1',
-    'loop1/x',
-    'loop2/x/y',
-    'out',
-    'out/x',
-    'dangling-inside',
-    'src/a.ts\u0000',
-    'x'.repeat(5000),
-  ];
-  for (const path of inside) {
-    corpus.add(path);
-    corpus.add(`./${path}`);
-    corpus.add(join(root, path));
-    corpus.add(join(repo, path));
-  }
-  // Raw only: "./https://x" is a legal relative path (a folder named "https:") inside the root.
-  corpus.add('');
-  corpus.add('https://example.com/src/a.ts');
-  corpus.add('http://127.0.0.1/etc/passwd');
-  corpus.add(`ftp://host${repo}/src/a.ts`);
-  return [...corpus];
-}
-
 describe('createPathMap: escape corpus', () => {
   it('has at least 200 hostile paths', () => {
-    expect(hostileCorpus().length).toBeGreaterThanOrEqual(200);
+    expect(hostileCorpus({ scratch, repo, root, outside }).length).toBeGreaterThanOrEqual(200);
   });
 
   it('refuses every hostile path with PATH_OUTSIDE_SANDBOX, and nothing outside the sandbox changes', async () => {
-    const corpus = hostileCorpus();
+    const corpus = hostileCorpus({ scratch, repo, root, outside });
     const { composeMiddleware } = await import('../../src/middleware/types.js');
     const { createPathRewriteMiddleware } = await import('../../src/middleware/path-rewrite.js');
     const canaryBefore = hashTree(outside);

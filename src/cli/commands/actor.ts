@@ -18,7 +18,7 @@ import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println, shellQuote } from '../output.js';
-import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
+import { createRunOutput } from '../run-output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -294,56 +294,6 @@ Options:
   --verbose         also print what the servers write on stderr
   --json            one JSON event per line`;
 
-const MAX_SHOWN = 300;
-
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_SHOWN ? `${flat.slice(0, MAX_SHOWN)}…` : flat;
-}
-
-function printEvent(context: CommandContext, event: ActorRunEvent): void {
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(event)}\n`);
-    return;
-  }
-  switch (event.type) {
-    case 'tool-call-start':
-      println(context.stdout, `→ ${event.name} ${shorten(JSON.stringify(event.args))}`);
-      break;
-    case 'tool-call-end':
-      println(context.stdout, `${event.isError ? '✗' : '←'} ${event.name}: ${shorten(event.text)}`);
-      if (event.change && event.change.changed.length > 0) {
-        println(
-          context.stdout,
-          `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
-        );
-      }
-      if (event.change?.skipped !== undefined) {
-        println(
-          context.stdout,
-          `  not captured (a rollback will not restore it): ${formatSkippedPaths(event.change.skipped)}`,
-        );
-      }
-      break;
-    case 'message':
-      println(context.stdout, event.text);
-      break;
-    case 'turn-limit':
-      println(context.stdout, `Stopped: ${event.message}`);
-      break;
-    case 'interrupt': {
-      const count = event.approvals?.length ?? 0;
-      println(
-        context.stdout,
-        count > 0
-          ? `Paused: ${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval.`
-          : `Paused: ${shorten(JSON.stringify(event.value))}`,
-      );
-      break;
-    }
-  }
-}
-
 function defaultUser(): string {
   try {
     return userInfo().username || 'user';
@@ -501,6 +451,7 @@ async function driveRun(
   settings: { name: string; threadId: string; prompt: boolean; by: string },
 ): Promise<number> {
   const answers = createAnswerSource(context, settings.by);
+  const output = createRunOutput(context);
   try {
     let events = first;
     for (;;) {
@@ -508,7 +459,7 @@ async function driveRun(
       let otherInterrupt = false;
       let turnLimit = false;
       for await (const event of events) {
-        printEvent(context, event);
+        output.event(event);
         if (event.type === 'turn-limit') turnLimit = true;
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
@@ -540,6 +491,7 @@ async function driveRun(
       });
     }
   } finally {
+    output.close();
     answers.close();
   }
 }

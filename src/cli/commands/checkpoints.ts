@@ -1,3 +1,4 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { ChangedPath } from '../../registry/tool-descriptor.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import { listCheckpoints } from '../../middleware/rollback.js';
@@ -18,6 +19,8 @@ export interface ThreadContext extends AsyncDisposable {
   threadId: string;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
+  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: BaseCheckpointSaver;
   close(): Promise<void>;
 }
 

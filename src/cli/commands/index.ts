@@ -8,11 +8,13 @@ import { doctorCommand } from './doctor.js';
 import { mcpClientCommand } from './mcp-client.js';
 import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
+import { createSandboxApplyCommand } from './sandbox-apply.js';
 import { sandboxRemoveCommand } from './sandbox-remove.js';
 import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
 import { skillCommands } from './skill.js';
 import { toolCommands } from './tool.js';
+import { createThreadCompactCommand } from './thread-compact.js';
 
 /** Reads a thread (checkpoints, sandbox diff): works while the thread runs. */
 const readThread = createThreadContextOpener({ lock: false });
@@ -28,6 +30,8 @@ export const commands: readonly Command[] = [
   createCheckpointsCommand(readThread),
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
+  createSandboxApplyCommand(readThread),
+  createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,

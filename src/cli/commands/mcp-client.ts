@@ -1,9 +1,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { expandEnvReferences } from '../../config/env-references.js';
+import type { OAuthSettings } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { createMcpToolAdapter } from '../../mcp/tool-adapter.js';
 import { exampleValueFromSchema } from '../../serve/example-value.js';
+import {
+  createBrowserAuthorizer,
+  createFollowRedirectsAuthorizer,
+  type Authorizer,
+} from '../../servers/oauth/authorizers.js';
+import { openOAuthClientSession } from '../../servers/oauth/client-session.js';
 import { parseCommandLine, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
@@ -28,8 +35,15 @@ export interface McpClientReport {
 
 /** Options of {@link runMcpClient}. */
 export interface RunMcpClientOptions {
-  /** Bearer token for the server, if it wants one. */
+  /** Bearer token for the server, if it wants one (turns OAuth off). */
   token?: string;
+  /**
+   * OAuth settings used when the server answers 401 (default: self-registration, authorization
+   * code with PKCE); tokens stay in memory for this run.
+   */
+  oauth?: Partial<OAuthSettings>;
+  /** Takes the person to the authorization URL; default: print it (and open a browser if any). */
+  authorize?: Authorizer;
   /** Call only these tools (server-side names); default: every listed tool. */
   only?: readonly string[];
   /** Per-call timeout (default 30 000 ms). */
@@ -49,36 +63,50 @@ export async function runMcpClient(
   options: RunMcpClientOptions = {},
 ): Promise<McpClientReport> {
   options.signal?.throwIfAborted();
-  const transport = new StreamableHTTPClientTransport(url, {
-    requestInit:
-      options.token === undefined ? {} : { headers: { authorization: `Bearer ${options.token}` } },
+  await using session = await openOAuthClientSession({
+    url,
+    ...(options.token === undefined
+      ? { oauth: options.oauth ?? {} }
+      : { headers: { authorization: `Bearer ${options.token}` } }),
+    authorize:
+      options.authorize ??
+      createBrowserAuthorizer({
+        mode: 'browser',
+        print: (line) => process.stderr.write(`${line}\n`),
+      }),
+    loginCommand: `agents mcp-client ${url.href}`,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-  const client = new Client(
-    { name: 'agents-mcp-client', version: '0.1.0' },
-    { capabilities: { elicitation: { form: { applyDefaults: true } } } },
-  );
-  // No human is in this loop: answer form elicitations with example values (defaults first).
-  client.setRequestHandler(ElicitRequestSchema, (request) => {
-    const schema = request.params.mode === 'url' ? undefined : request.params.requestedSchema;
-    const content = exampleValueFromSchema(schema);
-    return {
-      action: 'accept',
-      content:
-        typeof content === 'object' && content !== null && !Array.isArray(content)
-          ? (content as Record<string, string | number | boolean>)
-          : {},
-    };
-  });
+  const makeClient = () => {
+    const client = new Client(
+      { name: 'agents-mcp-client', version: '0.1.0' },
+      { capabilities: { elicitation: { form: { applyDefaults: true } } } },
+    );
+    // No human is in this loop: answer form elicitations with example values (defaults first).
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      const schema = request.params.mode === 'url' ? undefined : request.params.requestedSchema;
+      const content = exampleValueFromSchema(schema);
+      return {
+        action: 'accept',
+        content:
+          typeof content === 'object' && content !== null && !Array.isArray(content)
+            ? (content as Record<string, string | number | boolean>)
+            : {},
+      };
+    });
+    return client;
+  };
+  let connected: Awaited<ReturnType<typeof session.connect>>;
   try {
-    await client.connect(transport, options.signal === undefined ? {} : { signal: options.signal });
+    connected = await session.connect(makeClient);
   } catch (error) {
-    await client.close().catch(() => undefined);
     throw new AgentsError(
       AgentsErrorCode.ServerStartFailed,
       `Could not initialize an MCP session with ${url.href}: ${errorMessage(error)}. Is the server running, and is the URL its MCP endpoint?`,
       { cause: error, details: { url: url.href } },
     );
   }
+  const { client, transport } = connected;
   const serverName = client.getServerVersion()?.name ?? url.host;
   const report: McpClientReport = {
     url: url.href,
@@ -96,8 +124,8 @@ export async function runMcpClient(
       // A smoke client calls everything it is shown; trust decisions are not its job.
       trusted: true,
     });
-    const entries = await adapter.listTools(
-      options.signal === undefined ? {} : { signal: options.signal },
+    const entries = await session.run(() =>
+      adapter.listTools(options.signal === undefined ? {} : { signal: options.signal }),
     );
     report.tools = entries.map((entry) => entry.descriptor.originalName);
     for (const entry of entries) {
@@ -109,10 +137,12 @@ export async function runMcpClient(
           ? (example as Record<string, unknown>)
           : {};
       try {
-        const result = await adapter.execute(
-          tool,
-          args,
-          options.signal === undefined ? {} : { signal: options.signal },
+        const result = await session.run(() =>
+          adapter.execute(
+            tool,
+            args,
+            options.signal === undefined ? {} : { signal: options.signal },
+          ),
         );
         const text = result.content
           .map((block) => (block.type === 'text' ? block.text : `[${block.type}]`))
@@ -139,9 +169,21 @@ const USAGE = `Usage: agents mcp-client URL [options]
 
 Smoke-tests a streamable-HTTP MCP server with this library's own adapter: initialize, list the
 tools, call each one with arguments built from its input schema, end the session, exit 0.
+A server that answers 401 gets OAuth 2.1 (metadata discovery, client ID metadata document or
+dynamic registration, PKCE, scope step-up); tokens are kept in memory for this run only.
+Option values may be \${VAR} references to environment variables (keep secrets off the
+command line).
 
 Options:
-  --token T        send "Authorization: Bearer T"
+  --token T        send "Authorization: Bearer T" (no OAuth)
+  --authorize M    browser (default; prints the URL too), print, or follow (fetch the URL and
+                   follow its redirects: for authorization servers that approve on their own)
+  --client-id ID   a pre-registered OAuth client
+  --client-secret S  its secret
+  --grant G        authorization_code (default) or client_credentials
+  --private-key K  PEM key for private_key_jwt (client_credentials); --algorithm A (RS256)
+  --scope S        scopes to ask for when the server names none
+  --client-metadata-url URL  HTTPS URL of this client's metadata document (used as client id)
   --tool NAME      call only this tool (repeatable)
   --timeout MS     per-call timeout (default 30000)
   --strict         exit 1 when any call throws or returns isError`;
@@ -156,6 +198,14 @@ export const mcpClientCommand: Command = {
       context.argv,
       {
         token: { type: 'string' },
+        authorize: { type: 'string' },
+        'client-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        grant: { type: 'string' },
+        'private-key': { type: 'string' },
+        algorithm: { type: 'string' },
+        scope: { type: 'string' },
+        'client-metadata-url': { type: 'string' },
         tool: { type: 'string', multiple: true },
         timeout: { type: 'string' },
         strict: { type: 'boolean' },
@@ -173,8 +223,42 @@ export const mcpClientCommand: Command = {
       throw usageError(`"${target}" is not a URL.`, USAGE, error);
     }
     const timeout = parsePositiveInteger(parsed.values.timeout, 'timeout', USAGE);
+    const values = parsed.values;
+    const grant = values.grant ?? 'authorization_code';
+    if (grant !== 'authorization_code' && grant !== 'client_credentials') {
+      throw usageError(
+        `--grant takes authorization_code or client_credentials, got "${grant}".`,
+        USAGE,
+      );
+    }
+    const mode = values.authorize ?? 'browser';
+    if (mode !== 'browser' && mode !== 'print' && mode !== 'follow') {
+      throw usageError(`--authorize takes browser, print or follow, got "${mode}".`, USAGE);
+    }
+    const resolve = (flag: string, value: string | undefined) =>
+      value === undefined ? undefined : expandEnvReferences(value, `--${flag}`);
+    const oauthFlags: Record<string, string | undefined> = {
+      clientId: resolve('client-id', values['client-id']),
+      clientSecret: resolve('client-secret', values['client-secret']),
+      privateKey: resolve('private-key', values['private-key']),
+      algorithm: values.algorithm,
+      scope: values.scope,
+      clientMetadataUrl: values['client-metadata-url'],
+    };
+    const oauth: Partial<OAuthSettings> = { grant };
+    for (const [key, value] of Object.entries(oauthFlags)) {
+      if (value !== undefined) Object.assign(oauth, { [key]: value });
+    }
     const report = await runMcpClient(url, {
-      ...(parsed.values.token === undefined ? {} : { token: parsed.values.token }),
+      ...(values.token === undefined ? {} : { token: resolve('token', values.token) as string }),
+      oauth,
+      authorize:
+        mode === 'follow'
+          ? createFollowRedirectsAuthorizer(fetch, { signal: context.signal })
+          : createBrowserAuthorizer({
+              mode,
+              print: (line) => context.stderr.write(`${line}\n`),
+            }),
       ...(parsed.values.tool === undefined ? {} : { only: parsed.values.tool }),
       ...(timeout === undefined ? {} : { callTimeoutMs: timeout }),
       signal: context.signal,

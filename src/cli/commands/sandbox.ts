@@ -1,24 +1,48 @@
 import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
-import { parseCommandArgs, requireOption } from '../args.js';
+import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from './checkpoints.js';
+import { diffSandbox, formatSandboxDiff } from '../../sandbox/deliver/diff.js';
+import { deliverySandboxOf, resolveThreadRef, wantsColor } from './sandbox-refs.js';
+import type { ChangedPath } from '../../registry/tool-descriptor.js';
 
-const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--from SHA]
+const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
 
-Lists what the thread's run changed in its sandbox: from the sandbox base (or --from) to the
-latest snapshot. One "STATUS PATH" per line (A added, M modified, D deleted, T type change).`;
+Shows what the thread's run changed in its sandbox, from its base (or --from) to its latest
+snapshot (or --to). REF is a checkpoint id (agents checkpoints --thread ID), a snapshot sha,
+"base" or "head". PATH limits it to files or folders (relative to the project).
+  (default)  one "STATUS PATH" per line (A added, M modified, D deleted, T type change)
+  --stat     a diffstat, as git prints it
+  --patch    the unified diff, as git prints it (renames detected, binary files named);
+             coloured on a terminal (NO_COLOR turns that off)
+  --json     {threadId, from, to, changed, files: [{path, status, hunks, ...}]} (+ patch)`;
+
+/** Keeps the changes under one of `paths` (a file, or a folder and what is under it). */
+function underPaths(changed: ChangedPath[], paths: readonly string[]): ChangedPath[] {
+  if (paths.length === 0) return changed;
+  const prefixes = paths.map((path) => path.replace(/^\.\/+/, '').replace(/\/+$/, ''));
+  return changed.filter((change) =>
+    prefixes.some((prefix) => change.path === prefix || change.path.startsWith(`${prefix}/`)),
+  );
+}
 
 /** `agents sandbox diff --thread ID`: what a run changed against its base. */
 export function createSandboxDiffCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['sandbox', 'diff'],
-    summary: "Show what a thread's run changed in its sandbox",
+    summary: "Show what a thread's run changed in its sandbox (names, stat or full diff)",
     usage: SANDBOX_DIFF_USAGE,
     async run(context: CommandContext): Promise<number> {
-      const values = parseCommandArgs(
+      const { values, positionals: paths } = parseCommandLine(
         context.argv,
-        { thread: { type: 'string' }, from: { type: 'string' } },
+        {
+          thread: { type: 'string' },
+          from: { type: 'string' },
+          to: { type: 'string' },
+          patch: { type: 'boolean' },
+          stat: { type: 'boolean' },
+        },
         SANDBOX_DIFF_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', SANDBOX_DIFF_USAGE);
@@ -27,15 +51,49 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         signal: context.signal,
       });
       try {
-        const from = values.from ?? thread.sandbox.base;
-        const to = thread.sandbox.head;
-        const changed = await thread.sandbox.diff(from, to);
+        const sandbox = deliverySandboxOf(thread);
+        const { signal } = context;
+        const from =
+          values.from === undefined
+            ? sandbox.base
+            : await resolveThreadRef(thread, sandbox, values.from, signal);
+        const to =
+          values.to === undefined
+            ? sandbox.head
+            : await resolveThreadRef(thread, sandbox, values.to, signal);
+        const changed = underPaths(await thread.sandbox.diff(from, to), paths);
+        // Left out of every snapshot: the diff cannot show them, and a rollback leaves them.
         const skipped = thread.sandbox.skippedPaths?.() ?? [];
         if (context.json) {
+          const diff = await diffSandbox(sandbox, { from, to, paths, signal });
+          const { patch, files } = diff;
           context.stdout.write(
-            `${JSON.stringify({ threadId, from, to, changed, skipped }, null, 2)}\n`,
+            `${JSON.stringify(
+              {
+                threadId,
+                from,
+                to,
+                changed,
+                files,
+                skipped,
+                ...(values.patch === true ? { patch } : {}),
+              },
+              null,
+              2,
+            )}\n`,
           );
-          return 0;
+        } else if (values.patch === true || values.stat === true) {
+          context.stdout.write(
+            await formatSandboxDiff(sandbox, {
+              from,
+              to,
+              paths,
+              signal,
+              patch: values.patch === true,
+              stat: values.stat === true,
+              color: wantsColor(context.stdout),
+            }),
+          );
         } else if (changed.length === 0) {
           context.stdout.write(`No changes in thread ${threadId} (${formatChanges(changed)}).\n`);
         } else {
@@ -43,7 +101,7 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
             `${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`,
           );
         }
-        if (skipped.length > 0) {
+        if (!context.json && skipped.length > 0) {
           context.stderr.write(
             `Not captured by the snapshots (a rollback will neither restore nor remove them): ${formatSkippedPaths(skipped)}\n`,
           );

@@ -108,6 +108,11 @@ When the policy wants a call approved (mode ask: every write-class tool), the MC
 asked with elicitation/create (approve / reject). A client without elicitation support gets an
 error result instead: allow such tools with policy rules or serve with --policy auto.
 
+What an upstream server asks of its client while its tool runs (sampling/createMessage,
+elicitation/create) and its log messages go to the MCP client that made the call, when that
+client declared the capability; the actor's policy (policy.clientRequests) and audit log see
+each request.
+
 Options:
   --skill NAME           serve the tools of this skill
   --actor NAME           serve the tools of this actor (all its skills)

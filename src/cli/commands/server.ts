@@ -5,6 +5,7 @@ import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
+import { serverImportCommand } from './server-import.js';
 import { serverLoginCommands } from './server-login.js';
 import { createListCommand } from '../list-command.js';
 import { formatTable, printJson, println } from '../output.js';
@@ -280,11 +281,12 @@ const serverTest: Command = {
   },
 };
 
-/** `agents server add|list|remove|test|login|logout`. */
+/** `agents server add|list|remove|test|login|logout|import`. */
 export const serverCommands: readonly Command[] = [
   serverAdd,
   serverList,
   createRemoveCommand('server', usersOfServer),
   serverTest,
   ...serverLoginCommands,
+  serverImportCommand,
 ];

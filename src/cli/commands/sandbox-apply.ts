@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import { applySandbox, APPLIES_FOLDER, type ApplyResult } from '../../sandbox/deliver/apply.js';
+import { undoApply } from '../../sandbox/deliver/apply-journal.js';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandLine, requireOption, usageError } from '../args.js';
+import { ExitCode } from '../exit-codes.js';
+import { agentsCommandLine, printJson, println } from '../output.js';
+import type { OpenThreadContext } from './checkpoints.js';
+import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
+
+const SANDBOX_APPLY_USAGE = `Usage: agents sandbox apply --thread ID [--to REF] [--from REF] [--dry-run]
+                           [--conflicts refuse|markers] [PATH...]
+       agents sandbox apply --thread ID --undo [--force] [--dry-run]
+
+Takes the thread's work back into your working tree, as a three-way merge per file against the
+sandbox's base: files you did not touch get the sandbox's version, files you edited meanwhile
+are merged (both edits kept). Your index, branches and .git are never touched.
+  PATH         only these files or folders (relative to the project)
+  --to REF     only what the run did up to a checkpoint (agents checkpoints --thread ID) or
+               snapshot sha; --from REF starts later than the base
+  --dry-run    show what would be written, write nothing
+  --conflicts  refuse (default): any conflict stops the apply before a file is written, and
+               each conflicting path is listed (exit 7); markers: write text conflicts with
+               git's conflict markers
+  --undo       put back the files the latest apply wrote, byte for byte (refused where you
+               changed them since, unless --force)`;
+
+const ACTION_WIDTH = 8;
+
+function printResult(context: CommandContext, threadId: string, result: ApplyResult): void {
+  const out = context.stdout;
+  for (const change of result.changes)
+    println(out, `  ${change.action.padEnd(ACTION_WIDTH)}${change.path}`);
+  for (const item of result.skipped)
+    println(out, `  ${'skipped'.padEnd(ACTION_WIDTH)}${item.path} (${item.reason})`);
+  if (result.alreadyApplied.length > 0) {
+    println(out, `  (${result.alreadyApplied.length} file(s) already as in the sandbox)`);
+  }
+  if (result.conflicts.length > 0) {
+    println(
+      out,
+      `${result.applied ? 'Conflicts' : 'Conflicts, nothing written'} (${result.conflicts.length}):`,
+    );
+    for (const item of result.conflicts) println(out, `  ${item.path}: ${item.reason}`);
+  }
+  if (result.applied) {
+    println(
+      out,
+      `Applied ${result.changes.length} file(s) to ${result.target}. Undo with: ${agentsCommandLine(context, ['sandbox', 'apply', '--thread', threadId, '--undo'])}`,
+    );
+  } else if (result.dryRun) {
+    println(out, `Dry run: ${result.changes.length} file(s) would be written to ${result.target}.`);
+  } else if (result.conflicts.length === 0 && result.changes.length === 0) {
+    println(out, 'Nothing to apply: your files already match the sandbox.');
+  }
+}
+
+/** `agents sandbox apply --thread ID [PATH...]` and `--undo`. */
+export function createSandboxApplyCommand(openThread: OpenThreadContext): Command {
+  return {
+    path: ['sandbox', 'apply'],
+    summary: "Take a thread's work into your working tree (three-way merge; --undo puts it back)",
+    usage: SANDBOX_APPLY_USAGE,
+    async run(context: CommandContext): Promise<number> {
+      const { values, positionals: paths } = parseCommandLine(
+        context.argv,
+        {
+          thread: { type: 'string' },
+          from: { type: 'string' },
+          to: { type: 'string' },
+          'dry-run': { type: 'boolean' },
+          conflicts: { type: 'string' },
+          undo: { type: 'boolean' },
+          force: { type: 'boolean' },
+        },
+        SANDBOX_APPLY_USAGE,
+      );
+      const threadId = requireOption(values.thread, 'thread', SANDBOX_APPLY_USAGE);
+      const conflicts = values.conflicts ?? 'refuse';
+      if (conflicts !== 'refuse' && conflicts !== 'markers') {
+        throw usageError(
+          `--conflicts takes refuse or markers, got "${conflicts}".`,
+          SANDBOX_APPLY_USAGE,
+        );
+      }
+      const undo = values.undo === true;
+      if (
+        undo &&
+        (paths.length > 0 ||
+          values.from !== undefined ||
+          values.to !== undefined ||
+          values.conflicts !== undefined)
+      ) {
+        throw usageError('--undo takes no PATH, --from, --to or --conflicts.', SANDBOX_APPLY_USAGE);
+      }
+      if (!undo && values.force === true)
+        throw usageError('--force goes with --undo.', SANDBOX_APPLY_USAGE);
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.cwd,
+        signal: context.signal,
+      });
+      try {
+        const sandbox = deliverySandboxOf(thread);
+        const { signal } = context;
+        if (undo) {
+          const result = await undoApply(join(sandbox.runDir, APPLIES_FOLDER), {
+            force: values.force === true,
+            dryRun: values['dry-run'] === true,
+          });
+          if (context.json) printJson(context.stdout, result);
+          else {
+            for (const path of result.restored) println(context.stdout, `  restored ${path}`);
+            println(
+              context.stdout,
+              `${result.dryRun ? 'Would put back' : 'Put back'} ${result.restored.length} file(s) in ${result.target} (apply ${result.applyId}).`,
+            );
+          }
+          return 0;
+        }
+        const result = await applySandbox(sandbox, {
+          ...(values.from === undefined
+            ? {}
+            : { from: await resolveThreadRef(thread, sandbox, values.from, signal) }),
+          ...(values.to === undefined
+            ? {}
+            : { to: await resolveThreadRef(thread, sandbox, values.to, signal) }),
+          paths,
+          dryRun: values['dry-run'] === true,
+          conflicts,
+          signal,
+        });
+        if (context.json) printJson(context.stdout, { threadId, ...result });
+        else printResult(context, threadId, result);
+        return result.conflicts.length > 0 ? ExitCode.Sandbox : 0;
+      } finally {
+        await thread.close();
+      }
+    },
+  };
+}

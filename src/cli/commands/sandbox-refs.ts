@@ -1,0 +1,49 @@
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { loadCheckpoint } from '../../middleware/rollback.js';
+import { readSandboxState } from '../../middleware/state.js';
+import {
+  isDeliverySandbox,
+  resolveSnapshot,
+  type DeliverySandbox,
+} from '../../sandbox/deliver/store-access.js';
+import type { ThreadContext } from './checkpoints.js';
+
+/** The thread's sandbox as the delivery functions need it, or `SANDBOX_FAILED`. */
+export function deliverySandboxOf(thread: ThreadContext): DeliverySandbox {
+  if (!isDeliverySandbox(thread.sandbox)) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `The sandbox of thread "${thread.threadId}" has no snapshot store to read its work from.`,
+      { details: { threadId: thread.threadId } },
+    );
+  }
+  return thread.sandbox;
+}
+
+/**
+ * A `--from`/`--to` value → snapshot sha: `base`, `head`, a checkpoint id of the thread (as
+ * `agents checkpoints` lists them; its files are the snapshot it recorded, the base before any
+ * write) or a snapshot sha. Throws `CHECKPOINT_NOT_FOUND` naming the value otherwise.
+ */
+export async function resolveThreadRef(
+  thread: ThreadContext,
+  sandbox: DeliverySandbox,
+  ref: string,
+  signal: AbortSignal,
+): Promise<string> {
+  if (ref === 'base') return sandbox.base;
+  if (ref === 'head') return sandbox.head;
+  // Checkpoint ids are UUIDs (with dashes); snapshot shas are plain hex.
+  if (/^[0-9a-f]{4,64}$/.test(ref)) return resolveSnapshot(sandbox, ref, { signal });
+  const snapshot = await loadCheckpoint(thread.graph, thread.threadId, ref);
+  return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
+}
+
+/** Whether a writable stream is a terminal that wants colour (`NO_COLOR` turns it off). */
+export function wantsColor(stream: NodeJS.WritableStream): boolean {
+  const noColor = process.env['NO_COLOR'];
+  return (
+    (stream as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true &&
+    (noColor === undefined || noColor === '')
+  );
+}

@@ -1,0 +1,236 @@
+import { join } from 'node:path';
+import { parseRawTreeDiff } from '../large-files.js';
+import { snapshotRange } from './diff.js';
+import { recordApply } from './apply-journal.js';
+import { mergeText } from './merge-file.js';
+import {
+  literalPathspec,
+  readBlob,
+  storeRun,
+  type DeliveryGitOptions,
+  type DeliverySandbox,
+} from './store-access.js';
+import {
+  ABSENT,
+  blobId,
+  EXECUTABLE,
+  GITLINK,
+  looksBinary,
+  readUserPath,
+  REGULAR,
+  writeUserPath,
+  type FileState,
+} from './user-files.js';
+
+/** Folder of a sandbox's run dir holding the records of applies (for `undoApply`). */
+export const APPLIES_FOLDER = 'applies';
+
+/** Options of {@link applySandbox}. */
+export interface ApplySandboxOptions extends DeliveryGitOptions {
+  /** Snapshot the changes start from (sha); default the sandbox's base. */
+  from?: string;
+  /** Snapshot the changes end at (sha), for "only what the run did up to step N"; default head. */
+  to?: string;
+  /** Only these files or folders (relative to the project; literal). */
+  paths?: readonly string[];
+  /** Work out and return what would be written, write nothing. */
+  dryRun?: boolean;
+  /**
+   * `refuse` (default): any conflict stops the apply before a file is written. `markers`: text
+   * conflicts are written with git's conflict markers (other conflicts are still left alone).
+   */
+  conflicts?: 'refuse' | 'markers';
+  /** The folder to apply to; default the sandbox's source (the user's project). */
+  target?: string;
+  /** Where apply records are kept; default `<runDir>/applies`. */
+  journalDir?: string;
+}
+
+/** What apply does (or would do) to one path. */
+export interface ApplyChange {
+  path: string;
+  /**
+   * `write`: the sandbox's version replaces an unchanged file (or adds a new one); `delete`:
+   * removed as in the sandbox; `merge`: your edits and the sandbox's merged cleanly;
+   * `markers`: written with conflict markers (`--conflicts markers`).
+   */
+  action: 'write' | 'delete' | 'merge' | 'markers';
+}
+
+/** A path apply cannot take without losing someone's edit. */
+export interface ApplyConflict {
+  path: string;
+  reason: string;
+}
+
+/** What {@link applySandbox} did (or, for a dry run or on conflict, would do). */
+export interface ApplyResult {
+  dryRun: boolean;
+  /** `false` when conflicts stopped it (nothing was written) or for a dry run. */
+  applied: boolean;
+  from: string;
+  to: string;
+  target: string;
+  changes: ApplyChange[];
+  conflicts: ApplyConflict[];
+  /** Paths whose file already matches the sandbox's (nothing to do). */
+  alreadyApplied: string[];
+  /** Paths left out on purpose (nested repositories), with why. */
+  skipped: ApplyConflict[];
+  /** Id of the apply record `undoApply` uses (absent when nothing was written). */
+  applyId?: string;
+}
+
+interface Planned extends ApplyChange {
+  after: FileState | undefined;
+  before: FileState | undefined;
+}
+
+/**
+ * Takes the sandbox's work back into the user's folder as a three-way merge per file against
+ * the recorded base: a file the user left alone gets the sandbox's version; one both changed is
+ * merged with `git merge-file`; one that cannot be merged (both changed the same lines, a
+ * binary both changed, a file one side deleted and the other edited) is a conflict, and any
+ * conflict stops the apply before anything is written (unless `conflicts: 'markers'`). Only the
+ * working tree is written: the user's index, refs, objects and config are never touched (no git
+ * command runs in their repo). What was there before is recorded so `undoApply` can put it back.
+ */
+export async function applySandbox(
+  sandbox: DeliverySandbox,
+  options: ApplySandboxOptions = {},
+): Promise<ApplyResult> {
+  const { from, to } = await snapshotRange(sandbox, options);
+  const target = options.target ?? sandbox.source;
+  const raw =
+    from === to
+      ? []
+      : parseRawTreeDiff(
+          (
+            await storeRun(
+              sandbox,
+              [
+                'diff-tree',
+                '-r',
+                '-z',
+                '--raw',
+                '--no-renames',
+                from,
+                to,
+                ...literalPathspec(options.paths),
+              ],
+              options,
+            )
+          ).stdout,
+        );
+  const planned: Planned[] = [];
+  const conflicts: ApplyConflict[] = [];
+  const skipped: ApplyConflict[] = [];
+  const alreadyApplied: string[] = [];
+  const blob = async (mode: string, sha: string): Promise<FileState | undefined> =>
+    mode === ABSENT ? undefined : { mode, bytes: await readBlob(sandbox, sha, options) };
+  for (const change of raw) {
+    options.signal?.throwIfAborted();
+    const { path } = change;
+    if (change.srcMode === GITLINK || change.dstMode === GITLINK) {
+      skipped.push({ path, reason: 'a nested repository (its files are not in the snapshots)' });
+      continue;
+    }
+    const yours = await readUserPath(target, path);
+    if (yours !== undefined && 'blocked' in yours) {
+      conflicts.push({ path, reason: yours.blocked });
+      continue;
+    }
+    const same = (state: FileState | undefined, mode: string, sha: string): boolean =>
+      state === undefined
+        ? mode === ABSENT
+        : state.mode === mode && blobId(state.bytes, sha) === sha;
+    if (same(yours, change.dstMode, change.dstSha)) {
+      alreadyApplied.push(path);
+      continue;
+    }
+    const after = await blob(change.dstMode, change.dstSha);
+    if (same(yours, change.srcMode, change.srcSha)) {
+      planned.push({
+        path,
+        action: after === undefined ? 'delete' : 'write',
+        before: yours,
+        after,
+      });
+      continue;
+    }
+    const base = await blob(change.srcMode, change.srcSha);
+    const reason =
+      yours === undefined
+        ? 'you deleted it; the sandbox changed it'
+        : after === undefined
+          ? 'you changed it; the sandbox deleted it'
+          : base === undefined
+            ? 'you and the sandbox both added it, differently'
+            : undefined;
+    if (reason !== undefined || yours === undefined || after === undefined || base === undefined) {
+      conflicts.push({ path, reason: reason ?? 'changed on both sides' });
+      continue;
+    }
+    const regular = (mode: string) => mode === REGULAR || mode === EXECUTABLE;
+    if (![yours, base, after].every((state) => regular(state.mode))) {
+      conflicts.push({ path, reason: 'changed on both sides (a symlink or a type change)' });
+      continue;
+    }
+    if ([yours, base, after].some((state) => looksBinary(state.bytes))) {
+      conflicts.push({ path, reason: 'a binary file changed on both sides' });
+      continue;
+    }
+    const merged = await mergeText(
+      { yours: yours.bytes, base: base.bytes, sandbox: after.bytes },
+      options,
+    );
+    // The mode follows whichever side changed it.
+    const mode = base.mode === yours.mode ? after.mode : yours.mode;
+    if (merged.conflicts === 0) {
+      planned.push({ path, action: 'merge', before: yours, after: { mode, bytes: merged.bytes } });
+    } else if (options.conflicts === 'markers') {
+      planned.push({
+        path,
+        action: 'markers',
+        before: yours,
+        after: { mode, bytes: merged.bytes },
+      });
+      conflicts.push({
+        path,
+        reason: `${merged.conflicts} conflicting region(s), written with markers`,
+      });
+    } else {
+      conflicts.push({
+        path,
+        reason: `${merged.conflicts} conflicting region(s): you and the sandbox changed the same lines`,
+      });
+    }
+  }
+  const changes = planned.map(({ path, action }) => ({ path, action }));
+  const result: ApplyResult = {
+    dryRun: options.dryRun === true,
+    applied: false,
+    from,
+    to,
+    target,
+    changes,
+    conflicts,
+    alreadyApplied,
+    skipped,
+  };
+  // With markers, what cannot hold markers (binaries, deletions) is listed and left alone.
+  const stop = options.conflicts !== 'markers' && conflicts.length > 0;
+  if (options.dryRun === true || stop || planned.length === 0) return result;
+  // The record is written before the first file, so an interrupted apply can still be undone.
+  const applyId = await recordApply(options.journalDir ?? join(sandbox.runDir, APPLIES_FOLDER), {
+    target,
+    from,
+    to,
+    files: planned.map(({ path, before, after }) => ({ path, before, after })),
+  });
+  for (const item of planned) {
+    options.signal?.throwIfAborted();
+    await writeUserPath(target, item.path, item.after);
+  }
+  return { ...result, applied: true, applyId };
+}

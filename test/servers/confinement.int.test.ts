@@ -1,0 +1,215 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentsError } from '../../src/errors.js';
+import {
+  probeBubblewrap,
+  resolveConfinement,
+  type Confinement,
+} from '../../src/servers/confinement.js';
+import { createStdioTransport, type StdioTransport } from '../../src/servers/stdio-transport.js';
+import { FAULT_SERVER, groupReaped } from './fixture.js';
+
+const BUBBLEWRAP = probeBubblewrap();
+const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';
+
+let scratch: string;
+let sandbox: string;
+let project: string;
+beforeEach(async () => {
+  scratch = await realpath(await mkdtemp(join(tmpdir(), 'confine-argv-')));
+  sandbox = join(scratch, 'sandbox');
+  project = join(scratch, 'project');
+  await mkdir(sandbox);
+  await mkdir(join(project, '.agents'), { recursive: true });
+});
+afterEach(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** The mount flags of a wrapped command line, as [flag, ...operands] groups. */
+function mounts(argv: readonly string[]): string[][] {
+  const out: string[][] = [];
+  const arity: Record<string, number> = {
+    '--ro-bind': 2,
+    '--bind': 2,
+    '--tmpfs': 1,
+    '--dev': 1,
+    '--proc': 1,
+  };
+  for (let index = 0; index < argv.length && argv[index] !== '--'; index++) {
+    const flag = argv[index]!;
+    const count = arity[flag];
+    if (count === undefined) continue;
+    out.push([flag, ...argv.slice(index + 1, index + 1 + count)]);
+    index += count;
+  }
+  return out;
+}
+
+describe('resolveConfinement', () => {
+  it('off never wraps; a missing bubblewrap makes auto unconfined and required an error', () => {
+    const off = resolveConfinement({ mode: 'off' }, { sandboxRoot: sandbox });
+    expect(off.kind).toBe('none');
+    expect(off.wrap('node', ['s.js'], sandbox)).toEqual({ command: 'node', args: ['s.js'] });
+    const missing = join(scratch, 'bin', 'bwrap');
+    const auto = resolveConfinement({ mode: 'auto', bwrapPath: missing }, { sandboxRoot: sandbox });
+    expect(auto.kind).toBe('none');
+    expect(auto.reason).toContain(missing);
+    let error: unknown;
+    try {
+      resolveConfinement({ mode: 'required', bwrapPath: missing }, { sandboxRoot: sandbox });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(AgentsError.hasCode(error, 'CONFINEMENT_UNAVAILABLE')).toBe(true);
+    expect((error as Error).message).toMatch(/apt-get install bubblewrap/);
+  });
+
+  it('builds the mounts in order: read-only root, private /tmp, hidden folders, the sandbox over the project, the sandbox writable last', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const workspace = join(project, '.agents');
+    const elsewhere = join(scratch, 'state');
+    const confinement = resolveConfinement(
+      { mode: 'auto', network: false },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [workspace, scratch + '/missing'] },
+    );
+    const wrapped = confinement.wrap('/usr/bin/env', ['node', 'server.js'], sandbox);
+    expect(wrapped.command).toBe(BUBBLEWRAP.path);
+    expect(wrapped.args).toEqual(
+      expect.arrayContaining(['--die-with-parent', '--unshare-pid', '--unshare-net']),
+    );
+    expect(wrapped.args.slice(-6)).toEqual([
+      '--chdir',
+      sandbox,
+      '--',
+      '/usr/bin/env',
+      'node',
+      'server.js',
+    ]);
+    expect(mounts(wrapped.args)).toEqual([
+      ['--ro-bind', '/', '/'],
+      ['--dev', '/dev'],
+      ['--proc', '/proc'],
+      ['--tmpfs', '/tmp'],
+      ...(mounts(wrapped.args).some((m) => m[1] === '/var/tmp') ? [['--tmpfs', '/var/tmp']] : []),
+      // The workspace lies in the project, which the sandbox covers: no tmpfs needed there.
+      ['--bind', sandbox, project],
+      ['--bind', sandbox, sandbox],
+    ]);
+    // A hidden folder outside the project gets a tmpfs, before the sandbox binds.
+    mkdirSync(elsewhere, { recursive: true });
+    const hiding = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [elsewhere] },
+    ).wrap('/usr/bin/env', [], sandbox);
+    expect(hiding.args).not.toContain('--unshare-net');
+    const order = mounts(hiding.args).map((m) => m.join(' '));
+    expect(order.indexOf(`--tmpfs ${elsewhere}`)).toBeLessThan(
+      order.indexOf(`--bind ${sandbox} ${sandbox}`),
+    );
+  });
+
+  it('keeps the project read-only instead of covering it when the server lives in the project', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project },
+    );
+    const inProject = confinement.wrap(
+      process.execPath,
+      [join(project, 'tools/server.mjs')],
+      sandbox,
+    );
+    expect(mounts(inProject.args)).not.toContainEqual(['--bind', sandbox, project]);
+    const outside = confinement.wrap(process.execPath, [FAULT_SERVER], sandbox);
+    expect(mounts(outside.args)).toContainEqual(['--bind', sandbox, project]);
+  });
+});
+
+describe('a confined stdio server keeps the lifecycle guarantees', () => {
+  let confinement: Confinement;
+  beforeEach(() => {
+    confinement = resolveConfinement({ mode: 'auto' }, { sandboxRoot: sandbox });
+  });
+
+  async function start(mode: string): Promise<StdioTransport> {
+    const launch = confinement.wrap(process.execPath, [FAULT_SERVER, mode], sandbox);
+    const transport = createStdioTransport({
+      serverName: mode,
+      command: launch.command,
+      args: launch.args,
+      signalExitCodes: confinement.kind === 'bubblewrap',
+      shutdownMs: 500,
+      runDir: null,
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    return transport;
+  }
+
+  it('close() takes down the whole group: a grandchild holding the pipes, a server ignoring SIGTERM', async () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    for (const mode of ['fork-grandchild', 'stubborn']) {
+      const transport = await start(mode);
+      const pgid = transport.pid;
+      expect(transport.isGroupAlive()).toBe(true);
+      await transport.close();
+      expect([mode, await groupReaped(pgid)]).toEqual([mode, true]);
+    }
+  });
+
+  it('a crash inside reports the signal, not the wrapper exit code', async () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const transport = await start('normal');
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = resolve;
+    });
+    await transport
+      .send({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'crash', arguments: {} },
+      })
+      .catch(() => undefined);
+    await closed;
+    expect(transport.exit).toEqual({ exitCode: null, signal: 'SIGKILL' });
+  });
+
+  it('the server dies with its host even when the host is killed with SIGKILL (no exit hook, no reaper)', async () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const host = fileURLToPath(new URL('./exit-host.mts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', host, 'hold', 'confined'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, AGENTS_SERVERS_RUN_DIR: join(scratch, 'run') },
+    });
+    const pgid = await new Promise<number>((resolve, reject) => {
+      child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+      child.once('exit', () => reject(new Error('host exited early')));
+    });
+    expect(pgid).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    expect(await groupReaped(pgid, 8_000)).toBe(true);
+  });
+});
