@@ -4,6 +4,7 @@ import { createThreadContextOpener } from '../thread-context.js';
 import { actorCommands } from './actor.js';
 import { auditCommand } from './audit.js';
 import { createCheckpointsCommand } from './checkpoints.js';
+import { doctorCommand } from './doctor.js';
 import { mcpClientCommand } from './mcp-client.js';
 import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
@@ -35,4 +36,5 @@ export const commands: readonly Command[] = [
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,
   auditCommand,
+  doctorCommand,
 ];
