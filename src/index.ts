@@ -158,9 +158,9 @@ export {
   rollback,
   withActiveRun,
 } from './middleware/rollback.js';
-// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
 export { undoRollback } from './middleware/undo-rollback.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // policy
 export type {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
@@ -18,6 +19,8 @@ import { ActorSchema } from '../config/schemas.js';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
+import type { ToolProgressEvent } from '../mcp/structured-tool.js';
+import { describeToolContent } from '../mcp/content.js';
 import { createChangeTrackingMiddleware, findChangeRecord } from '../middleware/change-tracking.js';
 import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
@@ -65,7 +68,10 @@ import type { WorkspaceStore } from '../workspace/store.js';
 import { pendingApprovalsOf } from './approvals.js';
 import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
-import { openThreadSandbox } from './thread-sandbox.js';
+import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import { recordUnattributedChanges } from '../middleware/unattributed.js';
 import {
   actorConfinement,
   type ActorConfinement,
@@ -79,9 +85,6 @@ import {
   turnStateFields,
 } from './turn-limit.js';
 import type { TurnLimitPause } from './turn-limit.js';
-import { createInFlightCalls } from '../middleware/in-flight.js';
-import type { InFlightCalls } from '../middleware/in-flight.js';
-import { recordUnattributedChanges } from '../middleware/unattributed.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -174,6 +177,15 @@ export type ActorRunEvent =
       change?: ChangeRecord;
     }
   | { type: 'message'; text: string }
+  /** A progress notification of a running tool call (MCP `notifications/progress`). */
+  | {
+      type: 'tool-progress';
+      toolCallId: string;
+      name: string;
+      progress: number;
+      total?: number;
+      message?: string;
+    }
   /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
   | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {
@@ -532,6 +544,7 @@ class LocalActor implements ActorInstance {
         : this.config.checkpointer.type === 'memory';
       this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
       if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
+        await assertThreadOwner(this.store.root, this.name, threadId);
         const opened = await openThreadSandbox({
           workspaceRoot: this.store.root,
           actor: this.name,
@@ -546,8 +559,18 @@ class LocalActor implements ActorInstance {
         reopened = opened.reopened;
         this.keepSandboxOnDeactivate = true;
         // A failed activation keeps a reopened sandbox (it holds the thread's history) and
-        // removes one it just made.
-        cleanup.push(() => opened.close({ remove: !opened.reopened }));
+        // removes one it just made, with its thread record.
+        cleanup.push(async () => {
+          if (opened.reopened) return opened.close({ remove: false });
+          await opened.close({ remove: true });
+          await rm(threadSandboxDir(this.store.root, this.name, threadId), {
+            recursive: true,
+            force: true,
+          });
+        });
+        // Two actors that started the same new thread together both passed the check above:
+        // the later record (then the larger name) backs out.
+        if (!opened.reopened) await assertThreadOwner(this.store.root, this.name, threadId);
       } else if (sandboxSettings.enabled) {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
@@ -899,12 +922,18 @@ class LocalActor implements ActorInstance {
     const threadId = this.threadFor(options.threadId);
     const config = {
       configurable: { thread_id: threadId },
-      streamMode: 'updates' as const,
+      // `custom` carries the tools' progress notifications while a call runs.
+      streamMode: ['updates' as const, 'custom' as const],
       ...(options.signal ? { signal: options.signal } : {}),
     };
     const stream = await graph.stream(input, config);
-    for await (const chunk of stream as AsyncIterable<Record<string, unknown>>) {
-      for (const [node, update] of Object.entries(chunk)) {
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === 'custom') {
+        const progress = toolProgressOf(chunk);
+        if (progress) yield progress;
+        continue;
+      }
+      for (const [node, update] of Object.entries(chunk as Record<string, unknown>)) {
         if (node === '__interrupt__') {
           const limit = turnLimitPauseOf(update);
           if (limit !== undefined) {
@@ -939,7 +968,8 @@ class LocalActor implements ActorInstance {
               toolCallId: message.tool_call_id,
               name: message.name ?? '',
               isError: message.status === 'error',
-              text: message.text,
+              // Images and audio as placeholders (`[image/png 12 KB]`), not dropped.
+              text: describeToolContent(message.content),
               ...(change ? { change } : {}),
             };
           }
@@ -976,6 +1006,23 @@ class LocalActor implements ActorInstance {
     }
     return this.state;
   }
+}
+
+/** A tool's progress event from the custom stream (see `ToolProgressEvent`), if it is one. */
+function toolProgressOf(
+  chunk: unknown,
+): Extract<ActorRunEvent, { type: 'tool-progress' }> | undefined {
+  if (typeof chunk !== 'object' || chunk === null) return undefined;
+  const event = chunk as Partial<ToolProgressEvent>;
+  if (event.type !== 'tool-progress' || typeof event.progress !== 'number') return undefined;
+  return {
+    type: 'tool-progress',
+    toolCallId: event.toolCallId ?? '',
+    name: event.toolName ?? '',
+    progress: event.progress,
+    ...(event.total === undefined ? {} : { total: event.total }),
+    ...(event.message === undefined ? {} : { message: event.message }),
+  };
 }
 
 /** The first skill of the plan that includes a tool (for `skills.NAME` policy refinements). */
@@ -1025,6 +1072,29 @@ function toAIMessage(reply: unknown): AIMessage {
 }
 
 /** Runs cleanup steps in reverse order; gathers failures into an AggregateError. */
+/**
+ * One thread, one actor: refuses (`INVALID_ARGUMENTS`) when another actor already ran the
+ * thread. A thread's checkpoints are the history of one graph (its nodes, tools and
+ * instructions) and its sandbox holds that graph's files; a second actor would interleave its
+ * history into the first's and leave the thread's checkpoints and rollbacks ambiguous.
+ */
+async function assertThreadOwner(
+  workspaceRoot: string,
+  actor: string,
+  threadId: string,
+): Promise<void> {
+  const records = (await findThreadSandboxes(workspaceRoot, threadId))
+    .map((location) => location.record)
+    .sort((a, b) => a.createdAt - b.createdAt || a.actor.localeCompare(b.actor));
+  const owner = records[0];
+  if (owner === undefined || owner.actor === actor) return;
+  throw new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `Thread "${threadId}" belongs to actor "${owner.actor}" (one thread, one actor: its checkpoints and sandbox are that actor's history); run actor "${actor}" on another thread id, or remove the thread first (agents sandbox remove --thread ${threadId} --actor ${owner.actor}).`,
+    { details: { threadId, actor, owner: owner.actor } },
+  );
+}
+
 async function runCleanup(steps: Array<() => Promise<void>>): Promise<void> {
   const errors: unknown[] = [];
   for (const step of [...steps].reverse()) {

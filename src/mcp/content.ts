@@ -131,6 +131,42 @@ function contentOf(
   return allText ? texts.join('\n') : blocks;
 }
 
+/** A byte count for people: `512 B`, `12 KB`, `3.4 MB`. */
+export function formatByteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/**
+ * ToolMessage content as one line of text for a person: text as is, images and audio as
+ * placeholders such as `[image/png 12 KB]` (a terminal cannot show them, but must not hide
+ * that they came).
+ */
+export function describeToolContent(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const parts: string[] = [];
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null) continue;
+    const item = block as { type?: unknown; text?: unknown; mimeType?: unknown; data?: unknown };
+    if (item.type === 'text' && typeof item.text === 'string') parts.push(item.text);
+    else {
+      const kind = typeof item.type === 'string' ? item.type : 'content';
+      const mime = typeof item.mimeType === 'string' ? item.mimeType : kind;
+      const size =
+        typeof item.data === 'string' ? ` ${formatByteSize(base64Bytes(item.data))}` : '';
+      parts.push(`[${mime}${size}]`);
+    }
+  }
+  return parts.join('\n');
+}
+
 /** The model-visible text of a result (text parts only), e.g. for error messages. */
 export function resultText(result: CallToolResult): string {
   const parts: string[] = [];

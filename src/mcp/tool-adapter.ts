@@ -56,6 +56,8 @@ export interface McpToolEntriesOptions {
   overrides?: ToolOverrides;
   /** Trust this server's annotations. */
   trusted?: boolean;
+  /** Reviewed verdicts of a well-known server by MCP tool name (`registry/known-servers.ts`). */
+  knownVerdict?: (toolName: string) => { readOnly: true; reason: string } | undefined;
   /** Always name tools `server__tool` (otherwise the registry prefixes only on collision). */
   prefixToolNames?: boolean;
   /** Finds path arguments when no override lists them (default: `sandbox/path-arguments.ts`). */
@@ -112,6 +114,7 @@ function buildDescriptor(
     if (known !== undefined && known.length > 0)
       pathArguments = [...new Set([...(pathArguments ?? []), ...known])];
   }
+  const known = options.knownVerdict?.(tool.name);
   const descriptor: ToolDescriptor = {
     id,
     name,
@@ -125,6 +128,7 @@ function buildDescriptor(
       annotations: tool.annotations,
       override,
       trusted: options.trusted === true,
+      ...(known === undefined ? {} : { known }),
     }),
     pathArguments: pathArguments ?? [],
     fingerprint: fingerprintTool(tool),

@@ -3,10 +3,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangeRecord, ChangedPath } from '../registry/tool-descriptor.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { RestoreResult, Sandbox } from '../sandbox/types.js';
 import { assertRollbackDurability } from './checkpointer.js';
 import type { Durability } from './checkpointer.js';
-import { putBackIgnoredFiles } from '../sandbox/ignored-files.js';
 import { readSandboxState, undoStack } from './state.js';
 import type { RollbackRecord } from './state.js';
 
@@ -251,10 +250,7 @@ export interface RollbackResult {
   previous?: { checkpointId?: string; config: RunnableConfig; sandboxHead: string };
   /** Config of the forked checkpoint; `graph.invoke(null, forkConfig)` resumes from it. */
   forkConfig?: RunnableConfig;
-  /**
-   * Files the target ignores that were put back after the restore deleted them (see
-   * `putBackIgnoredFiles`); absent when none.
-   */
+  /** Files the target ignores that the restore put back after deleting them; absent when none. */
   keptIgnored?: string[];
   /**
    * How many rollbacks of the thread `undoRollback()` can undo now, one per call, newest
@@ -332,16 +328,9 @@ export interface RestoreAndForkInput {
  */
 export async function restoreAndFork(input: RestoreAndForkInput): Promise<RollbackResult> {
   const { graph, threadId, sandbox, sandboxHead, signal } = input;
-  let restored: { safety: { sha: string }; changed: ChangedPath[] };
-  let keptIgnored: string[];
+  let restored: RestoreResult;
   try {
     restored = await sandbox.restore(sandboxHead, signal === undefined ? {} : { signal });
-    keptIgnored = await putBackIgnoredFiles({
-      root: sandbox.root,
-      safety: restored.safety.sha,
-      changed: restored.changed,
-      ...(signal === undefined ? {} : { signal }),
-    });
   } catch (error) {
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
@@ -387,12 +376,12 @@ export async function restoreAndFork(input: RestoreAndForkInput): Promise<Rollba
       { cause: error, details: { threadId, safety } },
     );
   }
-  const kept = new Set(keptIgnored);
+  const keptIgnored = restored.keptIgnored ?? [];
   return {
     dryRun: false,
     threadId,
     target: { ...input.target, sandboxHead },
-    preview: restored.changed.filter((change) => !kept.has(change.path)),
+    preview: restored.changed,
     safety,
     previous: {
       ...(input.head.checkpointId === undefined ? {} : { checkpointId: input.head.checkpointId }),

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { summarizeClientRequest } from '../mcp/client-requests.js';
 import type { ClientRequestOutcome } from '../mcp/client-requests.js';
@@ -32,18 +31,18 @@ export interface AuditEntry {
   /**
    * `tool-call-start` when a call starts (written before it runs, so a call whose process was
    * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
-   * paused for a human; `unattributed-changes` for file changes found when a thread was reopened
-   * that no recorded call made (a call killed before its snapshot); `client-request` for a request
-   * the call's upstream server made of the MCP client (sampling, elicitation), forwarded or
-   * refused: `args` then holds its summary.
+   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
+   * call made (a call killed before its snapshot).
    */
   event:
     | 'tool-call'
     | 'tool-call-start'
     | 'approval-requested'
-    | 'unattributed-changes'
-    | 'client-request';
-  /** Links a call's `tool-call-start` entry to its ending entry. */
+    | 'client-request'
+    | 'unattributed-changes';
+  /** Links a call's `tool-call-start` entry to its other entries. */
   callId?: string;
   actor?: string;
   thread?: string;
@@ -199,7 +198,10 @@ export async function readAuditLog(
   }
   const ended = new Set(
     entries.flatMap((entry) =>
-      entry.event !== 'tool-call-start' && entry.callId !== undefined ? [entry.callId] : [],
+      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
+      entry.callId !== undefined
+        ? [entry.callId]
+        : [],
     ),
   );
   const kept =
@@ -367,6 +369,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         args: cappedArgs(request.args, maxArgsBytes),
         callId: randomUUID(),
       };
+      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
       // Requests the upstream server makes of the MCP client during this call are recorded too,
       // refusals (by the policy or for a missing capability) included.
       const forwarder = request.context.clientRequests;
@@ -405,12 +408,11 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
           },
         };
       }
-      await record({ ...base, event: 'tool-call-start', durationMs: 0 });
       let result: ToolResult;
       try {
         result = await next(request);
       } catch (error) {
-        if (isGraphInterrupt(error)) {
+        if (isInterrupt(error)) {
           await record({ ...base, event: 'approval-requested', durationMs: now() - started });
         } else {
           const message = errorMessage(error);
@@ -453,4 +455,13 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       return result;
     },
   };
+}
+
+/**
+ * LangGraph's `isGraphInterrupt`, by the same test (the error's name), without importing
+ * LangGraph: `agents audit` reads this module and must start fast.
+ */
+function isInterrupt(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === 'GraphInterrupt' || name === 'NodeInterrupt';
 }

@@ -143,6 +143,8 @@ export interface CapabilityInput {
   override?: Pick<ToolOverride, 'capabilities'>;
   /** Trust this server's annotations (lets `readOnlyHint: true` alone make a tool read-only). */
   trusted?: boolean;
+  /** A reviewed verdict for a well-known server's tool (see `known-servers.ts`). */
+  known?: { readOnly: true; reason: string };
 }
 
 function verdict(
@@ -243,6 +245,9 @@ export function inferCapabilities(input: CapabilityInput): Capabilities {
         `name word "${readWord}" says read but annotation destructiveHint=true says write`,
       );
     }
+  } else if (input.known?.readOnly === true) {
+    // Below every kind of write evidence: a reviewed table never overrules a hint that tightens.
+    readOnly = verdict(true, 'known-server', input.known.reason);
   } else if (readWord !== undefined) {
     readOnly = verdict(
       true,

@@ -5,7 +5,8 @@ import type { ClientRequestForwarder } from '../mcp/client-requests.js';
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
 
 /** Where a capability verdict came from, strongest first. */
-export type CapabilitySource = 'override' | 'annotation' | 'name-heuristic' | 'default';
+export type CapabilitySource =
+  'override' | 'annotation' | 'known-server' | 'name-heuristic' | 'default';
 
 /** One capability verdict and the reason for it. */
 export interface CapabilityVerdict {

@@ -15,9 +15,11 @@ import {
   assertSha,
   parseNameStatus,
   SNAPSHOT_REF_PREFIX,
+  storeEnv,
   storeGit,
 } from './snapshot-store.js';
-import type { Sandbox, Snapshot } from './types.js';
+import { putBackIgnoredFiles } from './ignored-files.js';
+import type { RestoreResult, Sandbox, SkippedPath, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
@@ -106,6 +108,17 @@ export class GitSandbox implements Sandbox {
     return this.#nested.list();
   }
 
+  skippedPaths(): SkippedPath[] {
+    const skipped: SkippedPath[] = [
+      ...this.#largeFiles
+        .list()
+        .map(({ path, size }) => ({ path, reason: 'size-cap' as const, size })),
+      ...this.#nested.list().map(({ path }) => ({ path, reason: 'nested-repo' as const })),
+      ...this.#unrecordable.list(),
+    ];
+    return skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
   oversizedFiles(): OversizedFile[] {
     return this.#largeFiles.list();
   }
@@ -125,10 +138,7 @@ export class GitSandbox implements Sandbox {
     return this.#diff(from, to, options.signal);
   }
 
-  restore(
-    sha: string,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }> {
+  restore(sha: string, options: { signal?: AbortSignal } = {}): Promise<RestoreResult> {
     return this.#exclusive(() => this.#restore(sha, options.signal));
   }
 
@@ -190,10 +200,7 @@ export class GitSandbox implements Sandbox {
     });
   }
 
-  async #restore(
-    sha: string,
-    signal: AbortSignal | undefined,
-  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }> {
+  async #restore(sha: string, signal: AbortSignal | undefined): Promise<RestoreResult> {
     assertSha(sha);
     const resolved = await this.#git(
       ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`],
@@ -235,14 +242,26 @@ export class GitSandbox implements Sandbox {
       );
     }
     await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal);
-    const changed = await this.#diff(safety.sha, target, signal);
+    const restoredChanges = await this.#diff(safety.sha, target, signal);
+    // Files the target ignores were never its to delete (see putBackIgnoredFiles).
+    const keptIgnored = await putBackIgnoredFiles({
+      root: this.root,
+      env: storeEnv(this.runDir, this.root),
+      safety: safety.sha,
+      changed: restoredChanges,
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.paths.invalidateLinkCache();
+    const putBack = new Set(keptIgnored);
+    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
     await this.#nested.scan(
       (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
     );
     this.#head = target;
     this.#headTree = targetTree;
     await this.#persistHead();
-    return { safety, changed };
+    return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }) };
   }
 
   /** Adds nested-repo, refused-path and first-time size-cap warnings to a snapshot. */

@@ -15,6 +15,29 @@ export interface Snapshot {
   warnings?: string[];
 }
 
+/**
+ * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
+ * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
+ * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
+ */
+export interface SkippedPath {
+  /** Logical path, relative to the sandbox root. */
+  path: string;
+  reason: 'size-cap' | 'nested-repo' | 'git-name' | 'empty-repo';
+  /** Size in bytes when last seen (`size-cap`). */
+  size?: number;
+}
+
+/** What {@link Sandbox.restore} did. */
+export interface RestoreResult {
+  /** Snapshot of the exact tree just before the restore. */
+  safety: Snapshot;
+  /** What changed, from the safety snapshot to the target (files put back left out). */
+  changed: ChangedPath[];
+  /** Files the restore had deleted that the target ignores, put back as they were; absent when none. */
+  keptIgnored?: string[];
+}
+
 /** Maps logical paths (relative to the project) to sandbox paths and back. */
 export interface PathMap {
   /** Absolute, realpath'd sandbox root. */
@@ -45,17 +68,21 @@ export interface Sandbox extends AsyncDisposable {
   readonly base: string;
   /** Snapshots the tree; returns the previous head when nothing changed. */
   snapshot(label: string, options?: { signal?: AbortSignal }): Promise<Snapshot>;
+  /**
+   * The paths the snapshots leave out right now (see {@link SkippedPath}), sorted by path. Kept
+   * in memory by the sandbox: cheap enough to ask after every tool call. Files matching the
+   * configured excludes or a Git LFS pattern are left out by pattern and not listed here.
+   */
+  skippedPaths?(): SkippedPath[];
   /** Lists what differs between two snapshots. */
   diff(from: string, to: string): Promise<ChangedPath[]>;
   /**
    * Restores the tree to a snapshot. Files the sandbox tracked that are not in the target are
-   * removed; ignored and never-tracked files are left alone. Takes a safety snapshot first and
-   * returns it, so the restore can be undone.
+   * removed; ignored and never-tracked files are left alone (a file the safety snapshot caught
+   * but the target ignores is put back and named in `keptIgnored`). Takes a safety snapshot
+   * first and returns it, so the restore can be undone.
    */
-  restore(
-    sha: string,
-    options?: { signal?: AbortSignal },
-  ): Promise<{ safety: Snapshot; changed: ChangedPath[] }>;
+  restore(sha: string, options?: { signal?: AbortSignal }): Promise<RestoreResult>;
   /** Removes the worktree and its private refs. Idempotent. */
   close(): Promise<void>;
 }

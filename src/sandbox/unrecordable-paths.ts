@@ -61,6 +61,13 @@ export class UnrecordablePaths {
     }
   }
 
+  /** The refused paths and why, sorted by path. */
+  list(): Array<{ path: string; reason: UnrecordableReason }> {
+    return [...this.#found]
+      .map(([path, reason]) => ({ path, reason }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
   /** Human-readable warnings, as put on a snapshot. */
   warnings(): string[] {
     return [...this.#found].map(([path, reason]) =>

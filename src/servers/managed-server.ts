@@ -27,6 +27,7 @@ import {
   type McpToolCaller,
 } from '../mcp/tool-adapter.js';
 import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
+import { knownServerVerdicts } from '../registry/known-servers.js';
 import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
 import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
@@ -520,6 +521,14 @@ class ManagedServerImpl implements ManagedServer {
       this.config.transport === 'stdio'
         ? knownPathArgumentsOf([this.config.command, ...(this.config.args ?? [])])
         : undefined;
+    // Matched on what was launched and what it says it is (see known-servers.ts).
+    const knownVerdict =
+      this.config.transport === 'stdio'
+        ? knownServerVerdicts(
+            [this.config.command, ...(this.config.args ?? [])],
+            this.serverInfo?.name,
+          )
+        : undefined;
     const built = createMcpToolEntries({
       serverName: this.name,
       tools,
@@ -530,6 +539,7 @@ class ManagedServerImpl implements ManagedServer {
       ...(this.rewritesPaths() ? {} : { detectPathArguments: () => [] }),
       overrides: { ...this.config.overrides, ...this.options.overrides },
       trusted: this.config.trusted,
+      ...(knownVerdict === undefined ? {} : { knownVerdict }),
       prefixToolNames: this.config.prefixToolNames,
     });
     const previous = new Map(this.currentEntries.map((entry) => [entry.descriptor.id, entry]));
@@ -725,9 +735,7 @@ class ManagedServerImpl implements ManagedServer {
       if (clock?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
         // With a clock the SDK's own timeout is the overall cap.
         const capped =
-          clock === undefined
-            ? /maximum total timeout/i.test(errorMessage(error))
-            : !clock.expired;
+          clock === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !clock.expired;
         // One slow call does not make a server unhealthy; a failed ping does.
         void this.checkHealth();
         throw new ServerError(

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 import { projectStateDir } from '../../src/sandbox/state-dir.js';
+import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toToolMessageParts } from '../../src/mcp/content.js';
+import { describeToolContent, formatByteSize, toToolMessageParts } from '../../src/mcp/content.js';
 
 describe('toToolMessageParts', () => {
   it('joins all-text results into one string with an empty artifact', () => {
@@ -161,5 +161,20 @@ describe('toToolMessageParts', () => {
         "content": "boom",
       }
     `);
+  });
+});
+
+describe('describeToolContent', () => {
+  it('shows images and audio as placeholders with type and size instead of dropping them', () => {
+    const png = Buffer.alloc(12 * 1024, 1).toString('base64');
+    expect(
+      describeToolContent([
+        { type: 'text', text: 'here it is' },
+        { type: 'image', mimeType: 'image/png', data: png },
+        { type: 'audio', mimeType: 'audio/wav', data: 'AAAA' },
+      ]),
+    ).toBe('here it is\n[image/png 12 KB]\n[audio/wav 3 B]');
+    expect(describeToolContent('plain')).toBe('plain');
+    expect(formatByteSize(3 * 1024 * 1024 + 1)).toBe('3.0 MB');
   });
 });

@@ -81,7 +81,11 @@ export function storeGit(sandbox: { runDir: string; root: string }, ...args: str
  * tags, stash, worktrees and status. `.git` is hashed first and git runs with optional locks
  * off, so taking the fingerprint never changes what it measures.
  */
-export function repoFingerprint(repo: string): Record<string, string> {
+export function repoFingerprint(
+  repo: string,
+  options: { skip?: readonly string[] } = {},
+): Record<string, string> {
+  const skip = options.skip ?? [];
   const dotGit = hashTree(join(repo, '.git'), ['objects', 'logs']);
   const read = (...args: string[]) =>
     execFileSync('git', args, {
@@ -96,11 +100,19 @@ export function repoFingerprint(repo: string): Record<string, string> {
     });
   return {
     dotGit,
-    workingTree: hashTree(repo, ['.git']),
+    workingTree: hashTree(repo, ['.git', ...skip]),
     refs: read('for-each-ref', '--format=%(refname) %(objectname)'),
     stash: read('stash', 'list', '--format=%H %gs'),
     worktrees: read('worktree', 'list', '--porcelain'),
     config: readFileSync(join(repo, '.git', 'config'), 'utf8'),
-    status: read('status', '--porcelain=v1', '--untracked-files=all', '--ignored'),
+    status: read(
+      'status',
+      '--porcelain=v1',
+      '--untracked-files=all',
+      '--ignored',
+      '--',
+      '.',
+      ...skip.map((name) => `:(exclude)${name}`),
+    ),
   };
 }

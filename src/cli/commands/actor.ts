@@ -4,8 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
-// Light (no LangGraph): the actor module itself is imported on use.
-import { toResumeValue } from '../../actors/approvals.js';
+// The actor module and the approval helpers (zod) are imported on use: `--help` stays fast.
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
 import type { ScriptedStep } from '../../actors/scripted-model.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -18,6 +17,7 @@ import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println, shellQuote } from '../output.js';
+import { createRunOutput } from '../run-output.js';
 
 const ADD_USAGE = `Usage: agents actor add NAME --skill SKILL [options]
 
@@ -38,7 +38,7 @@ Options:
                            - content: done
   --instructions TEXT    system instructions
   --description TEXT     what the actor is for
-  --no-sandbox           run tools on the project itself instead of a git worktree sandbox
+  --no-sandbox           run tools on the project itself instead of a sandbox
   --source DIR           folder or git repo the sandbox is made from (default .)
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
@@ -119,7 +119,7 @@ async function checkScriptToolNames(
   await using active = await activateSkills({
     store: storeOf(context),
     skills,
-    cwd: context.cwd,
+    cwd: context.projectDir,
     signal: context.signal,
   });
   const names = new Set(active.registry.entries().map((entry) => entry.descriptor.name));
@@ -293,50 +293,6 @@ Options:
   --verbose         also print what the servers write on stderr
   --json            one JSON event per line`;
 
-const MAX_SHOWN = 300;
-
-function shorten(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_SHOWN ? `${flat.slice(0, MAX_SHOWN)}…` : flat;
-}
-
-function printEvent(context: CommandContext, event: ActorRunEvent): void {
-  if (context.json) {
-    context.stdout.write(`${JSON.stringify(event)}\n`);
-    return;
-  }
-  switch (event.type) {
-    case 'tool-call-start':
-      println(context.stdout, `→ ${event.name} ${shorten(JSON.stringify(event.args))}`);
-      break;
-    case 'tool-call-end':
-      println(context.stdout, `${event.isError ? '✗' : '←'} ${event.name}: ${shorten(event.text)}`);
-      if (event.change && event.change.changed.length > 0) {
-        println(
-          context.stdout,
-          `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
-        );
-      }
-      break;
-    case 'message':
-      println(context.stdout, event.text);
-      break;
-    case 'turn-limit':
-      println(context.stdout, `Stopped: ${event.message}`);
-      break;
-    case 'interrupt': {
-      const count = event.approvals?.length ?? 0;
-      println(
-        context.stdout,
-        count > 0
-          ? `Paused: ${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval.`
-          : `Paused: ${shorten(JSON.stringify(event.value))}`,
-      );
-      break;
-    }
-  }
-}
-
 function defaultUser(): string {
   try {
     return userInfo().username || 'user';
@@ -494,6 +450,7 @@ async function driveRun(
   settings: { name: string; threadId: string; prompt: boolean; by: string },
 ): Promise<number> {
   const answers = createAnswerSource(context, settings.by);
+  const output = createRunOutput(context);
   try {
     let events = first;
     for (;;) {
@@ -501,7 +458,7 @@ async function driveRun(
       let otherInterrupt = false;
       let turnLimit = false;
       for await (const event of events) {
-        printEvent(context, event);
+        output.event(event);
         if (event.type === 'turn-limit') turnLimit = true;
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
@@ -527,12 +484,14 @@ async function driveRun(
           printResumeHint(context, settings.name, settings.threadId, pending);
         throw error;
       }
+      const { toResumeValue } = await import('../../actors/approvals.js');
       events = actor.resume(toResumeValue(pending, given), {
         threadId: settings.threadId,
         signal: context.signal,
       });
     }
   } finally {
+    output.close();
     answers.close();
   }
 }
@@ -731,7 +690,7 @@ const actorResume: Command = {
             : { type: 'reject', message: values.reject, by }
           : { type: 'approve', by };
 
-    const { pendingApprovalsOf } = await import('../../actors/actor.js');
+    const { pendingApprovalsOf, toResumeValue } = await import('../../actors/actor.js');
     const settings = {
       name,
       threadId,
