@@ -9,6 +9,7 @@ import { mcpClientCommand } from './mcp-client.js';
 import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
 import { createSandboxApplyCommand } from './sandbox-apply.js';
+import { createSandboxCommitCommand } from './sandbox-commit.js';
 import { sandboxRemoveCommand } from './sandbox-remove.js';
 import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
@@ -31,6 +32,7 @@ export const commands: readonly Command[] = [
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
   createSandboxApplyCommand(readThread),
+  createSandboxCommitCommand(readThread),
   createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
