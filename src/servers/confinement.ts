@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve, sep } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
 /**
@@ -230,8 +230,8 @@ function bubblewrapArguments(
     '--tmpfs',
     '/tmp',
     ...(existsSync('/var/tmp') ? ['--tmpfs', '/var/tmp'] : []),
-    ...hidden.flatMap((path) => ['--tmpfs', path]),
   ];
+  const hide = hidden.flatMap((path) => ['--tmpfs', path]);
   const tail = ['--bind', sandbox, sandbox];
   // The sandbox's own repository may borrow the user's objects (alternates naming
   // `<project>/.git/objects`): keep the user's git dir readable at its path, read-only, over the
@@ -249,8 +249,32 @@ function bubblewrapArguments(
   return (command, args) => {
     const bindProject =
       canBindProject && !serverFilesUnder(project!, command, args, scope.sandboxRoot);
-    return [...head, ...(bindProject ? projectBind : []), ...tail];
+    // The private /tmp would hide a server whose files live there (a project under /tmp, a
+    // script unpacked there): those folders stay readable, read-only, over the tmpfs.
+    const keep = serverFolders(command, args, scope.sandboxRoot)
+      .map((folder) =>
+        !bindProject && project !== undefined && (folder === project || isWithin(folder, project))
+          ? project
+          : folder,
+      )
+      .filter((folder) => TMPFS_ROOTS.some((root) => isWithin(folder, root)))
+      .filter((folder) => folder !== sandbox && !isWithin(folder, sandbox));
+    const keepBinds = [...new Set(keep)].flatMap((folder) => ['--ro-bind', folder, folder]);
+    return [...head, ...keepBinds, ...hide, ...(bindProject ? projectBind : []), ...tail];
   };
+}
+
+const TMPFS_ROOTS = ['/tmp', '/var/tmp'];
+
+/** The folders holding the server's executable and the absolute paths among its arguments. */
+function serverFolders(command: string, args: readonly string[], cwd: string): string[] {
+  const executable = command.includes('/') ? resolve(cwd, command) : findExecutable(command);
+  return [executable, ...args.filter((arg) => isAbsolute(arg))]
+    .filter((path): path is string => path !== undefined && existsSync(path))
+    .map((path) => {
+      const real = realOrResolved(path);
+      return isDirectory(real) ? real : dirname(real);
+    });
 }
 
 /**
