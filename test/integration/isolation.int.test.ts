@@ -124,14 +124,11 @@ describe('isolation through `agents actor run`', () => {
 
       const run = await agents(project, 'actor', 'run', 'bot', '--input', 'go', '--thread', 't1');
       expect(run.code, run.stderr).toBe(0);
-      // The move did happen (the tool saw no refusal)...
-      expect(run.stdout).toContain('moved other.txt to ../../../../../../keep.txt');
-      expect(run.stdout).toContain('changed: D other.txt');
       expect(run.stdout).toContain('changed: M README.md');
       expect(run.stdout).toContain('changed: A later.txt');
       expect(run.stdout).toContain('all done');
-      // ...and reproduction 1's escape landed outside the project (in the state folder), not on
-      // keep.txt. (OS confinement, a separate layer, keeps it inside the sandbox altogether.)
+      // Reproduction 1: under OS confinement the move fails; without it (no bubblewrap) the
+      // escape lands outside the project, in the state folder. Either way not on keep.txt.
       expect(readFileSync(join(project, 'keep.txt'), 'utf8')).toBe('uncommitted edit\n');
       // Reproduction 2 and 4: the user's branch, stash and tag, and everything else, as before.
       expect(fingerprint()).toEqual(before);
@@ -211,7 +208,6 @@ describe('isolation through createActor (a graph)', () => {
         expect(inSandbox('branch', '--format=%(refname:short)').trim()).toBe('main');
         expect(inSandbox('log', '-1', '--format=%s').trim()).toBe('tool commit');
       }
-      expect(changed).toContain('D other.txt');
       expect(changed).toContain('M README.md');
       expect(changed).toContain('A later.txt');
       expect(readFileSync(join(project, 'keep.txt'), 'utf8')).toBe('uncommitted edit\n');
