@@ -3,8 +3,9 @@
  *
  * Sections: per-call cost of each stack (payloads × transports), sandbox middleware (read-only
  * path rewrite, write + snapshot), discovery of 500 tools, heap after 10,000 calls, and the
- * lifecycle and snapshot figures of `bench/lifecycle.ts` / `bench/snapshot.ts` (run as child
- * processes when present; their stdout goes into the report as is).
+ * lifecycle, snapshot and confinement figures of `bench/lifecycle.ts` / `bench/snapshot.ts` /
+ * `bench/confinement.ts` (run as child processes when present; their stdout goes into the
+ * report as is).
  *
  * Flags: `--quick` (about a fifth of the work, for a smoke run), `--out FILE`, `--only
  * calls,middleware,discovery,memory,external` (an unknown name stops the run with the valid ones).
@@ -184,6 +185,12 @@ async function main(): Promise<void> {
   for (const [title, file, args] of [
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '200']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['200'] : ['1000', '10000']],
+    [
+      'Sandbox creation and removal (bench/sandbox.ts)',
+      'sandbox.ts',
+      quick ? ['200'] : ['1000', '10000'],
+    ],
+    ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '5' : '20']],
     [
       'Long runs: bytes, time and memory per call (bench/long-run.ts)',
       'long-run.ts',

@@ -57,6 +57,7 @@ export {
   createMcpToolEntries,
   listAllTools,
 } from './mcp/tool-adapter.js';
+export type { StructuredToolOptions } from './mcp/structured-tool.js';
 export { toStructuredTool } from './mcp/structured-tool.js';
 export type { McpToolArtifact } from './mcp/content.js';
 export { toToolMessageParts } from './mcp/content.js';
@@ -103,6 +104,26 @@ export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js
 export { createPathMap } from './sandbox/path-map.js';
 export { detectPathArguments } from './sandbox/path-arguments.js';
 export { sandboxRoots } from './sandbox/sandbox-roots.js';
+export type {
+  DiffHunk,
+  DiffLine,
+  DiffSandboxOptions,
+  FileDiff,
+  FormatSandboxDiffOptions,
+  SandboxDiff,
+} from './sandbox/deliver/diff.js';
+export { diffSandbox, formatSandboxDiff } from './sandbox/deliver/diff.js';
+export type {
+  ApplyChange,
+  ApplyConflict,
+  ApplyResult,
+  ApplySandboxOptions,
+} from './sandbox/deliver/apply.js';
+export { applySandbox, undoSandboxApply } from './sandbox/deliver/apply.js';
+export type { UndoApplyOptions, UndoApplyResult } from './sandbox/deliver/apply-journal.js';
+export type { CommitSandboxOptions, CommitSandboxResult } from './sandbox/deliver/commit-branch.js';
+export { commitSandbox } from './sandbox/deliver/commit-branch.js';
+export type { DeliverySandbox } from './sandbox/deliver/store-access.js';
 
 // middleware: one execution path for every tool call
 export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './middleware/types.js';

@@ -1,3 +1,4 @@
+import { formatSkippedPaths } from '../sandbox/skipped-paths.js';
 import pc from 'picocolors';
 import type { ActorRunEvent } from '../actors/actor.js';
 import type { CommandContext } from './command.js';
@@ -170,6 +171,11 @@ export function createRunOutput(
               colors.dim(
                 `  changed: ${event.change.changed.map((item) => `${item.status} ${item.path}`).join(', ')}`,
               ),
+            );
+          }
+          if (event.change?.skipped !== undefined) {
+            line(
+              `  not captured (a rollback will not restore it): ${formatSkippedPaths(event.change.skipped)}`,
             );
           }
           syncTimer();

@@ -89,6 +89,12 @@ const serverCommon = {
   timeouts: TimeoutsSchema.optional(),
   restart: RestartSchema.optional(),
   trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
+  trustedTools: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      'Tools whose annotations were reviewed (`agents tool trust`), by tool name → definition fingerprint; trusted only while the definition is unchanged.',
+    ),
   overrides: ToolOverridesSchema.optional().describe('Per-tool overrides keyed by tool name.'),
   prefixToolNames: z
     .boolean()

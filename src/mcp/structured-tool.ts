@@ -91,6 +91,18 @@ function callbackEnvironmentOn(): boolean {
  * are configured (config, the tool, an enclosing run, a configure hook, verbose or tracing). The
  * schema is still exposed for model binding.
  */
+/** Options for {@link toStructuredTool}. */
+export interface StructuredToolOptions {
+  /**
+   * How an `isError` result of a tool call comes back. `'tool-message'` (default): a
+   * `ToolMessage` with `status: 'error'`, the server's text as content and the artifact kept.
+   * `'throw'`: thrown as `AgentsError` `TOOL_CALL_FAILED`, as `@langchain/mcp-adapters` throws
+   * `ToolException`; ToolNode then answers `Error: <text>\n Please fix your mistakes.` (no
+   * artifact), and a ToolNode with `handleToolErrors: false` ends the run.
+   */
+  errors?: 'tool-message' | 'throw';
+}
+
 class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   static override lc_name(): string {
     return 'McpStructuredTool';
@@ -101,8 +113,13 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   schema: ToolSchemaBase;
   readonly descriptor: ToolDescriptor;
   readonly #handler: ToolCallHandler;
+  readonly #throwErrors: boolean;
 
-  constructor(descriptor: ToolDescriptor, handler: ToolCallHandler) {
+  constructor(
+    descriptor: ToolDescriptor,
+    handler: ToolCallHandler,
+    options: StructuredToolOptions = {},
+  ) {
     const metadata: Record<string, unknown> = { toolId: descriptor.id };
     if (descriptor.serverName !== undefined) metadata['serverName'] = descriptor.serverName;
     super({ responseFormat: 'content_and_artifact', metadata });
@@ -111,6 +128,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     this.schema = descriptor.inputSchema as ToolSchemaBase;
     this.descriptor = descriptor;
     this.#handler = handler;
+    this.#throwErrors = options.errors === 'throw';
   }
 
   override invoke<
@@ -253,7 +271,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
         context.onProgress = this.#progressForwarder(writer as StreamWriter, toolCallId);
       }
       const result = await this.#handler({ descriptor: this.descriptor, args, context });
-      if (toolCallId !== undefined) {
+      if (toolCallId !== undefined && !(this.#throwErrors && result.isError === true)) {
         const { content, artifact } = toToolMessageParts(result);
         // A returned ToolMessage is passed through by ToolNode as is, so an `isError` result
         // reaches the model as status "error" without a throw, and keeps its artifact.
@@ -299,6 +317,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
 export function toStructuredTool(
   descriptor: ToolDescriptor,
   handler: ToolCallHandler,
+  options: StructuredToolOptions = {},
 ): StructuredTool {
-  return new McpStructuredTool(descriptor, handler);
+  return new McpStructuredTool(descriptor, handler, options);
 }

@@ -56,6 +56,11 @@ export interface McpToolEntriesOptions {
   overrides?: ToolOverrides;
   /** Trust this server's annotations. */
   trusted?: boolean;
+  /**
+   * Tools whose annotations a person reviewed, by MCP name → definition fingerprint at review:
+   * trusted like `trusted: true` while the fingerprint still matches.
+   */
+  trustedTools?: Readonly<Record<string, string>>;
   /** Reviewed verdicts of a well-known server by MCP tool name (`registry/known-servers.ts`). */
   knownVerdict?: (toolName: string) => { readOnly: true; reason: string } | undefined;
   /** Always name tools `server__tool` (otherwise the registry prefixes only on collision). */
@@ -115,6 +120,13 @@ function buildDescriptor(
       pathArguments = [...new Set([...(pathArguments ?? []), ...known])];
   }
   const known = options.knownVerdict?.(tool.name);
+  const fingerprint = fingerprintTool(tool);
+  const reviewed = options.trustedTools?.[tool.name];
+  if (reviewed !== undefined && reviewed !== fingerprint) {
+    warnings.push(
+      `its definition changed since its annotations were reviewed (fingerprint ${reviewed.slice(0, 12)}, now ${fingerprint.slice(0, 12)}); they are ignored until \`agents tool trust ${serverName} --tool ${tool.name}\` records a new review`,
+    );
+  }
   const descriptor: ToolDescriptor = {
     id,
     name,
@@ -127,11 +139,11 @@ function buildDescriptor(
       name: tool.name,
       annotations: tool.annotations,
       override,
-      trusted: options.trusted === true,
+      trusted: options.trusted === true || reviewed === fingerprint,
       ...(known === undefined ? {} : { known }),
     }),
     pathArguments: pathArguments ?? [],
-    fingerprint: fingerprintTool(tool),
+    fingerprint,
   };
   const title = tool.title ?? tool.annotations?.title;
   if (typeof title === 'string') descriptor.title = title;
@@ -436,6 +448,11 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
   trusted?: boolean;
   prefixToolNames?: boolean;
   detectPathArguments?: PathArgumentDetector;
+  /**
+   * `'throw'` makes `tools()` throw on an `isError` result, like `@langchain/mcp-adapters`
+   * (see `StructuredToolOptions.errors`); default `'tool-message'`.
+   */
+  errors?: 'tool-message' | 'throw';
 }
 
 /** ADR-029's MCPToolAdapter over one connected server. */
@@ -513,9 +530,12 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
     },
     async tools(listOptions = {}) {
       const current = await listTools(listOptions);
+      const toolOptions = options.errors === undefined ? {} : { errors: options.errors };
       return current.map((entry) =>
-        toStructuredTool(entry.descriptor, (request) =>
-          entry.execute(request.args, request.context),
+        toStructuredTool(
+          entry.descriptor,
+          (request) => entry.execute(request.args, request.context),
+          toolOptions,
         ),
       );
     },

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { ResultMetaKey } from '../registry/tool-descriptor.js';
 import type { ChangeRecord, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { formatSkippedPaths, newSkippedPaths } from '../sandbox/skipped-paths.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { ChangeRecordSchema } from './state.js';
 import type { ToolMiddleware } from './types.js';
@@ -177,6 +178,8 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
       }
       const release = await lock.acquire();
       try {
+        // In memory, no git: what the snapshots already leave out, to name only what is new.
+        const skippedBefore = sandbox.skippedPaths?.();
         let outcome: { ok: true; value: T } | { ok: false; error: unknown };
         try {
           const inner = new Set(held ?? []);
@@ -190,12 +193,17 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
         try {
           // No call signal here on purpose: an aborted call may still have written files.
           const snapshot = await sandbox.snapshot(label);
+          const skipped =
+            skippedBefore === undefined
+              ? []
+              : newSkippedPaths(skippedBefore, sandbox.skippedPaths?.() ?? []);
           record = {
             ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
             toolId: call.toolId,
             snapshot: snapshot.sha,
             parent: snapshot.parent,
             changed: snapshot.changed,
+            ...(skipped.length === 0 ? {} : { skipped }),
           };
         } catch (snapshotError) {
           throw new AgentsError(
@@ -264,9 +272,21 @@ export function createChangeTrackingMiddleware(
         () => next(request),
       );
       if (!outcome.ok) throw outcome.error;
-      return outcome.record === undefined
-        ? outcome.value
-        : withChangeRecord(outcome.value, outcome.record);
+      if (outcome.record === undefined) return outcome.value;
+      const result = withChangeRecord(outcome.value, outcome.record);
+      const skipped = outcome.record.skipped;
+      if (skipped === undefined) return result;
+      // The model must know too: it may count on a rollback that cannot bring these back.
+      return {
+        ...result,
+        content: [
+          ...(Array.isArray(result.content) ? result.content : []),
+          {
+            type: 'text',
+            text: `Note: not captured by the sandbox snapshots, so a rollback will neither restore nor remove them: ${formatSkippedPaths(skipped)}.`,
+          },
+        ],
+      };
     },
   };
 }

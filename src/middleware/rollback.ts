@@ -3,7 +3,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ChangeRecord, ChangedPath } from '../registry/tool-descriptor.js';
-import type { RestoreResult, Sandbox } from '../sandbox/types.js';
+import type { RestoreResult, Sandbox, SkippedPath } from '../sandbox/types.js';
 import { assertRollbackDurability } from './checkpointer.js';
 import type { Durability } from './checkpointer.js';
 import { readSandboxState, undoStack } from './state.js';
@@ -250,6 +250,11 @@ export interface RollbackResult {
   previous?: { checkpointId?: string; config: RunnableConfig; sandboxHead: string };
   /** Config of the forked checkpoint; `graph.invoke(null, forkConfig)` resumes from it. */
   forkConfig?: RunnableConfig;
+  /**
+   * Paths the snapshots leave out (size cap, nested repos, ...): the rollback did not (or, for a
+   * dry run, will not) restore or remove them. Absent when none.
+   */
+  notRestored?: SkippedPath[];
   /** Files the target ignores that the restore put back after deleting them; absent when none. */
   keptIgnored?: string[];
   /**
@@ -377,7 +382,9 @@ export async function restoreAndFork(input: RestoreAndForkInput): Promise<Rollba
     );
   }
   const keptIgnored = restored.keptIgnored ?? [];
+  const notRestored = sandbox.skippedPaths?.() ?? [];
   return {
+    ...(notRestored.length === 0 ? {} : { notRestored }),
     dryRun: false,
     threadId,
     target: { ...input.target, sandboxHead },
@@ -423,11 +430,13 @@ export async function rollback(options: RollbackOptions): Promise<RollbackResult
     const targetHead = readSandboxState(target.values).sandboxHead ?? sandbox.base;
     const preview = sandbox.head === targetHead ? [] : await sandbox.diff(sandbox.head, targetHead);
     const head = await loadHead(graph, threadId);
+    const notRestored = sandbox.skippedPaths?.() ?? [];
     return {
       dryRun: true,
       threadId,
       target: { checkpointId, sandboxHead: targetHead, config: target.config },
       preview,
+      ...(notRestored.length === 0 ? {} : { notRestored }),
       undoable: undoStack(readSandboxState(head.snapshot.values).rollbacks).length,
     };
   }

@@ -17,6 +17,18 @@ export const ChangeRecordSchema = z.object({
   snapshot: z.string().describe('Snapshot sha taken right after the call.'),
   parent: z.string().describe('Snapshot sha the call started from.'),
   changed: z.array(ChangedPathSchema).describe('What the call changed.'),
+  skipped: z
+    .array(
+      z.object({
+        path: z.string(),
+        reason: z.enum(['size-cap', 'nested-repo', 'git-name', 'empty-repo']),
+        size: z.number().optional(),
+      }),
+    )
+    .optional()
+    .describe(
+      'Paths the call left that the snapshot could not capture (not restored by a rollback).',
+    ),
 });
 
 /** zod schema of one rollback or undo of a thread, as stored in graph state (`rollbacks`). */

@@ -1,3 +1,4 @@
+import type { SkippedPath } from '../sandbox/types.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequestForwarder } from '../mcp/client-requests.js';
 
@@ -114,6 +115,11 @@ export interface ChangeRecord {
   snapshot: string;
   parent: string;
   changed: ChangedPath[];
+  /**
+   * Paths this call left that the snapshot could not capture (a file over the size cap, a
+   * nested repository, ...): a rollback neither restores nor removes them. Absent when none.
+   */
+  skipped?: SkippedPath[];
 }
 
 /** A descriptor plus the one function that runs it. */

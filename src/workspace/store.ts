@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { stringify as stringifyType } from 'yaml';
@@ -381,7 +382,7 @@ export function createWorkspaceStore(
       const target = file(kind, name);
       // Validate before touching the disk: the same parser that reads it back.
       const { parseYaml, stringify, CONFIG_FILE_SCHEMAS } = await configParsers();
-      const text = stringify(value, { lineWidth: 0 });
+      const text = schemaLine(kind, target) + stringify(value, { lineWidth: 0 });
       parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: target });
       const existing = await locate(kind, name);
       if (existing !== undefined) {
@@ -439,6 +440,18 @@ export function createWorkspaceStore(
  * `writeFile`'s close, then `rename` over the target, so readers see the old or the new file,
  * never half of one.
  */
+/**
+ * The `yaml-language-server` modeline that points editors at the kind's JSON Schema shipped in
+ * `schemas/` (completion and checks while editing), as a path relative to the file; empty when
+ * the schema file is not there (e.g. a bundled copy).
+ */
+function schemaLine(kind: WorkspaceKind, file: string): string {
+  const schema = fileURLToPath(new URL(`../../schemas/${kind}.schema.json`, import.meta.url));
+  if (!existsSync(schema)) return '';
+  const path = relative(dirname(file), schema).split(sep).join('/');
+  return `# yaml-language-server: $schema=${path}\n`;
+}
+
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = join(

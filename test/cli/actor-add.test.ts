@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents } from './helpers.js';
@@ -39,7 +39,15 @@ describe('agents actor add checks the model before storing the actor', () => {
     expect(added.stdout).toContain(
       `model script: ${join(dir, '.agents', 'actors', 'coder.script.yaml')}`,
     );
-    expect(await readFile(actorFile(), 'utf8')).toBe('skills:\n  - files\n');
+    // Editors find the JSON Schema through the first line; the record itself is what was given.
+    const written = await readFile(actorFile(), 'utf8');
+    const [modeline, ...rest] = written.split('\n');
+    expect(modeline).toMatch(
+      /^# yaml-language-server: \$schema=(\.\.\/)+.*schemas\/actor\.schema\.json$/,
+    );
+    expect(rest.join('\n')).toBe('skills:\n  - files\n');
+    const schemaPath = join(dirname(actorFile()), modeline!.split('$schema=')[1]!);
+    expect(JSON.parse(await readFile(schemaPath, 'utf8'))).toHaveProperty('properties.skills');
   });
 
   it('reads scripted:PATH against the project and reports a broken script with line and column', async () => {

@@ -111,9 +111,7 @@ describe('one thread, one actor', () => {
         THREAD,
       ]);
       expect(again.code, again.stderr).toBe(0);
-      await expect(
-        access(join(dir, '.agents', 'sandboxes', 'bot', THREAD)),
-      ).resolves.toBeUndefined();
+      expect(await exists(threadSandboxDir(join(dir, '.agents'), 'bot', THREAD))).toBe(true);
     },
   );
 });

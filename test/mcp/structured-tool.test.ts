@@ -200,3 +200,33 @@ describe('toStructuredTool callbacks', () => {
     expect(log).not.toHaveBeenCalled();
   });
 });
+
+describe('toStructuredTool error styles', () => {
+  it("returns an error ToolMessage by default and throws for ToolNode with errors: 'throw', like @langchain/mcp-adapters", async () => {
+    const { ToolNode } = await import('@langchain/langgraph/prebuilt');
+    const { AIMessage } = await import('@langchain/core/messages');
+    const call = new AIMessage({
+      content: '',
+      tool_calls: [{ id: 'c1', name: 'echo', args: { fail: true }, type: 'tool_call' }],
+    });
+    const run = async (tool: ReturnType<typeof toStructuredTool>) =>
+      ((await new ToolNode([tool]).invoke({ messages: [call] })) as { messages: ToolMessage[] })
+        .messages[0]!;
+
+    const ours = await run(toStructuredTool(descriptor, echoHandler()));
+    expect(ours.status).toBe('error');
+    expect(ours.content).toBe('failed');
+    expect(ours.artifact).toEqual({ isError: true });
+
+    const peer = await run(toStructuredTool(descriptor, echoHandler(), { errors: 'throw' }));
+    expect(peer.status).toBe('error');
+    expect(peer.content).toBe(
+      'Error: Tool "echo" (mcp:fx/echo) returned an error: failed\n Please fix your mistakes.',
+    );
+    await expect(
+      new ToolNode([toStructuredTool(descriptor, echoHandler(), { errors: 'throw' })], {
+        handleToolErrors: false,
+      }).invoke({ messages: [call] }),
+    ).rejects.toMatchObject({ code: 'TOOL_CALL_FAILED' });
+  });
+});

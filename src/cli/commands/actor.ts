@@ -38,7 +38,7 @@ Options:
                            - content: done
   --instructions TEXT    system instructions
   --description TEXT     what the actor is for
-  --no-sandbox           run tools on the project itself instead of a git worktree sandbox
+  --no-sandbox           run tools on the project itself instead of a sandbox
   --source DIR           folder or git repo the sandbox is made from (default .)
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
@@ -119,7 +119,7 @@ async function checkScriptToolNames(
   await using active = await activateSkills({
     store: storeOf(context),
     skills,
-    cwd: context.cwd,
+    cwd: context.projectDir,
     signal: context.signal,
   });
   const names = new Set(active.registry.entries().map((entry) => entry.descriptor.name));

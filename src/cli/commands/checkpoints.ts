@@ -5,6 +5,7 @@ import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { readSandboxState, undoStack } from '../../middleware/state.js';
 import { UNATTRIBUTED_TOOL_ID } from '../../middleware/unattributed.js';
+import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 import { agentsCommandLine } from '../output.js';
 
@@ -102,9 +103,12 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           )
             ? '  [unattributed changes: no recorded call made them]'
             : '';
+          const skipped = entry.records.flatMap((record) => record.skipped ?? []);
+          const notCaptured =
+            skipped.length === 0 ? '' : `  [not captured: ${formatSkippedPaths(skipped)}]`;
           write(
             context.stdout,
-            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}`,
+            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}${notCaptured}`,
           );
         }
         const current = await thread.graph.getState({ configurable: { thread_id: threadId } });

@@ -4,10 +4,12 @@ import { createThreadContextOpener } from '../thread-context.js';
 import { actorCommands } from './actor.js';
 import { auditCommand } from './audit.js';
 import { createCheckpointsCommand } from './checkpoints.js';
+import { doctorCommand } from './doctor.js';
 import { mcpClientCommand } from './mcp-client.js';
 import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
 import { createSandboxApplyCommand } from './sandbox-apply.js';
+import { createSandboxCommitCommand } from './sandbox-commit.js';
 import { sandboxRemoveCommand } from './sandbox-remove.js';
 import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
@@ -30,9 +32,11 @@ export const commands: readonly Command[] = [
   createRollbackCommand(changeThread),
   createSandboxDiffCommand(readThread),
   createSandboxApplyCommand(readThread),
+  createSandboxCommitCommand(readThread),
   createThreadCompactCommand(changeThread),
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,
   auditCommand,
+  doctorCommand,
 ];

@@ -3,6 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption, usageError } from '../args.js';
 import { agentsCommandLine } from '../output.js';
+import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { OpenThreadContext } from './checkpoints.js';
 
 const ROLLBACK_USAGE = `Usage: agents rollback --thread ID --to CHECKPOINT [--dry-run] [--note TEXT]
@@ -94,6 +95,11 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
             : `${result.dryRun ? 'Would restore' : 'Restored'} thread ${threadId} to ${where}.`,
           `File changes: ${formatChanges(result.preview, 50)}`,
         ];
+        if (result.notRestored !== undefined) {
+          lines.push(
+            `Not restored (left out of the snapshots, left as they are): ${formatSkippedPaths(result.notRestored)}`,
+          );
+        }
         if (result.keptIgnored !== undefined) {
           lines.push(`Kept (ignored there): ${result.keptIgnored.join(', ')}`);
         }

@@ -96,7 +96,7 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
       if (!undo && values.force === true)
         throw usageError('--force goes with --undo.', SANDBOX_APPLY_USAGE);
       const thread = await openThread(context.workspace, threadId, {
-        cwd: context.cwd,
+        cwd: context.projectDir,
         signal: context.signal,
       });
       try {

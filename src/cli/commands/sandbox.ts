@@ -1,3 +1,4 @@
+import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
@@ -61,12 +62,22 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
             ? sandbox.head
             : await resolveThreadRef(thread, sandbox, values.to, signal);
         const changed = underPaths(await thread.sandbox.diff(from, to), paths);
+        // Left out of every snapshot: the diff cannot show them, and a rollback leaves them.
+        const skipped = thread.sandbox.skippedPaths?.() ?? [];
         if (context.json) {
           const diff = await diffSandbox(sandbox, { from, to, paths, signal });
           const { patch, files } = diff;
           context.stdout.write(
             `${JSON.stringify(
-              { threadId, from, to, changed, files, ...(values.patch === true ? { patch } : {}) },
+              {
+                threadId,
+                from,
+                to,
+                changed,
+                files,
+                skipped,
+                ...(values.patch === true ? { patch } : {}),
+              },
               null,
               2,
             )}\n`,
@@ -88,6 +99,11 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         } else {
           context.stdout.write(
             `${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`,
+          );
+        }
+        if (!context.json && skipped.length > 0) {
+          context.stderr.write(
+            `Not captured by the snapshots (a rollback will neither restore nor remove them): ${formatSkippedPaths(skipped)}\n`,
           );
         }
         return 0;

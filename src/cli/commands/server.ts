@@ -68,7 +68,9 @@ Options:
   --header KEY=VALUE  HTTP header for a remote server (repeatable)
   --cwd DIR           working directory of a stdio server instead of the sandbox root
                       (a relative DIR is relative to the project folder)
-  --trusted           trust the server's annotations (readOnlyHint)
+  --trusted           trust the server's annotations (readOnlyHint), also after they change
+  --trust-annotations record a review of the tools' annotations as they are now: trusted
+                      until a tool's definition changes (see \`agents tool trust\`)
   --no-validate       store without starting the server
   --force             replace an existing record
   --json              print the stored record and tools as JSON`;
@@ -90,6 +92,7 @@ const serverAdd: Command = {
         header: { type: 'string', multiple: true },
         cwd: { type: 'string' },
         trusted: { type: 'boolean' },
+        'trust-annotations': { type: 'boolean' },
         'no-validate': { type: 'boolean' },
         force: { type: 'boolean' },
         'client-id': { type: 'string' },
@@ -187,6 +190,14 @@ const serverAdd: Command = {
         if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired)) throw error;
         needsLogin = true;
       }
+    }
+    if (values['trust-annotations'] === true) {
+      if (!probe)
+        throw usageError('--trust-annotations needs the tools: drop --no-validate.', ADD_USAGE);
+      // Reviewed as listed now: a later change of a definition drops the trust for that tool.
+      input.trustedTools = Object.fromEntries(
+        probe.tools.map((tool) => [tool.originalName, tool.fingerprint]),
+      );
     }
     const file = await store.put('server', name, input, { overwrite: values.force === true });
     if (context.json) {

@@ -12,6 +12,7 @@ import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
+import { toolTrust } from './tool-trust.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
 
@@ -297,11 +298,12 @@ ${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled o
   };
 }
 
-/** `agents tool add|list|show|enable|disable`. */
+/** `agents tool add|list|show|trust|enable|disable`. */
 export const toolCommands: readonly Command[] = [
   toolAdd,
   toolList,
   toolShow,
+  toolTrust,
   toggle(true),
   toggle(false),
   createRemoveCommand('tool', usersOfTool),

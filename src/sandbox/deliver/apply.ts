@@ -1,7 +1,12 @@
 import { join } from 'node:path';
 import { parseRawTreeDiff } from '../large-files.js';
 import { snapshotRange } from './diff.js';
-import { recordApply } from './apply-journal.js';
+import {
+  recordApply,
+  undoApply,
+  type UndoApplyOptions,
+  type UndoApplyResult,
+} from './apply-journal.js';
 import { mergeText } from './merge-file.js';
 import {
   literalPathspec,
@@ -233,4 +238,16 @@ export async function applySandbox(
     await writeUserPath(target, item.path, item.after);
   }
   return { ...result, applied: true, applyId };
+}
+
+/**
+ * Undoes the latest apply of `sandbox` not yet undone (or `applyId`): see `undoApply` in
+ * `apply-journal.ts`. Reads the records `applySandbox` kept in the sandbox's run dir.
+ */
+export function undoSandboxApply(
+  sandbox: Pick<DeliverySandbox, 'runDir'>,
+  options: UndoApplyOptions & { journalDir?: string } = {},
+): Promise<UndoApplyResult> {
+  const { journalDir, ...rest } = options;
+  return undoApply(journalDir ?? join(sandbox.runDir, APPLIES_FOLDER), rest);
 }

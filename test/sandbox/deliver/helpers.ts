@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { openThreadSandbox } from '../../../src/actors/thread-sandbox.js';
+import { openThreadSandbox, threadSandboxDir } from '../../../src/actors/thread-sandbox.js';
 import { mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { agents, makeProjectRepo, type CliRun } from '../../cli/helpers.js';
@@ -126,7 +126,10 @@ export async function removeProject(project: Project | undefined): Promise<void>
 /** The tree sha of the thread sandbox's latest snapshot (read from its own store). */
 export async function sandboxHeadTree(project: Project, threadId: string): Promise<string> {
   const record = JSON.parse(
-    await readFile(join(project.workspace, 'sandboxes', ACTOR, threadId, 'thread.json'), 'utf8'),
+    await readFile(
+      join(threadSandboxDir(project.workspace, ACTOR, threadId), 'thread.json'),
+      'utf8',
+    ),
   ) as { sandboxDir: string };
   const runDir = join(record.sandboxDir, 'run');
   const marker = JSON.parse(await readFile(join(runDir, 'sandbox.json'), 'utf8')) as {

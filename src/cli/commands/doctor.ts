@@ -1,0 +1,47 @@
+import { reapOrphanedServers } from '../../servers/orphan-reaper.js';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandArgs } from '../args.js';
+import { printJson, println } from '../output.js';
+
+const DOCTOR_USAGE = `Usage: agents doctor [--json]
+
+Cleans up after runs that were killed (SIGKILL, out of memory, power loss): stops the MCP server
+process groups they left running, now rather than at the next start of any server. A group is
+stopped only when the run that started it is dead and the group is provably the one it started
+(start time, command line, session); anything else is left alone. Linux only.`;
+
+/** `agents doctor`: reaps the server processes of killed runs at once. */
+export const doctorCommand: Command = {
+  path: ['doctor'],
+  summary: 'Stop the MCP servers that killed runs left running',
+  usage: DOCTOR_USAGE,
+  async run(context: CommandContext): Promise<number> {
+    parseCommandArgs(context.argv, {}, DOCTOR_USAGE);
+    const report = await reapOrphanedServers();
+    if (context.json) {
+      printJson(context.stdout, {
+        reaped: report.reaped.map(({ serverName, pgid, hostPid, target }) => ({
+          serverName,
+          pgid,
+          hostPid,
+          target,
+        })),
+        dropped: report.dropped.length,
+      });
+      return 0;
+    }
+    if (report.reaped.length === 0) {
+      println(context.stdout, 'No server left running by a killed run.');
+    }
+    for (const record of report.reaped) {
+      println(
+        context.stdout,
+        `Stopped server "${record.serverName}" (process group ${record.pgid}: ${record.target}), left by run ${record.hostPid}.`,
+      );
+    }
+    if (report.dropped.length > 0) {
+      println(context.stdout, `Dropped ${report.dropped.length} stale server record(s).`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,68 @@
+import { commitSandbox } from '../../sandbox/deliver/commit-branch.js';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandLine, requireOption } from '../args.js';
+import { printJson, println } from '../output.js';
+import type { OpenThreadContext } from './checkpoints.js';
+import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
+
+const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]
+
+Puts the thread's work on a new branch of your repository (for a pull request): one commit on
+top of the commit the sandbox was made from. Only the new branch and its objects are written;
+HEAD, the index, your working tree and other branches are left alone. NAME must not exist.
+  PATH, --to, --from   only part of the work, as for agents sandbox apply
+  -m, --message        the commit message (default: names the thread)`;
+
+/** `agents sandbox commit --thread ID --branch NAME`. */
+export function createSandboxCommitCommand(openThread: OpenThreadContext): Command {
+  return {
+    path: ['sandbox', 'commit'],
+    summary: "Put a thread's work on a new branch of your repo (HEAD, index and files untouched)",
+    usage: SANDBOX_COMMIT_USAGE,
+    async run(context: CommandContext): Promise<number> {
+      const { values, positionals: paths } = parseCommandLine(
+        context.argv,
+        {
+          thread: { type: 'string' },
+          branch: { type: 'string' },
+          message: { type: 'string', short: 'm' },
+          from: { type: 'string' },
+          to: { type: 'string' },
+        },
+        SANDBOX_COMMIT_USAGE,
+      );
+      const threadId = requireOption(values.thread, 'thread', SANDBOX_COMMIT_USAGE);
+      const branch = requireOption(values.branch, 'branch', SANDBOX_COMMIT_USAGE);
+      const thread = await openThread(context.workspace, threadId, {
+        cwd: context.projectDir,
+        signal: context.signal,
+      });
+      try {
+        const sandbox = deliverySandboxOf(thread);
+        const { signal } = context;
+        const result = await commitSandbox(sandbox, {
+          branch,
+          message: values.message ?? `Work of agents thread ${threadId}`,
+          paths,
+          signal,
+          ...(values.from === undefined
+            ? {}
+            : { from: await resolveThreadRef(thread, sandbox, values.from, signal) }),
+          ...(values.to === undefined
+            ? {}
+            : { to: await resolveThreadRef(thread, sandbox, values.to, signal) }),
+        });
+        if (context.json) printJson(context.stdout, { threadId, ...result });
+        else {
+          println(
+            context.stdout,
+            `Branch ${result.branch} -> ${result.commit.slice(0, 12)} (on ${result.parent.slice(0, 12)}) in ${sandbox.source}.`,
+          );
+        }
+        return 0;
+      } finally {
+        await thread.close();
+      }
+    },
+  };
+}

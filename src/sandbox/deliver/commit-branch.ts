@@ -1,0 +1,209 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { gitEnv, runGit, SNAPSHOT_IDENTITY } from '../git.js';
+import { parseRawTreeDiff } from '../large-files.js';
+import { storeEnv } from '../snapshot-store.js';
+import { snapshotRange } from './diff.js';
+import {
+  literalPathspec,
+  storeRun,
+  type DeliveryGitOptions,
+  type DeliverySandbox,
+} from './store-access.js';
+import { ABSENT } from './user-files.js';
+
+/** Options of {@link commitSandbox}. */
+export interface CommitSandboxOptions extends DeliveryGitOptions {
+  /** The new branch (must not exist yet). */
+  branch: string;
+  /** Commit message; default names the sandbox. */
+  message?: string;
+  /** Snapshot range and paths, as for `applySandbox`. */
+  from?: string;
+  to?: string;
+  paths?: readonly string[];
+}
+
+/** What {@link commitSandbox} made. */
+export interface CommitSandboxResult {
+  branch: string;
+  /** `refs/heads/<branch>`. */
+  ref: string;
+  commit: string;
+  /** The user's commit the sandbox was made from: the new commit's parent. */
+  parent: string;
+  tree: string;
+}
+
+/**
+ * Puts the sandbox's work on a new branch of the user's repository: one commit whose parent is
+ * the commit the sandbox was made from, holding that commit's files plus the sandbox's changes
+ * (all of them, or those of `paths` / the `from`..`to` range). The only delivery function that
+ * writes into the user's repo, and only there: the new objects (one pack) and the new branch.
+ * HEAD, the index, the working tree and every other ref are left alone. Throws
+ * `INVALID_ARGUMENTS` for a bad or existing branch name, `SANDBOX_FAILED` for a sandbox made
+ * from a plain folder (no repository to commit to).
+ */
+export async function commitSandbox(
+  sandbox: DeliverySandbox,
+  options: CommitSandboxOptions,
+): Promise<CommitSandboxResult> {
+  const repo = sandbox.source;
+  const parent = sandbox.sourceCommit;
+  if (sandbox.kind !== 'repository' || parent === undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Sandbox "${sandbox.id}" was made from a plain folder (${repo}), not a git repository; use apply to take its work instead.`,
+      { details: { sandboxId: sandbox.id } },
+    );
+  }
+  const git = {
+    cwd: repo,
+    signal: options.signal,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
+  const checked = await runGit(['check-ref-format', '--branch', options.branch], {
+    ...git,
+    okExitCodes: [1, 128],
+  });
+  if (checked.exitCode !== 0 || options.branch.startsWith('-')) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `"${options.branch}" is not a valid branch name; pick another (see git check-ref-format).`,
+      { details: { branch: options.branch } },
+    );
+  }
+  const ref = `refs/heads/${checked.stdout.trim()}`;
+  const existing = await runGit(['rev-parse', '--verify', '--quiet', ref], {
+    ...git,
+    okExitCodes: [1],
+  });
+  if (existing.exitCode === 0) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `Branch "${options.branch}" already exists in ${repo}; pick a new name (commit never moves an existing branch).`,
+      { details: { branch: options.branch } },
+    );
+  }
+  const { from, to } = await snapshotRange(sandbox, options);
+  const baseTree = (
+    await storeRun(sandbox, ['rev-parse', `${sandbox.base}^{tree}`], options)
+  ).stdout.trim();
+  const tree = await buildTree(sandbox, { ...options, from, to, baseTree });
+  // Copy the objects the user's repo lacks (reachable from the new tree, not from the base,
+  // which is the parent commit's tree) as one pack straight into its object store.
+  const objectsDir = await userObjectsDir(repo, git);
+  const objects = (
+    await storeRun(sandbox, ['rev-list', '--objects', tree, '--not', baseTree], options)
+  ).stdout;
+  if (objects.trim() !== '') {
+    await storeRun(
+      sandbox,
+      ['pack-objects', '-q', '--window=0', join(objectsDir, 'pack', 'pack')],
+      {
+        ...options,
+        input: objects,
+      },
+    );
+  }
+  const message =
+    options.message ?? `Work of sandbox ${sandbox.id}\n\nMade by agents from snapshot ${to}.`;
+  const commit = await commitTree(repo, tree, parent, message, git);
+  // An empty old value: create only, never overwrite a branch made meanwhile.
+  await runGit(['update-ref', '-m', 'agents sandbox commit', ref, commit, ''], git);
+  return { branch: options.branch, ref, commit, parent, tree };
+}
+
+/** The tree to commit: the whole `to` snapshot, or the base with only the selected changes. */
+async function buildTree(
+  sandbox: DeliverySandbox,
+  options: DeliveryGitOptions & {
+    from: string;
+    to: string;
+    baseTree: string;
+    paths?: readonly string[];
+  },
+): Promise<string> {
+  const whole =
+    (options.paths === undefined || options.paths.length === 0) && options.from === sandbox.base;
+  if (whole)
+    return (await storeRun(sandbox, ['rev-parse', `${options.to}^{tree}`], options)).stdout.trim();
+  const raw = parseRawTreeDiff(
+    (
+      await storeRun(
+        sandbox,
+        [
+          'diff-tree',
+          '-r',
+          '-z',
+          '--raw',
+          '--no-renames',
+          options.from,
+          options.to,
+          ...literalPathspec(options.paths),
+        ],
+        options,
+      )
+    ).stdout,
+  );
+  // A temp index over the store, so neither the sandbox's private index nor the user's moves.
+  const folder = await mkdtemp(join(tmpdir(), 'agents-commit-'));
+  try {
+    const env = {
+      ...storeEnv(sandbox.runDir, sandbox.root),
+      GIT_INDEX_FILE: join(folder, 'index'),
+    };
+    const run = (args: string[], input?: string) =>
+      runGit(args, {
+        cwd: sandbox.root,
+        env,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(input === undefined ? {} : { input }),
+      });
+    await run(['read-tree', options.baseTree]);
+    const lines = raw.map((change) =>
+      change.dstMode === ABSENT
+        ? `0 ${'0'.repeat(change.dstSha.length)}\t${change.path}`
+        : `${change.dstMode} ${change.dstSha}\t${change.path}`,
+    );
+    if (lines.length > 0)
+      await run(['update-index', '-z', '--index-info'], lines.join('\0') + '\0');
+    return (await run(['write-tree'])).stdout.trim();
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function userObjectsDir(
+  repo: string,
+  git: { cwd: string; signal?: AbortSignal | undefined },
+): Promise<string> {
+  const path = (await runGit(['rev-parse', '--git-path', 'objects'], git)).stdout.trim();
+  return isAbsolute(path) ? path : resolve(repo, path);
+}
+
+/**
+ * `commit-tree` in the user's repo with their identity (their config is read, as their own
+ * commits would); when they have none configured, the sandbox's fixed identity.
+ */
+async function commitTree(
+  repo: string,
+  tree: string,
+  parent: string,
+  message: string,
+  git: { cwd: string; signal?: AbortSignal | undefined },
+): Promise<string> {
+  const withoutIdentity = gitEnv();
+  for (const key of Object.keys(SNAPSHOT_IDENTITY)) delete withoutIdentity[key];
+  const ident = await runGit(['var', 'GIT_AUTHOR_IDENT'], {
+    ...git,
+    env: withoutIdentity,
+    okExitCodes: [128],
+  });
+  const env = ident.exitCode === 0 ? withoutIdentity : gitEnv();
+  return (
+    await runGit(['commit-tree', tree, '-p', parent, '-F', '-'], { ...git, env, input: message })
+  ).stdout.trim();
+}
