@@ -3,8 +3,9 @@
  *
  * Sections: per-call cost of each stack (payloads × transports), sandbox middleware (read-only
  * path rewrite, write + snapshot), discovery of 500 tools, heap after 10,000 calls, and the
- * lifecycle and snapshot figures of `bench/lifecycle.ts` / `bench/snapshot.ts` (run as child
- * processes when present; their stdout goes into the report as is).
+ * lifecycle, snapshot and confinement figures of `bench/lifecycle.ts` / `bench/snapshot.ts` /
+ * `bench/confinement.ts` (run as child processes when present; their stdout goes into the
+ * report as is).
  *
  * Flags: `--quick` (about a fifth of the work, for a smoke run), `--out FILE`, `--only
  * calls,middleware,discovery,memory,external` (an unknown name stops the run with the valid ones).
@@ -120,7 +121,8 @@ async function runExternal(
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // A stuck script must not hold the whole report hostage.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
+    // Long-run rows (1,000 calls, a 10,000-file repo) take minutes on a loaded machine.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 900_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({
@@ -183,6 +185,25 @@ async function main(): Promise<void> {
   for (const [title, file, args] of [
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '20' : '200']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['200'] : ['1000', '10000']],
+    [
+      'Sandbox creation and removal (bench/sandbox.ts)',
+      'sandbox.ts',
+      quick ? ['200'] : ['1000', '10000'],
+    ],
+    ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '5' : '20']],
+    [
+      'Long runs: bytes, time and memory per call (bench/long-run.ts)',
+      'long-run.ts',
+      quick ? ['--sizes', '10,100'] : [],
+    ],
+    [
+      'Long run on a 10,000-file repo (bench/long-run.ts, issue 19 done-when)',
+      'long-run.ts',
+      quick
+        ? ['--repo-files', '1000', '--calls', '50']
+        : ['--repo-files', '10000', '--calls', '300'],
+    ],
+    ['CLI start-up (bench/cli-startup.ts)', 'cli-startup.ts', [quick ? '3' : '7']],
   ] as const) {
     await section(title, 'external', async () => {
       const script = path.join(here, file);

@@ -1,7 +1,8 @@
 /**
- * The conformance client: `tsx examples/mcp-client.ts URL` runs `agents mcp-client URL` (the
- * library's own adapter over streamable HTTP: initialize, list tools, call each one with
- * arguments built from its schema, end the session) and exits 0.
+ * `tsx examples/mcp-client.ts URL` runs `agents mcp-client URL` (the library's own adapter over
+ * streamable HTTP, with OAuth when the server asks: initialize, list tools, call each one with
+ * arguments built from its schema, end the session) and exits 0. The conformance suite drives
+ * the same command through `scripts/conformance-client.ts`.
  *
  * Without a URL it checks itself: it serves two tools with `createMcpServer` + `serveHttp` on
  * 127.0.0.1, runs the client against them and fails unless both calls succeed.

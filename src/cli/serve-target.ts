@@ -1,5 +1,4 @@
 import type { ActorConfigInput, ActorInstance } from '../actors/actor.js';
-import { parsePolicy } from '../policy/schema.js';
 import type { PolicyInput } from '../policy/schema.js';
 import type { ToolEntry } from '../registry/tool-descriptor.js';
 import type { WorkspaceStore } from '../workspace/store.js';
@@ -131,6 +130,7 @@ async function policyFor(
   if (options.policyMode === undefined) return undefined;
   if (target.kind === 'skill') return { mode: options.policyMode };
   const config = await store.get('actor', target.name);
+  const { parsePolicy } = await import('../policy/schema.js');
   return {
     ...parsePolicy(config.policy, store.file('actor', target.name)),
     mode: options.policyMode,

@@ -1,8 +1,5 @@
-import { findThreadSandboxes } from '../actors/thread-sandbox.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { createCheckpointer } from '../middleware/checkpointer.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
-import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';
@@ -34,6 +31,12 @@ export interface ThreadContextOpenerOptions {
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
+    // Loaded on use, in parallel: git (simple-git), the checkpointer (LangGraph, SQLite).
+    const [{ findThreadSandboxes }, { createCheckpointer }, { openSandbox }] = await Promise.all([
+      import('../actors/thread-sandbox.js'),
+      import('../middleware/checkpointer.js'),
+      import('../sandbox/open-sandbox.js'),
+    ]);
     const found = await findThreadSandboxes(
       createWorkspaceStore(workspace, { projectDir: cwd }).root,
       threadId,

@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type * as PgModule from 'pg';
-import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { CheckpointerSettingsSchema } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -59,6 +58,8 @@ export async function createCheckpointer(
 ): Promise<Checkpointer> {
   options.signal?.throwIfAborted();
   if (settings.type === 'memory') {
+    // Imported on use: LangGraph is heavy, and reading a config must not load it.
+    const { MemorySaver } = await import('@langchain/langgraph');
     return wrap('memory', new MemorySaver(), async () => {});
   }
   if (settings.type === 'sqlite') {

@@ -1,6 +1,10 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { CheckpointTuple, PendingWrite } from '@langchain/langgraph-checkpoint';
-import { compareWritesSortKeys, writesSortKey } from '@langchain/langgraph-checkpoint';
+import {
+  compareWritesSortKeys,
+  WRITES_IDX_MAP,
+  writesSortKey,
+} from '@langchain/langgraph-checkpoint';
 import type { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 
 /** The few better-sqlite3 calls used here (its type package is not a dependency). */
@@ -11,6 +15,7 @@ interface Statement {
 interface SqliteDatabase {
   prepare(sql: string): Statement;
   exec(sql: string): unknown;
+  transaction<T extends unknown[]>(work: (...args: T) => void): (...args: T) => void;
 }
 
 /**
@@ -21,14 +26,17 @@ interface SqliteDatabase {
  * order, the order the run applied them, and asks savers to return them so. `SqliteSaver` 1.0
  * drops the task path, so the results of parallel calls came back in task-id (random) order. This
  * saver keeps the path in an extra `task_path` column (added to an existing file on open; older
- * rows sort first, as LangGraph specifies) and sorts `pendingWrites` by it.
+ * rows sort first, as LangGraph specifies) and sorts `pendingWrites` by it. It also prepares its
+ * write statements once (`SqliteSaver.putWrites` compiles its SQL on every call: a hot path).
  */
 export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver> {
   // Imported here: better-sqlite3 is native, and importing a module never starts work.
   const { SqliteSaver: Base } = await import('@langchain/langgraph-checkpoint-sqlite');
 
   class OrderedSqliteSaver extends Base {
-    #setPath: Statement | undefined;
+    #insertOrIgnore: Statement | undefined;
+    #insertOrReplace: Statement | undefined;
+    #insertMany: ((rows: unknown[][], replace: boolean) => void) | undefined;
     #paths: Statement | undefined;
 
     override setup(): void {
@@ -39,9 +47,16 @@ export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver>
       const columns = db.prepare('PRAGMA table_info(writes)').all() as Array<{ name: string }>;
       if (!columns.some((column) => column.name === 'task_path'))
         db.exec(`ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''`);
-      this.#setPath = db.prepare(
-        'UPDATE writes SET task_path = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ?',
-      );
+      const insert = (verb: string) =>
+        db.prepare(
+          `INSERT ${verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+      this.#insertOrIgnore = insert('OR IGNORE');
+      this.#insertOrReplace = insert('OR REPLACE');
+      this.#insertMany = db.transaction((rows: unknown[][], replace: boolean) => {
+        const statement = replace ? this.#insertOrReplace! : this.#insertOrIgnore!;
+        for (const row of rows) statement.run(...row);
+      });
       this.#paths = db.prepare(
         'SELECT DISTINCT task_id, task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?',
       );
@@ -53,10 +68,30 @@ export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver>
       taskId: string,
       taskPath?: string,
     ): Promise<void> {
-      await super.putWrites(config, writes, taskId);
-      if (taskPath === undefined || taskPath === '') return;
+      this.setup();
       const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable ?? {};
-      this.#setPath!.run(taskPath, thread_id, checkpoint_ns, checkpoint_id, taskId);
+      if (thread_id === undefined || checkpoint_id === undefined)
+        throw new Error('putWrites needs thread_id and checkpoint_id in config.configurable.');
+      // As SqliteSaver does: special writes (errors, interrupts) replace, others never do.
+      const special = WRITES_IDX_MAP as Record<string, number>;
+      const replace = writes.every(([channel]) => channel in special);
+      const rows = await Promise.all(
+        writes.map(async ([channel, value], idx) => {
+          const [type, serialized] = await this.serde.dumpsTyped(value);
+          return [
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            taskId,
+            special[channel] ?? idx,
+            channel,
+            type,
+            serialized,
+            taskPath ?? '',
+          ];
+        }),
+      );
+      this.#insertMany!(rows, replace);
     }
 
     override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { summarizeClientRequest } from '../mcp/client-requests.js';
 import type { ClientRequestOutcome } from '../mcp/client-requests.js';
@@ -413,7 +412,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       try {
         result = await next(request);
       } catch (error) {
-        if (isGraphInterrupt(error)) {
+        if (isInterrupt(error)) {
           await record({ ...base, event: 'approval-requested', durationMs: now() - started });
         } else {
           const message = errorMessage(error);
@@ -456,4 +455,13 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       return result;
     },
   };
+}
+
+/**
+ * LangGraph's `isGraphInterrupt`, by the same test (the error's name), without importing
+ * LangGraph: `agents audit` reads this module and must start fast.
+ */
+function isInterrupt(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === 'GraphInterrupt' || name === 'NodeInterrupt';
 }

@@ -8,7 +8,7 @@ import type { Confinement } from './confinement.js';
 import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
-import { createServerOAuthProvider } from './oauth/server-auth.js';
+import { createServerOAuthProvider, isStoredOAuthProvider } from './oauth/server-auth.js';
 import { createRemoteTransport } from './remote-transport.js';
 
 /** Options of {@link createServerTransport}. */
@@ -94,6 +94,9 @@ export function createServerTransport(
     {
       ...(headers === undefined ? {} : { headers }),
       ...(authProvider === undefined ? {} : { authProvider }),
+      ...(isStoredOAuthProvider(authProvider)
+        ? { onInsufficientScope: (scope: string) => authProvider.prepareStepUp(scope) }
+        : {}),
     },
   );
   const shutdownMs = config.timeouts?.shutdownMs ?? 2_000;

@@ -736,9 +736,7 @@ class ManagedServerImpl implements ManagedServer {
       if (clock?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
         // With a clock the SDK's own timeout is the overall cap.
         const capped =
-          clock === undefined
-            ? /maximum total timeout/i.test(errorMessage(error))
-            : !clock.expired;
+          clock === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !clock.expired;
         // One slow call does not make a server unhealthy; a failed ping does.
         void this.checkHealth();
         throw new ServerError(

@@ -1,10 +1,14 @@
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
+  FetchLike,
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -17,6 +21,12 @@ export type RemoteTransportKind = 'streamable-http' | 'sse' | 'auto';
 export interface RemoteTransportOptions {
   headers?: Record<string, string>;
   authProvider?: OAuthClientProvider;
+  /**
+   * Called with the scope a `403 insufficient_scope` asks for, before the SDK reacts to it (the
+   * OAuth provider uses it to make the SDK authorize again instead of refreshing, since a refresh
+   * cannot widen a token's scope).
+   */
+  onInsufficientScope?: (scope: string) => Promise<void>;
 }
 
 /** A client transport to a remote server, with what OAuth and session ends need. */
@@ -45,7 +55,21 @@ export function createRemoteTransport(
 }
 
 function sdkOptions(options: RemoteTransportOptions) {
+  const onInsufficientScope = options.onInsufficientScope;
+  const observed: FetchLike | undefined =
+    onInsufficientScope === undefined
+      ? undefined
+      : async (url, init) => {
+          const response = await fetch(url, init);
+          if (response.status === 403) {
+            const { error, scope } = extractWWWAuthenticateParams(response);
+            if (error === 'insufficient_scope' && scope !== undefined)
+              await onInsufficientScope(scope);
+          }
+          return response;
+        };
   return {
+    ...(observed === undefined ? {} : { fetch: observed }),
     ...(options.headers === undefined ? {} : { requestInit: { headers: { ...options.headers } } }),
     ...(options.authProvider === undefined ? {} : { authProvider: options.authProvider }),
   };

@@ -3,12 +3,11 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import type { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { parseYaml } from '../config/load.js';
-import { CONFIG_FILE_SCHEMAS } from '../config/json-schema.js';
-import type { ConfigFileKind } from '../config/json-schema.js';
+import type { stringify as stringifyType } from 'yaml';
+import type { CONFIG_FILE_SCHEMAS, ConfigFileKind } from '../config/json-schema.js';
+import type { parseYaml as parseYamlType } from '../config/load.js';
 import type {
   Actor,
   NamedServerConfig,
@@ -18,6 +17,32 @@ import type {
 } from '../config/schemas.js';
 
 /** The kinds of records a workspace holds (one folder each). */
+
+let parsers:
+  | Promise<{
+      parseYaml: typeof parseYamlType;
+      stringify: typeof stringifyType;
+      CONFIG_FILE_SCHEMAS: typeof CONFIG_FILE_SCHEMAS;
+    }>
+  | undefined;
+
+/**
+ * The YAML parser and the zod schemas, loaded on first read or write: `agents --help` and other
+ * commands that never read a config file start without them.
+ */
+function configParsers() {
+  parsers ??= Promise.all([
+    import('../config/load.js'),
+    import('yaml'),
+    import('../config/json-schema.js'),
+  ]).then(([load, yaml, schemas]) => ({
+    parseYaml: load.parseYaml,
+    stringify: yaml.stringify,
+    CONFIG_FILE_SCHEMAS: schemas.CONFIG_FILE_SCHEMAS,
+  }));
+  return parsers;
+}
+
 export type WorkspaceKind = ConfigFileKind;
 
 /** The parsed value of each kind. Servers carry their resolved name. */
@@ -256,6 +281,7 @@ export function createWorkspaceStore(
         details: { file: path, problems: [] },
       });
     }
+    const { parseYaml, CONFIG_FILE_SCHEMAS } = await configParsers();
     const parsed = parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: path }) as Record<
       string,
       unknown
@@ -355,6 +381,7 @@ export function createWorkspaceStore(
     async put(kind, name, value, options = {}) {
       const target = file(kind, name);
       // Validate before touching the disk: the same parser that reads it back.
+      const { parseYaml, stringify, CONFIG_FILE_SCHEMAS } = await configParsers();
       const text = schemaLine(kind, target) + stringify(value, { lineWidth: 0 });
       parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: target });
       const existing = await locate(kind, name);

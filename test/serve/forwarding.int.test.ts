@@ -204,13 +204,18 @@ describe('agents serve forwards what upstream servers ask of their client', () =
       // Declares elicitation, but the actor's policy denies it: the client is never asked.
       const asking = new Client(
         { name: 'asking', version: '1.0.0' },
-        { capabilities: { elicitation: { form: {} } } },
+        { capabilities: { elicitation: { form: {} }, sampling: {} } },
       );
       let asked = 0;
       asking.setRequestHandler(ElicitRequestSchema, () => {
         asked++;
         return { action: 'accept', content: { answer: 'yes' } };
       });
+      asking.setRequestHandler(CreateMessageRequestSchema, () => ({
+        model: 'http-model',
+        role: 'assistant',
+        content: { type: 'text', text: 'green' },
+      }));
       await asking.connect(new StreamableHTTPClientTransport(new URL(url)));
       cleanups.push(() => asking.close());
       const denied = await asking.callTool({ name: 'ask_user', arguments: { question: 'ok?' } });
@@ -219,6 +224,9 @@ describe('agents serve forwards what upstream servers ask of their client', () =
         'Refused by actor "coder": elicitation/create from server "fixture" during tool "ask_user" is denied by clientRequests.elicitation.',
       );
       expect(asked).toBe(0);
+      // Sampling is allowed, and travels on the call's own response stream over HTTP.
+      const sampled = await asking.callTool({ name: 'ask_model', arguments: { prompt: 'Grass?' } });
+      expect(text(sampled)).toBe('model http-model said: green');
 
       const audit = join(dir, '.agents', 'audit.jsonl');
       await expect
@@ -226,7 +234,7 @@ describe('agents serve forwards what upstream servers ask of their client', () =
           async () =>
             (await readAuditLog(audit)).entries.filter((e) => e.event === 'client-request').length,
         )
-        .toBe(2);
+        .toBe(3);
       const requests = (await readAuditLog(audit)).entries
         .filter((entry) => entry.event === 'client-request')
         .map((entry) => ({ ...entry.clientRequest, isError: entry.isError }));
@@ -238,6 +246,13 @@ describe('agents serve forwards what upstream servers ask of their client', () =
           isError: true,
         },
         { method: 'elicitation/create', serverName: 'fixture', outcome: 'refused', isError: true },
+        {
+          method: 'sampling/createMessage',
+          serverName: 'fixture',
+          outcome: 'forwarded',
+          model: 'http-model',
+          isError: false,
+        },
       ]);
     },
     SPAWN_TIMEOUT,

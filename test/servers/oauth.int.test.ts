@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
 import { AgentsError } from '../../src/errors.js';
+import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
 import { createFollowRedirectsAuthorizer } from '../../src/servers/oauth/authorizers.js';
 import { loginToServer } from '../../src/servers/oauth/login.js';
@@ -213,5 +214,49 @@ describe('OAuth for remote servers', () => {
       delete process.env['PRE_ID'];
       delete process.env['PRE_SECRET'];
     }
+  });
+
+  it('agents mcp-client logs in, then steps up its scope when a tool answers 403 insufficient_scope', async () => {
+    const report = await runMcpClient(fixture.url, { authorize: follow });
+    expect(report.tools.sort()).toEqual(['whoami', 'write_note']);
+    expect(report.calls.map((call) => `${call.tool}:${call.outcome}`).sort()).toEqual([
+      'whoami:ok',
+      'write_note:ok',
+    ]);
+    // First login with the server's scope, then one more for notes:write: no loop.
+    expect(fixture.stats.authorizations.map((entry) => entry.scopes.join(' '))).toEqual([
+      'mcp',
+      'mcp notes:write',
+    ]);
+    // A one-off client keeps its tokens in memory only.
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it('an unattended call that needs more scope names it; login --scope grants it', async () => {
+    await loginToServer(remoteConfig(), { authorize: follow });
+    {
+      await using server = createManagedServer(remoteConfig() as NamedServerConfig, {
+        runDir: null,
+      });
+      await server.start();
+      const denied = await server.callTool('write_note', { text: 'x' }, {}).then(
+        (result) => resultText(result),
+        (error: unknown) => (error as Error).message,
+      );
+      expect(denied).toContain(
+        'asks for scope "mcp notes:write", which its login lacks (notes:write); run `agents server login notes --scope "mcp notes:write"`',
+      );
+    }
+    const again = await loginToServer(remoteConfig(), {
+      authorize: follow,
+      scope: 'mcp notes:write',
+    });
+    expect(again.how).toBe('login');
+    expect(again.scope).toBe('mcp notes:write');
+    await using server = createManagedServer(remoteConfig() as NamedServerConfig, {
+      runDir: null,
+    });
+    await server.start();
+    expect(resultText(await server.callTool('write_note', { text: 'x' }, {}))).toBe('noted: x');
   });
 });

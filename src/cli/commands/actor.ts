@@ -4,8 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
-// Light (no LangGraph): the actor module itself is imported on use.
-import { toResumeValue } from '../../actors/approvals.js';
+// The actor module and the approval helpers (zod) are imported on use: `--help` stays fast.
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
 import type { ScriptedStep } from '../../actors/scripted-model.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -39,7 +38,7 @@ Options:
                            - content: done
   --instructions TEXT    system instructions
   --description TEXT     what the actor is for
-  --no-sandbox           run tools on the project itself instead of a git worktree sandbox
+  --no-sandbox           run tools on the project itself instead of a sandbox
   --source DIR           folder or git repo the sandbox is made from (default .)
   --checkpointer KIND    sqlite (default, .agents/checkpoints.sqlite) or memory
   --policy MODE          safety policy mode: ask (default: write-class calls wait for
@@ -120,7 +119,7 @@ async function checkScriptToolNames(
   await using active = await activateSkills({
     store: storeOf(context),
     skills,
-    cwd: context.cwd,
+    cwd: context.projectDir,
     signal: context.signal,
   });
   const names = new Set(active.registry.entries().map((entry) => entry.descriptor.name));
@@ -485,6 +484,7 @@ async function driveRun(
           printResumeHint(context, settings.name, settings.threadId, pending);
         throw error;
       }
+      const { toResumeValue } = await import('../../actors/approvals.js');
       events = actor.resume(toResumeValue(pending, given), {
         threadId: settings.threadId,
         signal: context.signal,
@@ -690,7 +690,7 @@ const actorResume: Command = {
             : { type: 'reject', message: values.reject, by }
           : { type: 'approve', by };
 
-    const { pendingApprovalsOf } = await import('../../actors/actor.js');
+    const { pendingApprovalsOf, toResumeValue } = await import('../../actors/actor.js');
     const settings = {
       name,
       threadId,

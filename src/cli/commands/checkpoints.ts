@@ -1,7 +1,6 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { ChangedPath } from '../../registry/tool-descriptor.js';
 import type { Sandbox } from '../../sandbox/types.js';
-import { listCheckpoints } from '../../middleware/rollback.js';
 import type { CheckpointedGraph } from '../../middleware/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { readSandboxState, undoStack } from '../../middleware/state.js';
@@ -72,6 +71,8 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
         signal: context.signal,
       });
       try {
+        // Loaded on use: rollback.js brings LangChain's messages.
+        const { listCheckpoints } = await import('../../middleware/rollback.js');
         const entries = await listCheckpoints({
           graph: thread.graph,
           threadId,

@@ -1,6 +1,4 @@
-import { rollback } from '../../middleware/rollback.js';
 import type { RollbackResult } from '../../middleware/rollback.js';
-import { undoRollback } from '../../middleware/undo-rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption, usageError } from '../args.js';
@@ -64,6 +62,11 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
         signal: context.signal,
       });
       try {
+        // Loaded on use: rollback brings LangGraph, LangChain and git.
+        const [{ rollback }, { undoRollback }] = await Promise.all([
+          import('../../middleware/rollback.js'),
+          import('../../middleware/undo-rollback.js'),
+        ]);
         const result = undo
           ? await undoRollback({
               graph: thread.graph,

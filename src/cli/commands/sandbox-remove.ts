@@ -1,4 +1,3 @@
-import { findThreadSandboxes, removeThreadSandbox } from '../../actors/thread-sandbox.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { createWorkspaceStore } from '../../workspace/store.js';
 import type { Command, CommandContext } from '../command.js';
@@ -26,6 +25,9 @@ export const sandboxRemoveCommand: Command = {
     );
     const threadId = requireOption(values.thread, 'thread', SANDBOX_REMOVE_USAGE);
     const store = createWorkspaceStore(context.workspace, { projectDir: context.projectDir });
+    // Loaded on use: the sandbox modules bring git (simple-git).
+    const { findThreadSandboxes, removeThreadSandbox } =
+      await import('../../actors/thread-sandbox.js');
     const found = (await findThreadSandboxes(store.root, threadId)).filter(
       (location) => values.actor === undefined || location.record.actor === values.actor,
     );

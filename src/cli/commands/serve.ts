@@ -1,10 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ToolMiddleware } from '../../middleware/types.js';
-import { PolicyModeSchema } from '../../policy/schema.js';
 import type { PolicyMode } from '../../policy/schema.js';
 import type { ToolEntry } from '../../registry/tool-descriptor.js';
-import { serveEntries } from '../../serve/serve-entries.js';
 import type { ServedToolSource } from '../../serve/served-tool-set.js';
 import { parseCommandArgs, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
@@ -184,11 +182,13 @@ export function parseServeArgs(
   if (values.thread === '') throw usageError('--thread needs a non-empty ID.', USAGE);
   let policyMode: PolicyMode | undefined;
   if (values.policy !== undefined) {
-    const parsed = PolicyModeSchema.safeParse(values.policy);
-    if (!parsed.success) {
+    // PolicyModeSchema's values, checked without zod (this runs at start-up).
+    const modes: readonly PolicyMode[] = ['read-only', 'ask', 'auto'];
+    const mode = modes.find((item) => item === values.policy);
+    if (mode === undefined) {
       throw usageError(`--policy must be read-only, ask or auto, got "${values.policy}".`, USAGE);
     }
-    policyMode = parsed.data;
+    policyMode = mode;
   }
   const token = values.token ?? env['AGENTS_SERVE_TOKEN'];
   // An empty token used to turn authentication off without a word; whoever set it meant it on.
@@ -256,6 +256,8 @@ export function createServeCommand(options: ServeCommandOptions): Command {
       for (const line of describeResolution(args, resolution)) log(line);
       let closeError: unknown;
       try {
+        // Loaded on use: the MCP server and HTTP parts of the SDK.
+        const { serveEntries } = await import('../../serve/serve-entries.js');
         await serveEntries({
           entries: resolution.entries,
           ...(resolution.middleware === undefined ? {} : { middleware: resolution.middleware }),

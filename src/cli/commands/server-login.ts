@@ -12,7 +12,7 @@ import {
 import type { Command } from '../command.js';
 import { printJson, println } from '../output.js';
 
-const LOGIN_USAGE = `Usage: agents server login NAME [--authorize browser|print|follow] [--force] [--timeout SECONDS]
+const LOGIN_USAGE = `Usage: agents server login NAME [--authorize browser|print|follow] [--force] [--scope S] [--timeout SECONDS]
 
 Logs in to a remote MCP server with OAuth 2.1 (discovery, client registration or the configured
 client, PKCE, refresh) and checks that it now answers. A redirect listener runs on 127.0.0.1 for
@@ -25,6 +25,8 @@ Options:
                     print (only print the URL), follow (fetch the URL and follow its redirects,
                     for authorization servers that approve without a person, e.g. in tests)
   --force           log in again even when the stored tokens still work
+  --scope S         scopes the login must grant beyond what the server asks for at connect
+                    (an unattended run names them when a tool needs more)
   --timeout S       how long to wait for the login to come back (default 300)
   --json            print the result as JSON`;
 
@@ -60,6 +62,7 @@ const serverLogin: Command = {
       {
         authorize: { type: 'string' },
         force: { type: 'boolean' },
+        scope: { type: 'string' },
         timeout: { type: 'string' },
       },
       LOGIN_USAGE,
@@ -78,6 +81,7 @@ const serverLogin: Command = {
     const result = await loginToServer(config, {
       authorize,
       force: values.force === true,
+      ...(values.scope === undefined ? {} : { scope: values.scope }),
       signal: context.signal,
       ...(timeoutSeconds === undefined ? {} : { timeoutMs: timeoutSeconds * 1000 }),
     });

@@ -1,4 +1,3 @@
-import { ServerConfigSchema } from '../../config/schemas.js';
 import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
@@ -155,6 +154,8 @@ const serverAdd: Command = {
         ...(values.trusted ? { trusted: true } : {}),
       };
     }
+    // Loaded on use: zod, which `agents --help` does without.
+    const { ServerConfigSchema } = await import('../../config/schemas.js');
     const parsed = ServerConfigSchema.safeParse(input);
     if (!parsed.success) {
       throw new AgentsError(

@@ -1,4 +1,3 @@
-import { SkillSchema } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { NamedSkill } from '../../registry/skill-registry.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
@@ -57,6 +56,7 @@ const skillAdd: Command = {
         },
       );
     }
+    const { SkillSchema } = await import('../../config/schemas.js');
     const skill: NamedSkill = { ...SkillSchema.parse(input), name };
     const warnings: string[] = [];
     let toolNames: string[] | undefined;

@@ -90,6 +90,9 @@ export async function openOAuthClientSession(
         transport = createRemoteTransport(options.transport ?? 'streamable-http', options.url, {
           ...(options.headers === undefined ? {} : { headers: options.headers }),
           ...(provider === undefined ? {} : { authProvider: provider }),
+          ...(stored === undefined
+            ? {}
+            : { onInsufficientScope: (scope: string) => stored.prepareStepUp(scope) }),
         });
         client = makeClient();
         await client.connect(

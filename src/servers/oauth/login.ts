@@ -1,3 +1,4 @@
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { expandEnvReferenceMap, expandEnvReferences } from '../../config/env-references.js';
@@ -63,6 +64,11 @@ export interface LoginOptions {
   stateDir?: string;
   /** Drop stored tokens first, so a new login happens even while the old one still works. */
   force?: boolean;
+  /**
+   * Scopes the login must grant beyond what the server asks for at connect (a tool that answered
+   * `403 insufficient_scope` in an unattended run names them); authorized after connecting.
+   */
+  scope?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
   clientInfo?: Implementation;
@@ -124,6 +130,9 @@ export async function loginToServer(
     transport = createRemoteTransport(config.transport, url, {
       ...(headers === undefined ? {} : { headers }),
       ...(provider === undefined ? {} : { authProvider: provider }),
+      ...(isStoredOAuthProvider(provider)
+        ? { onInsufficientScope: (scope: string) => provider.prepareStepUp(scope) }
+        : {}),
     });
     client = new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
     await client.connect(transport, options.signal === undefined ? {} : { signal: options.signal });
@@ -145,6 +154,23 @@ export async function loginToServer(
       : <T>(operation: () => Promise<T>) => operation();
     const connected = await retry(connect);
     const listed = await retry(() => connected.listTools());
+    if (options.scope !== undefined && isStoredOAuthProvider(provider)) {
+      // Step up now, with the SDK's own auth(): a refresh cannot widen the scope.
+      await provider.prepareStepUp(options.scope);
+      const before = (await store.load()).tokens;
+      if (before?.refresh_token === undefined) {
+        const result = await auth(provider, { serverUrl: url, scope: options.scope });
+        if (result === 'REDIRECT') {
+          const code = await receiver.waitForCode(provider.expectedState, {
+            ...(options.signal === undefined ? {} : { signal: options.signal }),
+            ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          });
+          authorized = true;
+          await auth(provider, { serverUrl: url, scope: options.scope, authorizationCode: code });
+          provider.resetAuthorization();
+        }
+      }
+    }
     const stored = await store.load();
     const serverInfo = connected.getServerVersion();
     return {

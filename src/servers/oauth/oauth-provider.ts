@@ -43,6 +43,13 @@ export interface StoredOAuthProvider extends OAuthClientProvider {
   readonly authorizationStarted: boolean;
   /** Forget that an authorization was started (after its code was exchanged). */
   resetAuthorization(): void;
+  /**
+   * Reacts to a `403 insufficient_scope` asking for `requiredScope`. When the stored token lacks
+   * some of it: in a login, drops the refresh token so the SDK's `auth()` authorizes again with
+   * the wider scope (a refresh cannot widen it); unattended, throws `AUTH_REQUIRED` naming the
+   * scope and the login command.
+   */
+  prepareStepUp(requiredScope: string): Promise<void>;
 }
 
 /**
@@ -106,6 +113,21 @@ export function createStoredOAuthProvider(
       authorizationStarted = false;
       expectedState = undefined;
       codeVerifier = undefined;
+    },
+    async prepareStepUp(requiredScope) {
+      const state = await store.load();
+      const granted = new Set((state.tokens?.scope ?? '').split(' ').filter(Boolean));
+      const missing = requiredScope.split(' ').filter((scope) => scope && !granted.has(scope));
+      if (missing.length === 0 || state.tokens === undefined) return;
+      if (interactive === undefined) {
+        throw new ServerError(
+          AgentsErrorCode.AuthRequired,
+          `Server "${serverName}" asks for scope "${requiredScope}", which its login lacks (${missing.join(', ')}); run \`${loginCommand} --scope "${requiredScope}"\` in a terminal, then retry.`,
+          { serverName, phase: 'call', loginCommand, requiredScope },
+        );
+      }
+      const { refresh_token: _refresh, ...withoutRefresh } = state.tokens;
+      await store.update({ tokens: withoutRefresh });
     },
     state() {
       // Single-use and unguessable: the redirect listener drops any response without it.

@@ -1,0 +1,119 @@
+/**
+ * CLI start-up (issue 19): wall time of `agents` commands run as the published binary
+ * (`dist/cli/main.js`, built first with `tsc -p tsconfig.build.json`) and of importing the
+ * package root, each beside `node -e 0` measured in the same rounds (interleaved, so machine
+ * load hits all alike). Goals are for a quiet machine; the ratio to `node -e 0` is what carries
+ * across machines.
+ *
+ *   npx tsx bench/cli-startup.ts [ROUNDS]
+ *
+ * Prints a markdown table on stdout (bench/run.ts quotes it).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './harness.js';
+
+const root = resolve(fileURLToPath(import.meta.url), '..', '..');
+const rounds = Number(process.argv[2] ?? '7');
+const main = join(root, 'dist', 'cli', 'main.js');
+
+execFileSync(
+  process.execPath,
+  [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
+
+// A project with one thread (a sandboxed run that wrote a file), so `checkpoints`, `audit` and
+// `sandbox diff` do their real work.
+const project = await mkdtemp(join(tmpdir(), 'agents-bench-startup-'));
+const git = (...args: string[]) => execFileSync('git', args, { cwd: project, stdio: 'pipe' });
+git('init', '-q', '-b', 'main');
+git('config', 'user.email', 'b@example.com');
+git('config', 'user.name', 'B');
+await writeFile(join(project, 'README.md'), 'hello\n');
+git('add', '-A');
+git('commit', '-q', '-m', 'init');
+const run = (...argv: string[]) =>
+  spawnSync(process.execPath, [main, ...argv], { cwd: project, encoding: 'utf8' });
+run('skill', 'add', 'files', '--tool', 'read_file', '--tool', 'write_file');
+await writeFile(
+  join(project, 'script.yaml'),
+  '- tool_calls: [{ name: write_file, args: { path: a.txt, content: hi } }]\n- content: done\n',
+);
+run(
+  'actor',
+  'add',
+  'bench',
+  '--skill',
+  'files',
+  '--model',
+  'scripted:script.yaml',
+  '--policy',
+  'auto',
+);
+const setup = run('actor', 'run', 'bench', '--input', 'go', '--thread', 't1');
+if (setup.status !== 0) throw new Error(`setup run failed: ${setup.stderr}`);
+
+interface Case {
+  name: string;
+  argv: string[];
+  goalMs?: number;
+}
+const cases: Case[] = [
+  { name: '`node -e 0` (baseline)', argv: ['-e', '0'] },
+  { name: '`agents --help`', argv: [main, '--help'], goalMs: 150 },
+  {
+    name: '`agents checkpoints --thread t1`',
+    argv: [main, 'checkpoints', '--thread', 't1'],
+    goalMs: 400,
+  },
+  { name: '`agents audit`', argv: [main, 'audit'], goalMs: 400 },
+  {
+    name: '`agents sandbox diff --thread t1`',
+    argv: [main, 'sandbox', 'diff', '--thread', 't1'],
+    goalMs: 400,
+  },
+  {
+    name: 'import the package root',
+    argv: [
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(join(root, 'dist', 'index.js'))})`,
+    ],
+    goalMs: 400,
+  },
+];
+const samples = new Map<string, number[]>(cases.map((item) => [item.name, []]));
+for (let round = 0; round < rounds; round++) {
+  for (const item of cases) {
+    const started = performance.now();
+    const result = spawnSync(process.execPath, item.argv, { cwd: project, stdio: 'ignore' });
+    const ms = performance.now() - started;
+    if (result.status !== 0) throw new Error(`${item.name} exited with ${result.status}`);
+    samples.get(item.name)!.push(ms);
+  }
+}
+await rm(project, { recursive: true, force: true });
+
+const baseline = median(samples.get(cases[0]!.name)!);
+const lines = [
+  `Medians of ${rounds} interleaved rounds, ms wall per process (built \`dist/\`). Goals are for a`,
+  'quiet machine, where `node -e 0` takes about 40 ms; on a loaded one compare the ratio.',
+  '',
+  '| command | median ms | × `node -e 0` | goal | goal as ratio (at 40 ms) | met (by ratio) |',
+  '| --- | ---: | ---: | ---: | ---: | --- |',
+  ...cases.map((item) => {
+    const ms = median(samples.get(item.name)!);
+    const ratio = ms / baseline;
+    if (item.goalMs === undefined) return `| ${item.name} | ${ms.toFixed(0)} | 1.00× | — | — | — |`;
+    const goalRatio = item.goalMs / 40;
+    return `| ${item.name} | ${ms.toFixed(0)} | ${ratio.toFixed(2)}× | ${item.goalMs} ms | ${goalRatio.toFixed(2)}× | ${ratio <= goalRatio ? 'yes' : '**no**'} |`;
+  }),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
