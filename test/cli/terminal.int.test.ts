@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,12 +13,15 @@ const ESC = '\u001b';
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 const agentsArgv = (...argv: string[]) => [process.execPath, '--import', TSX_LOADER, MAIN, ...argv];
 
-/** Every `lock` file under a folder (run locks of thread sandboxes). */
-async function lockFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+/** Every file under the state folder's thread folder of `actor`/`thread` (any workspace key). */
+async function threadFiles(actor: string, thread: string): Promise<string[]> {
+  const root = process.env['AGENTS_STATE_DIR'];
+  if (root === undefined) throw new Error('the test setup sets AGENTS_STATE_DIR');
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries
-    .filter((entry) => entry.isFile() && entry.name === 'lock')
-    .map((entry) => join(entry.parentPath, entry.name));
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((path) => path.includes(`/threads/${actor}/${thread}/`));
 }
 
 // `agents` on a real pseudo-terminal (util-linux `script`): what an interactive user sees.
@@ -48,8 +52,9 @@ describe('agents on a terminal', () => {
     { timeout: 120_000 },
     async () => {
       let pressed = false;
+      const thread = `ctrl-c-${randomUUID()}`;
       const run = await runInPty(
-        agentsArgv('actor', 'run', 'careful', '--input', 'go', '--thread', 't1'),
+        agentsArgv('actor', 'run', 'careful', '--input', 'go', '--thread', thread),
         {
           cwd: dir,
           onOutput: (output, type) => {
@@ -62,9 +67,12 @@ describe('agents on a terminal', () => {
       expect(pressed).toBe(true);
       expect(run.output).not.toMatch(/\n\s+at /);
       expect(run.output).not.toContain('Error: Interrupted');
-      expect(run.output).toContain('agents actor resume careful --thread t1 --approve');
+      expect(run.output).toContain(`agents actor resume careful --thread ${thread} --approve`);
       expect(run.code).toBe(130);
-      expect(await lockFiles(join(dir, '.agents', 'sandboxes'))).toEqual([]);
+      // The thread's folder is kept (the run is paused), its run lock is gone.
+      const files = await threadFiles('careful', thread);
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.filter((path) => path.endsWith('/lock'))).toEqual([]);
     },
   );
 });
