@@ -103,8 +103,12 @@ async function benchRepo(fileCount: number, rounds: number): Promise<string[]> {
         const name = order[(index + round) % order.length]!;
         await runners[name](round);
       }
-      if (round === 0)
-        for (const row of Object.values(rows)) ((row.create.length = 0), (row.remove.length = 0));
+      if (round === 0) {
+        for (const row of Object.values(rows)) {
+          row.create.length = 0;
+          row.remove.length = 0;
+        }
+      }
     }
     const ms = (value: number) => `${value.toFixed(0).padStart(6)} ms`;
     const s = { create: median(rows.sandbox.create), remove: median(rows.sandbox.remove) };
