@@ -136,6 +136,12 @@ describe('reference actor graph in the LangGraph dev server', () => {
     return roots[0]!;
   }
 
+  /** A file of a snapshot, read from the sandbox's private snapshot store (`run/git`). */
+  function snapshotFile(id: string, sha: string, file: string): string {
+    const store = path.join(path.dirname(sandboxRoot(id)), 'run', 'git');
+    return git(sourceRepo, '--git-dir', store, 'show', `${sha}:${file}`);
+  }
+
   beforeAll(async () => {
     workDir = realpathSync(mkdtempSync(path.join(tmpdir(), 'agents-studio-test-')));
     sourceRepo = path.join(workDir, 'repo');
@@ -270,8 +276,9 @@ describe('reference actor graph in the LangGraph dev server', () => {
     );
     expect(values.sandboxHead).toBe(record.snapshot);
     expect(record.parent).not.toBe(record.snapshot);
-    // The snapshot is a commit in the user's object store, under a private ref.
-    expect(git(sourceRepo, 'show', `${record.snapshot}:notes.md`)).toBe('hello from studio');
+    // The snapshot is a commit in the sandbox's private store; the user's repo has none of it.
+    expect(snapshotFile(SANDBOX_ID, record.snapshot, 'notes.md')).toBe('hello from studio');
+    expect(() => git(sourceRepo, 'cat-file', '-e', record.snapshot)).toThrow();
     expect(git(sourceRepo, 'branch', '--list')).toContain('main');
 
     const history = await client.threads.getHistory(threadId, { limit: 50 });
@@ -323,7 +330,7 @@ describe('reference actor graph in the LangGraph dev server', () => {
       [{ status: 'A', path: 'forked.md' }],
     ]);
     expect(asValues(state.values).sandboxHead).toBe(changeLog[0]!.snapshot);
-    expect(git(sourceRepo, 'show', `${changeLog[0]!.snapshot}:forked.md`)).toBe('from a fork');
+    expect(snapshotFile(SANDBOX_ID, changeLog[0]!.snapshot, 'forked.md')).toBe('from a fork');
     const fullHistory = await client.threads.getHistory(threadId, { limit: 50 });
     expect(fullHistory.length).toBeGreaterThan(history.length);
   });
@@ -474,7 +481,9 @@ describe('reference actor graph in the LangGraph dev server', () => {
         }),
       ]);
       expect(values.sandboxHead).toBe(values.changeLog![0]!.snapshot);
-      expect(git(sourceRepo, 'show', `${values.sandboxHead}:approved.md`)).toBe('approved content');
+      expect(snapshotFile(APPROVALS_SANDBOX_ID, values.sandboxHead!, 'approved.md')).toBe(
+        'approved content',
+      );
       // Exactly one tool message: the approval resumed the paused call, it did not add another.
       expect(values.messages.filter((message) => message.type === 'tool')).toHaveLength(1);
     });
