@@ -273,7 +273,11 @@ function serverFolders(command: string, args: readonly string[], cwd: string): s
     .filter((path): path is string => path !== undefined && existsSync(path))
     .map((path) => {
       const real = realOrResolved(path);
-      return isDirectory(real) ? real : dirname(real);
+      const folder = isDirectory(real) ? real : dirname(real);
+      // Under a private tmp root keep the whole top folder (a checkout in /tmp/x: the script's
+      // imports resolve from /tmp/x/node_modules and /tmp/x/src).
+      const root = TMPFS_ROOTS.find((tmp) => isWithin(folder, tmp));
+      return root === undefined ? folder : join(root, folder.slice(root.length + 1).split(sep)[0]!);
     });
 }
 

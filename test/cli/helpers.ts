@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -71,8 +71,9 @@ export function agentsProcess(
 }
 
 /** A temp folder holding a git repo with one commit (README.md): the user's project. */
-export async function makeProjectRepo(prefix: string): Promise<string> {
-  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+export async function makeProjectRepo(prefix: string, parent: string = tmpdir()): Promise<string> {
+  await mkdir(parent, { recursive: true });
+  const dir = await realpath(await mkdtemp(join(parent, prefix)));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
   git('init', '-q', '-b', 'main');
   git('config', 'user.email', 't@example.com');

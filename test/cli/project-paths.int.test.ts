@@ -11,7 +11,14 @@ const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'n
 describe('a server named by a project-relative path (./...)', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await makeProjectRepo('agents-project-paths-');
+    // Beside this checkout, not in the OS temp folder: the tools/notes.mjs below imports the
+    // fixture server from the checkout, and a confined server sees a private /tmp (only the top
+    // folder holding its own files is kept), so both must share one top folder when the checkout
+    // itself lives under /tmp.
+    dir = await makeProjectRepo(
+      'agents-project-paths-',
+      join(import.meta.dirname, '..', '..', '.test-build'),
+    );
     // Like ./node_modules/...: a file of the project that git does not track, so the sandbox
     // (made from HEAD's committed files) does not have it.
     await mkdir(join(dir, 'tools'));
