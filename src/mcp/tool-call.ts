@@ -13,6 +13,7 @@ import {
   withoutMcpErrorPrefix,
   type ServerErrorDetails,
 } from '../errors.js';
+import { resolveServerTimeouts } from '../config/schemas.js';
 import type { ToolCallContext } from '../registry/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
 
@@ -298,10 +299,11 @@ export function createClientCaller(
   serverName: string,
   options: ClientCallerOptions = {},
 ): McpToolCaller {
+  const defaults = resolveServerTimeouts();
   const callOptions: SendToolCallOptions = {
     serverName,
-    callMs: options.callTimeoutMs ?? 60_000,
-    maxCallMs: options.maxCallMs ?? 600_000,
+    callMs: options.callTimeoutMs ?? defaults.callMs,
+    maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
   };
   return {
     callTool: (name, args, context) => sendToolCall(client, name, args, context, callOptions),

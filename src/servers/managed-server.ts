@@ -11,7 +11,14 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { NamedServerConfig, ToolOverrides } from '../config/schemas.js';
+import {
+  resolveServerRestartPolicy,
+  resolveServerTimeouts,
+  type NamedServerConfig,
+  type ServerRestartPolicy,
+  type ServerTimeouts,
+  type ToolOverrides,
+} from '../config/schemas.js';
 import {
   AgentsError,
   AgentsErrorCode,
@@ -62,7 +69,7 @@ export interface ManagedServerOptions {
   overrides?: ToolOverrides;
   /** Quiet time before a `tools/list_changed` triggers a re-list. Default 200 ms. */
   refreshDebounceMs?: number;
-  /** Ping the server this often and restart it when it does not answer. Default 0 (off). */
+  /** Ping the server this often and restart it when it does not answer. Default `timeouts.healthCheckIntervalMs`. */
   healthCheckIntervalMs?: number;
   /** Retry a read-only call once after a crash, when the restart succeeds. Default true. */
   retryReadOnlyAfterRestart?: boolean;
@@ -134,21 +141,6 @@ export interface ManagedServer extends McpToolCaller, AsyncDisposable, ServerEve
   close(): Promise<void>;
 }
 
-interface ResolvedTimeouts {
-  startupMs: number;
-  callMs: number;
-  maxCallMs: number;
-  pingMs: number;
-  shutdownMs: number;
-}
-
-interface ResolvedRestart {
-  enabled: boolean;
-  maxAttempts: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-}
-
 interface Connection {
   generation: number;
   client: Client;
@@ -210,8 +202,8 @@ class ManagedServerImpl implements ManagedServer {
   private readonly config: NamedServerConfig;
   private readonly options: ManagedServerOptions;
   private readonly logger: ServerLogger;
-  private readonly timeouts: ResolvedTimeouts;
-  private readonly restartPolicy: ResolvedRestart;
+  private readonly timeouts: ServerTimeouts;
+  private readonly restartPolicy: ServerRestartPolicy;
   private readonly events: ServerEventEmitter;
   private readonly transportFactory: (config: NamedServerConfig) => ServerTransport;
   private readonly maxArgumentBytes: number;
@@ -252,20 +244,9 @@ class ManagedServerImpl implements ManagedServer {
     this.logger = options.logger ?? silentServerLogger;
     this.events = new ServerEventEmitter(this.logger);
     this.clientRequests = new ClientRequestRouter(config.name, this.logger);
-    this.timeouts = {
-      startupMs: config.timeouts?.startupMs ?? 30_000,
-      callMs: config.timeouts?.callMs ?? 60_000,
-      maxCallMs: config.timeouts?.maxCallMs ?? 600_000,
-      pingMs: config.timeouts?.pingMs ?? 5_000,
-      shutdownMs: config.timeouts?.shutdownMs ?? 2_000,
-    };
+    this.timeouts = resolveServerTimeouts(config.timeouts);
     this.maxArgumentBytes = config.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
-    this.restartPolicy = {
-      enabled: config.restart?.enabled ?? true,
-      maxAttempts: config.restart?.maxAttempts ?? 3,
-      initialDelayMs: config.restart?.initialDelayMs ?? 200,
-      maxDelayMs: config.restart?.maxDelayMs ?? 5_000,
-    };
+    this.restartPolicy = resolveServerRestartPolicy(config.restart);
     this.transportFactory =
       options.transportFactory ??
       ((serverConfig) =>
@@ -316,8 +297,7 @@ class ManagedServerImpl implements ManagedServer {
       this.rejectWaiters(failure);
       throw failure;
     }
-    const healthEveryMs =
-      this.options.healthCheckIntervalMs ?? this.config.timeouts?.healthCheckIntervalMs ?? 0;
+    const healthEveryMs = this.options.healthCheckIntervalMs ?? this.timeouts.healthCheckIntervalMs;
     if (healthEveryMs > 0) {
       this.healthTimer = setInterval(() => {
         if (this.status === 'ready') void this.checkHealth();
