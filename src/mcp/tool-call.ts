@@ -14,7 +14,7 @@ import {
   type ServerErrorDetails,
 } from '../errors.js';
 import { resolveServerTimeouts } from '../config/schemas.js';
-import type { ToolCallContext } from '../registry/tool-descriptor.js';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
 
 /**
