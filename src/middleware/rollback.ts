@@ -171,9 +171,10 @@ function composeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
         );
     }
   }
+  // Byte order, as git lists paths.
   return [...byPath.values()]
     .filter((change): change is ChangedPath => change !== undefined)
-    .sort((a, b) => a.path.localeCompare(b.path));
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /**

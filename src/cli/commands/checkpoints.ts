@@ -107,9 +107,10 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
             `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}${notCaptured}`,
           );
         }
+        // On stderr: stdout stays one line per checkpoint for scripts.
         if (older)
           write(
-            context.stdout,
+            context.stderr,
             `(older checkpoints not shown: ${agentsCommandLine(context, ['checkpoints', '--thread', threadId, '--limit', String(limit! * 5)])} or --all lists more)`,
           );
         const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
