@@ -1,6 +1,6 @@
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 
 /**
