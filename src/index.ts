@@ -97,8 +97,10 @@ export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox
 export { createSandbox } from './sandbox/local-sandbox.js';
 export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
 export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
-export type { PruneSandboxesOptions } from './sandbox/prune-sandboxes.js';
+export type { PruneSandboxesOptions, PruneSandboxesResult } from './sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
+export type { ListSandboxesOptions, SandboxEntry } from './sandbox/sandbox-inventory.js';
+export { listSandboxes } from './sandbox/sandbox-inventory.js';
 export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
@@ -280,6 +282,8 @@ export {
   removeThreadSandbox,
   threadSandboxDir,
 } from './actors/thread-sandbox.js';
+export type { RemoveThreadOptions, RemoveThreadResult } from './actors/remove-thread.js';
+export { removeThread } from './actors/remove-thread.js';
 export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
