@@ -343,6 +343,8 @@ export interface ActorServers extends ServerEventSource {
   status(serverName: string): ManagedServerStatus | undefined;
   /** The process id of a running stdio server. */
   pid(serverName: string): number | undefined;
+  /** Names of the servers the actor's server manager holds. */
+  names(): string[];
 }
 
 interface ActiveState {
@@ -509,6 +511,7 @@ class LocalActor implements ActorInstance {
     return {
       status: (serverName) => manager.get(serverName)?.status,
       pid: (serverName) => manager.get(serverName)?.pid,
+      names: () => manager.list().map((server) => server.name),
       on: (event, listener) => manager.on(event, listener),
     };
   }
