@@ -42,10 +42,12 @@ function requestedPort(args) {
   return port;
 }
 
-function busyPortMessage(port) {
+function busyPortMessage(port, late = false) {
+  const what = late
+    ? 'was taken while the dev server started; it was stopped with its graphs (MCP servers, sandboxes)'
+    : 'is already in use (another `npm run studio` or LangGraph dev server?); nothing was started';
   return (
-    `port ${port} on ${HOST} is already in use (another \`npm run studio\` or LangGraph dev ` +
-    `server?). Nothing was started. Stop the process that holds it, or choose another port: ` +
+    `port ${port} on ${HOST} ${what}. Stop the process that holds it, or choose another port: ` +
     `npm run studio -- --port ${port + 1}`
   );
 }
@@ -149,6 +151,6 @@ const [code, signal] = await new Promise((resolve) =>
 const deadline = Date.now() + 3_000;
 while (signalGroup(0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 signalGroup('SIGKILL');
-if (busyLate) fail(busyPortMessage(port));
+if (busyLate) fail(busyPortMessage(port, true));
 if (received !== undefined) process.exit(SIGNAL_EXIT[received]);
 process.exit(code ?? 128 + (constants.signals[signal] ?? 0));
