@@ -27,8 +27,8 @@ import type { Checkpointer } from '../middleware/checkpointer.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
 import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
-import { composeMiddleware } from '../middleware/types.js';
-import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import { composeMiddleware } from '../core/tool-middleware.js';
+import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
 import { auditLogPath, createAuditLog, createAuditMiddleware } from '../policy/audit.js';
 import type { AuditLog } from '../policy/audit.js';
 import { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
@@ -36,16 +36,16 @@ import type { Spill } from '../policy/output-budget.js';
 import { settleKnownTools } from '../policy/known-tools.js';
 import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
 import { createPolicyMiddleware } from '../policy/policy-middleware.js';
-import { parsePolicy } from '../policy/schema.js';
-import type { Policy, PolicyInput } from '../policy/schema.js';
-import { createSkillRegistry, planSkills } from '../registry/skill-registry.js';
-import type { SkillPlan, SkillRegistry } from '../registry/skill-registry.js';
+import { parsePolicy } from '../config/policy-schema.js';
+import type { Policy, PolicyInput } from '../config/policy-schema.js';
+import { createSkillRegistry, planSkills } from './skill-registry.js';
+import type { SkillPlan, SkillRegistry } from './skill-registry.js';
 import type {
   ChangeRecord,
   ToolDescriptor,
   ToolEntry,
   ToolResult,
-} from '../registry/tool-descriptor.js';
+} from '../core/tool-descriptor.js';
 import { createSandbox } from '../sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createPathMap } from '../sandbox/path-map.js';

@@ -1,8 +1,34 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Checkpointer } from '../middleware/checkpointer.js';
+import type { CheckpointedGraph } from '../middleware/rollback.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
-import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';
+
+/**
+ * What the checkpoint commands need from the actor/workspace layer for one thread: the
+ * compiled graph (with its checkpointer) and the thread's sandbox. The caller of
+ * {@link OpenThreadContext} closes it.
+ */
+export interface ThreadContext extends AsyncDisposable {
+  threadId: string;
+  graph: CheckpointedGraph;
+  sandbox: Sandbox;
+  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: BaseCheckpointSaver;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a thread of the workspace (supplied by the actor/workspace layer). Throws
+ * `CHECKPOINT_NOT_FOUND` / `ACTOR_NOT_FOUND` when the thread is unknown.
+ */
+export type OpenThreadContext = (
+  workspace: string,
+  threadId: string,
+  options: { cwd: string; signal: AbortSignal },
+) => Promise<ThreadContext>;
 
 /** Options of {@link createThreadContextOpener}. */
 export interface ThreadContextOpenerOptions {

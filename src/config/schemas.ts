@@ -1,6 +1,6 @@
 import { z } from 'zod';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
-import { PolicySchema } from '../policy/schema.js';
+import { PolicySchema } from './policy-schema.js';
 
 /** Per-tool overrides: capabilities, path arguments, a different name. */
 export const ToolOverrideSchema = z

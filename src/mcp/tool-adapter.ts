@@ -15,15 +15,15 @@ import {
   errorMessage,
   withoutMcpErrorPrefix,
 } from '../errors.js';
-import { inferCapabilities } from '../registry/capabilities.js';
-import { detectPathArguments as defaultDetectPathArguments } from '../sandbox/path-arguments.js';
+import { inferCapabilities } from './capabilities.js';
+import { detectPathArguments as defaultDetectPathArguments } from './path-arguments.js';
 import type {
   JsonSchemaObject,
   ToolCallContext,
   ToolDescriptor,
   ToolEntry,
   ToolResult,
-} from '../registry/tool-descriptor.js';
+} from '../core/tool-descriptor.js';
 import { fingerprintTool } from './fingerprint.js';
 import { compileArgumentValidator, type ArgumentValidator } from './json-schema.js';
 import { resolveToolNames, type ToolNameCandidate } from './naming.js';

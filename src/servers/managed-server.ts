@@ -26,9 +26,9 @@ import {
   toolCallSignal,
   type McpToolCaller,
 } from '../mcp/tool-adapter.js';
-import type { ToolCallContext, ToolEntry } from '../registry/tool-descriptor.js';
+import type { ToolCallContext, ToolEntry } from '../core/tool-descriptor.js';
 import { knownServerVerdicts } from '../registry/known-servers.js';
-import { knownPathArgumentsOf } from '../sandbox/path-arguments.js';
+import { knownPathArgumentsOf } from '../mcp/path-arguments.js';
 import type { Confinement } from './confinement.js';
 import { argumentBytesOverLimit, DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
 import {

@@ -201,7 +201,7 @@ const actorAdd: Command = {
         },
       );
     }
-    const { planSkills } = await import('../../registry/skill-registry.js');
+    const { planSkills } = await import('../../actors/skill-registry.js');
     const plan = await planSkills(store, values.skill);
     const script = await checkModel(store, name, values.model ?? 'scripted');
     if (script && values['no-validate'] !== true)

@@ -1,37 +1,11 @@
-import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { ChangedPath } from '../../registry/tool-descriptor.js';
-import type { Sandbox } from '../../sandbox/types.js';
-import type { CheckpointedGraph } from '../../middleware/rollback.js';
+import type { ChangedPath } from '../../core/tool-descriptor.js';
 import type { Command, CommandContext } from '../command.js';
+import type { OpenThreadContext } from '../thread-context.js';
 import { readSandboxState, undoStack } from '../../middleware/state.js';
 import { UNATTRIBUTED_TOOL_ID } from '../../middleware/unattributed.js';
 import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 import { agentsCommandLine } from '../output.js';
-
-/**
- * What the checkpoint commands need from the actor/workspace layer for one thread: the
- * compiled graph (with its checkpointer) and the thread's sandbox. The caller of
- * {@link OpenThreadContext} closes it.
- */
-export interface ThreadContext extends AsyncDisposable {
-  threadId: string;
-  graph: CheckpointedGraph;
-  sandbox: Sandbox;
-  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
-  saver?: BaseCheckpointSaver;
-  close(): Promise<void>;
-}
-
-/**
- * Opens a thread of the workspace (supplied by the actor/workspace layer). Throws
- * `CHECKPOINT_NOT_FOUND` / `ACTOR_NOT_FOUND` when the thread is unknown.
- */
-export type OpenThreadContext = (
-  workspace: string,
-  threadId: string,
-  options: { cwd: string; signal: AbortSignal },
-) => Promise<ThreadContext>;
 
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {

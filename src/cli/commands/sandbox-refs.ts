@@ -6,7 +6,7 @@ import {
   resolveSnapshot,
   type DeliverySandbox,
 } from '../../sandbox/deliver/store-access.js';
-import type { ThreadContext } from './checkpoints.js';
+import type { ThreadContext } from '../thread-context.js';
 
 /** The thread's sandbox as the delivery functions need it, or `SANDBOX_FAILED`. */
 export function deliverySandboxOf(thread: ThreadContext): DeliverySandbox {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
-import { writeFileAtomic } from '../../workspace/store.js';
+import type { ToolDescriptor } from '../../core/tool-descriptor.js';
+import { writeFileAtomic } from '../../core/atomic-write.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatTable, printJson, println } from '../output.js';
