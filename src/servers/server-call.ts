@@ -1,0 +1,155 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsErrorCode, type ServerError } from '../errors.js';
+import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
+import { argumentBytesOverLimit } from './argument-size.js';
+import { ForwardingCallClock, type ClientRequestRouter } from './client-request-router.js';
+import { isSessionNotFound } from './connect.js';
+import type { ServerCore } from './server-core.js';
+import { isConnectionClosed } from './server-failure.js';
+import type { ServerSupervisor } from './server-supervisor.js';
+import type { ServerToolSet } from './server-tool-set.js';
+
+/** The "tool no longer available" result the model sees for a removed or never-listed tool. */
+export function toolNoLongerAvailableResult(serverName: string, toolName: string): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text:
+          `Tool "${toolName}" is no longer available on server "${serverName}": the server does not list it (any more). ` +
+          'Use one of the tools currently offered.',
+      },
+    ],
+  };
+}
+
+/** The result the model sees when a call's arguments are over the server's `maxArgumentBytes`. */
+export function argumentsTooLargeResult(
+  serverName: string,
+  toolName: string,
+  bytes: number,
+  limitBytes: number,
+): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text:
+          `The arguments of tool "${toolName}" are ${bytes} bytes of JSON, over the limit of ${limitBytes} bytes ` +
+          `(maxArgumentBytes) for server "${serverName}"; the call was not sent. ` +
+          'Send smaller arguments, e.g. split the content over several calls.',
+      },
+    ],
+  };
+}
+
+/**
+ * A tool call on a supervised server: the checks before sending (the tool is still listed,
+ * the arguments fit `maxArgumentBytes`, the server is up or comes back), the call itself
+ * (`mcp/tool-call.ts`, the one sender of `tools/call`), and what supervision adds after a
+ * failure: a lost HTTP session is re-initialized and the call repeated; a server that died
+ * under a read-only call is awaited through its restart and the call repeated once; a timeout
+ * triggers a health check. Write-class calls are never repeated after a crash.
+ */
+export class SupervisedCaller implements McpToolCaller {
+  constructor(
+    private readonly core: ServerCore,
+    private readonly supervisor: ServerSupervisor,
+    private readonly toolSet: ServerToolSet,
+    private readonly clientRequests: ClientRequestRouter,
+    private readonly maxArgumentBytes: number,
+  ) {}
+
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolCallContext = {},
+  ): Promise<CallToolResult> {
+    return this.callOnce(name, args, context, true);
+  }
+
+  private async callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    callContext: ToolCallContext,
+    mayRetry: boolean,
+  ): Promise<CallToolResult> {
+    const core = this.core;
+    // LangGraph passes its abort signal in the RunnableConfig; either signal cancels the call.
+    const signal = toolCallSignal(callContext);
+    const context =
+      signal === callContext.signal ? callContext : { ...callContext, signal, config: undefined };
+    context.signal?.throwIfAborted();
+    if (this.toolSet.isListed && this.toolSet.get(name) === undefined)
+      return toolNoLongerAvailableResult(core.name, name);
+    // L13: checked before anything is written, so an oversized payload never reaches the pipe.
+    const tooBig = argumentBytesOverLimit(args, this.maxArgumentBytes);
+    if (tooBig !== undefined) {
+      return argumentsTooLargeResult(core.name, name, tooBig, this.maxArgumentBytes);
+    }
+    const connection = await this.supervisor.readyConnection(context.signal, name);
+    if (this.toolSet.get(name) === undefined) return toolNoLongerAvailableResult(core.name, name);
+    // While the call runs, what the server asks of its client goes to the caller's client, and
+    // the no-answer timeout stands still while the client (maybe a person) answers.
+    const clock =
+      context.clientRequests === undefined
+        ? undefined
+        : new ForwardingCallClock(core.timeouts.callMs, context.clientRequests);
+    const leave = clock === undefined ? undefined : this.clientRequests.enter(clock.forwarder);
+    try {
+      const result = await sendToolCall(connection.client, name, args, context, {
+        serverName: core.name,
+        callMs: core.timeouts.callMs,
+        maxCallMs: core.timeouts.maxCallMs,
+        ...(clock === undefined ? {} : { idleDeadline: clock }),
+        details: () => core.failures.details('call', connection.serverTransport),
+      });
+      this.supervisor.answered();
+      return result;
+    } catch (error) {
+      const failure = error as ServerError;
+      if (failure.code === AgentsErrorCode.Aborted) throw failure;
+      if (failure.code === AgentsErrorCode.Timeout) {
+        // One slow call does not make a server unhealthy; a failed ping does.
+        void this.supervisor.checkHealth();
+        throw failure;
+      }
+      if (isSessionNotFound(failure) && mayRetry) {
+        // The server forgot our session (404): the spec says re-initialize. The request was not
+        // processed, so repeating it is safe even for write tools.
+        await this.supervisor.reconnect();
+        return this.callOnce(name, args, context, false);
+      }
+      if (
+        !connection.superseded &&
+        connection === core.connection &&
+        !isConnectionClosed(failure.cause)
+      ) {
+        throw failure;
+      }
+      // The server went away under the call: say how it ended (exit code, stderr).
+      const ended = core.failures.describe(failure, connection.serverTransport, 'call', name);
+      const capabilities = this.toolSet.get(name)?.descriptor.capabilities;
+      const readOnly = capabilities?.readOnly.value === true && !capabilities.writes.value;
+      // Write-class calls are never repeated: the server may have done the work before dying.
+      const retry =
+        mayRetry &&
+        readOnly &&
+        (core.options.retryReadOnlyAfterRestart ?? true) &&
+        core.restartPolicy.enabled;
+      if (!retry) throw ended;
+      try {
+        await this.supervisor.readyConnection(context.signal, name);
+      } catch {
+        throw ended;
+      }
+      return this.callOnce(name, args, context, false);
+    } finally {
+      clock?.stop();
+      leave?.();
+    }
+  }
+}

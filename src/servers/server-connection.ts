@@ -1,0 +1,210 @@
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+  type Implementation,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { NamedServerConfig } from '../config/schemas.js';
+import { AgentsErrorCode, ServerError, type ServerPhase } from '../errors.js';
+import { listAllTools } from '../mcp/tool-adapter.js';
+import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
+import { createServerTransport, type ServerTransport } from './connect.js';
+import type { Connection, ServerCore } from './server-core.js';
+import { settleExitAfterPipeError, watchStrayStdout } from './startup-diagnosis.js';
+
+const CLIENT_INFO: Implementation = { name: 'agents-langgraph-mcp', version: '0.1.0' };
+
+/** What happens on a connection after it is made. */
+export interface ConnectionEvents {
+  /** `notifications/tools/list_changed` arrived on the connection of `generation`. */
+  onListChanged(generation: number): void;
+  /** The connection closed (on purpose or not: check `connection.superseded`). */
+  onClose(connection: Connection): void;
+}
+
+/**
+ * Makes the connections of one managed server: builds the transport (spawn or connect) and an
+ * SDK client with the capabilities and handlers the options ask for, initializes it and lists
+ * all tools, all within `timeouts.startupMs`, and cleans up everything when that fails.
+ */
+export class ServerConnector {
+  /** The upstream server's requests to its client go to the tool call in flight. */
+  readonly clientRequests: ClientRequestRouter;
+  private readonly transportFactory: (config: NamedServerConfig) => ServerTransport;
+  private startingTransport: ServerTransport | undefined;
+
+  constructor(
+    private readonly core: ServerCore,
+    private readonly events: ConnectionEvents,
+  ) {
+    const { options } = core;
+    this.clientRequests = new ClientRequestRouter(core.name, core.logger);
+    this.transportFactory =
+      options.transportFactory ??
+      ((serverConfig) =>
+        createServerTransport(serverConfig, {
+          cwd: options.cwd,
+          logger: core.logger,
+          maxLineBytes: options.maxLineBytes,
+          ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
+          ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
+        }));
+  }
+
+  /** Connects a fresh client and lists all tools, within the startup budget. Cleans up on failure. */
+  async connect(
+    signal: AbortSignal | undefined,
+  ): Promise<{ connection: Connection; tools: Tool[] }> {
+    const core = this.core;
+    const serverTransport = this.transportFactory(core.config);
+    this.startingTransport = serverTransport;
+    const generation = ++core.generation;
+    const client = this.createClient(generation);
+    const connection: Connection = {
+      generation,
+      client,
+      serverTransport,
+      protocolVersion: undefined,
+      superseded: false,
+    };
+    const transport = serverTransport.transport;
+    const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+    transport.setProtocolVersion = (version: string) => {
+      connection.protocolVersion = version;
+      setProtocolVersion?.(version);
+    };
+    client.onclose = () => this.events.onClose(connection);
+
+    const deadline = Date.now() + core.timeouts.startupMs;
+    let phase: ServerPhase = 'initialize';
+    const listAbort = new AbortController();
+    const stray = watchStrayStdout(serverTransport.stdio, {
+      serverName: core.name,
+      details: () => core.failures.details('initialize', serverTransport),
+    });
+    const within = <T>(work: Promise<T>, abort?: AbortController): Promise<T> =>
+      this.withDeadline(work, deadline, signal, phase, serverTransport, abort);
+    try {
+      // Our own deadline, longer SDK timeout: the SDK would send notifications/cancelled for
+      // initialize, which the spec forbids; we close the connection (and kill the group) instead.
+      await within(
+        Promise.race([
+          client.connect(transport, { timeout: core.timeouts.startupMs * 2 + 1_000 }),
+          stray.failed,
+        ]),
+      );
+      stray.stop();
+      if (core.closing) throw core.failures.closed('initialize');
+      phase = 'list';
+      const tools = await within(
+        listAllTools(client, { signal: listAbort.signal, serverName: core.name }),
+        listAbort,
+      );
+      if (core.closing) throw core.failures.closed('list');
+      core.serverCapabilities = client.getServerCapabilities();
+      core.serverInfo = client.getServerVersion();
+      core.instructions = client.getInstructions();
+      return { connection, tools };
+    } catch (error) {
+      connection.superseded = true;
+      stray.stop();
+      await settleExitAfterPipeError(serverTransport.stdio, error);
+      // Describe before closing: closing kills the group, which would hide the real exit status.
+      const failure = core.closing
+        ? core.failures.closed(phase)
+        : core.failures.describe(error, serverTransport, phase);
+      await serverTransport.close();
+      await client.close().catch(() => undefined);
+      throw failure;
+    } finally {
+      if (this.startingTransport === serverTransport) this.startingTransport = undefined;
+    }
+  }
+
+  /** Closes a transport still starting (on `close()`), so its start fails fast. */
+  async closeStarting(): Promise<void> {
+    await this.startingTransport?.close();
+  }
+
+  private createClient(generation: number): Client {
+    const { roots, forwardClientRequests, clientInfo } = this.core.options;
+    const forward = forwardClientRequests === true;
+    const client = new Client(clientInfo ?? CLIENT_INFO, {
+      capabilities: {
+        ...(roots ? { roots: { listChanged: true } } : {}),
+        ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
+      },
+    });
+    this.clientRequests.install(client, forward);
+    if (roots) {
+      client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: roots().map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })),
+      }));
+    }
+    // Registered before connect: a server may send list_changed right after initialize.
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      this.events.onListChanged(generation),
+    );
+    client.onerror = (error) =>
+      this.core.logger.debug(`Server "${this.core.name}": ${error.message}`, {
+        serverName: this.core.name,
+      });
+    return client;
+  }
+
+  private async withDeadline<T>(
+    work: Promise<T>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    phase: ServerPhase,
+    serverTransport: ServerTransport,
+    abort?: AbortController,
+  ): Promise<T> {
+    const core = this.core;
+    // The abandoned promise settles when the transport closes; never leave it unhandled.
+    work.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const guard = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => {
+          abort?.abort();
+          reject(
+            new ServerError(
+              AgentsErrorCode.Timeout,
+              `Server "${core.name}" did not finish ${phase === 'list' ? 'tools/list' : 'initialize'} within ` +
+                `${core.timeouts.startupMs} ms (${serverTransport.target}); it was stopped. ` +
+                'Raise timeouts.startupMs if it is slow to start (e.g. npx downloading).',
+              core.failures.details(phase, serverTransport),
+            ),
+          );
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      if (signal) {
+        onAbort = () => {
+          abort?.abort();
+          reject(
+            new ServerError(
+              AgentsErrorCode.Aborted,
+              `Starting server "${core.name}" was aborted during ${phase}.`,
+              core.failures.details(phase, serverTransport),
+              { cause: signal.reason },
+            ),
+          );
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+    try {
+      return await Promise.race([work, guard]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
