@@ -261,11 +261,14 @@ the run stays paused: the command names the thread and exits with code 8; answer
 
 Options:
   --input TEXT      the user message
-  --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --thread ID       conversation thread to continue; its sandbox is kept for later runs,
+                    rollbacks and diffs (default: a new thread for this run only, whose sandbox
+                    is removed at the end unless --keep-sandbox, or the run pauses to be resumed)
   --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
                     limit the run stops, the thread is saved and the command exits with code 9;
                     go on with \`agents actor resume NAME --thread ID --continue\`
-  --keep-sandbox    leave the sandbox folder in place to inspect the result
+  --keep-sandbox    keep the sandbox of a run without --thread, to inspect the result (printed
+                    at the end); a failed start never leaves a sandbox behind
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
   --verbose         also print what the servers write on stderr (problems, restarts and tool
@@ -447,7 +450,14 @@ async function driveRun(
   context: CommandContext,
   actor: ActorInstance,
   first: AsyncGenerator<ActorRunEvent, void, undefined>,
-  settings: { name: string; threadId: string; prompt: boolean; by: string },
+  settings: {
+    name: string;
+    threadId: string;
+    prompt: boolean;
+    by: string;
+    /** Called when the run stops resumable (a resume hint was printed). */
+    paused?: () => void;
+  },
 ): Promise<number> {
   const answers = createAnswerSource(context, settings.by);
   const output = createRunOutput(context);
@@ -467,6 +477,7 @@ async function driveRun(
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
       if (turnLimit) {
+        settings.paused?.();
         printContinueHint(context, settings.name, settings.threadId);
         return ExitCode.TurnLimit;
       }
@@ -474,14 +485,17 @@ async function driveRun(
       const given: ApprovalResponse[] = [];
       try {
         if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
+          settings.paused?.();
           printResumeHint(context, settings.name, settings.threadId, pending);
           return ExitCode.Policy;
         }
         for (const item of pending) given.push(await answers.ask(item.preview));
       } catch (error) {
         // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
-        if (context.signal.aborted)
+        if (context.signal.aborted) {
+          settings.paused?.();
           printResumeHint(context, settings.name, settings.threadId, pending);
+        }
         throw error;
       }
       const { toResumeValue } = await import('../../actors/approvals.js');
@@ -496,13 +510,23 @@ async function driveRun(
   }
 }
 
-function printEnd(context: CommandContext, threadId: string, actor: ActorInstance, keep: boolean) {
+function printEnd(
+  context: CommandContext,
+  threadId: string,
+  actor: ActorInstance,
+  keep: boolean,
+  threadKept: boolean,
+) {
   const sandbox = keep && actor.sandbox ? actor.sandbox.root : undefined;
   if (context.json)
     context.stdout.write(
-      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}) })}\n`,
+      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}), ...(threadKept ? {} : { sandboxRemoved: true }) })}\n`,
     );
-  else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
+  else
+    println(
+      context.stderr,
+      `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}${threadKept ? '' : ' (sandbox removed: run with --thread ID or --keep-sandbox to keep it)'}`,
+    );
 }
 
 /**
@@ -562,11 +586,13 @@ async function withActiveCliActor(
   settings: {
     name: string;
     threadId: string;
+    /** The thread id was made up for this run (no --thread): see `ephemeralThread`. */
+    ephemeralThread?: boolean;
     keepSandbox: boolean;
     verbose: boolean;
     maxTurns: number | undefined;
   },
-  work: (actor: ActorInstance) => Promise<number>,
+  work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
@@ -574,21 +600,26 @@ async function withActiveCliActor(
     name: settings.name,
     workspace: storeOf(context),
     threadId: settings.threadId,
+    ephemeralThread: settings.ephemeralThread === true,
     keepSandbox: settings.keepSandbox,
     ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
   let unwatch: (() => void) | undefined;
+  // A run that pauses must keep its thread's sandbox: the printed resume command needs it.
+  let resumable = false;
   try {
-    await actor.activate({ signal: context.signal });
+    // The model first: a missing script or provider package fails before anything is made.
+    await actor.activate({ signal: context.signal, checkModel: true });
     unwatch = watchServers(context, actor);
-    const code = await work(actor);
-    printEnd(context, settings.threadId, actor, settings.keepSandbox);
+    const code = await work(actor, () => (resumable = true));
+    const kept = settings.keepSandbox || resumable || settings.ephemeralThread !== true;
+    printEnd(context, settings.threadId, actor, settings.keepSandbox, kept);
     return code;
   } finally {
     unwatch?.();
-    await actor.deactivate();
+    await actor.deactivate({ keepSandbox: resumable });
   }
 }
 
@@ -617,16 +648,18 @@ const actorRun: Command = {
     const settings = {
       name,
       threadId,
+      ephemeralThread: values.thread === undefined,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
       maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
     };
-    return withActiveCliActor(context, settings, (actor) =>
+    return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
         name,
         threadId,
         prompt: values['no-prompt'] !== true,
         by: values.by ?? defaultUser(),
+        paused,
       }),
     );
   },
