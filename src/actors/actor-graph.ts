@@ -7,8 +7,8 @@ import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
 import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
-import type { ToolCallHandler } from '../middleware/types.js';
-import type { SkillRegistry } from '../registry/skill-registry.js';
+import type { ToolCallHandler } from '../core/tool-middleware.js';
+import type { SkillRegistry } from './skill-registry.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { pauseAtTurnLimit, recursionLimitFor, turnStateFields } from './turn-limit.js';
 

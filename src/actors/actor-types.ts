@@ -4,9 +4,9 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { ActorSchema } from '../config/schemas.js';
 import type { Actor as ActorConfig } from '../config/schemas.js';
-import type { ToolMiddleware } from '../middleware/types.js';
-import type { Policy, PolicyInput } from '../policy/schema.js';
-import type { ChangeRecord, ToolEntry } from '../registry/tool-descriptor.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
+import type { Policy, PolicyInput } from '../config/policy-schema.js';
+import type { ChangeRecord, ToolEntry } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { ManagedServerStatus } from '../servers/managed-server.js';
 import type { ServerEventSource } from '../servers/server-events.js';
@@ -228,4 +228,6 @@ export interface ActorServers extends ServerEventSource {
   status(serverName: string): ManagedServerStatus | undefined;
   /** The process id of a running stdio server. */
   pid(serverName: string): number | undefined;
+  /** Names of the servers the actor's server manager holds. */
+  names(): string[];
 }

@@ -6,13 +6,13 @@ import { Command } from '@langchain/langgraph';
 import { ActorSchema } from '../config/schemas.js';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolMiddleware } from '../middleware/types.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { auditLogPath } from '../policy/audit.js';
-import { parsePolicy } from '../policy/schema.js';
-import type { Policy } from '../policy/schema.js';
-import { planSkills } from '../registry/skill-registry.js';
-import type { SkillPlan } from '../registry/skill-registry.js';
-import type { ToolEntry } from '../registry/tool-descriptor.js';
+import { parsePolicy } from '../config/policy-schema.js';
+import type { Policy } from '../config/policy-schema.js';
+import { planSkills } from './skill-registry.js';
+import type { SkillPlan } from './skill-registry.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createSkillActivation } from '../skills/agent-skills.js';
 import type { AgentSkill } from '../skills/agent-skills.js';
@@ -201,6 +201,7 @@ class LocalActor implements ActorInstance {
     return {
       status: (serverName) => manager.get(serverName)?.status,
       pid: (serverName) => manager.get(serverName)?.pid,
+      names: () => manager.list().map((server) => server.name),
       on: (event, listener) => manager.on(event, listener),
     };
   }

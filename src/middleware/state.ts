@@ -1,6 +1,6 @@
 import { DeltaValue, ReducedValue, StateSchema } from '@langchain/langgraph';
 import { z } from 'zod';
-import type { ChangeRecord } from '../registry/tool-descriptor.js';
+import type { ChangeRecord } from '../core/tool-descriptor.js';
 
 /** zod schema of one changed path (`ChangedPath`), as stored in graph state. */
 export const ChangedPathSchema = z.object({

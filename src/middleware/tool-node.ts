@@ -6,7 +6,7 @@ import type { RunnableToolLike } from '@langchain/core/runnables';
 import { END, isCommand, Send } from '@langchain/langgraph';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
-import type { ChangeRecord } from '../registry/tool-descriptor.js';
+import type { ChangeRecord } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';

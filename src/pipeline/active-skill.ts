@@ -1,7 +1,7 @@
 import { readActiveSkill } from '../middleware/state.js';
 import type { ActiveSkillState } from '../middleware/state.js';
-import type { ToolCallRequest } from '../middleware/types.js';
-import type { ToolCallContext } from '../registry/tool-descriptor.js';
+import type { ToolCallRequest } from '../core/tool-middleware.js';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { ACTIVATE_SKILL_TOOL_ID, isToolAllowed } from '../skills/agent-skills.js';
 import type { ActiveSkillLookup, SkillActivation } from '../skills/agent-skills.js';
 

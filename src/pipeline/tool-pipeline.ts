@@ -1,15 +1,15 @@
 import { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
 import type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
 import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-import { composeMiddleware } from '../middleware/types.js';
-import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import { composeMiddleware } from '../core/tool-middleware.js';
+import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
 import { createAuditMiddleware } from '../policy/audit.js';
 import type { AuditMiddlewareOptions } from '../policy/audit.js';
 import { createOutputBudgetMiddleware } from '../policy/output-budget.js';
 import type { OutputBudgetOptions } from '../policy/output-budget.js';
 import { createPolicyMiddleware } from '../policy/policy-middleware.js';
 import type { PolicyMiddlewareOptions } from '../policy/policy-middleware.js';
-import type { ToolEntry } from '../registry/tool-descriptor.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createAllowedToolsMiddleware } from '../skills/agent-skills.js';

@@ -3,9 +3,9 @@ import { basename, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { ACTIVE_SKILL_META_KEY } from '../middleware/state.js';
-import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
-import type { ToolDescriptor, ToolEntry, ToolResult } from '../registry/tool-descriptor.js';
-import { ResultMetaKey } from '../registry/tool-descriptor.js';
+import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+import type { ToolDescriptor, ToolEntry, ToolResult } from '../core/tool-descriptor.js';
+import { ResultMetaKey } from '../core/tool-descriptor.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
 
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
