@@ -17,11 +17,14 @@ the run stays paused: the command names the thread and exits with code 8; answer
 
 Options:
   --input TEXT      the user message
-  --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --thread ID       conversation thread to continue; its sandbox is kept for later runs,
+                    rollbacks and diffs (default: a new thread for this run only, whose sandbox
+                    is removed at the end unless --keep-sandbox, or the run pauses to be resumed)
   --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
                     limit the run stops, the thread is saved and the command exits with code 9;
                     go on with \`agents actor resume NAME --thread ID --continue\`
-  --keep-sandbox    leave the sandbox folder in place to inspect the result
+  --keep-sandbox    keep the sandbox of a run without --thread, to inspect the result (printed
+                    at the end); a failed start never leaves a sandbox behind
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
   --verbose         also print what the servers write on stderr (problems, restarts and tool
@@ -59,16 +62,18 @@ export const actorRunCommand: Command = {
     const settings = {
       name,
       threadId,
+      ephemeralThread: values.thread === undefined,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
       maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
     };
-    return withActiveCliActor(context, settings, (actor) =>
+    return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
         name,
         threadId,
         prompt: values['no-prompt'] !== true,
         by: values.by ?? defaultUser(),
+        paused,
       }),
     );
   },

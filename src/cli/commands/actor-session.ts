@@ -63,7 +63,14 @@ export async function driveRun(
   context: CommandContext,
   actor: ActorInstance,
   first: AsyncGenerator<ActorRunEvent, void, undefined>,
-  settings: { name: string; threadId: string; prompt: boolean; by: string },
+  settings: {
+    name: string;
+    threadId: string;
+    prompt: boolean;
+    by: string;
+    /** Called when the run stops resumable (a resume hint was printed). */
+    paused?: () => void;
+  },
 ): Promise<number> {
   const answers = createAnswerSource(context, settings.by);
   const output = createRunOutput(context);
@@ -83,6 +90,7 @@ export async function driveRun(
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
       if (turnLimit) {
+        settings.paused?.();
         printContinueHint(context, settings.name, settings.threadId);
         return ExitCode.TurnLimit;
       }
@@ -90,14 +98,17 @@ export async function driveRun(
       const given: ApprovalResponse[] = [];
       try {
         if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
+          settings.paused?.();
           printResumeHint(context, settings.name, settings.threadId, pending);
           return ExitCode.Policy;
         }
         for (const item of pending) given.push(await answers.ask(item.preview));
       } catch (error) {
         // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
-        if (context.signal.aborted)
+        if (context.signal.aborted) {
+          settings.paused?.();
           printResumeHint(context, settings.name, settings.threadId, pending);
+        }
         throw error;
       }
       const { toResumeValue } = await import('../../actors/approvals.js');
@@ -112,13 +123,23 @@ export async function driveRun(
   }
 }
 
-function printEnd(context: CommandContext, threadId: string, actor: ActorInstance, keep: boolean) {
+function printEnd(
+  context: CommandContext,
+  threadId: string,
+  actor: ActorInstance,
+  keep: boolean,
+  threadKept: boolean,
+) {
   const sandbox = keep && actor.sandbox ? actor.sandbox.root : undefined;
   if (context.json)
     context.stdout.write(
-      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}) })}\n`,
+      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}), ...(threadKept ? {} : { sandboxRemoved: true }) })}\n`,
     );
-  else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
+  else
+    println(
+      context.stderr,
+      `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}${threadKept ? '' : ' (sandbox removed: run with --thread ID or --keep-sandbox to keep it)'}`,
+    );
 }
 
 /**
@@ -178,11 +199,13 @@ export async function withActiveCliActor(
   settings: {
     name: string;
     threadId: string;
+    /** The thread id was made up for this run (no --thread): see `ephemeralThread`. */
+    ephemeralThread?: boolean;
     keepSandbox: boolean;
     verbose: boolean;
     maxTurns: number | undefined;
   },
-  work: (actor: ActorInstance) => Promise<number>,
+  work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
@@ -190,20 +213,25 @@ export async function withActiveCliActor(
     name: settings.name,
     workspace: storeOf(context),
     threadId: settings.threadId,
+    ephemeralThread: settings.ephemeralThread === true,
     keepSandbox: settings.keepSandbox,
     ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
   let unwatch: (() => void) | undefined;
+  // A run that pauses must keep its thread's sandbox: the printed resume command needs it.
+  let resumable = false;
   try {
-    await actor.activate({ signal: context.signal });
+    // The model first: a missing script or provider package fails before anything is made.
+    await actor.activate({ signal: context.signal, checkModel: true });
     unwatch = watchServers(context, actor);
-    const code = await work(actor);
-    printEnd(context, settings.threadId, actor, settings.keepSandbox);
+    const code = await work(actor, () => (resumable = true));
+    const kept = settings.keepSandbox || resumable || settings.ephemeralThread !== true;
+    printEnd(context, settings.threadId, actor, settings.keepSandbox, kept);
     return code;
   } finally {
     unwatch?.();
-    await actor.deactivate();
+    await actor.deactivate({ keepSandbox: resumable });
   }
 }
