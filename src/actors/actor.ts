@@ -12,7 +12,7 @@ import {
   StateGraph,
   StateSchema,
 } from '@langchain/langgraph';
-import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { MemorySaver } from '@langchain/langgraph';
 import type { z } from 'zod';
 import { ActorSchema } from '../config/schemas.js';
@@ -85,6 +85,8 @@ import {
   turnStateFields,
 } from './turn-limit.js';
 import type { TurnLimitPause } from './turn-limit.js';
+import { createRunBudgets } from './run-budget.js';
+import type { RunBudgets } from './run-budget.js';
 
 /** An actor config as written (defaults optional), with its name. */
 export type ActorConfigInput = z.input<typeof ActorSchema> & { name: string };
@@ -163,6 +165,14 @@ export interface CreateActorOptions {
    * `maxTurns` more turns. Throws `INVALID_ARGUMENTS` unless a whole number from 1 to 100,000.
    */
   maxTurns?: number;
+  /**
+   * Tool calls one run may make (wins over the config's `maxToolCalls`; default no limit) and
+   * its wall time (`maxTime`: `10m`, `90s`, or a number of seconds). Checked before each model
+   * turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose `limit` says
+   * which). Throws `INVALID_ARGUMENTS` for a bad value.
+   */
+  maxToolCalls?: number;
+  maxTime?: string | number;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */
@@ -432,7 +442,14 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
             resolvePath: (path) => store.resolvePath(path),
             defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
           });
-  return new LocalActor(config, store, plan, model, policy, options);
+  const budgets = createRunBudgets(
+    {
+      maxToolCalls: options.maxToolCalls ?? config.maxToolCalls,
+      maxTime: options.maxTime ?? config.maxTime,
+    },
+    config.name,
+  );
+  return new LocalActor(config, store, plan, model, policy, options, budgets);
 }
 
 /** A chat model, or how to make one on first use. */
@@ -453,6 +470,7 @@ class LocalActor implements ActorInstance {
     private readonly modelSource: ModelSource,
     readonly policy: Policy,
     private readonly options: CreateActorOptions,
+    private readonly budgets: RunBudgets,
   ) {}
 
   get auditFile(): string {
@@ -745,9 +763,12 @@ class LocalActor implements ActorInstance {
       const toolNode = createTrackedToolNode(structured, { ...(sandbox ? { sandbox } : {}) });
       const instructions = this.config.instructions;
       const maxTurns = this.maxTurns;
-      const agent = async (state: ActorState['State']) => {
-        // Before the model call: at the limit the run pauses here, every tool result saved.
+      const budgets = this.budgets;
+      const agent = async (state: ActorState['State'], config?: LangGraphRunnableConfig) => {
+        // Before the model call: at a limit the run pauses here, every tool result saved.
         const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, this.name);
+        const budgetThread = String(config?.configurable?.['thread_id'] ?? '');
+        budgets.check(budgetThread, state.runTurns, maxTurns);
         const model = await this.model();
         if (typeof model.bindTools !== 'function') {
           throw new AgentsError(
@@ -762,8 +783,9 @@ class LocalActor implements ActorInstance {
           instructions === ''
             ? state.messages
             : [new SystemMessage(instructions), ...state.messages];
-        const reply = await bound.invoke(messages);
-        return { messages: [toAIMessage(reply)], runTurns };
+        const reply = toAIMessage(await bound.invoke(messages));
+        budgets.countCalls(budgetThread, reply.tool_calls?.length ?? 0);
+        return { messages: [reply], runTurns };
       };
       const saver = this.options.checkpointer ?? checkpointer?.saver;
       if (!saver)
@@ -914,7 +936,21 @@ class LocalActor implements ActorInstance {
     return this.stream(new Command({ resume }) as ActorGraphInput, options);
   }
 
+  /** {@link streamEvents} with the run's budgets (tool calls, time) counted from its start. */
   private async *stream(
+    input: ActorGraphInput,
+    options: ActorRunOptions,
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    const threadId = this.threadFor(options.threadId);
+    this.budgets.start(threadId);
+    try {
+      yield* this.streamEvents(input, { ...options, threadId });
+    } finally {
+      this.budgets.end(threadId);
+    }
+  }
+
+  private async *streamEvents(
     input: ActorGraphInput,
     options: ActorRunOptions,
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
