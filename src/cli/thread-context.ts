@@ -72,7 +72,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     if (location === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
-        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
+        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
         { details: { threadId, workspace } },
       );
     }
