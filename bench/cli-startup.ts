@@ -11,7 +11,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './harness.js';
@@ -89,6 +89,7 @@ const cases: Case[] = [
     goalMs: 400,
   },
 ];
+const loadBefore = loadavg();
 const samples = new Map<string, number[]>(cases.map((item) => [item.name, []]));
 for (let round = 0; round < rounds; round++) {
   for (const item of cases) {
@@ -105,6 +106,9 @@ const baseline = median(samples.get(cases[0]!.name)!);
 const lines = [
   `Medians of ${rounds} interleaved rounds, ms wall per process (built \`dist/\`). Goals are for a`,
   'quiet machine, where `node -e 0` takes about 40 ms; on a loaded one compare the ratio.',
+  `Load average (1/5/15 min) before: ${loadBefore.map((value) => value.toFixed(1)).join(' / ')}, after: ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' / ')}.`,
   '',
   '| command | median ms | × `node -e 0` | goal | goal as ratio (at 40 ms) | met (by ratio) |',
   '| --- | ---: | ---: | ---: | ---: | --- |',

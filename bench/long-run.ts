@@ -14,7 +14,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -239,6 +239,9 @@ if (values.one !== undefined) {
       `One run of ${calls} calls on a ${files.toLocaleString('en-US')}-file git repo: sandbox on,`,
       `turns of 10 parallel calls, every tenth call a \`write_file\` (snapshot + change record),`,
       'the rest `read_file`; SQLite checkpointer; policy auto.',
+      `Load average (1/5/15 min) at the end: ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' / ')}.`,
       '',
       '| figure | value | goal |',
       '| --- | ---: | --- |',
@@ -262,6 +265,9 @@ if (values.one !== undefined) {
     'parallel calls, scripted model, SQLite checkpointer, sandbox off, no server process. ms per',
     'call is the whole run (graph, middleware, checkpoint writes, the scripted model, the file read)',
     'divided by the calls; "flat" compares the first and the last tenth of the calls.',
+    `Load average (1/5/15 min) at the end: ${loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' / ')}.`,
     '',
     '| calls | turns | wall ms per call (goal ≤ 3) | CPU ms per call (goal ≤ 3) | first / last tenth (wall ms per call) | checkpoint bytes per call (goal ≤ 2,048 + result) | checkpoints | RSS at end (MiB) | heap (MiB) |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

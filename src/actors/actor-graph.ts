@@ -2,7 +2,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
-import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
 import { sandboxDeltaStateFields } from '../middleware/state.js';
@@ -10,6 +10,7 @@ import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool
 import type { ToolCallHandler } from '../core/tool-middleware.js';
 import type { SkillRegistry } from './skill-registry.js';
 import type { Sandbox } from '../sandbox/types.js';
+import type { RunBudgets } from './run-budget.js';
 import { pauseAtTurnLimit, recursionLimitFor, turnStateFields } from './turn-limit.js';
 
 function buildStateSchema() {
@@ -81,6 +82,8 @@ export interface ActorGraphOptions {
   name: string;
   instructions: string;
   maxTurns: number;
+  /** Tool-call and time budgets of each run (checked with the turn limit). */
+  budgets?: RunBudgets | undefined;
   /** The chat model, made on first use. */
   model: () => Promise<BaseChatModel>;
   /** The registry whose entries become the tools (kept in step with its changes). */
@@ -125,9 +128,12 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
   const toolNode = createTrackedToolNode(tools, {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
-  const agent = async (state: ActorState['State']) => {
-    // Before the model call: at the limit the run pauses here, every tool result saved.
+  const { budgets } = options;
+  const agent = async (state: ActorState['State'], config?: LangGraphRunnableConfig) => {
+    // Before the model call: at a limit the run pauses here, every tool result saved.
     const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, name);
+    const threadId = String(config?.configurable?.['thread_id'] ?? '');
+    budgets?.check(threadId, state.runTurns, maxTurns);
     const model = await options.model();
     if (typeof model.bindTools !== 'function') {
       throw new AgentsError(
@@ -140,8 +146,9 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
     bound ??= model.bindTools([...tools]);
     const messages =
       instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
-    const reply = await bound.invoke(messages);
-    return { messages: [toAIMessage(reply)], runTurns };
+    const reply = toAIMessage(await bound.invoke(messages));
+    budgets?.countCalls(threadId, reply.tool_calls?.length ?? 0);
+    return { messages: [reply], runTurns };
   };
   const graph = buildGraph(agent, toolNode, options.checkpointer, maxTurns);
   graph.name = name;

@@ -91,6 +91,14 @@ export interface CreateActorOptions {
    * `maxTurns` more turns. Throws `INVALID_ARGUMENTS` unless a whole number from 1 to 100,000.
    */
   maxTurns?: number;
+  /**
+   * Tool calls one run may make (wins over the config's `maxToolCalls`; default no limit) and
+   * its wall time (`maxTime`: `10m`, `90s`, or a number of seconds). Checked before each model
+   * turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose `limit` says
+   * which). Throws `INVALID_ARGUMENTS` for a bad value.
+   */
+  maxToolCalls?: number;
+  maxTime?: string | number;
 }
 
 /** One thing that happened during {@link ActorInstance.run}, in order. */

@@ -36,6 +36,8 @@ import type { CleanupStack } from './cleanup-stack.js';
 import { resolveChatModel } from './model.js';
 import { startActor } from './start-actor.js';
 import type { ActiveActor } from './start-actor.js';
+import { createRunBudgets } from './run-budget.js';
+import type { RunBudgets } from './run-budget.js';
 import { isValidMaxTurns } from './turn-limit.js';
 
 export type {
@@ -121,7 +123,14 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
             resolvePath: (path) => store.resolvePath(path),
             defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
           });
-  return new LocalActor(config, store, plan, model, policy, options);
+  const budgets = createRunBudgets(
+    {
+      maxToolCalls: options.maxToolCalls ?? config.maxToolCalls,
+      maxTime: options.maxTime ?? config.maxTime,
+    },
+    config.name,
+  );
+  return new LocalActor(config, store, plan, model, policy, options, budgets);
 }
 
 /** A chat model, or how to make one on first use. */
@@ -144,6 +153,7 @@ class LocalActor implements ActorInstance {
     private readonly modelSource: ModelSource,
     readonly policy: Policy,
     private readonly options: CreateActorOptions,
+    private readonly budgets: RunBudgets,
   ) {}
 
   get auditFile(): string {
@@ -242,6 +252,7 @@ class LocalActor implements ActorInstance {
           activation: this.activation,
           auditFile: this.auditFile,
           maxTurns: this.options.maxTurns ?? this.config.maxTurns,
+          budgets: this.budgets,
           model: () => this.model(),
           keepSandbox: (opened) => this.keepsSandbox(opened),
         },
@@ -303,12 +314,19 @@ class LocalActor implements ActorInstance {
     return this.stream(new Command({ resume }) as ActorGraphInput, options);
   }
 
-  private stream(
+  /** The run's events, its budgets (tool calls, time) counted from its start. */
+  private async *stream(
     input: ActorGraphInput,
     options: ActorRunOptions,
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
     const { graph } = this.require();
-    return streamActorEvents(graph, input, this.threadFor(options.threadId), options.signal);
+    const threadId = this.threadFor(options.threadId);
+    this.budgets.start(threadId);
+    try {
+      yield* streamActorEvents(graph, input, threadId, options.signal);
+    } finally {
+      this.budgets.end(threadId);
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -22,6 +22,7 @@ import type { WorkspaceStore } from '../workspace/store.js';
 import { actorConfinement } from './actor-confinement.js';
 import type { ActorConfinement } from './actor-confinement.js';
 import { compileActorGraph } from './actor-graph.js';
+import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
 import { openActorSandbox } from './actor-sandbox.js';
@@ -44,6 +45,8 @@ export interface ActorStartSpec {
   activation: SkillActivation;
   auditFile: string;
   maxTurns: number;
+  /** Tool-call and time budgets of each run. */
+  budgets?: RunBudgets;
   /** The chat model, made on first use. */
   model: () => Promise<BaseChatModel>;
   /**
@@ -140,6 +143,7 @@ export async function startActor(
     name: spec.name,
     instructions: spec.config.instructions,
     maxTurns: spec.maxTurns,
+    budgets: spec.budgets,
     model: spec.model,
     registry,
     handler,

@@ -24,9 +24,18 @@ export function recursionLimitFor(maxTurns: number): number {
 /** The value of the interrupt a run pauses with at its turn limit. */
 export interface TurnLimitPause {
   type: 'turn-limit';
+  /**
+   * Which limit stopped the run: `turns` (`maxTurns`), `tool-calls` (`maxToolCalls`) or `time`
+   * (`maxTime`). Absent in pauses stored before budgets existed: `turns`.
+   */
+  limit?: 'turns' | 'tool-calls' | 'time';
   /** Model turns this run took. */
   turns: number;
   maxTurns: number;
+  /** Tool calls this run made (budget pauses). */
+  toolCalls?: number;
+  /** Wall time this run took, ms (budget pauses). */
+  elapsedMs?: number;
   /** What to tell the user. */
   message: string;
 }
@@ -80,6 +89,7 @@ export function pauseAtTurnLimit(turnsSoFar: number, maxTurns: number, actorName
   if (turnsSoFar < maxTurns) return turnsSoFar + 1;
   const pause: TurnLimitPause = {
     type: 'turn-limit',
+    limit: 'turns',
     turns: turnsSoFar,
     maxTurns,
     message:

@@ -21,7 +21,7 @@ export const ExitCode = {
   /** The safety policy refused, or a run waits for an approval. */
   Policy: 8,
   /**
-   * A run reached its `maxTurns` and paused; its thread is saved and
+   * A run reached its `maxTurns`, `maxToolCalls` or `maxTime` and paused; its thread is saved and
    * `agents actor resume NAME --thread ID --continue` goes on.
    */
   TurnLimit: 9,
@@ -74,5 +74,5 @@ export function exitCodeFor(error: unknown): ExitCode {
 
 /** Text for `agents --help`. */
 export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found, 5 server, 6 tool,
-7 sandbox/path, 8 policy (or waiting for approval), 9 turn limit reached (resumable),
+7 sandbox/path, 8 policy (or waiting for approval), 9 turn limit or budget reached (resumable),
 124 timeout, 130 interrupted.`;

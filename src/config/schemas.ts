@@ -1,3 +1,4 @@
+import { DURATION_PATTERN } from './duration.js';
 import { z } from 'zod';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
@@ -527,6 +528,24 @@ export const ActorSchema = z
         'Model turns one run may take (each turn: one model call and the tool calls it asks ' +
           'for, parallel or not). At the limit the run pauses with a message and a saved thread ' +
           '(`agents actor resume NAME --thread ID --continue` goes on); `--max-turns` overrides it.',
+      ),
+    maxToolCalls: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Tool calls one run may make. Checked before each model turn: the run pauses like at ' +
+          '`maxTurns` once it has made this many (the parallel calls of its last turn all run, ' +
+          'so it can go over by one turn); `--max-tool-calls` overrides it. Default: no limit.',
+      ),
+    maxTime: z
+      .union([z.number().positive(), z.string().regex(DURATION_PATTERN)])
+      .optional()
+      .describe(
+        'Wall time one run may take: 90s, 10m, 1h, 500ms, or a number of seconds. Checked ' +
+          'before each model turn (a running tool call is not cut off): past it the run pauses ' +
+          'like at `maxTurns`; `--max-time` overrides it. Default: no limit.',
       ),
   })
   .describe('An actor.');

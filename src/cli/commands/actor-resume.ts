@@ -11,15 +11,18 @@ Answers the approval a paused run waits for and continues the run (the same as a
 prompt of \`agents actor run\`). With several calls waiting, --approve and --reject answer all of
 them; --edit needs exactly one. If the run pauses again, you are asked on stdin as in
 \`agents actor run\` (or it exits with code 8 again). A run that stopped at its turn limit
-(exit code 9) goes on with --continue, for up to --max-turns more turns.
+or a budget (exit code 9) goes on with --continue, for up to --max-turns more turns, with its
+tool-call and time budgets counted afresh.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
-  --continue        go on with a run that stopped at its turn limit
+  --continue        go on with a run that stopped at its turn limit or a budget
   --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
+  --max-tool-calls N  tool calls it may make (default: the actor's maxToolCalls)
+  --max-time DURATION  wall time it may take: 90s, 10m, 1h (default: the actor's maxTime)
   --by NAME         who answered, recorded in the audit log (default: your user name)
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask for later approvals; exit with code 8 instead
@@ -53,6 +56,8 @@ export const actorResumeCommand: Command = {
         edit: { type: 'string' },
         continue: { type: 'boolean' },
         'max-turns': { type: 'string' },
+        'max-tool-calls': { type: 'string' },
+        'max-time': { type: 'string' },
         by: { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
@@ -62,7 +67,7 @@ export const actorResumeCommand: Command = {
     );
     const name = requirePositional(positionals, 'actor NAME', RESUME_USAGE);
     // Loaded on use: the run's terminal output, prompts and the actor stay out of `--help`.
-    const [{ defaultUser }, { driveRun, parseMaxTurns, withActiveCliActor }] = await Promise.all([
+    const [{ defaultUser }, { driveRun, parseRunLimits, withActiveCliActor }] = await Promise.all([
       import('./actor-answers.js'),
       import('./actor-session.js'),
     ]);
@@ -96,7 +101,7 @@ export const actorResumeCommand: Command = {
       threadId,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
-      maxTurns: parseMaxTurns(values['max-turns'], RESUME_USAGE),
+      limits: parseRunLimits(values, RESUME_USAGE),
     };
     const prompt = values['no-prompt'] !== true;
     return withActiveCliActor(context, settings, async (actor) => {
@@ -107,7 +112,7 @@ export const actorResumeCommand: Command = {
         if (stopped === undefined) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
-            `Thread "${threadId}" of actor "${name}" did not stop at its turn limit, so there is nothing to continue; ` +
+            `Thread "${threadId}" of actor "${name}" did not stop at its turn limit or a budget, so there is nothing to continue; ` +
               `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
             { details: { actor: name, threadId } },
           );

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import type { Command } from '../command.js';
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -23,6 +23,10 @@ Options:
   --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
                     limit the run stops, the thread is saved and the command exits with code 9;
                     go on with \`agents actor resume NAME --thread ID --continue\`
+  --max-tool-calls N  tool calls this run may make (default: the actor's maxToolCalls, none);
+                    checked before each model turn, then it stops as at --max-turns (exit 9)
+  --max-time DURATION  wall time this run may take: 90s, 10m, 1h (default: the actor's maxTime,
+                    none); checked before each model turn, then it stops as at --max-turns (exit 9)
   --keep-sandbox    keep the sandbox of a run without --thread, to inspect the result (printed
                     at the end); a failed start never leaves a sandbox behind
   --no-prompt       never ask; exit with code 8 when a call needs approval
@@ -43,6 +47,8 @@ export const actorRunCommand: Command = {
         input: { type: 'string' },
         thread: { type: 'string' },
         'max-turns': { type: 'string' },
+        'max-tool-calls': { type: 'string' },
+        'max-time': { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
         by: { type: 'string' },
@@ -52,7 +58,7 @@ export const actorRunCommand: Command = {
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
     // Loaded on use: the run's terminal output, prompts and the actor stay out of `--help`.
-    const [{ defaultUser }, { driveRun, parseMaxTurns, withActiveCliActor }] = await Promise.all([
+    const [{ defaultUser }, { driveRun, parseRunLimits, withActiveCliActor }] = await Promise.all([
       import('./actor-answers.js'),
       import('./actor-session.js'),
     ]);
@@ -65,7 +71,7 @@ export const actorRunCommand: Command = {
       ephemeralThread: values.thread === undefined,
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
-      maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
+      limits: parseRunLimits(values, RUN_USAGE),
     };
     return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {

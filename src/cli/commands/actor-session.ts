@@ -1,6 +1,8 @@
 import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
 import type { ApprovalResponse } from '../../policy/approval.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
+import { parseDuration } from '../../config/duration.js';
+import { errorMessage } from '../../errors.js';
 import { storeOf, usageError } from '../args.js';
 import type { CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
@@ -37,22 +39,70 @@ function printResumeHint(
   println(context.stderr, lines.join('\n'));
 }
 
-function printContinueHint(context: CommandContext, name: string, threadId: string): void {
+function printContinueHint(
+  context: CommandContext,
+  name: string,
+  threadId: string,
+  limit: string,
+): void {
   const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
   if (context.json)
     context.stdout.write(
-      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', threadId, resume: command })}\n`,
+      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', limit, threadId, resume: command })}\n`,
     );
-  println(context.stderr, `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N]`);
+  println(
+    context.stderr,
+    `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N] [--max-tool-calls N] [--max-time DURATION]`,
+  );
 }
 
 /** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
-export function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
+function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || value < 1 || value > 100_000)
     throw usageError(`--max-turns ${text}: give a whole number from 1 to 100000.`, usage);
   return value;
+}
+
+/** The limits of one run given on the command line (each overrides the actor's YAML). */
+export interface RunLimits {
+  maxTurns?: number;
+  maxToolCalls?: number;
+  /** Milliseconds. */
+  maxTimeMs?: number;
+}
+
+/**
+ * `--max-turns N`, `--max-tool-calls N` and `--max-time DURATION` (`10m`, `90s`, `1h`, or
+ * seconds); a usage error naming the flag for a bad value.
+ */
+export function parseRunLimits(
+  values: { 'max-turns'?: string; 'max-tool-calls'?: string; 'max-time'?: string },
+  usage: string,
+): RunLimits {
+  const limits: RunLimits = {};
+  const turns = parseMaxTurns(values['max-turns'], usage);
+  if (turns !== undefined) limits.maxTurns = turns;
+  const calls = values['max-tool-calls'];
+  if (calls !== undefined) {
+    if (!/^\d+$/.test(calls.trim()) || Number(calls) < 1)
+      throw usageError(`--max-tool-calls ${calls}: give a whole number of at least 1.`, usage);
+    limits.maxToolCalls = Number(calls);
+  }
+  const time = values['max-time'];
+  if (time !== undefined) {
+    const trimmed = time.trim();
+    try {
+      limits.maxTimeMs = parseDuration(
+        /^\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed,
+        '--max-time',
+      );
+    } catch (error) {
+      throw usageError(errorMessage(error), usage, error);
+    }
+  }
+  return limits;
 }
 
 /**
@@ -79,19 +129,19 @@ export async function driveRun(
     for (;;) {
       const pending: PendingApproval[] = [];
       let otherInterrupt = false;
-      let turnLimit = false;
+      let stoppedBy: string | undefined;
       for await (const event of events) {
         output.event(event);
-        if (event.type === 'turn-limit') turnLimit = true;
+        if (event.type === 'turn-limit') stoppedBy = event.limit ?? 'turns';
         if (event.type !== 'interrupt') continue;
         if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
         else otherInterrupt = true;
       }
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
-      if (turnLimit) {
+      if (stoppedBy !== undefined) {
         settings.paused?.();
-        printContinueHint(context, settings.name, settings.threadId);
+        printContinueHint(context, settings.name, settings.threadId, stoppedBy);
         return ExitCode.TurnLimit;
       }
       if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
@@ -203,7 +253,7 @@ export async function withActiveCliActor(
     ephemeralThread?: boolean;
     keepSandbox: boolean;
     verbose: boolean;
-    maxTurns: number | undefined;
+    limits: RunLimits;
   },
   work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
@@ -215,7 +265,14 @@ export async function withActiveCliActor(
     threadId: settings.threadId,
     ephemeralThread: settings.ephemeralThread === true,
     keepSandbox: settings.keepSandbox,
-    ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
+    ...(settings.limits.maxTurns === undefined ? {} : { maxTurns: settings.limits.maxTurns }),
+    ...(settings.limits.maxToolCalls === undefined
+      ? {}
+      : { maxToolCalls: settings.limits.maxToolCalls }),
+    // createActor counts a number as seconds.
+    ...(settings.limits.maxTimeMs === undefined
+      ? {}
+      : { maxTime: settings.limits.maxTimeMs / 1000 }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
