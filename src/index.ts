@@ -133,7 +133,12 @@ export { composeMiddleware } from './core/tool-middleware.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
-export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export type {
+  ActiveSkillState,
+  RollbackRecord,
+  SandboxState,
+  SandboxStateUpdate,
+} from './middleware/state.js';
 export {
   SandboxStateSchema,
   sandboxDeltaStateFields,
@@ -146,6 +151,9 @@ export type {
   TrackedToolNodeOptions,
 } from './middleware/tool-node.js';
 export { createTrackedToolNode, routeToolCallsPerTask } from './middleware/tool-node.js';
+// pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
+export type { ToolPipeline, ToolPipelineOptions } from './pipeline/tool-pipeline.js';
+export { createToolPipeline } from './pipeline/tool-pipeline.js';
 export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
 export { createCheckpointer } from './middleware/checkpointer.js';
 export type {
@@ -260,7 +268,9 @@ export type {
   ActorInstance,
   ActorRunEvent,
   ActorRunOptions,
+  ActivateOptions,
   CreateActorOptions,
+  DeactivateOptions,
 } from './actors/actor.js';
 export { compileActorStateGraph, createActor } from './actors/actor.js';
 export type { PendingApproval } from './actors/approvals.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { GitSandbox } from './git-sandbox.js';
 import { runGit } from './git.js';
@@ -30,6 +30,7 @@ import { agentsStateDir, projectStateDir } from './state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
 import type { Sandbox } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
+import { removeEmptyDirs } from './empty-dirs.js';
 
 /** Name prefix of the folder that holds one sandbox (its tree and its run dir). */
 export const CONTAINER_PREFIX = 'agents-sandbox-';
@@ -148,6 +149,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   const topLevel = await gitTopLevel(sourceReal, signal, timeoutMs);
   const source = topLevel ?? sourceReal;
   let container: string;
+  // The first folder this call made on the way to the base folder: a failure removes it again
+  // (when empty), so a failed start leaves the state folder as it found it.
+  let madeBase: { dir: string; first: string } | undefined;
   if (options.dir === undefined) {
     const baseDir =
       options.baseDir ??
@@ -155,7 +159,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
         projectStateDir(source, { stateDir: options.stateDir ?? agentsStateDir() }),
         SANDBOXES_FOLDER,
       );
-    await mkdir(baseDir, { recursive: true });
+    const first = await mkdir(baseDir, { recursive: true });
+    if (first !== undefined) madeBase = { dir: baseDir, first: dirname(first) };
     container = await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
   } else {
     container = await prepareEmptyDir(options.dir, id);
@@ -256,6 +261,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     });
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);
+    if (madeBase !== undefined) await removeEmptyDirs(madeBase.dir, madeBase.first);
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
       signal?.aborted === true ? AgentsErrorCode.Aborted : AgentsErrorCode.SandboxFailed,
