@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
@@ -10,6 +10,7 @@ import {
   workspaceStateDir,
 } from '../sandbox/state-dir.js';
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
@@ -194,9 +195,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       createdAt: Date.now(),
     };
     try {
-      const temp = join(dir, `.${RECORD_FILE}.${process.pid}.tmp`);
-      await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`);
-      await rename(temp, join(dir, RECORD_FILE));
+      await writeFileAtomic(join(dir, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
     } catch (error) {
       await sandbox.close({ remove: !sandbox.reopened }).catch(() => undefined);
       throw new AgentsError(

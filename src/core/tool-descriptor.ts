@@ -99,40 +99,8 @@ export const ResultMetaKey = {
   Budget: 'agents/budget',
 } as const;
 
-/** One changed path in a snapshot diff. */
-export interface ChangedPath {
-  /** git status letter: A (added), M (modified), D (deleted), T (type change). */
-  status: string;
-  /** Logical path, relative to the sandbox root. */
-  path: string;
-}
-
-/** What one write-class tool call changed in the sandbox. */
-export interface ChangeRecord {
-  toolCallId?: string;
-  toolId: string;
-  snapshot: string;
-  parent: string;
-  changed: ChangedPath[];
-  /**
-   * Paths this call left that the snapshot could not capture (a file over the size cap, a
-   * nested repository, ...): a rollback neither restores nor removes them. Absent when none.
-   */
-  skipped?: SkippedPath[];
-}
-
-/**
- * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
- * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
- * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
- */
-export interface SkippedPath {
-  /** Logical path, relative to the sandbox root. */
-  path: string;
-  reason: 'size-cap' | 'nested-repo' | 'git-name' | 'empty-repo';
-  /** Size in bytes when last seen (`size-cap`). */
-  size?: number;
-}
+// Change records: declared once, as zod schemas, in change-record.ts.
+export type { ChangedPath, ChangeRecord, SkippedPath } from './change-record.js';
 
 /** A descriptor plus the one function that runs it. */
 export interface ToolEntry {

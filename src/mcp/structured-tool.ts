@@ -13,6 +13,7 @@ import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolCallHandler } from '../core/tool-middleware.js';
 import type { ToolCallContext, ToolDescriptor } from '../core/tool-descriptor.js';
 import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
+import { threadIdOf } from '../core/thread-id.js';
 
 export { toToolMessageParts } from './content.js';
 export type { McpToolArtifact, ToolMessageContent, ToolMessageParts } from './content.js';
@@ -259,10 +260,8 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
         if (signal instanceof AbortSignal) context.signal = signal;
       }
       if (toolCallId !== undefined) context.toolCallId = toolCallId;
-      const configurable = record?.['configurable'];
-      if (isRecord(configurable) && typeof configurable['thread_id'] === 'string') {
-        context.threadId = configurable['thread_id'];
-      }
+      const threadId = threadIdOf(record);
+      if (threadId !== undefined) context.threadId = threadId;
       // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's
       // runtime). Only inside a graph run with a writer: otherwise no progress callback, so no
       // per-call cost.

@@ -1,35 +1,10 @@
 import { DeltaValue, ReducedValue, StateSchema } from '@langchain/langgraph';
 import { z } from 'zod';
-import type { ChangeRecord } from '../core/tool-descriptor.js';
+import { ChangeRecordSchema } from '../core/change-record.js';
+import type { ChangeRecord } from '../core/change-record.js';
 
-/** zod schema of one changed path (`ChangedPath`), as stored in graph state. */
-export const ChangedPathSchema = z.object({
-  status: z
-    .string()
-    .describe('git status letter: A (added), M (modified), D (deleted), T (type change).'),
-  path: z.string().describe('Logical path, relative to the sandbox root.'),
-});
-
-/** zod schema of a `ChangeRecord` as stored in graph state (the `changeLog` items). */
-export const ChangeRecordSchema = z.object({
-  toolCallId: z.string().optional().describe('The tool call that made the change.'),
-  toolId: z.string().describe('Stable id of the tool (`mcp:SERVER/TOOL`, `builtin:NAME`, ...).'),
-  snapshot: z.string().describe('Snapshot sha taken right after the call.'),
-  parent: z.string().describe('Snapshot sha the call started from.'),
-  changed: z.array(ChangedPathSchema).describe('What the call changed.'),
-  skipped: z
-    .array(
-      z.object({
-        path: z.string(),
-        reason: z.enum(['size-cap', 'nested-repo', 'git-name', 'empty-repo']),
-        size: z.number().optional(),
-      }),
-    )
-    .optional()
-    .describe(
-      'Paths the call left that the snapshot could not capture (not restored by a rollback).',
-    ),
-});
+// The change-record schemas are declared once, in core (the types are inferred from them).
+export { ChangedPathSchema, ChangeRecordSchema } from '../core/change-record.js';
 
 /** zod schema of one rollback or undo of a thread, as stored in graph state (`rollbacks`). */
 export const RollbackRecordSchema = z.object({

@@ -9,6 +9,7 @@ import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { CapabilitySource, ChangeRecord, ToolResult } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
+import { threadIdOf } from '../core/thread-id.js';
 
 /** The default audit file name inside a workspace folder. */
 export const DEFAULT_AUDIT_FILE = 'audit.jsonl';
@@ -245,14 +246,7 @@ export interface AuditMiddlewareOptions {
 const MAX_ERROR_CHARS = 2_000;
 
 function threadOf(request: ToolCallRequest): string | undefined {
-  if (request.context.threadId !== undefined) return request.context.threadId;
-  const config = request.context.config;
-  if (typeof config !== 'object' || config === null || !('configurable' in config))
-    return undefined;
-  const configurable = config.configurable;
-  if (typeof configurable !== 'object' || configurable === null || !('thread_id' in configurable))
-    return undefined;
-  return typeof configurable.thread_id === 'string' ? configurable.thread_id : undefined;
+  return request.context.threadId ?? threadIdOf(request.context.config);
 }
 
 function cappedArgs(args: unknown, maxBytes: number): unknown {

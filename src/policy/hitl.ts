@@ -7,6 +7,7 @@ import { boundApprover } from './approval-scope.js';
 import { createInterruptApprover } from './policy-middleware.js';
 import type { PinLookup } from './pins.js';
 import type { Policy } from '../config/policy-schema.js';
+import { threadIdOf } from '../core/thread-id.js';
 
 /** The tool call HITL's predicates receive (a structural subset of langchain's `ToolCallRequest`). */
 export interface HitlToolCallRequest {
@@ -149,10 +150,5 @@ function currentThreadId(): string | undefined {
   } catch {
     return undefined;
   }
-  if (typeof config !== 'object' || config === null || !('configurable' in config))
-    return undefined;
-  const configurable = config.configurable;
-  if (typeof configurable !== 'object' || configurable === null || !('thread_id' in configurable))
-    return undefined;
-  return typeof configurable.thread_id === 'string' ? configurable.thread_id : undefined;
+  return threadIdOf(config);
 }

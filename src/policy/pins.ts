@@ -1,9 +1,8 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 
 /** The definition of a tool as it was when it was first allowed or approved. */
 export interface ToolPin {
@@ -171,10 +170,7 @@ class PinStoreImpl implements PinStore {
             ]),
         ),
       };
-      await mkdir(dirname(file), { recursive: true });
-      const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-      await writeFile(temp, `${JSON.stringify(body, null, 2)}\n`, 'utf8');
-      await rename(temp, file);
+      await writeFileAtomic(file, `${JSON.stringify(body, null, 2)}\n`);
     };
     const next = this.#queue.then(run, run);
     this.#queue = next.catch(() => undefined);

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, realpath, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { RawChange } from './nested-repos.js';
 import { writeSizeCapSection } from './sandbox-excludes.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 
 /** Default snapshot size cap: files larger than this are not captured (50 MiB). */
 export const DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -409,9 +410,7 @@ export class LargeFileGuard {
       version: 1,
       skipped: this.list().map(({ path, tracked }) => ({ path, tracked })),
     };
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, JSON.stringify(state, null, 2));
-    await rename(temp, file);
+    await writeFileAtomic(file, JSON.stringify(state, null, 2));
   }
 }
 

@@ -1,7 +1,8 @@
-import { lstat, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { gitEnv, runGit } from './git.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 
 /**
  * Patterns every sandbox leaves out of its snapshots: the output-budget spill folder
@@ -227,12 +228,6 @@ async function readAttributes(root: string): Promise<string> {
   } catch {
     return '';
   }
-}
-
-async function writeFileAtomic(file: string, text: string): Promise<void> {
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, text);
-  await rename(temp, file);
 }
 
 /** The contents of the excludes file git would use in `root` (configured or the XDG default). */

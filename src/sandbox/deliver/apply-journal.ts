@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { fingerprint, readUserPath, writeUserPath, type FileState } from './user-files.js';
+import { writeFileAtomic } from '../../core/atomic-write.js';
 
 const RECORD_FILE = 'apply.json';
 
@@ -68,9 +69,7 @@ export async function recordApply(
 }
 
 async function writeRecord(dir: string, record: ApplyRecord): Promise<void> {
-  const temp = join(dir, `${RECORD_FILE}.${process.pid}.tmp`);
-  await writeFile(temp, `${JSON.stringify(record, null, 2)}\n`);
-  await rename(temp, join(dir, RECORD_FILE));
+  await writeFileAtomic(join(dir, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** The applies recorded in `journalDir`, oldest first (empty when there are none). */

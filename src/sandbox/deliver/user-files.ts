@@ -1,18 +1,8 @@
 import { createHash } from 'node:crypto';
-import {
-  chmod,
-  lstat,
-  mkdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  rmdir,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { lstat, mkdir, readFile, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { writeFileAtomic } from '../../core/atomic-write.js';
 
 /** Git's modes for what a path can hold in a tree. */
 export const REGULAR = '100644';
@@ -110,14 +100,16 @@ export async function writeUserPath(
     }
     return;
   }
+  if (state.mode !== SYMLINK) {
+    await writeFileAtomic(path, state.bytes, { mode: state.mode === EXECUTABLE ? 0o755 : 0o644 });
+    return;
+  }
+  // A link is swapped in the same way as a file, through a temp link beside it (links are the
+  // one thing `writeFileAtomic` does not write).
   await mkdir(dirname(path), { recursive: true });
   const temp = join(dirname(path), `.agents-apply-${process.pid}-${Date.now()}.tmp`);
   try {
-    if (state.mode === SYMLINK) await symlink(state.bytes.toString(), temp);
-    else {
-      await writeFile(temp, state.bytes);
-      await chmod(temp, state.mode === EXECUTABLE ? 0o755 : 0o644);
-    }
+    await symlink(state.bytes.toString(), temp);
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => undefined);

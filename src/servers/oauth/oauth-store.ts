@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -8,6 +8,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { writeFileAtomic } from '../../core/atomic-write.js';
 
 /** Environment variable that moves the per-user state folder (tests point it at a temp dir). */
 export const STATE_DIR_ENV = 'AGENTS_STATE_DIR';
@@ -121,21 +122,11 @@ export function createFileOAuthStore(options: FileOAuthStoreOptions): OAuthState
   }
 
   async function persist(state: OAuthState): Promise<void> {
-    const dir = join(file, '..');
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      await writeFile(temp, `${JSON.stringify({ ...state, serverUrl: options.serverUrl })}\n`, {
-        flag: 'wx',
-        mode: 0o600,
-      });
-      // A umask cannot widen 0600, but a pre-existing file could have other bits: set them.
-      await chmod(temp, 0o600);
-      await rename(temp, file);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    // Tokens: the file is 0600 from its first byte, its folder 0700 when made.
+    await writeFileAtomic(file, `${JSON.stringify({ ...state, serverUrl: options.serverUrl })}\n`, {
+      mode: 0o600,
+      dirMode: 0o700,
+    });
   }
 
   return {
