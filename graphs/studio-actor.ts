@@ -26,14 +26,11 @@ import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import {
-  composeMiddleware,
-  createChangeTrackingMiddleware,
   createManagedServer,
-  createPathRewriteMiddleware,
   createSandbox,
   createInterruptApprover,
   createMemoryPinStore,
-  createPolicyMiddleware,
+  createToolPipeline,
   createTrackedToolNode,
   parsePolicy,
   routeToolCallsPerTask,
@@ -44,7 +41,6 @@ import {
   type PinStore,
   type Policy,
   type PolicyInput,
-  type ToolMiddleware,
 } from '../src/index.js';
 import type { StudioJanitor } from '../src/studio/index.js';
 
@@ -362,28 +358,25 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
     const policy =
       options.policy === undefined ? undefined : parsePolicy(options.policy, 'the studio actor');
     const pins = policy === undefined ? undefined : createMemoryPinStore();
-    const middleware: ToolMiddleware[] = [
-      // Outermost: the human approves the call as the model wrote it (logical paths), and a
-      // rejected call never reaches path rewriting or the sandbox.
+    // The library's one middleware order: the policy outside path rewriting (the human approves
+    // the call as the model wrote it, with logical paths; a rejected call never reaches the
+    // sandbox), change tracking innermost.
+    const pipeline = createToolPipeline({
       ...(policy === undefined
-        ? []
-        : [
-            createPolicyMiddleware({
+        ? {}
+        : {
+            policy: {
               policy,
               name: `actor "${options.name ?? 'actor'}"`,
               approve: createInterruptApprover(),
               ...(pins === undefined ? {} : { pins }),
-            }),
-          ]),
-      createPathRewriteMiddleware(sandbox.paths),
-      createChangeTrackingMiddleware(sandbox),
-    ];
-    const tools = server.entries().map((entry) =>
-      toStructuredTool(
-        entry.descriptor,
-        composeMiddleware(middleware, (request) => entry.execute(request.args, request.context)),
-      ),
-    );
+            },
+          }),
+      sandbox,
+    });
+    const tools = server
+      .entries()
+      .map((entry) => toStructuredTool(entry.descriptor, pipeline.wrap(entry)));
     const writeTool = server
       .entries()
       .find((entry) => entry.descriptor.originalName === 'write_file');
