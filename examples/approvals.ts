@@ -62,7 +62,7 @@ try {
   const store = createWorkspaceStore(join(temp, '.agents'));
   await store.put('skill', 'files', {
     description: 'Edit files.',
-    mcp_servers: [
+    mcpServers: [
       {
         name: 'fs',
         transport: 'stdio',

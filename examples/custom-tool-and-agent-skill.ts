@@ -30,7 +30,7 @@ try {
   await store.put('skill', 'writer', {
     description: 'Writes release notes.',
     tools: ['read_file', 'write_file', `custom:${CUSTOM_TOOLS}#wordCount`],
-    agent_skills: [AGENT_SKILL],
+    agentSkills: [AGENT_SKILL],
   });
 
   const notes = "## What's new\n- greet() takes a name\n- faster startup\n";

@@ -96,7 +96,7 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   });
   await store.put('skill', 'files', {
     description: 'Read and edit files in the project.',
-    mcp_servers: ['fs'],
+    mcpServers: ['fs'],
   });
   await store.put('actor', 'demo', {
     skills: ['files'],

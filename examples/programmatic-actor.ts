@@ -25,7 +25,7 @@ try {
   await store.put('skill', 'files', {
     description: 'Edit files.',
     // An inline server config (instead of a servers/NAME.yaml record).
-    mcp_servers: [
+    mcpServers: [
       {
         name: 'fs',
         transport: 'stdio',

@@ -121,7 +121,7 @@ if [ "$MODE" = server ] || [ "$MODE" = all ]; then
   echo hello >"$SERVE_CWD/README.md"
   cat >"$SERVE_CWD/.agents/skills/fixture.yaml" <<YAML
 description: The fixture MCP server's basic tools
-mcp_servers:
+mcpServers:
   - name: fixture
     transport: stdio
     command: $(node -p 'JSON.stringify(process.execPath)')

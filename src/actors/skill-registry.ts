@@ -50,7 +50,7 @@ export interface SkillPlan {
  * - `TOOL_NOT_FOUND` (missing resource): a `tools` entry is neither a built-in, a `custom:`
  *   module nor a tool resource id in `tools/`;
  * - `TOOL_DISABLED` (disabled mapping): the tool resource has `enabled: false`;
- * - `SERVER_NOT_FOUND`: a server reference (from `mcp_servers` or a tool resource) has no
+ * - `SERVER_NOT_FOUND`: a server reference (from `mcpServers` or a tool resource) has no
  *   `servers/NAME.yaml`;
  * - `CONFIG_INVALID`: a file is broken (file, line, column).
  */
@@ -117,7 +117,7 @@ export async function planSkillConfigs(
         inclusions.push({ kind: 'resource', skill: skill.name, resource: record.value });
       }
     }
-    for (const reference of skill.mcp_servers) {
+    for (const reference of skill.mcpServers) {
       if (typeof reference === 'string') {
         await needServer(reference, `Skill "${skill.name}"`);
         inclusions.push({ kind: 'server', skill: skill.name, serverName: reference });
@@ -134,9 +134,9 @@ export async function planSkillConfigs(
         inclusions.push({ kind: 'server', skill: skill.name, serverName: reference.name });
       }
     }
-    if (skill.agent_skills.length > 0) {
-      const folders = skill.agent_skills.map((folder) => resolveAgentSkillFolder(store, folder));
-      await assertAgentSkillFoldersExist(store, skill.name, skill.agent_skills, folders);
+    if (skill.agentSkills.length > 0) {
+      const folders = skill.agentSkills.map((folder) => resolveAgentSkillFolder(store, folder));
+      await assertAgentSkillFoldersExist(store, skill.name, skill.agentSkills, folders);
       inclusions.push({ kind: 'agent-skills', skill: skill.name, folders });
     }
   }
@@ -163,7 +163,7 @@ async function assertAgentSkillFoldersExist(
     const bare = /^[a-zA-Z0-9_-]+$/.test(name);
     throw new AgentsError(
       AgentsErrorCode.SkillNotFound,
-      `Skill "${skillName}" lists Agent Skill "${name}" in agent_skills, but the folder ${folder} does not exist; ` +
+      `Skill "${skillName}" lists Agent Skill "${name}" in agentSkills, but the folder ${folder} does not exist; ` +
         (bare
           ? `create it with a SKILL.md (bare names are folders in ${store.agentSkillsDir}) or remove it from the skill.`
           : 'fix the path (relative to the project) or remove it from the skill.'),

@@ -57,7 +57,7 @@ export async function usersOfServer(store: WorkspaceStore, name: string): Promis
   const [skills, tools] = await Promise.all([store.list('skill'), store.list('tool')]);
   return [
     ...skills.records
-      .filter((record) => record.value.mcp_servers.some((server) => server === name))
+      .filter((record) => record.value.mcpServers.some((server) => server === name))
       .map((record) => `skill "${record.name}"`),
     ...tools.records
       .filter((record) => record.value.server === name)

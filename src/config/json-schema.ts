@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyAliasesOf } from './key-aliases.js';
 import { ActorSchema, ServerConfigSchema, SkillSchema, ToolResourceSchema } from './schemas.js';
 
 /** The kinds of files a workspace holds, each with its own schema. */
@@ -23,6 +24,18 @@ export function toConfigJsonSchema(kind: ConfigFileKind): Record<string, unknown
     target: 'draft-2020-12',
     unrepresentable: 'any',
   });
+  // Old key spellings are still read (with a warning): list them as deprecated, so an editor
+  // flags them as such rather than as unknown fields.
+  const properties = schema['properties'] as Record<string, Record<string, unknown>> | undefined;
+  for (const [oldKey, newKey] of Object.entries(keyAliasesOf(CONFIG_FILE_SCHEMAS[kind]) ?? {})) {
+    const current = properties?.[newKey];
+    if (properties === undefined || current === undefined) continue;
+    properties[oldKey] = {
+      $ref: `#/properties/${newKey}`,
+      deprecated: true,
+      description: `Deprecated spelling of \`${newKey}\`; rename the key to ${newKey}.`,
+    };
+  }
   return {
     ...schema,
     $id: `https://agents.dev/schemas/${kind}.schema.json`,

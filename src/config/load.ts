@@ -3,6 +3,12 @@ import { LineCounter, isMap, isNode, isScalar, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import {
+  bothSpellingsMessage,
+  keyAliasesOf,
+  renameAliasedKeys,
+  warnDeprecatedKey,
+} from './key-aliases.js';
 
 /** One problem found in a config file, with its position when known (1-based). */
 export interface ConfigProblem {
@@ -18,6 +24,11 @@ export interface ConfigProblem {
 export interface ParseYamlOptions {
   /** File name used in messages (the text's origin). */
   file?: string;
+  /**
+   * Where deprecation warnings go (a key in its old spelling, once per file and key). Default:
+   * `process.emitWarning` as a `DeprecationWarning`.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -49,13 +60,53 @@ export function parseYaml<S extends z.ZodType>(
     });
     throw configError(file, problems);
   }
-  const value: unknown = document.toJS({ maxAliasCount: 100 });
+  let value: unknown = document.toJS({ maxAliasCount: 100 });
+  // Deprecated key spellings: renamed (with a warning naming the line) before validation, so
+  // the schema and the code only ever see the new names.
+  const renamedBack = new Map<string, string>();
+  const aliases = keyAliasesOf(schema);
+  if (aliases !== undefined) {
+    const keyLine = (key: string): { line: number; column: number } | undefined => {
+      const offset = findKeyOffset(document, [], key);
+      const position = offset === undefined ? undefined : lineCounter.linePos(offset);
+      return position === undefined ? undefined : { line: position.line, column: position.col };
+    };
+    const renaming = renameAliasedKeys(value, aliases);
+    if (renaming.conflicts.length > 0) {
+      throw configError(
+        file,
+        renaming.conflicts.map((conflict) => ({
+          path: conflict.oldKey,
+          message: bothSpellingsMessage(conflict),
+          ...keyLine(conflict.oldKey),
+        })),
+      );
+    }
+    for (const renamed of renaming.renamed) {
+      warnDeprecatedKey(file, keyLine(renamed.oldKey)?.line, renamed, options.onWarning);
+      renamedBack.set(renamed.newKey, renamed.oldKey);
+    }
+    value = renaming.value;
+  }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) =>
-    issueToProblem(issue, document, lineCounter, value),
+    issueToProblem(
+      { ...issue, path: asWritten(issue.path, renamedBack) } as z.core.$ZodIssue,
+      document,
+      lineCounter,
+      document.toJS({ maxAliasCount: 100 }),
+    ),
   );
   throw configError(file, problems, parsed.error);
+}
+
+/** A path in the renamed value, as the file spells it (so positions and messages match it). */
+function asWritten(path: readonly PropertyKey[], renamedBack: ReadonlyMap<string, string>) {
+  const [first, ...rest] = path;
+  return typeof first === 'string' && renamedBack.has(first)
+    ? [renamedBack.get(first)!, ...rest]
+    : [...path];
 }
 
 /**

@@ -2,6 +2,12 @@ import { DURATION_PATTERN } from './duration.js';
 import { z } from 'zod';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
+import {
+  SKILL_KEY_ALIASES,
+  bothSpellingsMessage,
+  registerKeyAliases,
+  renameAliasedKeys,
+} from './key-aliases.js';
 
 /** Per-tool overrides: capabilities, path arguments, a different name. */
 export const ToolOverrideSchema = z
@@ -357,8 +363,8 @@ export const ToolResourceSchema = z
   .describe('A tool resource: stable id → server + tool.');
 export type ToolResource = z.infer<typeof ToolResourceSchema>;
 
-/** A skill: a named bundle of tools from every source. */
-export const SkillSchema = z
+/** A skill as its canonical keys spell it (see {@link SkillSchema}). */
+const CanonicalSkillSchema = z
   .strictObject({
     name: z
       .string()
@@ -371,11 +377,11 @@ export const SkillSchema = z
       .describe(
         'Built-in tool names (`read_file`), tool resource ids, or `custom:./module.js#export`.',
       ),
-    mcp_servers: z
+    mcpServers: z
       .array(z.union([z.string(), ServerConfigSchema.and(z.object({ name: z.string() }))]))
       .default([])
       .describe('Server record names, or inline server configs with a name.'),
-    agent_skills: z
+    agentSkills: z
       .array(z.string())
       .default([])
       .describe(
@@ -385,6 +391,27 @@ export const SkillSchema = z
     overrides: ToolOverridesSchema.default({}).describe('Per-tool overrides applied at inclusion.'),
   })
   .describe('A skill.');
+
+/**
+ * A skill: a named bundle of tools from every source. The deprecated snake_case keys
+ * (`mcp_servers`, `agent_skills`; see `key-aliases.ts`) are accepted and renamed; both spellings
+ * of one key are an error. YAML files get a deprecation warning with the line from `parseYaml`.
+ */
+export const SkillSchema = z.preprocess((input, context) => {
+  const { value, conflicts } = renameAliasedKeys(input, SKILL_KEY_ALIASES);
+  if (conflicts.length === 0) return value;
+  const rest = { ...(value as Record<string, unknown>) };
+  for (const conflict of conflicts) {
+    delete rest[conflict.oldKey];
+    context.addIssue({
+      code: 'custom',
+      message: bothSpellingsMessage(conflict),
+      path: [conflict.oldKey],
+    });
+  }
+  return rest;
+}, CanonicalSkillSchema) as unknown as typeof CanonicalSkillSchema;
+registerKeyAliases(SkillSchema, SKILL_KEY_ALIASES);
 export type Skill = z.infer<typeof SkillSchema>;
 
 export const SandboxSettingsSchema = z

@@ -23,6 +23,7 @@ let parsers:
       parseYaml: typeof parseYamlType;
       stringify: typeof stringifyType;
       CONFIG_FILE_SCHEMAS: typeof CONFIG_FILE_SCHEMAS;
+      canonicalKeys: (kind: ConfigFileKind, value: unknown) => unknown;
     }>
   | undefined;
 
@@ -35,10 +36,16 @@ function configParsers() {
     import('../config/load.js'),
     import('yaml'),
     import('../config/json-schema.js'),
-  ]).then(([load, yaml, schemas]) => ({
+    import('../config/key-aliases.js'),
+  ]).then(([load, yaml, schemas, aliases]) => ({
     parseYaml: load.parseYaml,
     stringify: yaml.stringify,
     CONFIG_FILE_SCHEMAS: schemas.CONFIG_FILE_SCHEMAS,
+    /** A value with deprecated key spellings renamed: files are always written the new way. */
+    canonicalKeys: (kind: ConfigFileKind, value: unknown): unknown => {
+      const keyAliases = aliases.keyAliasesOf(schemas.CONFIG_FILE_SCHEMAS[kind]);
+      return keyAliases === undefined ? value : aliases.renameAliasedKeys(value, keyAliases).value;
+    },
   }));
   return parsers;
 }
@@ -104,7 +111,7 @@ export interface WorkspaceStore {
   readonly root: string;
   /** Absolute folder that relative paths inside files resolve against. */
   readonly projectDir: string;
-  /** Folder holding Agent Skill folders (`<name>/SKILL.md`); a bare name in a skill's `agent_skills` means a folder here. */
+  /** Folder holding Agent Skill folders (`<name>/SKILL.md`); a bare name in a skill's `agentSkills` means a folder here. */
   readonly agentSkillsDir: string;
   /** The folder holding one kind's files. */
   dir(kind: WorkspaceKind): string;
@@ -310,7 +317,7 @@ export function createWorkspaceStore(
       return {
         ...skill,
         name,
-        mcp_servers: skill.mcp_servers.map((server) =>
+        mcpServers: skill.mcpServers.map((server) =>
           typeof server === 'string' ? server : resolveServerPaths(server, projectDir),
         ),
       } as WorkspaceValues[K];
@@ -381,8 +388,9 @@ export function createWorkspaceStore(
     async put(kind, name, value, options = {}) {
       const target = file(kind, name);
       // Validate before touching the disk: the same parser that reads it back.
-      const { parseYaml, stringify, CONFIG_FILE_SCHEMAS } = await configParsers();
-      const text = schemaLine(kind, target) + stringify(value, { lineWidth: 0 });
+      const { parseYaml, stringify, CONFIG_FILE_SCHEMAS, canonicalKeys } = await configParsers();
+      const text =
+        schemaLine(kind, target) + stringify(canonicalKeys(kind, value), { lineWidth: 0 });
       parseYaml(text, CONFIG_FILE_SCHEMAS[kind], { file: target });
       const existing = await locate(kind, name);
       if (existing !== undefined) {

@@ -49,8 +49,8 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     });
     await store.put('skill', 'notes', {
       tools: ['read_file', 'list_directory'],
-      mcp_servers: ['notes'],
-      agent_skills: [join(SKILLS, 'git-helper')],
+      mcpServers: ['notes'],
+      agentSkills: [join(SKILLS, 'git-helper')],
     });
     await writeFile(
       join(dir, 'script.yaml'),
@@ -247,7 +247,7 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       command: process.execPath,
       args: [FAULT_SERVER, 'list-changed'],
     });
-    await store.put('skill', 'dyn', { mcp_servers: ['dyn'] });
+    await store.put('skill', 'dyn', { mcpServers: ['dyn'] });
     await writeFile(
       join(dir, 'dyn-script.yaml'),
       [

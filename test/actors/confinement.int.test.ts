@@ -61,7 +61,7 @@ describe('OS confinement of stdio servers (hostile server, real processes)', () 
       // gets it as written, so only the OS can stop it.
       overrides: { spawn_writer: { pathArguments: [] } },
     });
-    await store.put('skill', 'hostile', { mcp_servers: ['hostile'] });
+    await store.put('skill', 'hostile', { mcpServers: ['hostile'] });
   });
 
   afterEach(async () => {

@@ -20,7 +20,7 @@ describe('deactivating an actor while a tool call runs', () => {
       command: process.execPath,
       args: ['--import', TSX_LOADER, FIXTURE_SERVER_PATH, '--transport', 'stdio'],
     });
-    await store.put('skill', 'fx', { mcp_servers: ['fx'] });
+    await store.put('skill', 'fx', { mcpServers: ['fx'] });
     await store.put('actor', 'waiter', {
       skills: ['fx'],
       model: 'scripted:none.yaml',

@@ -86,7 +86,7 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
         delete_file: { pathArguments: ['path'] },
       },
     });
-    await store.put('skill', 'files', { mcp_servers: ['fs'] });
+    await store.put('skill', 'files', { mcpServers: ['fs'] });
   });
   afterEach(async () => {
     for (const actor of actors.splice(0)) await actor.deactivate();

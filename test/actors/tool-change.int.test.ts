@@ -49,7 +49,7 @@ describe('a tool whose definition changes at run time (tools/list_changed), seen
       args: [FAULT_SERVER, 'list-changed'],
       trusted: true,
     });
-    await store.put('skill', 'dyn', { mcp_servers: ['dyn'] });
+    await store.put('skill', 'dyn', { mcpServers: ['dyn'] });
     // The same turn for every run: call widget (no read evidence) and fresh_reader (added later).
     await writeFile(
       join(dir, 'script.yaml'),

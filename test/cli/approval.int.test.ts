@@ -35,7 +35,7 @@ describe('agents actor run / resume with approvals (ask mode by default)', () =>
       args: fixtureStdioArgs(['--tools', 'basic']),
       overrides: { write_file: { pathArguments: ['path'] } },
     });
-    await store.put('skill', 'files', { mcp_servers: ['fs'] });
+    await store.put('skill', 'files', { mcpServers: ['fs'] });
     await writeFile(
       join(dir, 'script.yaml'),
       [

@@ -23,7 +23,7 @@ describe('list and help texts say what is there', () => {
     expect(listed.stdout).not.toContain('(none)');
     expect(listed.stdout).toContain('(no tool resources: tools/*.yaml)');
     expect(listed.stdout).toContain(
-      "Server tools (all usable through a skill's mcp_servers): fs, git; see them with `agents server test NAME`.",
+      "Server tools (all usable through a skill's mcpServers): fs, git; see them with `agents server test NAME`.",
     );
   });
 

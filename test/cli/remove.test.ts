@@ -18,7 +18,7 @@ describe('agents KIND remove refuses while other records use the record', () => 
     const store = createWorkspaceStore(join(dir, '.agents'));
     await store.put('server', 'fs', { transport: 'stdio', command: 'node', args: ['server.js'] });
     await store.put('tool', 'fs-write', { id: 'fs.write', server: 'fs', tool: 'write_file' });
-    await store.put('skill', 'files', { mcp_servers: ['fs'], tools: ['fs.write'] });
+    await store.put('skill', 'files', { mcpServers: ['fs'], tools: ['fs.write'] });
     await store.put('actor', 'coder', { skills: ['files'], model: 'scripted:x.yaml' });
   });
   afterEach(async () => {

@@ -64,7 +64,7 @@ describe('agents server add + login against an OAuth-protected streamable HTTP s
     expect(tested.stdout).toContain('whoami');
 
     const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('skill', 'remote', { mcp_servers: ['notes'] });
+    await store.put('skill', 'remote', { mcpServers: ['notes'] });
     await store.put('actor', 'asker', {
       skills: ['remote'],
       model: 'scripted:script.yaml',

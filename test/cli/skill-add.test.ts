@@ -25,7 +25,7 @@ describe('agents skill add --agent-skill', () => {
     expect(bare.stderr).toBe('');
     expect(bare.code).toBe(0);
     expect(await readFile(join(dir, '.agents', 'skills', 'review.yaml'), 'utf8')).toContain(
-      'agent_skills:\n  - git-helper\n',
+      'agentSkills:\n  - git-helper\n',
     );
     const shown = JSON.parse((await agents(dir, 'skill', 'show', 'review', '--json')).stdout);
     expect(shown.agentSkills).toEqual([
@@ -43,7 +43,7 @@ describe('agents skill add --agent-skill', () => {
     );
     expect(path.code).toBe(4);
     expect(path.stderr).toContain(
-      `Skill "other" lists Agent Skill "skills/git-helper" in agent_skills, but the folder ${join(dir, 'skills', 'git-helper')} does not exist`,
+      `Skill "other" lists Agent Skill "skills/git-helper" in agentSkills, but the folder ${join(dir, 'skills', 'git-helper')} does not exist`,
     );
     await expect(readFile(join(dir, '.agents', 'skills', 'other.yaml'), 'utf8')).rejects.toThrow(
       /ENOENT/,

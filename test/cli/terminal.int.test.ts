@@ -36,7 +36,7 @@ describe('agents on a terminal', () => {
       args: fixtureStdioArgs(['--tools', 'basic']),
       overrides: { write_file: { pathArguments: ['path'] } },
     });
-    await store.put('skill', 'files', { mcp_servers: ['fs'] });
+    await store.put('skill', 'files', { mcpServers: ['fs'] });
     await writeFile(
       join(dir, 'script.yaml'),
       '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]\n- content: done\n',
@@ -88,7 +88,7 @@ describe('agents actor run shows a long tool call while it runs', () => {
       command: process.execPath,
       args: [FAULT_SERVER, 'normal'],
     });
-    await store.put('skill', 'slowpoke', { mcp_servers: ['faulty'] });
+    await store.put('skill', 'slowpoke', { mcpServers: ['faulty'] });
     await writeFile(
       join(dir, 'script.yaml'),
       '- tool_calls: [{ name: slow, args: { ms: 2500 } }]\n- content: done\n',

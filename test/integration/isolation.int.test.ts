@@ -180,7 +180,7 @@ describe('isolation through createActor (a graph)', () => {
         command: process.execPath,
         args: [SERVER],
       });
-      await store.put('skill', 'iso', { mcp_servers: ['iso'] });
+      await store.put('skill', 'iso', { mcpServers: ['iso'] });
       await store.put('actor', 'bot', {
         skills: ['iso'],
         model: 'scripted:script.yaml',

@@ -132,7 +132,7 @@ export async function writeServeWorkspace(
     join(workspace, 'skills', 'fixture.yaml'),
     [
       "description: The fixture server's basic tools",
-      'mcp_servers:',
+      'mcpServers:',
       '  - name: fixture',
       '    transport: stdio',
       `    command: ${JSON.stringify(process.execPath)}`,

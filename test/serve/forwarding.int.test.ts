@@ -49,7 +49,7 @@ async function project(prefix: string, policyYaml: string[] = []): Promise<strin
     join(workspace, 'skills', 'forward.yaml'),
     [
       'description: Fixture tools that ask their client for sampling and elicitation',
-      'mcp_servers:',
+      'mcpServers:',
       '  - name: fixture',
       '    transport: stdio',
       `    command: ${JSON.stringify(process.execPath)}`,

@@ -76,8 +76,8 @@ describe('skill registry', () => {
     });
     await store.put('skill', 'coding', {
       tools: ['read_file', 'custom:./custom/tools.mjs#shout', 'repo.status'],
-      mcp_servers: ['fs'],
-      agent_skills: ['./skills/git-helper'],
+      mcpServers: ['fs'],
+      agentSkills: ['./skills/git-helper'],
       overrides: {
         write_file: { capabilities: { readOnly: true } },
         delete_file: { enabled: false },
@@ -131,7 +131,7 @@ describe('skill registry', () => {
   });
 
   it('re-flattens when a server changes its tools and reports what changed', async () => {
-    await store.put('skill', 's', { mcp_servers: ['fs'] });
+    await store.put('skill', 's', { mcpServers: ['fs'] });
     const fs = fakeServer('fs', ['read_file']);
     await using registry = await createSkillRegistry({
       plan: await planSkills(store, ['s']),
@@ -152,12 +152,12 @@ describe('skill registry', () => {
     expect(events[1]).toEqual(['-mcp:fs/read_file']);
   });
 
-  it('resolves a bare agent_skills name in the workspace Agent Skills folder', async () => {
+  it('resolves a bare agentSkills name in the workspace Agent Skills folder', async () => {
     const withSkills = createWorkspaceStore(join(dir, '.agents'), {
       projectDir: FIXTURES,
       agentSkillsDir: 'skills',
     });
-    await withSkills.put('skill', 'helper', { agent_skills: ['git-helper'] });
+    await withSkills.put('skill', 'helper', { agentSkills: ['git-helper'] });
     const plan = await planSkills(withSkills, ['helper']);
     expect(plan.inclusions).toEqual([
       { kind: 'agent-skills', skill: 'helper', folders: [join(FIXTURES, 'skills', 'git-helper')] },
@@ -200,7 +200,7 @@ describe('skill registry', () => {
         code: 'SERVER_NOT_FOUND',
         message: expect.stringContaining('server "ghost"'),
       });
-      await store.put('skill', 't', { mcp_servers: ['git'] });
+      await store.put('skill', 't', { mcpServers: ['git'] });
       const plan = await planSkills(store, ['t']);
       await expect(
         createSkillRegistry({ plan, servers: new Map(), projectDir: dir }),
@@ -229,7 +229,7 @@ describe('skill registry', () => {
     it('missing skill: SKILL_NOT_FOUND; duplicate override names: TOOL_NAME_COLLISION', async () => {
       await expect(planSkills(store, ['ghost'])).rejects.toMatchObject({ code: 'SKILL_NOT_FOUND' });
       await store.put('skill', 's', {
-        mcp_servers: ['fs'],
+        mcpServers: ['fs'],
         overrides: { a: { name: 'same' }, b: { name: 'same' } },
       });
       const plan = await planSkills(store, ['s']);

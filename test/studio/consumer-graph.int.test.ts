@@ -191,7 +191,7 @@ describe('createStudioGraph in a consumer project under the LangGraph dev server
       path.join(agents, 'skills', 'files.yaml'),
       [
         'description: Edit files.',
-        'mcp_servers:',
+        'mcpServers:',
         '  - name: fs',
         '    transport: stdio',
         `    command: ${JSON.stringify(process.execPath)}`,

@@ -30,7 +30,7 @@ describe('workspace store', () => {
     expect(file).toBe(join(dir, '.agents', 'servers', 'fs.yaml'));
     expect(await readFile(file, 'utf8')).toContain('command: node');
     await store.put('tool', 'echo', { id: 'tools.echo', server: 'fs', tool: 'echo' });
-    await store.put('skill', 'basic', { tools: ['read_file'], mcp_servers: ['fs'] });
+    await store.put('skill', 'basic', { tools: ['read_file'], mcpServers: ['fs'] });
     await store.put('actor', 'helper', { skills: ['basic'] });
 
     const server = await store.get('server', 'fs');
@@ -134,12 +134,12 @@ describe('workspace store', () => {
 
     // Inline servers of a skill follow the same rule.
     await store.put('skill', 'inline', {
-      mcp_servers: [
+      mcpServers: [
         'local',
         { name: 'own', transport: 'stdio', command: 'node', args: ['./o.mjs'] },
       ],
     });
-    expect((await store.get('skill', 'inline')).mcp_servers).toEqual([
+    expect((await store.get('skill', 'inline')).mcpServers).toEqual([
       'local',
       expect.objectContaining({ name: 'own', command: 'node', args: [join(dir, 'o.mjs')] }),
     ]);

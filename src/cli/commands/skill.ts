@@ -43,8 +43,8 @@ const skillAdd: Command = {
     const input = {
       ...(values.description ? { description: values.description } : {}),
       ...(values.tool ? { tools: values.tool } : {}),
-      ...(values.server ? { mcp_servers: values.server } : {}),
-      ...(values['agent-skill'] ? { agent_skills: values['agent-skill'] } : {}),
+      ...(values.server ? { mcpServers: values.server } : {}),
+      ...(values['agent-skill'] ? { agentSkills: values['agent-skill'] } : {}),
     };
     const store = storeOf(context);
     if (!values.force && (await store.has('skill', name))) {
@@ -103,10 +103,10 @@ const skillList = createListCommand({
     records.map((record) => [
       record.name,
       record.value.tools.join(',') || '-',
-      record.value.mcp_servers
+      record.value.mcpServers
         .map((server) => (typeof server === 'string' ? server : server.name))
         .join(',') || '-',
-      record.value.agent_skills.join(',') || '-',
+      record.value.agentSkills.join(',') || '-',
       record.value.description,
     ]),
   async after(context) {
@@ -117,7 +117,7 @@ const skillList = createListCommand({
     println(context.stdout);
     println(
       context.stdout,
-      `Agent Skills in ${store.agentSkillsDir} (name them in a skill's agent_skills):`,
+      `Agent Skills in ${store.agentSkillsDir} (name them in a skill's agentSkills):`,
     );
     for (const item of agentSkills) println(context.stdout, `  ${item.name}: ${item.description}`);
   },

@@ -128,13 +128,13 @@ const toolList = createListCommand({
   empty: '(no tool resources: tools/*.yaml)',
   async after(context) {
     println(context.stdout, `Built-in tools: ${BUILTIN_TOOL_NAMES.join(', ')}`);
-    // Tool resources are optional: a skill's mcp_servers includes every tool of a server, so
+    // Tool resources are optional: a skill's mcpServers includes every tool of a server, so
     // an empty table must not read as "no tools".
     const servers = (await storeOf(context).list('server')).records.map((record) => record.name);
     if (servers.length > 0)
       println(
         context.stdout,
-        `Server tools (all usable through a skill's mcp_servers): ${servers.join(', ')}; ` +
+        `Server tools (all usable through a skill's mcpServers): ${servers.join(', ')}; ` +
           'see them with `agents server test NAME`.',
       );
   },
@@ -221,8 +221,8 @@ async function describeServerTools(
             name: SHOW_SKILL,
             description: '',
             tools: [],
-            mcp_servers: [],
-            agent_skills: [],
+            mcpServers: [],
+            agentSkills: [],
             overrides: {},
           },
         ],
