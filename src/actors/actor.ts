@@ -47,6 +47,8 @@ import type {
   ToolResult,
 } from '../registry/tool-descriptor.js';
 import { createSandbox } from '../sandbox/local-sandbox.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
+import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
@@ -122,6 +124,19 @@ export interface CreateActorOptions {
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
   keepSandbox?: boolean;
+  /**
+   * What the sandbox starts from; wins over the config's `sandbox.from`. Default `worktree`:
+   * the project's files as they are now (uncommitted edits and untracked, not ignored files
+   * included; the user's repo is only read). `head`: the last commit. Or a branch, tag or sha
+   * (`REVISION_NOT_FOUND` when it names no commit). A thread's sandbox keeps the base of its
+   * first run.
+   */
+  sandboxFrom?: SandboxFrom;
+  /**
+   * Warnings about the sandbox's base as data (e.g. `uncommitted-changes-left-out` for `head`
+   * with a dirty tree), once, when the sandbox is made; the sentence also goes to `onWarning`.
+   */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /**
    * Binds the actor to one conversation thread, so its files can be rolled back later. On
    * `activate()` the actor opens that thread's own sandbox in the workspace's folder of the
@@ -550,7 +565,7 @@ class LocalActor implements ActorInstance {
           actor: this.name,
           threadId,
           source: this.store.resolvePath(sandboxSettings.source),
-          revision: sandboxSettings.revision,
+          ...sandboxBaseOptions(sandboxSettings, this.options),
           projectDir: this.store.projectDir,
           ...snapshotSettings(sandboxSettings),
           ...(signal ? { signal } : {}),
@@ -574,7 +589,7 @@ class LocalActor implements ActorInstance {
       } else if (sandboxSettings.enabled) {
         sandbox = await createSandbox({
           source: this.store.resolvePath(sandboxSettings.source),
-          revision: sandboxSettings.revision,
+          ...sandboxBaseOptions(sandboxSettings, this.options),
           ...snapshotSettings(sandboxSettings),
           ...(this.options.sandboxBaseDir ? { baseDir: this.options.sandboxBaseDir } : {}),
           ...(signal ? { signal } : {}),

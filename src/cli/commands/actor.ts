@@ -246,7 +246,7 @@ const actorList = createListCommand({
     ]),
 });
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--from worktree|head|REV] [--max-turns N] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -262,6 +262,10 @@ the run stays paused: the command names the thread and exits with code 8; answer
 Options:
   --input TEXT      the user message
   --thread ID       conversation thread to continue (default: a new one, printed at the end)
+  --from WHAT       what the sandbox starts from (default: the actor's sandbox.from, worktree):
+                    worktree = your files as they are now (uncommitted edits and untracked, not
+                    ignored files included; your repo is only read), head = the last commit,
+                    or a branch, tag or sha. A thread keeps the base of its first run.
   --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
                     limit the run stops, the thread is saved and the command exits with code 9;
                     go on with \`agents actor resume NAME --thread ID --continue\`
@@ -565,6 +569,7 @@ async function withActiveCliActor(
     keepSandbox: boolean;
     verbose: boolean;
     maxTurns: number | undefined;
+    from?: string | undefined;
   },
   work: (actor: ActorInstance) => Promise<number>,
 ): Promise<number> {
@@ -575,6 +580,7 @@ async function withActiveCliActor(
     workspace: storeOf(context),
     threadId: settings.threadId,
     keepSandbox: settings.keepSandbox,
+    ...(settings.from === undefined ? {} : { sandboxFrom: settings.from }),
     ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
@@ -602,6 +608,7 @@ const actorRun: Command = {
       {
         input: { type: 'string' },
         thread: { type: 'string' },
+        from: { type: 'string' },
         'max-turns': { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
         'no-prompt': { type: 'boolean' },
@@ -612,6 +619,8 @@ const actorRun: Command = {
     );
     const name = requirePositional(positionals, 'actor NAME', RUN_USAGE);
     if (values.input === undefined) throw usageError('--input is required.', RUN_USAGE);
+    if (values.from === '')
+      throw usageError('--from needs worktree, head or a revision.', RUN_USAGE);
     const input = values.input;
     const threadId = values.thread ?? randomUUID();
     const settings = {
@@ -620,6 +629,7 @@ const actorRun: Command = {
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
       maxTurns: parseMaxTurns(values['max-turns'], RUN_USAGE),
+      from: values.from,
     };
     return withActiveCliActor(context, settings, (actor) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {
