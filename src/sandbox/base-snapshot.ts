@@ -86,10 +86,7 @@ export type BaseRequest =
  * Default `worktree`. Throws `CONFIG_INVALID` for an empty value or one git would read as an
  * option.
  */
-export function parseSandboxFrom(
-  from: string | undefined,
-  revision?: string,
-): BaseRequest {
+export function parseSandboxFrom(from: string | undefined, revision?: string): BaseRequest {
   const given = from ?? revision;
   if (given === undefined) return { kind: 'worktree' };
   if (given.trim() === '' || given.startsWith('-') || /[\0\r\n]/.test(given)) {
