@@ -19,6 +19,8 @@ export const AgentsErrorCode = {
   InvalidArguments: 'INVALID_ARGUMENTS',
   PathOutsideSandbox: 'PATH_OUTSIDE_SANDBOX',
   SandboxFailed: 'SANDBOX_FAILED',
+  /** A sandbox's `from` names no commit of the repository (or `head` in one with no commits). */
+  RevisionNotFound: 'REVISION_NOT_FOUND',
   ConfinementUnavailable: 'CONFINEMENT_UNAVAILABLE',
   CheckpointNotFound: 'CHECKPOINT_NOT_FOUND',
   RunActive: 'RUN_ACTIVE',

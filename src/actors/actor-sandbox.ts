@@ -7,6 +7,7 @@ import { createSandbox } from '../sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/store.js';
+import type { SandboxBaseOptions } from './sandbox-base-options.js';
 import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
 
 /** What {@link openActorSandbox} needs. */
@@ -18,6 +19,8 @@ export interface ActorSandboxOptions {
   threadId?: string | undefined;
   /** Base folder of a temporary sandbox (default: the project's folder of the state folder). */
   baseDir?: string | undefined;
+  /** What a new sandbox starts from, and where warnings about it go (`sandboxBaseOptions`). */
+  base: SandboxBaseOptions;
   signal?: AbortSignal | undefined;
 }
 
@@ -48,7 +51,7 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
   if (threadId === undefined) {
     const sandbox = await createSandbox({
       source,
-      revision: settings.revision,
+      ...options.base,
       ...snapshotSettings(settings),
       ...(options.baseDir ? { baseDir: options.baseDir } : {}),
       ...(signal ? { signal } : {}),
@@ -82,7 +85,7 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
       actor,
       threadId,
       source,
-      revision: settings.revision,
+      ...options.base,
       projectDir: store.projectDir,
       ...snapshotSettings(settings),
       ...(signal ? { signal } : {}),

@@ -7,6 +7,7 @@ import type { Actor as ActorConfig } from '../config/schemas.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import type { Policy, PolicyInput } from '../config/policy-schema.js';
 import type { ChangeRecord, ToolEntry } from '../core/tool-descriptor.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { ManagedServerStatus } from '../servers/managed-server.js';
 import type { ServerEventSource } from '../servers/server-events.js';
@@ -78,6 +79,20 @@ export interface CreateActorOptions {
   logger?: ServerLogger;
   /** Non-fatal problems: Agent Skill spec violations, tools that vanished on refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * What the sandbox starts from; wins over the config's `sandbox.from`. Default `worktree`:
+   * the project's files as they are now (uncommitted edits and untracked, not ignored files
+   * included; the user's repo is only read). `head`: the last commit. Or a branch, tag or sha
+   * (`REVISION_NOT_FOUND` when it names no commit). A thread's sandbox keeps the base of its
+   * first run.
+   */
+  sandboxFrom?: SandboxFrom;
+  /**
+   * Warnings about the sandbox's base as data (e.g. `uncommitted-changes-left-out` for `head`
+   * with a dirty tree), once, when the sandbox is made; the sentence also goes to `onWarning`
+   * (with neither, to `process.emitWarning`). Also on `actor.sandbox.baseWarnings`.
+   */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /**
    * Offer the actor's MCP servers sampling and elicitation, forwarded to the MCP client behind
    * each served call (`agents serve` sets it). Default false: in a graph run nothing answers

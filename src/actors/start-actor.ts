@@ -26,6 +26,7 @@ import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
 import { openActorSandbox } from './actor-sandbox.js';
+import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { ActorSandbox } from './actor-sandbox.js';
 import type { CreateActorOptions } from './actor-types.js';
 import { recordUnattributed } from './actor-unattributed.js';
@@ -195,6 +196,7 @@ async function openSandbox(
     settings,
     threadId,
     baseDir: spec.options.sandboxBaseDir,
+    base: sandboxBaseOptions(settings, spec.options),
     signal,
   });
   cleanup.push(() => opened.dispose(!spec.keepSandbox(opened)));

@@ -11,6 +11,7 @@ import {
 } from '../sandbox/state-dir.js';
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
@@ -31,6 +32,7 @@ export interface ThreadSandboxRecord {
   sandboxId: string;
   /** The folder the sandbox was made from, as configured. */
   source: string;
+  /** What the sandbox was made from, as configured (`worktree`, `head` or a revision). */
   revision: string;
   /** Folder holding the sandbox (its tree and private run dir). */
   sandboxDir: string;
@@ -124,7 +126,16 @@ export interface OpenThreadSandboxOptions {
   threadId: string;
   /** Source folder or repo (absolute); needed on first use, checked on reopen. */
   source: string;
-  revision: string;
+  /**
+   * What the sandbox is made from on the thread's first run (default `worktree`; see
+   * `CreateSandboxOptions.from`). A reopened thread keeps the base it recorded then: resuming
+   * never takes the user's files again.
+   */
+  from?: SandboxFrom;
+  /** Older spelling of `from` for a revision. */
+  revision?: string;
+  /** Warnings about the base, on the first run only (see `CreateSandboxOptions.onWarning`). */
+  onWarning?: (warning: SandboxWarning) => void;
   /** The project folder of the run, recorded so later commands resolve the same checkpoint file. */
   projectDir?: string;
   /** Make it when missing (default true). */
@@ -168,18 +179,25 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       { details: { actor: options.actor, threadId: options.threadId } },
     );
   }
-  await mkdir(dir, { recursive: true });
+  // The first folder this call makes, so a failed first run (a bad revision) leaves none.
+  const madeDir = await mkdir(dir, { recursive: true });
   const sandboxId = threadSandboxId(options.actor, options.threadId);
   const sandbox = await openSandbox({
     dir: sandboxDir,
     source: options.source,
-    revision: options.revision,
+    ...(options.from === undefined ? {} : { from: options.from }),
+    ...(options.revision === undefined ? {} : { revision: options.revision }),
+    ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     id: sandboxId,
     lock: options.lock ?? true,
     ...(options.create === undefined ? {} : { create: options.create }),
     ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+  }).catch(async (error: unknown) => {
+    if (existing === undefined && madeDir !== undefined)
+      await rm(madeDir, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
   });
   if (existing === undefined) {
     const record: ThreadSandboxRecord = {
@@ -189,7 +207,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       threadId: options.threadId,
       sandboxId,
       source: options.source,
-      revision: options.revision,
+      revision: options.from ?? options.revision ?? 'worktree',
       sandboxDir,
       ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
       createdAt: Date.now(),

@@ -49,6 +49,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.InvalidArguments]: ExitCode.Usage,
   [AgentsErrorCode.PathOutsideSandbox]: ExitCode.Sandbox,
   [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
+  [AgentsErrorCode.RevisionNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ConfinementUnavailable]: ExitCode.Sandbox,
   [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.RunActive]: ExitCode.Failure,

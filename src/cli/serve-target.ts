@@ -36,6 +36,7 @@ export async function resolveServeTarget(
       : { config: skillActorConfig(target.name) }),
     workspace: store,
     keepSandbox: options.keepSandbox,
+    ...(options.from === undefined ? {} : { sandboxFrom: options.from }),
     // Upstream sampling and elicitation are forwarded to the MCP client behind each call.
     forwardClientRequests: true,
     ...(policy === undefined ? {} : { policy }),

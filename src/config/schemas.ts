@@ -417,7 +417,18 @@ export type Skill = z.infer<typeof SkillSchema>;
 export const SandboxSettingsSchema = z
   .strictObject({
     source: z.string().default('.').describe('Folder or git repo the sandbox is made from.'),
-    revision: z.string().default('HEAD'),
+    from: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'What the sandbox starts from: `worktree` (default: your files as they are now, uncommitted edits and untracked, not ignored files included; your repo is only read), `head` (the last commit; warns once when your tree has uncommitted changes), or a branch, tag or sha. A thread keeps the base of its first run.',
+      ),
+    revision: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Older spelling of `from` for a revision (`HEAD` = `head`); `from` wins.'),
     enabled: z.boolean().default(true),
     maxFileBytes: z
       .number()
@@ -529,7 +540,6 @@ export const ActorSchema = z
     instructions: z.string().default(''),
     sandbox: SandboxSettingsSchema.default({
       source: '.',
-      revision: 'HEAD',
       enabled: true,
       confine: 'auto',
       network: true,

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
 import type { ChangedPath } from '../core/tool-descriptor.js';
 import {
   type LargeFileGuard,
@@ -30,6 +31,8 @@ export interface GitSandboxInit {
   root: string;
   source: string;
   sourceCommit: string | undefined;
+  baseOrigin: SandboxBaseOrigin;
+  baseWarnings: readonly SandboxWarning[];
   container: string;
   runDir: string;
   base: string;
@@ -60,6 +63,8 @@ export class GitSandbox implements Sandbox {
   readonly root: string;
   readonly source: string;
   readonly sourceCommit: string | undefined;
+  readonly baseOrigin: SandboxBaseOrigin;
+  readonly baseWarnings: readonly SandboxWarning[];
   readonly runDir: string;
   readonly base: string;
   readonly paths: SandboxPathMap;
@@ -82,6 +87,8 @@ export class GitSandbox implements Sandbox {
     this.root = init.root;
     this.source = init.source;
     this.sourceCommit = init.sourceCommit;
+    this.baseOrigin = init.baseOrigin;
+    this.baseWarnings = init.baseWarnings;
     this.runDir = init.runDir;
     this.base = init.base;
     this.paths = init.paths;

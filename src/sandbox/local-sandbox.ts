@@ -2,8 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import {
+  indexAtCommit,
+  makeRepositoryBase,
+  originOf,
+  parseSandboxFrom,
+  resolveBasePlan,
+  type SandboxBaseOrigin,
+  type SandboxFrom,
+  type SandboxWarning,
+} from './base-snapshot.js';
 import { GitSandbox } from './git-sandbox.js';
-import { runGit } from './git.js';
 import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from './large-files.js';
 import { NestedRepoTracker, type NestedRepo } from './nested-repos.js';
 import { createPathMap, type SandboxPathMap } from './path-map.js';
@@ -17,14 +26,7 @@ import {
   type SandboxMarker,
 } from './sandbox-marker.js';
 import { validateExcludes, writeExcludeFile } from './sandbox-excludes.js';
-import {
-  addAll,
-  importTree,
-  INDEX_FILE,
-  initStore,
-  SNAPSHOT_REF_PREFIX,
-  storeGit,
-} from './snapshot-store.js';
+import { addAll, INDEX_FILE, initStore, SNAPSHOT_REF_PREFIX, storeGit } from './snapshot-store.js';
 import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from './source-dir.js';
 import { agentsStateDir, projectStateDir } from './state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
@@ -39,8 +41,24 @@ export const CONTAINER_PREFIX = 'agents-sandbox-';
 export interface CreateSandboxOptions {
   /** The user's repo or folder. It is only read: no ref, object, config or file of it changes. */
   source: string;
-  /** Revision to check out for a git source. Default `HEAD`. Ignored for a plain folder. */
+  /**
+   * What the files of a git source are made from (see {@link SandboxFrom}). Default `worktree`:
+   * the user's files as they are now, uncommitted edits and untracked (not ignored) files
+   * included, taken without touching their index, refs, objects or config; that snapshot is
+   * the base that diff, apply and commit work against. `head`: the last commit (a working tree
+   * with uncommitted changes is reported once, through `onWarning` and `baseWarnings`). Any
+   * other value is a revision (branch, tag, sha); one that names no commit throws
+   * `REVISION_NOT_FOUND` before anything is made. A plain folder is always copied as it is
+   * (`head` or a revision there throws `CONFIG_INVALID`).
+   */
+  from?: SandboxFrom;
+  /**
+   * Older spelling of {@link CreateSandboxOptions.from} for a revision (`HEAD` = `head`); used
+   * when `from` is absent, ignored for a plain folder.
+   */
   revision?: string;
+  /** Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`. */
+  onWarning?: (warning: SandboxWarning) => void;
   /** Sandbox id (`[A-Za-z0-9_-]`, up to 64 chars); names the tree's folder. Default: random. */
   id?: string;
   /**
@@ -83,8 +101,15 @@ export interface LocalSandbox extends Sandbox {
    * own that borrows the user's objects); `folder`: a copy of a plain folder.
    */
   readonly kind: 'repository' | 'folder';
-  /** The user's commit the sandbox was made from (`repository` only). */
+  /**
+   * The user's commit the sandbox was made from (`repository` only): the one checked out, or
+   * HEAD when the working tree was taken (absent in a repository with no commits).
+   */
   readonly sourceCommit: string | undefined;
+  /** What the base snapshot was made from (recorded once, when the sandbox was made). */
+  readonly baseOrigin: SandboxBaseOrigin;
+  /** Warnings about the base, from when this call made it (empty for a reopened sandbox). */
+  readonly baseWarnings: readonly SandboxWarning[];
   /** Private folder outside the tree: the snapshot store (`git/`), index, marker, lock. */
   readonly runDir: string;
   readonly paths: SandboxPathMap;
@@ -111,10 +136,11 @@ export interface LocalSandbox extends Sandbox {
  * Creates a sandbox for one run: a folder of its own, outside the user's working tree, holding
  * the tree the tools work in and a private run dir.
  *
- * - Git source: the files of `revision` (default `HEAD`), checked out from a snapshot store of
- *   the sandbox's own (`run/git`, the tree's objects copied in; see `snapshot-store.ts`); the
- *   tree holds a repository of its own for the tools (`tool-repo.ts`). The user's repo is only
- *   read: no worktree record, ref, object, config or hook of it changes.
+ * - Git source: the user's working tree as it is (default), or the files of a commit (`from`),
+ *   checked out from a snapshot store of the sandbox's own (`run/git`, every object of the base
+ *   copied in; see `snapshot-store.ts`, `base-snapshot.ts`); the tree holds a repository of its
+ *   own for the tools (`tool-repo.ts`). The user's repo is only read: no index, worktree
+ *   record, ref, object, config or hook of it changes.
  * - Plain folder: the folder is copied (its `.git`, if any, and the workspace's local state
  *   left out) and the tree gets an empty repository of its own.
  *
@@ -133,14 +159,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       { details: { id } },
     );
   }
-  const revision = options.revision ?? 'HEAD';
-  if (revision.startsWith('-') || revision.includes('\0')) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Revision "${revision}" is not valid: it must name a commit.`,
-      { details: { revision } },
-    );
-  }
+  const request = parseSandboxFrom(options.from, options.revision);
   const exclude = validateExcludes(options.exclude ?? []);
   const maxFileBytes = validateMaxFileBytes(options.maxFileBytes);
   const sourceReal = await realSourceDir(options.source);
@@ -148,6 +167,15 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   const git = { signal, timeoutMs };
   const topLevel = await gitTopLevel(sourceReal, signal, timeoutMs);
   const source = topLevel ?? sourceReal;
+  if (topLevel === undefined && options.from !== undefined && request.kind !== 'worktree') {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Sandbox source ${source} is a plain folder, not a git repository, so it has no ${request.kind === 'head' ? 'head' : `revision "${options.from}"`}; use from: worktree (the default) to copy it as it is.`,
+      { details: { source, from: options.from } },
+    );
+  }
+  // Resolved before any folder is made: a bad revision leaves nothing behind.
+  const plan = topLevel === undefined ? undefined : await resolveBasePlan(topLevel, request, git);
   let container: string;
   // The first folder this call made on the way to the base folder: a failure removes it again
   // (when empty), so a failed start leaves the state folder as it found it.
@@ -178,26 +206,27 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     await mkdir(runDir);
     await initStore(runDir, git);
     let toolSource: ToolRepoSource | undefined;
+    let origin: SandboxBaseOrigin = { from: 'folder' };
+    let warnings: SandboxWarning[] = [];
     let base: string;
     let root: string;
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
-    if (topLevel !== undefined) {
-      toolSource = await resolveSourceCommit(topLevel, revision, git);
-      const tree = (
-        await runGit(['rev-parse', `${toolSource.commit}^{tree}`], { cwd: topLevel, signal })
-      ).stdout.trim();
-      await importTree(topLevel, runDir, tree, git);
+    if (topLevel !== undefined && plan !== undefined) {
+      toolSource = plan.source;
       await mkdir(treeDir);
       root = await realpath(treeDir);
-      base = (
-        await storeGit(
-          runDir,
-          root,
-          ['commit-tree', tree, '-m', `sandbox ${id}: base, commit ${toolSource.commit}`],
-          git,
-        )
-      ).stdout.trim();
+      const made = await makeRepositoryBase({
+        id,
+        repo: topLevel,
+        runDir,
+        root,
+        plan,
+        exclude,
+        maxFileBytes,
+        git,
+      });
+      ({ base, origin, warnings } = made);
       // Checks the files out and fills the private index with their stat data.
       await storeGit(runDir, root, ['read-tree', '-u', '--reset', base], git);
       excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
@@ -229,6 +258,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     }
     await storeGit(runDir, root, ['update-ref', `${SNAPSHOT_REF_PREFIX}/${base}`, base], git);
     await makeToolRepo(root, join(runDir, INDEX_FILE), toolSource, git);
+    if (toolSource !== undefined && (origin.uncommitted ?? 0) > 0)
+      await indexAtCommit(root, toolSource.commit, git);
     const marker: SandboxMarker = {
       kind: MARKER_KIND,
       version: MARKER_VERSION,
@@ -237,7 +268,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       source,
       root,
       createdAt: Date.now(),
-      revision,
+      ...(origin.revision === undefined ? {} : { revision: origin.revision }),
+      from: origin.from,
+      ...(origin.uncommitted === undefined ? {} : { uncommitted: origin.uncommitted }),
       ...(toolSource === undefined ? {} : { sourceCommit: toolSource.commit }),
       base,
       head: base,
@@ -248,7 +281,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     // sandbox prune` never deletes it under a live run; a `dir` sandbox is locked by
     // `openSandbox({ lock })` when its owner asks.
     const lockFile = options.dir === undefined ? await acquireRunLock(runDir, id) : undefined;
-    return await build({
+    const sandbox = await build({
       marker,
       container,
       runDir,
@@ -257,8 +290,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       timeoutMs,
       signal,
       aliases: [resolve(options.source), sourceReal, source],
+      baseWarnings: warnings,
       ...(lockFile === undefined ? {} : { lockFile }),
     });
+    for (const warning of warnings) options.onWarning?.(warning);
+    return sandbox;
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);
     if (madeBase !== undefined) await removeEmptyDirs(madeBase.dir, madeBase.first);
@@ -282,6 +318,7 @@ export async function build(init: {
   signal: AbortSignal | undefined;
   aliases: readonly string[];
   lockFile?: string;
+  baseWarnings?: readonly SandboxWarning[];
 }): Promise<GitSandbox> {
   const { marker, runDir, signal, timeoutMs } = init;
   const root = marker.root;
@@ -315,6 +352,8 @@ export async function build(init: {
     root,
     source: marker.source,
     sourceCommit: marker.sourceCommit,
+    baseOrigin: originOf(marker),
+    baseWarnings: init.baseWarnings ?? [],
     container: init.container,
     runDir,
     base,
@@ -342,36 +381,6 @@ export async function removeContainer(id: string, container: string): Promise<vo
       { cause: error, details: { sandboxId: id } },
     );
   }
-}
-
-/** The user's commit (and checked-out branch, for `HEAD`) a sandbox is made from. */
-async function resolveSourceCommit(
-  repo: string,
-  revision: string,
-  options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
-): Promise<ToolRepoSource> {
-  const common = {
-    cwd: repo,
-    signal: options.signal,
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-  };
-  const commit = (
-    await runGit(['rev-parse', '--verify', '--quiet', `${revision}^{commit}`], common).catch(
-      (error: unknown) => {
-        throw new AgentsError(
-          AgentsErrorCode.SandboxFailed,
-          `Revision "${revision}" does not name a commit in ${repo}; pass an existing branch, tag or sha.`,
-          { cause: error, details: { revision, source: repo } },
-        );
-      },
-    )
-  ).stdout.trim();
-  if (revision !== 'HEAD') return { repo, commit };
-  const branch = await runGit(['symbolic-ref', '-q', 'HEAD'], { ...common, okExitCodes: [1] });
-  const name = branch.stdout.trim();
-  return branch.exitCode === 0 && name.startsWith('refs/heads/')
-    ? { repo, commit, branch: name }
-    : { repo, commit };
 }
 
 /**

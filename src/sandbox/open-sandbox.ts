@@ -1,6 +1,7 @@
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { SandboxFrom, SandboxWarning } from './base-snapshot.js';
 import { LargeFileGuard, validateMaxFileBytes } from './large-files.js';
 import { build, createSandbox, removeContainer, type LocalSandbox } from './local-sandbox.js';
 import type { GitSandbox } from './git-sandbox.js';
@@ -29,8 +30,15 @@ export interface OpenSandboxOptions {
    * same source the sandbox was made from (else `SANDBOX_FAILED`). Default: the recorded one.
    */
   source?: string;
-  /** Revision for a new sandbox (default `HEAD`); ignored when reopening. */
+  /**
+   * What a new sandbox is made from (see {@link CreateSandboxOptions.from}; default
+   * `worktree`). Ignored when reopening: a sandbox's base is made once.
+   */
+  from?: SandboxFrom;
+  /** Older spelling of `from` for a revision; ignored when reopening. */
   revision?: string;
+  /** Warnings about a new sandbox's base (see {@link CreateSandboxOptions.onWarning}). */
+  onWarning?: (warning: SandboxWarning) => void;
   /** Sandbox id for a new sandbox; when reopening, it must match the recorded id. */
   id?: string;
   /** Make the sandbox when `dir` holds none (default `true`; needs `source`). */
@@ -91,7 +99,9 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
     const made = await createSandbox({
       source: options.source,
       dir,
+      ...(options.from === undefined ? {} : { from: options.from }),
       ...(options.revision === undefined ? {} : { revision: options.revision }),
+      ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
       ...(options.id === undefined ? {} : { id: options.id }),
       ...(signal === undefined ? {} : { signal }),
       ...(options.gitTimeoutMs === undefined ? {} : { gitTimeoutMs: options.gitTimeoutMs }),
@@ -99,11 +109,12 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     });
     if (!options.lock) return Object.assign(made, { reopened: false as const });
+    const { baseWarnings } = made;
     // Made a moment ago by us: rebuild it through the reopen path so it carries the lock.
     await made.close({ remove: false });
     try {
       const fresh = (await readMarker(runDir)) as SandboxMarker;
-      return Object.assign(await reopen(dir, runDir, fresh, options), {
+      return Object.assign(await reopen(dir, runDir, fresh, options, baseWarnings), {
         reopened: false as const,
       });
     } catch (error) {
@@ -119,6 +130,7 @@ async function reopen(
   runDir: string,
   marker: SandboxMarker,
   options: OpenSandboxOptions,
+  baseWarnings?: readonly SandboxWarning[],
 ): Promise<GitSandbox> {
   const { signal } = options;
   const exclude = options.exclude === undefined ? undefined : validateExcludes(options.exclude);
@@ -184,6 +196,7 @@ async function reopen(
       signal,
       aliases: [...(options.source === undefined ? [] : [resolve(options.source)]), marker.source],
       ...(lockFile === undefined ? {} : { lockFile }),
+      ...(baseWarnings === undefined ? {} : { baseWarnings }),
     });
   } catch (error) {
     if (lockFile !== undefined) await rm(lockFile, { force: true });

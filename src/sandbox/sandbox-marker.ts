@@ -24,8 +24,12 @@ export interface SandboxMarker {
   source: string;
   root: string;
   createdAt: number;
-  /** Revision the sandbox was made from (as given). */
+  /** Revision the sandbox was made from (as given; `from: revision` and older markers). */
   revision?: string;
+  /** What the base was made from (absent in older markers: `revision` then tells). */
+  from?: 'worktree' | 'head' | 'revision' | 'folder';
+  /** `from: worktree`: paths where the base differs from `sourceCommit`. */
+  uncommitted?: number;
   /** The user's commit the sandbox was made from (repository mode). */
   sourceCommit?: string;
   /** Base snapshot sha (in the private store). */
@@ -67,6 +71,10 @@ export async function readMarker(runDir: string): Promise<SandboxMarker | 'legac
     root: String(record['root']),
     createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
     ...(typeof record['revision'] === 'string' ? { revision: record['revision'] } : {}),
+    ...(['worktree', 'head', 'revision', 'folder'].includes(record['from'] as string)
+      ? { from: record['from'] as NonNullable<SandboxMarker['from']> }
+      : {}),
+    ...(typeof record['uncommitted'] === 'number' ? { uncommitted: record['uncommitted'] } : {}),
     ...optionalSha('sourceCommit'),
     ...optionalSha('base'),
     ...optionalSha('head'),

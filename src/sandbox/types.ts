@@ -1,4 +1,5 @@
 import type { ChangedPath, SkippedPath } from '../core/tool-descriptor.js';
+import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
 
 /** A snapshot of the sandbox tree: a commit kept under a private ref. */
 export interface Snapshot {
@@ -53,6 +54,10 @@ export interface Sandbox extends AsyncDisposable {
   readonly head: string;
   /** The base snapshot taken at creation. */
   readonly base: string;
+  /** What the base was made from (the user's working tree, a commit, a folder copy). */
+  readonly baseOrigin?: SandboxBaseOrigin;
+  /** Warnings about the base from when it was made (none for a reopened sandbox). */
+  readonly baseWarnings?: readonly SandboxWarning[];
   /** Snapshots the tree; returns the previous head when nothing changed. */
   snapshot(label: string, options?: { signal?: AbortSignal }): Promise<Snapshot>;
   /**

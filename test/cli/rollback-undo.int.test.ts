@@ -79,6 +79,17 @@ describe('agents rollback --undo', () => {
     'puts back the exact tree (ignored and never-snapshotted files included), two levels deep, with an undo line that pastes back',
     { timeout: 240_000 },
     async () => {
+      // The sandbox starts from the project's files as they are (sandbox.from: worktree): the
+      // committed README.md and the untracked workspace and script files.
+      const baseFiles = execFileSync(
+        'git',
+        ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+        { cwd: dir, encoding: 'utf8' },
+      )
+        .split('\0')
+        .filter((path) => path !== '')
+        .sort();
+      expect(baseFiles).toEqual(expect.arrayContaining(['README.md', 'script.yaml']));
       const run = await agentsProcess(dir, [
         'actor',
         'run',
@@ -140,7 +151,7 @@ describe('agents rollback --undo', () => {
         input.checkpointId,
       ]);
       expect(second.code, second.stderr).toBe(0);
-      expect(Object.keys(await treeDigest(tree))).toEqual(['README.md']);
+      expect(Object.keys(await treeDigest(tree)).sort()).toEqual(baseFiles);
 
       // Both safety snapshots are listed, each on the checkpoint its rollback made.
       const withRollbacks = JSON.parse(

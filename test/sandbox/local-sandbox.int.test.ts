@@ -245,14 +245,15 @@ describe('createSandbox (git repo)', () => {
     );
   });
 
-  it('fails with SANDBOX_FAILED for a missing source or revision and leaves nothing behind', async () => {
+  it('fails with SANDBOX_FAILED for a missing source, REVISION_NOT_FOUND for a missing revision, and leaves nothing behind', async () => {
     await expect(
       createSandbox({ source: join(scratch, 'missing'), baseDir }),
     ).rejects.toMatchObject({ code: 'SANDBOX_FAILED' });
     await expect(
       createSandbox({ source: repo, baseDir, revision: 'no-such-branch' }),
     ).rejects.toMatchObject({
-      code: 'SANDBOX_FAILED',
+      code: 'REVISION_NOT_FOUND',
+      details: { revision: 'no-such-branch' },
     });
     await expect(createSandbox({ source: repo, baseDir, id: '../evil' })).rejects.toMatchObject({
       code: 'SANDBOX_FAILED',

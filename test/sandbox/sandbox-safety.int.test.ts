@@ -154,7 +154,9 @@ describe("a tool's git commands stay in the sandbox (issue: sandbox isolation)",
     git(repo, 'stash');
     writeFiles(repo, { 'README.md': '# uncommitted\n' });
     const before = repoFingerprint(repo);
-    const sandbox = await make();
+    // From the commit: the tool's `reset --hard` would otherwise undo the uncommitted README
+    // the sandbox starts with (a change of its own, not the point here).
+    const sandbox = await make({ from: 'head' });
     const tool = (...args: string[]) => git(sandbox.root, ...args);
 
     writeFiles(sandbox.root, { 'a.txt': 'a\n' });
@@ -340,6 +342,8 @@ describe('nested repositories', () => {
     const sha = git(repo, 'rev-parse', 'HEAD').trim();
     git(repo, 'update-index', '--add', '--cacheinfo', `160000,${sha},deps/sub`);
     git(repo, 'commit', '-q', '-m', 'add gitlink');
+    // An uninitialised submodule is an empty folder in the working tree.
+    mkdirSync(join(repo, 'deps/sub'), { recursive: true });
     const sandbox = await make();
     expect(sandbox.nestedRepos()).toEqual([{ path: 'deps/sub', kind: 'repository' }]);
     writeFiles(sandbox.root, { 'c.txt': 'c\n' });

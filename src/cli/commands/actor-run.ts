@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import type { Command } from '../command.js';
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--from worktree|head|REV] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -20,6 +20,10 @@ Options:
   --thread ID       conversation thread to continue; its sandbox is kept for later runs,
                     rollbacks and diffs (default: a new thread for this run only, whose sandbox
                     is removed at the end unless --keep-sandbox, or the run pauses to be resumed)
+  --from WHAT       what the sandbox starts from (default: the actor's sandbox.from, worktree):
+                    worktree = your files as they are now (uncommitted edits and untracked, not
+                    ignored files included; your repo is only read), head = the last commit,
+                    or a branch, tag or sha. A thread keeps the base of its first run.
   --max-turns N     model turns this run may take (default: the actor's maxTurns, 200); at the
                     limit the run stops, the thread is saved and the command exits with code 9;
                     go on with \`agents actor resume NAME --thread ID --continue\`
@@ -46,6 +50,7 @@ export const actorRunCommand: Command = {
       {
         input: { type: 'string' },
         thread: { type: 'string' },
+        from: { type: 'string' },
         'max-turns': { type: 'string' },
         'max-tool-calls': { type: 'string' },
         'max-time': { type: 'string' },
@@ -63,6 +68,8 @@ export const actorRunCommand: Command = {
       import('./actor-session.js'),
     ]);
     if (values.input === undefined) throw usageError('--input is required.', RUN_USAGE);
+    if (values.from === '')
+      throw usageError('--from needs worktree, head or a revision.', RUN_USAGE);
     const input = values.input;
     const threadId = values.thread ?? randomUUID();
     const settings = {
@@ -72,6 +79,7 @@ export const actorRunCommand: Command = {
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
       limits: parseRunLimits(values, RUN_USAGE),
+      from: values.from,
     };
     return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {

@@ -254,6 +254,8 @@ export async function withActiveCliActor(
     keepSandbox: boolean;
     verbose: boolean;
     limits: RunLimits;
+    /** `--from`: what a new sandbox starts from. */
+    from?: string | undefined;
   },
   work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
@@ -265,6 +267,7 @@ export async function withActiveCliActor(
     threadId: settings.threadId,
     ephemeralThread: settings.ephemeralThread === true,
     keepSandbox: settings.keepSandbox,
+    ...(settings.from === undefined ? {} : { sandboxFrom: settings.from }),
     ...(settings.limits.maxTurns === undefined ? {} : { maxTurns: settings.limits.maxTurns }),
     ...(settings.limits.maxToolCalls === undefined
       ? {}

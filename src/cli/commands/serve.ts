@@ -19,6 +19,8 @@ export interface ServeTargetOptions {
   threadId?: string;
   /** Leave the sandbox folder in place after exit. */
   keepSandbox: boolean;
+  /** What a new sandbox starts from (`--from`; default the actor's `sandbox.from`, worktree). */
+  from?: string;
   /** Replaces the mode of the target's safety policy (its rules stay). */
   policyMode?: PolicyMode;
 }
@@ -89,6 +91,7 @@ export interface ServeCommandArgs {
   sessionIdleMs?: number;
   threadId?: string;
   keepSandbox: boolean;
+  from?: string;
   policyMode?: PolicyMode;
 }
 
@@ -116,6 +119,9 @@ Options:
   --actor NAME           serve the tools of this actor (all its skills)
   --thread ID            (--actor) work in this thread's sandbox: made on first use, reopened
                          later, kept after exit (agents sandbox diff|checkpoints --thread ID)
+  --from WHAT            what a new sandbox starts from: worktree (default: your files as they
+                         are now, uncommitted edits included), head (the last commit), or a
+                         branch, tag or sha
   --keep-sandbox         leave the sandbox folder in place after exit (default: a sandbox
                          without --thread is removed on exit)
   --policy MODE          replace the policy mode: read-only, ask or auto (rules stay)
@@ -155,6 +161,7 @@ export function parseServeArgs(
       'session-idle': { type: 'string' },
       thread: { type: 'string' },
       'keep-sandbox': { type: 'boolean' },
+      from: { type: 'string' },
       policy: { type: 'string' },
     },
     USAGE,
@@ -180,6 +187,7 @@ export function parseServeArgs(
     );
   }
   if (values.thread === '') throw usageError('--thread needs a non-empty ID.', USAGE);
+  if (values.from === '') throw usageError('--from needs worktree, head or a revision.', USAGE);
   let policyMode: PolicyMode | undefined;
   if (values.policy !== undefined) {
     // PolicyModeSchema's values, checked without zod (this runs at start-up).
@@ -212,6 +220,7 @@ export function parseServeArgs(
     transport,
     allowRemote: values['allow-remote'] === true,
     keepSandbox: values['keep-sandbox'] === true,
+    ...(values.from === undefined ? {} : { from: values.from }),
     ...(values.thread === undefined ? {} : { threadId: values.thread }),
     ...(policyMode === undefined ? {} : { policyMode }),
     ...(values.host === undefined ? {} : { host: values.host }),
@@ -250,6 +259,7 @@ export function createServeCommand(options: ServeCommandOptions): Command {
       }
       const resolution = await options.resolve(args.target, context, {
         keepSandbox: args.keepSandbox,
+        ...(args.from === undefined ? {} : { from: args.from }),
         ...(args.threadId === undefined ? {} : { threadId: args.threadId }),
         ...(args.policyMode === undefined ? {} : { policyMode: args.policyMode }),
       });
