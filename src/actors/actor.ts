@@ -69,6 +69,8 @@ import { pendingApprovalsOf } from './approvals.js';
 import type { PendingApproval } from './approvals.js';
 import { resolveChatModel } from './model.js';
 import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
+import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
+import type { SharedThread } from './shared-thread.js';
 import { createInFlightCalls } from '../middleware/in-flight.js';
 import type { InFlightCalls } from '../middleware/in-flight.js';
 import { recordUnattributedChanges } from '../middleware/unattributed.js';
@@ -118,6 +120,11 @@ export interface CreateActorOptions {
   confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
+  /**
+   * Shared snapshot store of a thread-bound actor; wins over the config's `snapshots`. See
+   * README "Running on several machines".
+   */
+  snapshots?: { remote: string };
   /** Folder for run sandboxes (default: the project's folder of the per-user state folder, `agentsStateDir()`). */
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */
@@ -352,6 +359,7 @@ interface ActiveState {
   ownsManager: boolean;
   lease: ServerLease | undefined;
   checkpointer: Checkpointer | undefined;
+  shared: SharedThread | undefined;
   registry: SkillRegistry;
   structured: StructuredTool[];
   middleware: ToolMiddleware[];
@@ -543,6 +551,23 @@ class LocalActor implements ActorInstance {
         ? this.options.checkpointer instanceof MemorySaver
         : this.config.checkpointer.type === 'memory';
       this.keepSandboxOnDeactivate = this.options.keepSandbox === true;
+      // Across workers: the Postgres lease and the shared snapshot store (shared-thread.ts).
+      const shared =
+        threadId === undefined || memoryCheckpoints
+          ? undefined
+          : await openSharedThread({
+              actor: this.name,
+              threadId,
+              checkpointer: this.options.checkpointer ? undefined : this.config.checkpointer,
+              remote: sandboxSettings.enabled
+                ? resolveSharedRemote(
+                    (this.options.snapshots ?? this.config.snapshots)?.remote,
+                    (path) => this.store.resolvePath(path),
+                  )
+                : undefined,
+              ...(signal ? { signal } : {}),
+            });
+      if (shared) cleanup.push(() => shared.close());
       if (sandboxSettings.enabled && threadId !== undefined && !memoryCheckpoints) {
         await assertThreadOwner(this.store.root, this.name, threadId);
         const opened = await openThreadSandbox({
@@ -554,6 +579,9 @@ class LocalActor implements ActorInstance {
           projectDir: this.store.projectDir,
           ...snapshotSettings(sandboxSettings),
           ...(signal ? { signal } : {}),
+          // The lease replaces the local run lock: it holds the thread on every worker.
+          lock: shared?.lease === undefined,
+          ...(shared?.replica ? { replica: shared.replica } : {}),
         });
         sandbox = opened;
         reopened = opened.reopened;
@@ -774,8 +802,21 @@ class LocalActor implements ActorInstance {
             details: { problems: [] },
           },
         );
-      const graph = buildGraph(agent, toolNode, saver, maxTurns);
+      const graph = buildGraph(agent, toolNode, shared?.saver(saver) ?? saver, maxTurns);
       graph.name = this.name;
+      if (sandbox !== undefined && threadId !== undefined && shared?.replica !== undefined) {
+        const synced = await syncSandboxToThread({
+          graph,
+          threadId,
+          sandbox,
+          ...(signal ? { signal } : {}),
+        });
+        if (synced !== undefined && synced.safety !== synced.from) {
+          this.options.onWarning?.(
+            `Thread "${threadId}": this worker's files had changes no checkpoint recorded; the sandbox now holds the files of the thread's latest checkpoint (${synced.to}), and the old tree is kept in snapshot ${synced.safety}.`,
+          );
+        }
+      }
       if (sandbox !== undefined && threadId !== undefined && reopened) {
         await this.recordUnattributed(graph, threadId, sandbox, auditLog, signal);
       }
@@ -793,6 +834,7 @@ class LocalActor implements ActorInstance {
         ownsManager,
         lease,
         checkpointer,
+        shared,
         registry,
         structured,
         middleware,
@@ -830,6 +872,8 @@ class LocalActor implements ActorInstance {
       ...(state.sandbox
         ? [() => state.sandbox!.close({ remove: !this.keepSandboxOnDeactivate })]
         : []),
+      // After the sandbox: its last snapshots are pushed, then the thread's lease is released.
+      ...(state.shared ? [() => state.shared!.close()] : []),
       () => state.auditLog.close(),
     ];
     // runCleanup runs its steps last first.

@@ -5,6 +5,7 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
 import { workspaceStateDir } from '../sandbox/state-dir.js';
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
+import type { ThreadReplica } from '../sandbox/shared-store.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = 'threads';
@@ -129,6 +130,11 @@ export interface OpenThreadSandboxOptions {
   maxFileBytes?: number;
   /** Extra snapshot excludes; omitted keeps the recorded ones. */
   exclude?: readonly string[];
+  /**
+   * The thread's shared snapshot store: a missing sandbox is rebuilt from the history there
+   * (when the store has the thread), and every snapshot is queued for it (see `ThreadReplica`).
+   */
+  replica?: ThreadReplica;
   signal?: AbortSignal;
 }
 
@@ -155,26 +161,46 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       { details: { dir, threadId: options.threadId } },
     );
   }
-  if (existing === undefined && options.create === false) {
-    throw new AgentsError(
+  const notFound = (): AgentsError =>
+    new AgentsError(
       AgentsErrorCode.CheckpointNotFound,
-      `Actor "${options.actor}" has no sandbox for thread "${options.threadId}" in ${options.workspaceRoot}.`,
+      `Actor "${options.actor}" has no sandbox for thread "${options.threadId}" in ${options.workspaceRoot}${options.replica === undefined ? '' : ' nor in its shared snapshot store'}.`,
       { details: { actor: options.actor, threadId: options.threadId } },
     );
-  }
+  // With a shared store, a thread this worker never ran may still be rebuilt from the store.
+  const rebuildOnly = existing === undefined && options.create === false;
+  if (rebuildOnly && options.replica === undefined) throw notFound();
   await mkdir(dir, { recursive: true });
   const sandboxId = threadSandboxId(options.actor, options.threadId);
+  const replica = options.replica;
   const sandbox = await openSandbox({
     dir: sandboxDir,
     source: options.source,
     revision: options.revision,
     id: sandboxId,
     lock: options.lock ?? true,
-    ...(options.create === undefined ? {} : { create: options.create }),
+    ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),
     ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(replica === undefined
+      ? {}
+      : {
+          seed: async (runDir: string, signal: AbortSignal | undefined) => {
+            const meta = await replica.fetchInto(runDir, signal);
+            if (meta === undefined && rebuildOnly) throw notFound();
+            return meta;
+          },
+        }),
   });
+  if (replica !== undefined) {
+    try {
+      await replica.attach(sandbox, options.signal);
+    } catch (error) {
+      await sandbox.close({ remove: !sandbox.reopened }).catch(() => undefined);
+      throw error;
+    }
+  }
   if (existing === undefined) {
     const record: ThreadSandboxRecord = {
       kind: RECORD_KIND,

@@ -1,4 +1,5 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createWorkspaceStore } from '../workspace/store.js';
@@ -32,10 +33,16 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
     // Loaded on use, in parallel: git (simple-git), the checkpointer (LangGraph, SQLite).
-    const [{ findThreadSandboxes }, { createCheckpointer }, { openSandbox }] = await Promise.all([
+    const [
+      { findThreadSandboxes },
+      { createCheckpointer },
+      { openSandbox },
+      { openSharedThread, resolveSharedRemote, syncSandboxToThread },
+    ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
       import('../middleware/checkpointer.js'),
       import('../sandbox/open-sandbox.js'),
+      import('../actors/shared-thread.js'),
     ]);
     const found = await findThreadSandboxes(
       createWorkspaceStore(workspace, { projectDir: cwd }).root,
@@ -72,7 +79,20 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     const { compileActorStateGraph } = await import('../actors/actor.js');
     let checkpointer: Checkpointer | undefined;
     let sandbox: LocalSandbox | undefined;
+    let shared: SharedThread | undefined;
     try {
+      // Across workers (README "Running on several machines"): a changing command takes the
+      // Postgres lease, and the thread's snapshots come from the shared store.
+      shared = await openSharedThread({
+        actor: actorConfig.name,
+        threadId,
+        checkpointer: actorConfig.checkpointer,
+        remote: resolveSharedRemote(actorConfig.snapshots?.remote, (path) =>
+          store.resolvePath(path),
+        ),
+        lease: options.lock,
+        signal,
+      });
       checkpointer = await createCheckpointer(actorConfig.checkpointer, {
         cwd: store.projectDir,
         signal,
@@ -80,10 +100,18 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       sandbox = await openSandbox({
         dir: location.sandboxDir,
         create: false,
-        lock: options.lock,
+        lock: options.lock && shared?.lease === undefined,
         signal,
       });
+      if (shared?.replica !== undefined) {
+        // Reading only fetches (another worker may be running the thread); changing also queues
+        // this worker's snapshots for the store and brings the files to the latest checkpoint.
+        if (options.lock) await shared.replica.attach(sandbox, signal);
+        else await shared.replica.fetchInto(sandbox.runDir, signal);
+      }
     } catch (error) {
+      await sandbox?.close({ remove: false }).catch(() => undefined);
+      await shared?.close().catch(() => undefined);
       await checkpointer?.close().catch(() => undefined);
       if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
@@ -92,9 +120,23 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { cause: error, details: { threadId, actor: actorConfig.name } },
       );
     }
-    const graph = compileActorStateGraph(checkpointer.saver, actorConfig.name);
+    const graph = compileActorStateGraph(
+      shared?.saver(checkpointer.saver) ?? checkpointer.saver,
+      actorConfig.name,
+    );
     const openedCheckpointer = checkpointer;
     const openedSandbox = sandbox;
+    const openedShared = shared;
+    if (options.lock && shared?.replica !== undefined) {
+      try {
+        await syncSandboxToThread({ graph, threadId, sandbox, signal });
+      } catch (error) {
+        await sandbox.close({ remove: false }).catch(() => undefined);
+        await shared.close().catch(() => undefined);
+        await checkpointer.close().catch(() => undefined);
+        throw error;
+      }
+    }
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {
@@ -102,6 +144,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           openedSandbox.close({ remove: false }),
           openedCheckpointer.close(),
         ]);
+        // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
+        if (openedShared !== undefined) {
+          results.push(...(await Promise.allSettled([openedShared.close()])));
+        }
         const errors = results.flatMap((result) =>
           result.status === 'rejected' ? [result.reason as unknown] : [],
         );

@@ -72,7 +72,20 @@ export interface CreateSandboxOptions {
    * Throws `CONFIG_INVALID` for a negative or fractional value.
    */
   maxFileBytes?: number;
+  /**
+   * Materialise the sandbox from an existing snapshot history instead of the source's files:
+   * called once the empty store exists, it fills it (e.g. a `git fetch` from a shared store) and
+   * returns the base snapshot to check out, or `undefined` to make the sandbox from the source
+   * as usual. The source is still read for the tool repo (repository mode).
+   */
+  seed?: SandboxSeed;
 }
+
+/** See {@link CreateSandboxOptions.seed}. */
+export type SandboxSeed = (
+  runDir: string,
+  signal: AbortSignal | undefined,
+) => Promise<{ base: string } | undefined>;
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
 export interface LocalSandbox extends Sandbox {
@@ -97,6 +110,11 @@ export interface LocalSandbox extends Sandbox {
   readonly maxFileBytes: number;
   /** Files left out of snapshots for being over {@link LocalSandbox.maxFileBytes}, by path. */
   oversizedFiles(): OversizedFile[];
+  /**
+   * Calls `listener` with each new snapshot commit right after it is made (one listener;
+   * `undefined` removes it). A shared snapshot store uses it to queue pushes.
+   */
+  onSnapshotCommit(listener: ((sha: string) => void) | undefined): void;
   /**
    * Closes the sandbox. By default (`remove: true`) its folder (tree, snapshot store, run dir)
    * is deleted. With `remove: false` everything stays on disk (and its run lock is released),
@@ -176,7 +194,17 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     let root: string;
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
-    if (topLevel !== undefined) {
+    const seeded = await options.seed?.(runDir, signal);
+    if (seeded !== undefined) {
+      // The history is in the store already: check its base out, nothing copied from the source.
+      if (topLevel !== undefined) toolSource = await resolveSourceCommit(topLevel, revision, git);
+      await mkdir(treeDir);
+      root = await realpath(treeDir);
+      base = seeded.base;
+      await storeGit(runDir, root, ['read-tree', '-u', '--reset', base], git);
+      excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
+      largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
+    } else if (topLevel !== undefined) {
       toolSource = await resolveSourceCommit(topLevel, revision, git);
       const tree = (
         await runGit(['rev-parse', `${toolSource.commit}^{tree}`], { cwd: topLevel, signal })
