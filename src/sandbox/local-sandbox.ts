@@ -75,8 +75,9 @@ export interface CreateSandboxOptions {
   /**
    * Materialise the sandbox from an existing snapshot history instead of the source's files:
    * called once the empty store exists, it fills it (e.g. a `git fetch` from a shared store) and
-   * returns the base snapshot to check out, or `undefined` to make the sandbox from the source
-   * as usual. The source is still read for the tool repo (repository mode).
+   * returns the base snapshot and the snapshot to check out (default the base), or `undefined`
+   * to make the sandbox from the source as usual. The source is still read for the tool repo
+   * (repository mode).
    */
   seed?: SandboxSeed;
 }
@@ -85,7 +86,7 @@ export interface CreateSandboxOptions {
 export type SandboxSeed = (
   runDir: string,
   signal: AbortSignal | undefined,
-) => Promise<{ base: string } | undefined>;
+) => Promise<{ base: string; head?: string } | undefined>;
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
 export interface LocalSandbox extends Sandbox {
@@ -194,6 +195,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     let root: string;
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
+    let head: string | undefined;
     const seeded = await options.seed?.(runDir, signal);
     if (seeded !== undefined) {
       // The history is in the store already: check its base out, nothing copied from the source.
@@ -201,7 +203,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       await mkdir(treeDir);
       root = await realpath(treeDir);
       base = seeded.base;
-      await storeGit(runDir, root, ['read-tree', '-u', '--reset', base], git);
+      head = seeded.head ?? base;
+      await storeGit(runDir, root, ['read-tree', '-u', '--reset', head], git);
+      await storeGit(runDir, root, ['update-ref', `${SNAPSHOT_REF_PREFIX}/${head}`, head], git);
       excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
       largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
     } else if (topLevel !== undefined) {
@@ -262,7 +266,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       revision,
       ...(toolSource === undefined ? {} : { sourceCommit: toolSource.commit }),
       base,
-      head: base,
+      head: head ?? base,
       maxFileBytes,
     };
     await writeMarker(runDir, marker);

@@ -98,11 +98,15 @@ export class ThreadReplica {
 
   /**
    * Fetches the thread's snapshots from the shared store into the store of `runDir` (objects and
-   * `refs/shared/keep`). Returns what the store records about the thread, or `undefined` when
+   * `refs/shared/keep`). Returns what the store records about the thread and the newest
+   * snapshot pushed (`head`), or `undefined` when
    * the thread has never been pushed there. Throws `SANDBOX_FAILED` when the store is
    * unreachable.
    */
-  async fetchInto(runDir: string, signal?: AbortSignal): Promise<SharedThreadMeta | undefined> {
+  async fetchInto(
+    runDir: string,
+    signal?: AbortSignal,
+  ): Promise<(SharedThreadMeta & { head: string }) | undefined> {
     this.#runDir = runDir;
     try {
       // A glob refspec: a thread the store has never seen is not an error, just nothing.
@@ -139,7 +143,14 @@ export class ThreadReplica {
       );
     }
     this.#meta = meta;
-    return meta;
+    // The newest snapshot pushed is the last parent of the newest keep commit: usually the
+    // snapshot the thread's latest checkpoint names, so a rebuilt sandbox starts there.
+    const parents = (
+      await this.#git(['rev-list', '--parents', '-n', '1', this.#keep], signal)
+    ).stdout
+      .trim()
+      .split(' ');
+    return { ...meta, head: parents.length > 1 ? parents.at(-1)! : meta.base };
   }
 
   /**
@@ -246,7 +257,7 @@ export class ThreadReplica {
       }
       throw this.#storeError('push the snapshots of', error);
     }
-    await this.#git(['update-ref', LOCAL_KEEP_REF, keep]);
+    // Kept in memory only (one git process less per push): the next open fetches the ref.
     this.#keep = keep;
   }
 
