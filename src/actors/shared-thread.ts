@@ -2,10 +2,12 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { CheckpointerSettings } from '../middleware/checkpointer.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../middleware/state.js';
-import { ThreadReplica } from '../sandbox/shared-store.js';
+import { gitEnv, runGit } from '../sandbox/git.js';
+import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { acquireThreadLease } from '../workspace/lease.js';
 import type { ThreadLease } from '../workspace/lease.js';
+import type { WorkspaceStore } from '../workspace/store.js';
 
 /** What lets a thread move between workers: its lease and its shared snapshot store. */
 export interface SharedThread {
@@ -154,4 +156,30 @@ export function resolveSharedRemote(
   if (remote === undefined) return undefined;
   const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/]+:/.test(remote);
   return isUrl ? remote : resolvePath(remote);
+}
+
+/**
+ * The actors of a workspace whose shared snapshot store holds `threadId` (one `git ls-remote`
+ * per actor that names a store): how a worker that never ran a thread finds whose it is.
+ * Actor files that do not parse are skipped (`agents actor list` reports them).
+ */
+export async function findSharedThreadActors(
+  store: WorkspaceStore,
+  threadId: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const { records } = await store.list('actor');
+  const found: string[] = [];
+  for (const { name, value } of records) {
+    const remote = resolveSharedRemote(value.snapshots?.remote, (path) => store.resolvePath(path));
+    if (remote === undefined) continue;
+    const ref = `${sharedThreadNamespace(name, threadId)}/keep`;
+    const listed = await runGit(['ls-remote', '--end-of-options', remote, ref], {
+      cwd: store.root,
+      env: gitEnv(),
+      ...(signal === undefined ? {} : { signal }),
+    }).catch(() => undefined);
+    if (listed?.stdout.includes(ref) === true) found.push(name);
+  }
+  return found;
 }

@@ -34,22 +34,31 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     signal.throwIfAborted();
     // Loaded on use, in parallel: git (simple-git), the checkpointer (LangGraph, SQLite).
     const [
-      { findThreadSandboxes },
+      { findThreadSandboxes, openThreadSandbox },
       { createCheckpointer },
       { openSandbox },
-      { openSharedThread, resolveSharedRemote, syncSandboxToThread },
+      { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
       import('../middleware/checkpointer.js'),
       import('../sandbox/open-sandbox.js'),
       import('../actors/shared-thread.js'),
     ]);
-    const found = await findThreadSandboxes(
-      createWorkspaceStore(workspace, { projectDir: cwd }).root,
-      threadId,
-    );
+    const here = createWorkspaceStore(workspace, { projectDir: cwd });
+    const found = await findThreadSandboxes(here.root, threadId);
     const location = found[0];
-    if (location === undefined) {
+    // A thread this worker never ran: its actor's shared snapshot store may hold it.
+    const sharedActors =
+      location === undefined ? await findSharedThreadActors(here, threadId, signal) : [];
+    if (sharedActors.length > 1) {
+      throw new AgentsError(
+        AgentsErrorCode.InvalidArguments,
+        `Thread "${threadId}" is in the shared snapshot stores of several actors (${sharedActors.join(', ')}); this worker cannot tell whose it is.`,
+        { details: { threadId, actors: sharedActors } },
+      );
+    }
+    const rebuildFor = sharedActors[0];
+    if (location === undefined && rebuildFor === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
         `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
@@ -65,9 +74,9 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     }
     // Relative paths (the SQLite checkpoint file) resolve as they did for the run.
     const store = createWorkspaceStore(workspace, {
-      projectDir: location.record.projectDir ?? cwd,
+      projectDir: location?.record.projectDir ?? cwd,
     });
-    const actorConfig = await store.get('actor', location.record.actor);
+    const actorConfig = await store.get('actor', location?.record.actor ?? rebuildFor!);
     if (actorConfig.checkpointer.type === 'memory') {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
@@ -97,13 +106,28 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         cwd: store.projectDir,
         signal,
       });
-      sandbox = await openSandbox({
-        dir: location.sandboxDir,
-        create: false,
-        lock: options.lock && shared?.lease === undefined,
-        signal,
-      });
-      if (shared?.replica !== undefined) {
+      sandbox =
+        location === undefined
+          ? // Rebuilt from the shared store (the replica is attached by the open).
+            await openThreadSandbox({
+              workspaceRoot: store.root,
+              actor: actorConfig.name,
+              threadId,
+              source: store.resolvePath(actorConfig.sandbox.source),
+              revision: actorConfig.sandbox.revision,
+              projectDir: store.projectDir,
+              create: false,
+              lock: options.lock && shared?.lease === undefined,
+              ...(shared?.replica === undefined ? {} : { replica: shared.replica }),
+              signal,
+            })
+          : await openSandbox({
+              dir: location.sandboxDir,
+              create: false,
+              lock: options.lock && shared?.lease === undefined,
+              signal,
+            });
+      if (location !== undefined && shared?.replica !== undefined) {
         // Reading only fetches (another worker may be running the thread); changing also queues
         // this worker's snapshots for the store and brings the files to the latest checkpoint.
         if (options.lock) await shared.replica.attach(sandbox, signal);

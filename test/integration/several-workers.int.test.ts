@@ -183,7 +183,7 @@ interface CheckpointJson {
 describe('a thread that moves between two workers (shared Postgres + shared git store)', () => {
   it(
     'starts on A, is approved and continued on B, rolled back on A, undone on B: files exact at every step',
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       const thread = `moving-${suffix}`;
       const readme = 'hello\n';
@@ -278,7 +278,7 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
 
   it(
     'refuses a second worker while the first runs the thread, and after a SIGKILL the other resumes from the last checkpoint',
-    { timeout: 300_000 },
+    { timeout: 600_000 },
     async () => {
       const thread = `killed-${suffix}`;
       let killed = false;
