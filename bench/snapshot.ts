@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
-import { composeMiddleware, type ToolCallRequest } from '../src/middleware/types.js';
-import type { ToolDescriptor, ToolResult } from '../src/registry/tool-descriptor.js';
+import { composeMiddleware, type ToolCallRequest } from '../src/core/tool-middleware.js';
+import type { ToolDescriptor, ToolResult } from '../src/core/tool-descriptor.js';
 import { createSandbox } from '../src/sandbox/local-sandbox.js';
 
 const exec = promisify(execFile);

@@ -8,7 +8,7 @@
  * 127.0.0.1, runs the client against them and fails unless both calls succeed.
  */
 import { mcpClientCommand, runMcpClient } from '../src/cli/commands/mcp-client.js';
-import type { ToolEntry } from '../src/registry/tool-descriptor.js';
+import type { ToolEntry } from '../src/core/tool-descriptor.js';
 import { serveHttp } from '../src/serve/http.js';
 import { createMcpServer } from '../src/serve/mcp-server.js';
 import { createServedToolSet } from '../src/serve/served-tool-set.js';

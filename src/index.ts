@@ -17,8 +17,8 @@ export type {
   ToolEntry,
   ToolResult,
   ToolSource,
-} from './registry/tool-descriptor.js';
-export { ResultMetaKey } from './registry/tool-descriptor.js';
+} from './core/tool-descriptor.js';
+export { ResultMetaKey } from './core/tool-descriptor.js';
 
 // config
 export type {
@@ -67,8 +67,8 @@ export { fingerprintTool } from './mcp/fingerprint.js';
 export { compileArgumentValidator } from './mcp/json-schema.js';
 
 // registry
-export type { CapabilityInput } from './registry/capabilities.js';
-export { inferCapabilities } from './registry/capabilities.js';
+export type { CapabilityInput } from './mcp/capabilities.js';
+export { inferCapabilities } from './mcp/capabilities.js';
 export type { ToolRegistry, ToolRegistryChange } from './registry/tool-registry.js';
 export { createToolRegistry } from './registry/tool-registry.js';
 
@@ -97,12 +97,14 @@ export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox
 export { createSandbox } from './sandbox/local-sandbox.js';
 export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
 export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
-export type { PruneSandboxesOptions } from './sandbox/prune-sandboxes.js';
+export type { PruneSandboxesOptions, PruneSandboxesResult } from './sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
+export type { ListSandboxesOptions, SandboxEntry } from './sandbox/sandbox-inventory.js';
+export { listSandboxes } from './sandbox/sandbox-inventory.js';
 export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
-export { detectPathArguments } from './sandbox/path-arguments.js';
+export { detectPathArguments } from './mcp/path-arguments.js';
 export { sandboxRoots } from './sandbox/sandbox-roots.js';
 export type {
   DiffHunk,
@@ -126,12 +128,17 @@ export { commitSandbox } from './sandbox/deliver/commit-branch.js';
 export type { DeliverySandbox } from './sandbox/deliver/store-access.js';
 
 // middleware: one execution path for every tool call
-export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './middleware/types.js';
-export { composeMiddleware } from './middleware/types.js';
+export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './core/tool-middleware.js';
+export { composeMiddleware } from './core/tool-middleware.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
-export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export type {
+  ActiveSkillState,
+  RollbackRecord,
+  SandboxState,
+  SandboxStateUpdate,
+} from './middleware/state.js';
 export {
   SandboxStateSchema,
   sandboxDeltaStateFields,
@@ -144,6 +151,9 @@ export type {
   TrackedToolNodeOptions,
 } from './middleware/tool-node.js';
 export { createTrackedToolNode, routeToolCallsPerTask } from './middleware/tool-node.js';
+// pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
+export type { ToolPipeline, ToolPipelineOptions } from './pipeline/tool-pipeline.js';
+export { createToolPipeline } from './pipeline/tool-pipeline.js';
 export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
 export { createCheckpointer } from './middleware/checkpointer.js';
 export type {
@@ -171,8 +181,8 @@ export type {
   PolicyInput,
   PolicyMode,
   PolicyRule,
-} from './policy/schema.js';
-export { PolicySchema, parsePolicy } from './policy/schema.js';
+} from './config/policy-schema.js';
+export { PolicySchema, parsePolicy } from './config/policy-schema.js';
 export type { PolicyVerdict } from './policy/decide.js';
 export { decide } from './policy/decide.js';
 export type { PinStore, ToolPin } from './policy/pins.js';
@@ -207,8 +217,8 @@ export type {
   ClientRequestSink,
   UpstreamClientRequest,
   UpstreamClientResult,
-} from './mcp/client-requests.js';
-export { createClientRequestForwarder, JsonRpcError } from './mcp/client-requests.js';
+} from './core/client-requests.js';
+export { createClientRequestForwarder, JsonRpcError } from './core/client-requests.js';
 export type { CreateMcpServerOptions } from './serve/mcp-server.js';
 export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
 export type {
@@ -240,8 +250,8 @@ export type {
   SkillRegistry,
   SkillRegistryOptions,
   SkillServer,
-} from './registry/skill-registry.js';
-export { createSkillRegistry, planSkillConfigs, planSkills } from './registry/skill-registry.js';
+} from './actors/skill-registry.js';
+export { createSkillRegistry, planSkillConfigs, planSkills } from './actors/skill-registry.js';
 export type { BuiltinToolName, BuiltinToolsOptions } from './skills/builtin-tools.js';
 export { BUILTIN_TOOL_NAMES, createBuiltinTools } from './skills/builtin-tools.js';
 export type { CustomToolReference } from './skills/custom-tools.js';
@@ -258,7 +268,9 @@ export type {
   ActorInstance,
   ActorRunEvent,
   ActorRunOptions,
+  ActivateOptions,
   CreateActorOptions,
+  DeactivateOptions,
 } from './actors/actor.js';
 export { compileActorStateGraph, createActor } from './actors/actor.js';
 export type { PendingApproval } from './actors/approvals.js';
@@ -270,6 +282,8 @@ export {
   removeThreadSandbox,
   threadSandboxDir,
 } from './actors/thread-sandbox.js';
+export type { RemoveThreadOptions, RemoveThreadResult } from './actors/remove-thread.js';
+export { removeThread } from './actors/remove-thread.js';
 export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';

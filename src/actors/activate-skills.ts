@@ -1,5 +1,5 @@
-import { createSkillRegistry, planSkillConfigs } from '../registry/skill-registry.js';
-import type { NamedSkill, SkillRegistry } from '../registry/skill-registry.js';
+import { createSkillRegistry, planSkillConfigs } from './skill-registry.js';
+import type { NamedSkill, SkillRegistry } from './skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLogger } from '../servers/server-logger.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { AgentsError, errorMessage } from '../errors.js';
 import { defaultWorkspaceDir } from '../workspace/store.js';
-import type { Capabilities, ToolDescriptor } from '../registry/tool-descriptor.js';
+import type { Capabilities, ToolDescriptor } from '../core/tool-descriptor.js';
 
 /**
  * Quotes a value for a POSIX shell when it needs it, so a printed command pastes back as is

@@ -1,6 +1,6 @@
 import type { ActorConfigInput, ActorInstance } from '../actors/actor.js';
-import type { PolicyInput } from '../policy/schema.js';
-import type { ToolEntry } from '../registry/tool-descriptor.js';
+import type { PolicyInput } from '../config/policy-schema.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import { storeOf } from './args.js';
 import type { CommandContext } from './command.js';
@@ -130,7 +130,7 @@ async function policyFor(
   if (options.policyMode === undefined) return undefined;
   if (target.kind === 'skill') return { mode: options.policyMode };
   const config = await store.get('actor', target.name);
-  const { parsePolicy } = await import('../policy/schema.js');
+  const { parsePolicy } = await import('../config/policy-schema.js');
   return {
     ...parsePolicy(config.policy, store.file('actor', target.name)),
     mode: options.policyMode,

@@ -1,9 +1,35 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
+import type { CheckpointedGraph } from '../middleware/rollback.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
-import type { OpenThreadContext, ThreadContext } from './commands/checkpoints.js';
+
+/**
+ * What the checkpoint commands need from the actor/workspace layer for one thread: the
+ * compiled graph (with its checkpointer) and the thread's sandbox. The caller of
+ * {@link OpenThreadContext} closes it.
+ */
+export interface ThreadContext extends AsyncDisposable {
+  threadId: string;
+  graph: CheckpointedGraph;
+  sandbox: Sandbox;
+  /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: () => Promise<BaseCheckpointSaver>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a thread of the workspace (supplied by the actor/workspace layer). Throws
+ * `CHECKPOINT_NOT_FOUND` / `ACTOR_NOT_FOUND` when the thread is unknown.
+ */
+export type OpenThreadContext = (
+  workspace: string,
+  threadId: string,
+  options: { cwd: string; signal: AbortSignal },
+) => Promise<ThreadContext>;
 
 /** Options of {@link createThreadContextOpener}. */
 export interface ThreadContextOpenerOptions {
@@ -19,28 +45,28 @@ export interface ThreadContextOpenerOptions {
 /**
  * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
  * use. For a thread it finds the sandbox record (in the workspace's folder of the per-user state folder, see `threadSandboxDir`)
- * (written by `agents actor run --thread`), loads that actor's config, opens its checkpointer and
- * compiles its graph without a model, tools or MCP servers (listing and forking state needs only
- * the graph's shape and the checkpointer), and reopens the thread's sandbox. Closing the context
- * closes the checkpointer and releases the sandbox, keeping it on disk.
+ * (written by `agents actor run --thread`) and reopens the thread's sandbox. On first use of the
+ * graph it loads that actor's config, opens its checkpointer and compiles its graph without a
+ * model, tools or MCP servers (listing and forking state needs only the graph's shape and the
+ * checkpointer). Closing the context closes the checkpointer and releases the sandbox, keeping it
+ * on disk.
  *
  * Throws `CHECKPOINT_NOT_FOUND` when no actor ran the thread with a kept sandbox,
- * `INVALID_ARGUMENTS` when several actors did, `ACTOR_NOT_FOUND` when the actor's file is gone,
- * `SANDBOX_FAILED` when its sandbox cannot be reopened, `RUN_ACTIVE` when `lock` is set and the
- * thread is busy.
+ * `INVALID_ARGUMENTS` when several actors did, `SANDBOX_FAILED` when its sandbox cannot be
+ * reopened, `RUN_ACTIVE` when `lock` is set and the thread is busy; the graph's first call
+ * throws `ACTOR_NOT_FOUND` when the actor's file is gone and `CHECKPOINT_NOT_FOUND` for a memory
+ * checkpointer.
  */
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
-    // Loaded on use, in parallel: git (simple-git), the checkpointer (LangGraph, SQLite).
+    // Loaded on use, in parallel: the thread records and the sandbox (git).
     const [
       { findThreadSandboxes, openThreadSandbox },
-      { createCheckpointer },
       { openSandbox },
       { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
-      import('../middleware/checkpointer.js'),
       import('../sandbox/open-sandbox.js'),
       import('../actors/shared-thread.js'),
     ]);
@@ -57,11 +83,11 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { details: { threadId, actors: sharedActors } },
       );
     }
-    const rebuildFor = sharedActors[0];
-    if (location === undefined && rebuildFor === undefined) {
+    const actorName = location?.record.actor ?? sharedActors[0];
+    if (actorName === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
-        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
+        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
         { details: { threadId, workspace } },
       );
     }
@@ -76,97 +102,111 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     const store = createWorkspaceStore(workspace, {
       projectDir: location?.record.projectDir ?? cwd,
     });
-    const actorConfig = await store.get('actor', location?.record.actor ?? rebuildFor!);
-    if (actorConfig.checkpointer.type === 'memory') {
-      throw new AgentsError(
-        AgentsErrorCode.CheckpointNotFound,
-        `Actor "${actorConfig.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
-        { details: { threadId, actor: actorConfig.name } },
-      );
-    }
-    // Loaded on use: the actor module pulls in LangGraph, the servers and the MCP SDK.
-    const { compileActorStateGraph } = await import('../actors/actor.js');
-    let checkpointer: Checkpointer | undefined;
-    let sandbox: LocalSandbox | undefined;
+    let actorConfig: Promise<Awaited<ReturnType<typeof store.get<'actor'>>>> | undefined;
+    const readActorConfig = () => (actorConfig ??= store.get('actor', actorName));
+    // Across workers (README "Running on several machines"): with a shared snapshot store the
+    // thread's snapshots come from it, and with Postgres a changing command takes the lease.
+    // Without either (read from the actor's file) nothing changes here.
+    const sharedConfig = await readActorConfig().catch(() => undefined);
     let shared: SharedThread | undefined;
+    let sandbox: LocalSandbox;
     try {
-      // Across workers (README "Running on several machines"): a changing command takes the
-      // Postgres lease, and the thread's snapshots come from the shared store.
-      shared = await openSharedThread({
-        actor: actorConfig.name,
-        threadId,
-        checkpointer: actorConfig.checkpointer,
-        remote: resolveSharedRemote(actorConfig.snapshots?.remote, (path) =>
-          store.resolvePath(path),
-        ),
-        lease: options.lock,
-        signal,
-      });
-      checkpointer = await createCheckpointer(actorConfig.checkpointer, {
-        cwd: store.projectDir,
-        signal,
-      });
-      sandbox =
-        location === undefined
-          ? // Rebuilt from the shared store (the replica is attached by the open).
-            await openThreadSandbox({
-              workspaceRoot: store.root,
-              actor: actorConfig.name,
+      shared =
+        sharedConfig === undefined
+          ? undefined
+          : await openSharedThread({
+              actor: actorName,
               threadId,
-              source: store.resolvePath(actorConfig.sandbox.source),
-              revision: actorConfig.sandbox.revision,
-              projectDir: store.projectDir,
-              create: false,
-              lock: options.lock && shared?.lease === undefined,
-              ...(shared?.replica === undefined ? {} : { replica: shared.replica }),
-              signal,
-            })
-          : await openSandbox({
-              dir: location.sandboxDir,
-              create: false,
-              lock: options.lock && shared?.lease === undefined,
+              checkpointer: sharedConfig.checkpointer,
+              remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
+                store.resolvePath(path),
+              ),
+              lease: options.lock,
               signal,
             });
-      if (location !== undefined && shared?.replica !== undefined) {
-        // Reading only fetches (another worker may be running the thread); changing also queues
-        // this worker's snapshots for the store and brings the files to the latest checkpoint.
-        if (options.lock) await shared.replica.attach(sandbox, signal);
-        else await shared.replica.fetchInto(sandbox.runDir, signal);
+      const lock = options.lock && shared?.lease === undefined;
+      if (location === undefined) {
+        // Rebuilt from the shared store (the open attaches the replica).
+        const config = sharedConfig!;
+        sandbox = await openThreadSandbox({
+          workspaceRoot: store.root,
+          actor: actorName,
+          threadId,
+          source: store.resolvePath(config.sandbox.source),
+          revision: config.sandbox.revision,
+          projectDir: store.projectDir,
+          create: false,
+          lock,
+          ...(shared?.replica === undefined ? {} : { replica: shared.replica }),
+          signal,
+        });
+      } else {
+        sandbox = await openSandbox({ dir: location.sandboxDir, create: false, lock, signal });
+        if (shared?.replica !== undefined) {
+          // Reading only fetches (another worker may run the thread); changing also queues this
+          // worker's snapshots for the store (and below brings the files to the latest checkpoint).
+          try {
+            if (options.lock) await shared.replica.attach(sandbox, signal);
+            else await shared.replica.fetchInto(sandbox.runDir, signal);
+          } catch (error) {
+            await sandbox.close({ remove: false }).catch(() => undefined);
+            throw error;
+          }
+        }
       }
     } catch (error) {
-      await sandbox?.close({ remove: false }).catch(() => undefined);
       await shared?.close().catch(() => undefined);
-      await checkpointer?.close().catch(() => undefined);
       if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
         AgentsErrorCode.SandboxFailed,
-        `Cannot open thread "${threadId}" of actor "${actorConfig.name}": ${errorMessage(error)}`,
-        { cause: error, details: { threadId, actor: actorConfig.name } },
+        `Cannot open the sandbox of thread "${threadId}" (actor "${actorName}"): ${errorMessage(error)}`,
+        { cause: error, details: { threadId, actor: actorName } },
       );
     }
-    const graph = compileActorStateGraph(
-      shared?.saver(checkpointer.saver) ?? checkpointer.saver,
-      actorConfig.name,
-    );
-    const openedCheckpointer = checkpointer;
-    const openedSandbox = sandbox;
     const openedShared = shared;
-    if (options.lock && shared?.replica !== undefined) {
-      try {
-        await syncSandboxToThread({ graph, threadId, sandbox, signal });
-      } catch (error) {
-        await sandbox.close({ remove: false }).catch(() => undefined);
-        await shared.close().catch(() => undefined);
-        await checkpointer.close().catch(() => undefined);
-        throw error;
-      }
-    }
+    // The actor's config, its checkpointer and its graph (LangGraph, SQLite) are opened on first
+    // use: `sandbox diff` needs only the sandbox and should start fast.
+    let checkpointer: Promise<Checkpointer> | undefined;
+    const openCheckpointer = (): Promise<Checkpointer> =>
+      (checkpointer ??= (async () => {
+        const config = await readActorConfig();
+        if (config.checkpointer.type === 'memory') {
+          throw new AgentsError(
+            AgentsErrorCode.CheckpointNotFound,
+            `Actor "${config.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
+            { details: { threadId, actor: config.name } },
+          );
+        }
+        const { createCheckpointer } = await import('../middleware/checkpointer.js');
+        return createCheckpointer(config.checkpointer, { cwd: store.projectDir, signal });
+      })());
+    let compiled: Promise<CheckpointedGraph> | undefined;
+    const openGraph = (): Promise<CheckpointedGraph> =>
+      (compiled ??= (async () => {
+        const [{ saver }, { compileActorStateGraph }, { withCachedCheckpointReads }] =
+          await Promise.all([
+            openCheckpointer(),
+            import('../actors/actor.js'),
+            import('../middleware/cached-reads.js'),
+          ]);
+        // Writes wait for the shared store to hold the snapshots they name.
+        const writing = openedShared?.saver(saver) ?? saver;
+        // Read-only commands read each checkpoint once (delta channels replay ancestors).
+        return compileActorStateGraph(
+          options.lock ? writing : withCachedCheckpointReads(saver),
+          actorName,
+        );
+      })());
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {
         const results = await Promise.allSettled([
-          openedSandbox.close({ remove: false }),
-          openedCheckpointer.close(),
+          sandbox.close({ remove: false }),
+          // One that failed to open was reported where it was needed.
+          checkpointer?.then(
+            (opened) => opened.close(),
+            () => undefined,
+          ),
         ]);
         // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
         if (openedShared !== undefined) {
@@ -182,13 +222,37 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           );
         }
       })());
+    if (options.lock && openedShared?.replica !== undefined) {
+      // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
+      try {
+        await syncSandboxToThread({ graph: await openGraph(), threadId, sandbox, signal });
+      } catch (error) {
+        await close().catch(() => undefined);
+        throw error;
+      }
+    }
     return {
       threadId,
-      graph,
-      sandbox: openedSandbox,
-      saver: openedCheckpointer.saver,
+      graph: lazyGraph(openGraph),
+      sandbox,
+      saver: async () => (await openCheckpointer()).saver,
       close,
       [Symbol.asyncDispose]: close,
     };
+  };
+}
+
+/** A graph compiled on its first call (see {@link createThreadContextOpener}). */
+function lazyGraph(open: () => Promise<CheckpointedGraph>): CheckpointedGraph {
+  return {
+    async getState(config) {
+      return (await open()).getState(config);
+    },
+    async *getStateHistory(config, options) {
+      yield* (await open()).getStateHistory(config, options);
+    },
+    async updateState(config, values, asNode) {
+      return (await open()).updateState(config, values, asNode);
+    },
   };
 }

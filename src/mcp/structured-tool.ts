@@ -10,8 +10,8 @@ import type {
   ToolRunnableConfig,
 } from '@langchain/core/tools';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ToolCallHandler } from '../middleware/types.js';
-import type { ToolCallContext, ToolDescriptor } from '../registry/tool-descriptor.js';
+import type { ToolCallHandler } from '../core/tool-middleware.js';
+import type { ToolCallContext, ToolDescriptor } from '../core/tool-descriptor.js';
 import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
 
 export { toToolMessageParts } from './content.js';

@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { ResultMetaKey } from '../registry/tool-descriptor.js';
-import type { ChangeRecord, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { ResultMetaKey } from '../core/tool-descriptor.js';
+import type { ChangeRecord, ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { formatSkippedPaths, newSkippedPaths } from '../sandbox/skipped-paths.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { ChangeRecordSchema } from './state.js';
-import type { ToolMiddleware } from './types.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
 
 /**
  * True when a tool may change files and so must be serialized and snapshotted. Only tools whose

@@ -1,4 +1,4 @@
-import type { ToolMiddleware } from './types.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
 
 /** Counts the tool calls running through a middleware chain, so a shutdown can wait for them. */
 export interface InFlightCalls {

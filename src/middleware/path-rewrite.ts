@@ -1,7 +1,7 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
-import type { ToolResult } from '../registry/tool-descriptor.js';
-import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './types.js';
+import type { ToolResult } from '../core/tool-descriptor.js';
+import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 
 /** The result `_meta` key under which a refused path is described (for UIs and audit). */
 export const PATH_REFUSED_META_KEY = 'agents/path-refused';

@@ -1,5 +1,5 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { ChangeRecord } from '../registry/tool-descriptor.js';
+import type { ChangeRecord } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckpointedGraph } from './rollback.js';
 import { readSandboxState } from './state.js';

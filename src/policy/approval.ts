@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CapabilityVerdict, ToolDescriptor } from '../registry/tool-descriptor.js';
+import type { CapabilityVerdict, ToolDescriptor } from '../core/tool-descriptor.js';
 import type { PolicyVerdict } from './decide.js';
 
 /** Marks an interrupt value as a tool approval request (so UIs and the CLI can recognise it). */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { summarizeClientRequest } from '../mcp/client-requests.js';
-import type { ClientRequestOutcome } from '../mcp/client-requests.js';
-import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
-import { ResultMetaKey } from '../registry/tool-descriptor.js';
-import type { CapabilitySource, ChangeRecord, ToolResult } from '../registry/tool-descriptor.js';
+import { summarizeClientRequest } from '../core/client-requests.js';
+import type { ClientRequestOutcome } from '../core/client-requests.js';
+import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+import { ResultMetaKey } from '../core/tool-descriptor.js';
+import type { CapabilitySource, ChangeRecord, ToolResult } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
 

@@ -1,10 +1,12 @@
-import type {
-  Capabilities,
-  CapabilityVerdict,
-  ToolDescriptor,
-} from '../registry/tool-descriptor.js';
+import type { Capabilities, CapabilityVerdict, ToolDescriptor } from '../core/tool-descriptor.js';
 import type { PinLookup } from './pins.js';
-import type { Policy, PolicyDecision, PolicyMatch, PolicyRule, ToolPolicy } from './schema.js';
+import type {
+  Policy,
+  PolicyDecision,
+  PolicyMatch,
+  PolicyRule,
+  ToolPolicy,
+} from '../config/policy-schema.js';
 
 /** Where a policy verdict came from. */
 export type PolicyRuleKind =

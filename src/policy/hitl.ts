@@ -1,12 +1,12 @@
 import { getConfig } from '@langchain/langgraph';
-import type { ToolDescriptor } from '../registry/tool-descriptor.js';
+import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import { effectiveCapabilities, decide } from './decide.js';
 import type { DecideOptions } from './decide.js';
 import type { Approver } from './policy-middleware.js';
 import { boundApprover } from './approval-scope.js';
 import { createInterruptApprover } from './policy-middleware.js';
 import type { PinLookup } from './pins.js';
-import type { Policy } from './schema.js';
+import type { Policy } from '../config/policy-schema.js';
 
 /** The tool call HITL's predicates receive (a structural subset of langchain's `ToolCallRequest`). */
 export interface HitlToolCallRequest {

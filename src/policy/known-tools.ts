@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../workspace/store.js';
+import { writeFileAtomic } from '../core/atomic-write.js';
 import type { PinLookup } from './pins.js';
 
 /** Folder (inside a workspace) of the per-actor lists of tools that are not new. */

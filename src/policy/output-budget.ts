@@ -2,9 +2,9 @@ import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolMiddleware } from '../middleware/types.js';
-import { ResultMetaKey } from '../registry/tool-descriptor.js';
-import type { ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
+import { ResultMetaKey } from '../core/tool-descriptor.js';
+import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { matchesTool } from './decide.js';
 
 /** What is being spilled, so the spill can name the file. */

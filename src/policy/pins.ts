@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolDescriptor } from '../registry/tool-descriptor.js';
+import type { ToolDescriptor } from '../core/tool-descriptor.js';
 
 /** The definition of a tool as it was when it was first allowed or approved. */
 export interface ToolPin {

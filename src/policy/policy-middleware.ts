@@ -1,16 +1,16 @@
 import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { CLIENT_REQUEST_REFUSED_CODE, JsonRpcError } from '../mcp/client-requests.js';
-import type { ToolCallRequest, ToolMiddleware } from '../middleware/types.js';
-import { ResultMetaKey } from '../registry/tool-descriptor.js';
-import type { ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import { CLIENT_REQUEST_REFUSED_CODE, JsonRpcError } from '../core/client-requests.js';
+import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+import { ResultMetaKey } from '../core/tool-descriptor.js';
+import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from './approval.js';
 import type { ApprovalPreview } from './approval.js';
 import { boundApprover } from './approval-scope.js';
 import { decide } from './decide.js';
 import type { PolicyVerdict } from './decide.js';
 import type { PinStore } from './pins.js';
-import type { Policy, PolicyDecision } from './schema.js';
+import type { Policy, PolicyDecision } from '../config/policy-schema.js';
 
 /**
  * Asks a human about one call and returns the answer (an `ApprovalResponse`-shaped value; anything

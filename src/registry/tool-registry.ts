@@ -1,9 +1,9 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { canonicalJson } from '../mcp/fingerprint.js';
 import { resolveToolNames, type ToolNameCandidate } from '../mcp/naming.js';
-import type { ToolEntry } from './tool-descriptor.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
 
-export type { ToolEntry } from './tool-descriptor.js';
+export type { ToolEntry } from '../core/tool-descriptor.js';
 
 /** What one registry change did, by tool id. */
 export interface ToolRegistryChange {

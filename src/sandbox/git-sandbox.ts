@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ChangedPath } from '../registry/tool-descriptor.js';
+import type { ChangedPath } from '../core/tool-descriptor.js';
 import {
   type LargeFileGuard,
   parseRawTreeDiff,
@@ -19,7 +19,8 @@ import {
   storeGit,
 } from './snapshot-store.js';
 import { putBackIgnoredFiles } from './ignored-files.js';
-import type { RestoreResult, Sandbox, SkippedPath, Snapshot } from './types.js';
+import type { SkippedPath } from '../core/tool-descriptor.js';
+import type { RestoreResult, Sandbox, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */

@@ -1,7 +1,7 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ChangedPath } from '../registry/tool-descriptor.js';
+import type { ChangedPath } from '../core/tool-descriptor.js';
 import { gitEnv, runGit, type RunGitResult } from './git.js';
 import type { UnrecordablePaths } from './unrecordable-paths.js';
 

@@ -1,4 +1,4 @@
-import type { ChangedPath } from '../registry/tool-descriptor.js';
+import type { ChangedPath, SkippedPath } from '../core/tool-descriptor.js';
 
 /** A snapshot of the sandbox tree: a commit kept under a private ref. */
 export interface Snapshot {
@@ -13,19 +13,6 @@ export interface Snapshot {
    * kept only as a gitlink). Absent when there is nothing to say.
    */
   warnings?: string[];
-}
-
-/**
- * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
- * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
- * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
- */
-export interface SkippedPath {
-  /** Logical path, relative to the sandbox root. */
-  path: string;
-  reason: 'size-cap' | 'nested-repo' | 'git-name' | 'empty-repo';
-  /** Size in bytes when last seen (`size-cap`). */
-  size?: number;
 }
 
 /** What {@link Sandbox.restore} did. */

@@ -12,8 +12,8 @@ import type {
   ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, withoutMcpErrorPrefix } from '../errors.js';
-import { JsonRpcError } from '../mcp/client-requests.js';
-import type { ClientRequestSink, UpstreamClientRequest } from '../mcp/client-requests.js';
+import { JsonRpcError } from '../core/client-requests.js';
+import type { ClientRequestSink, UpstreamClientRequest } from '../core/client-requests.js';
 import { supportsFormElicitation } from './elicitation-approver.js';
 
 /** How long a forwarded request waits for the client by default (ms): a human may be answering. */

@@ -7,9 +7,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { createClientRequestForwarder, JsonRpcError } from '../mcp/client-requests.js';
+import { createClientRequestForwarder, JsonRpcError } from '../core/client-requests.js';
 import { runWithApprover } from '../policy/approval-scope.js';
-import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import type { ToolCallContext, ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { createClientRequestSink, trackLoggingLevel } from './client-forwarding.js';
 import { createElicitationApprover } from './elicitation-approver.js';
 import { createServedToolSet } from './served-tool-set.js';

@@ -1,7 +1,7 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ToolEntry } from '../registry/tool-descriptor.js';
-import { composeMiddleware } from '../middleware/types.js';
-import type { ToolCallHandler, ToolMiddleware } from '../middleware/types.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
+import { composeMiddleware } from '../core/tool-middleware.js';
+import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
 
 /** The change-event half of a registry the MCP server can follow. */
 export interface ServedToolChangeSource {

@@ -6,12 +6,12 @@ import {
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { JsonRpcError } from '../mcp/client-requests.js';
+import { JsonRpcError } from '../core/client-requests.js';
 import type {
   ClientRequestForwarder,
   UpstreamClientRequest,
   UpstreamClientResult,
-} from '../mcp/client-requests.js';
+} from '../core/client-requests.js';
 import type { ServerLogger } from './server-logger.js';
 
 /** The client capabilities an upstream server is offered when its requests can be forwarded. */

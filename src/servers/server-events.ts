@@ -1,5 +1,5 @@
 import type { ServerError } from '../errors.js';
-import type { ToolEntry } from '../registry/tool-descriptor.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { ServerLogger } from './server-logger.js';
 
 /** A server finished starting (first start or a restart) and its tools are listed. */

@@ -1,7 +1,7 @@
 import { mkdir, readFile, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolEntry, ToolResult } from '../registry/tool-descriptor.js';
+import type { ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import type { PathMap } from '../sandbox/types.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
 

@@ -4,7 +4,7 @@ import { isStructuredTool } from '@langchain/core/tools';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { JsonSchemaObject, ToolEntry, ToolResult } from '../registry/tool-descriptor.js';
+import type { JsonSchemaObject, ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
 
 /** A parsed `custom:./path.js#exportName` reference. */

@@ -6,7 +6,7 @@ import type {
   JsonSchemaObject,
   ToolDescriptor,
   ToolSource,
-} from '../registry/tool-descriptor.js';
+} from '../core/tool-descriptor.js';
 
 /** Declared capabilities of a tool the library (or the user's code) defines. */
 export interface DeclaredCapabilities {

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
+import { writeFileAtomic } from '../core/atomic-write.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { stringify as stringifyType } from 'yaml';
 import type { CONFIG_FILE_SCHEMAS, ConfigFileKind } from '../config/json-schema.js';
@@ -436,11 +436,6 @@ export function createWorkspaceStore(
 }
 
 /**
- * Writes a file atomically: a temp file in the same folder (same file system), fsync'd by
- * `writeFile`'s close, then `rename` over the target, so readers see the old or the new file,
- * never half of one.
- */
-/**
  * The `yaml-language-server` modeline that points editors at the kind's JSON Schema shipped in
  * `schemas/` (completion and checks while editing), as a path relative to the file; empty when
  * the schema file is not there (e.g. a bundled copy).
@@ -450,21 +445,6 @@ function schemaLine(kind: WorkspaceKind, file: string): string {
   if (!existsSync(schema)) return '';
   const path = relative(dirname(file), schema).split(sep).join('/');
   return `# yaml-language-server: $schema=${path}\n`;
-}
-
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = join(
-    dirname(path),
-    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  try {
-    await writeFile(temp, text, { flag: 'wx', mode: 0o644 });
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 function assertName(kind: WorkspaceKind, name: string): void {

@@ -5,7 +5,7 @@ import type { StructuredTool } from '@langchain/core/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, type ActorInstance } from '../../src/actors/actor.js';
 import { createScriptedModel } from '../../src/actors/scripted-model.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createServerManager, type ServerManager } from '../../src/servers/server-manager.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';

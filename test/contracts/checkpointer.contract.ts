@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Checkpointer } from '../../src/middleware/checkpointer.js';
 import { listCheckpoints } from '../../src/middleware/rollback.js';
 import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
-import type { ChangeRecord } from '../../src/registry/tool-descriptor.js';
+import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
 
 const State = new StateSchema({
   ...sandboxStateFields,

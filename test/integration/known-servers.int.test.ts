@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import { knownServerVerdicts } from '../../src/registry/known-servers.js';
-import { inferCapabilities } from '../../src/registry/capabilities.js';
+import { inferCapabilities } from '../../src/mcp/capabilities.js';
 
 const require = createRequire(import.meta.url);
 function binOf(packageName: string): string {

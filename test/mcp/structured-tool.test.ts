@@ -7,8 +7,8 @@ import { RunnableLambda } from '@langchain/core/runnables';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
-import type { ToolCallHandler, ToolCallRequest } from '../../src/middleware/types.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import type { ToolCallHandler, ToolCallRequest } from '../../src/core/tool-middleware.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 
 const verdict = { value: true, source: 'override' as const, reason: 'test' };
 const descriptor: ToolDescriptor = {

@@ -7,7 +7,7 @@ import {
   createMcpToolEntries,
   listAllTools,
 } from '../../src/mcp/tool-adapter.js';
-import { knownPathArgumentsOf } from '../../src/sandbox/path-arguments.js';
+import { knownPathArgumentsOf } from '../../src/mcp/path-arguments.js';
 import { FIXTURE_NOOP_COUNT } from '../fixtures/fixture-server.js';
 import { connectFixture } from '../fixtures/fixture-client.js';
 

@@ -7,8 +7,8 @@ import {
   createChangeTrackingMiddleware,
   findChangeRecord,
 } from '../../src/middleware/change-tracking.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ToolCallHandler } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { Sandbox } from '../../src/sandbox/types.js';

@@ -13,8 +13,8 @@ import {
   sandboxStateFields,
 } from '../../src/middleware/state.js';
 import { changeUpdateFromMessages } from '../../src/middleware/tool-node.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ChangedPath, ChangeRecord } from '../../src/registry/tool-descriptor.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ChangedPath, ChangeRecord } from '../../src/core/tool-descriptor.js';
 import type { Sandbox, Snapshot } from '../../src/sandbox/types.js';
 import { descriptor } from './helpers.js';
 

@@ -13,9 +13,9 @@ import { sandboxStateFields } from '../../src/middleware/state.js';
 import { createTrackedToolNode } from '../../src/middleware/tool-node.js';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { createChangeTrackingMiddleware } from '../../src/middleware/change-tracking.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ToolCallHandler } from '../../src/middleware/types.js';
-import type { Capabilities, ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
+import type { Capabilities, ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 
 /** Capabilities of a read-only or a writing tool, as the registry would infer them. */

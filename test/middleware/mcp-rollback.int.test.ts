@@ -8,7 +8,7 @@ import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createChangeTrackingMiddleware } from '../../src/middleware/change-tracking.js';
 import { listCheckpoints, rollback } from '../../src/middleware/rollback.js';
 import { readSandboxState } from '../../src/middleware/state.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';

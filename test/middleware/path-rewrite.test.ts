@@ -19,8 +19,8 @@ import {
   createPathRewriteMiddleware,
   PATH_REFUSED_META_KEY,
 } from '../../src/middleware/path-rewrite.js';
-import { composeMiddleware, type ToolCallHandler } from '../../src/middleware/types.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import { composeMiddleware, type ToolCallHandler } from '../../src/core/tool-middleware.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createPathMap } from '../../src/sandbox/path-map.js';
 
 let scratch: string;

@@ -9,7 +9,7 @@ import { createCheckpointer } from '../../src/middleware/checkpointer.js';
 import type { Checkpointer } from '../../src/middleware/checkpointer.js';
 import { listCheckpoints, rollback, withActiveRun } from '../../src/middleware/rollback.js';
 import { readSandboxState } from '../../src/middleware/state.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';

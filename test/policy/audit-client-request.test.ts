@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatAuditEntry } from '../../src/cli/commands/audit.js';
-import { createClientRequestForwarder, JsonRpcError } from '../../src/mcp/client-requests.js';
-import type { UpstreamClientRequest } from '../../src/mcp/client-requests.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { createClientRequestForwarder, JsonRpcError } from '../../src/core/client-requests.js';
+import type { UpstreamClientRequest } from '../../src/core/client-requests.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createAuditLog, createAuditMiddleware, readAuditLog } from '../../src/policy/audit.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
-import { parsePolicy } from '../../src/policy/schema.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
 import { descriptorFor } from './helpers.js';
 
 const reader = descriptorFor(

@@ -7,7 +7,7 @@ import { auditCommand, parseAuditArgs } from '../../src/cli/commands/audit.js';
 import type { CommandContext } from '../../src/cli/command.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import {
   auditLogPath,
   createAuditLog,
@@ -15,8 +15,8 @@ import {
   readAuditLog,
 } from '../../src/policy/audit.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
-import { parsePolicy } from '../../src/policy/schema.js';
-import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
+import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
 
 const writer = descriptorFor('fs', { name: 'write_file' });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decide, effectiveCapabilities, matchesGlob } from '../../src/policy/decide.js';
 import { createMemoryPinStore } from '../../src/policy/pins.js';
-import { PolicySchema, parsePolicy } from '../../src/policy/schema.js';
-import type { PolicyInput } from '../../src/policy/schema.js';
+import { PolicySchema, parsePolicy } from '../../src/config/policy-schema.js';
+import type { PolicyInput } from '../../src/config/policy-schema.js';
 import { AgentsError } from '../../src/errors.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
 
 const policy = (input: PolicyInput = {}) => parsePolicy(input);

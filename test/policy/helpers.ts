@@ -6,8 +6,8 @@ import { END, MessagesAnnotation, START, Send, StateGraph } from '@langchain/lan
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { inferCapabilities } from '../../src/registry/capabilities.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import { inferCapabilities } from '../../src/mcp/capabilities.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 
 /** A wire tool definition, as an MCP server would list it. */
 export interface WireTool {

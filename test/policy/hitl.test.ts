@@ -4,15 +4,15 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { AIMessage, createAgent, fakeModel, humanInTheLoopMiddleware } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { isApprovalPreview } from '../../src/policy/approval.js';
 import type { ApprovalPreview } from '../../src/policy/approval.js';
 import { createHumanInTheLoopPolicy } from '../../src/policy/hitl.js';
 import { createMemoryPinStore } from '../../src/policy/pins.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
-import { parsePolicy } from '../../src/policy/schema.js';
-import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
+import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
 import { contentText, descriptorFor } from './helpers.js';
 
 const writer = descriptorFor('fs', { name: 'write_file' });

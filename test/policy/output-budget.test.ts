@@ -2,13 +2,13 @@ import { mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ToolCallHandler } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
 import { createAuditLog, createAuditMiddleware, readAuditLog } from '../../src/policy/audit.js';
 import { createFileSpill, createOutputBudgetMiddleware } from '../../src/policy/output-budget.js';
 import type { BudgetRecord } from '../../src/policy/output-budget.js';
-import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
-import type { ToolResult } from '../../src/registry/tool-descriptor.js';
+import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
+import type { ToolResult } from '../../src/core/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
 
 const tool = descriptorFor(

@@ -6,18 +6,18 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ToolCallHandler, ToolCallRequest } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolCallHandler, ToolCallRequest } from '../../src/core/tool-middleware.js';
 import { createAuditLog, createAuditMiddleware, readAuditLog } from '../../src/policy/audit.js';
 import type { AuditLog } from '../../src/policy/audit.js';
 import { createMemoryPinStore, createPinStore } from '../../src/policy/pins.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
 import { isApprovalPreview } from '../../src/policy/approval.js';
-import { parsePolicy } from '../../src/policy/schema.js';
-import type { PolicyInput } from '../../src/policy/schema.js';
-import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
-import type { ToolDescriptor, ToolResult } from '../../src/registry/tool-descriptor.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
+import type { PolicyInput } from '../../src/config/policy-schema.js';
+import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
+import type { ToolDescriptor, ToolResult } from '../../src/core/tool-descriptor.js';
 import { contentText, descriptorFor, interruptsOf, scriptedGraph } from './helpers.js';
 
 const writeFile = descriptorFor('fs', {

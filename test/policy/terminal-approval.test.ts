@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { toApprovalPreview } from '../../src/policy/approval.js';
 import { decide } from '../../src/policy/decide.js';
-import { parsePolicy } from '../../src/policy/schema.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
 import { promptForApproval } from '../../src/policy/terminal-approval.js';
 import { descriptorFor } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inferCapabilities, nameWords } from '../../src/registry/capabilities.js';
+import { inferCapabilities, nameWords } from '../../src/mcp/capabilities.js';
 
 type Row = {
   name: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectPathArguments, knownPathArguments } from '../../src/sandbox/path-arguments.js';
+import { detectPathArguments, knownPathArguments } from '../../src/mcp/path-arguments.js';
 import { sandboxRoots } from '../../src/sandbox/sandbox-roots.js';
 
 describe('detectPathArguments', () => {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
-import type { ToolDescriptor } from '../../src/registry/tool-descriptor.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createPathMap, isGitComponent, type SandboxPathMap } from '../../src/sandbox/path-map.js';
 import { writeFiles } from './helpers.js';
 

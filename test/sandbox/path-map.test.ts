@@ -81,7 +81,7 @@ describe('createPathMap: escape corpus', () => {
 
   it('refuses every hostile path with PATH_OUTSIDE_SANDBOX, and nothing outside the sandbox changes', async () => {
     const corpus = hostileCorpus({ scratch, repo, root, outside });
-    const { composeMiddleware } = await import('../../src/middleware/types.js');
+    const { composeMiddleware } = await import('../../src/core/tool-middleware.js');
     const { createPathRewriteMiddleware } = await import('../../src/middleware/path-rewrite.js');
     const canaryBefore = hashTree(outside);
     const repoGitBefore = hashTree(join(repo, '.git'));

@@ -5,9 +5,9 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
-import { parsePolicy } from '../../src/policy/schema.js';
-import type { PolicyInput } from '../../src/policy/schema.js';
-import { ResultMetaKey } from '../../src/registry/tool-descriptor.js';
+import { parsePolicy } from '../../src/config/policy-schema.js';
+import type { PolicyInput } from '../../src/config/policy-schema.js';
+import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { capabilities, descriptor, entry } from './helpers.js';
 

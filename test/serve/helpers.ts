@@ -6,7 +6,7 @@ import type {
   ToolDescriptor,
   ToolEntry,
   ToolResult,
-} from '../../src/registry/tool-descriptor.js';
+} from '../../src/core/tool-descriptor.js';
 
 function verdict(value: boolean): CapabilityVerdict {
   return { value, source: 'override', reason: 'test' };

@@ -11,8 +11,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ServerError } from '../../src/errors.js';
 import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
-import type { ToolMiddleware } from '../../src/middleware/types.js';
-import type { ToolEntry } from '../../src/registry/tool-descriptor.js';
+import type { ToolMiddleware } from '../../src/core/tool-middleware.js';
+import type { ToolEntry } from '../../src/core/tool-descriptor.js';
 import {
   createMcpServer,
   DEFAULT_SERVE_INSTRUCTIONS,

@@ -9,11 +9,11 @@ import {
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
-import { createClientRequestForwarder } from '../../src/mcp/client-requests.js';
+import { createClientRequestForwarder } from '../../src/core/client-requests.js';
 import type {
   ClientRequestForwarder,
   UpstreamClientRequest,
-} from '../../src/mcp/client-requests.js';
+} from '../../src/core/client-requests.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
 import type { ManagedServer, ManagedServerOptions } from '../../src/servers/managed-server.js';
 

@@ -7,7 +7,7 @@ import {
   isToolAllowed,
   loadAgentSkills,
 } from '../../src/skills/agent-skills.js';
-import { composeMiddleware } from '../../src/middleware/types.js';
+import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 
 const SKILLS = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'skills');

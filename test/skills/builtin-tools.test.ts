@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import { createBuiltinTools } from '../../src/skills/builtin-tools.js';
 import type { PathMap } from '../../src/sandbox/types.js';
-import type { ToolEntry } from '../../src/registry/tool-descriptor.js';
+import type { ToolEntry } from '../../src/core/tool-descriptor.js';
 
 /** A lexical path map, as the sandbox provides: the realpath check is the tools' own. */
 function lexicalPathMap(root: string): PathMap {

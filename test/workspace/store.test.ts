@@ -6,8 +6,8 @@ import {
   WORKSPACE_GITIGNORE,
   createWorkspaceStore,
   resolveServerPaths,
-  writeFileAtomic,
 } from '../../src/workspace/store.js';
+import { writeFileAtomic } from '../../src/core/atomic-write.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';
 
 describe('workspace store', () => {

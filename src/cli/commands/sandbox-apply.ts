@@ -5,7 +5,7 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printJson, println } from '../output.js';
-import type { OpenThreadContext } from './checkpoints.js';
+import type { OpenThreadContext } from '../thread-context.js';
 import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
 
 const SANDBOX_APPLY_USAGE = `Usage: agents sandbox apply --thread ID [--to REF] [--from REF] [--dry-run]

@@ -2,7 +2,7 @@ import { commitSandbox } from '../../sandbox/deliver/commit-branch.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
-import type { OpenThreadContext } from './checkpoints.js';
+import type { OpenThreadContext } from '../thread-context.js';
 import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
 
 const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]

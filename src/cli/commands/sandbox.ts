@@ -2,10 +2,10 @@ import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
-import type { OpenThreadContext } from './checkpoints.js';
+import type { OpenThreadContext } from '../thread-context.js';
 import { diffSandbox, formatSandboxDiff } from '../../sandbox/deliver/diff.js';
 import { deliverySandboxOf, resolveThreadRef, wantsColor } from './sandbox-refs.js';
-import type { ChangedPath } from '../../registry/tool-descriptor.js';
+import type { ChangedPath } from '../../core/tool-descriptor.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
 

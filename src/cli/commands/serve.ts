@@ -1,8 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import type { ToolMiddleware } from '../../middleware/types.js';
-import type { PolicyMode } from '../../policy/schema.js';
-import type { ToolEntry } from '../../registry/tool-descriptor.js';
+import type { ToolMiddleware } from '../../core/tool-middleware.js';
+import type { PolicyMode } from '../../config/policy-schema.js';
+import type { ToolEntry } from '../../core/tool-descriptor.js';
 import type { ServedToolSource } from '../../serve/served-tool-set.js';
 import { parseCommandArgs, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';

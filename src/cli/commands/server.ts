@@ -1,6 +1,6 @@
 import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
+import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';

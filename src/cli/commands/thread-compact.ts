@@ -2,7 +2,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
-import type { OpenThreadContext } from './checkpoints.js';
+import type { OpenThreadContext } from '../thread-context.js';
 
 /** Checkpoints `agents thread compact` keeps when `--keep` is not given. */
 const DEFAULT_KEEP = 100;
@@ -55,7 +55,7 @@ export function createThreadCompactCommand(openThread: OpenThreadContext): Comma
         const { compactThread } = await import('../../middleware/compact-thread.js');
         const result = await compactThread({
           graph: thread.graph,
-          saver: thread.saver,
+          saver: await thread.saver(),
           threadId,
           keep,
           vacuum: values.vacuum === true,

@@ -1,6 +1,6 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SkillInclusion } from '../../registry/skill-registry.js';
-import type { ToolDescriptor } from '../../registry/tool-descriptor.js';
+import type { SkillInclusion } from '../../actors/skill-registry.js';
+import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import {
   BUILTIN_TOOL_NAMES,
   createBuiltinTools,
@@ -210,7 +210,7 @@ async function describeServerTools(
 ): Promise<ToolDescriptor[]> {
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
-  const { createSkillRegistry } = await import('../../registry/skill-registry.js');
+  const { createSkillRegistry } = await import('../../actors/skill-registry.js');
   const server = createManagedServer(config, { cwd: context.projectDir });
   try {
     await server.start({ signal: context.signal });

@@ -1,4 +1,4 @@
-import type { JsonSchemaObject } from '../registry/tool-descriptor.js';
+import type { JsonSchemaObject } from '../core/tool-descriptor.js';
 
 /** Property names (lower-cased, without `_`/`-`) that hold a path whatever their description says. */
 const PATH_NAMES = new Set([

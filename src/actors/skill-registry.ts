@@ -19,7 +19,7 @@ import type {
   CapabilityVerdict,
   ToolDescriptor,
   ToolEntry,
-} from './tool-descriptor.js';
+} from '../core/tool-descriptor.js';
 
 /** A skill as the registry uses it: the file's content with its name. */
 export type NamedSkill = Skill & { name: string };

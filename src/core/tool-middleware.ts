@@ -1,4 +1,4 @@
-import type { ToolCallContext, ToolDescriptor, ToolResult } from '../registry/tool-descriptor.js';
+import type { ToolCallContext, ToolDescriptor, ToolResult } from './tool-descriptor.js';
 
 /** One tool call on its way through the middleware chain. */
 export interface ToolCallRequest {

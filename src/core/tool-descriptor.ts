@@ -1,6 +1,5 @@
-import type { SkippedPath } from '../sandbox/types.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientRequestForwarder } from '../mcp/client-requests.js';
+import type { ClientRequestForwarder } from './client-requests.js';
 
 /** Where a tool comes from. */
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
@@ -120,6 +119,19 @@ export interface ChangeRecord {
    * nested repository, ...): a rollback neither restores nor removes them. Absent when none.
    */
   skipped?: SkippedPath[];
+}
+
+/**
+ * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
+ * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
+ * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
+ */
+export interface SkippedPath {
+  /** Logical path, relative to the sandbox root. */
+  path: string;
+  reason: 'size-cap' | 'nested-repo' | 'git-name' | 'empty-repo';
+  /** Size in bytes when last seen (`size-cap`). */
+  size?: number;
 }
 
 /** A descriptor plus the one function that runs it. */

@@ -1,6 +1,6 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride } from '../config/schemas.js';
-import type { Capabilities, CapabilityVerdict } from './tool-descriptor.js';
+import type { Capabilities, CapabilityVerdict } from '../core/tool-descriptor.js';
 
 /** Name words that mean the tool changes something (ADR-029 plus the usual relatives). */
 export const WRITE_WORDS: ReadonlySet<string> = new Set([

@@ -1,0 +1,109 @@
+// @ts-check
+/**
+ * Import boundaries of src/, checked by `npm run lint` (`depcruise src`).
+ *
+ * The folders of src/ are layers, listed bottom first. A file may import from its own folder
+ * and from the folders BEFORE its own in this list, never from a folder after it: the
+ * dependencies point one way, so each folder can be read, tested and changed knowing only the
+ * ones below it. Type-only imports count (a type import is still a dependency of the design).
+ *
+ * Adding a folder to src/: put it in LAYERS at the place its imports allow. Moving a piece that
+ * two layers need: move it down to the lowest layer that uses it (core/ for plain records and
+ * contracts), do not add an exception here: there are none.
+ */
+
+/** @type {ReadonlyArray<readonly [folder: string, holds: string]>} */
+const LAYERS = [
+  [
+    'core',
+    'plain records and contracts every layer shares (ToolDescriptor, ChangeRecord, ToolMiddleware, ...); src/errors.ts and src/redact.ts belong here too',
+  ],
+  ['config', 'config file schemas (actor, server, skill, policy), loading, env references'],
+  ['workspace', 'the project .agents/ store: named configs on disk'],
+  ['sandbox', 'the sandbox: a git copy of the user files, snapshots, restore, delivery'],
+  ['mcp', 'MCP tool adaptation: names, schemas, content, capabilities, path arguments'],
+  ['registry', 'the registry of ToolDescriptors and known servers'],
+  ['servers', 'MCP server processes and connections: launch, supervise, OAuth'],
+  ['policy', 'policy decisions, approvals, pins, audit, output budget'],
+  ['middleware', 'tool-call middleware, checkpointers, change tracking, rollback'],
+  ['skills', 'skills: built-in, custom and Agent Skills tools'],
+  [
+    'pipeline',
+    'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs',
+  ],
+  ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
+  ['serve', '`agents serve`: an actor or tool set served as an MCP server'],
+  ['cli', 'the `agents` command line'],
+];
+
+/** Entry points: the package's public modules. They may import any layer; no layer imports them. */
+const ENTRY = ['src/index.ts', 'src/langchain.ts', 'src/testing/'];
+/** Files at the top of src/ that belong to the core layer. */
+const CORE_ROOT_FILES = ['src/errors.ts', 'src/redact.ts'];
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const folderPath = (folder) => `^src/${escape(folder)}/`;
+const layerPath = (index) =>
+  LAYERS[index][0] === 'core'
+    ? [folderPath('core'), ...CORE_ROOT_FILES.map((file) => `^${escape(file)}$`)]
+    : [folderPath(LAYERS[index][0])];
+const entryPaths = ENTRY.map((entry) =>
+  entry.endsWith('/') ? `^${escape(entry)}` : `^${escape(entry)}$`,
+);
+const ORDER = LAYERS.map(([folder]) => folder).join(' < ');
+
+/** One rule per layer: nothing above it, no entry point. */
+const layerRules = LAYERS.map(([folder], index) => {
+  const below = LAYERS.slice(0, index).map(([name]) => name);
+  const above = LAYERS.slice(index + 1).flatMap((_, offset) => layerPath(index + 1 + offset));
+  return {
+    name: `layer-${folder}`,
+    severity: 'error',
+    comment:
+      `src/${folder}/ may import only from ${below.length ? below.join(', ') + ' and ' : ''}itself` +
+      ` (the layers below it). Layer order, bottom first: ${ORDER}. Entry points` +
+      ` (${ENTRY.join(', ')}) are imported by no layer. Move the shared piece down instead of` +
+      ` importing up; see .dependency-cruiser.cjs.`,
+    from: { path: layerPath(index) },
+    to: { path: [...above, ...entryPaths] },
+  };
+});
+
+const knownPaths = [...LAYERS.flatMap((_, index) => layerPath(index)), ...entryPaths];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'layer-unknown-folder',
+      severity: 'error',
+      comment:
+        `Every file of src/ belongs to a layer. Add the new folder to LAYERS in` +
+        ` .dependency-cruiser.cjs at the place its imports allow (order, bottom first: ${ORDER}).`,
+      from: { path: '^src/', pathNot: knownPaths },
+      to: {},
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment:
+        'An import dependency-cruiser cannot resolve is not checked against the layers: fix the' +
+        ' path (or the package) so the check sees it.',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Count `import type` too: the layers are about the design, not only the emitted JS.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
