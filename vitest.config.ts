@@ -4,7 +4,10 @@ import { defineConfig } from 'vitest/config';
  * Test files that need a PostgreSQL server. They run in their own project, whose global setup
  * starts one (or uses AGENTS_TEST_POSTGRES_URL); vitest runs it only when these files run.
  */
-const POSTGRES_TESTS = ['test/middleware/checkpointer.int.test.ts'];
+const POSTGRES_TESTS = [
+  'test/middleware/checkpointer.int.test.ts',
+  'test/integration/several-workers.int.test.ts',
+];
 
 export default defineConfig({
   test: {

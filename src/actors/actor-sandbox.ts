@@ -8,6 +8,7 @@ import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import type { SandboxBaseOptions } from './sandbox-base-options.js';
+import type { SharedThread } from './shared-thread.js';
 import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
 
 /** What {@link openActorSandbox} needs. */
@@ -21,6 +22,11 @@ export interface ActorSandboxOptions {
   baseDir?: string | undefined;
   /** What a new sandbox starts from, and where warnings about it go (`sandboxBaseOptions`). */
   base: SandboxBaseOptions;
+  /**
+   * The thread's lease and shared snapshot store (see `openSharedThread`): the lease replaces
+   * the local run lock, the store rebuilds a missing sandbox and receives every snapshot.
+   */
+  shared?: SharedThread | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -89,6 +95,8 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
       projectDir: store.projectDir,
       ...snapshotSettings(settings),
       ...(signal ? { signal } : {}),
+      lock: options.shared?.lease === undefined,
+      ...(options.shared?.replica ? { replica: options.shared.replica } : {}),
     });
   } catch (error) {
     // A bad revision, a repo with no commits: nothing of the new thread may stay behind.

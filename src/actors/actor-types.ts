@@ -41,6 +41,11 @@ export interface CreateActorOptions {
   confinement?: ActorConfinementOptions;
   /** A checkpoint saver; wins over the config's `checkpointer`. */
   checkpointer?: BaseCheckpointSaver;
+  /**
+   * Shared snapshot store of a thread-bound actor; wins over the config's `snapshots`. See
+   * README "Running on several machines".
+   */
+  snapshots?: { remote: string };
   /** Folder for run sandboxes (default: the project's folder of the per-user state folder, `agentsStateDir()`). */
   sandboxBaseDir?: string;
   /** Leave the sandbox folder in place on deactivate (to inspect or copy results). */

@@ -30,6 +30,8 @@ import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { ActorSandbox } from './actor-sandbox.js';
 import type { CreateActorOptions } from './actor-types.js';
 import { recordUnattributed } from './actor-unattributed.js';
+import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
+import type { SharedThread } from './shared-thread.js';
 import type { CleanupStack } from './cleanup-stack.js';
 
 /** How long a stop waits for running tool calls after stopping the servers. */
@@ -132,7 +134,9 @@ export async function startActor(
     return entry.execute(request.args, request.context);
   });
 
-  const saver = spec.options.checkpointer ?? servers.checkpointer?.saver;
+  const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
+  // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
+  const saver = plainSaver && (opened?.shared?.saver(plainSaver) ?? plainSaver);
   if (!saver) {
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,
@@ -154,6 +158,21 @@ export async function startActor(
   cleanup.push(() => compiled.unsubscribe());
 
   const threadId = spec.options.threadId;
+  if (opened?.threadBound && opened.shared?.replica !== undefined && threadId !== undefined) {
+    // The thread may have run (or been rolled back) on another worker since this sandbox last
+    // saw it: bring it to the files of the thread's latest checkpoint.
+    const synced = await syncSandboxToThread({
+      graph: compiled.graph,
+      threadId,
+      sandbox: opened.sandbox,
+      ...(signal ? { signal } : {}),
+    });
+    if (synced !== undefined && synced.safety !== synced.from) {
+      spec.options.onWarning?.(
+        `Thread "${threadId}": this worker's files had changes no checkpoint recorded; the sandbox now holds the files of the thread's latest checkpoint (${synced.to}), and the old tree is kept in snapshot ${synced.safety}.`,
+      );
+    }
+  }
   if (opened?.threadBound && opened.reopened && threadId !== undefined) {
     await recordUnattributed({
       actor: spec.name,
@@ -177,19 +196,39 @@ export async function startActor(
   };
 }
 
-/** Step 1: the sandbox (when enabled): the thread's own, or a temporary one. */
+/**
+ * Step 1: the sandbox (when enabled): the thread's own, or a temporary one. A thread first gets
+ * what lets it move between workers (`openSharedThread`: the Postgres lease, the shared
+ * snapshot store), released after the sandbox closes.
+ */
 async function openSandbox(
   spec: ActorStartSpec,
   cleanup: CleanupStack,
   signal: AbortSignal | undefined,
-): Promise<ActorSandbox | undefined> {
+): Promise<(ActorSandbox & { shared: SharedThread | undefined }) | undefined> {
   const settings = spec.config.sandbox;
-  if (!settings.enabled) return undefined;
   // With a memory checkpointer the thread dies with the process: a temporary sandbox.
   const memoryCheckpoints = spec.options.checkpointer
     ? spec.options.checkpointer instanceof MemorySaver
     : spec.config.checkpointer.type === 'memory';
   const threadId = memoryCheckpoints ? undefined : spec.options.threadId;
+  const shared =
+    threadId === undefined
+      ? undefined
+      : await openSharedThread({
+          actor: spec.name,
+          threadId,
+          checkpointer: spec.options.checkpointer ? undefined : spec.config.checkpointer,
+          remote: settings.enabled
+            ? resolveSharedRemote(
+                (spec.options.snapshots ?? spec.config.snapshots)?.remote,
+                (path) => spec.store.resolvePath(path),
+              )
+            : undefined,
+          ...(signal ? { signal } : {}),
+        });
+  if (shared) cleanup.push(() => shared.close());
+  if (!settings.enabled) return undefined;
   const opened = await openActorSandbox({
     store: spec.store,
     actor: spec.name,
@@ -197,10 +236,11 @@ async function openSandbox(
     threadId,
     baseDir: spec.options.sandboxBaseDir,
     base: sandboxBaseOptions(settings, spec.options),
+    shared,
     signal,
   });
   cleanup.push(() => opened.dispose(!spec.keepSandbox(opened)));
-  return opened;
+  return Object.assign(opened, { shared });
 }
 
 interface StartedServers {

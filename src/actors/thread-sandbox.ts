@@ -12,6 +12,7 @@ import {
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
+import type { ThreadReplica } from '../sandbox/shared-store.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
@@ -146,6 +147,11 @@ export interface OpenThreadSandboxOptions {
   maxFileBytes?: number;
   /** Extra snapshot excludes; omitted keeps the recorded ones. */
   exclude?: readonly string[];
+  /**
+   * The thread's shared snapshot store: a missing sandbox is rebuilt from the history there
+   * (when the store has the thread), and every snapshot is queued for it (see `ThreadReplica`).
+   */
+  replica?: ThreadReplica;
   signal?: AbortSignal;
 }
 
@@ -172,16 +178,19 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       { details: { dir, threadId: options.threadId } },
     );
   }
-  if (existing === undefined && options.create === false) {
-    throw new AgentsError(
+  const notFound = (): AgentsError =>
+    new AgentsError(
       AgentsErrorCode.CheckpointNotFound,
-      `Actor "${options.actor}" has no sandbox for thread "${options.threadId}" in ${options.workspaceRoot}.`,
+      `Actor "${options.actor}" has no sandbox for thread "${options.threadId}" in ${options.workspaceRoot}${options.replica === undefined ? '' : ' nor in its shared snapshot store'}.`,
       { details: { actor: options.actor, threadId: options.threadId } },
     );
-  }
+  // With a shared store, a thread this worker never ran may still be rebuilt from the store.
+  const rebuildOnly = existing === undefined && options.create === false;
+  if (rebuildOnly && options.replica === undefined) throw notFound();
   // The first folder this call makes, so a failed first run (a bad revision) leaves none.
   const madeDir = await mkdir(dir, { recursive: true });
   const sandboxId = threadSandboxId(options.actor, options.threadId);
+  const replica = options.replica;
   const sandbox = await openSandbox({
     dir: sandboxDir,
     source: options.source,
@@ -190,15 +199,32 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
     id: sandboxId,
     lock: options.lock ?? true,
-    ...(options.create === undefined ? {} : { create: options.create }),
+    ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),
     ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
     ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(replica === undefined
+      ? {}
+      : {
+          seed: async (runDir: string, signal: AbortSignal | undefined) => {
+            const meta = await replica.fetchInto(runDir, signal);
+            if (meta === undefined && rebuildOnly) throw notFound();
+            return meta;
+          },
+        }),
   }).catch(async (error: unknown) => {
     if (existing === undefined && madeDir !== undefined)
       await rm(madeDir, { recursive: true, force: true }).catch(() => undefined);
     throw error;
   });
+  if (replica !== undefined) {
+    try {
+      await replica.attach(sandbox, options.signal);
+    } catch (error) {
+      await sandbox.close({ remove: !sandbox.reopened }).catch(() => undefined);
+      throw error;
+    }
+  }
   if (existing === undefined) {
     const record: ThreadSandboxRecord = {
       kind: RECORD_KIND,

@@ -1,5 +1,6 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../middleware/checkpointer.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
@@ -60,16 +61,30 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
     // Loaded on use, in parallel: the thread records and the sandbox (git).
-    const [{ findThreadSandboxes }, { openSandbox }] = await Promise.all([
+    const [
+      { findThreadSandboxes, openThreadSandbox },
+      { openSandbox },
+      { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
+    ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
       import('../sandbox/open-sandbox.js'),
+      import('../actors/shared-thread.js'),
     ]);
-    const found = await findThreadSandboxes(
-      createWorkspaceStore(workspace, { projectDir: cwd }).root,
-      threadId,
-    );
+    const here = createWorkspaceStore(workspace, { projectDir: cwd });
+    const found = await findThreadSandboxes(here.root, threadId);
     const location = found[0];
-    if (location === undefined) {
+    // A thread this worker never ran: its actor's shared snapshot store may hold it.
+    const sharedActors =
+      location === undefined ? await findSharedThreadActors(here, threadId, signal) : [];
+    if (sharedActors.length > 1) {
+      throw new AgentsError(
+        AgentsErrorCode.InvalidArguments,
+        `Thread "${threadId}" is in the shared snapshot stores of several actors (${sharedActors.join(', ')}); this worker cannot tell whose it is.`,
+        { details: { threadId, actors: sharedActors } },
+      );
+    }
+    const actorName = location?.record.actor ?? sharedActors[0];
+    if (actorName === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
         `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
@@ -85,39 +100,85 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     }
     // Relative paths (the SQLite checkpoint file) resolve as they did for the run.
     const store = createWorkspaceStore(workspace, {
-      projectDir: location.record.projectDir ?? cwd,
+      projectDir: location?.record.projectDir ?? cwd,
     });
+    let actorConfig: Promise<Awaited<ReturnType<typeof store.get<'actor'>>>> | undefined;
+    const readActorConfig = () => (actorConfig ??= store.get('actor', actorName));
+    // Across workers (README "Running on several machines"): with a shared snapshot store the
+    // thread's snapshots come from it, and with Postgres a changing command takes the lease.
+    // Without either (read from the actor's file) nothing changes here.
+    const sharedConfig = await readActorConfig().catch(() => undefined);
+    let shared: SharedThread | undefined;
     let sandbox: LocalSandbox;
     try {
-      sandbox = await openSandbox({
-        dir: location.sandboxDir,
-        create: false,
-        lock: options.lock,
-        signal,
-      });
+      shared =
+        sharedConfig === undefined
+          ? undefined
+          : await openSharedThread({
+              actor: actorName,
+              threadId,
+              checkpointer: sharedConfig.checkpointer,
+              remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
+                store.resolvePath(path),
+              ),
+              lease: options.lock,
+              signal,
+            });
+      const lock = options.lock && shared?.lease === undefined;
+      if (location === undefined) {
+        // Rebuilt from the shared store (the open attaches the replica).
+        const config = sharedConfig!;
+        sandbox = await openThreadSandbox({
+          workspaceRoot: store.root,
+          actor: actorName,
+          threadId,
+          source: store.resolvePath(config.sandbox.source),
+          revision: config.sandbox.revision,
+          projectDir: store.projectDir,
+          create: false,
+          lock,
+          ...(shared?.replica === undefined ? {} : { replica: shared.replica }),
+          signal,
+        });
+      } else {
+        sandbox = await openSandbox({ dir: location.sandboxDir, create: false, lock, signal });
+        if (shared?.replica !== undefined) {
+          // Reading only fetches (another worker may run the thread); changing also queues this
+          // worker's snapshots for the store (and below brings the files to the latest checkpoint).
+          try {
+            if (options.lock) await shared.replica.attach(sandbox, signal);
+            else await shared.replica.fetchInto(sandbox.runDir, signal);
+          } catch (error) {
+            await sandbox.close({ remove: false }).catch(() => undefined);
+            throw error;
+          }
+        }
+      }
     } catch (error) {
+      await shared?.close().catch(() => undefined);
       if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
         AgentsErrorCode.SandboxFailed,
-        `Cannot open the sandbox of thread "${threadId}" (actor "${location.record.actor}"): ${errorMessage(error)}`,
-        { cause: error, details: { threadId, actor: location.record.actor } },
+        `Cannot open the sandbox of thread "${threadId}" (actor "${actorName}"): ${errorMessage(error)}`,
+        { cause: error, details: { threadId, actor: actorName } },
       );
     }
+    const openedShared = shared;
     // The actor's config, its checkpointer and its graph (LangGraph, SQLite) are opened on first
     // use: `sandbox diff` needs only the sandbox and should start fast.
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
-        const actorConfig = await store.get('actor', location.record.actor);
-        if (actorConfig.checkpointer.type === 'memory') {
+        const config = await readActorConfig();
+        if (config.checkpointer.type === 'memory') {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
-            `Actor "${actorConfig.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
-            { details: { threadId, actor: actorConfig.name } },
+            `Actor "${config.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
+            { details: { threadId, actor: config.name } },
           );
         }
         const { createCheckpointer } = await import('../middleware/checkpointer.js');
-        return createCheckpointer(actorConfig.checkpointer, { cwd: store.projectDir, signal });
+        return createCheckpointer(config.checkpointer, { cwd: store.projectDir, signal });
       })());
     let compiled: Promise<CheckpointedGraph> | undefined;
     const openGraph = (): Promise<CheckpointedGraph> =>
@@ -128,10 +189,12 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             import('../actors/actor.js'),
             import('../middleware/cached-reads.js'),
           ]);
+        // Writes wait for the shared store to hold the snapshots they name.
+        const writing = openedShared?.saver(saver) ?? saver;
         // Read-only commands read each checkpoint once (delta channels replay ancestors).
         return compileActorStateGraph(
-          options.lock ? saver : withCachedCheckpointReads(saver),
-          location.record.actor,
+          options.lock ? writing : withCachedCheckpointReads(saver),
+          actorName,
         );
       })());
     let closing: Promise<void> | undefined;
@@ -145,6 +208,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             () => undefined,
           ),
         ]);
+        // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
+        if (openedShared !== undefined) {
+          results.push(...(await Promise.allSettled([openedShared.close()])));
+        }
         const errors = results.flatMap((result) =>
           result.status === 'rejected' ? [result.reason as unknown] : [],
         );
@@ -155,6 +222,15 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           );
         }
       })());
+    if (options.lock && openedShared?.replica !== undefined) {
+      // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
+      try {
+        await syncSandboxToThread({ graph: await openGraph(), threadId, sandbox, signal });
+      } catch (error) {
+        await close().catch(() => undefined);
+        throw error;
+      }
+    }
     return {
       threadId,
       graph: lazyGraph(openGraph),

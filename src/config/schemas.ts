@@ -470,6 +470,28 @@ export const CheckpointerSettingsSchema = z
   ])
   .describe('Where LangGraph checkpoints live.');
 
+/**
+ * A snapshot store shared by several workers (`snapshots:` beside `checkpointer:`): after each
+ * tracked write the thread's snapshot is pushed there, so any worker can rebuild the thread's
+ * sandbox, resume it or roll it back.
+ */
+export const SharedSnapshotsSettingsSchema = z
+  .strictObject({
+    remote: z
+      .string()
+      .min(1)
+      .refine((value) => !value.startsWith('-') && !value.includes('\0'), {
+        message: 'must be a git URL or a path (not starting with "-")',
+      })
+      .describe(
+        'A git remote every worker can reach: a bare repository on shared storage (a path, ' +
+          'relative to the project) or a git URL (ssh://, https://, file://). Snapshots go under ' +
+          '`refs/agents/threads/<actor>/<thread>/` there.',
+      ),
+  })
+  .describe('Shared snapshot store for threads that move between workers.');
+export type SharedSnapshotsSettings = z.infer<typeof SharedSnapshotsSettingsSchema>;
+
 /** Caps on one tool result as the model sees it (bytes, and an estimated token count). */
 export const OutputBudgetLimitsSchema = z
   .strictObject({
@@ -548,6 +570,7 @@ export const ActorSchema = z
       type: 'sqlite',
       path: '.agents/checkpoints.sqlite',
     }),
+    snapshots: SharedSnapshotsSettingsSchema.optional(),
     policy: PolicySchema.optional().describe(
       'Safety policy: which tool calls run, which wait for approval, which are refused. ' +
         'Without it: mode ask (read-only tools run, every other call waits for approval).',

@@ -79,6 +79,7 @@ export class GitSandbox implements Sandbox {
   #head: string;
   #headTree: string;
   #queue: Promise<unknown> = Promise.resolve();
+  #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(init: GitSandboxInit) {
@@ -129,6 +130,10 @@ export class GitSandbox implements Sandbox {
 
   oversizedFiles(): OversizedFile[] {
     return this.#largeFiles.list();
+  }
+
+  onSnapshotCommit(listener: ((sha: string) => void) | undefined): void {
+    this.#onCommit = listener;
   }
 
   snapshot(label: string, options: { signal?: AbortSignal } = {}): Promise<Snapshot> {
@@ -197,6 +202,8 @@ export class GitSandbox implements Sandbox {
       await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
     ).stdout.trim();
     await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${sha}`, sha], signal);
+    // A shared store queues it for its next push (see shared-store.ts); never blocks here.
+    this.#onCommit?.(sha);
     await this.#nested.update(raw);
     this.#head = sha;
     this.#headTree = tree;

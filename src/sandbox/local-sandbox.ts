@@ -92,7 +92,21 @@ export interface CreateSandboxOptions {
    * Throws `CONFIG_INVALID` for a negative or fractional value.
    */
   maxFileBytes?: number;
+  /**
+   * Materialise the sandbox from an existing snapshot history instead of the source's files:
+   * called once the empty store exists, it fills it (e.g. a `git fetch` from a shared store) and
+   * returns the base snapshot and the snapshot to check out (default the base), or `undefined`
+   * to make the sandbox from the source as usual. The source is still read for the tool repo
+   * (repository mode).
+   */
+  seed?: SandboxSeed;
 }
+
+/** See {@link CreateSandboxOptions.seed}. */
+export type SandboxSeed = (
+  runDir: string,
+  signal: AbortSignal | undefined,
+) => Promise<{ base: string; head?: string } | undefined>;
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
 export interface LocalSandbox extends Sandbox {
@@ -124,6 +138,11 @@ export interface LocalSandbox extends Sandbox {
   readonly maxFileBytes: number;
   /** Files left out of snapshots for being over {@link LocalSandbox.maxFileBytes}, by path. */
   oversizedFiles(): OversizedFile[];
+  /**
+   * Calls `listener` with each new snapshot commit right after it is made (one listener;
+   * `undefined` removes it). A shared snapshot store uses it to queue pushes.
+   */
+  onSnapshotCommit(listener: ((sha: string) => void) | undefined): void;
   /**
    * Closes the sandbox. By default (`remove: true`) its folder (tree, snapshot store, run dir)
    * is deleted. With `remove: false` everything stays on disk (and its run lock is released),
@@ -212,7 +231,26 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     let root: string;
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
-    if (topLevel !== undefined && plan !== undefined) {
+    let head: string | undefined;
+    const seeded = await options.seed?.(runDir, signal);
+    if (seeded !== undefined) {
+      // The history is in the store already: check its base out, nothing copied from the source.
+      toolSource = plan?.source;
+      origin =
+        plan === undefined
+          ? { from: 'folder' }
+          : plan.request.kind === 'revision'
+            ? { from: 'revision', revision: plan.request.revision }
+            : { from: plan.request.kind };
+      await mkdir(treeDir);
+      root = await realpath(treeDir);
+      base = seeded.base;
+      head = seeded.head ?? base;
+      await storeGit(runDir, root, ['read-tree', '-u', '--reset', head], git);
+      await storeGit(runDir, root, ['update-ref', `${SNAPSHOT_REF_PREFIX}/${head}`, head], git);
+      excludeFile = await writeExcludeFile(runDir, root, exclude, signal);
+      largeFiles = await LargeFileGuard.open({ root, runDir, excludeFile, maxFileBytes });
+    } else if (topLevel !== undefined && plan !== undefined) {
       toolSource = plan.source;
       await mkdir(treeDir);
       root = await realpath(treeDir);
@@ -273,7 +311,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       ...(origin.uncommitted === undefined ? {} : { uncommitted: origin.uncommitted }),
       ...(toolSource === undefined ? {} : { sourceCommit: toolSource.commit }),
       base,
-      head: base,
+      head: head ?? base,
       maxFileBytes,
     };
     await writeMarker(runDir, marker);

@@ -3,7 +3,13 @@ import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxFrom, SandboxWarning } from './base-snapshot.js';
 import { LargeFileGuard, validateMaxFileBytes } from './large-files.js';
-import { build, createSandbox, removeContainer, type LocalSandbox } from './local-sandbox.js';
+import {
+  build,
+  createSandbox,
+  removeContainer,
+  type LocalSandbox,
+  type SandboxSeed,
+} from './local-sandbox.js';
 import type { GitSandbox } from './git-sandbox.js';
 import {
   acquireRunLock,
@@ -62,6 +68,8 @@ export interface OpenSandboxOptions {
    * value replaces the recorded one; omitted keeps it (50 MiB for a sandbox that recorded none).
    */
   maxFileBytes?: number;
+  /** How a new sandbox is materialised from an existing history (see `CreateSandboxOptions.seed`). */
+  seed?: SandboxSeed;
 }
 
 /** A sandbox from {@link openSandbox}: `reopened` tells whether it existed before. */
@@ -107,6 +115,7 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
       ...(options.gitTimeoutMs === undefined ? {} : { gitTimeoutMs: options.gitTimeoutMs }),
       ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
     });
     if (!options.lock) return Object.assign(made, { reopened: false as const });
     const { baseWarnings } = made;

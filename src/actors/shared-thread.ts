@@ -1,0 +1,185 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { CheckpointerSettings } from '../middleware/checkpointer.js';
+import type { CheckpointedGraph } from '../middleware/rollback.js';
+import { readSandboxState } from '../middleware/state.js';
+import { gitEnv, runGit } from '../sandbox/git.js';
+import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
+import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { acquireThreadLease } from '../workspace/lease.js';
+import type { ThreadLease } from '../workspace/lease.js';
+import type { WorkspaceStore } from '../workspace/store.js';
+
+/** What lets a thread move between workers: its lease and its shared snapshot store. */
+export interface SharedThread {
+  /** Held while open when the checkpointer is Postgres (it replaces the local run lock). */
+  readonly lease: ThreadLease | undefined;
+  /** Set when the actor names a shared snapshot store (`snapshots.remote`). */
+  readonly replica: ThreadReplica | undefined;
+  /**
+   * The saver to compile the graph with: with a replica, every checkpoint write waits until the
+   * snapshots made so far are in the shared store (see {@link withSnapshotBarrier}).
+   */
+  saver(saver: BaseCheckpointSaver): BaseCheckpointSaver;
+  /** Pushes what is still queued, then releases the lease. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openSharedThread}. */
+export interface OpenSharedThreadOptions {
+  actor: string;
+  threadId: string;
+  checkpointer: CheckpointerSettings | undefined;
+  /** `snapshots.remote`, resolved (a relative path against the project folder). */
+  remote: string | undefined;
+  /** Take the Postgres lease (false for read-only commands). Default true. */
+  lease?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Takes what a thread needs to move between workers: the Postgres lease (when the checkpointer
+ * is Postgres and `lease` is not false) and a {@link ThreadReplica} for the shared snapshot
+ * store (when `remote` is given). Returns `undefined` when neither applies (the local run lock
+ * is then the thread's only guard). Throws `RUN_ACTIVE` when another worker holds the thread.
+ */
+export async function openSharedThread(
+  options: OpenSharedThreadOptions,
+): Promise<SharedThread | undefined> {
+  const { actor, threadId } = options;
+  const wantsLease = options.lease !== false && options.checkpointer?.type === 'postgres';
+  if (!wantsLease && options.remote === undefined) return undefined;
+  const lease =
+    wantsLease && options.checkpointer?.type === 'postgres'
+      ? await acquireThreadLease({
+          url: options.checkpointer.url,
+          actor,
+          threadId,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+        })
+      : undefined;
+  const replica =
+    options.remote === undefined
+      ? undefined
+      : new ThreadReplica({ remote: options.remote, actor, threadId });
+  let closing: Promise<void> | undefined;
+  return {
+    lease,
+    replica,
+    saver: (saver) =>
+      replica === undefined ? saver : withSnapshotBarrier(saver, () => replica.flush()),
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await replica?.flush();
+        } finally {
+          await lease?.release();
+        }
+      })()),
+  };
+}
+
+/**
+ * The saver with a barrier in front of its writes: `put` and `putWrites` wait for `barrier()`
+ * (the shared store's flush) first. LangGraph writes a checkpoint (and a task's pending writes,
+ * which a resume replays) only after the node that took the snapshot returned, so waiting here
+ * means no checkpoint ever names a snapshot the shared store lacks; the tool call itself never
+ * waits for the push. A failed push fails the write, and so the run, with the store's error.
+ * Reads and everything else go straight to the saver (a Proxy keeps its class, so
+ * `instanceof` and its private fields still work).
+ */
+export function withSnapshotBarrier(
+  saver: BaseCheckpointSaver,
+  barrier: () => Promise<void>,
+): BaseCheckpointSaver {
+  return new Proxy(saver, {
+    get(target, property) {
+      if (property === 'put' || property === 'putWrites') {
+        const write = Reflect.get(target, property, target) as (...args: unknown[]) => unknown;
+        return async (...args: unknown[]) => {
+          await barrier();
+          return write.apply(target, args);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}
+
+/** What {@link syncSandboxToThread} did. */
+export interface SandboxSync {
+  /** The snapshot the sandbox was at before. */
+  from: string;
+  /** The snapshot of the thread's latest checkpoint, now in the sandbox. */
+  to: string;
+  /**
+   * Safety snapshot of the tree as it was (pushed like any snapshot); it differs from `from`
+   * when the tree held changes no checkpoint recorded (a write of a run that died here).
+   */
+  safety: string;
+}
+
+/**
+ * Brings a thread's sandbox to the files of the thread's latest checkpoint, whichever worker
+ * wrote it: when the checkpoint names another snapshot than the sandbox's head (the thread ran
+ * or was rolled back on another worker, or a run here died after a snapshot and before its
+ * checkpoint), the sandbox is restored to it (`sandbox.restore`, which takes a safety snapshot
+ * first, so nothing is lost). Returns `undefined` when the sandbox already matches or the thread
+ * has no checkpoint yet. The snapshot must be in the sandbox's store (fetched by the replica).
+ */
+export async function syncSandboxToThread(input: {
+  graph: CheckpointedGraph;
+  threadId: string;
+  sandbox: LocalSandbox;
+  signal?: AbortSignal;
+}): Promise<SandboxSync | undefined> {
+  const { graph, threadId, sandbox, signal } = input;
+  const state = await graph.getState({ configurable: { thread_id: threadId } });
+  if (state.createdAt === undefined) return undefined;
+  const target = readSandboxState(state.values).sandboxHead ?? sandbox.base;
+  const from = sandbox.head;
+  if (target === from) return undefined;
+  const restored = await sandbox.restore(target, signal === undefined ? {} : { signal });
+  return { from, to: target, safety: restored.safety.sha };
+}
+
+/**
+ * `snapshots.remote` as git gets it: URLs (`scheme://…`, `host:path`) as written, paths resolved
+ * with `resolvePath` (the project folder for relative ones).
+ */
+export function resolveSharedRemote(
+  remote: string | undefined,
+  resolvePath: (path: string) => string,
+): string | undefined {
+  if (remote === undefined) return undefined;
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/]+:/.test(remote);
+  return isUrl ? remote : resolvePath(remote);
+}
+
+/**
+ * The actors of a workspace whose shared snapshot store holds `threadId` (one `git ls-remote`
+ * per actor that names a store): how a worker that never ran a thread finds whose it is.
+ * Actor files that do not parse are skipped (`agents actor list` reports them).
+ */
+export async function findSharedThreadActors(
+  store: WorkspaceStore,
+  threadId: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const { records } = await store.list('actor');
+  const found: string[] = [];
+  for (const { name, value } of records) {
+    const remote = resolveSharedRemote(value.snapshots?.remote, (path) => store.resolvePath(path));
+    if (remote === undefined) continue;
+    const ref = `${sharedThreadNamespace(name, threadId)}/keep`;
+    const listed = await runGit(['ls-remote', '--end-of-options', remote, ref], {
+      cwd: store.root,
+      env: gitEnv(),
+      ...(signal === undefined ? {} : { signal }),
+    }).catch(() => undefined);
+    if (listed?.stdout.includes(ref) === true) found.push(name);
+  }
+  return found;
+}
