@@ -27,6 +27,10 @@ const LAYERS = [
   ['policy', 'policy decisions, approvals, pins, audit, output budget'],
   ['middleware', 'tool-call middleware, checkpointers, change tracking, rollback'],
   ['skills', 'skills: built-in, custom and Agent Skills tools'],
+  [
+    'pipeline',
+    'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs',
+  ],
   ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
   ['serve', '`agents serve`: an actor or tool set served as an MCP server'],
   ['cli', 'the `agents` command line'],

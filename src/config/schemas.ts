@@ -33,52 +33,80 @@ export type ToolOverride = z.infer<typeof ToolOverrideSchema>;
 export const ToolOverridesSchema = z.record(z.string(), ToolOverrideSchema);
 export type ToolOverrides = z.infer<typeof ToolOverridesSchema>;
 
-const TimeoutsSchema = z
-  .strictObject({
-    startupMs: z
-      .number()
-      .int()
-      .positive()
-      .default(30_000)
-      .describe('Spawn/connect + initialize + first tools/list.'),
-    callMs: z
-      .number()
-      .int()
-      .positive()
-      .default(60_000)
-      .describe('Per tool call; reset by progress.'),
-    maxCallMs: z
-      .number()
-      .int()
-      .positive()
-      .default(600_000)
-      .describe('Per tool call, even while progress arrives.'),
-    pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
-    healthCheckIntervalMs: z
-      .number()
-      .int()
-      .nonnegative()
-      .optional()
-      .describe(
-        'Ping the server this often (ms) while it is idle and restart it when the ping times out; 0 (default) turns periodic pings off.',
-      ),
-    shutdownMs: z
-      .number()
-      .int()
-      .positive()
-      .default(2_000)
-      .describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
-  })
-  .describe('Timeouts for this server.');
+/** Timeouts of one server; the defaults here are the only ones (the server code reads them). */
+export const ServerTimeoutsSchema = z.strictObject({
+  startupMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe('Spawn/connect + initialize + first tools/list.'),
+  callMs: z.number().int().positive().default(60_000).describe('Per tool call; reset by progress.'),
+  maxCallMs: z
+    .number()
+    .int()
+    .positive()
+    .default(600_000)
+    .describe('Per tool call, even while progress arrives.'),
+  pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
+  healthCheckIntervalMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe(
+      'Ping the server this often (ms) while it is idle and restart it when the ping times out; 0 turns periodic pings off.',
+    ),
+  shutdownMs: z
+    .number()
+    .int()
+    .positive()
+    .default(2_000)
+    .describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
+});
+export type ServerTimeouts = z.infer<typeof ServerTimeoutsSchema>;
 
-const RestartSchema = z
-  .strictObject({
-    enabled: z.boolean().default(true),
-    maxAttempts: z.number().int().min(0).default(3),
-    initialDelayMs: z.number().int().min(0).default(200),
-    maxDelayMs: z.number().int().min(0).default(5_000),
-  })
-  .describe('Restart after a crash, with bounded exponential backoff.');
+/** Restart policy of one server; the defaults here are the only ones. */
+export const ServerRestartPolicySchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  maxAttempts: z.number().int().min(0).default(3),
+  initialDelayMs: z.number().int().min(0).default(200),
+  maxDelayMs: z.number().int().min(0).default(5_000),
+});
+export type ServerRestartPolicy = z.infer<typeof ServerRestartPolicySchema>;
+
+const SERVER_TIMEOUT_DEFAULTS: Readonly<ServerTimeouts> = Object.freeze(
+  ServerTimeoutsSchema.parse({}),
+);
+const SERVER_RESTART_DEFAULTS: Readonly<ServerRestartPolicy> = Object.freeze(
+  ServerRestartPolicySchema.parse({}),
+);
+
+/** Largest tool-call arguments (JSON bytes) sent to a server without `maxArgumentBytes`: 8 MB. */
+export const DEFAULT_MAX_ARGUMENT_BYTES = 8 * 1024 * 1024;
+
+/** The fields of `value` that are set, so they can be laid over defaults. */
+function setFields<T extends object>(value: Partial<T> | undefined): Partial<T> {
+  if (value === undefined) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as Partial<T>;
+}
+
+/**
+ * A server's timeouts, each field it leaves out taken from {@link ServerTimeoutsSchema}'s
+ * defaults (a config built in code need not name them; a parsed file has them already).
+ */
+export function resolveServerTimeouts(timeouts?: Partial<ServerTimeouts>): ServerTimeouts {
+  return { ...SERVER_TIMEOUT_DEFAULTS, ...setFields(timeouts) };
+}
+
+/** A server's restart policy, the fields it leaves out from {@link ServerRestartPolicySchema}. */
+export function resolveServerRestartPolicy(
+  restart?: Partial<ServerRestartPolicy>,
+): ServerRestartPolicy {
+  return { ...SERVER_RESTART_DEFAULTS, ...setFields(restart) };
+}
 
 const serverCommon = {
   name: z
@@ -86,8 +114,12 @@ const serverCommon = {
     .regex(/^[a-zA-Z0-9_-]{1,48}$/)
     .optional()
     .describe('Server name; defaults to the file name or map key.'),
-  timeouts: TimeoutsSchema.optional(),
-  restart: RestartSchema.optional(),
+  // Partial so a config built in code may leave fields out (the server fills them with
+  // resolveServerTimeouts); parsing a file still fills every default.
+  timeouts: ServerTimeoutsSchema.partial().optional().describe('Timeouts for this server.'),
+  restart: ServerRestartPolicySchema.partial()
+    .optional()
+    .describe('Restart after a crash, with bounded exponential backoff.'),
   trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
   trustedTools: z
     .record(z.string(), z.string())
@@ -106,7 +138,7 @@ const serverCommon = {
     .positive()
     .optional()
     .describe(
-      'Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default 8 MB.',
+      `Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default ${DEFAULT_MAX_ARGUMENT_BYTES} (8 MB).`,
     ),
   rewritePaths: z
     .boolean()

@@ -1,6 +1,5 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ErrorCode,
   McpError,
@@ -29,19 +28,16 @@ import { compileArgumentValidator, type ArgumentValidator } from './json-schema.
 import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
 import { toStructuredTool } from './structured-tool.js';
+import {
+  assertToolOutput,
+  createClientCaller,
+  isMcpErrorCode,
+  type ClientCallerOptions,
+  type McpToolCaller,
+} from './tool-call.js';
 
-/** The one thing an MCP tool entry needs from a connection: send `tools/call`. */
-export interface McpToolCaller {
-  /**
-   * Sends `tools/call` and returns the server's result as is (`isError` results included).
-   * Throws `ServerError` (phase `call`) for transport, protocol, timeout and abort failures.
-   */
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    context: ToolCallContext,
-  ): Promise<CallToolResult>;
-}
+export type { ClientCallerOptions, McpToolCaller } from './tool-call.js';
+export { createClientCaller, toolCallSignal } from './tool-call.js';
 
 /** Finds path-typed arguments in an input schema (see `sandbox/path-arguments.ts`). */
 export type PathArgumentDetector = (inputSchema: JsonSchemaObject) => string[];
@@ -225,6 +221,7 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
   // are never called in a run), and each tool still compiles at most once. A schema that fails
   // to compile adds its warning to the descriptor then.
   let validator: ArgumentValidator | undefined;
+  let outputValidator: ArgumentValidator | undefined;
   return {
     descriptor,
     execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
@@ -238,7 +235,12 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
       const verdict = validator.validate(args);
       if (!verdict.valid)
         return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
-      return caller.callTool(toolName, args, context);
+      if (tool.outputSchema === undefined) return caller.callTool(toolName, args, context);
+      outputValidator ??= compileArgumentValidator(tool.outputSchema);
+      const checker = outputValidator;
+      return caller
+        .callTool(toolName, args, context)
+        .then((result) => assertToolOutput(result, checker, descriptor.serverName ?? '', toolName));
     },
   };
 }
@@ -284,7 +286,7 @@ export async function listAllTools(
         ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
       });
     } catch (error) {
-      throw wrapCallError(error, serverName, 'list', undefined, options.signal);
+      throw listError(error, serverName, options.signal);
     }
     tools.push(...result.tools);
     const next = result.nextCursor;
@@ -301,42 +303,40 @@ export async function listAllTools(
   }
 }
 
-function wrapCallError(
+/**
+ * A failed `tools/list`. A JSON-RPC error here is `PROTOCOL_ERROR`: listing tools is what an MCP
+ * server with tools must do, so refusing it is the server's fault, unlike a refused `tools/call`.
+ */
+function listError(
   error: unknown,
   serverName: string,
-  phase: 'call' | 'list',
-  toolName: string | undefined,
   signal: AbortSignal | undefined,
 ): ServerError {
   if (error instanceof ServerError) return error;
-  const where =
-    toolName === undefined
-      ? `tools/list on server "${serverName}"`
-      : `Tool "${toolName}" on server "${serverName}"`;
-  const details = { serverName, phase, ...(toolName === undefined ? {} : { toolName }) };
+  const where = `tools/list on server "${serverName}"`;
+  const details = { serverName, phase: 'list' as const };
   if (signal?.aborted === true) {
     return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, {
       cause: error,
     });
   }
+  if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+    return new ServerError(
+      AgentsErrorCode.Timeout,
+      `${where} timed out (${errorMessage(error)}); raise the server's timeouts or check the server.`,
+      details,
+      { cause: error },
+    );
+  }
+  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
+    return new ServerError(
+      AgentsErrorCode.ServerUnavailable,
+      `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
+      details,
+      { cause: error },
+    );
+  }
   if (error instanceof McpError) {
-    const code: number = error.code;
-    if (code === (ErrorCode.RequestTimeout as number)) {
-      return new ServerError(
-        AgentsErrorCode.Timeout,
-        `${where} timed out (${error.message}); raise the server's timeouts.callMs or check the server.`,
-        details,
-        { cause: error },
-      );
-    }
-    if (code === (ErrorCode.ConnectionClosed as number)) {
-      return new ServerError(
-        AgentsErrorCode.ServerUnavailable,
-        `${where} failed: the connection closed (${error.message}). The server may have exited; see its stderr.`,
-        details,
-        { cause: error },
-      );
-    }
     return new ServerError(
       AgentsErrorCode.ProtocolError,
       `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
@@ -345,98 +345,13 @@ function wrapCallError(
     );
   }
   return new ServerError(
-    AgentsErrorCode.ToolCallFailed,
+    AgentsErrorCode.ProtocolError,
     `${where} failed: ${errorMessage(error)}`,
     details,
-    { cause: error },
-  );
-}
-
-function configSignal(config: unknown): AbortSignal | undefined {
-  if (typeof config !== 'object' || config === null) return undefined;
-  const signal = (config as { signal?: unknown }).signal;
-  return signal instanceof AbortSignal ? signal : undefined;
-}
-
-/**
- * The abort signal of one tool call: `context.signal`, the `signal` of the LangGraph
- * `RunnableConfig` in `context.config`, or both combined (either one cancels the call).
- */
-export function toolCallSignal(context: ToolCallContext): AbortSignal | undefined {
-  const fromConfig = configSignal(context.config);
-  if (context.signal === undefined) return fromConfig;
-  if (fromConfig === undefined || fromConfig === context.signal) return context.signal;
-  return AbortSignal.any([context.signal, fromConfig]);
-}
-
-/** Options for {@link createClientCaller}. */
-export interface ClientCallerOptions {
-  /** Per-call timeout, reset by progress notifications (default 60 000 ms). */
-  callTimeoutMs?: number;
-  /** Hard cap per call, even while progress arrives (default 600 000 ms). */
-  maxCallMs?: number;
-}
-
-/**
- * An {@link McpToolCaller} over a connected SDK `Client`. Passes the abort signal (from
- * `context.signal` and `context.config.signal`), the timeout, and — only when the caller
- * wants progress — `onprogress` with `resetTimeoutOnProgress` bounded by `maxTotalTimeout`.
- * Failures become `ServerError` with phase `call`: `TIMEOUT`, `ABORTED`, `SERVER_UNAVAILABLE`
- * (connection closed), `PROTOCOL_ERROR` (a JSON-RPC error) or `TOOL_CALL_FAILED`.
- */
-export function createClientCaller(
-  client: Client,
-  serverName: string,
-  options: ClientCallerOptions = {},
-): McpToolCaller {
-  const timeout = options.callTimeoutMs ?? 60_000;
-  const maxTotalTimeout = options.maxCallMs ?? 600_000;
-  // The options of a call with no signal and no progress, built once: most calls are that.
-  const plainOptions = Object.freeze({ timeout, maxTotalTimeout });
-  const toResult = (result: Awaited<ReturnType<Client['callTool']>>): CallToolResult => {
-    if ('content' in result && Array.isArray(result.content)) return result as CallToolResult;
-    // Servers on protocol 2024-10-07 answer with { toolResult }.
-    const legacy = (result as { toolResult?: unknown }).toolResult;
-    return {
-      content: [
-        {
-          type: 'text',
-          text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null),
-        },
-      ],
-    };
-  };
-  return {
-    callTool(name, args, context) {
-      const signal = toolCallSignal(context);
-      const onProgress = context.onProgress;
-      let requestOptions: RequestOptions = plainOptions;
-      if (signal !== undefined || onProgress !== undefined) {
-        requestOptions = { timeout, maxTotalTimeout };
-        if (signal !== undefined) requestOptions.signal = signal;
-        if (onProgress !== undefined) {
-          requestOptions.resetTimeoutOnProgress = true;
-          requestOptions.onprogress = (progress) => {
-            onProgress({
-              progress: progress.progress,
-              ...(progress.total === undefined ? {} : { total: progress.total }),
-              ...(progress.message === undefined ? {} : { message: progress.message }),
-            });
-          };
-        }
-      }
-      // A promise chain rather than an async function: one step less on every call.
-      let pending: Promise<Awaited<ReturnType<Client['callTool']>>>;
-      try {
-        pending = client.callTool({ name, arguments: args }, undefined, requestOptions);
-      } catch (error) {
-        return Promise.reject(wrapCallError(error, serverName, 'call', name, signal));
-      }
-      return pending.then(toResult, (error: unknown) => {
-        throw wrapCallError(error, serverName, 'call', name, signal);
-      });
+    {
+      cause: error,
     },
-  };
+  );
 }
 
 /** Options for {@link createMcpToolAdapter}. */
@@ -461,8 +376,8 @@ export interface MCPToolAdapter {
   /** Lists every page of tools once and caches the entries; `refresh: true` lists again. */
   listTools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<ToolEntry[]>;
   /**
-   * The only place that sends `tools/call` for this server: validates and calls a tool by its
-   * server-side (original) name.
+   * Validates and calls a tool by its server-side (original) name; the call itself is sent by
+   * `mcp/tool-call.ts`, the one module that sends `tools/call`.
    * @throws AgentsError `TOOL_NOT_FOUND` for a name the server did not list.
    */
   execute(

@@ -45,6 +45,33 @@ export const RollbackRecordSchema = z.object({
   time: z.string().describe('ISO time of the operation.'),
 });
 
+/**
+ * zod schema of the active Agent Skill of a thread, as stored in graph state (`activeSkill`).
+ * `allowedTools: null` means the skill restricts nothing.
+ */
+export const ActiveSkillSchema = z.object({
+  name: z.string().describe('The active Agent Skill.'),
+  allowedTools: z
+    .array(z.string())
+    .nullable()
+    .describe("The skill's `allowed-tools` entries; null when it does not restrict tools."),
+});
+
+/** The active Agent Skill of a thread (see {@link ActiveSkillSchema}). */
+export type ActiveSkillState = z.infer<typeof ActiveSkillSchema>;
+
+/**
+ * Where the skill activation tool puts the skill it activated (an {@link ActiveSkillState}) in
+ * its result's `_meta`; the tracked ToolNode moves it into the `activeSkill` state field.
+ */
+export const ACTIVE_SKILL_META_KEY = 'agents/skill';
+
+/** Reads an {@link ActiveSkillState} out of unknown data (a result's `_meta` entry, a state field). */
+export function readActiveSkill(value: unknown): ActiveSkillState | undefined {
+  const parsed = ActiveSkillSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** One rollback or undo of a thread (see {@link RollbackRecordSchema}). */
 export type RollbackRecord = z.infer<typeof RollbackRecordSchema>;
 
@@ -99,6 +126,14 @@ function lastWriteWins<T>(current: T | undefined, next: T | undefined): T | unde
   return next ?? current;
 }
 
+/** Last write wins, `null` included (a write of `null` means "no skill active"). */
+function latestActiveSkill(
+  current: ActiveSkillState | null | undefined,
+  next: ActiveSkillState | null | undefined,
+): ActiveSkillState | null {
+  return next === undefined ? (current ?? null) : next;
+}
+
 /**
  * The graph state fields this library reads and writes. Spread them into your own
  * `StateSchema`:
@@ -113,6 +148,8 @@ function lastWriteWins<T>(current: T | undefined, next: T | undefined): T | unde
  * - `rollbacks`: the thread's rollbacks and undos with their safety snapshots, written whole by
  *   `rollback()` and `undoRollback()` (a fork starts from an older checkpoint, so the list is
  *   carried over from the thread's head rather than appended to the target's).
+ * - `activeSkill`: the Agent Skill the thread activated last and its `allowed-tools`, which the
+ *   tool pipeline enforces (null when none).
  */
 export const sandboxStateFields = {
   changeLog: new ReducedValue(
@@ -135,6 +172,12 @@ export const sandboxStateFields = {
       reducer: lastWriteWins<RollbackRecord[]>,
     },
   ),
+  // Checkpointed, so a thread resumed in another process (or rolled back) keeps the
+  // `allowed-tools` of the skill active at that point; `null` (the default) is "none active".
+  activeSkill: new ReducedValue(ActiveSkillSchema.nullable().default(null), {
+    inputSchema: ActiveSkillSchema.nullable().optional(),
+    reducer: latestActiveSkill,
+  }),
 };
 
 /**
@@ -154,6 +197,7 @@ export const sandboxDeltaStateFields = {
   ),
   sandboxHead: sandboxStateFields.sandboxHead,
   rollbacks: sandboxStateFields.rollbacks,
+  activeSkill: sandboxStateFields.activeSkill,
 };
 
 /**
@@ -174,6 +218,7 @@ export interface SandboxState {
 export interface SandboxStateUpdate {
   changeLog?: ChangeRecord | ChangeRecord[];
   sandboxHead?: string;
+  activeSkill?: ActiveSkillState | null;
 }
 
 /**

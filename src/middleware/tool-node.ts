@@ -10,8 +10,8 @@ import type { ChangeRecord } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';
-import { chainTip } from './state.js';
-import type { SandboxStateUpdate } from './state.js';
+import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from './state.js';
+import type { ActiveSkillState, SandboxStateUpdate } from './state.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
 const MAX_PARALLEL_CALL_LISTENERS = 1_000;
@@ -77,6 +77,25 @@ export function changeUpdateFromMessages(
 }
 
 /**
+ * The skill the last successful activation among these tool messages activated
+ * (`artifact._meta['agents/skill']`), or undefined when none of them activated one.
+ */
+export function activeSkillFromMessages(
+  messages: readonly BaseMessage[],
+): ActiveSkillState | undefined {
+  let found: ActiveSkillState | undefined;
+  for (const message of messages) {
+    if (!ToolMessage.isInstance(message) || message.status === 'error') continue;
+    const artifact: unknown = message.artifact;
+    if (typeof artifact !== 'object' || artifact === null) continue;
+    const meta: unknown = (artifact as Record<string, unknown>)['_meta'];
+    if (typeof meta !== 'object' || meta === null) continue;
+    found = readActiveSkill((meta as Record<string, unknown>)[ACTIVE_SKILL_META_KEY]) ?? found;
+  }
+  return found;
+}
+
+/**
  * LangGraph's prebuilt `ToolNode` that also moves each call's `ChangeRecord` (put on the
  * ToolMessage artifact by the change-tracking middleware) into the `changeLog` and
  * `sandboxHead` state fields (see `sandboxStateFields`), in the same superstep as the messages.
@@ -105,9 +124,17 @@ class TrackedToolNode extends ToolNode {
     const output: unknown = await super.run(input, config);
     // A bare message-list graph has no state fields to write.
     if (Array.isArray(input)) return output;
-    const update = changeUpdateFromMessages(collectToolMessages(output), this.tracker);
-    if (update === undefined) return output;
-    if (isToolCallTask(input) && this.tracker !== undefined) {
+    const messages = collectToolMessages(output);
+    const changes = changeUpdateFromMessages(messages, this.tracker);
+    // Only graphs with an `activeSkill` field (it defaults to null, so the key is in the state,
+    // and routeToolCallsPerTask carries it into each task) get the activated skill written.
+    const skill = hasActiveSkillField(input) ? activeSkillFromMessages(messages) : undefined;
+    if (changes === undefined && skill === undefined) return output;
+    const update: SandboxStateUpdate = {
+      ...changes,
+      ...(skill === undefined ? {} : { activeSkill: skill }),
+    };
+    if (changes !== undefined && isToolCallTask(input) && this.tracker !== undefined) {
       // One task per call (routeToolCallsPerTask): sibling tasks of the superstep each write
       // `sandboxHead`, applied in task order, not finishing order. Waiting until the sandbox is
       // idle makes every task that changed files report the same, final head.
@@ -126,6 +153,10 @@ export interface ToolCallTaskInput {
   [key: string]: unknown;
 }
 
+function hasActiveSkillField(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && 'activeSkill' in input;
+}
+
 function isToolCallTask(input: unknown): input is ToolCallTaskInput {
   return typeof input === 'object' && input !== null && 'lg_tool_call' in input;
 }
@@ -142,7 +173,7 @@ export interface ToolCallRouteOptions {
  * A conditional edge for `agent → tools` that sends each tool call of the last AI message to the
  * tools node as its own task (`Send(tools, { lg_tool_call })`: the call alone, not the state, so
  * a checkpoint stores each call once), or goes to `end`. Tools that read `runtime.state` see
- * `{}` there.
+ * only `activeSkill` there (when the graph has that field).
  *
  * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
  * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
@@ -155,7 +186,7 @@ export interface ToolCallRouteOptions {
  */
 export function routeToolCallsPerTask(
   options: ToolCallRouteOptions = {},
-): (state: { messages: BaseMessage[] }) => Send[] | string {
+): (state: { messages: BaseMessage[]; activeSkill?: ActiveSkillState | null }) => Send[] | string {
   const tools = options.tools ?? 'tools';
   const end = options.end ?? END;
   return (state) => {
@@ -163,8 +194,10 @@ export function routeToolCallsPerTask(
     const calls = last !== undefined && AIMessage.isInstance(last) ? (last.tool_calls ?? []) : [];
     if (calls.length === 0) return end;
     // Only the call: a Send's argument is stored with the checkpoint, so `{ ...state }` here
-    // would store every message once per call (quadratic storage). The tools need no state.
-    return calls.map((call) => new Send(tools, { lg_tool_call: call }));
+    // would store every message once per call (quadratic storage). The tools need no state but
+    // the active skill, whose `allowed-tools` the tool pipeline enforces (a few names).
+    const skill = 'activeSkill' in state ? { activeSkill: state.activeSkill ?? null } : {};
+    return calls.map((call) => new Send(tools, { lg_tool_call: call, ...skill }));
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { GitSandbox } from './git-sandbox.js';
 import { runGit } from './git.js';
@@ -8,6 +8,7 @@ import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from './larg
 import { NestedRepoTracker, type NestedRepo } from './nested-repos.js';
 import { createPathMap, type SandboxPathMap } from './path-map.js';
 import {
+  acquireRunLock,
   ID_PATTERN,
   MARKER_KIND,
   MARKER_VERSION,
@@ -29,6 +30,7 @@ import { agentsStateDir, projectStateDir } from './state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
 import type { Sandbox } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
+import { removeEmptyDirs } from './empty-dirs.js';
 
 /** Name prefix of the folder that holds one sandbox (its tree and its run dir). */
 export const CONTAINER_PREFIX = 'agents-sandbox-';
@@ -147,6 +149,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
   const topLevel = await gitTopLevel(sourceReal, signal, timeoutMs);
   const source = topLevel ?? sourceReal;
   let container: string;
+  // The first folder this call made on the way to the base folder: a failure removes it again
+  // (when empty), so a failed start leaves the state folder as it found it.
+  let madeBase: { dir: string; first: string } | undefined;
   if (options.dir === undefined) {
     const baseDir =
       options.baseDir ??
@@ -154,7 +159,8 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
         projectStateDir(source, { stateDir: options.stateDir ?? agentsStateDir() }),
         SANDBOXES_FOLDER,
       );
-    await mkdir(baseDir, { recursive: true });
+    const first = await mkdir(baseDir, { recursive: true });
+    if (first !== undefined) madeBase = { dir: baseDir, first: dirname(first) };
     container = await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
   } else {
     container = await prepareEmptyDir(options.dir, id);
@@ -238,6 +244,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       maxFileBytes,
     };
     await writeMarker(runDir, marker);
+    // A run sandbox of the state folder (or a base dir) is locked while open, so `agents
+    // sandbox prune` never deletes it under a live run; a `dir` sandbox is locked by
+    // `openSandbox({ lock })` when its owner asks.
+    const lockFile = options.dir === undefined ? await acquireRunLock(runDir, id) : undefined;
     return await build({
       marker,
       container,
@@ -247,9 +257,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       timeoutMs,
       signal,
       aliases: [resolve(options.source), sourceReal, source],
+      ...(lockFile === undefined ? {} : { lockFile }),
     });
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);
+    if (madeBase !== undefined) await removeEmptyDirs(madeBase.dir, madeBase.first);
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
       signal?.aborted === true ? AgentsErrorCode.Aborted : AgentsErrorCode.SandboxFailed,

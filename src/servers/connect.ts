@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
-import type { NamedServerConfig } from '../config/schemas.js';
+import { resolveServerTimeouts, type NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
 import type { Confinement } from './confinement.js';
@@ -76,7 +76,7 @@ export function createServerTransport(
       signalExitCodes: launch.command !== config.command,
       env: expandEnvReferenceMap(config.env, `Server "${config.name}" env`),
       cwd,
-      shutdownMs: config.timeouts?.shutdownMs,
+      shutdownMs: resolveServerTimeouts(config.timeouts).shutdownMs,
       maxLineBytes: options.maxLineBytes,
       logger: options.logger,
       ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
@@ -99,7 +99,7 @@ export function createServerTransport(
         : {}),
     },
   );
-  const shutdownMs = config.timeouts?.shutdownMs ?? 2_000;
+  const { shutdownMs } = resolveServerTimeouts(config.timeouts);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {

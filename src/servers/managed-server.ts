@@ -2,7 +2,6 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  CallToolResultSchema,
   ErrorCode,
   ListRootsRequestSchema,
   McpError,
@@ -12,7 +11,14 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { NamedServerConfig, ToolOverrides } from '../config/schemas.js';
+import {
+  resolveServerRestartPolicy,
+  resolveServerTimeouts,
+  type NamedServerConfig,
+  type ServerRestartPolicy,
+  type ServerTimeouts,
+  type ToolOverrides,
+} from '../config/schemas.js';
 import {
   AgentsError,
   AgentsErrorCode,
@@ -20,12 +26,13 @@ import {
   errorMessage,
   type ServerPhase,
 } from '../errors.js';
+import { createMcpToolEntries, listAllTools } from '../mcp/tool-adapter.js';
 import {
-  createMcpToolEntries,
-  listAllTools,
+  isMcpErrorCode,
+  sendToolCall,
   toolCallSignal,
   type McpToolCaller,
-} from '../mcp/tool-adapter.js';
+} from '../mcp/tool-call.js';
 import type { ToolCallContext, ToolEntry } from '../core/tool-descriptor.js';
 import { knownServerVerdicts } from '../registry/known-servers.js';
 import { knownPathArgumentsOf } from '../mcp/path-arguments.js';
@@ -62,7 +69,7 @@ export interface ManagedServerOptions {
   overrides?: ToolOverrides;
   /** Quiet time before a `tools/list_changed` triggers a re-list. Default 200 ms. */
   refreshDebounceMs?: number;
-  /** Ping the server this often and restart it when it does not answer. Default 0 (off). */
+  /** Ping the server this often and restart it when it does not answer. Default `timeouts.healthCheckIntervalMs`. */
   healthCheckIntervalMs?: number;
   /** Retry a read-only call once after a crash, when the restart succeeds. Default true. */
   retryReadOnlyAfterRestart?: boolean;
@@ -134,21 +141,6 @@ export interface ManagedServer extends McpToolCaller, AsyncDisposable, ServerEve
   close(): Promise<void>;
 }
 
-interface ResolvedTimeouts {
-  startupMs: number;
-  callMs: number;
-  maxCallMs: number;
-  pingMs: number;
-  shutdownMs: number;
-}
-
-interface ResolvedRestart {
-  enabled: boolean;
-  maxAttempts: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-}
-
 interface Connection {
   generation: number;
   client: Client;
@@ -210,8 +202,8 @@ class ManagedServerImpl implements ManagedServer {
   private readonly config: NamedServerConfig;
   private readonly options: ManagedServerOptions;
   private readonly logger: ServerLogger;
-  private readonly timeouts: ResolvedTimeouts;
-  private readonly restartPolicy: ResolvedRestart;
+  private readonly timeouts: ServerTimeouts;
+  private readonly restartPolicy: ServerRestartPolicy;
   private readonly events: ServerEventEmitter;
   private readonly transportFactory: (config: NamedServerConfig) => ServerTransport;
   private readonly maxArgumentBytes: number;
@@ -252,20 +244,9 @@ class ManagedServerImpl implements ManagedServer {
     this.logger = options.logger ?? silentServerLogger;
     this.events = new ServerEventEmitter(this.logger);
     this.clientRequests = new ClientRequestRouter(config.name, this.logger);
-    this.timeouts = {
-      startupMs: config.timeouts?.startupMs ?? 30_000,
-      callMs: config.timeouts?.callMs ?? 60_000,
-      maxCallMs: config.timeouts?.maxCallMs ?? 600_000,
-      pingMs: config.timeouts?.pingMs ?? 5_000,
-      shutdownMs: config.timeouts?.shutdownMs ?? 2_000,
-    };
+    this.timeouts = resolveServerTimeouts(config.timeouts);
     this.maxArgumentBytes = config.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
-    this.restartPolicy = {
-      enabled: config.restart?.enabled ?? true,
-      maxAttempts: config.restart?.maxAttempts ?? 3,
-      initialDelayMs: config.restart?.initialDelayMs ?? 200,
-      maxDelayMs: config.restart?.maxDelayMs ?? 5_000,
-    };
+    this.restartPolicy = resolveServerRestartPolicy(config.restart);
     this.transportFactory =
       options.transportFactory ??
       ((serverConfig) =>
@@ -316,8 +297,7 @@ class ManagedServerImpl implements ManagedServer {
       this.rejectWaiters(failure);
       throw failure;
     }
-    const healthEveryMs =
-      this.options.healthCheckIntervalMs ?? this.config.timeouts?.healthCheckIntervalMs ?? 0;
+    const healthEveryMs = this.options.healthCheckIntervalMs ?? this.timeouts.healthCheckIntervalMs;
     if (healthEveryMs > 0) {
       this.healthTimer = setInterval(() => {
         if (this.status === 'ready') void this.checkHealth();
@@ -696,68 +676,35 @@ class ManagedServerImpl implements ManagedServer {
         : new ForwardingCallClock(this.timeouts.callMs, context.clientRequests);
     const leave = clock === undefined ? undefined : this.clientRequests.enter(clock.forwarder);
     try {
-      const result = await connection.client.request(
-        { method: 'tools/call', params: { name, arguments: args } },
-        CallToolResultSchema,
-        {
-          signal:
-            clock === undefined
-              ? context.signal
-              : context.signal === undefined
-                ? clock.signal
-                : AbortSignal.any([context.signal, clock.signal]),
-          // With a clock, the SDK only enforces the overall cap; the clock is the idle timeout.
-          timeout: clock === undefined ? this.timeouts.callMs : this.timeouts.maxCallMs,
-          maxTotalTimeout: this.timeouts.maxCallMs,
-          resetTimeoutOnProgress: true,
-          // Passing onprogress makes the SDK send a progress token, which is what lets progress
-          // reset the timeout at all; maxTotalTimeout still caps the call.
-          onprogress: (progress) => {
-            clock?.touch();
-            context.onProgress?.({
-              progress: progress.progress,
-              total: progress.total,
-              message: progress.message,
-            });
-          },
-        },
-      );
+      const result = await sendToolCall(connection.client, name, args, context, {
+        serverName: this.name,
+        callMs: this.timeouts.callMs,
+        maxCallMs: this.timeouts.maxCallMs,
+        ...(clock === undefined ? {} : { idleDeadline: clock }),
+        details: () => this.details('call', connection.serverTransport),
+      });
       this.restartAttempts = 0;
       return result;
     } catch (error) {
-      if (context.signal?.aborted) {
-        throw new ServerError(
-          AgentsErrorCode.Aborted,
-          `Tool call "${name}" on server "${this.name}" was cancelled; notifications/cancelled was sent.`,
-          { ...this.details('call', connection.serverTransport), toolName: name },
-          { cause: context.signal.reason },
-        );
+      const failure = error as ServerError;
+      // One slow call does not make a server unhealthy; a failed ping does.
+      if (failure.code === AgentsErrorCode.Timeout) void this.checkHealth();
+      if (failure.code === AgentsErrorCode.Aborted || failure.code === AgentsErrorCode.Timeout) {
+        throw failure;
       }
-      if (clock?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
-        // With a clock the SDK's own timeout is the overall cap.
-        const capped =
-          clock === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !clock.expired;
-        // One slow call does not make a server unhealthy; a failed ping does.
-        void this.checkHealth();
-        throw new ServerError(
-          AgentsErrorCode.Timeout,
-          capped
-            ? `Tool call "${name}" on server "${this.name}" ran longer than its maximum of ${this.timeouts.maxCallMs} ms ` +
-                'even though progress kept arriving; it was cancelled (notifications/cancelled sent).'
-            : `Tool call "${name}" on server "${this.name}" got no answer within ${this.timeouts.callMs} ms; ` +
-                'it was cancelled (notifications/cancelled sent). Raise timeouts.callMs if the tool is slow.',
-          { ...this.details('call', connection.serverTransport), toolName: name },
-          { cause: error },
-        );
-      }
-      if (isSessionNotFound(error) && mayRetry) {
+      if (isSessionNotFound(failure) && mayRetry) {
         // The server forgot our session (404): the spec says re-initialize. The request was not
         // processed, so repeating it is safe even for write tools.
         await this.reconnect();
         return this.callOnce(name, args, context, false);
       }
-      if (connection.superseded || connection !== this.connection || isConnectionClosed(error)) {
-        const failure = this.describeFailure(error, connection.serverTransport, 'call', name);
+      if (
+        connection.superseded ||
+        connection !== this.connection ||
+        isConnectionClosed(failure.cause)
+      ) {
+        // The server went away under the call: say how it ended (exit code, stderr).
+        const ended = this.describeFailure(failure, connection.serverTransport, 'call', name);
         const entry = this.toolsByName.get(name);
         const readOnly =
           entry?.descriptor.capabilities.readOnly.value === true &&
@@ -772,18 +719,13 @@ class ManagedServerImpl implements ManagedServer {
           try {
             await this.readyConnection(context.signal, name);
           } catch {
-            throw failure;
+            throw ended;
           }
           return this.callOnce(name, args, context, false);
         }
-        throw failure;
+        throw ended;
       }
-      throw new ServerError(
-        AgentsErrorCode.ToolCallFailed,
-        `Server "${this.name}" rejected tools/call "${name}": ${errorMessage(error)}`,
-        { ...this.details('call', connection.serverTransport), toolName: name },
-        { cause: error },
-      );
+      throw failure;
     } finally {
       clock?.stop();
       leave?.();
@@ -1164,13 +1106,6 @@ class ManagedServerImpl implements ManagedServer {
       { cause: error },
     );
   }
-}
-
-function isMcpErrorCode(error: unknown, code: ErrorCode): error is McpError {
-  if (!(error instanceof McpError)) return false;
-  // McpError.code is a plain number; widen the enum member to compare like with like.
-  const expected: number = code;
-  return error.code === expected;
 }
 
 function isConnectionClosed(error: unknown): boolean {

@@ -4,6 +4,7 @@ import { constants } from 'node:os';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { resolveServerTimeouts } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { formatCommandLine } from '../redact.js';
 import { defaultRunDir, reapOrphanedServersOnce, recordServerProcess } from './orphan-reaper.js';
@@ -40,7 +41,7 @@ export interface StdioTransportOptions {
   stderrBufferBytes?: number;
   /** Non-JSON stdout lines skipped before giving up. Default 100. */
   maxGarbageLines?: number;
-  /** Each wait of the shutdown sequence (stdin close → SIGTERM → SIGKILL), in ms. Default 2000. */
+  /** Each wait of the shutdown sequence (stdin close → SIGTERM → SIGKILL), in ms. Default: the config schema's `timeouts.shutdownMs`. */
   shutdownMs?: number;
   /** Stderr lines and stdout garbage go here; default silent. */
   logger?: ServerLogger;
@@ -218,7 +219,7 @@ class ProcessStdioTransport implements StdioTransport {
     this.logger = options.logger ?? silentServerLogger;
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.maxGarbageLines = options.maxGarbageLines ?? DEFAULT_MAX_GARBAGE_LINES;
-    this.shutdownMs = options.shutdownMs ?? 2_000;
+    this.shutdownMs = options.shutdownMs ?? resolveServerTimeouts().shutdownMs;
     this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
     this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
     this.target = options.displayTarget ?? formatCommandLine(options.command, options.args ?? []);

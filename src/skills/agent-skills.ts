@@ -2,7 +2,8 @@ import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
+import { ACTIVE_SKILL_META_KEY } from '../middleware/state.js';
+import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 import type { ToolDescriptor, ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
@@ -392,6 +393,10 @@ export function createAgentSkillTool(
           files: skill.files,
           allowedTools: skill.allowedTools ?? null,
         },
+        // The tracked ToolNode moves this into the thread's checkpointed `activeSkill` state.
+        _meta: {
+          [ACTIVE_SKILL_META_KEY]: { name: skill.name, allowedTools: skill.allowedTools ?? null },
+        },
       };
     },
   };
@@ -424,11 +429,15 @@ async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResul
  * Entries match a tool's name, original name or id, case-insensitively; `*` is a wildcard and
  * an argument pattern such as `Bash(git:*)` matches on the part before `(`.
  */
-export function createAllowedToolsMiddleware(activation: SkillActivation): ToolMiddleware {
+export function createAllowedToolsMiddleware(
+  source: SkillActivation | ActiveSkillLookup,
+): ToolMiddleware {
+  const lookup: ActiveSkillLookup =
+    typeof source === 'function' ? source : (request) => source.get(request.context.threadId);
   return {
     name: 'allowed-tools',
     async wrap(request, next: ToolCallHandler) {
-      const skill = activation.get(request.context.threadId);
+      const skill = lookup(request);
       if (!skill?.allowedTools || request.descriptor.id === ACTIVATE_SKILL_TOOL_ID)
         return next(request);
       if (isToolAllowed(request.descriptor, skill.allowedTools)) return next(request);
@@ -449,6 +458,11 @@ export function createAllowedToolsMiddleware(activation: SkillActivation): ToolM
     },
   };
 }
+
+/** The active skill of a call's thread (name and `allowed-tools`), or undefined for none. */
+export type ActiveSkillLookup = (
+  request: ToolCallRequest,
+) => { name: string; allowedTools?: readonly string[] | undefined } | undefined;
 
 /** True when `descriptor` matches one of the `allowed-tools` entries. */
 export function isToolAllowed(

@@ -1,0 +1,159 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, SystemMessage } from '@langchain/core/messages';
+import type { StructuredTool } from '@langchain/core/tools';
+import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { toStructuredTool } from '../mcp/structured-tool.js';
+import { sandboxDeltaStateFields } from '../middleware/state.js';
+import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
+import type { ToolCallHandler } from '../core/tool-middleware.js';
+import type { SkillRegistry } from './skill-registry.js';
+import type { Sandbox } from '../sandbox/types.js';
+import { pauseAtTurnLimit, recursionLimitFor, turnStateFields } from './turn-limit.js';
+
+function buildStateSchema() {
+  // Delta channels: each message and change record is stored once, not in every checkpoint.
+  return new StateSchema({
+    messages: MessagesDeltaValue,
+    ...sandboxDeltaStateFields,
+    ...turnStateFields,
+  });
+}
+/**
+ * The actor graph's state schema: messages plus the sandbox fields (`changeLog`, `sandboxHead`,
+ * `rollbacks`, `activeSkill`) and the turn count.
+ */
+export type ActorState = ReturnType<typeof buildStateSchema>;
+
+function buildGraph(
+  agent: (state: ActorState['State']) => Promise<{ messages: AIMessage[] }>,
+  toolNode: ReturnType<typeof createTrackedToolNode>,
+  checkpointer: BaseCheckpointSaver,
+  maxTurns: number,
+) {
+  return (
+    new StateGraph(buildStateSchema())
+      .addNode('agent', agent)
+      .addNode('tools', toolNode)
+      .addEdge(START, 'agent')
+      // One task per tool call: a call paused for approval re-runs alone on resume; its
+      // siblings (allowed writes included) keep their saved results and never run twice.
+      .addConditionalEdges('agent', routeToolCallsPerTask({ tools: 'tools', end: END }), [
+        'tools',
+        END,
+      ])
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer })
+      // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
+      .withConfig({ recursionLimit: recursionLimitFor(maxTurns) })
+  );
+}
+/** The compiled actor graph (agent node ⇄ tracked ToolNode). */
+export type ActorGraph = ReturnType<typeof buildGraph>;
+/** What `ActorGraph.stream` takes: a state update or a `Command`. */
+export type ActorGraphInput = Parameters<ActorGraph['stream']>[0];
+
+/**
+ * The actor graph's shape (same nodes, edges and state channels) over a checkpointer, with no
+ * model, tools or servers: enough to list a thread's checkpoints, read its state and fork it
+ * with `updateState` (rollback), as `agents checkpoints|rollback` do in a later process. Running
+ * it fails with `CLOSED`; activate the actor to run a thread.
+ */
+export function compileActorStateGraph(
+  checkpointer: BaseCheckpointSaver,
+  name: string,
+): ActorGraph {
+  const inert = async (): Promise<never> => {
+    throw new AgentsError(
+      AgentsErrorCode.Closed,
+      `This graph of actor "${name}" only reads and forks thread state; activate the actor to run it.`,
+      { details: { actor: name } },
+    );
+  };
+  const graph = buildGraph(inert, createTrackedToolNode([]), checkpointer, 1);
+  graph.name = name;
+  return graph;
+}
+
+/** What {@link compileActorGraph} needs. */
+export interface ActorGraphOptions {
+  name: string;
+  instructions: string;
+  maxTurns: number;
+  /** The chat model, made on first use. */
+  model: () => Promise<BaseChatModel>;
+  /** The registry whose entries become the tools (kept in step with its changes). */
+  registry: SkillRegistry;
+  /** The tool pipeline composed around dispatch: every tool call goes through it. */
+  handler: ToolCallHandler;
+  /** The tracked ToolNode carries each call's change records into state. */
+  sandbox?: Sandbox | undefined;
+  checkpointer: BaseCheckpointSaver;
+}
+
+/** The compiled graph, its current tools, and the subscription to drop on stop. */
+export interface CompiledActorGraph {
+  graph: ActorGraph;
+  /** The current tools (refreshed in place when the registry changes). */
+  tools: StructuredTool[];
+  /** Stops following the registry's changes. */
+  unsubscribe(): void;
+}
+
+/**
+ * Compiles the actor graph: an agent node (instructions + model with the tools bound) and the
+ * tracked ToolNode, over `checkpointer`. The tool list follows the registry's changes.
+ */
+export function compileActorGraph(options: ActorGraphOptions): CompiledActorGraph {
+  const { registry, handler, name, instructions, maxTurns } = options;
+  // ToolNode keeps the array it is given; refreshing its contents in place keeps the node
+  // and the model's bound tools in step without rebuilding the graph.
+  const tools: StructuredTool[] = registry
+    .entries()
+    .map((entry) => toStructuredTool(entry.descriptor, handler));
+  // The model is bound once per tool-set version, not on every turn.
+  let bound: ReturnType<NonNullable<BaseChatModel['bindTools']>> | undefined;
+  const unsubscribe = registry.on('change', (event) => {
+    bound = undefined;
+    tools.splice(
+      0,
+      tools.length,
+      ...event.entries.map((entry) => toStructuredTool(entry.descriptor, handler)),
+    );
+  });
+  const toolNode = createTrackedToolNode(tools, {
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
+  const agent = async (state: ActorState['State']) => {
+    // Before the model call: at the limit the run pauses here, every tool result saved.
+    const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, name);
+    const model = await options.model();
+    if (typeof model.bindTools !== 'function') {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Model of actor "${name}" cannot call tools (no bindTools); choose a tool-calling model.`,
+        { details: { problems: [] } },
+      );
+    }
+    // Rebound after a tool-set change, so tools a server adds or removes show up next turn.
+    bound ??= model.bindTools([...tools]);
+    const messages =
+      instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
+    const reply = await bound.invoke(messages);
+    return { messages: [toAIMessage(reply)], runTurns };
+  };
+  const graph = buildGraph(agent, toolNode, options.checkpointer, maxTurns);
+  graph.name = name;
+  return { graph, tools, unsubscribe };
+}
+
+function toAIMessage(reply: unknown): AIMessage {
+  if (AIMessage.isInstance(reply)) return reply;
+  const chunk = reply as { content?: unknown; tool_calls?: AIMessage['tool_calls']; id?: string };
+  return new AIMessage({
+    content: (chunk.content ?? '') as AIMessage['content'],
+    tool_calls: chunk.tool_calls ?? [],
+    ...(chunk.id ? { id: chunk.id } : {}),
+  });
+}

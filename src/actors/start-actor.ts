@@ -1,0 +1,289 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { StructuredTool } from '@langchain/core/tools';
+import { MemorySaver } from '@langchain/langgraph';
+import type { Actor as ActorConfig } from '../config/schemas.js';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { createCheckpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../middleware/checkpointer.js';
+import { createInFlightCalls } from '../middleware/in-flight.js';
+import type { InFlightCalls } from '../middleware/in-flight.js';
+import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
+import { createAuditLog } from '../policy/audit.js';
+import type { Policy } from '../config/policy-schema.js';
+import { createSkillRegistry } from './skill-registry.js';
+import type { SkillPlan, SkillRegistry } from './skill-registry.js';
+import type { ToolResult } from '../core/tool-descriptor.js';
+import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { createPathMap } from '../sandbox/path-map.js';
+import { createServerManager } from '../servers/server-manager.js';
+import type { ServerLease, ServerManager } from '../servers/server-manager.js';
+import type { SkillActivation } from '../skills/agent-skills.js';
+import type { WorkspaceStore } from '../workspace/store.js';
+import { actorConfinement } from './actor-confinement.js';
+import type { ActorConfinement } from './actor-confinement.js';
+import { compileActorGraph } from './actor-graph.js';
+import type { ActorGraph } from './actor-graph.js';
+import { createActorPipeline } from './actor-pipeline.js';
+import { openActorSandbox } from './actor-sandbox.js';
+import type { ActorSandbox } from './actor-sandbox.js';
+import type { CreateActorOptions } from './actor-types.js';
+import { recordUnattributed } from './actor-unattributed.js';
+import type { CleanupStack } from './cleanup-stack.js';
+
+/** How long a stop waits for running tool calls after stopping the servers. */
+const IN_FLIGHT_GRACE_MS = 30_000;
+
+/** Everything an actor's start needs to know (fixed by `createActor`). */
+export interface ActorStartSpec {
+  name: string;
+  config: ActorConfig & { name: string };
+  store: WorkspaceStore;
+  plan: SkillPlan;
+  policy: Policy;
+  options: CreateActorOptions;
+  activation: SkillActivation;
+  auditFile: string;
+  maxTurns: number;
+  /** The chat model, made on first use. */
+  model: () => Promise<BaseChatModel>;
+  /**
+   * Asked when the sandbox is disposed: keep it (true) or remove it. A failed start and a stop
+   * share the disposer, so the answer depends on how far the actor got.
+   */
+  keepSandbox: (opened: ActorSandbox) => boolean;
+}
+
+/** What an active actor holds. */
+export interface ActiveActor {
+  sandbox: ActorSandbox | undefined;
+  confinement: ActorConfinement | undefined;
+  manager: ServerManager;
+  registry: SkillRegistry;
+  pipeline: ToolPipeline;
+  tools: StructuredTool[];
+  graph: ActorGraph;
+}
+
+/**
+ * Starts an actor in named steps: sandbox → servers and checkpointer → registry → audit log →
+ * tool pipeline → graph (→ unattributed changes of a reopened thread). Each step pushes its
+ * disposer on `cleanup` once it has succeeded; the caller unwinds the stack when a step throws
+ * (a failed start) and again on deactivate, so both undo exactly what was done, in reverse. The
+ * last disposer pushed stops the servers first and then waits for running calls, so a stop ends
+ * calls that wait on a server before closing what they write to.
+ */
+export async function startActor(
+  spec: ActorStartSpec,
+  cleanup: CleanupStack,
+  signal: AbortSignal | undefined,
+): Promise<ActiveActor> {
+  signal?.throwIfAborted();
+  const opened = await openSandbox(spec, cleanup, signal);
+  const sandbox = opened?.sandbox;
+  const root = sandbox?.root ?? spec.store.projectDir;
+  const servers = await startServers(spec, cleanup, root, sandbox, signal);
+  const paths = sandbox?.paths ?? createPathMap(root);
+  const registry = await createSkillRegistry({
+    plan: spec.plan,
+    servers: new Map((servers.lease?.servers ?? []).map((server) => [server.name, server])),
+    paths: () => paths,
+    projectDir: spec.store.projectDir,
+    activation: spec.activation,
+    ...(spec.options.onWarning ? { onWarning: spec.options.onWarning } : {}),
+  });
+  cleanup.push(() => registry.close());
+  const auditLog = createAuditLog(spec.auditFile);
+  cleanup.push(() => auditLog.close());
+
+  const inFlight = createInFlightCalls();
+  const pipeline = await createActorPipeline({
+    actor: spec.name,
+    config: spec.config,
+    store: spec.store,
+    plan: spec.plan,
+    policy: spec.policy,
+    registry,
+    activation: spec.activation,
+    auditLog,
+    sandbox,
+    root,
+    // Outermost: a stop waits for every running call before closing the audit log.
+    outer: [inFlight.middleware, ...(spec.options.middleware ?? [])],
+  });
+  // Composed once: dispatch finds the current entry by id, so a refreshed tool set needs no
+  // recomposition.
+  const handler = pipeline.compose((request): Promise<ToolResult> => {
+    const entry = registry.get(request.descriptor.id);
+    if (!entry) {
+      return Promise.resolve({
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
+          },
+        ],
+      });
+    }
+    return entry.execute(request.args, request.context);
+  });
+
+  const saver = spec.options.checkpointer ?? servers.checkpointer?.saver;
+  if (!saver) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Actor "${spec.name}" has no checkpointer; set \`checkpointer\` in its config or pass options.checkpointer.`,
+      { details: { problems: [] } },
+    );
+  }
+  const compiled = compileActorGraph({
+    name: spec.name,
+    instructions: spec.config.instructions,
+    maxTurns: spec.maxTurns,
+    model: spec.model,
+    registry,
+    handler,
+    sandbox,
+    checkpointer: saver,
+  });
+  cleanup.push(() => compiled.unsubscribe());
+
+  const threadId = spec.options.threadId;
+  if (opened?.threadBound && opened.reopened && threadId !== undefined) {
+    await recordUnattributed({
+      actor: spec.name,
+      graph: compiled.graph,
+      threadId,
+      sandbox: opened.sandbox,
+      auditLog,
+      signal,
+      onWarning: spec.options.onWarning,
+    });
+  }
+  cleanup.push(() => stopServersThenWait(spec, servers, inFlight));
+  return {
+    sandbox: opened,
+    confinement: servers.confinement,
+    manager: servers.manager,
+    registry,
+    pipeline,
+    tools: compiled.tools,
+    graph: compiled.graph,
+  };
+}
+
+/** Step 1: the sandbox (when enabled): the thread's own, or a temporary one. */
+async function openSandbox(
+  spec: ActorStartSpec,
+  cleanup: CleanupStack,
+  signal: AbortSignal | undefined,
+): Promise<ActorSandbox | undefined> {
+  const settings = spec.config.sandbox;
+  if (!settings.enabled) return undefined;
+  // With a memory checkpointer the thread dies with the process: a temporary sandbox.
+  const memoryCheckpoints = spec.options.checkpointer
+    ? spec.options.checkpointer instanceof MemorySaver
+    : spec.config.checkpointer.type === 'memory';
+  const threadId = memoryCheckpoints ? undefined : spec.options.threadId;
+  const opened = await openActorSandbox({
+    store: spec.store,
+    actor: spec.name,
+    settings,
+    threadId,
+    baseDir: spec.options.sandboxBaseDir,
+    signal,
+  });
+  cleanup.push(() => opened.dispose(!spec.keepSandbox(opened)));
+  return opened;
+}
+
+interface StartedServers {
+  manager: ServerManager;
+  ownsManager: boolean;
+  confinement: ActorConfinement | undefined;
+  lease: ServerLease | undefined;
+  checkpointer: Checkpointer | undefined;
+}
+
+/** Step 2: the skills' servers (in parallel) and, at the same time, the checkpointer. */
+async function startServers(
+  spec: ActorStartSpec,
+  cleanup: CleanupStack,
+  root: string,
+  sandbox: LocalSandbox | undefined,
+  signal: AbortSignal | undefined,
+): Promise<StartedServers> {
+  const { options, store } = spec;
+  const ownsManager = options.serverManager === undefined;
+  const confinement = ownsManager
+    ? actorConfinement({
+        settings: spec.config.sandbox,
+        options: options.confinement,
+        sandboxRoot: root,
+        projectDir: sandbox?.source ?? store.projectDir,
+        workspaceRoot: store.root,
+        report: (message) => {
+          if (options.onWarning) options.onWarning(message);
+          else process.emitWarning(message, 'AgentsConfinementWarning');
+        },
+      })
+    : undefined;
+  const manager =
+    options.serverManager ??
+    createServerManager({
+      cwd: root,
+      roots: () => [root],
+      ...(confinement ? { confinement } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
+    });
+  if (ownsManager) cleanup.push(() => manager.close());
+  const [leased, opened] = await Promise.allSettled([
+    spec.plan.servers.length === 0
+      ? Promise.resolve(undefined)
+      : manager.acquire(spec.plan.servers, signal ? { signal } : {}),
+    openCheckpointer(spec, signal),
+  ]);
+  // Either may have succeeded while the other failed: register what exists, then throw.
+  const lease = leased.status === 'fulfilled' ? leased.value : undefined;
+  const checkpointer = opened.status === 'fulfilled' ? opened.value : undefined;
+  if (lease) cleanup.push(() => lease.release());
+  if (checkpointer) cleanup.push(() => checkpointer.close());
+  if (leased.status === 'rejected') throw leased.reason;
+  if (opened.status === 'rejected') throw opened.reason;
+  return { manager, ownsManager, confinement, lease, checkpointer };
+}
+
+/** The config's checkpointer, unless the caller passed a saver. */
+function openCheckpointer(
+  spec: ActorStartSpec,
+  signal: AbortSignal | undefined,
+): Promise<Checkpointer | undefined> {
+  if (spec.options.checkpointer) return Promise.resolve(undefined);
+  return createCheckpointer(spec.config.checkpointer, {
+    cwd: spec.store.projectDir,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/**
+ * The first thing a stop does: stop the servers, so calls still waiting on one end now (each is
+ * still snapshotted and audited), then wait for the calls. Their own disposers, further down
+ * the stack, find them already stopped (release and close are idempotent).
+ */
+async function stopServersThenWait(
+  spec: ActorStartSpec,
+  servers: StartedServers,
+  inFlight: InFlightCalls,
+): Promise<void> {
+  const failures: unknown[] = [];
+  await servers.lease?.release().catch((error: unknown) => failures.push(error));
+  if (servers.ownsManager)
+    await servers.manager.close().catch((error: unknown) => failures.push(error));
+  if (!(await inFlight.idle(IN_FLIGHT_GRACE_MS))) {
+    spec.options.onWarning?.(
+      `Actor "${spec.name}": ${inFlight.count} tool call(s) still running ${IN_FLIGHT_GRACE_MS / 1000} s after its servers stopped; closing anyway (their audit entries stay unfinished).`,
+    );
+  }
+  if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures);
+}

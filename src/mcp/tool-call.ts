@@ -1,0 +1,311 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  AgentsErrorCode,
+  ServerError,
+  errorMessage,
+  withoutMcpErrorPrefix,
+  type ServerErrorDetails,
+} from '../errors.js';
+import { resolveServerTimeouts } from '../config/schemas.js';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
+import type { ArgumentValidator } from './json-schema.js';
+
+/**
+ * The one module that sends `tools/call`. Every MCP tool call — through the adapter over a bare
+ * SDK `Client` or through a supervised `ManagedServer` — goes through {@link sendToolCall}, so a
+ * failure maps to the same {@link ServerError} code and message whichever path made the call.
+ *
+ * Error codes (phase `call`):
+ * - `ABORTED`: the caller's signal fired; the SDK sent `notifications/cancelled`.
+ * - `TIMEOUT`: no answer within `callMs` (progress restarts it), or past `maxCallMs` in all.
+ * - `SERVER_UNAVAILABLE`: the connection closed under the call.
+ * - `TOOL_CALL_FAILED`: the server answered with a JSON-RPC error. The request reached the server
+ *   and the protocol worked; the server refused this call. The usual case, `-32602` invalid
+ *   params (unknown tool, arguments the server's own validation rejects), is the caller's (the
+ *   model's) mistake, fixable by calling again differently: a tool failure (exit code 6), not a
+ *   broken server (exit code 5). The JSON-RPC code is kept in `details.mcpErrorCode`.
+ * - `PROTOCOL_ERROR`: the server answered with something that is not a `CallToolResult`.
+ */
+
+/** The one thing an MCP tool entry needs from a connection: send `tools/call`. */
+export interface McpToolCaller {
+  /**
+   * Sends `tools/call` and returns the server's result as is (`isError` results included).
+   * Throws `ServerError` (phase `call`) for transport, protocol, timeout and abort failures.
+   */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolCallContext,
+  ): Promise<CallToolResult>;
+}
+
+/**
+ * A no-answer deadline kept by the caller instead of the SDK's per-call timeout (the
+ * forwarding clock of `servers/client-request-router.ts`, which stands still while a person
+ * answers an elicitation). The SDK then enforces only `maxCallMs`.
+ */
+export interface IdleDeadline {
+  /** Aborts when the deadline passes. */
+  readonly signal: AbortSignal;
+  readonly expired: boolean;
+  /** Progress arrived: restart the deadline. */
+  touch(): void;
+}
+
+/** Options of one {@link sendToolCall}. */
+export interface SendToolCallOptions {
+  /** Named in errors. */
+  serverName: string;
+  /** No-answer timeout; each progress notification restarts it. */
+  callMs: number;
+  /** Hard cap on the whole call, even while progress arrives. */
+  maxCallMs: number;
+  /** Replaces the `callMs` timeout for this call (see {@link IdleDeadline}). */
+  idleDeadline?: IdleDeadline;
+  /** Extra error details (the target, a stdio server's stderr tail), read only on failure. */
+  details?: () => Partial<ServerErrorDetails>;
+}
+
+/**
+ * The abort signal of one tool call: `context.signal`, the `signal` of the LangGraph
+ * `RunnableConfig` in `context.config`, or both combined (either one cancels the call).
+ */
+export function toolCallSignal(context: ToolCallContext): AbortSignal | undefined {
+  const fromConfig = configSignal(context.config);
+  if (context.signal === undefined) return fromConfig;
+  if (fromConfig === undefined || fromConfig === context.signal) return context.signal;
+  return AbortSignal.any([context.signal, fromConfig]);
+}
+
+function configSignal(config: unknown): AbortSignal | undefined {
+  if (typeof config !== 'object' || config === null) return undefined;
+  const signal = (config as { signal?: unknown }).signal;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * Sends one `tools/call` over a connected SDK `Client` and returns the server's result as is
+ * (`isError` results included). Progress notifications go to `context.onProgress` and restart
+ * the `callMs` timeout, up to `maxCallMs`; the call is cancelled (the SDK sends
+ * `notifications/cancelled`) when `context.signal` or the RunnableConfig's signal fires.
+ * @throws ServerError phase `call`, with the codes listed at the top of this module.
+ */
+export async function sendToolCall(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: SendToolCallOptions,
+): Promise<CallToolResult> {
+  // An already-aborted signal is refused by the SDK and mapped below like any cancellation.
+  const signal = toolCallSignal(context);
+  const idle = options.idleDeadline;
+  const onProgress = context.onProgress;
+  const requestOptions: RequestOptions = {
+    signal:
+      idle === undefined
+        ? signal
+        : signal === undefined
+          ? idle.signal
+          : AbortSignal.any([signal, idle.signal]),
+    // With an idle deadline the SDK only enforces the overall cap.
+    timeout: idle === undefined ? options.callMs : options.maxCallMs,
+    maxTotalTimeout: options.maxCallMs,
+    resetTimeoutOnProgress: true,
+    // Passing onprogress makes the SDK send a progress token, which is what lets progress
+    // restart the timeout at all; maxTotalTimeout still caps the call.
+    onprogress: (progress) => {
+      idle?.touch();
+      onProgress?.({
+        progress: progress.progress,
+        ...(progress.total === undefined ? {} : { total: progress.total }),
+        ...(progress.message === undefined ? {} : { message: progress.message }),
+      });
+    },
+  };
+  try {
+    const result = await client.request(
+      { method: 'tools/call', params: { name, arguments: args } },
+      CallToolResultSchema,
+      requestOptions,
+    );
+    return fromLegacyResult(result);
+  } catch (error) {
+    throw toolCallError(error, name, signal, options);
+  }
+}
+
+/** Servers on protocol 2024-10-07 answer with `{ toolResult }` instead of `content`. */
+function fromLegacyResult(result: CallToolResult): CallToolResult {
+  if (result.content.length > 0 || !('toolResult' in result)) return result;
+  const legacy: unknown = result['toolResult'];
+  return {
+    content: [
+      { type: 'text', text: typeof legacy === 'string' ? legacy : JSON.stringify(legacy ?? null) },
+    ],
+  };
+}
+
+/** The one mapping of a failed `tools/call` to a {@link ServerError} (see the module comment). */
+function toolCallError(
+  error: unknown,
+  toolName: string,
+  signal: AbortSignal | undefined,
+  options: SendToolCallOptions,
+): ServerError {
+  if (error instanceof ServerError) return error;
+  const { serverName } = options;
+  const where = `Tool "${toolName}" on server "${serverName}"`;
+  const details = (extra: Record<string, unknown> = {}): ServerErrorDetails => ({
+    serverName,
+    phase: 'call',
+    ...options.details?.(),
+    toolName,
+    ...extra,
+  });
+  if (signal?.aborted === true) {
+    return new ServerError(
+      AgentsErrorCode.Aborted,
+      `${where} was cancelled; notifications/cancelled was sent.`,
+      details(),
+      { cause: signal.reason ?? error },
+    );
+  }
+  const idle = options.idleDeadline;
+  if (idle?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+    // With an idle deadline the SDK's own timeout is the overall cap.
+    const capped =
+      idle === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !idle.expired;
+    return new ServerError(
+      AgentsErrorCode.Timeout,
+      capped
+        ? `${where} ran longer than its maximum of ${options.maxCallMs} ms even though progress ` +
+            'kept arriving; it was cancelled (notifications/cancelled sent). Raise timeouts.maxCallMs if the tool needs longer.'
+        : `${where} got no answer within ${options.callMs} ms; it was cancelled ` +
+            '(notifications/cancelled sent). Raise timeouts.callMs if the tool is slow.',
+      details(),
+      { cause: error },
+    );
+  }
+  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
+    return new ServerError(
+      AgentsErrorCode.ServerUnavailable,
+      `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
+      details(),
+      { cause: error },
+    );
+  }
+  if (error instanceof McpError) {
+    return new ServerError(
+      AgentsErrorCode.ToolCallFailed,
+      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
+      details({ mcpErrorCode: error.code }),
+      { cause: error },
+    );
+  }
+  if (isSchemaMismatch(error)) {
+    return new ServerError(
+      AgentsErrorCode.ProtocolError,
+      `${where} answered with a result that is not a valid MCP CallToolResult (${schemaIssues(error)}). Report it to the server's authors.`,
+      details(),
+      { cause: error },
+    );
+  }
+  return new ServerError(
+    AgentsErrorCode.ToolCallFailed,
+    `${where} failed: ${errorMessage(error)}`,
+    details(),
+    { cause: error },
+  );
+}
+
+/** True for an `McpError` with the given JSON-RPC code. */
+export function isMcpErrorCode(error: unknown, code: ErrorCode): error is McpError {
+  if (!(error instanceof McpError)) return false;
+  // McpError.code is a plain number; widen the enum member to compare like with like.
+  const expected: number = code;
+  return error.code === expected;
+}
+
+/** The SDK rejects a result that fails its schema with the zod error itself (zod 3 or 4). */
+function isSchemaMismatch(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    /^\$?ZodError$/.test(error.name) &&
+    Array.isArray((error as { issues?: unknown }).issues)
+  );
+}
+
+function schemaIssues(error: unknown): string {
+  const issues = (error as { issues: Array<{ path?: unknown[]; message?: string }> }).issues;
+  return issues
+    .slice(0, 5)
+    .map((issue) => `${(issue.path ?? []).join('.') || '(result)'}: ${issue.message ?? 'invalid'}`)
+    .join('; ');
+}
+
+/**
+ * Checks a tool's `structuredContent` against the `outputSchema` it declared (the spec: a tool
+ * with an output schema MUST return conforming structured content, unless `isError`).
+ * @throws ServerError `PROTOCOL_ERROR` (phase `call`) naming the first problems.
+ */
+export function assertToolOutput(
+  result: CallToolResult,
+  validator: ArgumentValidator,
+  serverName: string,
+  toolName: string,
+): CallToolResult {
+  if (result.isError === true) return result;
+  const where = `Tool "${toolName}" on server "${serverName}"`;
+  const details: ServerErrorDetails = { serverName, phase: 'call', toolName };
+  if (result.structuredContent === undefined) {
+    throw new ServerError(
+      AgentsErrorCode.ProtocolError,
+      `${where} declares an outputSchema but returned no structuredContent. Report it to the server's authors.`,
+      details,
+    );
+  }
+  const verdict = validator.validate(result.structuredContent);
+  if (verdict.valid) return result;
+  throw new ServerError(
+    AgentsErrorCode.ProtocolError,
+    `${where} returned structuredContent that does not match its outputSchema: ${verdict.message}. Report it to the server's authors.`,
+    details,
+  );
+}
+
+/** Options for {@link createClientCaller}. */
+export interface ClientCallerOptions {
+  /** Per-call timeout, reset by progress notifications (default: the config schema's `timeouts.callMs`). */
+  callTimeoutMs?: number;
+  /** Hard cap per call, even while progress arrives (default: the config schema's `timeouts.maxCallMs`). */
+  maxCallMs?: number;
+}
+
+/**
+ * An {@link McpToolCaller} over a connected SDK `Client`, with no supervision (no restart, no
+ * "tool no longer available" check): each call is one {@link sendToolCall}.
+ */
+export function createClientCaller(
+  client: Client,
+  serverName: string,
+  options: ClientCallerOptions = {},
+): McpToolCaller {
+  const defaults = resolveServerTimeouts();
+  const callOptions: SendToolCallOptions = {
+    serverName,
+    callMs: options.callTimeoutMs ?? defaults.callMs,
+    maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
+  };
+  return {
+    callTool: (name, args, context) => sendToolCall(client, name, args, context, callOptions),
+  };
+}
