@@ -202,7 +202,6 @@ class LocalActor implements ActorInstance {
       status: (serverName) => manager.get(serverName)?.status,
       pid: (serverName) => manager.get(serverName)?.pid,
       names: () => manager.list().map((server) => server.name),
-      names: () => manager.list().map((server) => server.name),
       on: (event, listener) => manager.on(event, listener),
     };
   }
