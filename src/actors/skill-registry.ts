@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { NamedServerConfig, Skill, ToolOverride, ToolResource } from '../config/schemas.js';
 import { resolveToolNames } from '../mcp/naming.js';
+import { createToolRegistry } from '../registry/tool-registry.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { ToolsChangedEvent } from '../servers/server-events.js';
 import type { PathMap } from '../sandbox/types.js';
 import {
@@ -188,14 +190,6 @@ export interface SkillServer {
   on?(event: 'tools-changed', listener: (event: ToolsChangedEvent) => void): () => void;
 }
 
-/** Emitted when the flattened tool set changes. */
-export interface SkillToolsChangedEvent {
-  added: string[];
-  removed: string[];
-  changed: string[];
-  entries: readonly ToolEntry[];
-}
-
 /** Options for {@link createSkillRegistry}. */
 export interface SkillRegistryOptions {
   plan: SkillPlan;
@@ -211,19 +205,27 @@ export interface SkillRegistryOptions {
   alwaysPrefix?: boolean;
   /** Agent Skill warnings and tools that disappeared on a refresh. */
   onWarning?: (message: string) => void;
+  /**
+   * The tool registry the skills' tools go into, as one group (default: a new registry). Pass
+   * one to keep other groups (another source's tools) beside them under one change event.
+   */
+  registry?: ToolRegistry;
+  /** The group key in {@link registry} (default {@link SKILL_TOOLS_GROUP}). */
+  group?: string;
 }
 
-/** The flattened tools of an actor's skills, kept current as servers change. */
-export interface SkillRegistry extends AsyncDisposable {
-  /** The current flattened tool set, names resolved. */
-  entries(): readonly ToolEntry[];
-  get(id: string): ToolEntry | undefined;
-  getByName(name: string): ToolEntry | undefined;
+/** The registry group an actor's flattened skill tools are kept in, unless told otherwise. */
+export const SKILL_TOOLS_GROUP = 'skills';
+
+/**
+ * The flattened tools of an actor's skills, kept current as servers change. It IS the tool
+ * registry the actor, `agents serve` and the CLI read (get by id, by name, one `change`
+ * event), plus what only skills have: the loaded Agent Skills and the activation record.
+ */
+export interface SkillRegistry extends ToolRegistry, AsyncDisposable {
   /** The loaded Agent Skills. */
   readonly agentSkills: readonly AgentSkill[];
   readonly activation: SkillActivation;
-  /** Subscribes to changes of the flattened set; returns an unsubscribe function. */
-  on(event: 'change', listener: (event: SkillToolsChangedEvent) => void): () => void;
   /**
    * Re-flattens from the servers' current entries. Called on every `tools-changed`; a resource
    * whose tool disappeared is dropped with a warning (not thrown) at that point.
@@ -234,13 +236,19 @@ export interface SkillRegistry extends AsyncDisposable {
 }
 
 /**
- * Flattens every source of a {@link SkillPlan} into one list of {@link ToolEntry}s: built-in
+ * Flattens every source of a {@link SkillPlan} into one group of the tool registry: built-in
  * tools, custom tools, MCP servers' tools, tool resources and one `activate_skill` tool for the
  * Agent Skills. Skill overrides apply at inclusion (name, description, capabilities with
  * `override` provenance, path arguments, `enabled: false` hides). The same tool included twice
  * is kept once; different tools with the same name are renamed by the collision rule
  * (`resolveToolNames`: server tools become `server__tool`), and two overrides naming the same
  * name throw `TOOL_NAME_COLLISION`.
+ *
+ * A tool resource resolves to its server tool's descriptor under the resource's id (ADR-0027:
+ * agents keep canonical tool resource ids), so policy rules, pins, known tools and the audit
+ * log name `repo.status`, not `mcp:git/git_status`, and keep working when the server record is
+ * renamed and the resource's `server` field follows. A server included whole as well does not
+ * bring that tool a second time under its `mcp:` id.
  *
  * Throws at creation (ADR-0027): `SERVER_UNAVAILABLE` when a needed server is not running,
  * `TOOL_UNAVAILABLE` when a tool resource's tool is absent from its server; plus
@@ -294,6 +302,14 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
   const agentSkillTool = createAgentSkillTool(agentSkillSet.skills, activation);
   const skillsByName = new Map(plan.skills.map((skill) => [skill.name, skill]));
 
+  // Server tools some tool resource names: included once, under the resource's id.
+  const claimed = new Set(
+    plan.inclusions.flatMap((inclusion) =>
+      inclusion.kind === 'resource'
+        ? [toolKey(inclusion.resource.server, inclusion.resource.tool)]
+        : [],
+    ),
+  );
   const flatten = (strict: boolean): ToolEntry[] => {
     const included: Array<{ entry: ToolEntry; override?: ToolOverride }> = [];
     const seen = new Set<string>();
@@ -310,6 +326,7 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
         skillOverrides[descriptor.originalName] ?? skillOverrides[descriptor.id];
       if (inclusion.kind === 'server') {
         for (const entry of options.servers.get(inclusion.serverName)?.entries() ?? []) {
+          if (claimed.has(toolKey(inclusion.serverName, entry.descriptor.originalName))) continue;
           add(entry, [overrideFor(entry.descriptor)]);
         }
       } else if (inclusion.kind === 'resource') {
@@ -340,7 +357,7 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
           warn(message);
           continue;
         }
-        add(entry, [resource.overrides, overrideFor(entry.descriptor)]);
+        add(asResource(entry, resource), [resource.overrides, overrideFor(entry.descriptor)]);
       } else if (inclusion.kind !== 'agent-skills') {
         for (const entry of staticParts.get(inclusion) ?? [])
           add(entry, [overrideFor(entry.descriptor)]);
@@ -364,35 +381,18 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
     );
   };
 
-  let current = flatten(true);
-  const listeners = new Set<(event: SkillToolsChangedEvent) => void>();
+  const registry = options.registry ?? createToolRegistry();
+  const group = options.group ?? SKILL_TOOLS_GROUP;
+  registry.replaceGroup(group, flatten(true));
   const unsubscribers: Array<() => void> = [];
   const refresh = (): void => {
-    let next: ToolEntry[];
     try {
-      next = flatten(false);
+      // The registry emits `change` only when something differs.
+      registry.replaceGroup(group, flatten(false));
     } catch (error) {
       // A refresh that cannot resolve names keeps the previous set rather than breaking a run.
       warn(`Tool set not refreshed: ${errorMessage(error)}`);
-      return;
     }
-    const before = new Map(current.map((entry) => [entry.descriptor.id, entry.descriptor]));
-    const after = new Map(next.map((entry) => [entry.descriptor.id, entry.descriptor]));
-    const added = [...after.keys()].filter((id) => !before.has(id));
-    const removed = [...before.keys()].filter((id) => !after.has(id));
-    const changed = [...after.entries()]
-      .filter(([id, descriptor]) => {
-        const old = before.get(id);
-        return (
-          old !== undefined &&
-          (old.fingerprint !== descriptor.fingerprint || old.name !== descriptor.name)
-        );
-      })
-      .map(([id]) => id);
-    current = next;
-    if (added.length + removed.length + changed.length === 0) return;
-    const event = { added, removed, changed, entries: next };
-    for (const listener of [...listeners]) listener(event);
   };
   for (const config of plan.servers) {
     const server = options.servers.get(config.name);
@@ -403,21 +403,32 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
     if (closed) return;
     closed = true;
     for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
-    listeners.clear();
   };
   return {
-    entries: () => current,
-    get: (id) => current.find((entry) => entry.descriptor.id === id),
-    getByName: (name) => current.find((entry) => entry.descriptor.name === name),
+    replaceGroup: (key, entries) => registry.replaceGroup(key, entries),
+    removeGroup: (key) => registry.removeGroup(key),
+    get: (id) => registry.get(id),
+    getByName: (name) => registry.getByName(name),
+    entries: (key) => registry.entries(key),
+    groups: () => registry.groups(),
+    on: (event, listener) => registry.on(event, listener),
     agentSkills: agentSkillSet.skills,
     activation,
-    on(_event, listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
     refresh,
     close,
     [Symbol.asyncDispose]: close,
+  };
+}
+
+function toolKey(serverName: string, toolName: string): string {
+  return `${serverName}\u0000${toolName}`;
+}
+
+/** The server tool under the tool resource's stable id; it still calls the server's own tool. */
+function asResource(entry: ToolEntry, resource: ToolResource): ToolEntry {
+  return {
+    descriptor: { ...entry.descriptor, id: resource.id },
+    execute: (args, context) => entry.execute(args, context),
   };
 }
 

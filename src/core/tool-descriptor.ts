@@ -34,7 +34,11 @@ export type JsonSchemaObject = { type?: unknown; [key: string]: unknown };
  * `inputSchema` / `outputSchema` are exactly what the server sent.
  */
 export interface ToolDescriptor {
-  /** Stable id: `mcp:SERVER/TOOL`, `builtin:NAME`, `custom:NAME`, `skill:NAME`. */
+  /**
+   * Stable id, the one policy rules, pins, known tools and the audit log use: a tool resource's
+   * id (`repo.status`, ADR-0027) for a tool reached through one, so it survives a server
+   * rename; otherwise `mcp:SERVER/TOOL`, `builtin:NAME`, `custom:NAME`, `skill:NAME`.
+   */
   id: string;
   /** Provider-safe name the model sees (`^[a-zA-Z0-9_-]{1,64}$`). */
   name: string;

@@ -125,12 +125,23 @@ export function matchesGlob(pattern: string, value: string): boolean {
   return regex.test(value);
 }
 
-/** True when a tool pattern (exact or glob) names this tool by id or model-facing name. */
+/**
+ * True when a tool pattern (exact or glob) names this tool by id, by model-facing name, or (an
+ * MCP tool) by its server address `mcp:SERVER/TOOL`. A tool reached through a tool resource has
+ * the resource's id (`repo.status`); matching the address too keeps a server-wide rule such as
+ * `deny: mcp:git/*` applying to it.
+ */
 export function matchesTool(
   pattern: string,
-  descriptor: Pick<ToolDescriptor, 'id' | 'name'>,
+  descriptor: Pick<ToolDescriptor, 'id' | 'name'> &
+    Partial<Pick<ToolDescriptor, 'source' | 'serverName' | 'originalName'>>,
 ): boolean {
-  return matchesGlob(pattern, descriptor.id) || matchesGlob(pattern, descriptor.name);
+  if (matchesGlob(pattern, descriptor.id) || matchesGlob(pattern, descriptor.name)) return true;
+  const address =
+    descriptor.source === 'mcp' && descriptor.serverName !== undefined
+      ? `mcp:${descriptor.serverName}/${descriptor.originalName}`
+      : undefined;
+  return address !== undefined && address !== descriptor.id && matchesGlob(pattern, address);
 }
 
 const CAPABILITY_KEYS = ['writes', 'destructive', 'openWorld', 'readOnly'] as const;

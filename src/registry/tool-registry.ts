@@ -5,7 +5,10 @@ import type { ToolEntry } from '../core/tool-descriptor.js';
 
 export type { ToolEntry } from '../core/tool-descriptor.js';
 
-/** What one registry change did, by tool id. */
+/**
+ * The registry's one change event: what one swap did, by tool id, and the whole set after it.
+ * Every reader (an actor's graph, `agents serve`, the CLI) follows this one event.
+ */
 export interface ToolRegistryChange {
   /** The group that was replaced or removed. */
   groupKey: string;
@@ -13,16 +16,25 @@ export interface ToolRegistryChange {
   removed: string[];
   /** Same id, but a different definition, capabilities or model-facing name. */
   changed: string[];
+  /** Every entry after the change (the array {@link ToolRegistry.entries} returns). */
+  entries: readonly ToolEntry[];
 }
 
 /** Listener for the registry's `change` event. */
 export type ToolRegistryListener = (change: ToolRegistryChange) => void;
 
 /**
- * The live set of tools from every source, grouped by owner (one group per server or skill).
- * Model-facing names are unique across all groups: server tools that clash are renamed
- * `server__tool` (see `resolveToolNames`), so a tool's `descriptor.name` may differ from the
- * entry that was put in.
+ * The live set of tools from every source, grouped by owner (one group per server, per skill
+ * set, or per caller-chosen key): the one registry of {@link ToolEntry}s that skills, actors,
+ * `agents serve` and policy read. Model-facing names are unique across all groups: server tools
+ * that clash are renamed `server__tool` (see `resolveToolNames`), so a tool's `descriptor.name`
+ * may differ from the entry that was put in.
+ *
+ * Ids: `descriptor.id` is the tool's stable id, the one policy rules, pins, known tools and the
+ * audit log use. A tool reached through a tool resource (ADR-0027) has the resource's id
+ * (`repo.status`), which stays the same when the server record is renamed; a tool included
+ * with its whole server has `mcp:SERVER/TOOL`; others `builtin:NAME`, `custom:NAME`,
+ * `skill:NAME`.
  */
 export interface ToolRegistry {
   /**
@@ -33,14 +45,15 @@ export interface ToolRegistry {
   replaceGroup(groupKey: string, entries: readonly ToolEntry[]): ToolRegistryChange;
   /** Removes a group; a no-op for an unknown key. */
   removeGroup(groupKey: string): ToolRegistryChange;
-  /** Looks up by stable id (`mcp:SERVER/TOOL`). O(1). */
+  /** Looks up by stable id (a tool resource id, `mcp:SERVER/TOOL`, `builtin:NAME`, ...). O(1). */
   get(id: string): ToolEntry | undefined;
   /** Looks up by model-facing name. O(1). */
   getByName(name: string): ToolEntry | undefined;
-  /** All entries, groups in insertion order. The array is a snapshot; do not mutate it. */
-  list(): readonly ToolEntry[];
-  /** Entries of one group. */
-  listGroup(groupKey: string): readonly ToolEntry[];
+  /**
+   * All entries (groups in insertion order), or one group's. The array is a snapshot, replaced
+   * on every change; do not mutate it.
+   */
+  entries(groupKey?: string): readonly ToolEntry[];
   /** Group keys in insertion order. */
   groups(): string[];
   /** Subscribes to changes; returns the unsubscribe function. Listener errors are ignored. */
@@ -127,7 +140,13 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   function commit(groupKey: string, next: Map<string, readonly ToolEntry[]>): ToolRegistryChange {
     const nextView = buildView(next, options);
     const previous = view;
-    const change: ToolRegistryChange = { groupKey, added: [], removed: [], changed: [] };
+    const change: ToolRegistryChange = {
+      groupKey,
+      added: [],
+      removed: [],
+      changed: [],
+      entries: nextView.list,
+    };
     for (const [id, entry] of nextView.byId) {
       const before = previous.byId.get(id);
       if (before === undefined) change.added.push(id);
@@ -156,15 +175,16 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
       return commit(groupKey, next);
     },
     removeGroup(groupKey) {
-      if (!view.groups.has(groupKey)) return { groupKey, added: [], removed: [], changed: [] };
+      if (!view.groups.has(groupKey))
+        return { groupKey, added: [], removed: [], changed: [], entries: view.list };
       const next = new Map(view.groups);
       next.delete(groupKey);
       return commit(groupKey, next);
     },
     get: (id) => view.byId.get(id),
     getByName: (name) => view.byName.get(name),
-    list: () => view.list,
-    listGroup: (groupKey) => view.resolvedGroups.get(groupKey) ?? [],
+    entries: (groupKey) =>
+      groupKey === undefined ? view.list : (view.resolvedGroups.get(groupKey) ?? []),
     groups: () => [...view.groups.keys()],
     on(_event, listener) {
       listeners.add(listener);

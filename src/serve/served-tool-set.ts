@@ -1,21 +1,13 @@
-import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import { composeMiddleware } from '../core/tool-middleware.js';
 import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
-
-/** The change-event half of a registry the MCP server can follow. */
-export interface ServedToolChangeSource {
-  /** Subscribes to changes; may return an unsubscribe function (otherwise `off` is used). */
-  on(event: 'change', listener: () => void): unknown;
-  off?(event: 'change', listener: () => void): unknown;
-}
+import type { ToolRegistry } from '../registry/tool-registry.js';
 
 /**
- * The part of a tool registry the MCP server needs: the current entries and a change event.
- * `createToolRegistry()` (`list()`) and `createSkillRegistry()` (`entries()`) both satisfy it.
+ * The part of the tool registry the MCP server needs: the current entries and the change event
+ * (`createToolRegistry()`, and the skill registry built on it, are one).
  */
-export type ServedToolRegistry = ServedToolChangeSource &
-  ({ list(): readonly ToolEntry[] } | { entries(): readonly ToolEntry[] });
+export type ServedToolRegistry = Pick<ToolRegistry, 'entries' | 'on'>;
 
 /** Where served tools come from: a function returning the current entries, or a registry. */
 export type ServedToolSource = (() => readonly ToolEntry[]) | ServedToolRegistry;
@@ -68,16 +60,6 @@ function isRegistry(source: ServedToolSource): source is ServedToolRegistry {
   return typeof source === 'object' && source !== null;
 }
 
-function registryReader(registry: ServedToolRegistry): () => readonly ToolEntry[] {
-  if ('list' in registry && typeof registry.list === 'function') return () => registry.list();
-  if ('entries' in registry && typeof registry.entries === 'function')
-    return () => registry.entries();
-  throw new AgentsError(
-    AgentsErrorCode.ConfigInvalid,
-    'The tool registry to serve has neither list() nor entries(); pass a registry or a function returning ToolEntry[].',
-  );
-}
-
 /**
  * Builds a {@link ServedToolSet}. Composition (`composeMiddleware(middleware, entry.execute)`)
  * happens once per entry object: a registry refresh swaps entries, so a new tool set version
@@ -86,7 +68,7 @@ function registryReader(registry: ServedToolRegistry): () => readonly ToolEntry[
 export function createServedToolSet(options: ServedToolSetOptions): ServedToolSet {
   const middleware = options.middleware ?? [];
   const source = options.entries;
-  const readEntries = isRegistry(source) ? registryReader(source) : source;
+  const readEntries = isRegistry(source) ? () => source.entries() : source;
   const composed = new WeakMap<ToolEntry, ServedTool>();
   const listeners = new Set<() => void>();
   const cleanups: Array<() => void> = [];
@@ -119,12 +101,7 @@ export function createServedToolSet(options: ServedToolSetOptions): ServedToolSe
   };
 
   if (isRegistry(source)) {
-    const listener = (): void => notifyChanged();
-    const unsubscribe = source.on('change', listener);
-    cleanups.push(() => {
-      if (typeof unsubscribe === 'function') unsubscribe();
-      else source.off?.('change', listener);
-    });
+    cleanups.push(source.on('change', () => notifyChanged()));
   }
   if (options.subscribe) cleanups.push(options.subscribe(notifyChanged));
 

@@ -187,9 +187,11 @@ describe('agents CLI', () => {
       expect(skill.code).toBe(0);
       expect(skill.stdout).toMatch(/with tools: .*write_note/);
       const skillShow = JSON.parse((await agents(dir, 'skill', 'show', 'notes', '--json')).stdout);
-      expect(skillShow.tools.map((tool: { id: string }) => tool.id)).toContain(
-        'mcp:notes/write_note',
-      );
+      // write_note comes through the tool resource, under its stable id, and only once.
+      const skillToolIds = skillShow.tools.map((tool: { id: string }) => tool.id);
+      expect(skillToolIds).toContain('notes.write');
+      expect(skillToolIds).toContain('mcp:notes/read_note');
+      expect(skillToolIds).not.toContain('mcp:notes/write_note');
 
       const missingSkill = await agents(dir, 'actor', 'add', 'bot', '--skill', 'ghost');
       expect(missingSkill.code).toBe(4);

@@ -133,6 +133,18 @@ describe('decide', () => {
     expect(decide(writer, p, { skill: 'other' }).decision).toBe('deny');
   });
 
+  it('matches a tool resource by its id and by its server address mcp:SERVER/TOOL', () => {
+    // What the skill registry makes of tool resource `files.write` → server fs, tool write_file.
+    const viaResource: ToolDescriptor = { ...writer, id: 'files.write' };
+    const byAddress = policy({ mode: 'auto', tools: { 'mcp:fs/*': { decision: 'deny' } } });
+    expect(decide(viaResource, byAddress).decision).toBe('deny');
+    const byId = policy({ mode: 'ask', tools: { 'files.write': { decision: 'allow' } } });
+    expect(decide(viaResource, byId).decision).toBe('allow');
+    // The address is the server's: a rule for another server does not match.
+    const other = policy({ mode: 'auto', tools: { 'mcp:git/*': { decision: 'deny' } } });
+    expect(decide(viaResource, other).decision).toBe('allow');
+  });
+
   it('keeps read-only mode a ceiling that no allow rule lifts', () => {
     const p = policy({ mode: 'read-only', tools: { 'mcp:fs/write_file': { decision: 'allow' } } });
     expect(decide(writer, p)).toMatchObject({ decision: 'deny', rule: { kind: 'read-only' } });

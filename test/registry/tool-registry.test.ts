@@ -71,6 +71,7 @@ describe('createToolRegistry', () => {
       added: ['mcp:evil/read_file'],
       removed: [],
       changed: ['mcp:fs/read_file'],
+      entries: registry.entries(),
     });
     expect(listener).toHaveBeenCalledTimes(2);
 
@@ -101,8 +102,9 @@ describe('createToolRegistry', () => {
       added: ['mcp:s/c_tool'],
       removed: ['mcp:s/a_tool'],
       changed: ['mcp:s/b_tool'],
+      entries: registry.entries(),
     });
-    expect(registry.list().map((entry) => entry.descriptor.id)).toEqual([
+    expect(registry.entries().map((entry) => entry.descriptor.id)).toEqual([
       'mcp:s/b_tool',
       'mcp:s/c_tool',
     ]);
@@ -119,7 +121,7 @@ describe('createToolRegistry', () => {
     const stolen = entries('s', [tool('a_tool')]);
     expect(() => registry.replaceGroup('t', stolen)).toThrow(AgentsError);
     expect(registry.groups()).toEqual(['s']);
-    expect(registry.list()).toHaveLength(1);
+    expect(registry.entries()).toHaveLength(1);
   });
 
   it('keeps built-in names and prefixes the server tool that would shadow them', () => {

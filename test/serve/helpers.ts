@@ -7,6 +7,8 @@ import type {
   ToolEntry,
   ToolResult,
 } from '../../src/core/tool-descriptor.js';
+import { createToolRegistry } from '../../src/registry/tool-registry.js';
+import type { ToolRegistryListener } from '../../src/registry/tool-registry.js';
 
 function verdict(value: boolean): CapabilityVerdict {
   return { value, source: 'override', reason: 'test' };
@@ -58,25 +60,31 @@ export function echoEntry(name: string, overrides: Partial<ToolDescriptor> = {})
   }));
 }
 
-/** A minimal registry with a change event, the shape `createToolRegistry()` offers. */
-export class FakeRegistry {
-  private entries: ToolEntry[];
-  private readonly listeners = new Set<(event: unknown) => void>();
+/**
+ * The real tool registry (`createToolRegistry()`) holding one group, counting its change
+ * listeners so a test can see the server unsubscribe.
+ */
+export class CountingRegistry {
+  private readonly registry = createToolRegistry();
+  private listeners = 0;
   constructor(entries: ToolEntry[]) {
-    this.entries = entries;
+    this.registry.replaceGroup('test', entries);
   }
-  list(): readonly ToolEntry[] {
-    return this.entries;
+  entries(): readonly ToolEntry[] {
+    return this.registry.entries();
   }
-  on(event: 'change', listener: (event: unknown) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  on(event: 'change', listener: ToolRegistryListener): () => void {
+    const off = this.registry.on(event, listener);
+    this.listeners++;
+    return () => {
+      this.listeners--;
+      off();
+    };
   }
   get listenerCount(): number {
-    return this.listeners.size;
+    return this.listeners;
   }
   replace(entries: ToolEntry[]): void {
-    this.entries = entries;
-    for (const listener of this.listeners) listener({ added: [], removed: [], changed: [] });
+    this.registry.replaceGroup('test', entries);
   }
 }

@@ -20,7 +20,7 @@ import {
 } from '../../src/serve/mcp-server.js';
 import type { CreateMcpServerOptions } from '../../src/serve/mcp-server.js';
 import { createServedToolSet } from '../../src/serve/served-tool-set.js';
-import { capabilities, descriptor, echoEntry, entry, FakeRegistry } from './helpers.js';
+import { capabilities, descriptor, echoEntry, entry, CountingRegistry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -269,7 +269,7 @@ describe('createMcpServer', () => {
   });
 
   it('sends tools/list_changed when the registry changes, and lists the new set', async () => {
-    const registry = new FakeRegistry([echoEntry('one')]);
+    const registry = new CountingRegistry([echoEntry('one')]);
     const { client, server } = await connect({ entries: registry });
     let notified = 0;
     const changed = new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSkillRegistry, planSkills } from '../../src/actors/skill-registry.js';
 import type { SkillServer } from '../../src/actors/skill-registry.js';
 import type { ToolEntry } from '../../src/core/tool-descriptor.js';
+import { createToolRegistry } from '../../src/registry/tool-registry.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
@@ -107,13 +108,18 @@ describe('skill registry', () => {
       'custom:shout',
       'mcp:fs/read_file',
       'mcp:fs/write_file',
-      'mcp:git/git_status',
+      'repo.status',
       'skill:activate',
     ]);
     // Collision rule: the server tool is prefixed, the built-in keeps its name.
     expect(byId['builtin:read_file']?.name).toBe('read_file');
     expect(byId['mcp:fs/read_file']?.name).toBe('fs__read_file');
-    expect(byId['mcp:git/git_status']?.name).toBe('repo_status');
+    // A tool resource resolves to its server tool's descriptor under the resource's id.
+    expect(byId['repo.status']).toMatchObject({
+      name: 'repo_status',
+      serverName: 'git',
+      originalName: 'git_status',
+    });
     expect(byId['mcp:fs/write_file']?.capabilities.readOnly).toMatchObject({
       value: true,
       source: 'override',
@@ -152,6 +158,65 @@ describe('skill registry', () => {
     expect(events[1]).toEqual(['-mcp:fs/read_file']);
   });
 
+  it('keeps a tool resource id when the server record is renamed, and includes the tool once', async () => {
+    await store.put('tool', 'status', { id: 'repo.status', server: 'git', tool: 'git_status' });
+    await store.put('skill', 's', { tools: ['repo.status'], mcpServers: ['git'] });
+    await using before = await createSkillRegistry({
+      plan: await planSkills(store, ['s']),
+      servers: new Map([['git', fakeServer('git', ['git_status', 'git_commit'])]]),
+      projectDir: dir,
+    });
+    // The whole server is included too, but git_status comes once, under the resource id.
+    expect(before.entries().map((entry) => entry.descriptor.id)).toEqual([
+      'repo.status',
+      'mcp:git/git_commit',
+    ]);
+    expect(before.get('repo.status')?.descriptor.name).toBe('git_status');
+    expect(before.get('mcp:git/git_status')).toBeUndefined();
+
+    // Rename the server record: the resource follows it, the id policy and pins use does not.
+    await store.put('server', 'vcs', { transport: 'stdio', command: 'git-mcp' });
+    await store.put(
+      'tool',
+      'status',
+      { id: 'repo.status', server: 'vcs', tool: 'git_status' },
+      { overwrite: true },
+    );
+    await store.put('skill', 's', { tools: ['repo.status'] }, { overwrite: true });
+    await using after = await createSkillRegistry({
+      plan: await planSkills(store, ['s']),
+      servers: new Map([['vcs', fakeServer('vcs', ['git_status'])]]),
+      projectDir: dir,
+    });
+    expect(after.entries().map((entry) => entry.descriptor.id)).toEqual(['repo.status']);
+    const result = await after.get('repo.status')!.execute({}, {});
+    expect(result.content).toEqual([{ type: 'text', text: 'vcs/git_status' }]);
+  });
+
+  it('writes into a given tool registry as one group, beside other groups', async () => {
+    await store.put('skill', 's', { mcpServers: ['fs'] });
+    const registry = createToolRegistry();
+    registry.replaceGroup('other', [mcpEntry('other', 'ping')]);
+    const fs = fakeServer('fs', ['read_file']);
+    await using skills = await createSkillRegistry({
+      plan: await planSkills(store, ['s']),
+      servers: new Map([['fs', fs]]),
+      projectDir: dir,
+      registry,
+      group: 'actor:a',
+    });
+    expect(registry.groups()).toEqual(['other', 'actor:a']);
+    const changes: string[] = [];
+    registry.on('change', (change) => changes.push(`${change.groupKey}+${change.added.join()}`));
+    fs.setTools(['read_file', 'search']);
+    expect(changes).toEqual(['actor:a+mcp:fs/search']);
+    expect(skills.getByName('ping')?.descriptor.id).toBe('mcp:other/ping');
+    expect(registry.entries('actor:a').map((entry) => entry.descriptor.name)).toEqual([
+      'read_file',
+      'search',
+    ]);
+  });
+
   it('resolves a bare agentSkills name in the workspace Agent Skills folder', async () => {
     const withSkills = createWorkspaceStore(join(dir, '.agents'), {
       projectDir: FIXTURES,
@@ -186,7 +251,7 @@ describe('skill registry', () => {
         tool: 'git_status',
         enabled: false,
       });
-      await store.put('skill', 's', { tools: ['repo.status'] });
+      await store.put('skill', 's', { tools: ['repo.status'] }, { overwrite: true });
       await expect(planSkills(store, ['s'])).rejects.toMatchObject({
         code: 'TOOL_DISABLED',
         message: expect.stringContaining('agents tool enable st'),
@@ -212,7 +277,7 @@ describe('skill registry', () => {
 
     it('absent tool: TOOL_UNAVAILABLE listing what the server has', async () => {
       await store.put('tool', 'st', { id: 'repo.status', server: 'git', tool: 'git_status' });
-      await store.put('skill', 's', { tools: ['repo.status'] });
+      await store.put('skill', 's', { tools: ['repo.status'] }, { overwrite: true });
       const plan = await planSkills(store, ['s']);
       await expect(
         createSkillRegistry({
