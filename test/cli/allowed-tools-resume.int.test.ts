@@ -34,7 +34,7 @@ describe("an Agent Skill's allowed-tools survive a resume in a new process", () 
         read_note: { pathArguments: ['path'] },
       },
     });
-    await store.put('skill', 'notes', { mcp_servers: ['notes'], agent_skills: [skillDir] });
+    await store.put('skill', 'notes', { mcpServers: ['notes'], agentSkills: [skillDir] });
     await writeFile(
       join(dir, 'script.yaml'),
       [

@@ -81,7 +81,7 @@ export async function failingProject(
     });
     servers.push('broken');
   }
-  await store.put('skill', 'notes', { mcp_servers: servers });
+  await store.put('skill', 'notes', { mcpServers: servers });
   await store.put('actor', 'bot', {
     skills: ['notes'],
     model: 'scripted:script.yaml',
