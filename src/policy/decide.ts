@@ -7,6 +7,7 @@ import type {
   PolicyRule,
   ToolPolicy,
 } from '../config/policy-schema.js';
+import { isGlob, matchesGlob } from '../core/glob.js';
 
 /** Where a policy verdict came from. */
 export type PolicyRuleKind =
@@ -99,31 +100,8 @@ export function effectiveCapabilities(
   return { readOnly, writes: writes || !readOnly, destructive, openWorld };
 }
 
-const GLOB_CACHE = new Map<string, RegExp>();
-
-/** True when `pattern` contains glob characters (`*`, `?`). */
-export function isGlob(pattern: string): boolean {
-  return pattern.includes('*') || pattern.includes('?');
-}
-
-/** Matches `value` against a glob where `*` is any run of characters and `?` one character. */
-export function matchesGlob(pattern: string, value: string): boolean {
-  if (!isGlob(pattern)) return pattern === value;
-  let regex = GLOB_CACHE.get(pattern);
-  if (regex === undefined) {
-    const source = pattern
-      .split('')
-      .map((char) =>
-        char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&'),
-      )
-      .join('');
-    regex = new RegExp(`^${source}$`, 's');
-    // Policies hold few patterns; the bound only guards against unbounded growth.
-    if (GLOB_CACHE.size > 1000) GLOB_CACHE.clear();
-    GLOB_CACHE.set(pattern, regex);
-  }
-  return regex.test(value);
-}
+// Tool patterns use the library's one glob matcher (core/glob.ts); re-exported for callers.
+export { isGlob, matchesGlob };
 
 /**
  * True when a tool pattern (exact or glob) names this tool by id, by model-facing name, or (an

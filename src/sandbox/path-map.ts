@@ -1,12 +1,23 @@
-import { lstatSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { realpathSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { createArgsRewriter } from './path-args.js';
+import { checkLinks, PathCheckCache, realLocation, relativeInside } from './path-links.js';
+import {
+  createFromSandbox,
+  rewriteErrorWith,
+  rewriteResultWith,
+  unique,
+} from './path-result-map.js';
+import { checkSpelling, isFileUri, isGitComponent } from './path-spelling.js';
 import type { PathMap } from './types.js';
 
-/** Longest path string accepted (Linux PATH_MAX); longer ones are refused, not truncated. */
-const MAX_PATH_LENGTH = 4096;
+// The path map is assembled from files of one concern each: how a path is spelled
+// (path-spelling.ts), symlinks and the check cache (path-links.ts), results mapped back to
+// logical paths (path-result-map.ts) and path arguments found in nested args (path-args.ts).
+export { isGitComponent };
 
 /** A {@link PathMap} that also rewrites whole tool arguments and results. */
 export interface SandboxPathMap extends PathMap {
@@ -108,7 +119,13 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       .filter((path) => !rootForms.includes(path))
       .map((path): Base => ({ path, kind: 'alias' })),
   ].sort((a, b) => b.path.length - a.path.length);
-  const primaryAlias = bases.find((base) => base.kind === 'alias')?.path;
+  const aliases = bases.filter((base) => base.kind === 'alias').map((base) => base.path);
+  const fromSandbox = createFromSandbox({
+    rootForms,
+    aliasForms: aliases,
+    primaryAlias: bases.find((base) => base.kind === 'alias')?.path,
+  });
+  const cache = new PathCheckCache();
 
   const refuse = (input: string, reason: string, argument?: string): never => {
     // The model's own input, with the host's sandbox and project folders shown as logical.
@@ -126,46 +143,14 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
   const toSandbox = (input: string, argument?: string): string => {
     // A path mapped before, with the tree unchanged since (see trackWrites): the same answer.
     // Only successful mappings are kept; a refusal is worked out (and thrown) every time.
-    const cacheable = linkCacheOn && writesInFlight === 0;
+    const cacheable = cache.usable;
     if (cacheable) {
-      const known = mappedPaths.get(input);
+      const known = cache.mapped(input);
       if (known !== undefined) return known;
     }
-    if (typeof input !== 'string')
-      return refuse(String(input), 'a path must be a string', argument);
-    if (input.length === 0) return refuse(input, 'the path is empty', argument);
-    if (input.includes('\0')) return refuse(input, 'it contains a NUL byte', argument);
-    if (input.length > MAX_PATH_LENGTH)
-      return refuse(input, `it is longer than ${MAX_PATH_LENGTH} characters`, argument);
-    let path = input;
-    if (isFileUri(input)) {
-      path = fileUriToPath(input) ?? refuse(input, 'it is not a valid local file:// URI', argument);
-    } else if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(input)) {
-      return refuse(input, 'it is a URL, not a file path', argument);
-    }
-    if (path.startsWith('~'))
-      return refuse(input, '"~" is not expanded to a home folder', argument);
-    if (/\$(?:\{|[A-Za-z_])|%[A-Za-z_][A-Za-z0-9_]*%/.test(path)) {
-      return refuse(input, 'environment variables are not expanded', argument);
-    }
-    if (/%(?:2e|2f|5c|00)/i.test(path)) {
-      return refuse(
-        input,
-        'percent-encoded dots or slashes are not accepted; pass the plain path',
-        argument,
-      );
-    }
-    if (isMultiplyEncoded(path)) {
-      return refuse(
-        input,
-        'it is encoded more than once (an encoded "%", an overlong UTF-8 form, or full-width dots or slashes); pass the plain path',
-        argument,
-      );
-    }
-    if (path.includes('\\'))
-      return refuse(input, 'backslashes are not path separators here; use "/"', argument);
-    if (/^[A-Za-z]:/.test(path))
-      return refuse(input, 'Windows drive paths are not accepted', argument);
+    const spelled = checkSpelling(input);
+    if ('reason' in spelled) return refuse(String(input), spelled.reason, argument);
+    const path = spelled.path;
 
     const absolute = isAbsolute(path) ? resolve(path) : resolve(realRoot, path);
     let rel: string | undefined;
@@ -198,101 +183,14 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
       );
     }
     if (components.length > 0) {
-      if (!cacheable || !checkedPaths.has(rel)) {
-        checkLinks(input, components, argument, cacheable);
-        if (cacheable) remember(checkedPaths, rel);
+      if (!cacheable || !cache.checkedPaths.has(rel)) {
+        checkLinks(realRoot, cache, refuse, input, components, argument, cacheable);
+        if (cacheable) cache.rememberChecked(rel);
       }
     }
     const mapped = components.length === 0 ? realRoot : join(realRoot, ...components);
-    if (cacheable && !viaRealLocation) rememberMapping(input, mapped);
+    if (cacheable && !viaRealLocation) cache.rememberMapping(input, mapped);
     return mapped;
-  };
-
-  // Symlink-check cache (see trackWrites). `checkedPaths`: relative paths whose whole walk
-  // passed; `realEntries`: absolute real paths seen to exist and not be symlinks. Both are only
-  // read and written while caching is on and no write is in flight, and both are dropped at
-  // the start and end of every write, so a link created by a write is always seen.
-  let linkCacheOn = false;
-  let writesInFlight = 0;
-  const checkedPaths = new Set<string>();
-  const realEntries = new Set<string>();
-  // Whole answers of toSandbox by input string, under the same rules: a read-only call that
-  // names a path seen before costs one lookup instead of the checks, resolve and join.
-  const mappedPaths = new Map<string, string>();
-  const rememberMapping = (input: string, mapped: string): void => {
-    if (mappedPaths.size >= LINK_CACHE_LIMIT) mappedPaths.clear();
-    mappedPaths.set(input, mapped);
-  };
-  const invalidateLinkCache = (): void => {
-    // Twice per write-class call: clear() allocates a fresh table, so skip empty ones.
-    if (checkedPaths.size > 0) checkedPaths.clear();
-    if (realEntries.size > 0) realEntries.clear();
-    if (mappedPaths.size > 0) mappedPaths.clear();
-  };
-
-  /** Walks existing components with lstat; every symlink must resolve (realpath) inside the root. */
-  const checkLinks = (
-    input: string,
-    components: readonly string[],
-    argument: string | undefined,
-    cacheable: boolean,
-  ): void => {
-    let current = realRoot;
-    for (const component of components) {
-      const next = join(current, component);
-      if (cacheable && realEntries.has(next)) {
-        current = next;
-        continue;
-      }
-      let isLink: boolean;
-      try {
-        // throwIfNoEntry: a missing component is the common case (new files); no exception cost.
-        const stats = lstatSync(next, { throwIfNoEntry: false });
-        if (stats === undefined) return;
-        isLink = stats.isSymbolicLink();
-        // A file with a second name may share its content with a file outside the project (a
-        // tool can `ln` one in); a write through it would change that file. Checkouts and
-        // copies never make hard links, so treat it like a symlink that leads outside.
-        if (!isLink && stats.isFile() && stats.nlink > 1) {
-          return refuse(
-            input,
-            'it is a hard-linked file (it has another name, possibly outside the project)',
-            argument,
-          );
-        }
-      } catch (error) {
-        if (AgentsError.isInstance(error)) throw error;
-        const code = (error as NodeJS.ErrnoException).code;
-        // Nothing exists from here on, so nothing further can be a link.
-        if (code === 'ENOENT' || code === 'ENOTDIR') return;
-        return refuse(input, 'it cannot be checked safely', argument);
-      }
-      if (!isLink) {
-        if (cacheable) remember(realEntries, next);
-        current = next;
-        continue;
-      }
-      let target: string;
-      try {
-        target = realpathSync.native(next);
-      } catch {
-        // A dangling link or a loop: never fall back to "parent + basename" (a write through a
-        // dangling link would create its target wherever it points).
-        return refuse(input, 'it goes through a symbolic link that cannot be resolved', argument);
-      }
-      const targetRel = relativeInside(realRoot, target);
-      if (targetRel === undefined) {
-        return refuse(
-          input,
-          'it goes through a symbolic link that leads outside the project',
-          argument,
-        );
-      }
-      if (targetRel !== '' && targetRel.split(sep).some(isGitComponent)) {
-        return refuse(input, 'it goes through a symbolic link into ".git"', argument);
-      }
-      current = target;
-    }
   };
 
   const toSandboxArgument = (value: string, argument?: string): string => {
@@ -300,346 +198,19 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     return isFileUri(value) ? pathToFileURL(mapped).href : mapped;
   };
 
-  // Result mapping: one regex over every form of the root, built once. `file://` forms come
-  // first so a URI is never half-mapped into `file://src/...`. The negative lookahead stops
-  // `/x/run-1` from matching inside `/x/run-10` (component boundary, not string prefix).
-  const uriForms = unique(
-    rootForms.flatMap((form) => [pathToFileURL(form).href, `file://${form}`]),
-  );
-  const uriAlias = primaryAlias === undefined ? undefined : pathToFileURL(primaryAlias).href;
-  // Plain project paths map back too (a server under confinement sees the sandbox at the
-  // project's path, and quotes it): the model never needs a host path.
-  const aliasPlainForms = bases.filter((base) => base.kind === 'alias').map((base) => base.path);
-  const alternatives = [...uriForms, ...rootForms, ...aliasPlainForms]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp)
-    .join('|');
-  // A "." ends the match only when prose goes on after it ("root is /wt."), not in "/wt.bak".
-  const pattern = new RegExp(`(?:${alternatives})(?![\\w~@+%-]|\\.[^\\s"'\`,;)\\]}>])(/)?`, 'g');
-  // Text that holds none of these has nothing to map (the common case): the root forms, plus
-  // the `file://` forms that do not contain one (a root with characters a URI percent-encodes).
-  const needles = [
-    ...rootForms,
-    ...aliasPlainForms,
-    ...uriForms.filter(
-      (form) => ![...rootForms, ...aliasPlainForms].some((plain) => form.includes(plain)),
-    ),
-  ];
-
-  const fromSandbox = (text: string): string => {
-    let found = false;
-    for (let index = 0; index < needles.length && !found; index++) {
-      found = text.includes(needles[index]!);
-    }
-    if (!found) return text;
-    return text.replace(pattern, (match: string, slash: string | undefined, offset: number) => {
-      if (/^file:/i.test(match)) {
-        if (uriAlias === undefined) return match;
-        return slash === undefined ? uriAlias : `${uriAlias}/`;
-      }
-      if (slash === undefined) return '.';
-      const after = text.charAt(offset + match.length);
-      return after === '' || /[\s"'`,;)\]}>]/.test(after) ? './' : '';
-    });
-  };
-
-  const mapStrings = (value: unknown, depth: number): unknown => {
-    if (typeof value === 'string') return fromSandbox(value);
-    if (depth > 64 || typeof value !== 'object' || value === null) return value;
-    if (Array.isArray(value)) {
-      let changed = false;
-      const out = value.map((item: unknown) => {
-        const mapped = mapStrings(item, depth + 1);
-        if (mapped !== item) changed = true;
-        return mapped;
-      });
-      return changed ? out : value;
-    }
-    let out: Record<string, unknown> | undefined;
-    for (const [key, item] of Object.entries(value)) {
-      const mapped = mapStrings(item, depth + 1);
-      if (mapped !== item) {
-        out ??= { ...(value as Record<string, unknown>) };
-        Object.defineProperty(out, key, {
-          value: mapped,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-    }
-    return out ?? value;
-  };
-
-  const rewriteResult = (result: CallToolResult): CallToolResult => {
-    let content: CallToolResult['content'] | undefined;
-    const items = Array.isArray(result.content) ? result.content : [];
-    for (let index = 0; index < items.length; index++) {
-      const item = items[index];
-      if (item === undefined) continue; // a hole, which forEach skipped too
-      const mapped = mapContentItem(item, fromSandbox);
-      if (mapped !== item) {
-        content ??= [...items];
-        content[index] = mapped;
-      }
-    }
-    const structured =
-      result.structuredContent === undefined ? undefined : mapStrings(result.structuredContent, 0);
-    if (content === undefined && structured === result.structuredContent) return result;
-    return {
-      ...result,
-      ...(content === undefined ? {} : { content }),
-      ...(structured === result.structuredContent
-        ? {}
-        : { structuredContent: structured as Record<string, unknown> }),
-    };
-  };
-
-  const rewriteError = <T>(error: T): T => {
-    if (!(error instanceof Error)) return error;
-    const message = fromSandbox(error.message);
-    if (message !== error.message) {
-      Object.defineProperty(error, 'message', {
-        value: message,
-        enumerable: false,
-        writable: true,
-        configurable: true,
-      });
-      if (typeof error.stack === 'string') error.stack = fromSandbox(error.stack);
-    }
-    return error;
-  };
-
-  const parsedLocations = new Map<string, Segment[]>();
-  const rewriteArgs = (
-    args: Record<string, unknown>,
-    pathArguments: readonly string[],
-  ): Record<string, unknown> => {
-    let out = args;
-    for (const location of pathArguments) {
-      let segments = parsedLocations.get(location);
-      if (segments === undefined) {
-        segments = parseLocation(location);
-        parsedLocations.set(location, segments);
-      }
-      out = rewriteAt(out, segments, 0, (value) => toSandboxArgument(value, location)) as Record<
-        string,
-        unknown
-      >;
-    }
-    return out;
-  };
-
   return {
     root: realRoot,
-    aliases: bases.filter((base) => base.kind === 'alias').map((base) => base.path),
+    aliases,
     toSandbox: (path: string) => toSandbox(path),
     toSandboxArgument,
     fromSandbox,
-    rewriteArgs,
-    rewriteResult,
-    rewriteError,
+    rewriteArgs: createArgsRewriter(toSandboxArgument),
+    rewriteResult: (result: CallToolResult) => rewriteResultWith(result, fromSandbox),
+    rewriteError: <T>(error: T): T => rewriteErrorWith(error, fromSandbox),
     isInside: (path: string) =>
       rootForms.some((form) => relativeInside(form, resolve(path)) !== undefined),
-    trackWrites: () => {
-      linkCacheOn = true;
-    },
-    beginWrite: () => {
-      writesInFlight++;
-      invalidateLinkCache();
-      let ended = false;
-      return () => {
-        if (ended) return;
-        ended = true;
-        writesInFlight--;
-        invalidateLinkCache();
-      };
-    },
-    invalidateLinkCache,
+    trackWrites: () => cache.turnOn(),
+    beginWrite: () => cache.beginWrite(),
+    invalidateLinkCache: () => cache.invalidate(),
   };
-}
-
-/** Most entries a link-check cache holds; it starts over when full (paths come from models). */
-const LINK_CACHE_LIMIT = 4096;
-
-function remember(set: Set<string>, value: string): void {
-  if (set.size >= LINK_CACHE_LIMIT) set.clear();
-  set.add(value);
-}
-
-/** One step of an argument location: `edits[]` is `{ key: 'edits', each: true }`. */
-interface Segment {
-  key: string;
-  each: boolean;
-}
-
-function parseLocation(location: string): Segment[] {
-  return location
-    .split('.')
-    .filter((part) => part !== '')
-    .map((part) =>
-      part.endsWith('[]') ? { key: part.slice(0, -2), each: true } : { key: part, each: false },
-    );
-}
-
-/** Rewrites the string leaves at `segments`, copying only the containers on the way. */
-function rewriteAt(
-  value: unknown,
-  segments: readonly Segment[],
-  index: number,
-  rewrite: (value: string) => string,
-): unknown {
-  if (index === segments.length) {
-    if (typeof value === 'string') return rewrite(value);
-    // Lenient: a location declared without `[]` that holds a list of paths.
-    if (Array.isArray(value))
-      return value.map((item: unknown) => (typeof item === 'string' ? rewrite(item) : item));
-    return value;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const segment = segments[index]!;
-  if (!Object.hasOwn(value, segment.key)) return value;
-  const record = value as Record<string, unknown>;
-  const child = record[segment.key];
-  const next =
-    segment.each && Array.isArray(child)
-      ? child.map((item: unknown) => rewriteAt(item, segments, index + 1, rewrite))
-      : rewriteAt(child, segments, index + 1, rewrite);
-  if (next === child) return value;
-  const copy = { ...record };
-  // The spread made `segment.key` an own writable data property of `copy` (it is an own key of
-  // `record`), so assigning sets that property, even for "__proto__", never the prototype.
-  copy[segment.key] = next;
-  return copy;
-}
-
-type ContentItem = CallToolResult['content'][number];
-
-function mapContentItem(item: ContentItem, map: (text: string) => string): ContentItem {
-  switch (item.type) {
-    case 'text': {
-      const text = map(item.text);
-      return text === item.text ? item : { ...item, text };
-    }
-    case 'resource_link': {
-      const uri = map(item.uri);
-      const description = item.description === undefined ? undefined : map(item.description);
-      if (uri === item.uri && description === item.description) return item;
-      return { ...item, uri, ...(description === undefined ? {} : { description }) };
-    }
-    case 'resource': {
-      const resource = item.resource;
-      const uri = map(resource.uri);
-      const text =
-        'text' in resource && typeof resource.text === 'string' ? map(resource.text) : undefined;
-      const textChanged = text !== undefined && 'text' in resource && text !== resource.text;
-      if (uri === resource.uri && !textChanged) return item;
-      return {
-        ...item,
-        resource: { ...resource, uri, ...(textChanged ? { text } : {}) },
-      } as ContentItem;
-    }
-    default:
-      return item;
-  }
-}
-
-/**
- * The real location of an absolute path that may not fully exist: realpath of its longest
- * existing ancestor plus the rest. Undefined when an existing part cannot be resolved.
- */
-function realLocation(absolute: string): string | undefined {
-  const rest: string[] = [];
-  let current = absolute;
-  for (;;) {
-    try {
-      return join(realpathSync.native(current), ...rest.reverse());
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
-      const parent = dirname(current);
-      if (parent === current) return undefined;
-      rest.push(basename(current));
-      current = parent;
-    }
-  }
-}
-
-/**
- * The path of `target` relative to `base` when target is base or inside it, else undefined.
- * Both must be absolute and normalized (`path.resolve`). Containment is by whole components:
- * the prefix tested always ends with a separator, so `/x/run-1` never contains `/x/run-10`.
- */
-function relativeInside(base: string, target: string): string | undefined {
-  if (target === base) return '';
-  const prefix = base.endsWith(sep) ? base : base + sep;
-  return target.startsWith(prefix) ? target.slice(prefix.length) : undefined;
-}
-
-/** Starts with `file:` in any case; a character test, not a regex (it runs per argument). */
-function isFileUri(value: string): boolean {
-  return (
-    value.length >= 5 &&
-    value.charCodeAt(4) === 58 /* : */ &&
-    (value.charCodeAt(0) | 0x20) === 102 /* f */ &&
-    (value.charCodeAt(1) | 0x20) === 105 /* i */ &&
-    (value.charCodeAt(2) | 0x20) === 108 /* l */ &&
-    (value.charCodeAt(3) | 0x20) === 101 /* e */
-  );
-}
-
-// Code points HFS+ ignores in names (git's is_hfs_dotgit): `.g\u200cit` is `.git` there.
-const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
-
-/**
- * Every spelling git treats as `.git` on some platform: any case (case-insensitive file
- * systems), trailing dots and spaces and NTFS streams (`.git.`, `.git `, `.git::$INDEX_ALLOCATION`),
- * the 8.3 short name (`GIT~1`), and HFS+ ignorable code points.
- */
-export function isGitComponent(component: string): boolean {
-  let name = component.replace(HFS_IGNORED, '').toLowerCase();
-  if (/^git~\d+$/.test(name)) return true;
-  const stream = name.indexOf(':');
-  if (stream !== -1) name = name.slice(0, stream);
-  return name.replace(/[. ]+$/, '') === '.git';
-}
-
-/**
- * True for a path that is still encoded after one decoding: an encoded `%` followed by hex
- * (`%252e`), overlong UTF-8 forms of `.` and `/` (`%c0%ae`), or characters that compatibility
- * normalization (NFKC, used by some servers) turns into dots, slashes or backslashes.
- */
-function isMultiplyEncoded(path: string): boolean {
-  if (/%25[0-9a-f]{2}|%c0|%c1|%e0%80/i.test(path)) return true;
-  // Plain ASCII (the common case) has no compatibility forms.
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(path)) return false;
-  const normalized = path.normalize('NFKC');
-  return countSeparators(normalized) !== countSeparators(path);
-}
-
-function countSeparators(text: string): number {
-  let count = 0;
-  for (const char of text) if (char === '.' || char === '/' || char === '\\') count++;
-  return count;
-}
-
-/** A local `file://` URI → path; undefined for a remote host or an encoded separator. */
-function fileUriToPath(uri: string): string | undefined {
-  try {
-    const url = new URL(uri);
-    if (url.protocol !== 'file:') return undefined;
-    if (url.hostname !== '' && url.hostname !== 'localhost') return undefined;
-    url.hostname = '';
-    return fileURLToPath(url);
-  } catch {
-    return undefined;
-  }
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

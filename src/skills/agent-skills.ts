@@ -7,6 +7,7 @@ import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/t
 import type { ToolDescriptor, ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
+import { matchesGlob } from '../core/glob.js';
 
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
 export interface AgentSkill {
@@ -426,8 +427,9 @@ async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResul
  * Enforces `allowed-tools` while an Agent Skill is active in the call's thread: other tools get
  * an error result the model sees (with an `agents/policy` record in `_meta`), not a thrown
  * error. The activation tool itself is always allowed, so the model can switch skills.
- * Entries match a tool's name, original name or id, case-insensitively; `*` is a wildcard and
- * an argument pattern such as `Bash(git:*)` matches on the part before `(`.
+ * Entries match a tool's name, original name or id, case-insensitively, with the library's
+ * globs (`core/glob.ts`: `*` any run, `?` one character); an argument pattern such as
+ * `Bash(git:*)` matches on the part before `(`.
  */
 export function createAllowedToolsMiddleware(
   source: SkillActivation | ActiveSkillLookup,
@@ -469,34 +471,15 @@ export function isToolAllowed(
   descriptor: ToolDescriptor,
   allowedTools: readonly string[],
 ): boolean {
-  const candidates = [descriptor.name, descriptor.originalName, descriptor.id].map((item) =>
-    item.toLowerCase(),
-  );
+  const candidates = [descriptor.name, descriptor.originalName, descriptor.id];
   return allowedTools.some((entry) => {
-    const regex = allowedToolPattern(entry);
-    return regex !== undefined && candidates.some((candidate) => regex.test(candidate));
+    // An argument pattern (`Bash(git:*)`) matches on the tool part; names in any case.
+    const pattern = entry.replace(/\(.*\)$/, '').trim();
+    return (
+      pattern !== '' &&
+      candidates.some((candidate) => matchesGlob(pattern, candidate, { ignoreCase: true }))
+    );
   });
-}
-
-// Checked on every call while a skill is active (by allowed-tools and by the policy), so each
-// entry is compiled once. Bounded: entries come from SKILL.md files, which we do not control.
-const ALLOWED_TOOL_PATTERN_LIMIT = 1024;
-const allowedToolPatterns = new Map<string, RegExp | undefined>();
-
-function allowedToolPattern(entry: string): RegExp | undefined {
-  if (allowedToolPatterns.has(entry)) return allowedToolPatterns.get(entry);
-  const pattern = entry
-    .replace(/\(.*\)$/, '')
-    .trim()
-    .toLowerCase();
-  const regex =
-    pattern === '' ? undefined : new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`);
-  if (allowedToolPatterns.size < ALLOWED_TOOL_PATTERN_LIMIT) allowedToolPatterns.set(entry, regex);
-  return regex;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Throws `SKILL_NOT_FOUND` naming the missing skill and the ones that exist. */
