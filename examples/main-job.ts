@@ -1,16 +1,19 @@
 /**
  * The main job (`npm start`): offline, no API key. An actor whose one skill is backed by a real
  * MCP server (`@modelcontextprotocol/server-filesystem`, spawned over stdio) works on a throwaway
- * git repo through a sandbox (a repository of its own, outside the project). Every tool call is printed with its capability verdict
- * and the files it changed; then the thread's checkpoints are listed, the run is rolled back to
- * an earlier one, and the files are shown restored while the user's repo was never touched.
+ * git repo through a sandbox (a repository of its own, outside the project) made from the repo's
+ * working tree as it is, an uncommitted edit included. Every tool call is printed with its
+ * capability verdict and the files it changed; then the thread's checkpoints are listed, the run
+ * is rolled back to an earlier one, and the files are shown restored while the user's repo was
+ * never touched. Last, the sandbox's work is reviewed (a diffstat and the patch) and applied to
+ * the repo's working tree: exactly those files change, nothing else (HEAD, refs, index).
  *
  *   npm start                                   # scripted model (examples/scripts/main-job.yaml)
  *   npm start -- --model openai:gpt-4.1-mini    # a real model (needs @langchain/openai + OPENAI_API_KEY)
  *
  * Exits non-zero if any check fails. Everything it makes is removed again.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -18,9 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   AgentsError,
+  applySandbox,
   createActor,
   createWorkspaceStore,
   errorMessage,
+  isDeliverySandbox,
+  formatSandboxDiff,
   listCheckpoints,
   rollback,
 } from '../src/index.js';
@@ -78,10 +84,23 @@ function printTree(title: string, root: string): void {
   }
 }
 
+/**
+ * The git parts of a `repoState`: HEAD, branches and tags, the index (`ls-files --stage`), and
+ * with sandbox traces every ref and worktree; not the status or the files, which an apply
+ * changes.
+ */
+function gitParts(state: string): string {
+  const parts = state.split('\n--\n');
+  return [...parts.slice(0, 3), ...parts.slice(4, 6)].join('\n--\n');
+}
+
 async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   // 1. The user's project: a git repo we must never change.
   const project = join(temp, 'project');
   makeGitRepo(project, PROJECT_FILES);
+  // An edit the user has not committed: the sandbox starts from the files as they are.
+  const editedReadme = `${PROJECT_FILES['README.md']}Uncommitted: greet() should take a name.\n`;
+  writeFileSync(join(project, 'README.md'), editedReadme);
   const projectBefore = repoState(project);
   const projectBeforeAll = repoState(project, { includeSandboxTraces: true });
 
@@ -110,6 +129,7 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
 
   out('agents demo: an actor + a real MCP server in a git sandbox, checkpoints, rollback');
   out(`  project   ${project} (git repo: ${Object.keys(PROJECT_FILES).join(', ')})`);
+  out('            README.md has an uncommitted edit; the sandbox starts from the working tree');
   out(`  workspace ${store.root} (servers/fs.yaml, skills/files.yaml, actors/demo.yaml)`);
   out('  policy    auto (every call runs; the sandbox and rollback are the safety net)');
   out(`  model     ${scripted ? `scripted (${relative(process.cwd(), SCRIPT)})` : flags.model}`);
@@ -133,6 +153,10 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
     (descriptor) => !descriptor.capabilities.readOnly.value,
   );
   out(`  sandbox   ${sandbox.root} (a repository of its own, outside the project)`);
+  check(
+    readFileSync(join(sandbox.root, 'README.md'), 'utf8') === editedReadme,
+    "the sandbox does not hold the user's uncommitted README.md edit",
+  );
   out(
     `  server    fs (pid ${serverPids.join(', ') || '?'}): ${descriptors.size} tools, ` +
       `${descriptors.size - writeTools.length} read-only, ${writeTools.length} write`,
@@ -249,8 +273,40 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   // The user's repo: exactly as it was.
   check(repoState(project) === projectBefore, "the user's repo changed");
   passed('user repo untouched (HEAD, branches, index, status, files)');
+  passed('the sandbox started from the working tree (the uncommitted README.md edit is in it)');
 
-  // 8. Deactivate (also what `await using` does): server stopped, sandbox removed.
+  // 8. Review the work against the sandbox's base (the working tree as it was), then take it
+  // into the user's tree: a three-way apply that writes files only (no index, no refs).
+  out();
+  out('review: what the sandbox changed (agents sandbox diff --thread ID --stat / --patch)');
+  check(isDeliverySandbox(sandbox), 'the sandbox has no snapshot store to diff and apply from');
+  const stat = await formatSandboxDiff(sandbox, { stat: true });
+  for (const line of stat.trimEnd().split('\n')) out(`  ${line}`);
+  const patch = (await formatSandboxDiff(sandbox, { patch: true })).trimEnd().split('\n');
+  const shown = patch.slice(0, 14);
+  for (const line of shown) out(`  ${line}`);
+  if (patch.length > shown.length) out(`  ... (${patch.length - shown.length} more lines)`);
+  out();
+  out('apply: take the work into the project (agents sandbox apply --thread ID)');
+  const applied = await applySandbox(sandbox);
+  for (const change of applied.changes) out(`  ${change.action.padEnd(6)} ${change.path}`);
+  check(applied.applied && applied.conflicts.length === 0, 'the apply did not go through');
+  check(applied.changes.length > 0, 'the apply wrote nothing');
+  check(
+    JSON.stringify([...readTree(project)]) === JSON.stringify([...readTree(sandbox.root)]),
+    "the project's files differ from the sandbox's after the apply",
+  );
+  check(
+    readFileSync(join(project, 'README.md'), 'utf8') === editedReadme,
+    "the user's uncommitted README.md edit was lost",
+  );
+  // Only files changed: HEAD, branches, tags and the index are as they were.
+  check(gitParts(repoState(project)) === gitParts(projectBefore), 'the apply touched git state');
+  passed(
+    `applied ${applied.changes.length} file(s): the project's files equal the sandbox's; HEAD, branches, index unchanged`,
+  );
+
+  // 9. Deactivate (also what `await using` does): server stopped, sandbox removed.
   await actor.deactivate();
   check(
     serverPids.length > 0 && serverPids.every((pid) => !isAlive(pid)),
@@ -262,8 +318,9 @@ async function runDemo(temp: string, signal: AbortSignal): Promise<void> {
   );
   passed(`server stopped (pid ${serverPids.join(', ')} gone)`);
   check(!existsSync(sandbox.root), 'the sandbox folder remains');
+  // The apply changed files and status only; every ref and worktree record is as it was.
   check(
-    repoState(project, { includeSandboxTraces: true }) === projectBeforeAll,
+    gitParts(repoState(project, { includeSandboxTraces: true })) === gitParts(projectBeforeAll),
     "the sandbox left a worktree or ref in the user's repo",
   );
   passed('sandbox removed: no folder, worktree or ref left in the user repo');

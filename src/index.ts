@@ -126,6 +126,8 @@ export type { UndoApplyOptions, UndoApplyResult } from './sandbox/deliver/apply-
 export type { CommitSandboxOptions, CommitSandboxResult } from './sandbox/deliver/commit-branch.js';
 export { commitSandbox } from './sandbox/deliver/commit-branch.js';
 export type { DeliverySandbox } from './sandbox/deliver/store-access.js';
+export { isDeliverySandbox } from './sandbox/deliver/store-access.js';
+export type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from './sandbox/base-snapshot.js';
 
 // middleware: one execution path for every tool call
 export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './core/tool-middleware.js';

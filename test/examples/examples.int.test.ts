@@ -121,7 +121,7 @@ describe('examples (each run as a child process)', () => {
   }
 
   it(
-    'main-job runs offline, rolls back, shows the files restored and cleans up',
+    'main-job runs offline from the working tree, rolls back, shows the files restored, reviews and applies the diff, and cleans up',
     async () => {
       const run = await expectCleanRun('main-job.ts');
       const out = run.stdout;
@@ -140,6 +140,15 @@ describe('examples (each run as a child process)', () => {
       expect(after).not.toContain('docs/');
       expect(after).toContain('export function greet(): string {');
       expect(out).toContain('user repo untouched');
+      expect(out).toContain('the sandbox started from the working tree');
+      // Review, then apply: the diff against the base (the working tree as it was), then the
+      // files written into the project, and nothing else of git changed.
+      const review = out.slice(out.indexOf('review:'), out.indexOf('apply:'));
+      expect(review).toMatch(/notes\/plan\.md \| 4 \+\+\+\+/);
+      expect(review).toContain('+++ b/notes/plan.md');
+      expect(review).not.toContain('README.md');
+      expect(out).toMatch(/apply: .*\n {2}write {2}notes\/plan\.md\n/);
+      expect(out).toContain("applied 1 file(s): the project's files equal the sandbox's");
       expect(out).toMatch(/server stopped \(pid \d+ gone\)/);
       expect(out).toContain('main job ok');
     },

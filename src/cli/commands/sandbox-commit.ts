@@ -8,7 +8,9 @@ import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
 const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]
 
 Puts the thread's work on a new branch of your repository (for a pull request): one commit on
-top of the commit the sandbox was made from. Only the new branch and its objects are written;
+top of the commit the sandbox was made from (when the sandbox started from a working tree with
+uncommitted changes, those come first in a commit of their own, then the work). Only the new
+branch and its objects are written;
 HEAD, the index, your working tree and other branches are left alone. NAME must not exist.
   PATH, --to, --from   only part of the work, as for agents sandbox apply
   -m, --message        the commit message (default: names the thread)`;

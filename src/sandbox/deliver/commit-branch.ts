@@ -32,15 +32,24 @@ export interface CommitSandboxResult {
   /** `refs/heads/<branch>`. */
   ref: string;
   commit: string;
-  /** The user's commit the sandbox was made from: the new commit's parent. */
+  /**
+   * The user's commit the sandbox was made from: the new commit's parent, or its grandparent
+   * when the base held uncommitted changes (see `baseCommit`).
+   */
   parent: string;
+  /**
+   * For a sandbox made from a working tree with uncommitted changes: the commit holding them
+   * (on `parent`), which the work's commit follows, so the branch shows the two apart.
+   */
+  baseCommit?: string;
   tree: string;
 }
 
 /**
  * Puts the sandbox's work on a new branch of the user's repository: one commit whose parent is
  * the commit the sandbox was made from, holding that commit's files plus the sandbox's changes
- * (all of them, or those of `paths` / the `from`..`to` range). The only delivery function that
+ * (all of them, or those of `paths` / the `from`..`to` range). A sandbox made from a working
+ * tree with uncommitted changes gets two: those changes first, then the work. The only delivery function that
  * writes into the user's repo, and only there: the new objects (one pack) and the new branch.
  * HEAD, the index, the working tree and every other ref are left alone. Throws
  * `INVALID_ARGUMENTS` for a bad or existing branch name, `SANDBOX_FAILED` for a sandbox made
@@ -55,7 +64,7 @@ export async function commitSandbox(
   if (sandbox.kind !== 'repository' || parent === undefined) {
     throw new AgentsError(
       AgentsErrorCode.SandboxFailed,
-      `Sandbox "${sandbox.id}" was made from a plain folder (${repo}), not a git repository; use apply to take its work instead.`,
+      `Sandbox "${sandbox.id}" was made from a plain folder or a repository with no commits (${repo}), so there is no commit to branch from; use apply to take its work instead.`,
       { details: { sandboxId: sandbox.id } },
     );
   }
@@ -92,28 +101,57 @@ export async function commitSandbox(
     await storeRun(sandbox, ['rev-parse', `${sandbox.base}^{tree}`], options)
   ).stdout.trim();
   const tree = await buildTree(sandbox, { ...options, from, to, baseTree });
-  // Copy the objects the user's repo lacks (reachable from the new tree, not from the base,
-  // which is the parent commit's tree) as one pack straight into its object store.
+  // A base taken from the working tree may hold uncommitted changes: they get a commit of
+  // their own, so the branch shows the user's edits and the run's work apart.
+  const parentTree = (await runGit(['rev-parse', `${parent}^{tree}`], git)).stdout.trim();
+  const dirtyBase = parentTree !== baseTree;
+  // Copy the objects the user's repo lacks (reachable from the new trees, not from the parent
+  // commit's tree) as one pack straight into its object store. The user's objects are read
+  // as alternates, to leave out what they already have.
   const objectsDir = await userObjectsDir(repo, git);
+  const withUserObjects = {
+    cwd: sandbox.root,
+    env: {
+      ...storeEnv(sandbox.runDir, sandbox.root),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: objectsDir,
+    },
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
   const objects = (
-    await storeRun(sandbox, ['rev-list', '--objects', tree, '--not', baseTree], options)
+    await runGit(
+      ['rev-list', '--objects', tree, ...(dirtyBase ? [baseTree] : []), '--not', parentTree],
+      withUserObjects,
+    )
   ).stdout;
   if (objects.trim() !== '') {
-    await storeRun(
-      sandbox,
-      ['pack-objects', '-q', '--window=0', join(objectsDir, 'pack', 'pack')],
-      {
-        ...options,
-        input: objects,
-      },
-    );
+    await runGit(['pack-objects', '-q', '--window=0', join(objectsDir, 'pack', 'pack')], {
+      ...withUserObjects,
+      input: objects,
+    });
   }
+  const baseCommit = dirtyBase
+    ? await commitTree(
+        repo,
+        baseTree,
+        parent,
+        `Uncommitted changes sandbox ${sandbox.id} started from\n\nThe working tree of ${repo} when the sandbox was made, on top of ${parent}.`,
+        git,
+      )
+    : undefined;
   const message =
     options.message ?? `Work of sandbox ${sandbox.id}\n\nMade by agents from snapshot ${to}.`;
-  const commit = await commitTree(repo, tree, parent, message, git);
+  const commit = await commitTree(repo, tree, baseCommit ?? parent, message, git);
   // An empty old value: create only, never overwrite a branch made meanwhile.
   await runGit(['update-ref', '-m', 'agents sandbox commit', ref, commit, ''], git);
-  return { branch: options.branch, ref, commit, parent, tree };
+  return {
+    branch: options.branch,
+    ref,
+    commit,
+    parent,
+    ...(baseCommit === undefined ? {} : { baseCommit }),
+    tree,
+  };
 }
 
 /** The tree to commit: the whole `to` snapshot, or the base with only the selected changes. */

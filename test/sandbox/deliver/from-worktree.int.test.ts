@@ -191,7 +191,27 @@ describe('sandbox.from through the CLI (fixture file server, scripted model)', (
         `${(await threadMarker(workspace, 'w1')).head}^{tree}`,
       ).trim();
       expect(await worktreeTree(dir)).toBe(sandboxTree);
-      // Apply wrote the working tree only: the index is still the user's.
+      // Or a branch: the user's uncommitted changes in a commit of their own, then the work.
+      const headBefore = userGit(dir, 'rev-parse', 'HEAD').trim();
+      const branched = await run('sandbox', 'commit', '--thread', 'w1', '--branch', 'agents/w1');
+      expect(branched.code, branched.stderr).toBe(0);
+      const commits = userGit(dir, 'rev-list', '--reverse', `${headBefore}..agents/w1`)
+        .trim()
+        .split('\n');
+      expect(commits).toHaveLength(2);
+      expect(userGit(dir, 'rev-parse', `${commits[0]}^`).trim()).toBe(headBefore);
+      expect(
+        userGit(dir, 'diff-tree', '-r', '--name-status', '--no-commit-id', commits[0]!)
+          .trim()
+          .split('\n')
+          .sort(),
+      ).toEqual(['A\tnotes/todo.txt', 'M\tREADME.md']);
+      expect(
+        userGit(dir, 'diff-tree', '-r', '--name-status', '--no-commit-id', commits[1]!).trim(),
+      ).toBe('A\tout/result.txt');
+      expect(userGit(dir, 'rev-parse', 'agents/w1^{tree}').trim()).toBe(sandboxTree);
+      expect(userGit(dir, 'rev-parse', 'HEAD').trim()).toBe(headBefore);
+      // Apply and commit wrote the working tree and one branch only: the index is the user's.
       expect(sha256(await readFile(join(dir, '.git', 'index')))).toBe(before.index);
     },
   );
