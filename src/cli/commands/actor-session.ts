@@ -65,7 +65,12 @@ export async function driveRun(
   first: AsyncGenerator<ActorRunEvent, void, undefined>,
   settings: { name: string; threadId: string; prompt: boolean; by: string },
 ): Promise<number> {
-  const answers = createAnswerSource(context, settings.by);
+  const answers = createAnswerSource(
+    context,
+    settings.by,
+    (toolId) =>
+      actor.entries().find((entry) => entry.descriptor.id === toolId)?.descriptor.inputSchema,
+  );
   const output = createRunOutput(context);
   try {
     let events = first;
