@@ -36,6 +36,14 @@ export interface TerminalApprovalOptions {
   /** Recorded as `by` in the answer (default `user`). */
   user?: string;
   signal?: AbortSignal;
+  /**
+   * Edits the arguments some other way for a bare `e` (the CLI opens `$EDITOR` on a terminal):
+   * new arguments are approved as an edit; an `error` is shown and the question asked again.
+   * Without it, a bare `e` asks for the JSON on the next line.
+   */
+  editArgs?: (
+    args: Record<string, unknown>,
+  ) => Promise<{ args: Record<string, unknown> } | { error: string }>;
 }
 
 /**
@@ -74,6 +82,12 @@ export async function promptForApproval(
         return message === undefined || message === ''
           ? { type: 'reject', by }
           : { type: 'reject', message, by };
+      }
+      if ((choice === 'e' || choice === 'edit') && rest === undefined && options.editArgs) {
+        const edited = await options.editArgs(preview.args);
+        if ('args' in edited) return { type: 'edit', args: edited.args, by };
+        options.output.write(`${edited.error}\n`);
+        continue;
       }
       if (choice === 'e' || choice === 'edit') {
         const text = rest ?? (await ask('New arguments as JSON: '));

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import { promptForApproval } from '../../policy/terminal-approval.js';
+import { editArgumentsInEditor, editorFromEnv } from '../edit-arguments.js';
 import type { CommandContext } from '../command.js';
 import { println } from '../output.js';
 
@@ -37,7 +38,14 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-export function createAnswerSource(context: CommandContext, by: string): AnswerSource {
+/**
+ * @param inputSchemaOf The input schema of a tool by id, to check arguments edited in `$EDITOR`.
+ */
+export function createAnswerSource(
+  context: CommandContext,
+  by: string,
+  inputSchemaOf: (toolId: string) => unknown = () => undefined,
+): AnswerSource {
   const stdin = context.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
   const output = context.json ? context.stderr : context.stdout;
   let reader: ReturnType<typeof createInterface> | undefined;
@@ -92,11 +100,25 @@ export function createAnswerSource(context: CommandContext, by: string): AnswerS
           done();
         },
       });
+      // On a terminal with $VISUAL / $EDITOR set, a bare `e` opens the editor on the arguments.
+      const editor = stdin.isTTY === true ? editorFromEnv() : undefined;
       return promptForApproval(preview, {
         input,
         output: questions,
         user: by,
         signal: context.signal,
+        ...(editor === undefined
+          ? {}
+          : {
+              editArgs: (args: Record<string, unknown>) =>
+                editArgumentsInEditor(args, {
+                  editor,
+                  inputSchema: inputSchemaOf(preview.toolId),
+                  // The editor reads the terminal now: stop our reader taking its keystrokes.
+                  beforeSpawn: () => (reader === undefined ? stdin.pause() : reader.pause()),
+                  afterExit: () => (reader === undefined ? undefined : reader.resume()),
+                }),
+            }),
       });
     },
     close() {

@@ -122,7 +122,12 @@ export async function driveRun(
     paused?: () => void;
   },
 ): Promise<number> {
-  const answers = createAnswerSource(context, settings.by);
+  const answers = createAnswerSource(
+    context,
+    settings.by,
+    (toolId) =>
+      actor.entries().find((entry) => entry.descriptor.id === toolId)?.descriptor.inputSchema,
+  );
   const output = createRunOutput(context);
   try {
     let events = first;
