@@ -33,6 +33,10 @@ const LAYERS = [
   ],
   ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
   ['serve', '`agents serve`: an actor or tool set served as an MCP server'],
+  [
+    'studio',
+    'LangGraph Studio graphs: createStudioGraph and the janitor that removes their sandboxes',
+  ],
   ['cli', 'the `agents` command line'],
 ];
 

@@ -13,7 +13,7 @@
  * Prints a markdown report on stdout (bench/run.ts quotes it).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,8 @@ const { values } = parseArgs({
     'repo-files': { type: 'string' },
     calls: { type: 'string', default: '300' },
     sizes: { type: 'string', default: '10,100,1000' },
+    // Keep the repo of a --repo-files run (printed on stderr) to profile commands on it.
+    keep: { type: 'boolean', default: false },
   },
 });
 
@@ -217,6 +219,8 @@ if (values.one !== undefined) {
     return { code, ms: performance.now() - started, out };
   };
   const listed = await cli('checkpoints', '--thread', figures.threadId, '--json');
+  const sqliteFile = join(figures.dir, '.agents', 'checkpoints.sqlite');
+  if (values.keep) await copyFile(sqliteFile, `${sqliteFile}.full`);
   const compacted = await cli(
     'thread',
     'compact',
@@ -228,7 +232,8 @@ if (values.one !== undefined) {
     '--json',
   );
   const compact = JSON.parse(compacted.out) as { bytesBefore: number; bytesAfter: number };
-  await rm(figures.dir, { recursive: true, force: true });
+  if (values.keep) process.stderr.write(`kept ${figures.dir} (thread ${figures.threadId})\n`);
+  else await rm(figures.dir, { recursive: true, force: true });
   process.stdout.write(
     [
       `One run of ${calls} calls on a ${files.toLocaleString('en-US')}-file git repo: sandbox on,`,

@@ -1,15 +1,20 @@
 /**
  * A hand-built LangGraph `StateGraph` whose `ToolNode` runs tools from a real MCP server
  * (`@modelcontextprotocol/server-everything`, spawned over stdio with the SDK's own client).
- * `createMcpToolAdapter` turns the connected client's tools into LangChain `StructuredTool`s,
- * each carrying its capability verdict; LangGraph's `ToolNode` runs them unchanged.
+ * `createMcpToolAdapter` lists the connected client's tools, each with its capability verdict;
+ * `createToolPipeline` wraps every call in the library's middleware (here an audit log, the
+ * safety policy and the output budget, in the same order an actor uses), and LangGraph's
+ * `ToolNode` runs the resulting `StructuredTool`s unchanged.
  *
  *   npx tsx examples/hand-built-graph.ts
  *
  * The model is the library's offline `ScriptedChatModel`; swap in any tool-calling chat model.
  * Exits non-zero if the tool results are not what the server should return.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import {
   END,
@@ -22,7 +27,14 @@ import {
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { createMcpToolAdapter } from '../src/index.js';
+import {
+  createAuditLog,
+  createMcpToolAdapter,
+  createToolPipeline,
+  parsePolicy,
+  readAuditLog,
+  toStructuredTool,
+} from '../src/index.js';
 import { createScriptedModel } from '../src/actors/scripted-model.js';
 import { check, isAlive } from './support/helpers.js';
 
@@ -39,11 +51,14 @@ const transport = new StdioClientTransport({
 const client = new Client({ name: 'hand-built-graph', version: '1.0.0' });
 await client.connect(transport);
 const serverPid = transport.pid;
+const auditDir = await mkdtemp(join(tmpdir(), 'hand-built-graph-'));
+const auditFile = join(auditDir, 'audit.jsonl');
+const auditLog = createAuditLog(auditFile);
 try {
-  // 2. The adapter: every tool (all pages) as a StructuredTool with a descriptor and capabilities.
+  // 2. The adapter: every tool (all pages) with a descriptor and capabilities.
   const adapter = createMcpToolAdapter({ serverName: 'everything', client });
-  const tools = await adapter.tools();
-  for (const entry of await adapter.listTools()) {
+  const entries = await adapter.listTools();
+  for (const entry of entries) {
     if (['echo', 'get-sum'].includes(entry.descriptor.originalName)) {
       const { readOnly } = entry.descriptor.capabilities;
       console.log(
@@ -51,6 +66,15 @@ try {
       );
     }
   }
+  // The pipeline: every call is audited, checked by the policy (`auto`: run what it allows
+  // without asking) and cut to the output budget. Add `sandbox` for path rewriting and change
+  // tracking, `allowedTools` for Agent Skills.
+  const pipeline = createToolPipeline({
+    audit: { log: auditLog, actor: 'hand-built' },
+    policy: { policy: parsePolicy({ mode: 'auto' }, 'the hand-built graph') },
+    budget: { maxBytes: 16 * 1024 },
+  });
+  const tools = entries.map((entry) => toStructuredTool(entry.descriptor, pipeline.wrap(entry)));
 
   // 3. A model that calls two tools in one turn, then answers (replace with a real chat model).
   const model = await createScriptedModel({
@@ -102,8 +126,14 @@ try {
     toolMessages.every((message) => message.status !== 'error'),
     'a tool call failed',
   );
+  await auditLog.close();
+  const { entries: audited } = await readAuditLog(auditFile);
+  console.log(`audit: ${audited.map((entry) => `${entry.toolName} ${entry.event}`).join(', ')}`);
+  check(audited.length === 2, `expected 2 audit entries, got ${audited.length}`);
 } finally {
+  await auditLog.close();
   await client.close(); // the SDK transport ends the server process
+  await rm(auditDir, { recursive: true, force: true });
 }
 // Give the child a moment to exit after its stdin closed.
 for (let attempt = 0; attempt < 50 && serverPid !== null && isAlive(serverPid); attempt++) {

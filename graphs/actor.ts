@@ -5,19 +5,20 @@
  * `$AGENTS_STUDIO_SOURCE` (a git repo) or from a fresh temp repo, and the filesystem MCP server.
  * `$AGENTS_STUDIO_BASE_DIR` and `$AGENTS_STUDIO_SANDBOX_ID` choose where the sandbox folder goes
  * and its id (tests use them to find the files); see `studioOptionsFromEnv`.
- * They are stopped when the process exits, however it exits (see the comment below).
+ *
+ * Stopping: the dev server never tells a graph module it stops (it turns SIGINT/SIGTERM into
+ * `process.exit`, and its `tsx` parent SIGKILLs a slow graph process), so the package's
+ * `createStudioGraph` registers the server and the folders with a detached janitor that stops
+ * and removes them however this process ends: the same helper a user's own graph uses.
  *
  * The graph is exported without a checkpointer: the dev server injects its own.
  */
+import { createStudioGraph } from '../src/studio/index.js';
 import { createStudioActor, studioOptionsFromEnv } from './studio-actor.js';
 
-const actor = await createStudioActor({ janitor: true, ...studioOptionsFromEnv() });
-
-// Stopping. The dev server turns SIGINT/SIGTERM into `process.exit`, and runs graphs under
-// `tsx`, whose parent SIGKILLs this process if it does not acknowledge a signal within ~30 ms;
-// in-process cleanup cannot be relied on. The stdio transport's exit hook kills the MCP server's
-// process group on a normal exit; the janitor (a detached watchdog on a pipe, see janitor.mjs)
-// stops the server and removes the sandbox and temp folders however this process ends.
+const actor = await createStudioGraph((studio) =>
+  createStudioActor({ janitor: studio.janitor, ...studioOptionsFromEnv() }),
+);
 
 /** The compiled reference actor graph (no checkpointer: the dev server brings its own). */
 export const graph = actor.graph;

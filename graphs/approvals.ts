@@ -12,14 +12,17 @@
  * filesystem MCP server, stopped and removed like `actor.ts`'s when the process exits.
  * Exported without a checkpointer: the dev server injects its own (interrupts need one).
  */
+import { createStudioGraph } from '../src/studio/index.js';
 import { createStudioActor, studioOptionsFromEnv } from './studio-actor.js';
 
-const actor = await createStudioActor({
-  janitor: true,
-  name: 'approvals',
-  policy: { mode: 'ask' },
-  ...studioOptionsFromEnv(process.env, { idSuffix: 'approvals' }),
-});
+const actor = await createStudioGraph((studio) =>
+  createStudioActor({
+    janitor: studio.janitor,
+    name: 'approvals',
+    policy: { mode: 'ask' },
+    ...studioOptionsFromEnv(process.env, { idSuffix: 'approvals' }),
+  }),
+);
 
 /** The reference actor graph with approvals (no checkpointer: the dev server brings its own). */
 export const graph = actor.graph;

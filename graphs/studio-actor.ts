@@ -9,7 +9,7 @@
  *
  * Importing this module starts nothing; {@link createStudioActor} does.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   mkdtempSync,
   readFileSync,
@@ -21,20 +21,16 @@ import {
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import {
-  composeMiddleware,
-  createChangeTrackingMiddleware,
   createManagedServer,
-  createPathRewriteMiddleware,
   createSandbox,
   createInterruptApprover,
   createMemoryPinStore,
-  createPolicyMiddleware,
+  createToolPipeline,
   createTrackedToolNode,
   parsePolicy,
   routeToolCallsPerTask,
@@ -45,8 +41,8 @@ import {
   type PinStore,
   type Policy,
   type PolicyInput,
-  type ToolMiddleware,
 } from '../src/index.js';
+import type { StudioJanitor } from '../src/studio/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
 // Delta channels: a checkpoint stores the messages and change records its step added, not the
@@ -137,11 +133,11 @@ export interface StudioActorOptions {
   /** Sandbox id (its folder and ref names); default random. */
   sandboxId?: string;
   /**
-   * Start a detached watchdog (`janitor.mjs`) that stops the server and removes the sandbox and
-   * temp folders if this process dies without `close()` (e.g. SIGKILL). For long-lived hosts
-   * such as the dev server. Default false.
+   * A janitor (`createStudioGraph`'s `studio.janitor`, or `startStudioJanitor()`) told about the
+   * server, the sandbox and the temp folders, so they go even if this process dies without
+   * `close()` (the dev server's way of stopping). Default: none.
    */
-  janitor?: boolean;
+  janitor?: StudioJanitor;
   /**
    * A safety policy for the tools (as written in an actor's `policy:` block, e.g.
    * `{ mode: 'ask' }`). When set, the policy middleware wraps the tools outermost (before path
@@ -194,9 +190,9 @@ export interface StudioActor extends AsyncDisposable {
   policy: Policy | undefined;
   /** Fingerprints pinned at first approval (in memory), when there is a policy. */
   pins: PinStore | undefined;
-  /** Temp folders this actor made (removed by `close()`, or by the janitor). */
+  /** Temp folders this actor made (removed by `close()`, or by the janitor if given). */
   tempDirs: string[];
-  /** Stops the server, removes the sandbox and temp folders, dismisses the janitor. Idempotent. */
+  /** Stops the server, removes the sandbox and temp folders. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -265,47 +261,6 @@ export function createTempRepo(): string {
   return repo;
 }
 
-/** The cleanup watchdog started by {@link createStudioActor} when `janitor` is set. */
-interface Janitor {
-  watch(job: {
-    pgids: number[];
-    root?: string;
-    container?: string;
-    sandboxId?: string;
-    paths: string[];
-  }): void;
-  /** The owner cleaned up itself: the janitor exits without doing anything. */
-  dismiss(): void;
-}
-
-/**
- * Spawns `janitor.mjs`: a detached watchdog that cleans up (server process groups, sandbox,
- * refs, folders) when this process dies without doing it itself, which under the dev server's
- * `tsx` parent (SIGKILL after ~30 ms) is common. It is unref'd, so it never keeps us alive.
- */
-function startJanitor(): Janitor {
-  const script = fileURLToPath(new URL('./janitor.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script], {
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
-  child.unref();
-  const stdin = child.stdin;
-  // The pipe is what the janitor watches; it must not keep the event loop alive either.
-  (stdin as unknown as { unref?: () => void } | null)?.unref?.();
-  stdin?.on('error', () => undefined);
-  const send = (message: unknown): void => {
-    if (stdin !== null && stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);
-  };
-  return {
-    watch: (job) => send({ type: 'watch', ...job }),
-    dismiss: () => {
-      send({ type: 'done' });
-      stdin?.end();
-    },
-  };
-}
-
 function buildGraph(
   tools: StructuredTool[],
   writeToolName: string,
@@ -347,21 +302,7 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
   const tempDirs: string[] = [];
   let sandbox: LocalSandbox | undefined;
   let server: ManagedServer | undefined;
-  const janitor = options.janitor === true ? startJanitor() : undefined;
-  const pgids = new Set<number>();
-  const watch = (): void => {
-    janitor?.watch({
-      pgids: [...pgids],
-      ...(sandbox === undefined
-        ? {}
-        : {
-            container: path.dirname(sandbox.runDir),
-            root: sandbox.root,
-            sandboxId: sandbox.id,
-          }),
-      paths: tempDirs,
-    });
-  };
+  const janitor = options.janitor;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -374,7 +315,6 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
         }
       }
       for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-      janitor?.dismiss();
       if (failures.length > 0)
         throw new AggregateError(failures, 'closing the studio actor failed');
     })();
@@ -386,7 +326,7 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       sweepStaleStudioDirs();
       source = createTempRepo();
       tempDirs.push(path.dirname(source));
-      watch();
+      janitor?.trackPath(path.dirname(source));
     }
     const baseDir =
       options.baseDir ?? (options.source === undefined ? path.dirname(source) : undefined);
@@ -396,7 +336,7 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       ...(options.sandboxId === undefined ? {} : { id: options.sandboxId }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    watch();
+    janitor?.trackSandbox(sandbox);
     const sandboxRoot = sandbox.root;
     const require = createRequire(import.meta.url);
     const serverScript = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -412,38 +352,31 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
       { cwd: sandboxRoot, roots: () => [sandboxRoot] },
     );
     // Every (re)start of the server gets a new process group; the janitor must know each one.
-    server.on('server-start', (event) => {
-      if (event.pid !== undefined) pgids.add(event.pid);
-      watch();
-    });
+    janitor?.trackServers(server);
     await server.start(options.signal === undefined ? {} : { signal: options.signal });
-    if (server.pid !== undefined) pgids.add(server.pid);
-    watch();
+    if (server.pid !== undefined) janitor?.trackProcessGroup(server.pid);
     const policy =
       options.policy === undefined ? undefined : parsePolicy(options.policy, 'the studio actor');
     const pins = policy === undefined ? undefined : createMemoryPinStore();
-    const middleware: ToolMiddleware[] = [
-      // Outermost: the human approves the call as the model wrote it (logical paths), and a
-      // rejected call never reaches path rewriting or the sandbox.
+    // The library's one middleware order: the policy outside path rewriting (the human approves
+    // the call as the model wrote it, with logical paths; a rejected call never reaches the
+    // sandbox), change tracking innermost.
+    const pipeline = createToolPipeline({
       ...(policy === undefined
-        ? []
-        : [
-            createPolicyMiddleware({
+        ? {}
+        : {
+            policy: {
               policy,
               name: `actor "${options.name ?? 'actor'}"`,
               approve: createInterruptApprover(),
               ...(pins === undefined ? {} : { pins }),
-            }),
-          ]),
-      createPathRewriteMiddleware(sandbox.paths),
-      createChangeTrackingMiddleware(sandbox),
-    ];
-    const tools = server.entries().map((entry) =>
-      toStructuredTool(
-        entry.descriptor,
-        composeMiddleware(middleware, (request) => entry.execute(request.args, request.context)),
-      ),
-    );
+            },
+          }),
+      sandbox,
+    });
+    const tools = server
+      .entries()
+      .map((entry) => toStructuredTool(entry.descriptor, pipeline.wrap(entry)));
     const writeTool = server
       .entries()
       .find((entry) => entry.descriptor.originalName === 'write_file');

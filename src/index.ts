@@ -97,8 +97,10 @@ export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox
 export { createSandbox } from './sandbox/local-sandbox.js';
 export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
 export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
-export type { PruneSandboxesOptions } from './sandbox/prune-sandboxes.js';
+export type { PruneSandboxesOptions, PruneSandboxesResult } from './sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
+export type { ListSandboxesOptions, SandboxEntry } from './sandbox/sandbox-inventory.js';
+export { listSandboxes } from './sandbox/sandbox-inventory.js';
 export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
@@ -131,7 +133,12 @@ export { composeMiddleware } from './core/tool-middleware.js';
 export { createPathRewriteMiddleware } from './middleware/path-rewrite.js';
 export type { ChangeTrackingOptions } from './middleware/change-tracking.js';
 export { createChangeTrackingMiddleware } from './middleware/change-tracking.js';
-export type { RollbackRecord, SandboxState, SandboxStateUpdate } from './middleware/state.js';
+export type {
+  ActiveSkillState,
+  RollbackRecord,
+  SandboxState,
+  SandboxStateUpdate,
+} from './middleware/state.js';
 export {
   SandboxStateSchema,
   sandboxDeltaStateFields,
@@ -144,6 +151,9 @@ export type {
   TrackedToolNodeOptions,
 } from './middleware/tool-node.js';
 export { createTrackedToolNode, routeToolCallsPerTask } from './middleware/tool-node.js';
+// pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
+export type { ToolPipeline, ToolPipelineOptions } from './pipeline/tool-pipeline.js';
+export { createToolPipeline } from './pipeline/tool-pipeline.js';
 export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
 export { createCheckpointer } from './middleware/checkpointer.js';
 export type {
@@ -258,7 +268,9 @@ export type {
   ActorInstance,
   ActorRunEvent,
   ActorRunOptions,
+  ActivateOptions,
   CreateActorOptions,
+  DeactivateOptions,
 } from './actors/actor.js';
 export { compileActorStateGraph, createActor } from './actors/actor.js';
 export type { PendingApproval } from './actors/approvals.js';
@@ -270,6 +282,8 @@ export {
   removeThreadSandbox,
   threadSandboxDir,
 } from './actors/thread-sandbox.js';
+export type { RemoveThreadOptions, RemoveThreadResult } from './actors/remove-thread.js';
+export { removeThread } from './actors/remove-thread.js';
 export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';

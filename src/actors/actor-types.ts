@@ -228,4 +228,6 @@ export interface ActorServers extends ServerEventSource {
   status(serverName: string): ManagedServerStatus | undefined;
   /** The process id of a running stdio server. */
   pid(serverName: string): number | undefined;
+  /** Names of the servers the actor's server manager holds. */
+  names(): string[];
 }

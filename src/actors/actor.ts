@@ -201,6 +201,7 @@ class LocalActor implements ActorInstance {
     return {
       status: (serverName) => manager.get(serverName)?.status,
       pid: (serverName) => manager.get(serverName)?.pid,
+      names: () => manager.list().map((server) => server.name),
       on: (event, listener) => manager.on(event, listener),
     };
   }

@@ -3,13 +3,18 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
-import { workspaceStateDir } from '../sandbox/state-dir.js';
+import {
+  THREAD_RECORD_FILE,
+  THREAD_SANDBOX_FOLDER,
+  THREADS_FOLDER,
+  workspaceStateDir,
+} from '../sandbox/state-dir.js';
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
-export const THREAD_SANDBOXES_FOLDER = 'threads';
+export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
 /** Record file of one thread's sandbox: `threads/<actor>/<thread>/thread.json`. */
-const RECORD_FILE = 'thread.json';
+const RECORD_FILE = THREAD_RECORD_FILE;
 const RECORD_KIND = 'agents-thread';
 /** A thread id used as a folder name as is; anything else is hashed. */
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -146,7 +151,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     options.threadId,
     options.stateDir === undefined ? {} : { stateDir: options.stateDir },
   );
-  const sandboxDir = join(dir, 'sandbox');
+  const sandboxDir = join(dir, THREAD_SANDBOX_FOLDER);
   const existing = await readRecord(dir);
   if (existing !== undefined && existing.threadId !== options.threadId) {
     throw new AgentsError(
@@ -229,7 +234,7 @@ export async function findThreadSandboxes(
     const dir = join(root, actorFolder, threadFolder);
     const record = await readRecord(dir);
     if (record === undefined || record.threadId !== threadId) continue;
-    found.push({ dir, sandboxDir: join(dir, 'sandbox'), record });
+    found.push({ dir, sandboxDir: join(dir, THREAD_SANDBOX_FOLDER), record });
   }
   return found;
 }

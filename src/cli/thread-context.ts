@@ -15,8 +15,8 @@ export interface ThreadContext extends AsyncDisposable {
   threadId: string;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
-  /** The graph's checkpoint saver (`agents thread compact` deletes rows from it). */
-  saver?: BaseCheckpointSaver;
+  /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
+  saver?: () => Promise<BaseCheckpointSaver>;
   close(): Promise<void>;
 }
 
@@ -44,23 +44,24 @@ export interface ThreadContextOpenerOptions {
 /**
  * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
  * use. For a thread it finds the sandbox record (in the workspace's folder of the per-user state folder, see `threadSandboxDir`)
- * (written by `agents actor run --thread`), loads that actor's config, opens its checkpointer and
- * compiles its graph without a model, tools or MCP servers (listing and forking state needs only
- * the graph's shape and the checkpointer), and reopens the thread's sandbox. Closing the context
- * closes the checkpointer and releases the sandbox, keeping it on disk.
+ * (written by `agents actor run --thread`) and reopens the thread's sandbox. On first use of the
+ * graph it loads that actor's config, opens its checkpointer and compiles its graph without a
+ * model, tools or MCP servers (listing and forking state needs only the graph's shape and the
+ * checkpointer). Closing the context closes the checkpointer and releases the sandbox, keeping it
+ * on disk.
  *
  * Throws `CHECKPOINT_NOT_FOUND` when no actor ran the thread with a kept sandbox,
- * `INVALID_ARGUMENTS` when several actors did, `ACTOR_NOT_FOUND` when the actor's file is gone,
- * `SANDBOX_FAILED` when its sandbox cannot be reopened, `RUN_ACTIVE` when `lock` is set and the
- * thread is busy.
+ * `INVALID_ARGUMENTS` when several actors did, `SANDBOX_FAILED` when its sandbox cannot be
+ * reopened, `RUN_ACTIVE` when `lock` is set and the thread is busy; the graph's first call
+ * throws `ACTOR_NOT_FOUND` when the actor's file is gone and `CHECKPOINT_NOT_FOUND` for a memory
+ * checkpointer.
  */
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
-    // Loaded on use, in parallel: git (simple-git), the checkpointer (LangGraph, SQLite).
-    const [{ findThreadSandboxes }, { createCheckpointer }, { openSandbox }] = await Promise.all([
+    // Loaded on use, in parallel: the thread records and the sandbox (git).
+    const [{ findThreadSandboxes }, { openSandbox }] = await Promise.all([
       import('../actors/thread-sandbox.js'),
-      import('../middleware/checkpointer.js'),
       import('../sandbox/open-sandbox.js'),
     ]);
     const found = await findThreadSandboxes(
@@ -71,7 +72,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     if (location === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
-        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it). Threads run with a memory checkpointer, or whose sandbox was removed, cannot be rolled back.`,
+        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
         { details: { threadId, workspace } },
       );
     }
@@ -86,23 +87,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     const store = createWorkspaceStore(workspace, {
       projectDir: location.record.projectDir ?? cwd,
     });
-    const actorConfig = await store.get('actor', location.record.actor);
-    if (actorConfig.checkpointer.type === 'memory') {
-      throw new AgentsError(
-        AgentsErrorCode.CheckpointNotFound,
-        `Actor "${actorConfig.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
-        { details: { threadId, actor: actorConfig.name } },
-      );
-    }
-    // Loaded on use: the actor module pulls in LangGraph, the servers and the MCP SDK.
-    const { compileActorStateGraph } = await import('../actors/actor.js');
-    let checkpointer: Checkpointer | undefined;
-    let sandbox: LocalSandbox | undefined;
+    let sandbox: LocalSandbox;
     try {
-      checkpointer = await createCheckpointer(actorConfig.checkpointer, {
-        cwd: store.projectDir,
-        signal,
-      });
       sandbox = await openSandbox({
         dir: location.sandboxDir,
         create: false,
@@ -110,23 +96,54 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         signal,
       });
     } catch (error) {
-      await checkpointer?.close().catch(() => undefined);
       if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
         AgentsErrorCode.SandboxFailed,
-        `Cannot open thread "${threadId}" of actor "${actorConfig.name}": ${errorMessage(error)}`,
-        { cause: error, details: { threadId, actor: actorConfig.name } },
+        `Cannot open the sandbox of thread "${threadId}" (actor "${location.record.actor}"): ${errorMessage(error)}`,
+        { cause: error, details: { threadId, actor: location.record.actor } },
       );
     }
-    const graph = compileActorStateGraph(checkpointer.saver, actorConfig.name);
-    const openedCheckpointer = checkpointer;
-    const openedSandbox = sandbox;
+    // The actor's config, its checkpointer and its graph (LangGraph, SQLite) are opened on first
+    // use: `sandbox diff` needs only the sandbox and should start fast.
+    let checkpointer: Promise<Checkpointer> | undefined;
+    const openCheckpointer = (): Promise<Checkpointer> =>
+      (checkpointer ??= (async () => {
+        const actorConfig = await store.get('actor', location.record.actor);
+        if (actorConfig.checkpointer.type === 'memory') {
+          throw new AgentsError(
+            AgentsErrorCode.CheckpointNotFound,
+            `Actor "${actorConfig.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
+            { details: { threadId, actor: actorConfig.name } },
+          );
+        }
+        const { createCheckpointer } = await import('../middleware/checkpointer.js');
+        return createCheckpointer(actorConfig.checkpointer, { cwd: store.projectDir, signal });
+      })());
+    let compiled: Promise<CheckpointedGraph> | undefined;
+    const openGraph = (): Promise<CheckpointedGraph> =>
+      (compiled ??= (async () => {
+        const [{ saver }, { compileActorStateGraph }, { withCachedCheckpointReads }] =
+          await Promise.all([
+            openCheckpointer(),
+            import('../actors/actor.js'),
+            import('../middleware/cached-reads.js'),
+          ]);
+        // Read-only commands read each checkpoint once (delta channels replay ancestors).
+        return compileActorStateGraph(
+          options.lock ? saver : withCachedCheckpointReads(saver),
+          location.record.actor,
+        );
+      })());
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {
         const results = await Promise.allSettled([
-          openedSandbox.close({ remove: false }),
-          openedCheckpointer.close(),
+          sandbox.close({ remove: false }),
+          // One that failed to open was reported where it was needed.
+          checkpointer?.then(
+            (opened) => opened.close(),
+            () => undefined,
+          ),
         ]);
         const errors = results.flatMap((result) =>
           result.status === 'rejected' ? [result.reason as unknown] : [],
@@ -140,11 +157,26 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       })());
     return {
       threadId,
-      graph,
-      sandbox: openedSandbox,
-      saver: openedCheckpointer.saver,
+      graph: lazyGraph(openGraph),
+      sandbox,
+      saver: async () => (await openCheckpointer()).saver,
       close,
       [Symbol.asyncDispose]: close,
     };
+  };
+}
+
+/** A graph compiled on its first call (see {@link createThreadContextOpener}). */
+function lazyGraph(open: () => Promise<CheckpointedGraph>): CheckpointedGraph {
+  return {
+    async getState(config) {
+      return (await open()).getState(config);
+    },
+    async *getStateHistory(config, options) {
+      yield* (await open()).getStateHistory(config, options);
+    },
+    async updateState(config, values, asNode) {
+      return (await open()).updateState(config, values, asNode);
+    },
   };
 }

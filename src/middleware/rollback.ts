@@ -16,7 +16,10 @@ import type { RollbackRecord } from './state.js';
  */
 export interface CheckpointedGraph {
   getState(config: RunnableConfig): Promise<StateSnapshot>;
-  getStateHistory(config: RunnableConfig): AsyncIterableIterator<StateSnapshot>;
+  getStateHistory(
+    config: RunnableConfig,
+    options?: { limit?: number },
+  ): AsyncIterableIterator<StateSnapshot>;
   updateState(
     config: RunnableConfig,
     values: Record<string, unknown>,
@@ -125,7 +128,10 @@ export interface ListCheckpointsOptions {
    * (`sandbox.diff`); otherwise it is the union of the entry's change records.
    */
   sandbox?: Sandbox;
-  /** At most this many entries, newest first. */
+  /**
+   * At most this many entries, newest first: only they (and, for the oldest one, its parent) are
+   * read, so listing the latest few of a long thread stays cheap.
+   */
   limit?: number;
   signal?: AbortSignal;
 }
@@ -144,6 +150,57 @@ function mergeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
 }
 
 /**
+ * The net change of serialized records per path, as a tree diff from the first call's start to
+ * the last call's end reports it: added then modified is added, added then deleted is nothing,
+ * deleted then added is modified.
+ */
+function composeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
+  const byPath = new Map<string, ChangedPath | undefined>();
+  const existedBefore = new Map<string, boolean>();
+  for (const record of records) {
+    for (const change of record.changed) {
+      if (!existedBefore.has(change.path)) existedBefore.set(change.path, change.status !== 'A');
+      const existed = existedBefore.get(change.path)!;
+      if (change.status === 'D') byPath.set(change.path, existed ? change : undefined);
+      else
+        byPath.set(
+          change.path,
+          existed
+            ? { ...change, status: change.status === 'A' ? 'M' : change.status }
+            : { ...change, status: 'A' },
+        );
+    }
+  }
+  // Byte order, as git lists paths.
+  return [...byPath.values()]
+    .filter((change): change is ChangedPath => change !== undefined)
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * The records that change the tree, in call order, when they lead from `from` to `to` (each
+ * call starting where the previous one ended); `undefined` otherwise. Their composed change lists
+ * then equal the tree diff between the two snapshots.
+ */
+function recordChain(
+  records: readonly ChangeRecord[],
+  from: string,
+  to: string,
+): ChangeRecord[] | undefined {
+  const advancing = records.filter((record) => record.snapshot !== record.parent);
+  const byParent = new Map(advancing.map((record) => [record.parent, record]));
+  if (advancing.length === 0 || byParent.size !== advancing.length) return undefined;
+  const chain: ChangeRecord[] = [];
+  for (let at = from; chain.length < advancing.length;) {
+    const record = byParent.get(at);
+    if (record === undefined) return undefined;
+    chain.push(record);
+    at = record.snapshot;
+  }
+  return chain.at(-1)?.snapshot === to ? chain : undefined;
+}
+
+/**
  * Lists a thread's checkpoints, newest first, each with its step, its sandbox head and the file
  * changes it introduced. Includes every branch (old branches stay after a rollback). Throws
  * `CHECKPOINT_NOT_FOUND` when the thread has no checkpoints.
@@ -152,9 +209,13 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
   const { graph, threadId, sandbox, signal } = options;
   signal?.throwIfAborted();
   const snapshots: StateSnapshot[] = [];
-  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
-    snapshots.push(snapshot);
-  }
+  const config = { configurable: { thread_id: threadId } };
+  // One more than asked: the oldest listed entry's parent, usually the next one in history.
+  const history = graph.getStateHistory(
+    config,
+    options.limit === undefined ? undefined : { limit: options.limit + 1 },
+  );
+  for await (const snapshot of history) snapshots.push(snapshot);
   if (snapshots.length === 0) {
     throw new AgentsError(
       AgentsErrorCode.CheckpointNotFound,
@@ -175,7 +236,14 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
     if (checkpointId === undefined) continue;
     const parentCheckpointId = checkpointIdOf(snapshot.parentConfig);
     const state = readSandboxState(snapshot.values);
-    const parent = parentCheckpointId === undefined ? undefined : byId.get(parentCheckpointId);
+    const parent =
+      parentCheckpointId === undefined
+        ? undefined
+        : (byId.get(parentCheckpointId) ??
+          // A fork's parent can lie outside the listed window: read just that one.
+          (await graph.getState({
+            configurable: { thread_id: threadId, checkpoint_id: parentCheckpointId },
+          })));
     const parentState = readSandboxState(parent?.values);
     // The change log is append-only along a branch, so what this checkpoint added is its tail.
     const records = state.changeLog.slice(
@@ -194,7 +262,10 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
       const head = state.sandboxHead ?? sandbox.base;
       const parentHead =
         parent === undefined ? sandbox.base : (parentState.sandboxHead ?? sandbox.base);
-      changed = head === parentHead ? [] : await sandbox.diff(parentHead, head);
+      // Records that chain from the parent's head to this head say what the tree diff would
+      // (each is a diff-tree of its call): a git process per checkpoint only when they do not.
+      const chain = head === parentHead ? [] : recordChain(records, parentHead, head);
+      changed = chain === undefined ? await sandbox.diff(parentHead, head) : composeChanges(chain);
     }
     const metadata = snapshot.metadata;
     entries.push({

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
 /** Default time a single git command may take before it is killed. */
@@ -132,12 +132,14 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
  * A simple-git instance for porcelain commands (worktree, init), set up for the simple-git 4
  * environment guard: an explicit environment (no `process.env` spread), our GIT_* keys allowed,
  * repository hooks switched off (`core.hooksPath=/dev/null`, so `worktree add` runs no
- * post-checkout hook of the user's), and a block timeout plus optional abort signal.
+ * post-checkout hook of the user's), and a block timeout plus optional abort signal. simple-git is
+ * loaded on first use: the plumbing here needs only `execFile`, and CLI start-up should not pay.
  */
-export function porcelainGit(
+export async function porcelainGit(
   cwd: string,
   options: { signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> } = {},
-): SimpleGit {
+): Promise<SimpleGit> {
+  const { simpleGit } = await import('simple-git');
   return simpleGit({
     baseDir: cwd,
     allowEnvironment: ALLOWED_GIT_ENV,

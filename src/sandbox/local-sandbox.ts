@@ -8,6 +8,7 @@ import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from './larg
 import { NestedRepoTracker, type NestedRepo } from './nested-repos.js';
 import { createPathMap, type SandboxPathMap } from './path-map.js';
 import {
+  acquireRunLock,
   ID_PATTERN,
   MARKER_KIND,
   MARKER_VERSION,
@@ -243,6 +244,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       maxFileBytes,
     };
     await writeMarker(runDir, marker);
+    // A run sandbox of the state folder (or a base dir) is locked while open, so `agents
+    // sandbox prune` never deletes it under a live run; a `dir` sandbox is locked by
+    // `openSandbox({ lock })` when its owner asks.
+    const lockFile = options.dir === undefined ? await acquireRunLock(runDir, id) : undefined;
     return await build({
       marker,
       container,
@@ -252,6 +257,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       timeoutMs,
       signal,
       aliases: [resolve(options.source), sourceReal, source],
+      ...(lockFile === undefined ? {} : { lockFile }),
     });
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);

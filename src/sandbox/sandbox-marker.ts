@@ -96,13 +96,20 @@ export async function prepareEmptyDir(dir: string, id: string): Promise<string> 
   return realpath(dir);
 }
 
-/** Last time the sandbox did anything: its private index changes on every snapshot. */
+/**
+ * Last time the sandbox did anything: its private index changes on every snapshot, its marker
+ * when the head moves or a reopen changes its settings, its lock file when a run takes it.
+ */
 export async function lastActivity(runDir: string, marker: SandboxMarker): Promise<number> {
-  try {
-    return Math.max(marker.createdAt, (await stat(join(runDir, 'index'))).mtimeMs);
-  } catch {
-    return marker.createdAt;
+  let latest = marker.createdAt;
+  for (const name of ['index', MARKER_FILE, LOCK_FILE]) {
+    try {
+      latest = Math.max(latest, (await stat(join(runDir, name))).mtimeMs);
+    } catch {
+      // Missing (no snapshot yet, not locked): says nothing.
+    }
   }
+  return latest;
 }
 
 /** The live process holding the run lock of a run dir, or undefined (no lock, or a stale one). */

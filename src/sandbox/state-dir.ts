@@ -3,6 +3,25 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
+/**
+ * Layout of the per-user state folder (see {@link agentsStateDir}):
+ *
+ * ```
+ * <state>/projects/<name>-<hash>/sandboxes/agents-sandbox-XXXX/   a run sandbox (run/ + tree)
+ * <state>/workspaces/<name>-<hash>/threads/<actor>/<thread>/      a thread's folder:
+ *     thread.json                                                 which actor ran it
+ *     sandbox/                                                    its sandbox (run/ + tree)
+ * ```
+ */
+export const PROJECTS_FOLDER = 'projects';
+export const WORKSPACES_FOLDER = 'workspaces';
+/** Folder of a workspace's state folder that holds one folder per (actor, thread). */
+export const THREADS_FOLDER = 'threads';
+/** Record file of a thread's folder: which actor ran the thread, from which source. */
+export const THREAD_RECORD_FILE = 'thread.json';
+/** Folder of a thread's folder that holds its sandbox (what `openSandbox({ dir })` opens). */
+export const THREAD_SANDBOX_FOLDER = 'sandbox';
+
 /** Environment variable naming the folder that holds sandboxes (tests set it to a temp folder). */
 export const STATE_DIR_ENV = 'AGENTS_STATE_DIR';
 
@@ -27,7 +46,7 @@ export function agentsStateDir(env: NodeJS.ProcessEnv = process.env): string {
  * made from the project go under it. Nothing is made.
  */
 export function projectStateDir(projectDir: string, options: { stateDir?: string } = {}): string {
-  return keyedDir('projects', projectDir, undefined, options.stateDir);
+  return keyedDir(PROJECTS_FOLDER, projectDir, undefined, options.stateDir);
 }
 
 /**
@@ -39,7 +58,7 @@ export function workspaceStateDir(
   workspaceRoot: string,
   options: { stateDir?: string } = {},
 ): string {
-  return keyedDir('workspaces', workspaceRoot, dirname, options.stateDir);
+  return keyedDir(WORKSPACES_FOLDER, workspaceRoot, dirname, options.stateDir);
 }
 
 function keyedDir(

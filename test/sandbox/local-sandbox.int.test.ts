@@ -314,10 +314,25 @@ describe('pruneSandboxes', () => {
     const stated = await createSandbox({ source: join(repo, 'src'), stateDir, id: 'stated' });
     expect(stated.root.startsWith(join(stateDir, 'projects'))).toBe(true);
     expect(stated.source).toBe(repo);
-    open.push(kept);
+    // Closed but kept on disk: an open sandbox holds its run lock, and prune never takes one.
+    await kept.close({ remove: false });
+    await idle.close({ remove: false });
+    await plain.close({ remove: false });
+    await stated.close({ remove: false });
 
     const none = await pruneSandboxes({ source: repo, stateDir, baseDir, olderThanMs: 60_000 });
     expect(none.removed).toEqual([]);
+    // A dry run names what a prune would remove and removes nothing.
+    const held = await pruneSandboxes({
+      source: repo,
+      stateDir,
+      baseDir,
+      olderThanMs: 60_000,
+      now: Date.now() + 3_600_000,
+      dryRun: true,
+    });
+    expect(held.removed.sort()).toEqual(['idle', 'kept', 'plain', 'stated']);
+    expect(existsSync(idle.root)).toBe(true);
 
     const { removed } = await pruneSandboxes({
       source: repo,
@@ -332,10 +347,6 @@ describe('pruneSandboxes', () => {
     expect(existsSync(plain.root)).toBe(false);
     expect(existsSync(stated.root)).toBe(false);
     expect(existsSync(kept.root)).toBe(true);
-    await idle.close();
-    await plain.close();
-    await stated.close();
-    await kept.close();
     expect(repoFingerprint(repo)).toEqual(before);
   });
 });

@@ -1,10 +1,7 @@
 import type { ChangedPath } from '../../core/tool-descriptor.js';
 import type { Command, CommandContext } from '../command.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { readSandboxState, undoStack } from '../../middleware/state.js';
-import { UNATTRIBUTED_TOOL_ID } from '../../middleware/unattributed.js';
-import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
-import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
+import { parseCommandArgs, parsePositiveInteger, requireOption, usageError } from '../args.js';
 import { agentsCommandLine } from '../output.js';
 
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
@@ -20,12 +17,19 @@ function write(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
-const CHECKPOINTS_USAGE = `Usage: agents checkpoints --thread ID [--limit N]
+/** Checkpoints listed when no `--limit` or `--all` is given. */
+const DEFAULT_LIMIT = 20;
+
+const CHECKPOINTS_USAGE = `Usage: agents checkpoints --thread ID [--limit N | --all]
 
 Lists a thread's checkpoints, newest first (all branches), with the step, the sandbox snapshot
 and the files each checkpoint changed; a checkpoint made by a rollback or an undo names the
 safety snapshot taken just before it. Then the rollbacks \`agents rollback --undo\` can undo.
-Roll back with: agents rollback --thread ID --to CHECKPOINT`;
+Roll back with: agents rollback --thread ID --to CHECKPOINT
+
+Options:
+  --limit N   list the newest N checkpoints (default ${DEFAULT_LIMIT}; a note says when there are more)
+  --all       list every checkpoint (slower on a long thread)`;
 
 /** `agents checkpoints --thread ID`: lists checkpoints and their file changes. */
 export function createCheckpointsCommand(openThread: OpenThreadContext): Command {
@@ -36,25 +40,43 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(
         context.argv,
-        { thread: { type: 'string' }, limit: { type: 'string' } },
+        { thread: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean' } },
         CHECKPOINTS_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', CHECKPOINTS_USAGE);
-      const limit = parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE);
+      if (values.all === true && values.limit !== undefined)
+        throw usageError('Give --limit N or --all, not both.', CHECKPOINTS_USAGE);
+      const limit =
+        values.all === true
+          ? undefined
+          : (parsePositiveInteger(values.limit, 'limit', CHECKPOINTS_USAGE) ?? DEFAULT_LIMIT);
       const thread = await openThread(context.workspace, threadId, {
         cwd: context.projectDir,
         signal: context.signal,
       });
       try {
-        // Loaded on use: rollback.js brings LangChain's messages.
-        const { listCheckpoints } = await import('../../middleware/rollback.js');
-        const entries = await listCheckpoints({
+        // Loaded on use: LangGraph, LangChain's messages, zod; `--help` stays fast.
+        const [
+          { listCheckpoints },
+          { readSandboxState, undoStack },
+          { UNATTRIBUTED_TOOL_ID },
+          { formatSkippedPaths },
+        ] = await Promise.all([
+          import('../../middleware/rollback.js'),
+          import('../../middleware/state.js'),
+          import('../../middleware/unattributed.js'),
+          import('../../sandbox/skipped-paths.js'),
+        ]);
+        // One more than shown, to say whether older ones exist.
+        const listed = await listCheckpoints({
           graph: thread.graph,
           threadId,
           sandbox: thread.sandbox,
           signal: context.signal,
-          ...(limit === undefined ? {} : { limit }),
+          ...(limit === undefined ? {} : { limit: limit + 1 }),
         });
+        const entries = limit === undefined ? listed : listed.slice(0, limit);
+        const older = listed.length > entries.length;
         if (context.json) {
           write(
             context.stdout,
@@ -85,6 +107,12 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
             `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}${notCaptured}`,
           );
         }
+        // On stderr: stdout stays one line per checkpoint for scripts.
+        if (older)
+          write(
+            context.stderr,
+            `(older checkpoints not shown: ${agentsCommandLine(context, ['checkpoints', '--thread', threadId, '--limit', String(limit! * 5)])} or --all lists more)`,
+          );
         const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
         const stack = undoStack(readSandboxState(current.values).rollbacks).reverse();
         if (stack.length > 0) {

@@ -10,12 +10,14 @@ import { createRollbackCommand } from './rollback.js';
 import { createSandboxDiffCommand } from './sandbox.js';
 import { createSandboxApplyCommand } from './sandbox-apply.js';
 import { createSandboxCommitCommand } from './sandbox-commit.js';
+import { sandboxListCommand, sandboxPruneCommand } from './sandbox-list.js';
 import { sandboxRemoveCommand } from './sandbox-remove.js';
 import { createServeCommand } from './serve.js';
 import { serverCommands } from './server.js';
 import { skillCommands } from './skill.js';
 import { toolCommands } from './tool.js';
 import { createThreadCompactCommand } from './thread-compact.js';
+import { threadRemoveCommand } from './thread-remove.js';
 
 /** Reads a thread (checkpoints, sandbox diff): works while the thread runs. */
 const readThread = createThreadContextOpener({ lock: false });
@@ -34,6 +36,9 @@ export const commands: readonly Command[] = [
   createSandboxApplyCommand(readThread),
   createSandboxCommitCommand(readThread),
   createThreadCompactCommand(changeThread),
+  threadRemoveCommand,
+  sandboxListCommand,
+  sandboxPruneCommand,
   sandboxRemoveCommand,
   createServeCommand({ resolve: resolveServeTarget }),
   mcpClientCommand,

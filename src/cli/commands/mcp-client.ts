@@ -1,16 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { expandEnvReferences } from '../../config/env-references.js';
 import type { OAuthSettings } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import { createMcpToolAdapter } from '../../mcp/tool-adapter.js';
 import { exampleValueFromSchema } from '../../serve/example-value.js';
 import {
   createBrowserAuthorizer,
   createFollowRedirectsAuthorizer,
   type Authorizer,
 } from '../../servers/oauth/authorizers.js';
-import { openOAuthClientSession } from '../../servers/oauth/client-session.js';
 import { parseCommandLine, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
@@ -63,6 +59,18 @@ export async function runMcpClient(
   options: RunMcpClientOptions = {},
 ): Promise<McpClientReport> {
   options.signal?.throwIfAborted();
+  // Loaded on use: the SDK client, its HTTP transports and LangChain keep `agents --help` slow.
+  const [
+    { Client },
+    { ElicitRequestSchema },
+    { createMcpToolAdapter },
+    { openOAuthClientSession },
+  ] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('../../mcp/tool-adapter.js'),
+    import('../../servers/oauth/client-session.js'),
+  ]);
   await using session = await openOAuthClientSession({
     url,
     ...(options.token === undefined

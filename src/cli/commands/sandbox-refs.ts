@@ -1,6 +1,4 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import { loadCheckpoint } from '../../middleware/rollback.js';
-import { readSandboxState } from '../../middleware/state.js';
 import {
   isDeliverySandbox,
   resolveSnapshot,
@@ -35,6 +33,11 @@ export async function resolveThreadRef(
   if (ref === 'head') return sandbox.head;
   // Checkpoint ids are UUIDs (with dashes); snapshot shas are plain hex.
   if (/^[0-9a-f]{4,64}$/.test(ref)) return resolveSnapshot(sandbox, ref, { signal });
+  // Loaded on use: reading a checkpoint needs LangGraph; the other refs need only git.
+  const [{ loadCheckpoint }, { readSandboxState }] = await Promise.all([
+    import('../../middleware/rollback.js'),
+    import('../../middleware/state.js'),
+  ]);
   const snapshot = await loadCheckpoint(thread.graph, thread.threadId, ref);
   return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
 }

@@ -1,12 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { stringify } from 'yaml';
-import {
-  importServers,
-  importSourcePaths,
-  type ImportSource,
-  type ImportedServer,
-} from '../../config/import-servers.js';
+import type { ImportSource, ImportedServer } from '../../config/import-servers.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { parseCommandLine, storeOf, usageError } from '../args.js';
 import type { Command } from '../command.js';
@@ -46,6 +40,7 @@ async function locate(
   if (from !== 'claude' && from !== 'cursor' && from !== 'vscode') {
     throw usageError(`--from takes claude, cursor or vscode, got "${from}".`, USAGE);
   }
+  const { importSourcePaths } = await import('../../config/import-servers.js');
   const candidates = importSourcePaths(from as ImportSource, cwd);
   for (const file of candidates) {
     try {
@@ -91,6 +86,11 @@ const serverImport: Command = {
       throw usageError(`Unexpected arguments: ${positionals.slice(1).join(' ')}`, USAGE);
     }
     const { file, text } = await locate(positionals[0], values.from, context.cwd);
+    // Loaded on use (yaml, zod): `agents --help` should not pay for them.
+    const [{ importServers }, { stringify }] = await Promise.all([
+      import('../../config/import-servers.js'),
+      import('yaml'),
+    ]);
     const found = importServers(text, file);
     const only = values.only;
     if (only !== undefined) {
@@ -114,7 +114,7 @@ const serverImport: Command = {
     if (!context.json) {
       println(context.stdout, `From ${file}: ${chosen.length} server(s).`);
       for (const server of chosen)
-        printPreview(context.stdout, server, store.file('server', server.name));
+        printPreview(context.stdout, server, store.file('server', server.name), stringify);
       for (const skipped of found.skipped) {
         println(context.stdout, `skipped "${skipped.sourceKey}": ${skipped.reason}`);
       }
@@ -162,7 +162,12 @@ const serverImport: Command = {
   },
 };
 
-function printPreview(out: NodeJS.WritableStream, server: ImportedServer, target: string): void {
+function printPreview(
+  out: NodeJS.WritableStream,
+  server: ImportedServer,
+  target: string,
+  stringify: (value: unknown, options: { lineWidth: number }) => string,
+): void {
   println(
     out,
     `\n# ${target}${server.sourceKey === server.name ? '' : ` (from "${server.sourceKey}")`}`,

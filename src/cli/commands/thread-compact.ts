@@ -55,7 +55,7 @@ export function createThreadCompactCommand(openThread: OpenThreadContext): Comma
         const { compactThread } = await import('../../middleware/compact-thread.js');
         const result = await compactThread({
           graph: thread.graph,
-          saver: thread.saver,
+          saver: await thread.saver(),
           threadId,
           keep,
           vacuum: values.vacuum === true,

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { writeFileAtomic } from '../../core/atomic-write.js';
@@ -38,6 +37,7 @@ export async function recordTrustedTools(
 ): Promise<string> {
   const store = storeOf(context);
   const file = store.file('server', serverName);
+  const { parseDocument } = await import('yaml');
   const document = parseDocument(await readFile(file, 'utf8'));
   for (const tool of tools) document.setIn(['trustedTools', tool.originalName], tool.fingerprint);
   const text = document.toString();

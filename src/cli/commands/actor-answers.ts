@@ -1,0 +1,106 @@
+import { userInfo } from 'node:os';
+import { createInterface } from 'node:readline';
+import { PassThrough, Writable } from 'node:stream';
+import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
+import { promptForApproval } from '../../policy/terminal-approval.js';
+import type { CommandContext } from '../command.js';
+import { println } from '../output.js';
+
+export function defaultUser(): string {
+  try {
+    return userInfo().username || 'user';
+  } catch {
+    // No passwd entry (some containers): the policy's default name.
+    return 'user';
+  }
+}
+
+/**
+ * Approval answers read line by line from one stream for the whole command. `promptForApproval`
+ * opens a readline per question, which would swallow the rest of a piped chunk when it closes,
+ * so each prompt reads from its own stream, fed one line each time it asks a question.
+ */
+export interface AnswerSource {
+  /** True when an answer can be read (a terminal, or a pipe that has a line left). */
+  hasInput(): Promise<boolean>;
+  ask(preview: ApprovalPreview): Promise<ApprovalResponse>;
+  close(): void;
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export function createAnswerSource(context: CommandContext, by: string): AnswerSource {
+  const stdin = context.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
+  const output = context.json ? context.stderr : context.stdout;
+  let reader: ReturnType<typeof createInterface> | undefined;
+  let lines: AsyncIterator<string> | undefined;
+  const buffered: string[] = [];
+  let ended = false;
+  const next = async (): Promise<string | undefined> => {
+    const held = buffered.shift();
+    if (held !== undefined) return held;
+    if (ended) return undefined;
+    reader ??= createInterface({ input: stdin, terminal: false });
+    lines ??= reader[Symbol.asyncIterator]();
+    // A pipe may never send another line; Ctrl-C must still end the wait.
+    const result = await untilAborted(lines.next(), context.signal);
+    if (result.done === true) {
+      ended = true;
+      return undefined;
+    }
+    return result.value;
+  };
+  return {
+    async hasInput() {
+      // A terminal may answer later; reading ahead would hide the question behind the wait.
+      if (stdin.isTTY === true) return true;
+      if (buffered.length === 0 && !ended)
+        println(
+          context.stderr,
+          'Waiting for approval answers on stdin (not a terminal); close stdin or pass --no-prompt to stop here and resume later.',
+        );
+      const line = await next();
+      if (line === undefined) return false;
+      buffered.unshift(line);
+      return true;
+    },
+    ask(preview) {
+      const input = new PassThrough();
+      const questions = new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          const text = String(chunk);
+          output.write(text);
+          // A write without a newline is a question: hand the prompt the next line.
+          if (!text.endsWith('\n')) {
+            // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
+            next().then(
+              (line) => {
+                if (line === undefined) input.end();
+                else input.write(`${line}\n`);
+              },
+              () => input.end(),
+            );
+          }
+          done();
+        },
+      });
+      return promptForApproval(preview, {
+        input,
+        output: questions,
+        user: by,
+        signal: context.signal,
+      });
+    },
+    close() {
+      reader?.close();
+    },
+  };
+}

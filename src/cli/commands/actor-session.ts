@@ -1,0 +1,209 @@
+import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
+import type { ApprovalResponse } from '../../policy/approval.js';
+import type { ServerLogger } from '../../servers/server-logger.js';
+import { storeOf, usageError } from '../args.js';
+import type { CommandContext } from '../command.js';
+import { ExitCode } from '../exit-codes.js';
+import { println, shellQuote } from '../output.js';
+import { createRunOutput } from '../run-output.js';
+import { createAnswerSource } from './actor-answers.js';
+
+function printResumeHint(
+  context: CommandContext,
+  name: string,
+  threadId: string,
+  pending: readonly PendingApproval[],
+): void {
+  const base = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)}`;
+  const lines = [
+    `Paused on thread ${threadId}: ${pending.map((item) => item.preview.toolId).join(', ') || 'an interrupt'} waits for approval.`,
+    'Answer with one of:',
+    `  ${base} --approve`,
+    `  ${base} --reject "why not"`,
+  ];
+  const first = pending[0];
+  if (pending.length === 1 && first !== undefined)
+    lines.push(`  ${base} --edit ${shellQuote(JSON.stringify(first.preview.args))}`);
+  if (context.json) {
+    context.stdout.write(
+      `${JSON.stringify({
+        type: 'paused',
+        threadId,
+        approvals: pending.map((item) => item.preview),
+        resume: `${base} --approve|--reject MESSAGE|--edit JSON`,
+      })}\n`,
+    );
+  }
+  println(context.stderr, lines.join('\n'));
+}
+
+function printContinueHint(context: CommandContext, name: string, threadId: string): void {
+  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', threadId, resume: command })}\n`,
+    );
+  println(context.stderr, `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N]`);
+}
+
+/** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
+export function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > 100_000)
+    throw usageError(`--max-turns ${text}: give a whole number from 1 to 100000.`, usage);
+  return value;
+}
+
+/**
+ * Prints a run's events; when it pauses for approval, asks (stdin) and resumes, until the run
+ * ends (0) or an approval stays unanswered (8, with how to resume).
+ */
+export async function driveRun(
+  context: CommandContext,
+  actor: ActorInstance,
+  first: AsyncGenerator<ActorRunEvent, void, undefined>,
+  settings: { name: string; threadId: string; prompt: boolean; by: string },
+): Promise<number> {
+  const answers = createAnswerSource(context, settings.by);
+  const output = createRunOutput(context);
+  try {
+    let events = first;
+    for (;;) {
+      const pending: PendingApproval[] = [];
+      let otherInterrupt = false;
+      let turnLimit = false;
+      for await (const event of events) {
+        output.event(event);
+        if (event.type === 'turn-limit') turnLimit = true;
+        if (event.type !== 'interrupt') continue;
+        if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
+        else otherInterrupt = true;
+      }
+      // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
+      context.signal.throwIfAborted();
+      if (turnLimit) {
+        printContinueHint(context, settings.name, settings.threadId);
+        return ExitCode.TurnLimit;
+      }
+      if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
+      const given: ApprovalResponse[] = [];
+      try {
+        if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
+          printResumeHint(context, settings.name, settings.threadId, pending);
+          return ExitCode.Policy;
+        }
+        for (const item of pending) given.push(await answers.ask(item.preview));
+      } catch (error) {
+        // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
+        if (context.signal.aborted)
+          printResumeHint(context, settings.name, settings.threadId, pending);
+        throw error;
+      }
+      const { toResumeValue } = await import('../../actors/approvals.js');
+      events = actor.resume(toResumeValue(pending, given), {
+        threadId: settings.threadId,
+        signal: context.signal,
+      });
+    }
+  } finally {
+    output.close();
+    answers.close();
+  }
+}
+
+function printEnd(context: CommandContext, threadId: string, actor: ActorInstance, keep: boolean) {
+  const sandbox = keep && actor.sandbox ? actor.sandbox.root : undefined;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}) })}\n`,
+    );
+  else println(context.stderr, `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}`);
+}
+
+/**
+ * Server problems (warnings, errors) always go to stderr; with `--verbose` also what servers
+ * print on their stderr and other lifecycle notes.
+ */
+function cliServerLogger(context: CommandContext, verbose: boolean): ServerLogger {
+  const line = (message: string) => println(context.stderr, `server: ${message}`);
+  return {
+    debug: verbose ? line : () => {},
+    info: verbose ? line : () => {},
+    warn: line,
+    error: line,
+  };
+}
+
+/**
+ * Prints restarts and tool-list changes of the actor's servers while it runs, so a crash or a
+ * new tool is visible in the terminal. Returns the unsubscribe function.
+ */
+function watchServers(context: CommandContext, actor: ActorInstance): () => void {
+  const servers = actor.servers();
+  const say = (message: string) => println(context.stderr, `server: ${message}`);
+  const stops = [
+    servers.on('server-restart', (event) =>
+      say(
+        // The cause itself was just logged (with the server's last stderr lines).
+        `"${event.serverName}" stopped; restart ${event.attempt}/${event.maxAttempts} in ${event.delayMs} ms`,
+      ),
+    ),
+    servers.on('server-start', (event) => {
+      if (event.restart)
+        say(`"${event.serverName}" is back${event.pid === undefined ? '' : ` (pid ${event.pid})`}`);
+    }),
+    servers.on('tools-changed', (event) => {
+      const parts = [
+        ...event.added.map((id) => `+${id}`),
+        ...event.removed.map((id) => `-${id}`),
+        ...event.changed.map((id) => `~${id}`),
+      ];
+      if (parts.length > 0)
+        say(`"${event.serverName}" tools changed (${event.reason}): ${parts.join(' ')}`);
+    }),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
+/**
+ * Runs `work` with the workspace's actor for one thread activated (warnings and server events
+ * on stderr), then deactivates it, also on Ctrl-C: the abort ends the run's stream, and servers
+ * and sandbox go away here.
+ */
+export async function withActiveCliActor(
+  context: CommandContext,
+  settings: {
+    name: string;
+    threadId: string;
+    keepSandbox: boolean;
+    verbose: boolean;
+    maxTurns: number | undefined;
+  },
+  work: (actor: ActorInstance) => Promise<number>,
+): Promise<number> {
+  // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
+  const { createActor } = await import('../../actors/actor.js');
+  const actor = await createActor({
+    name: settings.name,
+    workspace: storeOf(context),
+    threadId: settings.threadId,
+    keepSandbox: settings.keepSandbox,
+    ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
+    logger: cliServerLogger(context, settings.verbose),
+    onWarning: (message) => println(context.stderr, `warning: ${message}`),
+  });
+  let unwatch: (() => void) | undefined;
+  try {
+    await actor.activate({ signal: context.signal });
+    unwatch = watchServers(context, actor);
+    const code = await work(actor);
+    printEnd(context, settings.threadId, actor, settings.keepSandbox);
+    return code;
+  } finally {
+    unwatch?.();
+    await actor.deactivate();
+  }
+}
