@@ -1,19 +1,8 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ErrorCode,
-  McpError,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
-import {
-  AgentsError,
-  AgentsErrorCode,
-  ServerError,
-  errorMessage,
-  withoutMcpErrorPrefix,
-} from '../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { inferCapabilities } from './capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from './path-arguments.js';
 import type {
@@ -27,17 +16,19 @@ import { fingerprintTool } from './fingerprint.js';
 import { compileArgumentValidator, type ArgumentValidator } from './json-schema.js';
 import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
+import { listAllTools } from './list-tools.js';
 import { toStructuredTool } from './structured-tool.js';
 import {
   assertToolOutput,
   createClientCaller,
-  isMcpErrorCode,
   type ClientCallerOptions,
   type McpToolCaller,
 } from './tool-call.js';
 
 export type { ClientCallerOptions, McpToolCaller } from './tool-call.js';
 export { createClientCaller, toolCallSignal } from './tool-call.js';
+export type { ListAllToolsOptions } from './list-tools.js';
+export { listAllTools } from './list-tools.js';
 
 /** Finds path-typed arguments in an input schema (see `sandbox/path-arguments.ts`). */
 export type PathArgumentDetector = (inputSchema: JsonSchemaObject) => string[];
@@ -243,115 +234,6 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
         .then((result) => assertToolOutput(result, checker, descriptor.serverName ?? '', toolName));
     },
   };
-}
-
-/** Options for {@link listAllTools}. */
-export interface ListAllToolsOptions {
-  signal?: AbortSignal;
-  /** Stop with an error past this many pages (default 100). */
-  maxPages?: number;
-  /** Named in errors. */
-  serverName?: string;
-  /** Per-page request timeout in ms (SDK default 60 s). */
-  timeoutMs?: number;
-}
-
-/**
- * Reads every page of `tools/list`. Refuses a server that repeats a cursor or pages past
- * `maxPages` (it would loop forever), rather than returning a partial list.
- * @throws ServerError phase `list`: `PROTOCOL_ERROR` for cursor loops, otherwise the wrapped failure.
- */
-export async function listAllTools(
-  client: Client,
-  options: ListAllToolsOptions = {},
-): Promise<Tool[]> {
-  const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
-  const maxPages = options.maxPages ?? 100;
-  const tools: Tool[] = [];
-  const cursors = new Set<string>();
-  let cursor: string | undefined;
-  for (let page = 0; ; page++) {
-    if (page >= maxPages) {
-      throw new ServerError(
-        AgentsErrorCode.ProtocolError,
-        `Server "${serverName}" returned more than ${maxPages} pages of tools/list; refusing to read on.`,
-        { serverName, phase: 'list' },
-      );
-    }
-    options.signal?.throwIfAborted();
-    let result: Awaited<ReturnType<Client['listTools']>>;
-    try {
-      result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-      });
-    } catch (error) {
-      throw listError(error, serverName, options.signal);
-    }
-    tools.push(...result.tools);
-    const next = result.nextCursor;
-    if (next === undefined || next === '') return tools;
-    if (cursors.has(next)) {
-      throw new ServerError(
-        AgentsErrorCode.ProtocolError,
-        `Server "${serverName}" repeated the tools/list cursor ${JSON.stringify(next)}; its pagination loops. Report it to the server's authors.`,
-        { serverName, phase: 'list' },
-      );
-    }
-    cursors.add(next);
-    cursor = next;
-  }
-}
-
-/**
- * A failed `tools/list`. A JSON-RPC error here is `PROTOCOL_ERROR`: listing tools is what an MCP
- * server with tools must do, so refusing it is the server's fault, unlike a refused `tools/call`.
- */
-function listError(
-  error: unknown,
-  serverName: string,
-  signal: AbortSignal | undefined,
-): ServerError {
-  if (error instanceof ServerError) return error;
-  const where = `tools/list on server "${serverName}"`;
-  const details = { serverName, phase: 'list' as const };
-  if (signal?.aborted === true) {
-    return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, {
-      cause: error,
-    });
-  }
-  if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
-    return new ServerError(
-      AgentsErrorCode.Timeout,
-      `${where} timed out (${errorMessage(error)}); raise the server's timeouts or check the server.`,
-      details,
-      { cause: error },
-    );
-  }
-  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
-    return new ServerError(
-      AgentsErrorCode.ServerUnavailable,
-      `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
-      details,
-      { cause: error },
-    );
-  }
-  if (error instanceof McpError) {
-    return new ServerError(
-      AgentsErrorCode.ProtocolError,
-      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
-      details,
-      { cause: error },
-    );
-  }
-  return new ServerError(
-    AgentsErrorCode.ProtocolError,
-    `${where} failed: ${errorMessage(error)}`,
-    details,
-    {
-      cause: error,
-    },
-  );
 }
 
 /** Options for {@link createMcpToolAdapter}. */

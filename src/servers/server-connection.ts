@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { NamedServerConfig } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError, type ServerPhase } from '../errors.js';
-import { listAllTools } from '../mcp/tool-adapter.js';
+import { listAllTools } from '../mcp/list-tools.js';
 import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, type ServerTransport } from './connect.js';
 import type { Connection, ServerCore } from './server-core.js';

@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
-import { createMcpToolEntries, listAllTools } from '../mcp/tool-adapter.js';
+import { listAllTools } from '../mcp/list-tools.js';
+import { createMcpToolEntries } from '../mcp/tool-adapter.js';
 import type { McpToolCaller } from '../mcp/tool-call.js';
 import { knownServerVerdicts } from '../registry/known-servers.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';

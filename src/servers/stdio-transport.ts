@@ -1,6 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { constants } from 'node:os';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -8,7 +6,17 @@ import { resolveServerTimeouts } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { formatCommandLine } from '../redact.js';
 import { defaultRunDir, reapOrphanedServersOnce, recordServerProcess } from './orphan-reaper.js';
+import {
+  fromWrapperExit,
+  isProcessGroupAlive,
+  killProcessGroup,
+  trackProcessGroup,
+  untrackProcessGroup,
+  waitForGroupGone,
+  type ProcessExit,
+} from './process-group.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
+import { StderrBuffer } from './stderr-buffer.js';
 import { waitAtMost } from './wait-at-most.js';
 
 /** Largest stdout line (one JSON-RPC message) accepted from a server, in bytes. */
@@ -54,11 +62,8 @@ export interface StdioTransportOptions {
   runDir?: string | null;
 }
 
-/** How a server process ended. */
-export interface ProcessExit {
-  exitCode: number | null;
-  signal: string | null;
-}
+export type { ProcessExit } from './process-group.js';
+export { isProcessGroupAlive } from './process-group.js';
 
 /**
  * An MCP client `Transport` over a child process's stdio, owning the child's whole process group.
@@ -88,86 +93,6 @@ export interface StdioTransport extends Transport {
   isGroupAlive(): boolean;
 }
 
-// Process groups of live servers (with the function that removes their pid record), killed if
-// the host exits without closing them.
-const liveGroups = new Map<number, () => void>();
-let exitHookInstalled = false;
-
-function trackGroup(pgid: number, unrecord: () => void): void {
-  liveGroups.set(pgid, unrecord);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // 'exit' handlers must be synchronous, so there is no time for the polite sequence: SIGKILL.
-  process.on('exit', () => {
-    for (const [group, removeRecord] of liveGroups) {
-      try {
-        process.kill(-group, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      removeRecord();
-    }
-  });
-}
-
-/**
- * True when a process group still has a live member (EPERM counts: it exists, just not ours).
- * On Linux, zombies do not count: an orphaned grandchild that was killed stays a zombie until
- * init reaps it (over a second on some hosts), but it can no longer do anything.
- */
-export function isProcessGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  if (process.platform !== 'linux') return true;
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Format: pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
-}
-
-/** A wrapper's exit code 128+N as "killed by signal N" (the shell convention bubblewrap uses). */
-function fromWrapperExit(exitCode: number | null, signal: NodeJS.Signals | null): ProcessExit {
-  if (exitCode !== null && exitCode > 128 && exitCode < 128 + 65) {
-    const name = Object.entries(constants.signals).find(
-      ([, number]) => number === exitCode - 128,
-    )?.[0];
-    if (name !== undefined) return { exitCode: null, signal: name };
-  }
-  return { exitCode, signal };
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-// Not unref'd: a bounded shutdown must finish even when nothing else keeps the loop alive.
-const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => {
-    setTimeout(resolve, ms);
-  });
-
 /**
  * Creates a stdio transport for one server process (not started: the SDK `Client.connect()`
  * starts it). The child is spawned with `shell: false`, `detached: true` (its own process group),
@@ -188,19 +113,12 @@ class ProcessStdioTransport implements StdioTransport {
   private readonly maxLineBytes: number;
   private readonly maxGarbageLines: number;
   private readonly shutdownMs: number;
-  private readonly stderrBufferBytes: number;
-  private readonly stderrLinesPerSecond: number;
+  private readonly stderr: StderrBuffer;
 
   private child: ChildProcess | undefined;
   private state: 'new' | 'starting' | 'open' | 'closing' | 'closed' = 'new';
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private stderrChunks: Buffer[] = [];
-  private stderrBytes = 0;
-  private stderrLine = '';
-  private stderrWindowStart = 0;
-  private stderrWindowLines = 0;
-  private stderrSuppressed = 0;
   private closePromise: Promise<void> | undefined;
   private exitWaiters: Array<() => void> = [];
   private stdoutEndWaiters: Array<() => void> = [];
@@ -220,8 +138,12 @@ class ProcessStdioTransport implements StdioTransport {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.maxGarbageLines = options.maxGarbageLines ?? DEFAULT_MAX_GARBAGE_LINES;
     this.shutdownMs = options.shutdownMs ?? resolveServerTimeouts().shutdownMs;
-    this.stderrBufferBytes = options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES;
-    this.stderrLinesPerSecond = options.stderrLinesPerSecond ?? 200;
+    this.stderr = new StderrBuffer(
+      options.serverName,
+      this.logger,
+      options.stderrBufferBytes ?? DEFAULT_STDERR_BUFFER_BYTES,
+      options.stderrLinesPerSecond ?? 200,
+    );
     this.target = options.displayTarget ?? formatCommandLine(options.command, options.args ?? []);
   }
 
@@ -286,7 +208,7 @@ class ProcessStdioTransport implements StdioTransport {
             // Our own first spawn is the moment to clean up after an earlier host that crashed.
             void reapOrphanedServersOnce({ runDir, logger: this.logger });
           }
-          trackGroup(child.pid, unrecord);
+          trackProcessGroup(child.pid, unrecord);
         }
         this.state = 'open';
         resolve();
@@ -310,7 +232,7 @@ class ProcessStdioTransport implements StdioTransport {
         this.stdoutEnded = true;
         for (const waiter of this.stdoutEndWaiters.splice(0)) waiter();
       });
-      child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     });
   }
 
@@ -358,15 +280,7 @@ class ProcessStdioTransport implements StdioTransport {
   }
 
   stderrTail(maxBytes = 4096): string {
-    if (this.stderrBytes === 0) return '';
-    const all = Buffer.concat(this.stderrChunks);
-    let tail = all.subarray(Math.max(0, all.length - maxBytes));
-    if (tail.length < all.length) {
-      // Start at a line boundary so the tail reads cleanly.
-      const newline = tail.indexOf(10);
-      if (newline !== -1 && newline < tail.length - 1) tail = tail.subarray(newline + 1);
-    }
-    return tail.toString('utf8').trimEnd();
+    return this.stderr.tail(maxBytes);
   }
 
   isGroupAlive(): boolean {
@@ -492,62 +406,9 @@ class ProcessStdioTransport implements StdioTransport {
     this.onmessage?.(message);
   }
 
-  private onStderr(chunk: Buffer): void {
-    this.stderrChunks.push(chunk);
-    this.stderrBytes += chunk.length;
-    while (this.stderrBytes > this.stderrBufferBytes && this.stderrChunks.length > 0) {
-      const first = this.stderrChunks[0]!;
-      const excess = this.stderrBytes - this.stderrBufferBytes;
-      if (first.length <= excess) {
-        this.stderrChunks.shift();
-        this.stderrBytes -= first.length;
-      } else {
-        this.stderrChunks[0] = first.subarray(excess);
-        this.stderrBytes -= excess;
-      }
-    }
-    this.forwardStderr(chunk.toString('utf8'));
-  }
-
-  private forwardStderr(text: string): void {
-    const lines = (this.stderrLine + text).split('\n');
-    this.stderrLine = (lines.pop() ?? '').slice(-4096);
-    const now = Date.now();
-    if (now - this.stderrWindowStart >= 1000) {
-      if (this.stderrSuppressed > 0) {
-        this.logger.warn(
-          `Server "${this.options.serverName}": ${this.stderrSuppressed} stderr lines not logged (rate limit)`,
-        );
-      }
-      this.stderrWindowStart = now;
-      this.stderrWindowLines = 0;
-      this.stderrSuppressed = 0;
-    }
-    for (const line of lines) {
-      if (this.stderrWindowLines >= this.stderrLinesPerSecond) {
-        this.stderrSuppressed += 1;
-        continue;
-      }
-      this.stderrWindowLines += 1;
-      this.logger.info(`[${this.options.serverName}] ${line.slice(0, 4096)}`, {
-        serverName: this.options.serverName,
-        stream: 'stderr',
-      });
-    }
-  }
-
   private waitForExit(ms: number): Promise<void> {
     if (this.exit) return Promise.resolve();
     return waitAtMost(new Promise<void>((resolve) => this.exitWaiters.push(resolve)), ms);
-  }
-
-  private async waitForGroupGone(ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      if (!this.isGroupAlive()) return true;
-      if (Date.now() >= deadline) return false;
-      await sleep(25);
-    }
   }
 
   private async shutdown(): Promise<void> {
@@ -572,14 +433,14 @@ class ProcessStdioTransport implements StdioTransport {
       // Spec order: stdin closed → wait → SIGTERM → wait → SIGKILL, for the whole group.
       await this.waitForExit(this.shutdownMs);
       // Once the leader is gone, descendants got the same EOF; give them a moment, no more.
-      let gone = await this.waitForGroupGone(this.exit ? Math.min(100, this.shutdownMs) : 0);
+      let gone = await waitForGroupGone(pgid, this.exit ? Math.min(100, this.shutdownMs) : 0);
       if (!gone) {
-        killGroup(pgid, 'SIGTERM');
-        gone = await this.waitForGroupGone(this.shutdownMs);
+        killProcessGroup(pgid, 'SIGTERM');
+        gone = await waitForGroupGone(pgid, this.shutdownMs);
       }
       if (!gone) {
-        killGroup(pgid, 'SIGKILL');
-        gone = await this.waitForGroupGone(1_000);
+        killProcessGroup(pgid, 'SIGKILL');
+        gone = await waitForGroupGone(pgid, 1_000);
         if (!gone) {
           this.logger.error(
             `Server "${this.options.serverName}": process group ${pgid} survived SIGKILL`,
@@ -591,8 +452,7 @@ class ProcessStdioTransport implements StdioTransport {
       }
       await this.waitForExit(500);
       // A group that survived SIGKILL keeps its record, so a later start can try again.
-      if (gone) liveGroups.get(pgid)?.();
-      liveGroups.delete(pgid);
+      untrackProcessGroup(pgid, gone);
     }
     // A grandchild may have held the pipes; after the group is gone nothing more will come.
     child.stdout?.destroy();

@@ -1,0 +1,113 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AgentsErrorCode, ServerError, errorMessage, withoutMcpErrorPrefix } from '../errors.js';
+import { isMcpErrorCode } from './tool-call.js';
+
+/** Options for {@link listAllTools}. */
+export interface ListAllToolsOptions {
+  signal?: AbortSignal;
+  /** Stop with an error past this many pages (default 100). */
+  maxPages?: number;
+  /** Named in errors. */
+  serverName?: string;
+  /** Per-page request timeout in ms (SDK default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Reads every page of `tools/list`. Refuses a server that repeats a cursor or pages past
+ * `maxPages` (it would loop forever), rather than returning a partial list.
+ * @throws ServerError phase `list`: `PROTOCOL_ERROR` for cursor loops, otherwise the wrapped failure.
+ */
+export async function listAllTools(
+  client: Client,
+  options: ListAllToolsOptions = {},
+): Promise<Tool[]> {
+  const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
+  const maxPages = options.maxPages ?? 100;
+  const tools: Tool[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    if (page >= maxPages) {
+      throw new ServerError(
+        AgentsErrorCode.ProtocolError,
+        `Server "${serverName}" returned more than ${maxPages} pages of tools/list; refusing to read on.`,
+        { serverName, phase: 'list' },
+      );
+    }
+    options.signal?.throwIfAborted();
+    let result: Awaited<ReturnType<Client['listTools']>>;
+    try {
+      result = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+      });
+    } catch (error) {
+      throw listError(error, serverName, options.signal);
+    }
+    tools.push(...result.tools);
+    const next = result.nextCursor;
+    if (next === undefined || next === '') return tools;
+    if (cursors.has(next)) {
+      throw new ServerError(
+        AgentsErrorCode.ProtocolError,
+        `Server "${serverName}" repeated the tools/list cursor ${JSON.stringify(next)}; its pagination loops. Report it to the server's authors.`,
+        { serverName, phase: 'list' },
+      );
+    }
+    cursors.add(next);
+    cursor = next;
+  }
+}
+
+/**
+ * A failed `tools/list`. A JSON-RPC error here is `PROTOCOL_ERROR`: listing tools is what an MCP
+ * server with tools must do, so refusing it is the server's fault, unlike a refused `tools/call`.
+ */
+function listError(
+  error: unknown,
+  serverName: string,
+  signal: AbortSignal | undefined,
+): ServerError {
+  if (error instanceof ServerError) return error;
+  const where = `tools/list on server "${serverName}"`;
+  const details = { serverName, phase: 'list' as const };
+  if (signal?.aborted === true) {
+    return new ServerError(AgentsErrorCode.Aborted, `${where} was cancelled.`, details, {
+      cause: error,
+    });
+  }
+  if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+    return new ServerError(
+      AgentsErrorCode.Timeout,
+      `${where} timed out (${errorMessage(error)}); raise the server's timeouts or check the server.`,
+      details,
+      { cause: error },
+    );
+  }
+  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
+    return new ServerError(
+      AgentsErrorCode.ServerUnavailable,
+      `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
+      details,
+      { cause: error },
+    );
+  }
+  if (error instanceof McpError) {
+    return new ServerError(
+      AgentsErrorCode.ProtocolError,
+      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
+      details,
+      { cause: error },
+    );
+  }
+  return new ServerError(
+    AgentsErrorCode.ProtocolError,
+    `${where} failed: ${errorMessage(error)}`,
+    details,
+    {
+      cause: error,
+    },
+  );
+}
