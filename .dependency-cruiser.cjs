@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * Import boundaries of src/, checked by `npm run lint` (`depcruise src`).
+ * Import boundaries of src/ (and: examples/ and graphs/ use only the package entries), checked
+ * by `npm run lint` (`npm run lint:layers`).
  *
  * The folders of src/ are layers, listed bottom first. A file may import from its own folder
  * and from the folders BEFORE its own in this list, never from a folder after it: the
@@ -42,6 +43,14 @@ const LAYERS = [
 
 /** Entry points: the package's public modules. They may import any layer; no layer imports them. */
 const ENTRY = ['src/index.ts', 'src/langchain.ts', 'src/testing/'];
+/** The package entries (package.json "exports"): all that examples/ and graphs/ may import. */
+const PUBLIC_ENTRIES = [
+  'src/index.ts',
+  'src/langchain.ts',
+  'src/serve/index.ts',
+  'src/studio/index.ts',
+  'src/testing/index.ts',
+];
 /** Files at the top of src/ that belong to the core layer. */
 const CORE_ROOT_FILES = ['src/errors.ts', 'src/redact.ts'];
 
@@ -90,12 +99,23 @@ module.exports = {
       to: { dependencyTypesNot: ['core'] },
     },
     {
+      name: 'examples-use-the-public-api',
+      severity: 'error',
+      comment:
+        'examples/ and graphs/ show the library as a user gets it: import only the package' +
+        ` entries (${PUBLIC_ENTRIES.join(', ')}), which package.json "exports" publishes as` +
+        ' @agents/langgraph-mcp and its subpaths. Export what is missing from one of them, or' +
+        ' leave it internal.',
+      from: { path: '^(examples|graphs)/' },
+      to: { path: '^src/', pathNot: PUBLIC_ENTRIES.map((file) => `^${escape(file)}$`) },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment:
         'An import dependency-cruiser cannot resolve is not checked against the layers: fix the' +
         ' path (or the package) so the check sees it.',
-      from: { path: '^src/' },
+      from: { path: '^(src|examples|graphs)/' },
       to: { couldNotResolve: true },
     },
   ],

@@ -14,13 +14,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BaseMessage } from '@langchain/core/messages';
-import {
-  createActor,
-  createScriptedModel,
-  createWorkspaceStore,
-  readAuditLog,
-  toResumeValue,
-} from '../src/index.js';
+import { createActor, createWorkspaceStore, readAuditLog, toResumeValue } from '../src/index.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import type {
   ActorRunEvent,
   ApprovalResponse,

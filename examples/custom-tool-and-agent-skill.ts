@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createActor, createWorkspaceStore } from '../src/index.js';
 import type { ActorRunEvent } from '../src/index.js';
-import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import { check, makeGitRepo } from './support/helpers.js';
 
 const CUSTOM_TOOLS = fileURLToPath(new URL('./custom-tools/word-count.ts', import.meta.url));

@@ -35,7 +35,7 @@ import {
   readAuditLog,
   toStructuredTool,
 } from '../src/index.js';
-import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import { check, isAlive } from './support/helpers.js';
 
 const serverEntry = createRequire(import.meta.url).resolve(

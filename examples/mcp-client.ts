@@ -1,5 +1,5 @@
 /**
- * `tsx examples/mcp-client.ts URL` runs `agents mcp-client URL` (the library's own adapter over
+ * `tsx examples/mcp-client.ts URL` runs the `agents` binary's `mcp-client URL` (the library's own adapter over
  * streamable HTTP, with OAuth when the server asks: initialize, list tools, call each one with
  * arguments built from its schema, end the session) and exits 0. The conformance suite drives
  * the same command through `scripts/conformance-client.ts`.
@@ -7,34 +7,31 @@
  * Without a URL it checks itself: it serves two tools with `createMcpServer` + `serveHttp` on
  * 127.0.0.1, runs the client against them and fails unless both calls succeed.
  */
-import { mcpClientCommand, runMcpClient } from '../src/cli/commands/mcp-client.js';
-import type { ToolEntry } from '../src/core/tool-descriptor.js';
-import { serveHttp } from '../src/serve/http.js';
-import { createMcpServer } from '../src/serve/mcp-server.js';
-import { createServedToolSet } from '../src/serve/served-tool-set.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ToolEntry } from '../src/index.js';
+import { createMcpServer, createServedToolSet, serveHttp } from '../src/serve/index.js';
+
+/** The `agents` binary from source (what `npx agents` runs once built), argv passed as is. */
+const AGENTS = ['--import', 'tsx', fileURLToPath(new URL('../src/cli/main.ts', import.meta.url))];
+
+/** Runs `agents ARGS`, stdout captured or shown; resolves with the exit code and the output. */
+function agents(args: string[], capture: boolean): Promise<{ code: number; stdout: string }> {
+  const child = spawn(process.execPath, [...AGENTS, ...args], {
+    stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? 1, stdout }));
+  });
+}
 
 const url = process.argv[2];
 
 if (url !== undefined) {
-  const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort());
-  process.once('SIGTERM', () => controller.abort());
-  try {
-    process.exitCode = await mcpClientCommand.run({
-      argv: process.argv.slice(2),
-      workspace: '.agents',
-      cwd: process.cwd(),
-      projectDir: process.cwd(),
-      json: false,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      stdin: process.stdin,
-      signal: controller.signal,
-    });
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  }
+  process.exitCode = (await agents(['mcp-client', ...process.argv.slice(2)], false)).code;
 } else {
   const verdict = (value: boolean) => ({ value, source: 'override' as const, reason: 'example' });
   const add: ToolEntry = {
@@ -66,8 +63,12 @@ if (url !== undefined) {
   };
   const toolSet = createServedToolSet({ entries: () => [add] });
   await using http = await serveHttp({ createServer: () => createMcpServer({ toolSet }) });
-  const report = await runMcpClient(http.url);
+  const run = await agents(['--json', 'mcp-client', String(http.url)], true);
   toolSet.close();
+  const report = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
+    tools: string[];
+    calls: Array<{ tool: string; outcome: string; message?: string }>;
+  };
   const call = report.calls[0];
   if (report.tools.join() !== 'add_numbers' || call?.outcome !== 'ok' || call.message !== '2') {
     throw new Error(`mcp-client self-check failed: ${JSON.stringify(report)}`);

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { createActor, createWorkspaceStore } from '../src/index.js';
-import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import { check, childPids, filesystemServerEntry, isAlive } from './support/helpers.js';
 
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-programmatic-')));

@@ -19,7 +19,7 @@ import {
   undoRollback,
 } from '../src/index.js';
 import type { ChangedPath } from '../src/index.js';
-import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import { check, makeGitRepo, readTree, repoState } from './support/helpers.js';
 
 const THREAD = 'rollback-example';

@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ResultMetaKey, createActor, createMcpServer, createWorkspaceStore } from '../src/index.js';
-import { createScriptedModel } from '../src/actors/scripted-model.js';
+import { ResultMetaKey, createActor, createWorkspaceStore } from '../src/index.js';
+import { createMcpServer } from '../src/serve/index.js';
+import { createScriptedModel } from '../src/testing/index.js';
 import { check, makeGitRepo } from './support/helpers.js';
 
 const temp = await realpath(await mkdtemp(join(tmpdir(), 'agents-serve-')));

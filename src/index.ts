@@ -1,4 +1,23 @@
-// Public API. Named exports only; adding a line here is an API decision.
+/**
+ * The public API of `@agents/langgraph-mcp`: what a program that uses MCP tools from LangGraph
+ * needs, and nothing it does not. Named exports only; adding a line here is an API decision
+ * (semver applies to these names, not to the modules behind them).
+ *
+ * Public: the records every tool becomes (`ToolDescriptor`, `ToolEntry`, `ChangeRecord`), the
+ * config schemas, actors (`createActor`) and the parts to build a graph by hand (MCP tool
+ * adapter, managed servers, the tool registry, sandbox, middleware and `createToolPipeline`,
+ * policy, checkpoints and rollback, skills).
+ *
+ * Not here, on purpose:
+ * - optional parts, each its own entry so the root loads with the required peers only:
+ *   `/serve` (serving tools as an MCP server), `/langchain` (needs the `langchain` peer),
+ *   `/studio` (LangGraph Studio graphs), `/testing` (scripted model, descriptor builder);
+ * - internals a program has no use for and the library must stay free to change: how tools
+ *   are called and listed (`createClientCaller`, `listAllTools`), named (`resolveToolNames`),
+ *   sanitized, fingerprinted (`fingerprintTool`), validated and classified
+ *   (`inferCapabilities`, `detectPathArguments`); the run lock (`markRunActive`); which folders
+ *   a confined server may see (`sandboxRoots`); the CLI's process bookkeeping.
+ */
 
 // errors
 export type { AgentsErrorOptions, ServerErrorDetails, ServerPhase } from './errors.js';
@@ -51,25 +70,17 @@ export type {
   McpToolCaller,
   McpToolEntriesOptions,
 } from './mcp/tool-adapter.js';
-export {
-  createClientCaller,
-  createMcpToolAdapter,
-  createMcpToolEntries,
-  listAllTools,
-} from './mcp/tool-adapter.js';
+export { createMcpToolAdapter, createMcpToolEntries } from './mcp/tool-adapter.js';
 export type { StructuredToolOptions } from './mcp/structured-tool.js';
 export { toStructuredTool } from './mcp/structured-tool.js';
 export type { McpToolArtifact } from './mcp/content.js';
-export { toToolMessageParts } from './mcp/content.js';
-export { resolveToolNames, toProviderSafeName } from './mcp/naming.js';
-export { sanitizeDescription } from './mcp/sanitize.js';
-export { fingerprintTool } from './mcp/fingerprint.js';
-export { compileArgumentValidator } from './mcp/json-schema.js';
 
-// registry
-export type { CapabilityInput } from './mcp/capabilities.js';
-export { inferCapabilities } from './mcp/capabilities.js';
-export type { ToolRegistry, ToolRegistryChange } from './registry/tool-registry.js';
+// registry: the one registry of tools an actor, `agents serve` and policy read
+export type {
+  ToolRegistry,
+  ToolRegistryChange,
+  ToolRegistryListener,
+} from './registry/tool-registry.js';
 export { createToolRegistry } from './registry/tool-registry.js';
 
 // servers: lifecycles
@@ -104,8 +115,6 @@ export { listSandboxes } from './sandbox/sandbox-inventory.js';
 export { agentsStateDir, projectStateDir, STATE_DIR_ENV } from './sandbox/state-dir.js';
 export type { CreatePathMapOptions, SandboxPathMap } from './sandbox/path-map.js';
 export { createPathMap } from './sandbox/path-map.js';
-export { detectPathArguments } from './mcp/path-arguments.js';
-export { sandboxRoots } from './sandbox/sandbox-roots.js';
 export type {
   DiffHunk,
   DiffLine,
@@ -164,13 +173,7 @@ export type {
   RollbackOptions,
   RollbackResult,
 } from './middleware/rollback.js';
-export {
-  isRunActive,
-  listCheckpoints,
-  markRunActive,
-  rollback,
-  withActiveRun,
-} from './middleware/rollback.js';
+export { listCheckpoints, rollback } from './middleware/rollback.js';
 export type { UndoRollbackOptions } from './middleware/undo-rollback.js';
 export { undoRollback } from './middleware/undo-rollback.js';
 // createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
@@ -209,32 +212,9 @@ export {
   readAuditLog,
 } from './policy/audit.js';
 
-// serve: the same tools and the same middleware chain, served over MCP
-export type {
-  ClientRequestForwarder,
-  ClientRequestGate,
-  ClientRequestInfo,
-  ClientRequestObserver,
-  ClientRequestOutcome,
-  ClientRequestSink,
-  UpstreamClientRequest,
-  UpstreamClientResult,
-} from './core/client-requests.js';
-export { createClientRequestForwarder, JsonRpcError } from './core/client-requests.js';
-export type { CreateMcpServerOptions } from './serve/mcp-server.js';
-export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './serve/mcp-server.js';
-export type {
-  ServedToolRegistry,
-  ServedToolSet,
-  ServedToolSetOptions,
-  ServedToolSource,
-} from './serve/served-tool-set.js';
-export { createServedToolSet } from './serve/served-tool-set.js';
-export type { McpHttpServer, ServeHttpOptions } from './serve/http.js';
-export { serveHttp } from './serve/http.js';
-export type { ServeEntriesOptions } from './serve/serve-entries.js';
-export { serveEntries } from './serve/serve-entries.js';
-export { exampleValueFromSchema as experimental_exampleValueFromSchema } from './serve/example-value.js';
+// serve: `@agents/langgraph-mcp/serve`. A tool call's context may carry the forwarder of the
+// MCP client behind `agents serve` (ToolCallContext.clientRequests):
+export type { ClientRequestForwarder } from './core/client-requests.js';
 
 // workspace, skills, actors
 export type {
@@ -253,7 +233,7 @@ export type {
   SkillRegistryOptions,
   SkillServer,
 } from './actors/skill-registry.js';
-export { createSkillRegistry, planSkillConfigs, planSkills } from './actors/skill-registry.js';
+export { createSkillRegistry, planSkills, SKILL_TOOLS_GROUP } from './actors/skill-registry.js';
 export type { BuiltinToolName, BuiltinToolsOptions } from './skills/builtin-tools.js';
 export { BUILTIN_TOOL_NAMES, createBuiltinTools } from './skills/builtin-tools.js';
 export type { CustomToolReference } from './skills/custom-tools.js';
@@ -290,15 +270,8 @@ export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skil
 export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
 export { resolveChatModel } from './actors/model.js';
-export type { ScriptedChatModelOptions, ScriptedStep } from './actors/scripted-model.js';
-export {
-  ScriptedChatModel,
-  createScriptedModel,
-  parseModelScript,
-} from './actors/scripted-model.js';
+// The scripted model (offline runs, tests): `@agents/langgraph-mcp/testing`.
 export type { ToolProgressEvent } from './mcp/structured-tool.js';
-export type { ReapReport, ServerProcessRecord } from './servers/orphan-reaper.js';
-export { defaultRunDir, reapOrphanedServers } from './servers/orphan-reaper.js';
 export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
 export type { OversizedFile } from './sandbox/large-files.js';

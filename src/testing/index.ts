@@ -12,3 +12,5 @@ export type {
   ScriptedStep,
   ModelScriptInput,
 } from '../actors/scripted-model.js';
+export type { ToolDescriptorInput } from './tool-descriptor.js';
+export { buildToolDescriptor, buildToolEntry } from './tool-descriptor.js';

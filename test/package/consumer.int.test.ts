@@ -150,6 +150,7 @@ describe('the packed package in a consumer project with only the required peers'
       'dist/langchain.js',
       'dist/langchain.d.ts',
       'dist/testing/index.js',
+      'dist/serve/index.js',
       'dist/cli/main.js',
       'schemas/actor.schema.json',
       'src/index.ts',
@@ -200,7 +201,8 @@ describe('the packed package in a consumer project with only the required peers'
       join(consumer, 'snippet.ts'),
       `${snippet.replace(README_TRANSPORT, LOCAL_TRANSPORT)}\n` +
         `import * as root from '${manifest.name}';\nimport * as testing from '${manifest.name}/testing';\n` +
-        `const entries: object[] = [root, testing, toolNode];\nconsole.log(entries.length);\n`,
+        `import * as serve from '${manifest.name}/serve';\n` +
+        `const entries: object[] = [root, testing, serve, toolNode];\nconsole.log(entries.length);\n`,
     );
     await writeFile(
       join(consumer, 'tsconfig.json'),
@@ -226,6 +228,59 @@ describe('the packed package in a consumer project with only the required peers'
     );
     expect(result).toBe('');
   }, 400_000);
+
+  it('exports the curated API from the built root: public names in, internals out', async () => {
+    // The internals the root used to export; a program has no use for them (see src/index.ts).
+    const internals = [
+      'createClientCaller',
+      'listAllTools',
+      'fingerprintTool',
+      'markRunActive',
+      'sandboxRoots',
+      'resolveToolNames',
+      'inferCapabilities',
+      'detectPathArguments',
+      'createScriptedModel',
+      'createMcpServer',
+    ];
+    await writeFile(
+      join(consumer, 'surface.mjs'),
+      `import * as root from '${manifest.name}';\n` +
+        `import * as serve from '${manifest.name}/serve';\n` +
+        `import * as testing from '${manifest.name}/testing';\n` +
+        `console.log(JSON.stringify({ root: Object.keys(root), serve: Object.keys(serve), testing: Object.keys(testing) }));\n`,
+    );
+    const result = await node('surface.mjs');
+    expect(result.stderr).toBe('');
+    const surface = JSON.parse(result.stdout) as Record<'root' | 'serve' | 'testing', string[]>;
+    expect(surface.root.filter((name) => internals.includes(name))).toEqual([]);
+    for (const name of ['createActor', 'createMcpToolAdapter', 'createToolRegistry', 'AgentsError'])
+      expect(surface.root, name).toContain(name);
+    for (const name of ['createMcpServer', 'serveHttp', 'createServedToolSet'])
+      expect(surface.serve, name).toContain(name);
+    for (const name of ['createScriptedModel', 'buildToolDescriptor', 'buildToolEntry'])
+      expect(surface.testing, name).toContain(name);
+  });
+
+  it('builds descriptors in /testing that the root policy reads like a real MCP tool', async () => {
+    await writeFile(
+      join(consumer, 'descriptor.mjs'),
+      `import { decide, parsePolicy } from '${manifest.name}';\n` +
+        `import { buildToolDescriptor } from '${manifest.name}/testing';\n` +
+        `const writer = buildToolDescriptor({ name: 'write_file', server: 'fs', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });\n` +
+        `const reader = buildToolDescriptor({ name: 'read_file', server: 'fs' });\n` +
+        `const policy = parsePolicy({ mode: 'read-only' });\n` +
+        `console.log(JSON.stringify({ id: writer.id, paths: writer.pathArguments, writer: decide(writer, policy).decision, reader: decide(reader, policy).decision }));\n`,
+    );
+    const result = await node('descriptor.mjs');
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({
+      id: 'mcp:fs/write_file',
+      paths: ['path'],
+      writer: 'deny',
+      reader: 'allow',
+    });
+  });
 
   it('loads /testing and the agents binary without optional peers, and /langchain once langchain is installed', async () => {
     await writeFile(
