@@ -12,6 +12,8 @@ import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { agents, agentsProcess, makeProjectRepo, type CliRun } from '../cli/helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import { treeHash } from '../helpers/tree-hash.js';
+import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
+import { acquireThreadLease } from '../../src/workspace/lease.js';
 
 const postgresUrl = inject('postgresUrl');
 const suffix = `${process.pid}-${Date.now()}`;
@@ -373,4 +375,25 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
       );
     },
   );
+
+  it('leases a thread to one holder at a time: a typed RUN_ACTIVE naming the thread and the holder, free again once released', async () => {
+    const threadId = `leased-${suffix}`;
+    const first = await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId });
+    try {
+      const refused = await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(AgentsError.isInstance(refused)).toBe(true);
+      const error = refused as AgentsError;
+      expect(error.code).toBe(AgentsErrorCode.RunActive);
+      expect(error.details).toMatchObject({ threadId, actor: 'bot' });
+      expect(String(error.details['holder'])).toContain(first.holder);
+      // Another thread, or the same thread id of another actor, is not held.
+      await (await acquireThreadLease({ url: postgresUrl, actor: 'other', threadId })).release();
+    } finally {
+      await first.release();
+    }
+    await (await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId })).release();
+  });
 });
