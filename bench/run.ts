@@ -192,6 +192,11 @@ async function main(): Promise<void> {
     ],
     ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '5' : '20']],
     [
+      'Shared snapshot store: push per tracked write, materialise a thread (bench/shared-store.ts)',
+      'shared-store.ts',
+      quick ? ['200'] : ['1000', '10000'],
+    ],
+    [
       'Long runs: bytes, time and memory per call (bench/long-run.ts)',
       'long-run.ts',
       quick ? ['--sizes', '10,100'] : [],

@@ -12,6 +12,8 @@ import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { agents, agentsProcess, makeProjectRepo, type CliRun } from '../cli/helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import { treeHash } from '../helpers/tree-hash.js';
+import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
+import { acquireThreadLease } from '../../src/workspace/lease.js';
 
 const postgresUrl = inject('postgresUrl');
 const suffix = `${process.pid}-${Date.now()}`;
@@ -26,6 +28,7 @@ let root: string;
 let bare: string;
 let workerA: Worker;
 let workerB: Worker;
+let workerC: Worker;
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe' });
@@ -89,6 +92,7 @@ beforeAll(async () => {
   git(root, 'init', '-q', '--bare', bare);
   workerA = await makeWorker('A', origin);
   workerB = await makeWorker('B', origin);
+  workerC = await makeWorker('C', origin);
   // One workspace, written on A and copied to B (as a checkout of the same project would be).
   const a = workerA.project;
   const added = await agents(
@@ -139,6 +143,7 @@ beforeAll(async () => {
     ),
   );
   await cp(join(a, '.agents'), join(workerB.project, '.agents'), { recursive: true });
+  await cp(join(a, '.agents'), join(workerC.project, '.agents'), { recursive: true });
   // The model's script: turn N after the latest user message (the same on both workers).
   const botScript = [
     '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }, { name: write_file, args: { path: dir/x.txt, content: "X1" } }]',
@@ -273,6 +278,23 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
         { status: 'M', path: 'a.txt' },
       ]);
       expect(await workerTree(workerA, thread)).toBe(afterB);
+
+      // 6. A third worker that never saw the thread rolls it back from the command line: it
+      // finds the thread's actor in the shared store and rebuilds the sandbox first.
+      expect(await sandboxRoot(workerC, thread)).toBeUndefined();
+      const fresh = await on(workerC, [
+        'rollback',
+        '--thread',
+        thread,
+        '--to',
+        afterDelete!.checkpointId,
+        '--json',
+      ]);
+      expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
+      expect((JSON.parse(fresh.stdout) as { preview: unknown[] }).preview).toEqual([
+        { status: 'M', path: 'a.txt' },
+      ]);
+      expect(await workerTree(workerC, thread)).toBe(afterRollback);
     },
   );
 
@@ -353,4 +375,25 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
       );
     },
   );
+
+  it('leases a thread to one holder at a time: a typed RUN_ACTIVE naming the thread and the holder, free again once released', async () => {
+    const threadId = `leased-${suffix}`;
+    const first = await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId });
+    try {
+      const refused = await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(AgentsError.isInstance(refused)).toBe(true);
+      const error = refused as AgentsError;
+      expect(error.code).toBe(AgentsErrorCode.RunActive);
+      expect(error.details).toMatchObject({ threadId, actor: 'bot' });
+      expect(String(error.details['holder'])).toContain(first.holder);
+      // Another thread, or the same thread id of another actor, is not held.
+      await (await acquireThreadLease({ url: postgresUrl, actor: 'other', threadId })).release();
+    } finally {
+      await first.release();
+    }
+    await (await acquireThreadLease({ url: postgresUrl, actor: 'bot', threadId })).release();
+  });
 });
