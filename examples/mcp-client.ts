@@ -13,7 +13,12 @@ import type { ToolEntry } from '../src/index.js';
 import { createMcpServer, createServedToolSet, serveHttp } from '../src/serve/index.js';
 
 /** The `agents` binary from source (what `npx agents` runs once built), argv passed as is. */
-const AGENTS = ['--import', 'tsx', fileURLToPath(new URL('../src/cli/main.ts', import.meta.url))];
+const AGENTS = [
+  '--import',
+  // Resolved from here, not from the working folder: the example may run from any folder.
+  import.meta.resolve('tsx'),
+  fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)),
+];
 
 /** Runs `agents ARGS`, stdout captured or shown; resolves with the exit code and the output. */
 function agents(args: string[], capture: boolean): Promise<{ code: number; stdout: string }> {
