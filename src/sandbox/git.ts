@@ -124,6 +124,9 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
         );
       },
     );
+    // A git that exits before reading its input (a failure) closes the pipe: that EPIPE must
+    // not crash the process; the exit code above reports the failure.
+    child.stdin?.on('error', () => undefined);
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }

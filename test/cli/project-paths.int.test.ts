@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,8 +19,10 @@ describe('a server named by a project-relative path (./...)', () => {
       'agents-project-paths-',
       join(import.meta.dirname, '..', '..', '.test-build'),
     );
-    // Like ./node_modules/...: a file of the project that git does not track, so the sandbox
-    // (made from HEAD's committed files) does not have it.
+    // Like ./node_modules/...: a file of the project that git ignores (here through the repo's
+    // info/exclude, so `git status` stays as it was), so the sandbox (made from the working
+    // tree, ignored files left out) does not have it.
+    await appendFile(join(dir, '.git', 'info', 'exclude'), '/tools/\n');
     await mkdir(join(dir, 'tools'));
     await writeFile(
       join(dir, 'tools', 'notes.mjs'),
@@ -89,7 +91,7 @@ describe('a server named by a project-relative path (./...)', () => {
       expect(lines[2]).toBe('  changed: A out.md');
       expect(lines.at(-1)).toBe('all done');
       // The server ran with the sandbox as its working folder: the write landed there only,
-      // and the sandbox has no copy of the untracked server script.
+      // and the sandbox has no copy of the ignored server script.
       const sandbox = /sandbox: (.+)$/m.exec(run.stderr)?.[1] ?? '';
       // Outside the project, in the workspace's folder of the (test) state folder.
       expect(sandbox.startsWith(join(process.env['AGENTS_STATE_DIR']!, 'workspaces'))).toBe(true);
