@@ -20,8 +20,8 @@ describe('a server named by a project-relative path (./...)', () => {
       join(import.meta.dirname, '..', '..', '.test-build'),
     );
     // Like ./node_modules/...: a file of the project that git ignores (here through the repo's
-    // info/exclude, so `git status` stays as it was), so the sandbox (made from the working
-    // tree, ignored files left out) does not have it.
+    // info/exclude), so the sandbox (made from the working tree, ignored files left out) does
+    // not have it.
     await appendFile(join(dir, '.git', 'info', 'exclude'), '/tools/\n');
     await mkdir(join(dir, 'tools'));
     await writeFile(
@@ -118,7 +118,6 @@ describe('a server named by a project-relative path (./...)', () => {
         '.agents/servers/notes.yaml',
         '.agents/skills/notes.yaml',
         'script.yaml',
-        'tools/notes.mjs',
       ]);
     },
   );
