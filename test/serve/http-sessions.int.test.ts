@@ -216,7 +216,7 @@ describe('serveHttp sessions', () => {
     const busyClient = await connectClient(http.url);
     const call = busyClient.callTool({ name: 'slow', arguments: {} });
     await started;
-    expect(http.sessionCount).toBe(2);
+    // No count of 2 here: on a loaded machine the idle session may close before the call starts.
     await expect.poll(() => http.sessionCount, { timeout: 5_000 }).toBe(1);
     // Well past the idle time, the session with the call in flight is still there.
     await new Promise((resolve) => setTimeout(resolve, 600));
