@@ -120,6 +120,9 @@ beforeAll(async () => {
     `  url: "${postgresUrl}"`,
     'snapshots:',
     `  remote: "${bare}"`,
+    // The committed project, not each worker's untracked files (the scripts, .agents/).
+    'sandbox:',
+    '  from: head',
   ];
   await writeFile(
     join(a, '.agents', 'actors', 'bot.yaml'),
