@@ -6,7 +6,7 @@ import { parseCommandLine, requireOption, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { withThreadDelivery } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
 
 const SANDBOX_APPLY_USAGE = `Usage: agents sandbox apply --thread ID [--to REF] [--from REF] [--dry-run]
                            [--conflicts refuse|markers] [PATH...]
@@ -65,9 +65,7 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           'dry-run': { type: 'boolean' },
           conflicts: { type: 'string' },
           undo: { type: 'boolean' },

@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { withThreadDelivery } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
 
 const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]
 
@@ -25,11 +25,9 @@ export function createSandboxCommitCommand(openThread: OpenThreadContext): Comma
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           branch: { type: 'string' },
           message: { type: 'string', short: 'm' },
-          from: { type: 'string' },
-          to: { type: 'string' },
         },
         SANDBOX_COMMIT_USAGE,
       );

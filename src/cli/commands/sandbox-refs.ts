@@ -43,6 +43,13 @@ export async function resolveThreadRef(
   return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
 }
 
+/** The options every delivery command takes: `--thread ID`, and `--from`/`--to` for a range. */
+export const THREAD_DELIVERY_OPTIONS = {
+  thread: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+} as const;
+
 /** A thread opened by a delivery command, with its `--from`/`--to` resolved (undefined: not given). */
 export interface ThreadDelivery {
   thread: ThreadContext;

@@ -4,7 +4,7 @@ import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { diffSandbox, formatSandboxDiff } from '../../sandbox/deliver/diff.js';
-import { wantsColor, withThreadDelivery } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, wantsColor, withThreadDelivery } from './sandbox-refs.js';
 import type { ChangedPath } from '../../core/tool-descriptor.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
@@ -37,9 +37,7 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           patch: { type: 'boolean' },
           stat: { type: 'boolean' },
         },
