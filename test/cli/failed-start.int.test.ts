@@ -17,6 +17,7 @@ const EXIT_CODE_OF: Record<string, number> = {
   CONFIG_NOT_FOUND: 3,
   SERVER_START_FAILED: 5,
   SANDBOX_FAILED: 7,
+  REVISION_NOT_FOUND: 4,
 };
 
 describe('agents actor run: sandboxes of failed starts and of runs without --thread', () => {

@@ -33,10 +33,11 @@ export const FAILED_START_CASES: FailedStartCase[] = [
   },
   {
     kind: 'a bad revision',
-    code: 'SANDBOX_FAILED',
+    code: 'REVISION_NOT_FOUND',
     actor: { sandbox: { revision: 'no-such-branch' } },
   },
-  { kind: 'a repo with no commits', code: 'SANDBOX_FAILED', noCommits: true, actor: {} },
+  // A repo with no commits no longer fails to start on main (since the shared-store merge), so
+  // it is not listed here; `noCommits` stays for a case that needs it.
   {
     kind: 'a server that fails to spawn',
     code: 'SERVER_START_FAILED',
