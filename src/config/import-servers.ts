@@ -1,8 +1,12 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { isSecretName } from '../redact.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { rewriteVariables, secretArguments, secretQuery, secretValues } from './import-secrets.js';
+import { stripJsonComments } from './jsonc.js';
 import { ServerConfigSchema, type ServerConfigInput } from './schemas.js';
+
+// Re-exported so importers keep this module.
+export { stripJsonComments } from './jsonc.js';
 
 /** The apps whose MCP config `agents server import --from` knows where to find. */
 export type ImportSource = 'claude' | 'cursor' | 'vscode';
@@ -235,175 +239,10 @@ function translateEntry(
   }
   return { config, variables: [...variables], notes };
 }
-
-/** `${env:X}` → `${X}`, `${input:x-y}` → `${X_Y}`, `${workspaceFolder}` → `.` (the sandbox root). */
-function rewriteVariables(text: string, variables: Set<string>, notes: string[]): string {
-  return text.replace(/\$\{([^}]+)\}/g, (match, inner: string) => {
-    if (inner === 'workspaceFolder') {
-      notes.push(
-        '${workspaceFolder} became "." (stdio servers run in the sandbox copy of the project)',
-      );
-      return '.';
-    }
-    if (inner === 'userHome') {
-      variables.add('HOME');
-      return '${HOME}';
-    }
-    const [kind, rest] = inner.includes(':')
-      ? [inner.slice(0, inner.indexOf(':')), inner.slice(inner.indexOf(':') + 1)]
-      : ['', inner];
-    if (
-      kind === 'env' ||
-      kind === 'input' ||
-      (kind === '' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(rest))
-    ) {
-      const variable = rest.toUpperCase().replace(/[^A-Z0-9_]+/g, '_');
-      variables.add(variable);
-      if (kind === 'input')
-        notes.push(`\${input:${rest}} (a VS Code prompt) became \${${variable}}`);
-      return `\${${variable}}`;
-    }
-    notes.push(`${match} is not understood here; it was kept as written`);
-    return match;
-  });
-}
-
-const REFERENCE_ONLY = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
-
-function secretValues(
-  value: unknown,
-  variableFor: (key: string) => string,
-  variables: Set<string>,
-  notes: string[],
-  field: string,
-  rewrite: (text: string) => string,
-): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const out: Record<string, string> = {};
-  for (const [key, raw] of Object.entries(value as Record<string, unknown>)) {
-    const text = rewrite(String(raw));
-    if (!isSecretName(key) || text === '' || text.includes('${')) {
-      out[key] = text;
-      continue;
-    }
-    const variable = variableFor(key)
-      .toUpperCase()
-      .replace(/[^A-Z0-9_]+/g, '_');
-    variables.add(variable);
-    // Keep a scheme word such as "Bearer" so only the secret itself moves to the environment.
-    const scheme = /^(Bearer|Basic|Token)\s+/i.exec(text)?.[0] ?? '';
-    out[key] = `${scheme}\${${variable}}`;
-    notes.push(`${field}.${key}: the secret value was not copied; it is read from \${${variable}}`);
-  }
-  return out;
-}
-
-function secretArguments(
-  args: string[],
-  prefix: string,
-  variables: Set<string>,
-  notes: string[],
-): string[] {
-  return args.map((arg, index) => {
-    const eq = arg.indexOf('=');
-    const previous = args[index - 1];
-    if (
-      eq > 0 &&
-      arg.startsWith('-') &&
-      isSecretName(arg.slice(0, eq)) &&
-      !REFERENCE_ONLY.test(arg.slice(eq + 1))
-    ) {
-      const variable = `${prefix}_${arg
-        .slice(0, eq)
-        .replace(/^-+/, '')
-        .toUpperCase()
-        .replace(/[^A-Z0-9]+/g, '_')}`;
-      variables.add(variable);
-      notes.push(
-        `argument ${arg.slice(0, eq)}: the secret value was not copied; it is read from \${${variable}}`,
-      );
-      return `${arg.slice(0, eq + 1)}\${${variable}}`;
-    }
-    if (
-      previous !== undefined &&
-      /^--?[\w-]+$/.test(previous) &&
-      isSecretName(previous) &&
-      !arg.startsWith('-') &&
-      !REFERENCE_ONLY.test(arg)
-    ) {
-      const variable = `${prefix}_${previous
-        .replace(/^-+/, '')
-        .toUpperCase()
-        .replace(/[^A-Z0-9]+/g, '_')}`;
-      variables.add(variable);
-      notes.push(
-        `argument after ${previous}: the secret value was not copied; it is read from \${${variable}}`,
-      );
-      return `\${${variable}}`;
-    }
-    return arg;
-  });
-}
-
-function secretQuery(url: string, prefix: string, variables: Set<string>, notes: string[]): string {
-  const at = url.indexOf('?');
-  if (at === -1) return url;
-  const params = url
-    .slice(at + 1)
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const key = eq === -1 ? pair : pair.slice(0, eq);
-      const value = eq === -1 ? '' : pair.slice(eq + 1);
-      if (!isSecretName(key) || value === '' || REFERENCE_ONLY.test(value)) return pair;
-      const variable = `${prefix}_${key.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
-      variables.add(variable);
-      notes.push(
-        `url parameter ${key}: the secret value was not copied; it is read from \${${variable}}`,
-      );
-      return `${key}=\${${variable}}`;
-    });
-  return `${url.slice(0, at)}?${params.join('&')}`;
-}
-
 function safeName(key: string): string {
   const name = key
     .replace(/[^a-zA-Z0-9_-]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 48);
   return name === '' ? 'server' : name;
-}
-
-/** Removes `//` and `/* *\/` comments and trailing commas outside strings (VS Code's JSONC). */
-export function stripJsonComments(text: string): string {
-  let out = '';
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index] as string;
-    const next = text[index + 1];
-    if (inString) {
-      out += char;
-      if (char === '\\') {
-        out += next ?? '';
-        index++;
-      } else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') {
-      inString = true;
-      out += char;
-    } else if (char === '/' && next === '/') {
-      while (index < text.length && text[index] !== '\n') index++;
-      out += '\n';
-    } else if (char === '/' && next === '*') {
-      index = text.indexOf('*/', index + 2);
-      if (index === -1) break;
-      index++;
-    } else if (char === ',' && /^\s*[}\]]/.test(text.slice(index + 1))) {
-      // A trailing comma: JSON refuses it, VS Code allows it.
-    } else {
-      out += char;
-    }
-  }
-  return out;
 }

@@ -1,234 +1,26 @@
+/** The audit middleware: one JSON line per tool call, approval and client request. */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { summarizeClientRequest } from '../core/client-requests.js';
-import type { ClientRequestOutcome } from '../core/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
-import type { CapabilitySource, ChangeRecord, ToolResult } from '../core/tool-descriptor.js';
+import type { ChangeRecord, ToolResult } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
 import { threadIdOf } from '../core/thread-id.js';
+import type { AuditEntry, AuditVerdict } from './audit-entry.js';
+import type { AuditLog } from './audit-log.js';
 
-/** The default audit file name inside a workspace folder. */
-export const DEFAULT_AUDIT_FILE = 'audit.jsonl';
-
-/** The audit file of a workspace (`<workspace>/audit.jsonl`). */
-export function auditLogPath(workspace: string): string {
-  return join(workspace, DEFAULT_AUDIT_FILE);
-}
-
-/** One capability verdict as recorded: value and where it came from. */
-export interface AuditVerdict {
-  value: boolean;
-  source: CapabilitySource;
-}
-
-/** One line of the audit log. */
-export interface AuditEntry {
-  /** ISO time the call started. */
-  time: string;
-  /**
-   * `tool-call-start` when a call starts (written before it runs, so a call whose process was
-   * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
-   * paused for a human; `client-request` for a request the call's upstream server made of the
-   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
-   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
-   * call made (a call killed before its snapshot).
-   */
-  event:
-    | 'tool-call'
-    | 'tool-call-start'
-    | 'approval-requested'
-    | 'client-request'
-    | 'unattributed-changes';
-  /** Links a call's `tool-call-start` entry to its other entries. */
-  callId?: string;
-  actor?: string;
-  thread?: string;
-  toolCallId?: string;
-  toolId: string;
-  toolName: string;
-  serverName?: string;
-  fingerprint: string;
-  capabilities: {
-    readOnly: AuditVerdict;
-    writes: AuditVerdict;
-    destructive: AuditVerdict;
-    openWorld: AuditVerdict;
-    /** Claims that were overruled (e.g. a `readOnlyHint` on a tool named like a write); absent when none. */
-    disagreements?: string[];
-  };
-  /** Arguments as the model (or the editing human) gave them, capped. */
-  args: unknown;
-  /** The policy decision and who decided (absent when no policy middleware ran). */
-  policy?: PolicyRecord;
-  durationMs: number;
-  /** Bytes of the result the model sees (text and JSON). */
-  resultBytes?: number;
-  isError?: boolean;
-  /** Error text: the thrown error, or the text of an `isError` result (capped). */
-  error?: string;
-  /** Snapshot sha when the call changed files. */
-  snapshot?: string;
-  changed?: number;
-  budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
-  /** For `event: 'client-request'`: what was asked and how it ended. */
-  clientRequest?: {
-    method: string;
-    /** The upstream server that asked. */
-    serverName: string;
-    outcome: ClientRequestOutcome['outcome'];
-    /** The client's answer to an elicitation: accept, decline or cancel. */
-    action?: string;
-    /** The model that answered a sampling request. */
-    model?: string;
-  };
-}
-
-/** An append-only JSON-lines audit file. */
-export interface AuditLog extends AsyncDisposable {
-  readonly file: string;
-  /** Appends one entry; appends are written in call order. */
-  append(entry: AuditEntry): Promise<void>;
-  /** Waits for pending appends. Idempotent; appending after close throws `CLOSED`. */
-  close(): Promise<void>;
-}
-
-/**
- * Opens an audit log that appends JSON lines to `file` (created with its folder on first write).
- * Several processes may append to the same file: each entry is one O_APPEND write of one line.
- */
-export function createAuditLog(file: string): AuditLog {
-  let queue: Promise<void> = Promise.resolve();
-  let closed = false;
-  let handle: Promise<FileHandle> | undefined;
-  const log: AuditLog = {
-    file,
-    append(entry) {
-      if (closed) {
-        return Promise.reject(
-          new AgentsError(
-            AgentsErrorCode.Closed,
-            `The audit log ${file} is closed; open a new one with createAuditLog().`,
-          ),
-        );
-      }
-      const line = `${JSON.stringify(entry)}\n`;
-      const write = async (): Promise<void> => {
-        // One O_APPEND handle kept open: each entry is a single write() of one line (atomic
-        // for other appending processes), instead of open + write + close on every tool call.
-        if (handle === undefined) {
-          const opening = mkdir(dirname(file), { recursive: true }).then(() => open(file, 'a'));
-          handle = opening;
-          // A failed open is retried by the next append rather than cached.
-          opening.catch(() => {
-            if (handle === opening) handle = undefined;
-          });
-        }
-        await (await handle).write(line, null, 'utf8');
-      };
-      const next = queue.then(write, write);
-      queue = next.catch(() => undefined);
-      return next;
-    },
-    async close() {
-      closed = true;
-      await queue;
-      const opened = handle;
-      handle = undefined;
-      if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
-    },
-    [Symbol.asyncDispose]() {
-      return log.close();
-    },
-  };
-  return log;
-}
-
-/** Filters for {@link readAuditLog}. */
-export interface ReadAuditOptions {
-  threadId?: string;
-  /** Keep only the last N matching entries. */
-  limit?: number;
-  /**
-   * Keep every line as written. By default a `tool-call-start` entry is dropped once its call
-   * has an ending entry, so what remains of them are calls that never ended.
-   */
-  raw?: boolean;
-}
-
-/**
- * Reads an audit file. A missing file reads as empty; lines that are not JSON entries (a torn
- * last line after a crash) are skipped and counted in `skipped`.
- */
-export async function readAuditLog(
-  file: string,
-  options: ReadAuditOptions = {},
-): Promise<{ entries: AuditEntry[]; skipped: number }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
-      return { entries: [], skipped: 0 };
-    throw new AgentsError(
-      AgentsErrorCode.ConfigNotFound,
-      `Cannot read the audit log ${file}: ${errorMessage(error)}.`,
-      { cause: error, details: { file } },
-    );
-  }
-  const entries: AuditEntry[] = [];
-  let skipped = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      skipped++;
-      continue;
-    }
-    if (!isAuditEntry(value)) {
-      skipped++;
-      continue;
-    }
-    if (options.threadId !== undefined && value.thread !== options.threadId) continue;
-    entries.push(value);
-  }
-  const ended = new Set(
-    entries.flatMap((entry) =>
-      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
-      entry.callId !== undefined
-        ? [entry.callId]
-        : [],
-    ),
-  );
-  const kept =
-    options.raw === true
-      ? entries
-      : entries.filter(
-          (entry) =>
-            entry.event !== 'tool-call-start' ||
-            entry.callId === undefined ||
-            !ended.has(entry.callId),
-        );
-  return {
-    entries: options.limit === undefined ? kept : kept.slice(-options.limit),
-    skipped,
-  };
-}
-
-function isAuditEntry(value: unknown): value is AuditEntry {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return (
-    typeof record['time'] === 'string' &&
-    typeof record['toolId'] === 'string' &&
-    typeof record['event'] === 'string'
-  );
-}
+// The audit log and entry shape live in their own modules; re-exported so importers keep this one.
+export type { AuditEntry, AuditVerdict } from './audit-entry.js';
+export {
+  DEFAULT_AUDIT_FILE,
+  auditLogPath,
+  createAuditLog,
+  readAuditLog,
+  type AuditLog,
+  type ReadAuditOptions,
+} from './audit-log.js';
 
 /** Options of {@link createAuditMiddleware}. */
 export interface AuditMiddlewareOptions {

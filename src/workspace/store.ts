@@ -1,252 +1,45 @@
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { z } from 'zod';
+/** The workspace store: reading, listing, writing and removing the `.agents/` YAML records. */
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { stringify as stringifyType } from 'yaml';
-import type { CONFIG_FILE_SCHEMAS, ConfigFileKind } from '../config/json-schema.js';
-import type { parseYaml as parseYamlType } from '../config/load.js';
+import type { ServerConfig, Skill } from '../config/schemas.js';
+import { resolveServerPaths } from './server-paths.js';
+import {
+  FOLDERS,
+  NOT_FOUND_CODES,
+  WORKSPACE_GITIGNORE,
+  assertName,
+  configParsers,
+  exists,
+  firstLine,
+  isErrno,
+  schemaLine,
+} from './workspace-files.js';
 import type {
-  Actor,
-  NamedServerConfig,
-  ServerConfig,
-  Skill,
-  ToolResource,
-} from '../config/schemas.js';
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceProblem,
+  WorkspaceRecord,
+  WorkspaceStore,
+  WorkspaceStoreOptions,
+  WorkspaceValues,
+} from './workspace-types.js';
 
-/** The kinds of records a workspace holds (one folder each). */
-
-let parsers:
-  | Promise<{
-      parseYaml: typeof parseYamlType;
-      stringify: typeof stringifyType;
-      CONFIG_FILE_SCHEMAS: typeof CONFIG_FILE_SCHEMAS;
-      canonicalKeys: (kind: ConfigFileKind, value: unknown) => unknown;
-    }>
-  | undefined;
-
-/**
- * The YAML parser and the zod schemas, loaded on first read or write: `agents --help` and other
- * commands that never read a config file start without them.
- */
-function configParsers() {
-  parsers ??= Promise.all([
-    import('../config/load.js'),
-    import('yaml'),
-    import('../config/json-schema.js'),
-    import('../config/key-aliases.js'),
-  ]).then(([load, yaml, schemas, aliases]) => ({
-    parseYaml: load.parseYaml,
-    stringify: yaml.stringify,
-    CONFIG_FILE_SCHEMAS: schemas.CONFIG_FILE_SCHEMAS,
-    /** A value with deprecated key spellings renamed: files are always written the new way. */
-    canonicalKeys: (kind: ConfigFileKind, value: unknown): unknown => {
-      const keyAliases = aliases.keyAliasesOf(schemas.CONFIG_FILE_SCHEMAS[kind]);
-      return keyAliases === undefined ? value : aliases.renameAliasedKeys(value, keyAliases).value;
-    },
-  }));
-  return parsers;
-}
-
-export type WorkspaceKind = ConfigFileKind;
-
-/** The parsed value of each kind. Servers carry their resolved name. */
-export interface WorkspaceValues {
-  server: NamedServerConfig;
-  tool: ToolResource;
-  skill: Skill & { name: string };
-  actor: Actor & { name: string };
-}
-
-/** The value accepted by `put` for each kind (the schema's input; defaults may be left out). */
-export interface WorkspaceInputs {
-  server: z.input<(typeof CONFIG_FILE_SCHEMAS)['server']>;
-  tool: z.input<(typeof CONFIG_FILE_SCHEMAS)['tool']>;
-  skill: z.input<(typeof CONFIG_FILE_SCHEMAS)['skill']>;
-  actor: z.input<(typeof CONFIG_FILE_SCHEMAS)['actor']>;
-}
-
-/** One record read from the workspace. */
-export interface WorkspaceRecord<K extends WorkspaceKind> {
-  kind: K;
-  /** The file's stem: `servers/git.yaml` → `git`. */
-  name: string;
-  file: string;
-  value: WorkspaceValues[K];
-}
-
-/** A file that could not be read or validated; it is reported, never overwritten. */
-export interface WorkspaceProblem {
-  kind: WorkspaceKind;
-  name: string;
-  file: string;
-  error: AgentsError;
-}
-
-/** The result of listing one kind: good records and broken files side by side. */
-export interface WorkspaceListing<K extends WorkspaceKind> {
-  records: WorkspaceRecord<K>[];
-  problems: WorkspaceProblem[];
-}
-
-/** Options for {@link createWorkspaceStore}. */
-export interface WorkspaceStoreOptions {
-  /**
-   * The folder relative paths inside files resolve against (sandbox source, checkpointer path,
-   * agent skill folders, custom tool modules). Defaults to the workspace's parent folder.
-   */
-  projectDir?: string;
-  /** Folder of Agent Skill folders (`<name>/SKILL.md`); default the workspace's `skills/`. */
-  agentSkillsDir?: string;
-}
-
-/**
- * The `.agents/` folder: `servers/`, `tools/`, `skills/`, `actors/` YAML files plus Agent Skill
- * folders (`skills/<name>/SKILL.md`). Plain files a person can read, review and commit.
- */
-export interface WorkspaceStore {
-  /** Absolute workspace folder. */
-  readonly root: string;
-  /** Absolute folder that relative paths inside files resolve against. */
-  readonly projectDir: string;
-  /** Folder holding Agent Skill folders (`<name>/SKILL.md`); a bare name in a skill's `agentSkills` means a folder here. */
-  readonly agentSkillsDir: string;
-  /** The folder holding one kind's files. */
-  dir(kind: WorkspaceKind): string;
-  /** The file a record of this kind and name lives in. */
-  file(kind: WorkspaceKind, name: string): string;
-  /** Lists every record of a kind; broken files come back in `problems`, not thrown. */
-  list<K extends WorkspaceKind>(kind: K): Promise<WorkspaceListing<K>>;
-  /**
-   * Reads one record. Throws the kind's not-found code (`SERVER_NOT_FOUND`, `TOOL_NOT_FOUND`,
-   * `SKILL_NOT_FOUND`, `ACTOR_NOT_FOUND`) or `CONFIG_INVALID` naming file, line and column.
-   */
-  get<K extends WorkspaceKind>(kind: K, name: string): Promise<WorkspaceValues[K]>;
-  /** True when a file for this record exists (valid or not). */
-  has(kind: WorkspaceKind, name: string): Promise<boolean>;
-  /**
-   * Validates and writes one record atomically (temp file + rename). Refuses to replace an
-   * existing file unless `overwrite`, and never replaces a broken file (fix or remove it
-   * first). Returns the file path.
-   */
-  put<K extends WorkspaceKind>(
-    kind: K,
-    name: string,
-    value: WorkspaceInputs[K],
-    options?: { overwrite?: boolean },
-  ): Promise<string>;
-  /** Deletes one record's file; false when there was none. */
-  remove(kind: WorkspaceKind, name: string): Promise<boolean>;
-  /** Finds a tool resource by its stable id (ADR-0027) or by its file name. */
-  findTool(idOrName: string): Promise<WorkspaceRecord<'tool'> | undefined>;
-  /** Resolves a path from a file against {@link projectDir}. */
-  resolvePath(path: string): string;
-  /**
-   * A server config as it is launched: see {@link resolveServerPaths}. Records read with `get`
-   * and `list` (servers, and inline servers of skills) are already resolved; files keep what
-   * the user wrote.
-   */
-  resolveServer<T extends ServerConfig>(config: T): T;
-}
-
-/**
- * What `put` writes to `.gitignore` in a workspace folder it creates: the files `agents` writes
- * while actors run, which are local state, not configuration to commit. A `.gitignore` that
- * exists is never touched.
- */
-export const WORKSPACE_GITIGNORE = `# Written by \`agents\` while actors run: local state, not configuration.
-# Commit the YAML files (servers/ tools/ skills/ actors/) and Agent Skill folders.
-/checkpoints.sqlite*
-/audit.jsonl
-/sandboxes/
-/output/
-# Fingerprints of the tools you approved; delete this line to share them with your team.
-/pins.json
-/known-tools/
-# Temp files of an interrupted write.
-.*.tmp
-`;
-
-/** True for a `command`/`args` entry that names a file of the project: `./x` or `../x`. */
-function isProjectRelative(entry: string): boolean {
-  return entry.startsWith('./') || entry.startsWith('../');
-}
-
-/**
- * Resolves the parts of a stdio server config that name files of the project, so the YAML stays
- * portable and the server starts the same from any folder, the sandbox included:
- * - `command` and each `args` entry that starts with `./` or `../` are resolved against
- *   `projectDir` (the folder holding `.agents/`), e.g. `./node_modules/pkg/dist/index.js`;
- * - a relative `cwd` is resolved against `projectDir`.
- *
- * Everything else is passed as written: bare names (`node`, `npx`) are looked up on `PATH`, and
- * other relative arguments (`.`, `src`) stay relative to the server's working folder, which is
- * the sandbox root unless `cwd` is set. HTTP configs are returned unchanged.
- */
-export function resolveServerPaths<T extends ServerConfig>(config: T, projectDir: string): T {
-  if (config.transport !== 'stdio') return config;
-  const resolveEntry = (entry: string) =>
-    isProjectRelative(entry) ? resolve(projectDir, entry) : entry;
-  return {
-    ...config,
-    command: resolveEntry(config.command),
-    args: config.args.map(resolveEntry),
-    ...(config.cwd === undefined ? {} : { cwd: resolve(projectDir, config.cwd) }),
-  };
-}
-
-const FOLDERS: Record<WorkspaceKind, string> = {
-  server: 'servers',
-  tool: 'tools',
-  skill: 'skills',
-  actor: 'actors',
-};
-
-/** The error code for a missing record of each kind (`SERVER_NOT_FOUND`, ...). */
-export const NOT_FOUND_CODES: Readonly<Record<WorkspaceKind, AgentsErrorCode>> = {
-  server: AgentsErrorCode.ServerNotFound,
-  tool: AgentsErrorCode.ToolNotFound,
-  skill: AgentsErrorCode.SkillNotFound,
-  actor: AgentsErrorCode.ActorNotFound,
-};
-
-const NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
-
-/** The default workspace folder: `.agents` under `cwd`. */
-export function defaultWorkspaceDir(cwd: string = process.cwd()): string {
-  return join(cwd, '.agents');
-}
-
-/**
- * Finds the workspace for a command run in `cwd`, as git finds `.git`: the nearest `.agents`
- * folder in `cwd` or a folder above it. The search stops at the top of the git repository `cwd`
- * is in (the folder holding `.git`, included) and never climbs into the home folder itself from
- * below it (`~/.agents` is used by other tools for other things). Returns undefined when none is
- * found; callers then use {@link defaultWorkspaceDir}.
- */
-export function locateWorkspace(
-  cwd: string,
-  home: string | undefined = process.env['HOME'],
-): string | undefined {
-  const start = resolve(cwd);
-  const homeDir = home === undefined || home === '' ? undefined : resolve(home);
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (dir === homeDir && dir !== start) return undefined;
-    const candidate = join(dir, '.agents');
-    if (isDirectorySync(candidate)) return candidate;
-    if (existsSync(join(dir, '.git')) || dirname(dir) === dir) return undefined;
-  }
-}
-
-function isDirectorySync(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
+// The store's pieces live in their own modules; re-exported so importers keep this one.
+export { defaultWorkspaceDir, locateWorkspace } from './locate-workspace.js';
+export { resolveServerPaths } from './server-paths.js';
+export { NOT_FOUND_CODES, WORKSPACE_GITIGNORE } from './workspace-files.js';
+export type {
+  WorkspaceInputs,
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceProblem,
+  WorkspaceRecord,
+  WorkspaceStore,
+  WorkspaceStoreOptions,
+  WorkspaceValues,
+} from './workspace-types.js';
 
 /**
  * Opens a workspace folder. Nothing is read or created until a method is called; `put`
@@ -441,45 +234,4 @@ export function createWorkspaceStore(
       return resolveServerPaths(config, projectDir);
     },
   };
-}
-
-/**
- * The `yaml-language-server` modeline that points editors at the kind's JSON Schema shipped in
- * `schemas/` (completion and checks while editing), as a path relative to the file; empty when
- * the schema file is not there (e.g. a bundled copy).
- */
-function schemaLine(kind: WorkspaceKind, file: string): string {
-  const schema = fileURLToPath(new URL(`../../schemas/${kind}.schema.json`, import.meta.url));
-  if (!existsSync(schema)) return '';
-  const path = relative(dirname(file), schema).split(sep).join('/');
-  return `# yaml-language-server: $schema=${path}\n`;
-}
-
-function assertName(kind: WorkspaceKind, name: string): void {
-  // Names become file names: no separators, no `..`.
-  if (!NAME_PATTERN.test(name) || name.startsWith('.')) {
-    throw new AgentsError(
-      AgentsErrorCode.ConfigInvalid,
-      `"${name}" is not a valid ${kind} name; use 1-64 letters, digits, "_", "-" or "." (not leading).`,
-      { details: { kind, name, problems: [] } },
-    );
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
-}
-
-function firstLine(text: string): string {
-  const lines = text.split('\n');
-  return lines.length > 1 ? (lines[1] ?? lines[0] ?? text) : text;
 }

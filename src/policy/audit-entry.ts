@@ -1,0 +1,73 @@
+/** The shape of one audit log line. */
+import type { ClientRequestOutcome } from '../core/client-requests.js';
+import type { CapabilitySource } from '../core/tool-descriptor.js';
+import type { BudgetRecord } from './output-budget.js';
+import type { PolicyRecord } from './policy-middleware.js';
+
+/** One capability verdict as recorded: value and where it came from. */
+export interface AuditVerdict {
+  value: boolean;
+  source: CapabilitySource;
+}
+
+/** One line of the audit log. */
+export interface AuditEntry {
+  /** ISO time the call started. */
+  time: string;
+  /**
+   * `tool-call-start` when a call starts (written before it runs, so a call whose process was
+   * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
+   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `unattributed-changes` for file changes found when a thread was reopened that no recorded
+   * call made (a call killed before its snapshot).
+   */
+  event:
+    | 'tool-call'
+    | 'tool-call-start'
+    | 'approval-requested'
+    | 'client-request'
+    | 'unattributed-changes';
+  /** Links a call's `tool-call-start` entry to its other entries. */
+  callId?: string;
+  actor?: string;
+  thread?: string;
+  toolCallId?: string;
+  toolId: string;
+  toolName: string;
+  serverName?: string;
+  fingerprint: string;
+  capabilities: {
+    readOnly: AuditVerdict;
+    writes: AuditVerdict;
+    destructive: AuditVerdict;
+    openWorld: AuditVerdict;
+    /** Claims that were overruled (e.g. a `readOnlyHint` on a tool named like a write); absent when none. */
+    disagreements?: string[];
+  };
+  /** Arguments as the model (or the editing human) gave them, capped. */
+  args: unknown;
+  /** The policy decision and who decided (absent when no policy middleware ran). */
+  policy?: PolicyRecord;
+  durationMs: number;
+  /** Bytes of the result the model sees (text and JSON). */
+  resultBytes?: number;
+  isError?: boolean;
+  /** Error text: the thrown error, or the text of an `isError` result (capped). */
+  error?: string;
+  /** Snapshot sha when the call changed files. */
+  snapshot?: string;
+  changed?: number;
+  budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
+  /** For `event: 'client-request'`: what was asked and how it ended. */
+  clientRequest?: {
+    method: string;
+    /** The upstream server that asked. */
+    serverName: string;
+    outcome: ClientRequestOutcome['outcome'];
+    /** The client's answer to an elicitation: accept, decline or cancel. */
+    action?: string;
+    /** The model that answered a sampling request. */
+    model?: string;
+  };
+}
