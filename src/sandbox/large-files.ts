@@ -2,12 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { RawChange } from './nested-repos.js';
+import { nulList, objectTypes, type IndexGit } from './index-git.js';
+import type { RawTreeChange } from './raw-tree-diff.js';
+import { anchoredPattern, formatSize, type OversizedFile } from './size-cap.js';
 import { writeSizeCapSection } from './sandbox-excludes.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 
-/** Default snapshot size cap: files larger than this are not captured (50 MiB). */
-export const DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024;
+// The cap's setting and formatting live in size-cap.ts, the raw diff parser in raw-tree-diff.ts;
+// re-exported here, where the rest of the library imports them from.
+export {
+  anchoredPattern,
+  DEFAULT_MAX_FILE_BYTES,
+  formatSize,
+  validateMaxFileBytes,
+  type OversizedFile,
+} from './size-cap.js';
+export { parseRawTreeDiff, type RawTreeChange } from './raw-tree-diff.js';
+export type { IndexGit } from './index-git.js';
 
 /** Where the skipped files are recorded in the run dir, so a reopened sandbox knows them. */
 const STATE_FILE = 'large-files.json';
@@ -15,80 +26,6 @@ const STATE_FILE = 'large-files.json';
 const REGULAR_MODES = new Set(['100644', '100755']);
 /** lstat calls in flight at once. */
 const LSTAT_CONCURRENCY = 32;
-const MIB = 1024 * 1024;
-
-/** Runs one git command against the sandbox's private index; resolves to its stdout. */
-export type IndexGit = (args: readonly string[], input?: string) => Promise<string>;
-
-/** A file left out of snapshots because it is larger than the sandbox's `maxFileBytes`. */
-export interface OversizedFile {
-  /** Logical path (relative to the sandbox root). */
-  path: string;
-  /** Size in bytes when last seen. */
-  size: number;
-  /**
-   * `true` when the snapshots hold an older version of it (they keep that version);
-   * `false` when they hold none.
-   */
-  tracked: boolean;
-}
-
-/** A `diff-tree --raw` line with both blob ids. */
-export interface RawTreeChange extends RawChange {
-  srcSha: string;
-  dstSha: string;
-}
-
-/**
- * Checks `maxFileBytes` and applies the default: a non-negative integer, where `0` (or
- * `Infinity`, taken as `0`) turns the cap off. Throws `CONFIG_INVALID` otherwise.
- */
-export function validateMaxFileBytes(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_MAX_FILE_BYTES;
-  if (value === Number.POSITIVE_INFINITY) return 0;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new AgentsError(
-      AgentsErrorCode.ConfigInvalid,
-      `Sandbox maxFileBytes ${String(value)} is not valid: give a whole number of bytes, or 0 to capture files of any size.`,
-      { details: { maxFileBytes: value } },
-    );
-  }
-  return value;
-}
-
-/** Parses `git diff-tree -r -z --raw` output (`:srcmode dstmode src dst S\0path\0`). */
-export function parseRawTreeDiff(output: string): RawTreeChange[] {
-  const fields = output.split('\0');
-  const changes: RawTreeChange[] = [];
-  for (let index = 0; index + 1 < fields.length; index += 2) {
-    const meta = fields[index]!;
-    const path = fields[index + 1]!;
-    if (!meta.startsWith(':')) break;
-    const [srcMode = '', dstMode = '', srcSha = '', dstSha = '', status = ''] = meta
-      .slice(1)
-      .split(' ');
-    changes.push({ status: status.charAt(0), path, srcMode, dstMode, srcSha, dstSha });
-  }
-  return changes;
-}
-
-/**
- * The gitignore pattern that matches exactly `path` from the top of the tree: anchored with a
- * leading `/`, glob characters and backslashes escaped, trailing spaces kept. A line break
- * (which no pattern line can hold) becomes `?`, which matches it.
- */
-export function anchoredPattern(path: string): string {
-  const escaped = path
-    .replace(/[\\*?[]/g, (char) => `\\${char}`)
-    .replace(/[\r\n]/g, '?')
-    .replace(/ +$/, (spaces) => '\\ '.repeat(spaces.length));
-  return `/${escaped}`;
-}
-
-/** `2.0 MB`, or `812 bytes` below a tenth of a MB. */
-export function formatSize(bytes: number): string {
-  return bytes >= MIB / 10 ? `${(bytes / MIB).toFixed(1)} MB` : `${bytes} bytes`;
-}
 
 interface SkippedFile {
   tracked: boolean;
@@ -439,40 +376,6 @@ async function readState(file: string): Promise<{ path: string; tracked: boolean
 function parents(path: string): string[] {
   const parts = path.split('/');
   return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
-}
-
-/**
- * The object type (`blob`, `tree`, `commit`, or `missing`) at each path of a commit, in one
- * `cat-file --batch-check`. Its input is line-based, so a path with a line break is reported
- * as `unknown` (and treated as a conflict).
- */
-async function objectTypes(
-  git: IndexGit,
-  commit: string,
-  paths: readonly string[],
-): Promise<Map<string, string>> {
-  const types = new Map<string, string>();
-  const queries = [...new Set(paths)].filter((path) => {
-    if (!/[\r\n]/.test(path)) return true;
-    types.set(path, 'unknown');
-    return false;
-  });
-  if (queries.length === 0) return types;
-  const lines = (
-    await git(
-      ['cat-file', '--batch-check=%(objecttype)'],
-      queries.map((path) => `${commit}:${path}\n`).join(''),
-    )
-  ).split('\n');
-  for (const [index, path] of queries.entries()) {
-    const line = lines[index] ?? '';
-    types.set(path, line.endsWith(' missing') ? 'missing' : line);
-  }
-  return types;
-}
-
-function nulList(paths: readonly string[]): string {
-  return paths.map((path) => `${path}\0`).join('');
 }
 
 async function forEachLimited<T>(

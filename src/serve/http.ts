@@ -1,4 +1,4 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
@@ -6,61 +6,25 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { isLoopbackHost, readBody, rpcError, sendJson, sha256 } from './http-io.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_MS,
+  type McpHttpServer,
+  type ServeHttpOptions,
+} from './http-options.js';
 
-/** Default cap on a POST body (bytes). */
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** Default cap on concurrent sessions. */
-export const DEFAULT_MAX_SESSIONS = 64;
-/** Default idle time after which a session is closed (ms). */
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
-
-/** Options of {@link serveHttp}. */
-export interface ServeHttpOptions {
-  /** Creates the MCP server for one session (e.g. `() => createMcpServer({ toolSet })`). */
-  createServer: () => Server;
-  /** Interface to bind (default `127.0.0.1`). Non-loopback needs `allowNonLoopback` AND `token`. */
-  host?: string;
-  /** Port (default 0: an ephemeral port; read it from `url`). */
-  port?: number;
-  /** Endpoint path (default `/mcp`). */
-  path?: string;
-  /** Required to bind a non-loopback interface. */
-  allowNonLoopback?: boolean;
-  /** When set, every request needs `Authorization: Bearer <token>` (else 401). */
-  token?: string;
-  /** Extra allowed `Origin` values (exact, e.g. `https://ide.example`). Loopback origins on the bound port are always allowed. */
-  allowedOrigins?: readonly string[];
-  /** Extra allowed `Host` header values (`name:port`). */
-  allowedHosts?: readonly string[];
-  /** Body size cap in bytes (default {@link DEFAULT_MAX_BODY_BYTES}); larger bodies get 413. */
-  maxBodyBytes?: number;
-  /**
-   * Concurrent session cap (default {@link DEFAULT_MAX_SESSIONS}). A new client beyond it ends
-   * the least recently used session that has no request in flight (its client gets 404 and
-   * re-initializes, as the spec says); only when every session is busy does it get 503.
-   */
-  maxSessions?: number;
-  /**
-   * Time without a request after which a session is closed (default
-   * {@link DEFAULT_SESSION_IDLE_MS}); a session with a request in flight is never idle.
-   */
-  sessionIdleMs?: number;
-  /** Where diagnostics go (never stdout); default: dropped. */
-  log?: (line: string) => void;
-  signal?: AbortSignal;
-}
-
-/** A running streamable-HTTP MCP endpoint. `close()` ends every session and the listener. */
-export interface McpHttpServer extends AsyncDisposable {
-  /** The endpoint URL, e.g. `http://127.0.0.1:53211/mcp`. */
-  readonly url: URL;
-  readonly host: string;
-  readonly port: number;
-  /** Live session count. */
-  readonly sessionCount: number;
-  /** Ends all sessions, stops listening; idempotent. */
-  close(): Promise<void>;
-}
+// The defaults, options and endpoint type live in http-options.ts, the request helpers in
+// http-io.ts; re-exported here, where the rest of the library imports them from.
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_MS,
+  type McpHttpServer,
+  type ServeHttpOptions,
+} from './http-options.js';
+export { isLoopbackHost } from './http-io.js';
 
 interface Session {
   id: string;
@@ -71,50 +35,6 @@ interface Session {
   lastSeen: number;
   /** POSTs being answered (a tool call in flight); a busy session is never evicted. */
   busy: number;
-}
-
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
-/** True for `localhost`, `::1` and any 127.0.0.0/8 address. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (LOOPBACK_NAMES.has(bare)) return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function rpcError(code: number, message: string): unknown {
-  return { jsonrpc: '2.0', error: { code, message }, id: null };
-}
-
-/** Reads a body up to `limit` bytes; resolves `undefined` when it is larger. */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > limit) return undefined;
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 /**

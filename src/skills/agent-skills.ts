@@ -2,12 +2,22 @@ import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { ACTIVE_SKILL_META_KEY } from '../middleware/state.js';
-import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
-import type { ToolDescriptor, ToolEntry, ToolResult } from '../core/tool-descriptor.js';
-import { ResultMetaKey } from '../core/tool-descriptor.js';
-import { createLocalDescriptor, textResult } from './local-descriptor.js';
-import { matchesGlob } from '../core/glob.js';
+import { isInside } from './skill-activation.js';
+
+// The activation tool lives in skill-activation.ts and the allowed-tools guard in
+// skill-allowed-tools.ts; re-exported here, where the rest of the library imports them from.
+export {
+  ACTIVATE_SKILL_TOOL_ID,
+  ACTIVATE_SKILL_TOOL_NAME,
+  createAgentSkillTool,
+  createSkillActivation,
+  type SkillActivation,
+} from './skill-activation.js';
+export {
+  createAllowedToolsMiddleware,
+  isToolAllowed,
+  type ActiveSkillLookup,
+} from './skill-allowed-tools.js';
 
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
 export interface AgentSkill {
@@ -290,196 +300,6 @@ async function listSkillFiles(
   };
   await walk(root, 0);
   return files;
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel));
-}
-
-/**
- * Which Agent Skill is active, per thread. One instance per actor; the activation tool sets it
- * and {@link createAllowedToolsMiddleware} reads it.
- */
-export interface SkillActivation {
-  /** The active skill of a thread (threads without an id share the `''` slot). */
-  get(threadId?: string): AgentSkill | undefined;
-  set(threadId: string | undefined, skill: AgentSkill): void;
-  clear(threadId?: string): void;
-}
-
-/** Creates an empty {@link SkillActivation}. */
-export function createSkillActivation(): SkillActivation {
-  const active = new Map<string, AgentSkill>();
-  return {
-    get: (threadId) => active.get(threadId ?? ''),
-    set: (threadId, skill) => void active.set(threadId ?? '', skill),
-    clear: (threadId) => void active.delete(threadId ?? ''),
-  };
-}
-
-/** The stable id and default name of the activation tool. */
-export const ACTIVATE_SKILL_TOOL_ID = 'skill:activate';
-export const ACTIVATE_SKILL_TOOL_NAME = 'activate_skill';
-
-const MAX_RESOURCE_BYTES = 256_000;
-
-/**
- * The progressive-disclosure tool for a set of Agent Skills (`source: 'agent-skill'`,
- * id `skill:activate`, name `activate_skill`). The model sees every skill's name and
- * description in the tool description, and the `skill` argument is an enum of the names.
- * Activating returns the instructions and the skill's file list and records the skill as
- * active for the thread (which {@link createAllowedToolsMiddleware} enforces); calling it with
- * `file` returns one of those files, read only from inside the skill folder (realpath-checked).
- * Returns undefined when there are no skills.
- */
-export function createAgentSkillTool(
-  skills: readonly AgentSkill[],
-  activation: SkillActivation,
-): ToolEntry | undefined {
-  if (skills.length === 0) return undefined;
-  const byName = new Map(skills.map((skill) => [skill.name, skill]));
-  const names = [...byName.keys()];
-  const catalogue = skills.map((skill) => `- ${skill.name}: ${skill.description}`).join('\n');
-  const descriptor = createLocalDescriptor({
-    id: ACTIVATE_SKILL_TOOL_ID,
-    name: ACTIVATE_SKILL_TOOL_NAME,
-    source: 'agent-skill',
-    description:
-      'Activate an Agent Skill to load its instructions before doing a task it covers. ' +
-      'Call again with `file` to read one of the files it lists.\nAvailable skills:\n' +
-      catalogue,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        skill: { type: 'string', enum: names, description: 'The skill to activate.' },
-        file: {
-          type: 'string',
-          description: 'Optional: a file of the skill to read (as listed on activation).',
-        },
-      },
-      required: ['skill'],
-      additionalProperties: false,
-    },
-    capabilities: { readOnly: true },
-    capabilitySource: 'default',
-    capabilityReason: 'Agent Skill activation only reads the skill folder',
-  });
-  return {
-    descriptor,
-    async execute(args, context): Promise<ToolResult> {
-      const skill = typeof args['skill'] === 'string' ? byName.get(args['skill']) : undefined;
-      if (!skill) {
-        return textResult(
-          `Unknown skill ${JSON.stringify(args['skill'])}; choose one of: ${names.join(', ')}.`,
-          true,
-        );
-      }
-      const file = args['file'];
-      if (typeof file === 'string' && file !== '') return readSkillFile(skill, file);
-      const alreadyActive = activation.get(context.threadId)?.name === skill.name;
-      activation.set(context.threadId, skill);
-      const files =
-        skill.files.length === 0 ? '(none)' : skill.files.map((item) => `- ${item}`).join('\n');
-      const allowed = skill.allowedTools
-        ? `\nWhile this skill is active you may only use: ${skill.allowedTools.join(', ')}.`
-        : '';
-      const text = alreadyActive
-        ? `Skill "${skill.name}" is already active; its instructions were given earlier in this conversation.`
-        : `<skill name="${skill.name}">\n${skill.instructions}\n</skill>\n\nFiles of this skill (read with ${ACTIVATE_SKILL_TOOL_NAME} skill="${skill.name}" file="..."):\n${files}${allowed}`;
-      return {
-        content: [{ type: 'text', text }],
-        structuredContent: {
-          skill: skill.name,
-          files: skill.files,
-          allowedTools: skill.allowedTools ?? null,
-        },
-        // The tracked ToolNode moves this into the thread's checkpointed `activeSkill` state.
-        _meta: {
-          [ACTIVE_SKILL_META_KEY]: { name: skill.name, allowedTools: skill.allowedTools ?? null },
-        },
-      };
-    },
-  };
-}
-
-async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResult> {
-  const target = resolve(skill.dir, file);
-  const real = await realpath(target).catch(() => undefined);
-  if (real === undefined || !isInside(skill.dir, real)) {
-    return textResult(
-      `File "${file}" is not part of skill "${skill.name}"; use a path from its file list.`,
-      true,
-    );
-  }
-  const info = await stat(real);
-  if (!info.isFile()) return textResult(`"${file}" in skill "${skill.name}" is not a file.`, true);
-  if (info.size > MAX_RESOURCE_BYTES) {
-    return textResult(
-      `"${file}" is ${info.size} bytes, over the ${MAX_RESOURCE_BYTES}-byte limit for skill files.`,
-      true,
-    );
-  }
-  return textResult(await readFile(real, 'utf8'));
-}
-
-/**
- * Enforces `allowed-tools` while an Agent Skill is active in the call's thread: other tools get
- * an error result the model sees (with an `agents/policy` record in `_meta`), not a thrown
- * error. The activation tool itself is always allowed, so the model can switch skills.
- * Entries match a tool's name, original name or id, case-insensitively, with the library's
- * globs (`core/glob.ts`: `*` any run, `?` one character); an argument pattern such as
- * `Bash(git:*)` matches on the part before `(`.
- */
-export function createAllowedToolsMiddleware(
-  source: SkillActivation | ActiveSkillLookup,
-): ToolMiddleware {
-  const lookup: ActiveSkillLookup =
-    typeof source === 'function' ? source : (request) => source.get(request.context.threadId);
-  return {
-    name: 'allowed-tools',
-    async wrap(request, next: ToolCallHandler) {
-      const skill = lookup(request);
-      if (!skill?.allowedTools || request.descriptor.id === ACTIVATE_SKILL_TOOL_ID)
-        return next(request);
-      if (isToolAllowed(request.descriptor, skill.allowedTools)) return next(request);
-      const reason =
-        `Tool "${request.descriptor.name}" is not allowed while skill "${skill.name}" is active ` +
-        `(allowed-tools: ${skill.allowedTools.join(', ') || 'none'}). Use one of those tools, or activate another skill.`;
-      return {
-        ...textResult(reason, true),
-        _meta: {
-          [ResultMetaKey.Policy]: {
-            decision: 'deny',
-            rule: 'allowed-tools',
-            skill: skill.name,
-            reason,
-          },
-        },
-      };
-    },
-  };
-}
-
-/** The active skill of a call's thread (name and `allowed-tools`), or undefined for none. */
-export type ActiveSkillLookup = (
-  request: ToolCallRequest,
-) => { name: string; allowedTools?: readonly string[] | undefined } | undefined;
-
-/** True when `descriptor` matches one of the `allowed-tools` entries. */
-export function isToolAllowed(
-  descriptor: ToolDescriptor,
-  allowedTools: readonly string[],
-): boolean {
-  const candidates = [descriptor.name, descriptor.originalName, descriptor.id];
-  return allowedTools.some((entry) => {
-    // An argument pattern (`Bash(git:*)`) matches on the tool part; names in any case.
-    const pattern = entry.replace(/\(.*\)$/, '').trim();
-    return (
-      pattern !== '' &&
-      candidates.some((candidate) => matchesGlob(pattern, candidate, { ignoreCase: true }))
-    );
-  });
 }
 
 /** Throws `SKILL_NOT_FOUND` naming the missing skill and the ones that exist. */

@@ -6,7 +6,7 @@ import { parseCommandLine, requireOption, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
 
 const SANDBOX_APPLY_USAGE = `Usage: agents sandbox apply --thread ID [--to REF] [--from REF] [--dry-run]
                            [--conflicts refuse|markers] [PATH...]
@@ -65,9 +65,7 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           'dry-run': { type: 'boolean' },
           conflicts: { type: 'string' },
           undo: { type: 'boolean' },
@@ -95,46 +93,40 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
       }
       if (!undo && values.force === true)
         throw usageError('--force goes with --undo.', SANDBOX_APPLY_USAGE);
-      const thread = await openThread(context.workspace, threadId, {
-        cwd: context.projectDir,
-        signal: context.signal,
-      });
-      try {
-        const sandbox = deliverySandboxOf(thread);
-        const { signal } = context;
-        if (undo) {
-          const result = await undoApply(join(sandbox.runDir, APPLIES_FOLDER), {
-            force: values.force === true,
-            dryRun: values['dry-run'] === true,
-          });
-          if (context.json) printJson(context.stdout, result);
-          else {
-            for (const path of result.restored) println(context.stdout, `  restored ${path}`);
-            println(
-              context.stdout,
-              `${result.dryRun ? 'Would put back' : 'Put back'} ${result.restored.length} file(s) in ${result.target} (apply ${result.applyId}).`,
-            );
+      return withThreadDelivery(
+        openThread,
+        context,
+        threadId,
+        values,
+        async ({ sandbox, from, to }) => {
+          if (undo) {
+            const result = await undoApply(join(sandbox.runDir, APPLIES_FOLDER), {
+              force: values.force === true,
+              dryRun: values['dry-run'] === true,
+            });
+            if (context.json) printJson(context.stdout, result);
+            else {
+              for (const path of result.restored) println(context.stdout, `  restored ${path}`);
+              println(
+                context.stdout,
+                `${result.dryRun ? 'Would put back' : 'Put back'} ${result.restored.length} file(s) in ${result.target} (apply ${result.applyId}).`,
+              );
+            }
+            return 0;
           }
-          return 0;
-        }
-        const result = await applySandbox(sandbox, {
-          ...(values.from === undefined
-            ? {}
-            : { from: await resolveThreadRef(thread, sandbox, values.from, signal) }),
-          ...(values.to === undefined
-            ? {}
-            : { to: await resolveThreadRef(thread, sandbox, values.to, signal) }),
-          paths,
-          dryRun: values['dry-run'] === true,
-          conflicts,
-          signal,
-        });
-        if (context.json) printJson(context.stdout, { threadId, ...result });
-        else printResult(context, threadId, result);
-        return result.conflicts.length > 0 ? ExitCode.Sandbox : 0;
-      } finally {
-        await thread.close();
-      }
+          const result = await applySandbox(sandbox, {
+            ...(from === undefined ? {} : { from }),
+            ...(to === undefined ? {} : { to }),
+            paths,
+            dryRun: values['dry-run'] === true,
+            conflicts,
+            signal: context.signal,
+          });
+          if (context.json) printJson(context.stdout, { threadId, ...result });
+          else printResult(context, threadId, result);
+          return result.conflicts.length > 0 ? ExitCode.Sandbox : 0;
+        },
+      );
     },
   };
 }

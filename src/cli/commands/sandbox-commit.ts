@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { deliverySandboxOf, resolveThreadRef } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
 
 const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]
 
@@ -25,46 +25,38 @@ export function createSandboxCommitCommand(openThread: OpenThreadContext): Comma
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           branch: { type: 'string' },
           message: { type: 'string', short: 'm' },
-          from: { type: 'string' },
-          to: { type: 'string' },
         },
         SANDBOX_COMMIT_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', SANDBOX_COMMIT_USAGE);
       const branch = requireOption(values.branch, 'branch', SANDBOX_COMMIT_USAGE);
-      const thread = await openThread(context.workspace, threadId, {
-        cwd: context.projectDir,
-        signal: context.signal,
-      });
-      try {
-        const sandbox = deliverySandboxOf(thread);
-        const { signal } = context;
-        const result = await commitSandbox(sandbox, {
-          branch,
-          message: values.message ?? `Work of agents thread ${threadId}`,
-          paths,
-          signal,
-          ...(values.from === undefined
-            ? {}
-            : { from: await resolveThreadRef(thread, sandbox, values.from, signal) }),
-          ...(values.to === undefined
-            ? {}
-            : { to: await resolveThreadRef(thread, sandbox, values.to, signal) }),
-        });
-        if (context.json) printJson(context.stdout, { threadId, ...result });
-        else {
-          println(
-            context.stdout,
-            `Branch ${result.branch} -> ${result.commit.slice(0, 12)} (on ${result.parent.slice(0, 12)}) in ${sandbox.source}.`,
-          );
-        }
-        return 0;
-      } finally {
-        await thread.close();
-      }
+      return withThreadDelivery(
+        openThread,
+        context,
+        threadId,
+        values,
+        async ({ sandbox, from, to }) => {
+          const result = await commitSandbox(sandbox, {
+            branch,
+            message: values.message ?? `Work of agents thread ${threadId}`,
+            paths,
+            signal: context.signal,
+            ...(from === undefined ? {} : { from }),
+            ...(to === undefined ? {} : { to }),
+          });
+          if (context.json) printJson(context.stdout, { threadId, ...result });
+          else {
+            println(
+              context.stdout,
+              `Branch ${result.branch} -> ${result.commit.slice(0, 12)} (on ${result.parent.slice(0, 12)}) in ${sandbox.source}.`,
+            );
+          }
+          return 0;
+        },
+      );
     },
   };
 }

@@ -4,7 +4,8 @@ import {
   resolveSnapshot,
   type DeliverySandbox,
 } from '../../sandbox/deliver/store-access.js';
-import type { ThreadContext } from '../thread-context.js';
+import type { CommandContext } from '../command.js';
+import type { OpenThreadContext, ThreadContext } from '../thread-context.js';
 
 /** The thread's sandbox as the delivery functions need it, or `SANDBOX_FAILED`. */
 export function deliverySandboxOf(thread: ThreadContext): DeliverySandbox {
@@ -40,6 +41,49 @@ export async function resolveThreadRef(
   ]);
   const snapshot = await loadCheckpoint(thread.graph, thread.threadId, ref);
   return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
+}
+
+/** The options every delivery command takes: `--thread ID`, and `--from`/`--to` for a range. */
+export const THREAD_DELIVERY_OPTIONS = {
+  thread: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+} as const;
+
+/** A thread opened by a delivery command, with its `--from`/`--to` resolved (undefined: not given). */
+export interface ThreadDelivery {
+  thread: ThreadContext;
+  sandbox: DeliverySandbox;
+  from: string | undefined;
+  to: string | undefined;
+}
+
+/**
+ * Opens a thread for a `sandbox` delivery command (`diff`, `apply`, `commit`): its delivery
+ * sandbox, `refs.from` and `refs.to` resolved by {@link resolveThreadRef}, then `work`; the
+ * thread is closed whatever happens.
+ */
+export async function withThreadDelivery<T>(
+  openThread: OpenThreadContext,
+  context: CommandContext,
+  threadId: string,
+  refs: { from?: string | undefined; to?: string | undefined },
+  work: (delivery: ThreadDelivery) => Promise<T>,
+): Promise<T> {
+  const thread = await openThread(context.workspace, threadId, {
+    cwd: context.projectDir,
+    signal: context.signal,
+  });
+  try {
+    const sandbox = deliverySandboxOf(thread);
+    const resolve = (ref: string | undefined): Promise<string | undefined> | undefined =>
+      ref === undefined ? undefined : resolveThreadRef(thread, sandbox, ref, context.signal);
+    const from = await resolve(refs.from);
+    const to = await resolve(refs.to);
+    return await work({ thread, sandbox, from, to });
+  } finally {
+    await thread.close();
+  }
 }
 
 /** Whether a writable stream is a terminal that wants colour (`NO_COLOR` turns it off). */

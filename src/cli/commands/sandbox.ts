@@ -4,7 +4,7 @@ import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { diffSandbox, formatSandboxDiff } from '../../sandbox/deliver/diff.js';
-import { deliverySandboxOf, resolveThreadRef, wantsColor } from './sandbox-refs.js';
+import { THREAD_DELIVERY_OPTIONS, wantsColor, withThreadDelivery } from './sandbox-refs.js';
 import type { ChangedPath } from '../../core/tool-descriptor.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
@@ -37,30 +37,18 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
       const { values, positionals: paths } = parseCommandLine(
         context.argv,
         {
-          thread: { type: 'string' },
-          from: { type: 'string' },
-          to: { type: 'string' },
+          ...THREAD_DELIVERY_OPTIONS,
           patch: { type: 'boolean' },
           stat: { type: 'boolean' },
         },
         SANDBOX_DIFF_USAGE,
       );
       const threadId = requireOption(values.thread, 'thread', SANDBOX_DIFF_USAGE);
-      const thread = await openThread(context.workspace, threadId, {
-        cwd: context.projectDir,
-        signal: context.signal,
-      });
-      try {
-        const sandbox = deliverySandboxOf(thread);
+      return withThreadDelivery(openThread, context, threadId, values, async (delivery) => {
+        const { thread, sandbox } = delivery;
         const { signal } = context;
-        const from =
-          values.from === undefined
-            ? sandbox.base
-            : await resolveThreadRef(thread, sandbox, values.from, signal);
-        const to =
-          values.to === undefined
-            ? sandbox.head
-            : await resolveThreadRef(thread, sandbox, values.to, signal);
+        const from = delivery.from ?? sandbox.base;
+        const to = delivery.to ?? sandbox.head;
         const changed = underPaths(await thread.sandbox.diff(from, to), paths);
         // Left out of every snapshot: the diff cannot show them, and a rollback leaves them.
         const skipped = thread.sandbox.skippedPaths?.() ?? [];
@@ -107,9 +95,7 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
           );
         }
         return 0;
-      } finally {
-        await thread.close();
-      }
+      });
     },
   };
 }

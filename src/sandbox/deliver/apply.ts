@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { parseRawTreeDiff } from '../large-files.js';
 import { snapshotRange } from './diff.js';
 import {
   recordApply,
@@ -9,9 +8,8 @@ import {
 } from './apply-journal.js';
 import { mergeText } from './merge-file.js';
 import {
-  literalPathspec,
+  rawSnapshotDiff,
   readBlob,
-  storeRun,
   type DeliveryGitOptions,
   type DeliverySandbox,
 } from './store-access.js';
@@ -106,27 +104,7 @@ export async function applySandbox(
 ): Promise<ApplyResult> {
   const { from, to } = await snapshotRange(sandbox, options);
   const target = options.target ?? sandbox.source;
-  const raw =
-    from === to
-      ? []
-      : parseRawTreeDiff(
-          (
-            await storeRun(
-              sandbox,
-              [
-                'diff-tree',
-                '-r',
-                '-z',
-                '--raw',
-                '--no-renames',
-                from,
-                to,
-                ...literalPathspec(options.paths),
-              ],
-              options,
-            )
-          ).stdout,
-        );
+  const raw = from === to ? [] : await rawSnapshotDiff(sandbox, from, to, options.paths, options);
   const planned: Planned[] = [];
   const conflicts: ApplyConflict[] = [];
   const skipped: ApplyConflict[] = [];

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { gitEnv, runGit, SNAPSHOT_IDENTITY } from '../git.js';
-import { parseRawTreeDiff } from '../large-files.js';
 import { storeEnv } from '../snapshot-store.js';
 import { snapshotRange } from './diff.js';
 import {
-  literalPathspec,
+  rawSnapshotDiff,
   storeRun,
   type DeliveryGitOptions,
   type DeliverySandbox,
@@ -168,24 +167,7 @@ async function buildTree(
     (options.paths === undefined || options.paths.length === 0) && options.from === sandbox.base;
   if (whole)
     return (await storeRun(sandbox, ['rev-parse', `${options.to}^{tree}`], options)).stdout.trim();
-  const raw = parseRawTreeDiff(
-    (
-      await storeRun(
-        sandbox,
-        [
-          'diff-tree',
-          '-r',
-          '-z',
-          '--raw',
-          '--no-renames',
-          options.from,
-          options.to,
-          ...literalPathspec(options.paths),
-        ],
-        options,
-      )
-    ).stdout,
-  );
+  const raw = await rawSnapshotDiff(sandbox, options.from, options.to, options.paths, options);
   // A temp index over the store, so neither the sandbox's private index nor the user's moves.
   const folder = await mkdtemp(join(tmpdir(), 'agents-commit-'));
   try {

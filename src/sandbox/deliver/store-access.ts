@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS } from '../git.js';
 import type { LocalSandbox } from '../local-sandbox.js';
+import { parseRawTreeDiff, type RawTreeChange } from '../raw-tree-diff.js';
 import { storeEnv, storeGit } from '../snapshot-store.js';
 
 /**
@@ -137,4 +138,24 @@ export async function resolveSnapshot(
 export function literalPathspec(paths: readonly string[] | undefined): string[] {
   if (paths === undefined || paths.length === 0) return [];
   return ['--', ...paths.map((path) => `:(literal)${path.replace(/^\.\/+/, '')}`)];
+}
+
+/**
+ * The files that differ between snapshots `from` and `to` (under `paths`, literally), as
+ * `diff-tree --raw` gives them with both blob ids: no rename detection, so a move is a delete
+ * and an add.
+ */
+export async function rawSnapshotDiff(
+  sandbox: DeliverySandbox,
+  from: string,
+  to: string,
+  paths: readonly string[] | undefined,
+  options: DeliveryGitOptions,
+): Promise<RawTreeChange[]> {
+  const output = await storeRun(
+    sandbox,
+    ['diff-tree', '-r', '-z', '--raw', '--no-renames', from, to, ...literalPathspec(paths)],
+    options,
+  );
+  return parseRawTreeDiff(output.stdout);
 }
