@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
-import { TSX_LOADER } from '../fixtures/fixture-process.js';
+import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
@@ -82,4 +82,33 @@ export async function makeProjectRepo(prefix: string, parent: string = tmpdir())
   git('add', 'README.md');
   git('commit', '-q', '-m', 'init');
   return dir;
+}
+
+/**
+ * Registers the fixture server as `fx` (stdio, spawned through tsx) and a skill `files` over it,
+ * through the CLI as a user would; fails with the CLI's stderr when either step does.
+ */
+export async function addFixtureFilesSkill(
+  dir: string,
+  options: { tools?: string } = {},
+): Promise<void> {
+  const toolsFlag = options.tools === undefined ? [] : ['--tools', options.tools];
+  const server = await agents(
+    dir,
+    'server',
+    'add',
+    'fx',
+    '--no-validate',
+    '--',
+    process.execPath,
+    '--import',
+    TSX_LOADER,
+    FIXTURE_SERVER_PATH,
+    '--transport',
+    'stdio',
+    ...toolsFlag,
+  );
+  if (server.code !== 0) throw new Error(`agents server add fx failed: ${server.stderr}`);
+  const skill = await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate');
+  if (skill.code !== 0) throw new Error(`agents skill add files failed: ${skill.stderr}`);
 }

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { UNATTRIBUTED_TOOL_ID } from '../../src/middleware/unattributed.js';
-import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const THREAD = 'killed-1';
 
@@ -35,24 +34,7 @@ describe('a tool call killed mid-way (SIGKILL of agents actor run)', () => {
 
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-killed-call-');
-    const server = await agents(
-      dir,
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    expect(
-      (await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code,
-    ).toBe(0);
+    await addFixtureFilesSkill(dir);
     await writeFile(
       join(dir, 'script.yaml'),
       [

@@ -3,8 +3,7 @@ import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openThreadSandbox, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
-import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const THREAD = 'thread-1';
 
@@ -33,25 +32,7 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-rollback-cli-');
 
-    const server = await agents(
-      dir,
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-      '--tools',
-      'basic',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    const skill = await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate');
-    expect(skill.code, skill.stderr).toBe(0);
+    await addFixtureFilesSkill(dir, { tools: 'basic' });
     // Three writes across three model turns, then an answer.
     await writeFile(
       join(dir, 'script.yaml'),

@@ -3,8 +3,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
-import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import { treeDigest } from '../helpers/tree-hash.js';
 
 // Spaces and a quote: the printed undo line must paste back through a shell.
@@ -31,26 +30,7 @@ describe('agents rollback --undo', () => {
 
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-undo-cli-');
-    const server = await agents(
-      dir,
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-      '--tools',
-      'basic',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    expect(
-      (await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code,
-    ).toBe(0);
+    await addFixtureFilesSkill(dir, { tools: 'basic' });
     // The run writes its own .gitignore, then a file it ignores: rolling back past the
     // .gitignore and undoing must bring that ignored file back too.
     await writeFile(

@@ -9,8 +9,7 @@ import { createCheckpointer } from '../../src/middleware/checkpointer.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import { openSandbox } from '../../src/sandbox/open-sandbox.js';
 import type { SandboxEntry } from '../../src/sandbox/sandbox-inventory.js';
-import { agents, makeProjectRepo } from './helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, makeProjectRepo } from './helpers.js';
 import { treeHash } from '../helpers/tree-hash.js';
 
 const DAY = 86_400_000;
@@ -71,26 +70,7 @@ describe('agents sandbox list / prune and agents thread remove', () => {
     git(dir, 'worktree', 'add', '-q', '-b', 'feature', userWorktree);
     await writeFile(join(userWorktree, 'wip.txt'), 'mine\n');
     await writeFile(join(dir, 'notes.txt'), 'untracked\n');
-    const server = await agents(
-      dir,
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-      '--tools',
-      'basic',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    expect(
-      (await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code,
-    ).toBe(0);
+    await addFixtureFilesSkill(dir, { tools: 'basic' });
     await writeFile(
       join(dir, 'script.yaml'),
       [

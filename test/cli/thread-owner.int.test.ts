@@ -2,8 +2,7 @@ import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
-import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const THREAD = 'shared-1';
 
@@ -19,26 +18,7 @@ describe('one thread, one actor', () => {
 
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-thread-owner-');
-    const server = await agents(
-      dir,
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-      '--tools',
-      'basic',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    expect(
-      (await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code,
-    ).toBe(0);
+    await addFixtureFilesSkill(dir, { tools: 'basic' });
     await writeFile(
       join(dir, 'script.yaml'),
       [
