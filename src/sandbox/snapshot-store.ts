@@ -130,6 +130,13 @@ const MAX_ADD_ATTEMPTS = 64;
  * `add -A` of the whole tree into the private index, with the private exclude file. Paths git
  * refuses to record (see {@link UnrecordablePaths}) are learnt from its errors and left out, so
  * one odd name never stops every later snapshot.
+ *
+ * `gitlinks` are the nested repositories the index holds (gitlinks): they are dropped from the
+ * index first, so `add -A` meets them as new folders and records each as a gitlink again by
+ * reading its HEAD, and never runs `git status` inside one (git does that for a gitlink already
+ * in the index, to see whether it is dirty). A nested repo is the tool's: its `.git/config`
+ * can name an fsmonitor, a filter driver or any program, and its `.git` can be a file pointing
+ * at the user's own repository.
  */
 export async function addAll(
   runDir: string,
@@ -137,8 +144,15 @@ export async function addAll(
   excludeFile: string,
   unrecordable: UnrecordablePaths,
   options: StoreGitOptions,
+  gitlinks: readonly string[] = [],
 ): Promise<void> {
   await unrecordable.forgetMissing();
+  if (gitlinks.length > 0) {
+    await storeGit(runDir, root, ['update-index', '-z', '--force-remove', '--stdin'], {
+      ...options,
+      input: gitlinks.map((path) => `${path}\0`).join(''),
+    });
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       await storeGit(
@@ -154,6 +168,28 @@ export async function addAll(
         throw error;
     }
   }
+}
+
+/** Mode of a gitlink (a nested repository or submodule) in an index or tree. */
+const GITLINK_MODE = '160000';
+
+/**
+ * The gitlinks of the private index, from `ls-files -s -z` (one pass over the index): for when
+ * the caller's own record of them may be stale (a snapshot that failed half-way).
+ */
+export async function indexGitlinks(
+  runDir: string,
+  root: string,
+  options: StoreGitOptions,
+): Promise<string[]> {
+  const { stdout } = await storeGit(runDir, root, ['ls-files', '-s', '-z'], options);
+  const paths: string[] = [];
+  for (const record of stdout.split('\0')) {
+    if (!record.startsWith(`${GITLINK_MODE} `)) continue;
+    const tab = record.indexOf('\t');
+    if (tab > 0) paths.push(record.slice(tab + 1));
+  }
+  return paths;
 }
 
 /** The git status letters of `diff-tree -z --name-status` → changed paths. */
