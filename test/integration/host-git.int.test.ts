@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import {
-  chmodSync,
+  readFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -215,6 +215,133 @@ describe('a nested repo whose core.fsmonitor names a tool-written script (issue 
       expect(markers()).toEqual([]);
       expect(fingerprint()).toEqual(before);
       expect(git('branch', '--list', 'feature').trim()).toBe('feature');
+    },
+  );
+});
+
+/**
+ * A nested repo (and the sandbox's own `.git`, the tool's too) whose config names a program in
+ * every key that can, a `.gitattributes` in the sandbox naming a filter, diff and merge driver
+ * of that name, and a `.git` file pointing at the user's own repository.
+ */
+const everyProgramKey = () => {
+  const keys = [
+    'core.fsmonitor',
+    'core.sshCommand',
+    'core.pager',
+    'core.editor',
+    'sequence.editor',
+    'diff.external',
+    'filter.evil.clean',
+    'filter.evil.smudge',
+    'filter.evil.process',
+    'diff.evil.textconv',
+    'diff.evil.command',
+    'merge.evil.driver',
+    'credential.helper',
+    'gpg.program',
+  ];
+  const configure = (dir: string) =>
+    [
+      ...keys.map((key) => `git -C ${dir} config ${key} "$P"`),
+      `git -C ${dir} config filter.evil.required true`,
+      `git -C ${dir} config core.hooksPath "$H"`,
+    ].join(' && ');
+  return [
+    'git init -q n2 && cd n2 && echo n > n.txt && git add n.txt && ' +
+      'git -c user.name=t -c user.email=t@example.com commit -qm n && echo dirty >> n.txt',
+    [
+      writePayload('n2/.git/p.sh'),
+      'mkdir -p n2/.git/evil-hooks',
+      ...[
+        'pre-commit',
+        'post-checkout',
+        'post-index-change',
+        'reference-transaction',
+        'pre-push',
+      ].map((hook) => `cp n2/.git/p.sh n2/.git/evil-hooks/${hook}`),
+      'P="$(realpath n2/.git/p.sh)" H="$(realpath n2/.git/evil-hooks)"',
+      `${configure('n2')} && ${configure('.')}`,
+      "printf '* filter=evil diff=evil merge=evil\\n' > .gitattributes",
+      "printf '* filter=evil diff=evil merge=evil\\n' > n2/.gitattributes",
+    ].join('\n'),
+    `mkdir -p pointer && printf 'gitdir: %s\\n' '${join(project, '.git')}' > pointer/.git`,
+    'echo later > later.txt && echo dirtier >> n2/n.txt && echo edited >> README.md',
+  ];
+};
+
+describe('program-naming keys of nested repos and the sandbox (issue 23, hole 1)', () => {
+  it(
+    'none runs on snapshots, sandbox diff, rollback, commit --branch or apply',
+    { timeout: 300_000 },
+    async () => {
+      writeScript(everyProgramKey());
+      await setUpWorkspace();
+      const before = fingerprint();
+      const run = await agents(project, 'actor', 'run', 'bot', '--input', 'go', '--thread', 't2');
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('all done');
+      expect(run.stdout).toMatch(/changed: .*A later\.txt/);
+      expect(markers()).toEqual([]);
+      expect(fingerprint()).toEqual(before);
+
+      for (const flags of [[], ['--patch'], ['--stat']]) {
+        const diff = await agents(project, 'sandbox', 'diff', '--thread', 't2', ...flags);
+        expect(diff.code, diff.stderr).toBe(0);
+        expect(diff.stdout).toContain('later.txt');
+      }
+      expect(markers()).toEqual([]);
+      expect(fingerprint()).toEqual(before);
+
+      const listed = await agents(project, 'checkpoints', '--thread', 't2', '--json');
+      const checkpoints = JSON.parse(listed.stdout) as Array<{
+        checkpointId: string;
+        changed: unknown[];
+      }>;
+      const first = checkpoints.filter((entry) => entry.changed.length > 0).at(-1)!;
+      const rolled = await agents(
+        project,
+        'rollback',
+        '--thread',
+        't2',
+        '--to',
+        first.checkpointId,
+      );
+      expect(rolled.code, rolled.stderr).toBe(0);
+      const undone = await agents(project, 'rollback', '--thread', 't2', '--undo');
+      expect(undone.code, undone.stderr).toBe(0);
+      expect(markers()).toEqual([]);
+      expect(fingerprint()).toEqual(before);
+
+      const branched = await agents(
+        project,
+        'sandbox',
+        'commit',
+        '--thread',
+        't2',
+        '--branch',
+        'agents/t2',
+      );
+      expect(branched.code, branched.stderr).toBe(0);
+      expect(markers()).toEqual([]);
+      const afterCommit = fingerprint();
+      // Only the new branch is new: the working tree, index, stash, config are as they were.
+      expect({ ...afterCommit, refs: '', dotGit: '' }).toEqual({ ...before, refs: '', dotGit: '' });
+      expect(git('branch', '--format=%(refname:short)').split('\n')).toEqual(
+        expect.arrayContaining(['agents/t2', 'feature', 'main']),
+      );
+
+      const applied = await agents(project, 'sandbox', 'apply', '--thread', 't2');
+      expect(applied.code, applied.stderr).toBe(0);
+      expect(markers()).toEqual([]);
+      expect(git('show', 'HEAD:keep.txt')).toBe('committed\n');
+      expect(readFileSync(join(project, 'keep.txt'), 'utf8')).toBe('uncommitted edit\n');
+      expect(readFileSync(join(project, 'later.txt'), 'utf8')).toBe('later\n');
+      expect(git('branch', '--list', 'feature').trim()).toBe('feature');
+      // The nested repos were never delivered as folders of files or `.git` entries.
+      expect(existsSync(join(project, 'n2', '.git'))).toBe(false);
+      expect(existsSync(join(project, 'pointer', '.git'))).toBe(false);
+      expect(afterCommit.stash).toBe(fingerprint().stash);
     },
   );
 });

@@ -6,6 +6,12 @@ import {
   type DeliverySandbox,
 } from './store-access.js';
 
+/**
+ * A patch never runs a program: no external diff, no textconv (a `.gitattributes` in the
+ * sandbox is the tool's to write; plumbing leaves both off already, this says so).
+ */
+const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
+
 /** One line of a hunk. `no-newline` is git's "\ No newline at end of file" after a line. */
 export interface DiffLine {
   kind: 'context' | 'add' | 'remove' | 'no-newline';
@@ -96,7 +102,7 @@ export async function diffSandbox(
   const patch = (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-p', '-M', '--no-color', from, to, ...spec],
+      ['diff-tree', '-r', '-p', '-M', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
       options,
     )
   ).stdout;
@@ -136,7 +142,17 @@ export async function formatSandboxDiff(
   return (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-M', color, ...what, from, to, ...literalPathspec(options.paths)],
+      [
+        'diff-tree',
+        '-r',
+        '-M',
+        color,
+        ...NO_PROGRAMS,
+        ...what,
+        from,
+        to,
+        ...literalPathspec(options.paths),
+      ],
       options,
     )
   ).stdout;
