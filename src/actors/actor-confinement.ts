@@ -56,4 +56,3 @@ export function actorConfinement(input: {
   reportUnconfinedOnce(confinement, input.report);
   return confinement;
 }
-

@@ -31,7 +31,11 @@ export function confinementScope(input: {
   const env = input.env ?? process.env;
   const stateDir = input.stateDir ?? agentsStateDir(env);
   const home = env['HOME'] !== undefined && env['HOME'] !== '' ? env['HOME'] : homedir();
-  const hidden = [stateDir, home, ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot])];
+  const hidden = [
+    stateDir,
+    home,
+    ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot]),
+  ];
   // The sandbox's container holds its private `run/` beside the tree (not when the "sandbox" is
   // the project itself, sandbox off).
   if (input.projectDir === undefined || input.projectDir !== input.sandboxRoot)
