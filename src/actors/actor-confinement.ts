@@ -1,5 +1,4 @@
-import { dirname, relative, isAbsolute } from 'node:path';
-import { agentsStateDir } from '../sandbox/state-dir.js';
+import { confinementScope } from '../servers/confinement-scope.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
@@ -27,8 +26,8 @@ export interface ActorConfinement {
 
 /**
  * Resolves the OS confinement of an actor's stdio servers at activation: the sandbox (or, with
- * the sandbox off, the project) writable, the workspace hidden, the sandbox mounted at the
- * project's own path. Says once per process when `auto` cannot confine.
+ * the sandbox off, the project) writable and mounted at the project's own path; the workspace,
+ * the state folder and the home folder hidden (see `confinementScope`). Says once per process when `auto` cannot confine.
  *
  * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the mode is `required` and bubblewrap
  *   cannot run here.
@@ -48,26 +47,12 @@ export function actorConfinement(input: {
       network: options?.network ?? settings.network,
       ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
     },
-    {
+    confinementScope({
       sandboxRoot: input.sandboxRoot,
       projectDir: input.projectDir,
-      // The workspace (checkpoints, audit, pins), the per-user state folder (every sandbox's
-      // private snapshot store) and this sandbox's own folder (its run dir) are hidden; the
-      // sandbox tree itself is mounted back on top.
-      hidden: [
-        input.workspaceRoot,
-        ...[agentsStateDir(), dirname(input.sandboxRoot)].filter(
-          (path) => !contains(path, input.projectDir),
-        ),
-      ],
-    },
+      workspaceRoot: input.workspaceRoot,
+    }),
   );
   reportUnconfinedOnce(confinement, input.report);
   return confinement;
-}
-
-/** `path` is `inner` or one of its ancestors (hiding it would hide `inner` too). */
-function contains(path: string, inner: string): boolean {
-  const rel = relative(path, inner);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }

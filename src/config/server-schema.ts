@@ -117,6 +117,25 @@ const serverCommon = {
     ),
 };
 
+/**
+ * Per-server exceptions to OS confinement: folders or files outside the sandbox a confined server
+ * may write (`writable`) or read (`readOnly`), such as its own data file. Absolute paths (`~/`
+ * means the home folder); never the project, the workspace or the state folder.
+ */
+export const ServerSandboxExceptionsSchema = z
+  .strictObject({
+    writable: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Absolute paths a confined server may write (e.g. its own data folder).'),
+    readOnly: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Absolute paths a confined server may read although they are hidden.'),
+  })
+  .describe('Exceptions to OS confinement for this server.');
+export type ServerSandboxExceptions = z.infer<typeof ServerSandboxExceptionsSchema>;
+
 export const StdioServerConfigSchema = z
   .strictObject({
     transport: z.literal('stdio'),
@@ -133,6 +152,9 @@ export const StdioServerConfigSchema = z
       .describe(
         'Allow a command that runs a code string (`sh -c`, `node -e`, `npx -c`). Off by default.',
       ),
+    sandbox: ServerSandboxExceptionsSchema.optional().describe(
+      'Explicit exceptions to OS confinement for this server (its own data outside the project); `agents doctor` lists them.',
+    ),
     ...serverCommon,
   })
   .describe('A server spawned as a child process speaking MCP over stdio.');

@@ -63,7 +63,7 @@ export function createServerTransport(
       expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
     );
     // The guard above judged the server's own command line; the wrapper only adds mounts.
-    const launch = options.confinement?.wrap(config.command, args, cwd) ?? {
+    const launch = options.confinement?.wrap(config.command, args, cwd, config.sandbox) ?? {
       command: config.command,
       args,
     };

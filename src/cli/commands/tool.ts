@@ -59,7 +59,11 @@ const toolAdd: Command = {
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
-      const probe = await probeServer(server, { cwd: context.projectDir, signal: context.signal });
+      const probe = await probeServer(server, {
+        store,
+        signal: context.signal,
+        stderr: context.stderr,
+      });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
           AgentsErrorCode.ToolUnavailable,
@@ -211,7 +215,18 @@ async function describeServerTools(
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { createSkillRegistry } = await import('../../actors/skill-registry.js');
-  const server = createManagedServer(config, { cwd: context.projectDir });
+  const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
+  const { warnTo } = await import('./server.js');
+  // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).
+  await using sandbox = await inspectionSandbox({
+    store,
+    servers: [config],
+    report: warnTo(context.stderr),
+  });
+  const server = createManagedServer(config, {
+    cwd: sandbox.dir,
+    confinement: sandbox.confinement,
+  });
   try {
     await server.start({ signal: context.signal });
     const registry = await createSkillRegistry({
