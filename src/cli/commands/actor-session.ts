@@ -8,6 +8,7 @@ import type { CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { println, shellQuote } from '../output.js';
 import { createRunOutput } from '../run-output.js';
+import { isEndOfInput } from '../../policy/terminal-approval.js';
 import { createAnswerSource } from './actor-answers.js';
 
 function printResumeHint(
@@ -159,6 +160,12 @@ export async function driveRun(
         }
         for (const item of pending) given.push(await answers.ask(item.preview));
       } catch (error) {
+        // Ctrl-D at the prompt: nothing answered, the run stays paused as with a closed stdin.
+        if (isEndOfInput(error)) {
+          settings.paused?.();
+          printResumeHint(context, settings.name, settings.threadId, pending);
+          return ExitCode.Policy;
+        }
         // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
         if (context.signal.aborted) {
           settings.paused?.();
