@@ -1,5 +1,7 @@
+import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
   literalPathspec,
+  rawSnapshotDiff,
   resolveSnapshot,
   storeRun,
   type DeliveryGitOptions,
@@ -48,6 +50,12 @@ export interface FileDiff {
   additions: number | null;
   deletions: number | null;
   hunks: DiffHunk[];
+  /**
+   * Set when apply and commit leave this file out by default: `config` (under `.agents/`, the
+   * library's own configuration), `symlink-out` (a link out of the tree or into `.git`),
+   * `nested-repo`; with the reason.
+   */
+  leftOut?: Pick<SkippedChange, 'kind' | 'reason'>;
 }
 
 /** The work of a sandbox between two snapshots, as structured hunks and as git's patch. */
@@ -60,7 +68,8 @@ export interface SandboxDiff {
 }
 
 /** Options of {@link diffSandbox} and {@link formatSandboxDiff}. */
-export interface DiffSandboxOptions extends DeliveryGitOptions {
+export interface DiffSandboxOptions
+  extends DeliveryGitOptions, Pick<DeliveryScreenOptions, 'configPrefixes'> {
   /** Snapshot to diff from (sha); default the sandbox's base. */
   from?: string;
   /** Snapshot to diff to (sha); default the sandbox's latest snapshot. */
@@ -108,12 +117,35 @@ export async function diffSandbox(
   ).stdout;
   const entries = parseNameStatusWithRenames(names);
   const sections = splitSections(patch);
+  const leftOut = await leftOutByDelivery(sandbox, { ...options, from, to });
   // Both outputs list the files in the same order; pair them up.
-  const files = entries.map((entry, index) => ({
-    ...entry,
-    ...parseSection(sections[index] ?? []),
-  }));
+  const files = entries.map((entry, index) => {
+    const out = leftOut.get(entry.path) ?? (entry.oldPath && leftOut.get(entry.oldPath));
+    return {
+      ...entry,
+      ...parseSection(sections[index] ?? []),
+      ...(out ? { leftOut: { kind: out.kind, reason: out.reason } } : {}),
+    };
+  });
   return { from, to, files, patch };
+}
+
+/**
+ * The paths of `from`..`to` that apply and commit leave out by default (configuration,
+ * symlinks out, nested repositories), by path, for listings that warn about them.
+ */
+export async function leftOutByDelivery(
+  sandbox: DeliverySandbox,
+  options: DiffSandboxOptions & { from: string; to: string },
+): Promise<Map<string, SkippedChange>> {
+  if (options.from === options.to) return new Map();
+  const raw = await rawSnapshotDiff(sandbox, options.from, options.to, options.paths, options);
+  const { skipped } = await screenChanges(sandbox, raw, {
+    ...options,
+    includeConfig: false,
+    allowSymlinksOut: false,
+  });
+  return new Map(skipped.map((item) => [item.path, item]));
 }
 
 /** Options of {@link formatSandboxDiff}. */
