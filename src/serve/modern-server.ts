@@ -10,7 +10,6 @@ import {
 import type {
   CallToolResult,
   McpServerFactory,
-  RequestStateCodec,
   ServerContext,
   ServerEventBus,
 } from '@modelcontextprotocol/server';
