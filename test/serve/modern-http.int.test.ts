@@ -62,7 +62,7 @@ async function serve(extra: Partial<ServeEntriesOptions> = {}): Promise<Served> 
   return { url: endpoint, runs };
 }
 
-type Answer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' };
+type Answer = { action: 'accept'; content: Record<string, string> } | { action: 'decline' };
 
 async function modernClient(
   url: URL,
