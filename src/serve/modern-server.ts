@@ -52,6 +52,9 @@ export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 /** Cache hint on `tools/list`: the list changes when upstream servers come and go. */
 export const TOOLS_LIST_CACHE_TTL_MS = 5_000;
 
+/** Cache hint on the (always empty) prompt and resource lists. */
+export const EMPTY_LIST_CACHE_TTL_MS = 60 * 60_000;
+
 /** Paused calls kept at most (each waits for its client's answer up to the approval timeout). */
 export const MAX_PAUSED_CALLS = 256;
 
@@ -114,9 +117,16 @@ export function createModernServing(options: ModernServingOptions): ModernServin
     const server = new Server(
       { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
       {
-        capabilities: { tools: { listChanged: true }, logging: {} },
+        // Prompts and resources: declared and always empty, so a 2026 client's cacheable list
+        // calls get an answer with caching fields instead of -32601.
+        capabilities: { tools: { listChanged: true }, prompts: {}, resources: {}, logging: {} },
         instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
-        cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_CACHE_TTL_MS, cacheScope: 'private' } },
+        cacheHints: {
+          'tools/list': { ttlMs: TOOLS_LIST_CACHE_TTL_MS, cacheScope: 'private' },
+          'prompts/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
+          'resources/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
+          'resources/templates/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
+        },
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
         // This server is never bound to 2025 traffic (that goes to the v1 sessions).
         inputRequired: { legacyShim: false },
@@ -125,6 +135,16 @@ export function createModernServing(options: ModernServingOptions): ModernServin
     server.setRequestHandler('tools/list', () => ({
       tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)) as never,
     }));
+    server.setRequestHandler('prompts/list', () => ({ prompts: [] }));
+    server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+    server.setRequestHandler('resources/read', (request) => {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Resource not found: ${request.params.uri} (this server serves tools only).`,
+        { uri: request.params.uri },
+      );
+    });
     server.setRequestHandler('tools/call', (request, ctx) =>
       callTool(request.params as CallParams, ctx),
     );

@@ -47,7 +47,12 @@ export class ReplayingTransport implements Transport {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message) => this.onmessage?.(message);
-    this.inner.onerror = (error) => this.onerror?.(error);
+    // The owner's error log stays; the server taking over hears errors too.
+    const ownerOnError = this.inner.onerror;
+    this.inner.onerror = (error) => {
+      ownerOnError?.(error);
+      this.onerror?.(error);
+    };
     this.inner.onclose = () => {
       this.onclose?.();
       this.onInnerClose?.();
