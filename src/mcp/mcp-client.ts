@@ -94,6 +94,23 @@ export function jsonRpcErrorData(error: unknown): unknown {
   return undefined;
 }
 
+/** The JSON-RPC error an HTTP error response carried in its body, if it was one. */
+export function jsonRpcErrorInHttpBody(
+  error: unknown,
+): { code: number; message?: string; data?: unknown } | undefined {
+  if (!SdkHttpError.isInstance(error)) return undefined;
+  const text = (error.data as { text?: unknown }).text;
+  if (typeof text !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown } };
+    return typeof parsed.error?.code === 'number'
+      ? (parsed.error as { code: number; message?: string; data?: unknown })
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The HTTP status an SDK transport error carries (v1 `StreamableHTTPError.code`, v2 `SdkHttpError.status`). */
 export function httpStatusOf(error: unknown): number | undefined {
   if (SdkHttpError.isInstance(error)) return error.status;

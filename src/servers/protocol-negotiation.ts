@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerErrorDetails } from '../errors.js';
-import { jsonRpcErrorCode, jsonRpcErrorData } from '../mcp/mcp-client.js';
+import { jsonRpcErrorCode, jsonRpcErrorData, jsonRpcErrorInHttpBody } from '../mcp/mcp-client.js';
 
 /** The stateless revision; the SDK v2 client speaks it beside the 2025-era ones. */
 export const MODERN_REVISION = '2026-07-28';
@@ -71,12 +71,10 @@ export function isProbeClosedOnStdio(error: unknown): boolean {
 export function serverRevisionsOf(error: unknown): string[] | undefined {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
     if (UnsupportedProtocolVersionError.isInstance(current)) return current.supported;
+    const inBody = jsonRpcErrorInHttpBody(current);
+    if (inBody?.code === UNSUPPORTED_PROTOCOL_VERSION) return supportedIn(inBody.data);
     if (jsonRpcErrorCode(current) === UNSUPPORTED_PROTOCOL_VERSION) {
-      const supported = (jsonRpcErrorData(current) as { supported?: unknown } | undefined)
-        ?.supported;
-      if (Array.isArray(supported) && supported.every((v) => typeof v === 'string'))
-        return supported as string[];
-      return [];
+      return supportedIn(jsonRpcErrorData(current));
     }
     if (/-32022|Unsupported protocol version/i.test(errorMessage(current))) {
       const listed = /supported[^[]*(\[[^\]]*\])/i.exec(errorMessage(current))?.[1];
@@ -90,6 +88,13 @@ export function serverRevisionsOf(error: unknown): string[] | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+function supportedIn(data: unknown): string[] {
+  const supported = (data as { supported?: unknown } | undefined)?.supported;
+  return Array.isArray(supported) && supported.every((v) => typeof v === 'string')
+    ? (supported as string[])
+    : [];
 }
 
 /**

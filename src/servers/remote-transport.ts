@@ -8,7 +8,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/client';
-import { httpStatusOf } from '../mcp/mcp-client.js';
+import { httpStatusOf, jsonRpcErrorInHttpBody } from '../mcp/mcp-client.js';
 
 /** The transports a remote server config may name. */
 export type RemoteTransportKind = 'streamable-http' | 'sse' | 'auto';
@@ -92,6 +92,9 @@ function asRemote(sse: SSEClientTransport): RemoteTransport {
 /** True for the answers of a server that predates streamable HTTP. */
 function isLegacyServerAnswer(error: unknown): boolean {
   const status = httpStatusOf(error);
+  // A 2026-only server refuses `initialize` with 400 and a JSON-RPC -32022 naming what it
+  // speaks: that is an answer about revisions, not a sign of the old HTTP+SSE transport.
+  if (jsonRpcErrorInHttpBody(error)?.code === -32022) return false;
   return status === 400 || status === 404 || status === 405;
 }
 
