@@ -16,7 +16,10 @@ export const MODERN_REVISION = '2026-07-28';
 /** The newest 2025-era revision (`initialize` handshake, sessions). */
 export const LEGACY_REVISION = '2025-11-25';
 /** Every revision our client offers, newest first (what a mismatch error names). */
-export const CLIENT_REVISIONS: readonly string[] = [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS];
+export const CLIENT_REVISIONS: readonly string[] = [
+  MODERN_REVISION,
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+];
 
 /** The JSON-RPC code of "unsupported protocol version" (2026-07-28, also sent by 2026-only servers to `initialize`). */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -34,7 +37,9 @@ export function versionNegotiationFor(
 ): VersionNegotiationOptions {
   if (choice === LEGACY_REVISION) return { mode: 'legacy' };
   const probe = { timeoutMs: Math.max(1_000, Math.min(10_000, Math.floor(startupMs / 3))) };
-  if (choice === MODERN_REVISION) return { mode: { pin: MODERN_REVISION }, probe };
+  // Pinned, silence is never a verdict: the probe may take the whole startup budget.
+  if (choice === MODERN_REVISION)
+    return { mode: { pin: MODERN_REVISION }, probe: { timeoutMs: startupMs } };
   return { mode: 'auto', probe };
 }
 

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Implementation, type PriorDiscovery } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { NamedServerConfig } from '../config/schemas.js';
+import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
 import { listAllTools } from '../mcp/list-tools.js';
 import { CHECKED_ELSEWHERE } from '../mcp/mcp-client.js';
@@ -10,6 +10,7 @@ import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-req
 import { createServerTransport, type ServerTransport } from './connect.js';
 import {
   isProbeClosedOnStdio,
+  MODERN_REVISION,
   protocolChoiceOf,
   revisionMismatchError,
   verdictOf,
@@ -66,23 +67,36 @@ export class ServerConnector {
   async connect(
     signal: AbortSignal | undefined,
   ): Promise<{ connection: Connection; tools: Tool[] }> {
+    const choice = protocolChoiceOf(this.core.config);
     try {
-      return await this.connectOnce(signal, this.verdict);
+      return await this.connectOnce(signal, choice, this.verdict);
     } catch (error) {
-      const probeClosed = error instanceof ServerError && isProbeClosedOnStdio(error.cause);
-      if (!probeClosed || this.core.closing) throw error;
-      // A 2025-era stdio server that ends on the unknown `server/discover`: start it again and
-      // initialize, as its revision expects.
-      this.core.logger.debug(
-        `Server "${this.core.name}" closed on server/discover; starting it again with initialize.`,
-        { serverName: this.core.name },
-      );
-      return this.connectOnce(signal, { kind: 'legacy' });
+      if (this.core.closing || choice !== 'auto' || !(error instanceof ServerError)) throw error;
+      if (isProbeClosedOnStdio(error.cause)) {
+        // A 2025-era stdio server that ends on the unknown `server/discover`: start it again
+        // and initialize, as its revision expects.
+        this.core.logger.debug(
+          `Server "${this.core.name}" closed on server/discover; starting it again with initialize.`,
+          { serverName: this.core.name },
+        );
+        return this.connectOnce(signal, choice, { kind: 'legacy' });
+      }
+      if ((error.details['serverRevisions'] as string[] | undefined)?.includes(MODERN_REVISION)) {
+        // The probe went unanswered (a slow stdio start looks like a 2025 server) and
+        // `initialize` was refused with -32022 naming 2026-07-28: honour that list.
+        this.core.logger.debug(
+          `Server "${this.core.name}" refused initialize and named ${MODERN_REVISION}; connecting with it.`,
+          { serverName: this.core.name },
+        );
+        return this.connectOnce(signal, MODERN_REVISION, undefined);
+      }
+      throw error;
     }
   }
 
   private async connectOnce(
     signal: AbortSignal | undefined,
+    choice: McpProtocolChoice,
     prior: PriorDiscovery | undefined,
   ): Promise<{ connection: Connection; tools: Tool[] }> {
     const core = this.core;
@@ -90,7 +104,7 @@ export class ServerConnector {
     const serverTransport = this.transportFactory(core.config);
     this.startingTransport = serverTransport;
     const generation = ++core.generation;
-    const client = this.createClient(generation);
+    const client = this.createClient(generation, choice);
     const connection: Connection = {
       generation,
       client,
@@ -153,7 +167,7 @@ export class ServerConnector {
         : (revisionMismatchError(
             error,
             core.name,
-            protocolChoiceOf(core.config),
+            choice,
             core.failures.details(phase, serverTransport),
           ) ?? core.failures.describe(error, serverTransport, phase));
       await serverTransport.close();
@@ -198,7 +212,7 @@ export class ServerConnector {
     }
   }
 
-  private createClient(generation: number): Client {
+  private createClient(generation: number, choice: McpProtocolChoice): Client {
     const { roots, forwardClientRequests, clientInfo } = this.core.options;
     const forward = forwardClientRequests === true;
     const client = new Client(clientInfo ?? CLIENT_INFO, {
@@ -207,10 +221,7 @@ export class ServerConnector {
         ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
       },
       jsonSchemaValidator: CHECKED_ELSEWHERE,
-      versionNegotiation: versionNegotiationFor(
-        protocolChoiceOf(this.core.config),
-        this.core.timeouts.startupMs,
-      ),
+      versionNegotiation: versionNegotiationFor(choice, this.core.timeouts.startupMs),
     });
     this.clientRequests.install(client, forward);
     if (roots) {

@@ -3,13 +3,19 @@
  * over stdio as a real process and over HTTP) and today's 2025-era fixture, through the managed
  * server, with `protocol: auto` and pinned revisions.
  */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
+import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import {
   fixtureStdioArgs,
+  mastraStdioArgs,
   modernStdioArgs,
+  startMastraFixtureProcess,
   startModernFixtureProcess,
   type FixtureProcess,
 } from '../fixtures/fixture-process.js';
@@ -36,11 +42,7 @@ function stdio(
   } as NamedServerConfig;
 }
 
-function http(
-  name: string,
-  url: URL,
-  protocol?: NamedServerConfig['protocol'],
-): NamedServerConfig {
+function http(name: string, url: URL, protocol?: NamedServerConfig['protocol']): NamedServerConfig {
   return {
     name,
     transport: 'auto',
@@ -158,5 +160,48 @@ describe('a 2025-era server (the v1 fixture)', () => {
     expect(error.message).toContain('Server "pinned-new"');
     expect(error.message).toContain('this client offered 2026-07-28');
     expect(error.details).toMatchObject({ clientRevisions: ['2026-07-28'] });
+  });
+});
+
+describe("@mastra/mcp 2.0's MCPServer (2026-07-28 only, from npm)", () => {
+  it('over stdio and HTTP: negotiated, listed and called', async () => {
+    const fixture = await startMastraFixtureProcess();
+    cleanups.push(() => fixture.close());
+    for (const config of [stdio('mastra', mastraStdioArgs()), http('mastra-http', fixture.url)]) {
+      const server = await started(config);
+      expect(server.protocolVersion).toBe('2026-07-28');
+      const result = await toolEntry(server, 'shout').execute({ text: 'quiet' }, {});
+      expect(JSON.stringify(result)).toContain('QUIET');
+    }
+  });
+});
+
+describe('createMcpToolAdapter with a caller-made client', () => {
+  it('an SDK v2 Client in auto mode on a 2026-only server', async () => {
+    const fixture = await modernHttp();
+    const client = new Client(
+      { name: 'adapter-v2', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(fixture.url));
+    cleanups.push(() => client.close());
+    const adapter = createMcpToolAdapter({ serverName: 'modern', client, trusted: true });
+    expect((await adapter.listTools()).map((entry) => entry.descriptor.originalName)).toContain(
+      'echo',
+    );
+    expect(resultText(await adapter.execute('echo', { text: 'v2' }))).toBe('v2');
+  });
+
+  it('a v1 Client (@modelcontextprotocol/sdk) on a 2025-era server still works', async () => {
+    const client = new V1Client({ name: 'adapter-v1', version: '1.0.0' });
+    await client.connect(
+      new V1StdioClientTransport({
+        command: process.execPath,
+        args: fixtureStdioArgs(['--tools', 'basic']),
+      }),
+    );
+    cleanups.push(() => client.close());
+    const adapter = createMcpToolAdapter({ serverName: 'old', client, trusted: true });
+    expect(resultText(await adapter.execute('echo', { text: 'v1' }))).toBe('received 2 characters');
   });
 });
