@@ -77,6 +77,10 @@ export function resolveServerRestartPolicy(
   return { ...SERVER_RESTART_DEFAULTS, ...setFields(restart) };
 }
 
+/** The MCP revisions a server config may pin; `auto` negotiates per server. */
+export const MCP_PROTOCOL_CHOICES = ['auto', '2026-07-28', '2025-11-25'] as const;
+export type McpProtocolChoice = (typeof MCP_PROTOCOL_CHOICES)[number];
+
 const serverCommon = {
   name: z
     .string()
@@ -89,6 +93,12 @@ const serverCommon = {
   restart: ServerRestartPolicySchema.partial()
     .optional()
     .describe('Restart after a crash, with bounded exponential backoff.'),
+  protocol: z
+    .enum(MCP_PROTOCOL_CHOICES)
+    .optional()
+    .describe(
+      'MCP revision: `auto` (default) probes `server/discover` (2026-07-28, stateless) and falls back to `initialize` (2025-11-25); a revision pins it and fails with a clear error when the server does not speak it.',
+    ),
   trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
   trustedTools: z
     .record(z.string(), z.string())

@@ -1,5 +1,5 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/client';
+import { httpStatusOf } from '../mcp/mcp-client.js';
 import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
 import { resolveServerTimeouts, type NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
@@ -124,7 +124,7 @@ export function createServerTransport(
 /** True when an error says the HTTP session is unknown to the server (404): re-initialize. */
 export function isSessionNotFound(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof StreamableHTTPError && current.code === 404) return true;
+    if (httpStatusOf(current) === 404) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
