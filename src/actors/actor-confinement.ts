@@ -1,4 +1,7 @@
 import { dirname, relative, isAbsolute } from 'node:path';
+import type { NetworkSetting } from '../config/network-schema.js';
+import type { DecisionOptions } from '../servers/network/proxy-decision.js';
+import type { ServerNetworkHook } from '../servers/network/server-network.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import {
   reportUnconfinedOnce,
@@ -12,7 +15,12 @@ export interface ActorConfinementOptions {
   /** Wins over `sandbox.confine`. */
   mode?: ConfineMode;
   /** Wins over `sandbox.network`. */
-  network?: boolean;
+  network?: NetworkSetting;
+  /**
+   * The proxy's name resolution (tests: `testHosts` maps names to loopback addresses, and the
+   * address check is waived for those names only).
+   */
+  proxy?: DecisionOptions;
   /** The bubblewrap executable (path or name on PATH). Default `bwrap`. */
   bwrapPath?: string;
 }
@@ -34,8 +42,10 @@ export interface ActorConfinement {
  *   cannot run here.
  */
 export function actorConfinement(input: {
-  settings: { confine: ConfineMode; network: boolean };
+  settings: { confine: ConfineMode; network: NetworkSetting };
   options: ActorConfinementOptions | undefined;
+  /** Per-server network (lists, proxy); see actor-network.ts. */
+  network?: { hook: ServerNetworkHook; cutsNetwork: boolean };
   sandboxRoot: string;
   projectDir: string;
   workspaceRoot: string;
@@ -45,8 +55,11 @@ export function actorConfinement(input: {
   const confinement = resolveConfinement(
     {
       mode: options?.mode ?? settings.confine,
-      network: options?.network ?? settings.network,
+      // Host lists mean no network of its own: the probe then checks --unshare-net works too.
+      network:
+        (options?.network ?? settings.network) === true && input.network?.cutsNetwork !== true,
       ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
+      ...(input.network === undefined ? {} : { networkHook: input.network.hook }),
     },
     {
       sandboxRoot: input.sandboxRoot,

@@ -51,6 +51,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
   [AgentsErrorCode.RevisionNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ConfinementUnavailable]: ExitCode.Sandbox,
+  [AgentsErrorCode.NetworkRefused]: ExitCode.Server,
   [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.RunActive]: ExitCode.Failure,
   [AgentsErrorCode.RollbackFailed]: ExitCode.Sandbox,

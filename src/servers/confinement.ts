@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { ServerNetworkHook } from './network/server-network.js';
 
 /**
  * How stdio servers are confined: `auto` confines where the OS allows it and says once when it
@@ -16,6 +17,8 @@ export interface ConfinementSettings {
   network?: boolean;
   /** The bubblewrap executable: a path, or a name looked up on PATH. Default `bwrap`. */
   bwrapPath?: string;
+  /** Per-server network (host lists, the proxy); without it every server gets `network`. */
+  networkHook?: ServerNetworkHook;
 }
 
 /** What a confined server may see and change. */
@@ -48,8 +51,20 @@ export interface Confinement {
   readonly reason?: string;
   /** Whether confined servers have network access. */
   readonly network: boolean;
-  /** The command line that runs `command args` confined (or unchanged for `none`). */
-  wrap(command: string, args: readonly string[], cwd: string | undefined): WrappedCommand;
+  /** The per-server network hook, when the actor has one (remote servers use it too). */
+  readonly networkHook?: ServerNetworkHook;
+  /**
+   * The command line that runs `command args` confined (or unchanged for `none`).
+   *
+   * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the server has network host lists and
+   *   cannot be confined or its proxy is not running.
+   */
+  wrap(
+    command: string,
+    args: readonly string[],
+    cwd: string | undefined,
+    serverName?: string,
+  ): WrappedCommand;
 }
 
 /** The fix named in messages when bubblewrap is missing. */
@@ -164,7 +179,20 @@ export function resolveConfinement(
   scope: ConfinementScope,
 ): Confinement {
   const network = settings.network ?? true;
-  if (settings.mode === 'off') return { ...NONE_OFF, network };
+  const hook = settings.networkHook;
+  // Unconfined: a server with host lists refuses to start (the hook throws); others run as is.
+  const unconfined = (base: Confinement): Confinement =>
+    hook === undefined
+      ? base
+      : {
+          ...base,
+          networkHook: hook,
+          wrap: (command, args, _cwd, serverName) => {
+            hook.launch(serverName, false, command, args);
+            return { command, args: [...args] };
+          },
+        };
+  if (settings.mode === 'off') return unconfined({ ...NONE_OFF, network });
   const probe = probeBubblewrap({
     network,
     ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }),
@@ -178,17 +206,36 @@ export function resolveConfinement(
         { details: { reason: probe.reason, fix: BUBBLEWRAP_INSTALL_HINT } },
       );
     }
-    return { ...NONE_OFF, network, reason: probe.reason };
+    return unconfined({ ...NONE_OFF, network, reason: probe.reason });
   }
-  const prefix = bubblewrapArguments(scope, network);
+  const prefix = bubblewrapArguments(scope);
   const bwrap = probe.path;
   return {
     kind: 'bubblewrap',
     network,
-    wrap: (command, args, cwd) => ({
-      command: bwrap,
-      args: [...prefix(command, args), '--chdir', cwd ?? scope.sandboxRoot, '--', command, ...args],
-    }),
+    ...(hook === undefined ? {} : { networkHook: hook }),
+    wrap: (command, args, cwd, serverName) => {
+      // The network hook decides per server: cut, open, or only through the proxy.
+      const net = hook?.launch(serverName, true, command, args) ?? {
+        unshareNet: !network,
+        bwrapArgs: [],
+        command,
+        args: [...args],
+      };
+      return {
+        command: bwrap,
+        args: [
+          ...prefix(command, args),
+          ...(net.unshareNet ? ['--unshare-net'] : []),
+          ...net.bwrapArgs,
+          '--chdir',
+          cwd ?? scope.sandboxRoot,
+          '--',
+          net.command,
+          ...net.args,
+        ],
+      };
+    },
   };
 }
 
@@ -201,7 +248,6 @@ export function resolveConfinement(
  */
 function bubblewrapArguments(
   scope: ConfinementScope,
-  network: boolean,
 ): (command: string, args: readonly string[]) => string[] {
   const sandbox = realOrResolved(scope.sandboxRoot);
   const project = scope.projectDir === undefined ? undefined : realOrResolved(scope.projectDir);
@@ -219,7 +265,8 @@ function bubblewrapArguments(
     .filter((path) => path !== sandbox && !isWithin(sandbox, path))
     .filter((path) => !(canBindProject && (path === project || isWithin(path, project!))));
   const head = [
-    ...baseArguments(network),
+    // The network flag comes per server, after the mounts (see wrap()).
+    ...baseArguments(true),
     '--ro-bind',
     '/',
     '/',
