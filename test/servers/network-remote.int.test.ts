@@ -98,7 +98,12 @@ describe('remote servers: host lists at connect time, redirects included', () =>
       { sandboxRoot: process.cwd() },
     );
     const { transport, close } = createServerTransport(
-      { name: 'remote', transport: 'streamable-http', url: `${good.origin}/to-evil` },
+      {
+        name: 'remote',
+        transport: 'streamable-http',
+        url: `${good.origin}/to-evil`,
+        trusted: false,
+      },
       { confinement },
     );
     const client = new Client({ name: 't', version: '1' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NetworkSettingSchema } from '../../src/config/network-schema.js';
+import { NetworkSettingSchema, type NetworkSetting } from '../../src/config/network-schema.js';
 import { AgentsError } from '../../src/errors.js';
 import { resolveConfinement } from '../../src/servers/confinement.js';
 import { addressForms, classifyAddress } from '../../src/servers/network/address-check.js';
@@ -147,7 +147,7 @@ describe('fail closed', () => {
   it('true and false keep their meaning; a per-server setting wins over the actor’s', () => {
     const hook = createServerNetwork({
       actor: true,
-      servers: new Map([
+      servers: new Map<string, NetworkSetting>([
         ['files', false],
         ['fetch', lists],
       ]),
