@@ -83,6 +83,8 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
       );
 
   const track = (socket: Duplex): void => {
+    // Kept-alive upstream sockets come back for each request: listeners once per socket.
+    if (sockets.has(socket)) return;
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
