@@ -97,7 +97,7 @@ describe('remote servers: host lists at connect time, redirects included', () =>
       { mode: 'off', networkHook: hook },
       { sandboxRoot: process.cwd() },
     );
-    const { transport, close } = createServerTransport(
+    const remote = createServerTransport(
       {
         name: 'remote',
         transport: 'streamable-http',
@@ -108,9 +108,9 @@ describe('remote servers: host lists at connect time, redirects included', () =>
     );
     const client = new Client({ name: 't', version: '1' });
     try {
-      await expect(client.connect(transport)).rejects.toThrow(/refused by its network lists/);
+      await expect(client.connect(remote.transport)).rejects.toThrow(/refused by its network lists/);
     } finally {
-      await close();
+      await remote.close();
     }
     expect(evil.hits).toEqual([]);
   });
