@@ -20,6 +20,7 @@ import { probeBubblewrap } from '../../src/servers/confinement.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'network-server.mjs');
+const FILES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'hostile-server.mjs');
 const BUBBLEWRAP = probeBubblewrap({ network: false });
 const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';
 const HAS_CURL = (() => {
@@ -76,6 +77,14 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
       network: LISTS,
     });
     await store.put('skill', 'net', { mcpServers: ['fetcher'] });
+    // The "done when" actor: a files server with no network beside the fetch server.
+    await store.put('server', 'files', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FILES_SERVER],
+      network: false,
+    });
+    await store.put('skill', 'both', { mcpServers: ['files', 'fetcher'] });
   });
 
   afterAll(async () => {
@@ -87,19 +96,24 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
 
   async function runActor(
     name: string,
-    calls: Array<{ how: string; target: string }>,
+    calls: Array<{ how: string; target: string } | { name: string; args: Record<string, unknown> }>,
     sandbox: Record<string, unknown> = {},
     bwrapPath?: string,
+    skill = 'net',
   ) {
     const script = [
-      ...calls.map((args, index) => ({
-        tool_calls: [{ name: 'probe', args, id: `probe_${index}` }],
+      ...calls.map((call, index) => ({
+        tool_calls: [
+          'how' in call
+            ? { name: 'probe', args: call, id: `probe_${index}` }
+            : { ...call, id: `call_${index}` },
+        ],
       })),
       { content: 'done' },
     ];
     await writeFile(join(scratch, `${name}.json`), JSON.stringify(script));
     await store.put('actor', name, {
-      skills: ['net'],
+      skills: [skill],
       model: `scripted:${join(scratch, `${name}.json`)}`,
       policy: { mode: 'auto' },
       checkpointer: { type: 'memory' },
@@ -145,6 +159,7 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
     'only the allowed host is reached, only through the proxy; every proxy refusal is audited with its tool call',
     { timeout: 120_000 },
     async () => {
+      allowedRequests.length = 0;
       const api = `api.example.test:${allowedPort}`;
       const evil = `evil.example.test:${exfilPort}`;
       const calls = [
@@ -231,6 +246,47 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
       expect(byCall.get('probe_18')?.reason).toMatch(/on no allow list/);
       expect(denied).toHaveLength(10);
       for (const entry of denied) expect(entry.actor).toBe('exfil');
+    },
+  );
+
+  it(
+    'an actor whose files server has no network and whose fetch server may reach only *.example.test runs end to end',
+    { timeout: 120_000 },
+    async () => {
+      // A host listener on 127.0.0.1: the files server's namespace has its own loopback.
+      let leaks = 0;
+      const local = createServer((socket) => {
+        leaks++;
+        socket.end('leak');
+      });
+      await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+      const localPort = (local.address() as AddressInfo).port;
+      try {
+        const { results, audit } = await runActor(
+          'both',
+          [
+            { name: 'connect', args: { port: String(localPort) } },
+            { how: 'proxy-http', target: `http://api.example.test:${allowedPort}/both` },
+            { how: 'proxy-http', target: `http://evil.example.test:${exfilPort}/` },
+          ],
+          {},
+          undefined,
+          'both',
+        );
+        expect(results[0]).toBe('connect: ECONNREFUSED');
+        expect(results[1]).toBe(`OK 200 hello from api.example.test:${allowedPort}`);
+        expect(results[2]).toMatch(/^FAIL 403 /);
+        expect(leaks).toBe(0);
+        const network = audit.filter((entry) => entry.event === 'network');
+        expect(
+          network.map((entry) => [entry.toolCallId, entry.serverName, entry.network!.decision]),
+        ).toEqual([
+          ['probe_1', 'fetcher', 'allow'],
+          ['probe_2', 'fetcher', 'deny'],
+        ]);
+      } finally {
+        local.close();
+      }
     },
   );
 
