@@ -12,7 +12,7 @@
  * not the cost of a second process. Name resolution is a test map (no DNS).
  */
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent, request, type RequestOptions } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { compileHostRules } from '../src/servers/network/host-rules.js';
 import { startNetworkProxy } from '../src/servers/network/proxy.js';
@@ -51,7 +51,7 @@ const forwarder = createServer((client) => {
 await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
 const forwarderPort = (forwarder.address() as { port: number }).port;
 
-function get(options: Parameters<typeof request>[0]): Promise<void> {
+function get(options: RequestOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = request(options, (res) => {
       res.resume();

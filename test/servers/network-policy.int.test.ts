@@ -191,18 +191,6 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
         { how: 'env', target: '' },
       ];
       const { results, audit } = await runActor('exfil', calls);
-      if (process.env['NET_DEBUG'])
-        console.log(
-          results,
-          audit
-            .filter((e) => e.event === 'network')
-            .map((e) => [
-              e.toolCallId,
-              e.network!.decision,
-              e.network!.protocol,
-              e.network!.reason,
-            ]),
-        );
       expect(results).toHaveLength(calls.length);
       expect(results.slice(0, 4)).toEqual([
         `OK 200 hello from ${api}`,
