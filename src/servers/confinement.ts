@@ -188,7 +188,13 @@ export function resolveConfinement(
           ...base,
           networkHook: hook,
           wrap: (command, args, _cwd, serverName) => {
-            hook.launch(serverName, false, command, args);
+            hook.launch(
+              serverName,
+              false,
+              command,
+              args,
+              base.reason ?? 'sandbox.confine is "off"',
+            );
             return { command, args: [...args] };
           },
         };

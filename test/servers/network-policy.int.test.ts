@@ -284,7 +284,7 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
     async () => {
       const off = runActor('unconfined', [{ how: 'env', target: '' }], { confine: 'off' });
       await expect(off).rejects.toThrow(
-        /Server "fetcher" was not started: it has network host lists.*Install bubblewrap/s,
+        /Server "fetcher" was not started: it has network host lists.*unconfined here \(sandbox.confine is "off"\).*Install bubblewrap/s,
       );
       const missing = runActor(
         'nobwrap',
@@ -293,7 +293,7 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
         join(scratch, 'no-such-bwrap'),
       );
       await expect(missing).rejects.toThrow(
-        /Server "fetcher" was not started: it has network host lists/,
+        /Server "fetcher" was not started: it has network host lists.*unconfined here \(bubblewrap \(".*no-such-bwrap"\) was not found/s,
       );
       // The server never ran: nothing was allowed through a proxy.
       const audit = await readFile(join(scratch, 'nobwrap.audit.jsonl'), 'utf8').catch(() => '');

@@ -39,6 +39,8 @@ export interface ServerNetworkHook {
     confined: boolean,
     command: string,
     args: readonly string[],
+    /** Why it is not confined, for the refusal. */
+    unconfinedBecause?: string,
   ): NetworkLaunch;
   /** A fetch applying the server's host lists (redirects included), or undefined for none. */
   remoteFetch(serverName: string): FetchLike | undefined;
@@ -80,7 +82,7 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
   };
   return {
     settingOf,
-    launch(serverName, confined, command, args) {
+    launch(serverName, confined, command, args, unconfinedBecause) {
       const setting = settingOf(serverName);
       if (!hasHostLists(setting))
         return { unshareNet: setting === false, bwrapArgs: [], command, args: [...args] };
@@ -88,7 +90,7 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
       if (!confined) {
         throw new AgentsError(
           AgentsErrorCode.ConfinementUnavailable,
-          `Server "${name}" was not started: it has network host lists (sandbox.network allow/deny), which need OS confinement to take its own network away, and it would run unconfined here. ` +
+          `Server "${name}" was not started: it has network host lists (sandbox.network allow/deny), which need OS confinement to take its own network away, and it would run unconfined here${unconfinedBecause === undefined ? '' : ` (${unconfinedBecause})`}. ` +
             `Install bubblewrap (\`${options.confinementHint ?? 'apt-get install bubblewrap'}\`) and keep sandbox.confine at "auto" or "required", or set network: false (no network) or true (open network) for this server.`,
           { details: { serverName: name, reason: 'unconfined' } },
         );
