@@ -1,4 +1,7 @@
 import { confinementScope } from '../servers/confinement-scope.js';
+import type { NetworkSetting } from '../config/network-schema.js';
+import type { DecisionOptions } from '../servers/network/proxy-decision.js';
+import type { ServerNetworkHook } from '../servers/network/server-network.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
@@ -11,7 +14,12 @@ export interface ActorConfinementOptions {
   /** Wins over `sandbox.confine`. */
   mode?: ConfineMode;
   /** Wins over `sandbox.network`. */
-  network?: boolean;
+  network?: NetworkSetting;
+  /**
+   * The proxy's name resolution (tests: `testHosts` maps names to loopback addresses, and the
+   * address check is waived for those names only).
+   */
+  proxy?: DecisionOptions;
   /** The bubblewrap executable (path or name on PATH). Default `bwrap`. */
   bwrapPath?: string;
 }
@@ -33,8 +41,10 @@ export interface ActorConfinement {
  *   cannot run here.
  */
 export function actorConfinement(input: {
-  settings: { confine: ConfineMode; network: boolean };
+  settings: { confine: ConfineMode; network: NetworkSetting };
   options: ActorConfinementOptions | undefined;
+  /** Per-server network (lists, proxy); see actor-network.ts. */
+  network?: { hook: ServerNetworkHook; cutsNetwork: boolean };
   sandboxRoot: string;
   projectDir: string;
   workspaceRoot: string;
@@ -44,8 +54,11 @@ export function actorConfinement(input: {
   const confinement = resolveConfinement(
     {
       mode: options?.mode ?? settings.confine,
-      network: options?.network ?? settings.network,
+      // Host lists mean no network of its own: the probe then checks --unshare-net works too.
+      network:
+        (options?.network ?? settings.network) === true && input.network?.cutsNetwork !== true,
       ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
+      ...(input.network === undefined ? {} : { networkHook: input.network.hook }),
     },
     confinementScope({
       sandboxRoot: input.sandboxRoot,

@@ -62,6 +62,7 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
   [AgentsErrorCode.RevisionNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ConfinementUnavailable]: ExitCode.Sandbox,
+  [AgentsErrorCode.NetworkRefused]: ExitCode.Server,
   [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.RunActive]: ExitCode.Busy,
   [AgentsErrorCode.RollbackFailed]: ExitCode.Sandbox,

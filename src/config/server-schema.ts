@@ -1,5 +1,6 @@
 /** Server configs: stdio and remote transports, timeouts, restart policy, OAuth, file shapes. */
 import { z } from 'zod';
+import { NetworkSettingSchema } from './network-schema.js';
 import { ToolOverridesSchema } from './tool-schema.js';
 
 /** Timeouts of one server; the defaults here are the only ones (the server code reads them). */
@@ -119,6 +120,9 @@ const serverCommon = {
     .describe(
       `Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default ${DEFAULT_MAX_ARGUMENT_BYTES} (8 MB).`,
     ),
+  network: NetworkSettingSchema.optional().describe(
+    "This server's network, instead of the actor's `sandbox.network`: true, false, or `{ allow, deny }` host lists.",
+  ),
   rewritePaths: z
     .boolean()
     .optional()

@@ -12,6 +12,7 @@ import {
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { NetworkLaunch, ServerNetworkHook } from './network/server-network.js';
 
 /**
  * How stdio servers are confined: `auto` confines where the OS allows it and says once when it
@@ -26,6 +27,8 @@ export interface ConfinementSettings {
   network?: boolean;
   /** The bubblewrap executable: a path, or a name looked up on PATH. Default `bwrap`. */
   bwrapPath?: string;
+  /** Per-server network (host lists, the proxy); without it every server gets `network`. */
+  networkHook?: ServerNetworkHook;
 }
 
 /** What a confined server may see and change. */
@@ -53,6 +56,12 @@ export interface ConfinementExceptions {
   readOnly?: readonly string[];
 }
 
+/** The server a command line belongs to: its name (network rules) and its exceptions. */
+export interface WrapServer {
+  name?: string | undefined;
+  exceptions?: ConfinementExceptions | undefined;
+}
+
 /** A command line to spawn instead of the server's own. */
 export interface WrappedCommand {
   command: string;
@@ -70,15 +79,20 @@ export interface Confinement {
   readonly reason?: string;
   /** Whether confined servers have network access. */
   readonly network: boolean;
+  /** The per-server network hook, when the actor has one (remote servers use it too). */
+  readonly networkHook?: ServerNetworkHook;
   /**
    * The command line that runs `command args` confined (or unchanged for `none`), in `cwd`,
-   * with the server's own exceptions.
+   * with the server's own exceptions and network rules.
+   *
+   * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the server has network host lists and
+   *   cannot be confined or its proxy is not running.
    */
   wrap(
     command: string,
     args: readonly string[],
     cwd: string | undefined,
-    exceptions?: ConfinementExceptions,
+    server?: WrapServer,
   ): WrappedCommand;
 }
 
@@ -194,7 +208,26 @@ export function resolveConfinement(
   scope: ConfinementScope,
 ): Confinement {
   const network = settings.network ?? true;
-  if (settings.mode === 'off') return { ...NONE_OFF, network };
+  const hook = settings.networkHook;
+  // Unconfined: a server with host lists refuses to start (the hook throws); others run as is.
+  const unconfined = (base: Confinement): Confinement =>
+    hook === undefined
+      ? base
+      : {
+          ...base,
+          networkHook: hook,
+          wrap: (command, args, _cwd, server) => {
+            hook.launch(
+              server?.name,
+              false,
+              command,
+              args,
+              base.reason ?? 'sandbox.confine is "off"',
+            );
+            return { command, args: [...args] };
+          },
+        };
+  if (settings.mode === 'off') return unconfined({ ...NONE_OFF, network });
   const probe = probeBubblewrap({
     network,
     ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }),
@@ -208,16 +241,29 @@ export function resolveConfinement(
         { details: { reason: probe.reason, fix: BUBBLEWRAP_INSTALL_HINT } },
       );
     }
-    return { ...NONE_OFF, network, reason: probe.reason };
+    return unconfined({ ...NONE_OFF, network, reason: probe.reason });
   }
   const bwrap = probe.path;
   return {
     kind: 'bubblewrap',
     network,
-    wrap: (command, args, cwd, exceptions) => ({
-      command: bwrap,
-      args: bubblewrapArguments({ scope, network, command, args, cwd, exceptions }),
-    }),
+    ...(hook === undefined ? {} : { networkHook: hook }),
+    wrap: (command, args, cwd, server) => {
+      // The network hook decides per server: cut, open, or only through the proxy.
+      const net = hook?.launch(server?.name, true, command, args);
+      return {
+        command: bwrap,
+        args: bubblewrapArguments({
+          scope,
+          network: net === undefined ? network : !net.unshareNet,
+          command,
+          args,
+          cwd,
+          exceptions: server?.exceptions,
+          ...(net === undefined ? {} : { launch: net }),
+        }),
+      };
+    },
   };
 }
 
@@ -237,6 +283,11 @@ export interface BubblewrapInput {
   /** The server's working folder (default: the sandbox). */
   cwd: string | undefined;
   exceptions?: ConfinementExceptions | undefined;
+  /**
+   * The network hook's launch: extra arguments after the mounts (the proxy socket, its
+   * variables) and the command line that really runs (the forwarder in front of the server).
+   */
+  launch?: NetworkLaunch;
 }
 
 /**
@@ -294,6 +345,9 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
   mounts.push({ kind: 'rw', dest: sandbox });
   const restores = [
     ...serverFolders(command, args, scope.sandboxRoot),
+    ...(input.launch === undefined
+      ? []
+      : serverFolders(input.launch.command, input.launch.args, scope.sandboxRoot)),
     ...(cwd === sandbox ? [] : [cwd]),
     ...existingReal(scope.readable ?? []),
     ...existingReal(expandAll(input.exceptions?.readOnly)),
@@ -335,11 +389,13 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     ...ordered
       .filter((mount) => mount.kind === 'tmpfs' && !TMPFS_ROOTS.includes(mount.dest))
       .flatMap((mount) => ['--remount-ro', mount.dest]),
+    ...(input.launch?.bwrapArgs ?? []),
     '--chdir',
     input.cwd ?? scope.sandboxRoot,
     '--',
-    command,
-    ...args,
+    ...(input.launch === undefined
+      ? [command, ...args]
+      : [input.launch.command, ...input.launch.args]),
   ];
 }
 

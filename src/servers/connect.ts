@@ -63,7 +63,10 @@ export function createServerTransport(
       expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
     );
     // The guard above judged the server's own command line; the wrapper only adds mounts.
-    const launch = options.confinement?.wrap(config.command, args, cwd, config.sandbox) ?? {
+    const launch = options.confinement?.wrap(config.command, args, cwd, {
+      name: config.name,
+      exceptions: config.sandbox,
+    }) ?? {
       command: config.command,
       args,
     };
@@ -84,6 +87,8 @@ export function createServerTransport(
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }
   const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
+  // The actor's host lists apply to the library's own connection too (redirects included).
+  const guarded = options.confinement?.networkHook?.remoteFetch(config.name);
   const authProvider = createServerOAuthProvider(
     config,
     options.stateDir === undefined ? {} : { stateDir: options.stateDir },
@@ -93,6 +98,7 @@ export function createServerTransport(
     new URL(expandEnvReferences(config.url, `Server "${config.name}" url`)),
     {
       ...(headers === undefined ? {} : { headers }),
+      ...(guarded === undefined ? {} : { fetch: guarded }),
       ...(authProvider === undefined ? {} : { authProvider }),
       ...(isStoredOAuthProvider(authProvider)
         ? { onInsufficientScope: (scope: string) => authProvider.prepareStepUp(scope) }

@@ -23,6 +23,8 @@ export interface RemoteTransportOptions {
    * cannot widen a token's scope).
    */
   onInsufficientScope?: (scope: string) => Promise<void>;
+  /** The fetch every request goes through (the network host lists' guard); default fetch. */
+  fetch?: FetchLike;
 }
 
 /** A client transport to a remote server, with what OAuth and session ends need. */
@@ -55,11 +57,12 @@ export function createRemoteTransport(
 
 function sdkOptions(options: RemoteTransportOptions) {
   const onInsufficientScope = options.onInsufficientScope;
+  const base = options.fetch;
   const observed: FetchLike | undefined =
     onInsufficientScope === undefined
-      ? undefined
+      ? base
       : async (url, init) => {
-          const response = await fetch(url, init);
+          const response = await (base ?? fetch)(url, init);
           if (response.status === 403) {
             const { error, scope } = extractWWWAuthenticateParams(response);
             if (error === 'insufficient_scope' && scope !== undefined)

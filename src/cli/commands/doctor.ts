@@ -1,4 +1,6 @@
 import { reapOrphanedServers } from '../../servers/orphan-reaper.js';
+import { storeOf } from '../args.js';
+import { actorNetworkReports, formatActorNetworkReports } from '../doctor-network.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { printJson, println } from '../output.js';
@@ -8,7 +10,10 @@ const DOCTOR_USAGE = `Usage: agents doctor [--json]
 Cleans up after runs that were killed (SIGKILL, out of memory, power loss): stops the MCP server
 process groups they left running, now rather than at the next start of any server. A group is
 stopped only when the run that started it is dead and the group is provably the one it started
-(start time, command line, session); anything else is left alone. Linux only.`;
+(start time, command line, session); anything else is left alone. Linux only.
+
+Then shows each actor's effective network per server (open, none, or host lists through the
+proxy) and says when a server with host lists would refuse to start here.`;
 
 /** `agents doctor`: reaps the server processes of killed runs at once. */
 export const doctorCommand: Command = {
@@ -18,6 +23,7 @@ export const doctorCommand: Command = {
   async run(context: CommandContext): Promise<number> {
     parseCommandArgs(context.argv, {}, DOCTOR_USAGE);
     const report = await reapOrphanedServers();
+    const network = await actorNetworkReports(storeOf(context)).catch(() => []);
     if (context.json) {
       printJson(context.stdout, {
         reaped: report.reaped.map(({ serverName, pgid, hostPid, target }) => ({
@@ -27,6 +33,7 @@ export const doctorCommand: Command = {
           target,
         })),
         dropped: report.dropped.length,
+        network,
       });
       return 0;
     }
@@ -42,6 +49,7 @@ export const doctorCommand: Command = {
     if (report.dropped.length > 0) {
       println(context.stdout, `Dropped ${report.dropped.length} stale server record(s).`);
     }
+    for (const line of formatActorNetworkReports(network)) println(context.stdout, line);
     return 0;
   },
 };
