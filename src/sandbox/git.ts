@@ -35,7 +35,10 @@ const ALLOWED_GIT_ENV = [
  * nested repo's `.git/config` naming `core.fsmonitor` ran it on the host's `add -A`. Keys that
  * name a program are fixed to none; keys that make git enter another repository are off.
  * Filter, textconv and diff/merge drivers are named by attributes: the snapshot store's
- * `info/attributes` turns filters off, and diffs pass `--no-ext-diff --no-textconv`.
+ * `info/attributes` turns filters off, and diffs pass `--no-ext-diff --no-textconv`. None of
+ * this stops `add -A` from running `git status` inside a gitlink of its index (that child
+ * still reads the nested repo's filter drivers): `addAll` in snapshot-store.ts keeps git out
+ * of nested repos, and any new code that adds a tree to an index must do the same.
  */
 const FIXED_CONFIG: readonly (readonly [string, string])[] = [
   ['core.fsmonitor', 'false'],
