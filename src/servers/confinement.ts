@@ -45,6 +45,8 @@ export interface ConfinementScope {
   hidden?: readonly string[];
   /** Folders kept readable (read-only) even inside a hidden one (e.g. the npm cache). */
   readable?: readonly string[];
+  /** Folders a server's `writable` exception may not overlap (the state folder, the workspace). */
+  guarded?: readonly string[];
 }
 
 /** A server's explicit exceptions (its YAML `sandbox:`): absolute paths. */
@@ -305,6 +307,20 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     if (coveringMount(planned, folder)?.kind === 'tmpfs') mounts.push({ kind: 'ro', dest: folder });
   }
   for (const path of existingReal(expandAll(input.exceptions?.writable))) {
+    // An exception is for a server's own data, never a way back into the user's project, the
+    // sandbox's surroundings or the state folder.
+    const clash = [project, sandbox, ...existingReal(scope.guarded ?? [])].find(
+      (guarded) =>
+        guarded !== undefined &&
+        (path === guarded || isWithin(path, guarded) || isWithin(guarded, path)),
+    );
+    if (clash !== undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `The server's sandbox.writable exception ${path} overlaps ${clash} (the project, the sandbox, the workspace or the state folder); an exception may name only a server's own data folder elsewhere. Remove it from the server's YAML.`,
+        { details: { path, overlaps: clash } },
+      );
+    }
     mounts.push({ kind: 'rw', dest: path });
   }
   const ordered = mounts
@@ -480,6 +496,30 @@ function realOrResolved(path: string): string {
 function isWithin(path: string, base: string): boolean {
   const prefix = base.endsWith(sep) ? base : base + sep;
   return path.startsWith(prefix);
+}
+
+/** How {@link confinementRefusalNote} starts (the CLI prints the note on a line of its own). */
+export const CONFINEMENT_REFUSAL_PREFIX = '[agents] OS confinement refused';
+
+const READ_ONLY_FS = /\bEROFS\b|read-only file system/i;
+
+/**
+ * When a confined server's error text says a write hit a read-only file system (EROFS), the note
+ * that names the cause and the way out: confinement refused a write outside the sandbox; a
+ * server that keeps its own data elsewhere gets an explicit `sandbox.writable` exception. The
+ * path in the error (`open '/x/y'`) is named when there is one. Undefined for other errors.
+ */
+export function confinementRefusalNote(serverName: string, text: string): string | undefined {
+  if (!READ_ONLY_FS.test(text)) return undefined;
+  const path = /['"`](\/[^'"`\n]+)['"`]/.exec(text)?.[1];
+  const folder = path === undefined ? '/path/to/its/data' : dirname(path);
+  return (
+    `${CONFINEMENT_REFUSAL_PREFIX} a write outside the sandbox${path === undefined ? '' : ` (${path})`}: ` +
+    `server "${serverName}" may write only in the sandbox and a private /tmp. If it must keep its ` +
+    `own data there, allow that folder in .agents/servers/${serverName}.yaml with ` +
+    `\`sandbox: { writable: [${folder}] }\` (\`agents doctor\` lists these exceptions); ` +
+    'otherwise write inside the project.'
+  );
 }
 
 // Reasons already reported in this process: `auto` says once that it cannot confine.

@@ -266,3 +266,31 @@ describe('the hidden set and the working folder (real bubblewrap)', () => {
     expect(inCwd.stdout).toBe('data');
   });
 });
+
+describe('per-server exceptions (sandbox.writable / readOnly)', () => {
+  it('a writable exception is mounted writable; one overlapping the project or the state folder is refused', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const data = join(scratch, 'data');
+    const state = join(scratch, 'state');
+    mkdirSync(data);
+    mkdirSync(join(state, 'oauth'), { recursive: true });
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [state], guarded: [state] },
+    );
+    const ok = confinement.wrap(process.execPath, [], sandbox, { writable: [data] });
+    expect(mounts(ok.args)).toContainEqual(['--bind', data, data]);
+    for (const bad of [project, join(project, '.agents'), join(state, 'oauth'), scratch]) {
+      let error: unknown;
+      try {
+        confinement.wrap(process.execPath, [], sandbox, { writable: [bad] });
+      } catch (caught) {
+        error = caught;
+      }
+      expect([bad, AgentsError.hasCode(error, 'CONFIG_INVALID')]).toEqual([bad, true]);
+    }
+  });
+});
