@@ -393,11 +393,11 @@ const TMPFS_ROOTS = ['/tmp', '/var/tmp'];
 /**
  * The install folders of a server: where its executable, the interpreter its script names and
  * the absolute paths among its arguments live. A link is kept where it is named (its folder) and
- * where it really lives. A real file's folder widens to: under a private tmp root, the whole top
- * folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules and /tmp/x/src); inside
- * `node_modules`, the folder holding the outermost one; else the nearest package root (a
- * `package.json`, `pyproject.toml` or `Cargo.toml` above it); for a program in `X/bin/`, `X`
- * (an npm or Python prefix: `bin/` holds links into `lib/`).
+ * where it really lives. A real file's folder widens to: inside `node_modules`, the folder holding
+ * the outermost one; else the nearest package root (a `package.json`, `pyproject.toml` or
+ * `Cargo.toml` above it, below the home folder or a tmp root); else, under a private tmp root,
+ * the whole top folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules); for a
+ * program in `X/bin/`, `X` (an npm or Python prefix: `bin/` holds links into `lib/`).
  */
 function serverFolders(command: string, args: readonly string[], cwd: string): string[] {
   const executable = command.includes('/') ? resolve(cwd, command) : findExecutable(command);
@@ -418,16 +418,16 @@ function serverFolders(command: string, args: readonly string[], cwd: string): s
 const PACKAGE_MARKERS = ['package.json', 'pyproject.toml', 'Cargo.toml'];
 
 function installFolder(folder: string, program: boolean): string {
-  const root = TMPFS_ROOTS.find((tmp) => isWithin(folder, tmp));
-  if (root !== undefined) return join(root, folder.slice(root.length + 1).split(sep)[0]!);
   const parts = folder.split(sep);
   const modules = parts.indexOf('node_modules');
   if (modules > 1) return parts.slice(0, modules).join(sep);
-  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
+  const tmp = TMPFS_ROOTS.find((root) => isWithin(folder, root));
   const home = homedir();
-  for (let at = folder; at !== dirname(at) && at !== home; at = dirname(at)) {
+  for (let at = folder; at !== dirname(at) && at !== home && at !== tmp; at = dirname(at)) {
     if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return at;
   }
+  if (tmp !== undefined) return join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!);
+  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
   return folder;
 }
 

@@ -294,3 +294,34 @@ describe('per-server exceptions (sandbox.writable / readOnly)', () => {
     }
   });
 });
+
+describe('a hidden home keeps what the server needs', () => {
+  it('the package root of a server script under a hidden home stays readable; its other files do not', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const home = join(scratch, 'home');
+    const pkg = join(home, 'servers', 'mine');
+    mkdirSync(join(pkg, 'dist'), { recursive: true });
+    mkdirSync(join(home, '.ssh'));
+    writeFileSync(join(pkg, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(pkg, 'data.txt'), 'package data');
+    writeFileSync(join(home, '.ssh', 'id_rsa'), 'SECRET');
+    writeFileSync(
+      join(pkg, 'dist', 'index.js'),
+      "import { readFileSync } from 'node:fs';\n" +
+        "const r = (p) => { try { return readFileSync(p, 'utf8'); } catch (e) { return e.code; } };\n" +
+        `process.stdout.write([r(${JSON.stringify(join(pkg, 'data.txt'))}), r(${JSON.stringify(join(home, '.ssh', 'id_rsa'))})].join(';'));\n`,
+    );
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [home] },
+    );
+    const launch = confinement.wrap(process.execPath, [join(pkg, 'dist', 'index.js')], sandbox);
+    expect(mounts(launch.args)).toContainEqual(['--ro-bind', pkg, pkg]);
+    const run = spawnSync(launch.command, launch.args, { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('package data;ENOENT');
+  });
+});
