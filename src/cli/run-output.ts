@@ -1,6 +1,7 @@
 import { formatSkippedPaths } from '../sandbox/skipped-paths.js';
 import pc from 'picocolors';
 import type { ActorRunEvent } from '../actors/actor.js';
+import { CONFINEMENT_REFUSAL_PREFIX } from '../servers/confinement.js';
 import type { CommandContext } from './command.js';
 import { println } from './output.js';
 
@@ -165,7 +166,12 @@ export function createRunOutput(
           const elapsed = call === undefined ? 0 : now() - call.startedAt;
           const took = elapsed >= SLOW_CALL_MS ? colors.dim(` (${seconds(elapsed)})`) : '';
           const mark = event.isError ? colors.red('✗') : colors.green('←');
-          line(`${mark} ${event.name}: ${shorten(event.text)}${took}`);
+          // What confinement refused is said in full on a line of its own: the cause and the fix.
+          const refusal = event.text.indexOf(CONFINEMENT_REFUSAL_PREFIX);
+          const text = refusal === -1 ? event.text : event.text.slice(0, refusal);
+          line(`${mark} ${event.name}: ${shorten(text)}${took}`);
+          if (refusal !== -1)
+            line(colors.yellow(`  ${event.text.slice(refusal).replace(/\s+/g, ' ').trim()}`));
           if (event.change && event.change.changed.length > 0) {
             line(
               colors.dim(

@@ -45,6 +45,7 @@ export function confinementScope(input: {
     ...(input.projectDir === undefined ? {} : { projectDir: input.projectDir }),
     hidden,
     readable: [env['npm_config_cache'] || join(home, '.npm')],
+    guarded: [stateDir, ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot])],
   };
 }
 

@@ -48,6 +48,8 @@ export interface ConfinementScope {
   hidden?: readonly string[];
   /** Folders kept readable (read-only) even inside a hidden one (e.g. the npm cache). */
   readable?: readonly string[];
+  /** Folders a server's `writable` exception may not overlap (the state folder, the workspace). */
+  guarded?: readonly string[];
 }
 
 /** A server's explicit exceptions (its YAML `sandbox:`): absolute paths. */
@@ -359,6 +361,20 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     if (coveringMount(planned, folder)?.kind === 'tmpfs') mounts.push({ kind: 'ro', dest: folder });
   }
   for (const path of existingReal(expandAll(input.exceptions?.writable))) {
+    // An exception is for a server's own data, never a way back into the user's project, the
+    // sandbox's surroundings or the state folder.
+    const clash = [project, sandbox, ...existingReal(scope.guarded ?? [])].find(
+      (guarded) =>
+        guarded !== undefined &&
+        (path === guarded || isWithin(path, guarded) || isWithin(guarded, path)),
+    );
+    if (clash !== undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `The server's sandbox.writable exception ${path} overlaps ${clash} (the project, the sandbox, the workspace or the state folder); an exception may name only a server's own data folder elsewhere. Remove it from the server's YAML.`,
+        { details: { path, overlaps: clash } },
+      );
+    }
     mounts.push({ kind: 'rw', dest: path });
   }
   const ordered = mounts
@@ -433,11 +449,11 @@ const TMPFS_ROOTS = ['/tmp', '/var/tmp'];
 /**
  * The install folders of a server: where its executable, the interpreter its script names and
  * the absolute paths among its arguments live. A link is kept where it is named (its folder) and
- * where it really lives. A real file's folder widens to: under a private tmp root, the whole top
- * folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules and /tmp/x/src); inside
- * `node_modules`, the folder holding the outermost one; else the nearest package root (a
- * `package.json`, `pyproject.toml` or `Cargo.toml` above it); for a program in `X/bin/`, `X`
- * (an npm or Python prefix: `bin/` holds links into `lib/`).
+ * where it really lives. A real file's folder widens to: inside `node_modules`, the folder holding
+ * the outermost one; else the nearest package root (a `package.json`, `pyproject.toml` or
+ * `Cargo.toml` above it, below the home folder or a tmp root); else, under a private tmp root,
+ * the whole top folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules); for a
+ * program in `X/bin/`, `X` (an npm or Python prefix: `bin/` holds links into `lib/`).
  */
 function serverFolders(command: string, args: readonly string[], cwd: string): string[] {
   const executable = command.includes('/') ? resolve(cwd, command) : findExecutable(command);
@@ -458,16 +474,16 @@ function serverFolders(command: string, args: readonly string[], cwd: string): s
 const PACKAGE_MARKERS = ['package.json', 'pyproject.toml', 'Cargo.toml'];
 
 function installFolder(folder: string, program: boolean): string {
-  const root = TMPFS_ROOTS.find((tmp) => isWithin(folder, tmp));
-  if (root !== undefined) return join(root, folder.slice(root.length + 1).split(sep)[0]!);
   const parts = folder.split(sep);
   const modules = parts.indexOf('node_modules');
   if (modules > 1) return parts.slice(0, modules).join(sep);
-  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
+  const tmp = TMPFS_ROOTS.find((root) => isWithin(folder, root));
   const home = homedir();
-  for (let at = folder; at !== dirname(at) && at !== home; at = dirname(at)) {
+  for (let at = folder; at !== dirname(at) && at !== home && at !== tmp; at = dirname(at)) {
     if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return at;
   }
+  if (tmp !== undefined) return join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!);
+  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
   return folder;
 }
 
@@ -536,6 +552,30 @@ function realOrResolved(path: string): string {
 function isWithin(path: string, base: string): boolean {
   const prefix = base.endsWith(sep) ? base : base + sep;
   return path.startsWith(prefix);
+}
+
+/** How {@link confinementRefusalNote} starts (the CLI prints the note on a line of its own). */
+export const CONFINEMENT_REFUSAL_PREFIX = '[agents] OS confinement refused';
+
+const READ_ONLY_FS = /\bEROFS\b|read-only file system/i;
+
+/**
+ * When a confined server's error text says a write hit a read-only file system (EROFS), the note
+ * that names the cause and the way out: confinement refused a write outside the sandbox; a
+ * server that keeps its own data elsewhere gets an explicit `sandbox.writable` exception. The
+ * path in the error (`open '/x/y'`) is named when there is one. Undefined for other errors.
+ */
+export function confinementRefusalNote(serverName: string, text: string): string | undefined {
+  if (!READ_ONLY_FS.test(text)) return undefined;
+  const path = /['"`](\/[^'"`\n]+)['"`]/.exec(text)?.[1];
+  const folder = path === undefined ? '/path/to/its/data' : dirname(path);
+  return (
+    `${CONFINEMENT_REFUSAL_PREFIX} a write outside the sandbox${path === undefined ? '' : ` (${path})`}: ` +
+    `server "${serverName}" may write only in the sandbox and a private /tmp. If it must keep its ` +
+    `own data there, allow that folder in .agents/servers/${serverName}.yaml with ` +
+    `\`sandbox: { writable: [${folder}] }\` (\`agents doctor\` lists these exceptions); ` +
+    'otherwise write inside the project.'
+  );
 }
 
 // Reasons already reported in this process: `auto` says once that it cannot confine.

@@ -3,6 +3,7 @@ import { AgentsErrorCode, type ServerError } from '../errors.js';
 import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { argumentBytesOverLimit } from './argument-size.js';
+import { confinementRefusalNote } from './confinement.js';
 import { ForwardingCallClock, type ClientRequestRouter } from './client-request-router.js';
 import { isSessionNotFound } from './connect.js';
 import type { ServerCore } from './server-core.js';
@@ -71,6 +72,25 @@ export class SupervisedCaller implements McpToolCaller {
     return this.callOnce(name, args, context, true);
   }
 
+  /** A confined server's EROFS error result gets the note that names confinement as the cause. */
+  private explainRefusal(result: CallToolResult): CallToolResult {
+    if (result.isError !== true || this.core.options.confinement?.kind !== 'bubblewrap')
+      return result;
+    const text = result.content
+      .map((block) => (block.type === 'text' ? block.text : ''))
+      .join('\n');
+    const note = confinementRefusalNote(this.core.name, text);
+    if (note === undefined) return result;
+    return { ...result, content: [...result.content, { type: 'text', text: note }] };
+  }
+
+  /** The same for a JSON-RPC error (the message the model sees). */
+  private explainRefusalError(failure: ServerError): void {
+    if (this.core.options.confinement?.kind !== 'bubblewrap' || !(failure instanceof Error)) return;
+    const note = confinementRefusalNote(this.core.name, failure.message);
+    if (note !== undefined && !failure.message.includes(note)) failure.message += ` ${note}`;
+  }
+
   private async callOnce(
     name: string,
     args: Record<string, unknown>,
@@ -108,9 +128,10 @@ export class SupervisedCaller implements McpToolCaller {
         details: () => core.failures.details('call', connection.serverTransport),
       });
       this.supervisor.answered();
-      return result;
+      return this.explainRefusal(result);
     } catch (error) {
       const failure = error as ServerError;
+      this.explainRefusalError(failure);
       if (failure.code === AgentsErrorCode.Aborted) throw failure;
       if (failure.code === AgentsErrorCode.Timeout) {
         // One slow call does not make a server unhealthy; a failed ping does.

@@ -266,3 +266,64 @@ describe('the hidden set and the working folder (real bubblewrap)', () => {
     expect(inCwd.stdout).toBe('data');
   });
 });
+
+describe('per-server exceptions (sandbox.writable / readOnly)', () => {
+  it('a writable exception is mounted writable; one overlapping the project or the state folder is refused', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const data = join(scratch, 'data');
+    const state = join(scratch, 'state');
+    mkdirSync(data);
+    mkdirSync(join(state, 'oauth'), { recursive: true });
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [state], guarded: [state] },
+    );
+    const ok = confinement.wrap(process.execPath, [], sandbox, {
+      exceptions: { writable: [data] },
+    });
+    expect(mounts(ok.args)).toContainEqual(['--bind', data, data]);
+    for (const bad of [project, join(project, '.agents'), join(state, 'oauth'), scratch]) {
+      let error: unknown;
+      try {
+        confinement.wrap(process.execPath, [], sandbox, { exceptions: { writable: [bad] } });
+      } catch (caught) {
+        error = caught;
+      }
+      expect([bad, AgentsError.hasCode(error, 'CONFIG_INVALID')]).toEqual([bad, true]);
+    }
+  });
+});
+
+describe('a hidden home keeps what the server needs', () => {
+  it('the package root of a server script under a hidden home stays readable; its other files do not', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const home = join(scratch, 'home');
+    const pkg = join(home, 'servers', 'mine');
+    mkdirSync(join(pkg, 'dist'), { recursive: true });
+    mkdirSync(join(home, '.ssh'));
+    writeFileSync(join(pkg, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(pkg, 'data.txt'), 'package data');
+    writeFileSync(join(home, '.ssh', 'id_rsa'), 'SECRET');
+    writeFileSync(
+      join(pkg, 'dist', 'index.js'),
+      "import { readFileSync } from 'node:fs';\n" +
+        "const r = (p) => { try { return readFileSync(p, 'utf8'); } catch (e) { return e.code; } };\n" +
+        `process.stdout.write([r(${JSON.stringify(join(pkg, 'data.txt'))}), r(${JSON.stringify(join(home, '.ssh', 'id_rsa'))})].join(';'));\n`,
+    );
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [home] },
+    );
+    const launch = confinement.wrap(process.execPath, [join(pkg, 'dist', 'index.js')], sandbox);
+    expect(mounts(launch.args)).toContainEqual(['--ro-bind', pkg, pkg]);
+    const run = spawnSync(launch.command, launch.args, { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('package data;ENOENT');
+  });
+});

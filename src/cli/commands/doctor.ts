@@ -1,8 +1,8 @@
 import { reapOrphanedServers } from '../../servers/orphan-reaper.js';
-import { storeOf } from '../args.js';
 import { actorNetworkReports, formatActorNetworkReports } from '../doctor-network.js';
 import type { Command, CommandContext } from '../command.js';
-import { parseCommandArgs } from '../args.js';
+import { parseCommandArgs, storeOf } from '../args.js';
+import { confinementReport, formatConfinementReport } from './doctor-confinement.js';
 import { printJson, println } from '../output.js';
 
 const DOCTOR_USAGE = `Usage: agents doctor [--json]
@@ -11,6 +11,11 @@ Cleans up after runs that were killed (SIGKILL, out of memory, power loss): stop
 process groups they left running, now rather than at the next start of any server. A group is
 stopped only when the run that started it is dead and the group is provably the one it started
 (start time, command line, session); anything else is left alone. Linux only.
+
+Then checks OS confinement: finds bubblewrap, proves with a real confined process that a file
+planted in the state folder (beside a sandbox, where its private run/ store lives) cannot be
+read, prints the bubblewrap command line each actor's stdio servers get, and lists the servers'
+explicit \`sandbox:\` exceptions. Exits 1 when the probe could read the planted file.
 
 Then shows each actor's effective network per server (open, none, or host lists through the
 proxy) and says when a server with host lists would refuse to start here.`;
@@ -23,9 +28,12 @@ export const doctorCommand: Command = {
   async run(context: CommandContext): Promise<number> {
     parseCommandArgs(context.argv, {}, DOCTOR_USAGE);
     const report = await reapOrphanedServers();
+    const confinement = await confinementReport(storeOf(context));
+    const code = confinement.probe?.ok === false ? 1 : 0;
     const network = await actorNetworkReports(storeOf(context)).catch(() => []);
     if (context.json) {
       printJson(context.stdout, {
+        confinement,
         reaped: report.reaped.map(({ serverName, pgid, hostPid, target }) => ({
           serverName,
           pgid,
@@ -35,7 +43,7 @@ export const doctorCommand: Command = {
         dropped: report.dropped.length,
         network,
       });
-      return 0;
+      return code;
     }
     if (report.reaped.length === 0) {
       println(context.stdout, 'No server left running by a killed run.');
@@ -49,7 +57,8 @@ export const doctorCommand: Command = {
     if (report.dropped.length > 0) {
       println(context.stdout, `Dropped ${report.dropped.length} stale server record(s).`);
     }
+    for (const line of formatConfinementReport(confinement)) println(context.stdout, line);
     for (const line of formatActorNetworkReports(network)) println(context.stdout, line);
-    return 0;
+    return code;
   },
 };
