@@ -192,6 +192,11 @@ async function main(): Promise<void> {
     ],
     ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '5' : '20']],
     [
+      'Network proxy overhead per request and per connection (bench/network-proxy.ts)',
+      'network-proxy.ts',
+      [quick ? '50' : '300'],
+    ],
+    [
       'Shared snapshot store: push per tracked write, materialise a thread (bench/shared-store.ts)',
       'shared-store.ts',
       quick ? ['200'] : ['1000', '10000'],

@@ -6,6 +6,7 @@
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { NamedServerConfig } from '../config/schemas.js';
 import { threadIdOf } from '../core/thread-id.js';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import type { AuditEntry } from '../policy/audit.js';
 import { compileHostRules } from '../servers/network/host-rules.js';
@@ -43,6 +44,29 @@ interface InFlightCall {
   toolName: string;
   fingerprint: string;
   thread: string | undefined;
+}
+
+/**
+ * A caller-supplied server manager starts its servers itself, without the actor's proxy or
+ * confinement: a server with host lists must then not run at all.
+ *
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` naming the servers and the fix.
+ */
+export function refuseListsOnForeignManager(
+  actor: string,
+  setting: NetworkSetting,
+  servers: readonly NamedServerConfig[],
+): void {
+  const listed = servers.filter(
+    (server) => server.transport === 'stdio' && hasHostLists(server.network ?? setting),
+  );
+  if (listed.length === 0) return;
+  throw new AgentsError(
+    AgentsErrorCode.ConfinementUnavailable,
+    `Actor "${actor}" was not started: server(s) ${listed.map((server) => `"${server.name}"`).join(', ')} have network host lists, but the actor was given a server manager (options.serverManager) that starts servers without its proxy and confinement. ` +
+      'Let the actor start its own servers (leave out serverManager), or set network: true or false for them.',
+    { details: { servers: listed.map((server) => server.name) } },
+  );
 }
 
 /** Starts the proxy (when needed, listening for each server with lists) and builds the hook. */

@@ -20,7 +20,11 @@ import type { ServerLease, ServerManager } from '../servers/server-manager.js';
 import type { SkillActivation } from '../skills/agent-skills.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import { actorConfinement } from './actor-confinement.js';
-import { startActorNetwork, type ActorNetwork } from './actor-network.js';
+import {
+  refuseListsOnForeignManager,
+  startActorNetwork,
+  type ActorNetwork,
+} from './actor-network.js';
 import type { ActorConfinement } from './actor-confinement.js';
 import { compileActorGraph } from './actor-graph.js';
 import type { RunBudgets } from './run-budget.js';
@@ -279,6 +283,13 @@ async function startServers(
       })
     : undefined;
   if (network) cleanup.push(() => network.close());
+  if (!ownsManager) {
+    refuseListsOnForeignManager(
+      spec.name,
+      options.confinement?.network ?? spec.config.sandbox.network,
+      spec.plan.servers,
+    );
+  }
   const confinement = ownsManager
     ? actorConfinement({
         settings: spec.config.sandbox,

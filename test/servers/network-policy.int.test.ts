@@ -17,6 +17,7 @@ import { createActor } from '../../src/actors/actor.js';
 import type { ActorRunEvent } from '../../src/actors/actor.js';
 import type { AuditEntry } from '../../src/policy/audit.js';
 import { probeBubblewrap } from '../../src/servers/confinement.js';
+import { createServerManager } from '../../src/servers/server-manager.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'network-server.mjs');
@@ -300,4 +301,39 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
       expect(audit).not.toContain('"decision":"allow"');
     },
   );
+});
+
+describe('network host lists with a caller-supplied server manager', () => {
+  it('refuses to start: the actor cannot give those servers its proxy', async () => {
+    const scratch = await realpath(await mkdtemp(join(tmpdir(), 'agents-network-foreign-')));
+    const store = createWorkspaceStore(join(scratch, '.agents'));
+    await store.put('server', 'fetcher', {
+      transport: 'stdio',
+      command: process.execPath,
+      args: [SERVER],
+      network: LISTS,
+    });
+    await store.put('skill', 'net', { mcpServers: ['fetcher'] });
+    await store.put('actor', 'foreign', {
+      skills: ['net'],
+      checkpointer: { type: 'memory' },
+      sandbox: { enabled: false },
+    });
+    const manager = createServerManager({ cwd: scratch });
+    try {
+      const actor = await createActor({
+        name: 'foreign',
+        workspace: store,
+        serverManager: manager,
+      });
+      await expect(actor.activate()).rejects.toThrow(
+        /Actor "foreign" was not started: server\(s\) "fetcher" have network host lists.*serverManager/s,
+      );
+      // Nothing was started through the foreign manager.
+      expect(manager.list()).toEqual([]);
+    } finally {
+      await manager.close();
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
 });

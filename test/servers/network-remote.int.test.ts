@@ -108,7 +108,9 @@ describe('remote servers: host lists at connect time, redirects included', () =>
     );
     const client = new Client({ name: 't', version: '1' });
     try {
-      await expect(client.connect(remote.transport)).rejects.toThrow(/refused by its network lists/);
+      await expect(client.connect(remote.transport)).rejects.toThrow(
+        /refused by its network lists/,
+      );
     } finally {
       await remote.close();
     }
