@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InputNotAnswered} from '../../src/serve/paused-calls.js';
+import type { InputNotAnswered } from '../../src/serve/paused-calls.js';
 import { PausableCall, PausedCalls } from '../../src/serve/paused-calls.js';
 
 const question = { method: 'elicitation/create' as const, params: { message: 'ok?' } };
