@@ -40,6 +40,8 @@ export const DEFAULT_SERVE_INSTRUCTIONS = [
   'Upstream servers behind the tools may ask the client, during a call, for sampling/createMessage',
   'or elicitation/create, and send log messages (notifications/message, logger "<server>/..."):',
   'they are forwarded on the call when the client declared the capability.',
+  'On protocol 2026-07-28 these questions come as an input_required result to answer by retrying',
+  'the call, and log messages only when the request set a logLevel.',
 ].join(' ');
 
 /** Options of {@link createMcpServer}. */

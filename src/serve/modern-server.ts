@@ -161,11 +161,16 @@ export function createModernServing(options: ModernServingOptions): ModernServin
     const state = ctx.mcpReq.requestState<CallState>();
     if (state !== undefined) {
       const call = paused.get(state.call);
-      if (call === undefined || call.round !== state.round || state.tool !== params.name) {
+      if (
+        call === undefined ||
+        call.round !== state.round ||
+        state.tool !== params.name ||
+        call.answering
+      ) {
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
-          'This requestState names no paused call: it was answered already, timed out, or is ' +
-            'for another tool. Call the tool again without requestState.',
+          'This requestState names no paused call: it was answered already (or is being ' +
+            'answered), timed out, or is for another tool. Call the tool again without requestState.',
         );
       }
       call.answer(ctx.mcpReq.inputResponses);
@@ -280,10 +285,13 @@ export function createModernServing(options: ModernServingOptions): ModernServin
     };
     ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
     call.notify = (notification) => void ctx.mcpReq.notify(notification).catch(() => undefined);
+    // One request drives a round; a second retry with the same state is refused meanwhile.
+    call.answering = true;
     let outcome;
     try {
       outcome = await call.next();
     } finally {
+      call.answering = false;
       ctx.mcpReq.signal.removeEventListener('abort', onAbort);
       call.notify = () => undefined;
     }

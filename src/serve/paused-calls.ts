@@ -36,6 +36,8 @@ export class PausableCall<R> {
   readonly id = randomUUID();
   /** Counts the input_required answers given; a retry must name the current one. */
   round = 0;
+  /** True while a request is running a round of this call. */
+  answering = false;
   readonly controller = new AbortController();
   /** Sends a notification on the current round's response (dropped between rounds). */
   notify: (notification: { method: string; params: Record<string, unknown> }) => void = () =>

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
 import { makeProjectRepo } from '../cli/helpers.js';
+import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import {
   bannerOf,
   endpointOf,
@@ -130,6 +131,105 @@ describe('agents serve (the real CLI) and SDK v2 clients on 2026-07-28', () => {
 
       spawned.child.kill('SIGTERM');
       expect(await spawned.exited).toEqual({ code: 0, signal: null });
+    },
+    SPAWN_TIMEOUT,
+  );
+
+  it(
+    "forwards an upstream server's sampling and elicitation to a 2026 client as input_required, logs only at its logLevel",
+    async () => {
+      const dir = await makeProjectRepo('serve-modern-forward-');
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const skills = join(dir, '.agents', 'skills');
+      await mkdir(skills, { recursive: true });
+      const args = [
+        ...['--import', TSX_LOADER, FIXTURE_SERVER_PATH, '--transport', 'stdio'],
+        ...['--tools', 'basic', '--client-requests'],
+      ];
+      await writeFile(
+        join(skills, 'forward.yaml'),
+        [
+          'description: Fixture tools that ask their client for sampling and elicitation',
+          'mcpServers:',
+          '  - name: fixture',
+          '    transport: stdio',
+          `    command: ${JSON.stringify(process.execPath)}`,
+          `    args: ${JSON.stringify(args)}`,
+          '    trusted: true',
+          '',
+        ].join('\n'),
+      );
+      const spawned = spawnServe(dir, ['--skill', 'forward', '--transport', 'http', '--port', '0']);
+      cleanups.push(spawned.stop);
+      const url = new URL(await waitFor(() => endpointOf(spawned), 'the endpoint URL', spawned));
+
+      const client = new Client(
+        { name: 'ide', version: '1.0.0' },
+        {
+          versionNegotiation: { mode: { pin: MODERN } },
+          capabilities: { sampling: {}, elicitation: { form: {} } },
+        },
+      );
+      const sampled: unknown[] = [];
+      const elicited: unknown[] = [];
+      client.setRequestHandler('sampling/createMessage', (request) => {
+        sampled.push(request.params);
+        return { model: 'ide-model', role: 'assistant', content: { type: 'text', text: 'blue' } };
+      });
+      client.setRequestHandler('elicitation/create', (request) => {
+        elicited.push(request.params);
+        return { action: 'accept', content: { answer: '42' } };
+      });
+      await client.connect(new StreamableHTTPClientTransport(url));
+      cleanups.push(() => client.close());
+
+      const model = await client.callTool({ name: 'ask_model', arguments: { prompt: 'Sky?' } });
+      expect(text(model)).toBe('model ide-model said: blue');
+      expect(sampled).toEqual([
+        expect.objectContaining({
+          maxTokens: 20,
+          messages: [{ role: 'user', content: { type: 'text', text: 'Sky?' } }],
+        }),
+      ]);
+      const user = await client.callTool({ name: 'ask_user', arguments: { question: 'Answer?' } });
+      expect(text(user)).toBe('user accept: 42');
+      expect(elicited).toEqual([expect.objectContaining({ message: 'Answer?' })]);
+
+      // No logLevel in the request: the upstream's log messages are not sent (raw, to see all).
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      const logCall = async (meta: Record<string, unknown>) => {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': MODERN,
+            'mcp-method': 'tools/call',
+            'mcp-name': 'log_message',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: {
+              name: 'log_message',
+              arguments: { levels: ['info', 'error'], text: 'disk low' },
+              _meta: { ...envelope, ...meta },
+            },
+          }),
+        });
+        return response.text();
+      };
+      const silent = await logCall({});
+      expect(silent).toContain('logged 2');
+      expect(silent).not.toContain('notifications/message');
+      const loud = await logCall({ 'io.modelcontextprotocol/logLevel': 'error' });
+      expect(loud).toContain('logged 2');
+      expect(loud).toContain('error: disk low');
+      expect(loud).not.toContain('info: disk low');
     },
     SPAWN_TIMEOUT,
   );

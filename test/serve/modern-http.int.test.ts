@@ -338,4 +338,58 @@ describe('agents serve over HTTP: 2026-07-28 beside 2025-11-25', () => {
     );
     expect(runs).toEqual([]);
   });
+
+  it('tells an open subscriptions/listen stream when the tool list changes, and only if asked', async () => {
+    let changed: () => void = () => undefined;
+    let extra: ToolEntry[] = [];
+    const { url } = await serve({
+      entries: () => [echoEntry('echo'), ...extra],
+      subscribe: (listener) => {
+        changed = listener;
+        return () => undefined;
+      },
+    });
+    const listen = async (notifications: Record<string, boolean>): Promise<string> => {
+      const stop = new AbortController();
+      const response = await fetch(url, {
+        method: 'POST',
+        signal: stop.signal,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'subscriptions/listen',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 41,
+          method: 'subscriptions/listen',
+          params: { notifications, _meta: envelope() },
+        }),
+      });
+      const reader = response.body!.getReader();
+      let seen = '';
+      const read = async (): Promise<void> => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          seen += new TextDecoder().decode(value);
+        }
+      };
+      const reading = read().catch(() => undefined);
+      await expect.poll(() => seen).toContain('notifications/subscriptions/acknowledged');
+      extra = [echoEntry('echo2')];
+      changed();
+      // Long enough for a notification to arrive when one is due.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      stop.abort();
+      await reading;
+      return seen;
+    };
+    const tools = await listen({ toolsListChanged: true });
+    expect(tools).toContain('notifications/tools/list_changed');
+    expect(tools).toContain('io.modelcontextprotocol/subscriptionId');
+    const prompts = await listen({ promptsListChanged: true });
+    expect(prompts).not.toContain('notifications/tools/list_changed');
+  });
 });

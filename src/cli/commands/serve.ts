@@ -139,7 +139,9 @@ Options:
 
 Over stdio, stdout carries only JSON-RPC and logs go to stderr; the server exits when stdin
 closes. SIGINT/SIGTERM shut down cleanly, stopping upstream servers. Tools of an upstream server
-that is down are not listed (clients get notifications/tools/list_changed) until it restarts.`;
+that is down are not listed (clients get notifications/tools/list_changed) until it restarts.
+Both MCP revisions are served, on one endpoint: 2025-11-25 (initialize, HTTP sessions) and
+2026-07-28 (stateless; approvals and upstream questions come back as input_required).`;
 
 /** Parses `agents serve` arguments; throws `INVALID_ARGUMENTS` (exit code 2) with the usage on a mistake. */
 export function parseServeArgs(
