@@ -14,6 +14,8 @@ import { createWorkspaceStore } from '../workspace/store.js';
  */
 export interface ThreadContext extends AsyncDisposable {
   threadId: string;
+  /** The actor that runs the thread. */
+  actor?: string;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
@@ -233,6 +235,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     }
     return {
       threadId,
+      actor: actorName,
       graph: lazyGraph(openGraph),
       sandbox,
       saver: async () => (await openCheckpointer()).saver,
