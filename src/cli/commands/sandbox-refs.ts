@@ -49,8 +49,8 @@ export async function resolveThreadRef(
 /**
  * The snapshot of the thread's latest checkpoint, whichever worker wrote it: what `head` (and
  * the default `--to`) means. This worker's sandbox may be behind (another worker went on with
- * the thread; the opener fetched its snapshots from the shared store), so its own head is only
- * the answer when the thread keeps no checkpoints to read (a memory checkpointer). Throws
+ * the thread; the opener fetched its snapshots from the shared store), so with a shared store
+ * the checkpoint is read; on one worker (no shared store) its sandbox head is the thread's. Throws
  * `CHECKPOINT_NOT_FOUND`, saying how to get it, when the checkpoint's snapshot is not here.
  */
 export async function threadHead(
@@ -58,6 +58,9 @@ export async function threadHead(
   sandbox: DeliverySandbox,
   signal: AbortSignal,
 ): Promise<string> {
+  // One worker: its sandbox is the thread's (runs and rollbacks move both together), and
+  // reading it needs no checkpointer (LangGraph and the database stay unloaded).
+  if (thread.shared !== true) return sandbox.head;
   const { readSandboxState } = await import('../../middleware/state.js');
   let state: Awaited<ReturnType<ThreadContext['graph']['getState']>>;
   try {
