@@ -310,8 +310,41 @@ class LocalActor implements ActorInstance {
     resume: unknown,
     options: ActorRunOptions & { threadId: string },
   ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    if (isContinue(resume)) return this.continueRun(resume, options);
     // The graph's Command type carries its state's update shape; a resume-only Command has none.
     return this.stream(new Command({ resume }) as ActorGraphInput, options);
+  }
+
+  /**
+   * `{ type: 'continue' }`: a run paused at its turn limit or a budget goes on through its
+   * interrupt; a run that ended without finishing (its process killed mid-call, a step that
+   * failed: a crash, a login needed) goes on from its last checkpoint, where LangGraph runs the
+   * steps that did not finish again. So an interrupted tool call runs once more: a write call
+   * passes the policy again (an approval given before the crash is asked again, as the call's
+   * answer was never saved), and what the killed call left in the sandbox was recorded as
+   * unattributed changes when the sandbox was reopened.
+   */
+  private async *continueRun(
+    resume: unknown,
+    options: ActorRunOptions & { threadId: string },
+  ): AsyncGenerator<ActorRunEvent, void, undefined> {
+    const { graph } = this.require();
+    const threadId = this.threadFor(options.threadId);
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    const interrupts = state.tasks.flatMap((task) => task.interrupts);
+    if (interrupts.length > 0) {
+      yield* this.stream(new Command({ resume }) as ActorGraphInput, options);
+      return;
+    }
+    if (state.next.length === 0) {
+      throw new AgentsError(
+        AgentsErrorCode.CheckpointNotFound,
+        `Thread "${threadId}" of actor "${this.name}" has nothing to continue: its last run finished (or it never ran). Start a new turn with a new input.`,
+        { details: { actor: this.name, threadId } },
+      );
+    }
+    // `null` input: go on from the latest checkpoint, running its unfinished steps.
+    yield* this.stream(null as unknown as ActorGraphInput, options);
   }
 
   /** The run's events, its budgets (tool calls, time) counted from its start. */
@@ -332,6 +365,7 @@ class LocalActor implements ActorInstance {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.deactivate();
   }
+
 
   /** The run's thread: the bound one (see `CreateActorOptions.threadId`), or given, or new. */
   private threadFor(requested: string | undefined): string {
@@ -357,4 +391,13 @@ class LocalActor implements ActorInstance {
     }
     return this.state;
   }
+}
+
+/** The `{ type: 'continue' }` resume value. */
+function isContinue(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { type?: unknown }).type === 'continue'
+  );
 }

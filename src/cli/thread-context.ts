@@ -14,6 +14,13 @@ import { createWorkspaceStore } from '../workspace/store.js';
  */
 export interface ThreadContext extends AsyncDisposable {
   threadId: string;
+  /** The actor that runs the thread. */
+  actor?: string;
+  /**
+   * True when the thread's snapshots come from a shared store (several workers): this worker's
+   * sandbox may be behind the thread's latest checkpoint.
+   */
+  shared?: boolean;
   graph: CheckpointedGraph;
   sandbox: Sandbox;
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
@@ -233,6 +240,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     }
     return {
       threadId,
+      actor: actorName,
+      shared: openedShared?.replica !== undefined,
       graph: lazyGraph(openGraph),
       sandbox,
       saver: async () => (await openCheckpointer()).saver,

@@ -156,4 +156,85 @@ describe('a tool call killed mid-way (SIGKILL of agents actor run)', () => {
       expect(plain.stdout).toMatch(/write_then_wait.*UNFINISHED/);
     },
   );
+
+  it(
+    'resume --continue after a SIGKILL mid-call runs the interrupted call again once, from the last checkpoint (#26)',
+    { timeout: 240_000 },
+    async () => {
+      await writeFile(
+        join(dir, 'script.yaml'),
+        [
+          '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
+          '- tool_calls: [{ name: append_then_wait, args: { path: count.txt, line: "ran", ms: 120000 } }]',
+          '- content: done',
+          '',
+        ].join('\n'),
+      );
+      let killed = false;
+      let polling: NodeJS.Timeout | undefined;
+      const run = await agentsProcess(
+        dir,
+        ['actor', 'run', 'bot', '--input', 'go', '--thread', THREAD],
+        (stdout, child) => {
+          if (polling !== undefined || !stdout.includes('append_then_wait')) return;
+          polling = setInterval(() => {
+            void sandboxTree(dir).then(async (tree) => {
+              if (killed || tree === undefined) return;
+              const written = await access(join(tree, 'count.txt')).then(
+                () => true,
+                () => false,
+              );
+              if (!written) return;
+              killed = true;
+              clearInterval(polling);
+              child.kill('SIGKILL');
+            });
+          }, 50);
+        },
+      );
+      clearInterval(polling);
+      expect(killed, run.stdout + run.stderr).toBe(true);
+
+      const resumed = await agentsProcess(dir, [
+        'actor',
+        'resume',
+        'bot',
+        '--thread',
+        THREAD,
+        '--continue',
+        '--keep-sandbox',
+        '--json',
+      ]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const events = resumed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; name?: string; text?: string });
+      // Only the interrupted call ran (write_file's result was checkpointed), then the answer.
+      expect(
+        events.filter((event) => event.type === 'tool-call-end').map((event) => event.name),
+        resumed.stdout,
+      ).toEqual(['append_then_wait']);
+      expect(events.some((event) => event.type === 'message' && event.text === 'done')).toBe(true);
+      // Executed twice in all: once killed, once on resume.
+      const tree = await sandboxTree(dir);
+      expect(await readFile(join(tree!, 'count.txt'), 'utf8')).toBe('ran\nran\n');
+      expect(await readFile(join(tree!, 'a.txt'), 'utf8')).toBe('A1');
+      // The killed call's write is recorded as unattributed, as on any reopen.
+      const checkpoints = JSON.parse(
+        (await agents(dir, 'checkpoints', '--thread', THREAD, '--json')).stdout,
+      ) as Array<{ records: Array<{ toolId: string; changed: unknown[] }> }>;
+      const unattributed = checkpoints.flatMap((entry) =>
+        entry.records.filter((record) => record.toolId === UNATTRIBUTED_TOOL_ID),
+      );
+      expect(unattributed.map((record) => record.changed)).toEqual([
+        [{ status: 'A', path: 'count.txt' }],
+      ]);
+
+      // Finished: nothing left to continue (exit 4).
+      const again = await agents(dir, 'actor', 'resume', 'bot', '--thread', THREAD, '--continue');
+      expect(again.code).toBe(4);
+      expect(again.stderr).toContain('nothing to continue');
+    },
+  );
 });

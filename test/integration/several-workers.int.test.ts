@@ -232,6 +232,37 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
       // A's sandbox is untouched until A opens the thread again.
       expect(await workerTree(workerA, thread)).toBe(afterA);
 
+      // Delivery on A (behind) reads the thread's latest checkpoint, B's work (#26): diff,
+      // apply --dry-run and commit --branch all see README.md deleted and a.txt at A2.
+      const diffA = await on(workerA, ['sandbox', 'diff', '--thread', thread]);
+      expect(diffA.code, diffA.stderr).toBe(0);
+      expect(diffA.stdout.split('\n').filter(Boolean).sort()).toEqual([
+        'A a.txt',
+        'A dir/x.txt',
+        'D README.md',
+      ]);
+      const headDiff = await on(workerA, ['sandbox', 'diff', '--thread', thread, '--to', 'head']);
+      expect(headDiff.stdout).toBe(diffA.stdout);
+      const patchA = await on(workerA, ['sandbox', 'diff', '--thread', thread, '--patch', 'a.txt']);
+      expect(patchA.stdout).toContain('+A2');
+      const dryA = await on(workerA, ['sandbox', 'apply', '--thread', thread, '--dry-run']);
+      expect(dryA.code, dryA.stderr).toBe(0);
+      expect(dryA.stdout).toMatch(/delete +README\.md/);
+      const branch = `from-a-${suffix}`;
+      const commitA = await on(workerA, [
+        'sandbox',
+        'commit',
+        '--thread',
+        thread,
+        '--branch',
+        branch,
+      ]);
+      expect(commitA.code, commitA.stderr).toBe(0);
+      expect(git(workerA.project, 'show', `${branch}:a.txt`)).toBe('A2');
+      expect(git(workerA.project, 'ls-tree', '--name-only', branch)).not.toContain('README.md');
+      // Reading changed nothing on A: its sandbox still waits to be brought up to date by a run.
+      expect(await workerTree(workerA, thread)).toBe(afterA);
+
       // 3. Worker A rolls back to the checkpoint B wrote after the approved delete.
       const listed = await on(workerA, ['checkpoints', '--thread', thread, '--json']);
       expect(listed.code, listed.stderr).toBe(0);

@@ -12,14 +12,19 @@ prompt of \`agents actor run\`). With several calls waiting, --approve and --rej
 them; --edit needs exactly one. If the run pauses again, you are asked on stdin as in
 \`agents actor run\` (or it exits with code 8 again). A run that stopped at its turn limit
 or a budget (exit code 9) goes on with --continue, for up to --max-turns more turns, with its
-tool-call and time budgets counted afresh.
+tool-call and time budgets counted afresh. A run that ended mid-way (its process killed during a
+call, a server crash, a login needed: exit code 5) also goes on with --continue, from its last
+checkpoint: the call that did not finish runs again (once; a write call passes the policy again,
+so an approval given before is asked again), and what the killed call left in the sandbox is
+recorded as unattributed changes.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
-  --continue        go on with a run that stopped at its turn limit or a budget
+  --continue        go on with a run that stopped at its turn limit or a budget, or that
+                    ended mid-way (killed, crashed, a login needed): from its last checkpoint
   --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
   --max-tool-calls N  tool calls it may make (default: the actor's maxToolCalls)
   --max-time DURATION  wall time it may take: 90s, 10m, 1h (default: the actor's maxTime)
@@ -108,13 +113,26 @@ export const actorResumeCommand: Command = {
       const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
       if (values.continue === true) {
         const { turnLimitPauseOf } = await import('../../actors/turn-limit.js');
-        const stopped = turnLimitPauseOf(state.tasks.flatMap((task) => task.interrupts));
-        if (stopped === undefined) {
+        const interrupts = state.tasks.flatMap((task) => task.interrupts);
+        const stopped = turnLimitPauseOf(interrupts);
+        // Paused for an approval: that needs an answer, not --continue.
+        const waiting = stopped === undefined && interrupts.length > 0;
+        // A run that ended mid-way (killed, a crash, a login needed) has steps left to run.
+        const unfinished = stopped === undefined && !waiting && state.next.length > 0;
+        if (stopped === undefined && !unfinished) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
-            `Thread "${threadId}" of actor "${name}" did not stop at its turn limit or a budget, so there is nothing to continue; ` +
-              `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
+            waiting
+              ? `Thread "${threadId}" of actor "${name}" waits for an approval; answer it with --approve, --reject MESSAGE or --edit JSON.`
+              : `Thread "${threadId}" of actor "${name}" finished its last run, so there is nothing to continue; ` +
+                  `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
             { details: { actor: name, threadId } },
+          );
+        }
+        if (unfinished && !context.json) {
+          println(
+            context.stderr,
+            `Continuing thread ${threadId} from its last checkpoint: the step(s) that did not finish (${state.next.join(', ')}) run again; write calls pass the policy again.`,
           );
         }
         return driveRun(

@@ -46,22 +46,58 @@ function printResult(context: CommandContext, threadId: string, result: ApplyRes
   if (result.alreadyApplied.length > 0) {
     println(out, `  (${result.alreadyApplied.length} file(s) already as in the sandbox)`);
   }
+  const stopped = !result.applied && !result.dryRun && result.conflicts.length > 0;
   if (result.conflicts.length > 0) {
     println(
       out,
-      `${result.applied ? 'Conflicts' : 'Conflicts, nothing written'} (${result.conflicts.length}):`,
+      `${stopped ? 'Conflicts, nothing written' : 'Conflicts'} (${result.conflicts.length}):`,
     );
     for (const item of result.conflicts) println(out, `  ${quotePath(item.path)}: ${item.reason}`);
   }
+  const again = (...args: string[]) =>
+    agentsCommandLine(context, [
+      'sandbox',
+      ...args.slice(0, 1),
+      '--thread',
+      threadId,
+      ...args.slice(1),
+    ]);
   if (result.applied) {
     println(
       out,
-      `Applied ${result.changes.length} file(s) to ${result.target}. Undo with: ${agentsCommandLine(context, ['sandbox', 'apply', '--thread', threadId, '--undo'])}`,
+      `Applied ${result.changes.length} file(s) to ${result.target}. Undo with: ${again('apply', '--undo')}`,
     );
+    if (result.conflicts.length > 0) {
+      println(
+        out,
+        'Resolve the conflicts: edit the files with conflict markers; compare each FILE.agent with FILE, keep one and delete the other.',
+      );
+    }
   } else if (result.dryRun) {
-    println(out, `Dry run: ${result.changes.length} file(s) would be written to ${result.target}.`);
+    const stop =
+      result.conflicts.length > 0 &&
+      result.changes.every((change) => change.action !== 'markers' && change.action !== 'beside')
+        ? '; the conflicts above would stop it (with --conflicts markers they would be written as listed)'
+        : '';
+    println(
+      out,
+      `Dry run, nothing written: ${result.changes.length} file(s) would be written to ${result.target}${stop}.`,
+    );
   } else if (result.conflicts.length === 0 && result.changes.length === 0) {
     println(out, 'Nothing to apply: your files already match the sandbox.');
+  }
+  if (stopped) {
+    println(out, 'Next steps (any of):');
+    println(
+      out,
+      `  ${again('apply', '--conflicts', 'markers')}   # text conflicts get git's markers; others keep your file, the sandbox's beside it as FILE.agent`,
+    );
+    println(out, `  ${again('diff', '--patch', 'PATH')}   # see what the sandbox did to a file`);
+    println(out, `  ${again('apply', 'PATH...')}   # take the files without conflicts first`);
+    println(
+      out,
+      `  ${again('commit', '--branch', 'NAME')}   # a branch, to merge with git (git mergetool for the conflicts)`,
+    );
   }
 }
 
@@ -119,6 +155,12 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
             else {
               for (const path of result.restored)
                 println(context.stdout, `  restored ${quotePath(path)}`);
+              if (result.backup !== undefined) {
+                println(
+                  context.stdout,
+                  `Your edits made after the apply to ${result.backup.paths.map(quotePath).join(', ')} were saved first in ${result.backup.dir}`,
+                );
+              }
               println(
                 context.stdout,
                 `${result.dryRun ? 'Would put back' : 'Put back'} ${result.restored.length} file(s) in ${result.target} (apply ${result.applyId}).`,

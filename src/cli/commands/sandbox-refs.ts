@@ -34,7 +34,7 @@ export async function resolveThreadRef(
   signal: AbortSignal,
 ): Promise<string> {
   if (ref === 'base') return sandbox.base;
-  if (ref === 'head') return sandbox.head;
+  if (ref === 'head') return threadHead(thread, sandbox, signal);
   // Checkpoint ids are UUIDs (with dashes); snapshot shas are plain hex.
   if (/^[0-9a-f]{4,64}$/.test(ref)) return resolveSnapshot(sandbox, ref, { signal });
   // Loaded on use: reading a checkpoint needs LangGraph; the other refs need only git.
@@ -46,6 +46,45 @@ export async function resolveThreadRef(
   return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
 }
 
+/**
+ * The snapshot of the thread's latest checkpoint, whichever worker wrote it: what `head` (and
+ * the default `--to`) means. This worker's sandbox may be behind (another worker went on with
+ * the thread; the opener fetched its snapshots from the shared store), so with a shared store
+ * the checkpoint is read; on one worker (no shared store) its sandbox head is the thread's. Throws
+ * `CHECKPOINT_NOT_FOUND`, saying how to get it, when the checkpoint's snapshot is not here.
+ */
+export async function threadHead(
+  thread: ThreadContext,
+  sandbox: DeliverySandbox,
+  signal: AbortSignal,
+): Promise<string> {
+  // One worker: its sandbox is the thread's (runs and rollbacks move both together), and
+  // reading it needs no checkpointer (LangGraph and the database stay unloaded).
+  if (thread.shared !== true) return sandbox.head;
+  const { readSandboxState } = await import('../../middleware/state.js');
+  let state: Awaited<ReturnType<ThreadContext['graph']['getState']>>;
+  try {
+    state = await thread.graph.getState({ configurable: { thread_id: thread.threadId } });
+  } catch (error) {
+    // No checkpoints to read (memory checkpointer): the sandbox is all there is.
+    if (AgentsError.hasCode(error, AgentsErrorCode.CheckpointNotFound)) return sandbox.head;
+    throw error;
+  }
+  if (state.createdAt === undefined) return sandbox.head;
+  const head = readSandboxState(state.values).sandboxHead ?? sandbox.base;
+  if (head === sandbox.head) return head;
+  try {
+    return await resolveSnapshot(sandbox, head, { signal });
+  } catch (error) {
+    if (!AgentsError.hasCode(error, AgentsErrorCode.CheckpointNotFound)) throw error;
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `The latest checkpoint of thread "${thread.threadId}" names snapshot ${head.slice(0, 12)}, which this worker's snapshot store does not have (the thread went on elsewhere and the actor has no shared snapshot store): set \`snapshots.remote\` in the actor, or deliver from the worker that ran it. To deliver this worker's copy anyway, pass --to ${sandbox.head.slice(0, 12)}.`,
+      { cause: error, details: { threadId: thread.threadId, snapshot: head } },
+    );
+  }
+}
+
 /** The options every delivery command takes: `--thread ID`, and `--from`/`--to` for a range. */
 export const THREAD_DELIVERY_OPTIONS = {
   thread: { type: 'string' },
@@ -53,12 +92,15 @@ export const THREAD_DELIVERY_OPTIONS = {
   to: { type: 'string' },
 } as const;
 
-/** A thread opened by a delivery command, with its `--from`/`--to` resolved (undefined: not given). */
+/**
+ * A thread opened by a delivery command, with its `--from` resolved (undefined: not given, the
+ * base) and `--to` resolved (default the thread's latest checkpoint, see {@link threadHead}).
+ */
 export interface ThreadDelivery {
   thread: ThreadContext;
   sandbox: DeliverySandbox;
   from: string | undefined;
-  to: string | undefined;
+  to: string;
 }
 
 /**
@@ -82,7 +124,7 @@ export async function withThreadDelivery<T>(
     const resolve = (ref: string | undefined): Promise<string | undefined> | undefined =>
       ref === undefined ? undefined : resolveThreadRef(thread, sandbox, ref, context.signal);
     const from = await resolve(refs.from);
-    const to = await resolve(refs.to);
+    const to = (await resolve(refs.to)) ?? (await threadHead(thread, sandbox, context.signal));
     return await work({ thread, sandbox, from, to });
   } finally {
     await thread.close();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { fingerprint, readUserPath, writeUserPath, type FileState } from './user-files.js';
 import { writeFileAtomic } from '../../core/atomic-write.js';
+import { quotePath } from './guard.js';
 
 const RECORD_FILE = 'apply.json';
 
@@ -105,6 +106,11 @@ export interface UndoApplyResult {
   dryRun: boolean;
   /** Paths restored to their exact bytes (or removed, where the apply had added them). */
   restored: string[];
+  /**
+   * With `force`, where the edits made after the apply were saved before being overwritten:
+   * a folder holding each such file under its own path (absent when none were dropped).
+   */
+  backup?: { dir: string; paths: string[] };
 }
 
 /**
@@ -145,13 +151,26 @@ export async function undoApply(
   if (changed.length > 0 && options.force !== true) {
     throw new AgentsError(
       AgentsErrorCode.RollbackFailed,
-      `Not undoing apply ${record.id}: ${changed.join(', ')} changed after it was applied; undoing would lose those edits. Pass --force to put the files back anyway.`,
+      `Not undoing apply ${record.id}: ${changed.map(quotePath).join(', ')} changed after it was applied; undoing would lose those edits. Pass --force to put the files back anyway (your later edits are saved in a backup folder first, and its path printed).`,
       { details: { applyId: record.id, changed } },
     );
   }
   const restored = record.files.map((file) => file.path);
   if (options.dryRun === true) {
     return { applyId: record.id, target: record.target, dryRun: true, restored };
+  }
+  // Forced over later edits: keep them first (same relative paths), so nothing is lost.
+  let backup: UndoApplyResult['backup'];
+  if (changed.length > 0) {
+    const backupDir = join(dir, `dropped-${new Date().toISOString().replace(/[-:.]/g, '')}`);
+    const saved: string[] = [];
+    for (const path of changed) {
+      const now = await readUserPath(record.target, path);
+      if (now === undefined || 'blocked' in now) continue;
+      await writeUserPath(backupDir, path, now);
+      saved.push(path);
+    }
+    if (saved.length > 0) backup = { dir: backupDir, paths: saved };
   }
   // Newest writes first, so a folder an apply made is empty again before its files go.
   for (const file of [...record.files].reverse()) {
@@ -162,5 +181,11 @@ export async function undoApply(
     await writeUserPath(record.target, file.path, before);
   }
   await writeRecord(dir, { ...record, undoneAt: new Date().toISOString() });
-  return { applyId: record.id, target: record.target, dryRun: false, restored };
+  return {
+    applyId: record.id,
+    target: record.target,
+    dryRun: false,
+    restored,
+    ...(backup === undefined ? {} : { backup }),
+  };
 }

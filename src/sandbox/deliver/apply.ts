@@ -7,6 +7,7 @@ import {
   type UndoApplyResult,
 } from './apply-journal.js';
 import { mergeText } from './merge-file.js';
+import { quotePath } from './guard.js';
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
   rawSnapshotDiff,
@@ -40,7 +41,9 @@ export interface ApplySandboxOptions extends DeliveryGitOptions, DeliveryScreenO
   dryRun?: boolean;
   /**
    * `refuse` (default): any conflict stops the apply before a file is written. `markers`: text
-   * conflicts are written with git's conflict markers (other conflicts are still left alone).
+   * conflicts are written with git's conflict markers; other conflicts (binary, deleted on one
+   * side, both added, a type change) keep your file and get the sandbox's version beside it as
+   * `PATH.agent`.
    */
   conflicts?: 'refuse' | 'markers';
   /** The folder to apply to; default the sandbox's source (the user's project). */
@@ -55,9 +58,10 @@ export interface ApplyChange {
   /**
    * `write`: the sandbox's version replaces an unchanged file (or adds a new one); `delete`:
    * removed as in the sandbox; `merge`: your edits and the sandbox's merged cleanly;
-   * `markers`: written with conflict markers (`--conflicts markers`).
+   * `markers`: written with conflict markers (`--conflicts markers`); `beside`: the sandbox's
+   * version of a conflicting file that cannot hold markers, written as `PATH.agent` next to it.
    */
-  action: 'write' | 'delete' | 'merge' | 'markers';
+  action: 'write' | 'delete' | 'merge' | 'markers' | 'beside';
 }
 
 /** A path apply cannot take without losing someone's edit. */
@@ -150,17 +154,45 @@ export async function applySandbox(
           : base === undefined
             ? 'you and the sandbox both added it, differently'
             : undefined;
+    // With markers, a conflict that cannot hold them leaves the sandbox's version beside yours
+    // as PATH.agent (compare, keep one, delete the other); a deletion has nothing to put there.
+    const beside = async (why: string): Promise<void> => {
+      if (options.conflicts !== 'markers' || after === undefined) {
+        conflicts.push({
+          path,
+          reason:
+            after === undefined && options.conflicts === 'markers'
+              ? `${why}; keep your version or delete the file yourself`
+              : why,
+        });
+        return;
+      }
+      const agentPath = `${path}.agent`;
+      const there = await readUserPath(target, agentPath);
+      if (there !== undefined) {
+        conflicts.push({
+          path,
+          reason: `${why}; ${quotePath(agentPath)} is in the way, so the sandbox's version was not written`,
+        });
+        return;
+      }
+      planned.push({ path: agentPath, action: 'beside', before: undefined, after });
+      conflicts.push({
+        path,
+        reason: `${why}; the sandbox's version is in ${quotePath(agentPath)}`,
+      });
+    };
     if (reason !== undefined || yours === undefined || after === undefined || base === undefined) {
-      conflicts.push({ path, reason: reason ?? 'changed on both sides' });
+      await beside(reason ?? 'changed on both sides');
       continue;
     }
     const regular = (mode: string) => mode === REGULAR || mode === EXECUTABLE;
     if (![yours, base, after].every((state) => regular(state.mode))) {
-      conflicts.push({ path, reason: 'changed on both sides (a symlink or a type change)' });
+      await beside('changed on both sides (a symlink or a type change)');
       continue;
     }
     if ([yours, base, after].some((state) => looksBinary(state.bytes))) {
-      conflicts.push({ path, reason: 'a binary file changed on both sides' });
+      await beside('a binary file changed on both sides');
       continue;
     }
     const merged = await mergeText(

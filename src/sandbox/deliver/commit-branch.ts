@@ -12,6 +12,7 @@ import {
   type DeliverySandbox,
 } from './store-access.js';
 import { ABSENT } from './user-files.js';
+import { quotePath } from './guard.js';
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 
@@ -21,6 +22,20 @@ export interface CommitSandboxOptions extends DeliveryGitOptions, DeliveryScreen
   branch: string;
   /** Commit message; default names the sandbox. */
   message?: string;
+  /**
+   * The commit to put the work on (any revision of the user's repo; default `HEAD`, where the
+   * user is now). When it is not the commit the sandbox was made from (the user committed
+   * meanwhile), the work is replayed onto it with a three-way merge (`git merge-tree`) against
+   * the sandbox's base, so the branch merges back without conflicts; a conflict stops it before
+   * any ref is written (`SANDBOX_FAILED`, naming the paths).
+   */
+  onto?: string;
+  /**
+   * The user's uncommitted edits the sandbox started from go on the branch too, in a first
+   * commit of their own. Default: left out (the branch holds only the agent's work); they are
+   * listed in `baseEdits` either way.
+   */
+  withBaseEdits?: boolean;
   /** Snapshot range and paths, as for `applySandbox`. */
   from?: string;
   to?: string;
@@ -39,10 +54,14 @@ export interface CommitSandboxResult {
    */
   parent: string;
   /**
-   * For a sandbox made from a working tree with uncommitted changes: the commit holding them
-   * (on `parent`), which the work's commit follows, so the branch shows the two apart.
+   * With `withBaseEdits`, for a sandbox made from a working tree with uncommitted changes: the
+   * commit holding them (on `onto`), which the work's commit follows.
    */
   baseCommit?: string;
+  /** The commit the branch starts from (`onto`, resolved). */
+  onto: string;
+  /** The user's uncommitted edits the sandbox started from (on the branch only with `withBaseEdits`). */
+  baseEdits: Array<{ status: string; path: string }>;
   tree: string;
   /** Paths left out on purpose (configuration, symlinks out, nested repositories). */
   skipped: SkippedChange[];
@@ -146,18 +165,33 @@ export async function commitSandbox(
       input: objects,
     });
   }
-  const baseCommit = dirtyBase
-    ? await commitTree(
-        repo,
-        baseTree,
-        parent,
-        `Uncommitted changes sandbox ${sandbox.id} started from\n\nThe working tree of ${repo} when the sandbox was made, on top of ${parent}.`,
-        git,
-      )
-    : undefined;
+  const onto = await resolveOnto(repo, options.onto ?? 'HEAD', git);
+  const baseEdits = dirtyBase ? await treeChanges(repo, parentTree, baseTree, git) : [];
+  const ontoTree = (await runGit(['rev-parse', `${onto}^{tree}`], git)).stdout.trim();
+  let start = onto;
+  let startTree = ontoTree;
+  let baseCommit: string | undefined;
+  if (dirtyBase && options.withBaseEdits === true) {
+    const editsTree = await replay(repo, { base: parentTree, onto: ontoTree, work: baseTree }, git);
+    baseCommit = await commitTree(
+      repo,
+      editsTree,
+      onto,
+      `Uncommitted changes the agents thread started from\n\nThe working tree of ${repo} when the sandbox was made (on ${parent}).`,
+      git,
+    );
+    start = baseCommit;
+    startTree = editsTree;
+  }
+  // The work is the change from the sandbox's base to `tree`: replayed onto where the branch
+  // starts, unless that already is the base (nothing to merge).
+  const finalTree =
+    startTree === baseTree
+      ? tree
+      : await replay(repo, { base: baseTree, onto: startTree, work: tree }, git);
   const message =
     options.message ?? `Work of sandbox ${sandbox.id}\n\nMade by agents from snapshot ${to}.`;
-  const commit = await commitTree(repo, tree, baseCommit ?? parent, message, git);
+  const commit = await commitTree(repo, finalTree, start, message, git);
   // An empty old value: create only, never overwrite a branch made meanwhile.
   await runGit(['update-ref', '-m', 'agents sandbox commit', ref, commit, ''], git);
   return {
@@ -166,7 +200,9 @@ export async function commitSandbox(
     commit,
     parent,
     ...(baseCommit === undefined ? {} : { baseCommit }),
-    tree,
+    onto,
+    baseEdits,
+    tree: finalTree,
     skipped: screened.skipped,
     config: screened.config,
     warnings: screened.warnings,
@@ -251,4 +287,91 @@ async function commitTree(
   return (
     await runGit(['commit-tree', tree, '-p', parent, '-F', '-'], { ...git, env, input: message })
   ).stdout.trim();
+}
+
+async function resolveOnto(
+  repo: string,
+  rev: string,
+  git: { cwd: string; signal?: AbortSignal | undefined },
+): Promise<string> {
+  const found = await runGit(
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`],
+    {
+      ...git,
+      okExitCodes: [1, 128],
+    },
+  );
+  const sha = found.stdout.trim();
+  if (found.exitCode !== 0 || sha === '' || rev.startsWith('-')) {
+    throw new AgentsError(
+      AgentsErrorCode.RevisionNotFound,
+      `--onto "${rev}" names no commit of ${repo}; give a branch, tag or commit (default HEAD).`,
+      { details: { onto: rev } },
+    );
+  }
+  return sha;
+}
+
+/** `diff-tree` name-status between two trees of the user's repo. */
+async function treeChanges(
+  repo: string,
+  from: string,
+  to: string,
+  git: { cwd: string; signal?: AbortSignal | undefined },
+): Promise<Array<{ status: string; path: string }>> {
+  const out = (
+    await runGit(['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to], git)
+  ).stdout;
+  const fields = out.split('\0');
+  const changes: Array<{ status: string; path: string }> = [];
+  for (let index = 0; index + 1 < fields.length && fields[index] !== ''; index += 2)
+    changes.push({ status: fields[index]!, path: fields[index + 1]! });
+  return changes;
+}
+
+/**
+ * The three-way merge of `work` onto `onto` against `base` (trees of the user's repo), by
+ * `git merge-tree --write-tree` (what `git merge` does, renames included, nothing checked out).
+ * Git 2.39 has no `--merge-base`, so the base is given as history: two throwaway commits on a
+ * root commit of `base` (unreferenced objects, collected by git's gc). Throws `SANDBOX_FAILED`
+ * naming the conflicting paths and what to do instead.
+ */
+async function replay(
+  repo: string,
+  trees: { base: string; onto: string; work: string },
+  git: { cwd: string; signal?: AbortSignal | undefined },
+): Promise<string> {
+  const env = gitEnv();
+  const commit = async (tree: string, parents: string[]) =>
+    (
+      await runGit(
+        [
+          'commit-tree',
+          tree,
+          ...parents.flatMap((parent) => ['-p', parent]),
+          '-m',
+          'agents replay',
+        ],
+        {
+          ...git,
+          env,
+        },
+      )
+    ).stdout.trim();
+  const root = await commit(trees.base, []);
+  const ours = await commit(trees.onto, [root]);
+  const theirs = await commit(trees.work, [root]);
+  const merged = await runGit(
+    ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', ours, theirs],
+    { ...git, env, okExitCodes: [1] },
+  );
+  const fields = merged.stdout.split('\0');
+  const tree = fields[0]!.trim();
+  if (merged.exitCode === 0) return tree;
+  const conflicts = [...new Set(fields.slice(1).filter((name) => name !== ''))];
+  throw new AgentsError(
+    AgentsErrorCode.SandboxFailed,
+    `The work conflicts with the commit it would go on (${conflicts.length} path(s): ${conflicts.map(quotePath).join(', ')}); no branch was written. Next steps: put the branch on the commit the sandbox started from (--onto with that commit, then merge it yourself with git), take the work into your working tree with agents sandbox apply (--conflicts markers to get git's markers), or leave these paths out (PATH arguments).`,
+    { details: { conflicts } },
+  );
 }

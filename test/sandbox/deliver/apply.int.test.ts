@@ -54,7 +54,7 @@ describe('agents sandbox apply (take the work back)', () => {
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('write   src/app.txt');
     expect(dry.stdout).toContain('delete  gone.txt');
-    expect(dry.stdout).toContain('Dry run: 6 file(s) would be written');
+    expect(dry.stdout).toContain('Dry run, nothing written: 6 file(s) would be written');
     expect(await readFile(join(p.dir, 'src/app.txt'), 'utf8')).toBe(text(LINES));
 
     const applied = await cli(p, 'sandbox', 'apply', '--thread', T);

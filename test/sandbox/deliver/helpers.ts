@@ -67,6 +67,7 @@ export async function editThread(
   { dir, workspace }: Project,
   threadId: string,
   edits: Record<string, SandboxEdit>,
+  options: { fromWorktree?: boolean } = {},
 ): Promise<string> {
   const sandbox = await openThreadSandbox({
     workspaceRoot: workspace,
@@ -75,6 +76,7 @@ export async function editThread(
     source: dir,
     revision: 'HEAD',
     projectDir: dir,
+    ...(options.fromWorktree === true ? { from: 'worktree' as const } : {}),
   });
   try {
     for (const [path, edit] of Object.entries(edits)) {
