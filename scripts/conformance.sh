@@ -7,10 +7,12 @@
 #
 # client: the suite's mock servers drive `scripts/conformance-client.ts URL` (= `agents mcp-client
 #         URL --strict`, our adapter over streamable HTTP with OAuth 2.1, plus the flags a
-#         scenario's context names: pre-registered client, client credentials). Every client
-#         scenario the suite lists. CONFORMANCE_REFERENCE=1 also runs the MCP TypeScript SDK's own
-#         conformance client (vendored in scripts/sdk-reference-client/) on the same scenarios,
-#         for the figure beside ours. CONFORMANCE_CLIENT_SCENARIOS="a b" runs only those.
+#         scenario's context names: pre-registered client, client credentials). For each revision
+#         in CONFORMANCE_REVISIONS (default "2026-07-28 2025-11-25"): exactly the client scenarios
+#         it requires (`list --requirements REV`), run at that revision. CONFORMANCE_REFERENCE=1
+#         also runs a small SDK v2 client (scripts/sdk-v2-client.ts: auto negotiation, the SDK's
+#         own OAuth) on the same scenarios, for the figure beside ours.
+#         CONFORMANCE_CLIENT_SCENARIOS="a b" runs only those.
 # server: runs the real `agents serve --skill fixture --transport http --policy auto` in a throwaway
 #         project whose workspace holds one skill, the fixture MCP server's basic tools (so the
 #         served tools run in a sandbox, through the actor middleware chain), and points the
@@ -18,14 +20,16 @@
 #         the suite's own reference tools, resources and prompts (CONFORMANCE_SERVER_ALL=1 runs
 #         them anyway, for the record).
 #
-# Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION (0.1.16),
+# Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION
+#      (0.2.0-alpha.12; the suite's `latest` tag, 0.1.16, knows only 2025 revisions),
 #      NODE22_VERSION (22), CONFORMANCE_TIMEOUT_MS (per client scenario, default 60000).
 set -euo pipefail
 
 MODE=${1:-all}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${CONFORMANCE_DIR:-${TMPDIR:-/tmp}/agents-conformance}
-VERSION=${CONFORMANCE_VERSION:-0.1.16}
+VERSION=${CONFORMANCE_VERSION:-0.2.0-alpha.12}
+REVISIONS=${CONFORMANCE_REVISIONS:-2026-07-28 2025-11-25}
 NODE22_VERSION=${NODE22_VERSION:-22}
 TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-60000}
 RESULTS="$WORK/results/$(date +%Y%m%dT%H%M%S)"
@@ -42,7 +46,7 @@ if [ ! -f "$SUITE/dist/index.js" ] || [ ! -d "$SUITE/node_modules" ]; then
   echo "conformance: fetching @modelcontextprotocol/conformance@$VERSION" >&2
   (cd "$WORK" && rm -rf "$SUITE" package && tarball=$(npm pack "@modelcontextprotocol/conformance@$VERSION" --silent | tail -1) \
     && tar xzf "$tarball" && mv package "$SUITE" && rm -f "$tarball" \
-    && cd "$SUITE" && npm install --omit=dev --no-audit --no-fund --silent)
+    && cd "$SUITE" && npm install --omit=dev --no-audit --no-fund --silent --ignore-scripts)
 fi
 "$NODE22" --version >/dev/null
 
@@ -67,11 +71,11 @@ tally() {
     console.log(ok + " " + fail);' "$1"
 }
 
-run_scenario() { # kind (client|reference|server) scenario args...
+run_scenario() { # kind (client|reference|server)[@REV] scenario args...
   local kind=$1 scenario=$2; shift 2
   local out="$RESULTS/$kind/${scenario//\//_}"
-  local mode=$kind
-  [ "$kind" = reference ] && mode=client
+  local mode=${kind%@*}
+  [ "$mode" = reference ] && mode=client
   mkdir -p "$out"
   local status=passed
   if ! (cd "$SUITE" && "$NODE22" dist/index.js "$mode" --scenario "$scenario" -o "$out" "$@") >"$out.log" 2>&1; then
@@ -88,27 +92,36 @@ run_scenario() { # kind (client|reference|server) scenario args...
   echo "conformance: $kind $scenario: $status ($ok ok, $fail failed)" >&2
 }
 
+FIGURES=()
 if [ "$MODE" = client ] || [ "$MODE" = all ]; then
-  if [ -n "${CONFORMANCE_CLIENT_SCENARIOS:-}" ]; then
-    read -r -a CLIENT_SCENARIOS <<<"$CONFORMANCE_CLIENT_SCENARIOS"
-  else
-    mapfile -t CLIENT_SCENARIOS < <(cd "$SUITE" && "$NODE22" dist/index.js list \
-      | sed -n '/^Client scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p')
-  fi
-  for scenario in "${CLIENT_SCENARIOS[@]}"; do
-    run_scenario client "$scenario" --command "$TSX $ROOT/scripts/conformance-client.ts" --timeout "$TIMEOUT_MS"
+  for REV in $REVISIONS; do
+    if [ -n "${CONFORMANCE_CLIENT_SCENARIOS:-}" ]; then
+      read -r -a CLIENT_SCENARIOS <<<"$CONFORMANCE_CLIENT_SCENARIOS"
+    else
+      mapfile -t CLIENT_SCENARIOS < <(cd "$SUITE" && "$NODE22" dist/index.js list --requirements "$REV" \
+        | sed -n '/^Client scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p')
+    fi
+    BEFORE=$PASSED
+    # CONFORMANCE_OURS=0 runs only the reference client (e.g. in a second shell, to halve the time).
+    if [ "${CONFORMANCE_OURS:-1}" = 1 ]; then
+      for scenario in "${CLIENT_SCENARIOS[@]}"; do
+        run_scenario "client@$REV" "$scenario" --spec-version "$REV" \
+          --command "$TSX $ROOT/scripts/conformance-client.ts" --timeout "$TIMEOUT_MS"
+      done
+      OURS=$((PASSED - BEFORE))
+      FIGURES+=("client $REV (agents mcp-client): $OURS/${#CLIENT_SCENARIOS[@]} required scenarios passed")
+    fi
+    if [ "${CONFORMANCE_REFERENCE:-0}" = 1 ]; then
+      OURS_PASSED=$PASSED OURS_FAILED=$FAILED
+      for scenario in "${CLIENT_SCENARIOS[@]}"; do
+        run_scenario "reference@$REV" "$scenario" --spec-version "$REV" \
+          --command "$TSX $ROOT/scripts/sdk-v2-client.ts" --timeout "$TIMEOUT_MS"
+      done
+      FIGURES+=("client $REV (SDK v2 client): $((PASSED - OURS_PASSED))/${#CLIENT_SCENARIOS[@]} required scenarios passed")
+      # The reference run is for comparison; it does not count in the score.
+      PASSED=$OURS_PASSED FAILED=$OURS_FAILED
+    fi
   done
-  OURS_PASSED=$PASSED
-  OURS_TOTAL=${#CLIENT_SCENARIOS[@]}
-  if [ "${CONFORMANCE_REFERENCE:-0}" = 1 ]; then
-    for scenario in "${CLIENT_SCENARIOS[@]}"; do
-      run_scenario reference "$scenario" --command "$TSX $ROOT/scripts/sdk-reference-client/everythingClient.ts" --timeout "$TIMEOUT_MS"
-    done
-    REFERENCE_PASSED=$((PASSED - OURS_PASSED))
-    # The reference run is for comparison; its failures do not fail this script.
-    FAILED=$((FAILED - (OURS_TOTAL - REFERENCE_PASSED)))
-    PASSED=$OURS_PASSED
-  fi
 fi
 
 if [ "$MODE" = server ] || [ "$MODE" = all ]; then
@@ -156,9 +169,6 @@ fi
 echo
 echo "MCP conformance ($VERSION), results in $RESULTS:"
 printf '  %s\n' "${SUMMARY[@]}"
-if [ -n "${OURS_TOTAL:-}" ]; then
-  echo "client (agents mcp-client): $OURS_PASSED/$OURS_TOTAL scenarios passed"
-  [ -n "${REFERENCE_PASSED:-}" ] && echo "client (SDK reference client): $REFERENCE_PASSED/$OURS_TOTAL scenarios passed"
-fi
+[ "${#FIGURES[@]}" -gt 0 ] && printf '%s\n' "${FIGURES[@]}"
 echo "score: $PASSED/$((PASSED + FAILED)) scenarios passed"
 [ "$FAILED" = 0 ]

@@ -201,6 +201,8 @@ Options:
   --client-metadata-url URL  HTTPS URL of this client's metadata document (used as client id)
   --tool NAME      call only this tool (repeatable)
   --timeout MS     per-call timeout (default 30000)
+  --protocol P     MCP revision: auto (default: server/discover, then initialize),
+                   2026-07-28 or 2025-11-25
   --strict         exit 1 when any call throws or returns isError`;
 
 /** The `agents mcp-client URL` command (also the client command of the conformance suite). */
@@ -224,6 +226,7 @@ export const mcpClientCommand: Command = {
         tool: { type: 'string', multiple: true },
         timeout: { type: 'string' },
         strict: { type: 'boolean' },
+        protocol: { type: 'string' },
       },
       USAGE,
     );
@@ -246,6 +249,13 @@ export const mcpClientCommand: Command = {
         USAGE,
       );
     }
+    const protocol = values.protocol ?? 'auto';
+    if (protocol !== 'auto' && protocol !== '2026-07-28' && protocol !== '2025-11-25') {
+      throw usageError(
+        `--protocol takes auto, 2026-07-28 or 2025-11-25, got "${protocol}".`,
+        USAGE,
+      );
+    }
     const mode = values.authorize ?? 'browser';
     if (mode !== 'browser' && mode !== 'print' && mode !== 'follow') {
       throw usageError(`--authorize takes browser, print or follow, got "${mode}".`, USAGE);
@@ -265,6 +275,7 @@ export const mcpClientCommand: Command = {
       if (value !== undefined) Object.assign(oauth, { [key]: value });
     }
     const report = await runMcpClient(url, {
+      protocol,
       ...(values.token === undefined ? {} : { token: resolve('token', values.token) as string }),
       oauth,
       authorize:

@@ -77,6 +77,9 @@ to the sandbox), and bare commands (node, npx) are looked up on PATH.
 Options:
   --url URL           remote server endpoint (streamable HTTP by default)
   --transport T       stdio | streamable-http | sse | auto (streamable HTTP, then SSE)
+  --protocol P        MCP revision: auto (default: server/discover, then initialize),
+                      2026-07-28 (stateless) or 2025-11-25 (initialize); a pin fails with an
+                      error naming what the server speaks
   --client-id ID      OAuth: a pre-registered client id (else the client registers itself)
   --client-secret S   OAuth: its secret; write \${VAR} (quoted) to keep it out of the file
   --scope S           OAuth: scopes to ask for when the server names none
@@ -117,10 +120,22 @@ const serverAdd: Command = {
         'client-secret': { type: 'string' },
         scope: { type: 'string' },
         grant: { type: 'string' },
+        protocol: { type: 'string' },
       },
       ADD_USAGE,
     );
     const name = requirePositional(positionals, 'server NAME', ADD_USAGE);
+    const protocol = values.protocol;
+    if (protocol !== undefined && !['auto', '2026-07-28', '2025-11-25'].includes(protocol)) {
+      throw usageError(
+        `--protocol takes auto, 2026-07-28 or 2025-11-25, got "${protocol}".`,
+        ADD_USAGE,
+      );
+    }
+    const protocolField =
+      protocol === undefined || protocol === 'auto'
+        ? {}
+        : { protocol: protocol as '2026-07-28' | '2025-11-25' };
     let input: ServerConfigInput;
     if (values.url !== undefined) {
       if (commandLine.length > 0)
@@ -154,6 +169,7 @@ const serverAdd: Command = {
         ...(headers ? { headers } : {}),
         ...(Object.keys(oauth).length > 0 ? { oauth } : {}),
         ...(values.trusted ? { trusted: true } : {}),
+        ...protocolField,
       };
     } else {
       const [command, ...args] = commandLine;
@@ -170,6 +186,7 @@ const serverAdd: Command = {
         ...(env ? { env } : {}),
         ...(values.cwd ? { cwd: values.cwd } : {}),
         ...(values.trusted ? { trusted: true } : {}),
+        ...protocolField,
       };
     }
     // Loaded on use: zod, which `agents --help` does without.
