@@ -366,7 +366,6 @@ class LocalActor implements ActorInstance {
     await this.deactivate();
   }
 
-
   /** The run's thread: the bound one (see `CreateActorOptions.threadId`), or given, or new. */
   private threadFor(requested: string | undefined): string {
     const bound = this.options.threadId;
@@ -396,8 +395,6 @@ class LocalActor implements ActorInstance {
 /** The `{ type: 'continue' }` resume value. */
 function isContinue(value: unknown): boolean {
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { type?: unknown }).type === 'continue'
+    typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'continue'
   );
 }

@@ -70,7 +70,10 @@ function printLoginPause(
       `${JSON.stringify({ type: 'stopped', reason: 'auth-required', code: error.code, message: error.message, threadId, resume: command })}\n`,
     );
   println(context.stderr, `Paused: ${error.message}`);
-  println(context.stderr, `Thread ${threadId} is saved; after the login, go on with:\n  ${command}`);
+  println(
+    context.stderr,
+    `Thread ${threadId} is saved; after the login, go on with:\n  ${command}`,
+  );
 }
 
 /** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
