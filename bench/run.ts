@@ -205,6 +205,11 @@ async function main(): Promise<void> {
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '3' : '200']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['100'] : ['1000', '10000']],
     [
+      'Snapshot scaling: 1,000 / 10,000 / 100,000 files (bench/snapshot-scaling.ts)',
+      'snapshot-scaling.ts',
+      quick ? ['200'] : [],
+    ],
+    [
       'Sandbox creation and removal (bench/sandbox.ts)',
       'sandbox.ts',
       quick ? ['100'] : ['1000', '10000'],
