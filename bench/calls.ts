@@ -30,7 +30,8 @@ interface Scenario {
  * JIT, and 200 calls left the deeper stacks (ours, the peer) measured partly unoptimized.
  */
 export function callScenarios(quick: boolean): Scenario[] {
-  const scale = quick ? 0.2 : 1;
+  // Quick: a smoke run (every stack and transport once or twice), not figures.
+  const scale = quick ? 0.05 : 1;
   const size = (value: number): number => Math.max(2, Math.round(value * scale));
   return [
     {

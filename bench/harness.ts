@@ -104,3 +104,11 @@ export function table(header: readonly string[], rows: readonly (readonly string
   const align = header.map((_, index) => (index === 0 ? '---' : '---:'));
   return [header, align, ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 }
+
+/**
+ * Rounds for a bench script: `full` normally, at most `quick` when `bench/run.ts --quick` runs
+ * it (it sets `BENCH_QUICK=1`): a smoke run that proves the script still works, not a figure.
+ */
+export function benchRounds(full: number, quick = 2): number {
+  return process.env['BENCH_QUICK'] === '1' ? Math.min(full, quick) : full;
+}

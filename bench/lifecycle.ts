@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { NamedServerConfig } from '../src/config/schemas.js';
 import { createServerManager } from '../src/servers/server-manager.js';
 import { isProcessGroupAlive } from '../src/servers/stdio-transport.js';
+import { benchRounds } from './harness.js';
 
 const FAULT_SERVER = fileURLToPath(new URL('../test/fixtures/fault-server.mjs', import.meta.url));
 const cycles = Number(process.argv[2] ?? 200);
@@ -50,16 +51,17 @@ async function main(): Promise<void> {
   await timeStart([config('warm')]);
 
   const singles: number[] = [];
-  for (let index = 0; index < 5; index++)
+  const singleRuns = benchRounds(5, 1);
+  for (let index = 0; index < singleRuns; index++)
     singles.push((await timeStart([config(`single${index}`)])).ms);
   const slowestSingle = Math.max(...singles);
   console.log(
-    `single start: median ${median(singles).toFixed(0)} ms, slowest ${slowestSingle.toFixed(0)} ms (5 runs)`,
+    `single start: median ${median(singles).toFixed(0)} ms, slowest ${slowestSingle.toFixed(0)} ms (${singleRuns} runs)`,
   );
 
   for (const count of [1, 4, 8]) {
     const runs: number[] = [];
-    for (let run = 0; run < 3; run++) {
+    for (let run = 0; run < benchRounds(3, 1); run++) {
       const configs = Array.from({ length: count }, (_, index) =>
         config(`p${count}_${run}_${index}`),
       );

@@ -26,7 +26,7 @@ export async function runMemory(
   log: (line: string) => void,
 ): Promise<MemoryResult[]> {
   const gc = getGc();
-  const calls = quick ? 2_000 : 10_000;
+  const calls = quick ? 500 : 10_000;
   await using connection = await connectBench('in-memory');
   const stacks = await buildStacks(connection.client);
   const contenders = contendersFor(connection.client, stacks, 'echo', {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { benchRounds } from './harness.js';
 import { createSandbox } from '../src/sandbox/local-sandbox.js';
 
 const exec = promisify(execFile);
@@ -130,5 +131,5 @@ const counts = process.argv
   .filter((count) => count > 0);
 const lines: string[] = ['Sandbox creation and removal vs plain git (ratios: sandbox / git)'];
 for (const count of counts.length > 0 ? counts : [1000, 10_000])
-  lines.push(...(await benchRepo(count, count >= 10_000 ? 5 : 9)));
+  lines.push(...(await benchRepo(count, benchRounds(count >= 10_000 ? 5 : 9))));
 console.log(lines.join('\n'));

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { benchRounds } from './harness.js';
 import { createSandbox, type LocalSandbox } from '../src/sandbox/local-sandbox.js';
 import { ThreadReplica } from '../src/sandbox/shared-store.js';
 
@@ -189,9 +190,9 @@ const counts = process.argv
 const scratch = mkdtempSync(join(tmpdir(), 'bench-shared-'));
 try {
   const lines: string[] = ['Shared snapshot store (local bare repository)'];
-  lines.push(...(await writeCost(scratch, 31)));
+  lines.push(...(await writeCost(scratch, benchRounds(31, 3))));
   for (const count of counts.length > 0 ? counts : [1000, 10_000])
-    lines.push(...(await materialise(scratch, count, count >= 10_000 ? 3 : 7)));
+    lines.push(...(await materialise(scratch, count, benchRounds(count >= 10_000 ? 3 : 7))));
   console.log(lines.join('\n'));
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
 import { composeMiddleware, type ToolCallRequest } from '../src/core/tool-middleware.js';
 import type { ToolDescriptor, ToolResult } from '../src/core/tool-descriptor.js';
+import { benchRounds } from './harness.js';
 import { createSandbox } from '../src/sandbox/local-sandbox.js';
 
 const exec = promisify(execFile);
@@ -143,7 +144,8 @@ async function benchRepo(fileCount: number, rounds: number): Promise<void> {
       }
     }
     const oursHead = sandbox.head;
-    const diffOurs = () => sandbox.diff(base, oursHead);
+    // The sandbox store holds its own base commit (the source commit is not in it).
+    const diffOurs = () => sandbox.diff(sandbox.base, oursHead);
     const diffBare = () =>
       git(
         bare,
@@ -253,6 +255,6 @@ const counts = process.argv
   .filter((count) => count > 0);
 if (!rewriteOnly) {
   for (const count of counts.length > 0 ? counts : [1000, 10000])
-    await benchRepo(count, count >= 10000 ? 7 : 11);
+    await benchRepo(count, benchRounds(count >= 10000 ? 7 : 11, 3));
 }
 await benchRewrite();

@@ -44,6 +44,16 @@ export const ChangeRecordSchema = z.object({
     .describe(
       'Paths the call left that the snapshot could not capture (a file over the size cap, a nested repository, ...): a rollback neither restores nor removes them. Absent when none.',
     ),
+  scan: z
+    .enum(['watched', 'full'])
+    .optional()
+    .describe(
+      'How the snapshot found what changed: `watched` (only the paths the sandbox watcher reported were re-read) or `full` (the whole tree was scanned: the change set was unknown). Absent from older records.',
+    ),
+  scanReason: z
+    .string()
+    .optional()
+    .describe('Why a `full` scan was needed (e.g. the watcher overflowed, a .gitignore changed).'),
 });
 
 /** What one write-class tool call changed in the sandbox (see {@link ChangeRecordSchema}). */

@@ -204,6 +204,8 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
             parent: snapshot.parent,
             changed: snapshot.changed,
             ...(skipped.length === 0 ? {} : { skipped }),
+            ...(snapshot.scan === undefined ? {} : { scan: snapshot.scan }),
+            ...(snapshot.scanReason === undefined ? {} : { scanReason: snapshot.scanReason }),
           };
         } catch (snapshotError) {
           throw new AgentsError(

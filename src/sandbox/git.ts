@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { SimpleGit } from 'simple-git';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
@@ -282,4 +282,146 @@ export function wrapGitError(error: unknown, what: string, where: string): Agent
     `Could not ${what} in ${where}: ${message.trim()}`,
     { cause: error },
   );
+}
+
+/**
+ * A git process kept running for many requests (`cat-file --batch`, `check-ignore --stdin`,
+ * `update-ref --stdin`): one spawn instead of one per request. Requests are answered in order;
+ * each names how to take its answer off git's stdout.
+ */
+export interface LongLivedGit {
+  /**
+   * Writes `input` to git's stdin and resolves with what `take` reads off stdout: `take` gets
+   * the bytes not yet consumed and returns the value and how many bytes it used, or `undefined`
+   * while the answer is incomplete.
+   */
+  request<T>(
+    input: string,
+    take: (out: Buffer) => { value: T; used: number } | undefined,
+  ): Promise<T>;
+  /** Ends the process (stdin closed, then killed if still there). Idempotent. */
+  close(): void;
+  /** False once the process has exited or failed. */
+  readonly alive: boolean;
+}
+
+/**
+ * Starts a long-lived git process with the same fixed environment as {@link runGit} (never
+ * `process.env`). It does not keep the Node process alive while idle. A request that gets no
+ * answer in `timeoutMs` kills the process and fails with `TIMEOUT`; an exit fails every pending
+ * request with `SANDBOX_FAILED` and git's stderr.
+ */
+export function startGit(
+  args: readonly string[],
+  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): LongLivedGit {
+  const child = spawn('git', args, {
+    cwd: options.cwd,
+    env: options.env ?? gitEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const command = `git ${args.join(' ')}`;
+  type Pending = {
+    take: (out: Buffer) => { value: unknown; used: number } | undefined;
+    resolve: (value: unknown) => void;
+    reject: (error: unknown) => void;
+  };
+  const pending: Pending[] = [];
+  let out: Buffer = Buffer.alloc(0);
+  let stderr = '';
+  let alive = true;
+  let timer: NodeJS.Timeout | undefined;
+  const idle = () => {
+    // Idle: nothing waits on git, so it must not keep the event loop (and the process) alive.
+    child.unref();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  };
+  const busy = () => {
+    child.ref();
+    (child.stdout as unknown as { ref?: () => void }).ref?.();
+    timer ??= setTimeout(() => {
+      fail(
+        new AgentsError(
+          AgentsErrorCode.Timeout,
+          `"${command}" in ${options.cwd} gave no answer in ${timeoutMs} ms and was killed.`,
+          { details: { command: args, cwd: options.cwd, timeoutMs } },
+        ),
+      );
+    }, timeoutMs);
+  };
+  const fail = (error: unknown) => {
+    alive = false;
+    child.kill('SIGKILL');
+    for (const entry of pending.splice(0)) entry.reject(error);
+    idle();
+  };
+  idle();
+  child.stdin.on('error', () => undefined);
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out = out.length === 0 ? chunk : Buffer.concat([out, chunk]);
+    while (pending.length > 0) {
+      const answer = pending[0]!.take(out);
+      if (answer === undefined) break;
+      out = out.subarray(answer.used);
+      pending.shift()!.resolve(answer.value);
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    }
+    if (pending.length === 0) idle();
+    else busy();
+  });
+  const exited = (detail: string) => {
+    if (!alive) return;
+    fail(
+      new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `"${command}" in ${options.cwd} ${detail}: ${stderr.trim().slice(-2000)}`,
+        { details: { command: args, cwd: options.cwd, stderr } },
+      ),
+    );
+  };
+  child.on('error', (error) => exited(`could not run (${error.message})`));
+  child.on('exit', (code, signal) => exited(`exited (${signal ?? `code ${String(code)}`})`));
+  return {
+    get alive() {
+      return alive;
+    },
+    request<T>(
+      input: string,
+      take: (out: Buffer) => { value: T; used: number } | undefined,
+    ): Promise<T> {
+      if (!alive) {
+        return Promise.reject(
+          new AgentsError(AgentsErrorCode.SandboxFailed, `"${command}" is no longer running.`, {
+            details: { command: args, cwd: options.cwd, stderr },
+          }),
+        );
+      }
+      return new Promise<T>((resolve, reject) => {
+        pending.push({ take, resolve: resolve as (value: unknown) => void, reject });
+        busy();
+        child.stdin.write(input);
+      });
+    },
+    close() {
+      if (!alive) return;
+      alive = false;
+      child.stdin.end();
+      for (const entry of pending.splice(0))
+        entry.reject(new AgentsError(AgentsErrorCode.Closed, `"${command}" was closed.`));
+      idle();
+      // A git that ignores EOF (it should not) is not left behind.
+      setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }, 2000).unref();
+    },
+  };
 }

@@ -14,6 +14,14 @@ export interface Snapshot {
    * kept only as a gitlink). Absent when there is nothing to say.
    */
   warnings?: string[];
+  /**
+   * How the snapshot found what changed: `watched` (only the paths the sandbox's watcher
+   * reported were re-read, the tree rebuilt from the previous one) or `full` (the whole tree was
+   * scanned with `add -A`). Absent for sandboxes that do not say.
+   */
+  scan?: 'watched' | 'full';
+  /** Why a `full` scan was needed (the first snapshot of a process, a watcher overflow, ...). */
+  scanReason?: string;
 }
 
 /** What {@link Sandbox.restore} did. */

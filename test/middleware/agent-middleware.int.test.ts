@@ -140,6 +140,8 @@ describe('createAgent middleware (real git sandbox)', () => {
         parent: sandbox.base,
         snapshot: sandbox.head,
         changed: [{ status: 'A', path: 'x.txt' }],
+        scan: 'full',
+        scanReason: expect.any(String),
       },
     ]);
   });

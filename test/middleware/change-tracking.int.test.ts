@@ -92,6 +92,9 @@ describe('change tracking middleware (real git sandbox)', () => {
       parent: base,
       snapshot: sandbox.head,
       changed: [{ status: 'A', path: 'notes/a.txt' }],
+      // The sandbox's first snapshot in this process: a full scan, and why.
+      scan: 'full',
+      scanReason: expect.any(String),
     });
     expect(record!.snapshot).not.toBe(base);
     expect(await sandbox.diff(base, record!.snapshot)).toEqual([

@@ -95,7 +95,14 @@ describe('createSandbox (git repo)', () => {
   it('snapshots exactly what changed, returns the previous head when nothing did, and diffs between snapshots', async () => {
     const sandbox = await make();
     const same = await sandbox.snapshot('no-op');
-    expect(same).toEqual({ sha: sandbox.base, parent: sandbox.base, changed: [] });
+    // The first snapshot of a sandbox in a process scans the whole tree (nothing watched yet).
+    expect(same).toEqual({
+      sha: sandbox.base,
+      parent: sandbox.base,
+      changed: [],
+      scan: 'full',
+      scanReason: expect.any(String),
+    });
 
     writeFiles(sandbox.root, {
       'notes/new.md': 'new\n',

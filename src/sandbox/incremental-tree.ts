@@ -1,0 +1,394 @@
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LongLivedGit } from './git.js';
+import {
+  compareEntries,
+  serializeTree,
+  TREE_MODE,
+  writeObject,
+  type TreeEntry,
+  type TreeReader,
+} from './git-objects.js';
+import type { RawTreeChange } from './raw-tree-diff.js';
+import type { TreeWatcher } from './tree-watcher.js';
+
+/**
+ * A snapshot's new tree from the previous one and the paths that changed (from the watcher),
+ * rewriting only those paths' ancestors: no index, no walk of the tree. It must give exactly the
+ * tree `git add -A` would; where that would take knowledge it does not have, it gives up with a
+ * reason and the caller scans (see `GitSandbox`): ignore rules changed, a nested repository, a
+ * name git refuses, a file over the size cap, a hard link, a special file.
+ */
+
+/** Answers "does `add -A` leave this untracked path out?" through one `git check-ignore`. */
+export class IgnoreChecker {
+  readonly #git: LongLivedGit;
+
+  /** `git`: `check-ignore --stdin -z -v -n --no-index` on the store, with the exclude file. */
+  constructor(git: LongLivedGit) {
+    this.#git = git;
+  }
+
+  async ignored(path: string): Promise<boolean> {
+    return this.#git.request(`${path}\0`, (out) => {
+      // -v -n: four NUL-ended fields per path: source, line, pattern, path.
+      let offset = 0;
+      const fields: string[] = [];
+      for (let field = 0; field < 4; field++) {
+        const nul = out.indexOf(0, offset);
+        if (nul < 0) return undefined;
+        fields.push(out.toString('utf8', offset, nul));
+        offset = nul + 1;
+      }
+      const [source = '', , pattern = ''] = fields;
+      return { value: source !== '' && !pattern.startsWith('!'), used: offset };
+    });
+  }
+
+  close(): void {
+    this.#git.close();
+  }
+}
+
+/** What building needs: the tree, the store's objects, readers, the watcher, the size cap. */
+export interface TreeBuildContext {
+  root: string;
+  objectsDir: string;
+  trees: TreeReader;
+  ignore: IgnoreChecker;
+  watcher: TreeWatcher;
+  /** Bytes; 0: no cap. */
+  maxFileBytes: number;
+}
+
+/** Thrown inside a build when only a full scan can give the right tree. */
+class NeedsScan extends Error {}
+
+/** A new tree, or why the caller must scan instead. */
+export type TreeBuild = { tree: string } | { scan: string };
+
+const GITLINK_MODE = '160000';
+
+/**
+ * A name `add -A` treats specially or refuses (`.git` and the names some platform reads as
+ * `.git`), or one that did not survive decoding as UTF-8: the scan decides those.
+ */
+function needsScanForName(name: string): string | undefined {
+  if (name === '.gitignore') return 'a .gitignore changed (the ignore rules may differ)';
+  if (/^\.git/i.test(name) || /^git~\d/i.test(name) || name.includes('\uFFFD'))
+    return `the name "${name}" is one git treats specially`;
+  return undefined;
+}
+
+interface Trie {
+  /** This path itself changed (re-read it from disk). */
+  leaf: boolean;
+  /**
+   * It was made, deleted or moved: a folder here is read whole and watched afresh, whatever its
+   * inode (a folder deleted and made again can get the same inode number, with a dead watch).
+   */
+  renamed: boolean;
+  children: Map<string, Trie>;
+}
+
+/**
+ * Builds the tree `add -A` would record, from `headTree` (the last snapshot's tree, equal to
+ * the disk except at `paths`). Each changed path is re-read from disk; a folder the watcher
+ * did not know yet (new, or replaced) is read whole, and watched first.
+ */
+export async function buildTree(
+  context: TreeBuildContext,
+  headTree: string,
+  paths: readonly string[],
+  renamed: ReadonlySet<string> = new Set(),
+): Promise<TreeBuild> {
+  const trie: Trie = { leaf: false, renamed: false, children: new Map() };
+  for (const path of paths) {
+    let node = trie;
+    for (const name of path.split('/')) {
+      if (name === '' || name === '.' || name === '..') return { scan: `odd path "${path}"` };
+      const reason = needsScanForName(name);
+      if (reason !== undefined) return { scan: reason };
+      let child = node.children.get(name);
+      if (child === undefined) {
+        child = { leaf: false, renamed: false, children: new Map() };
+        node.children.set(name, child);
+      }
+      node = child;
+    }
+    node.leaf = true;
+    if (renamed.has(path)) node.renamed = true;
+  }
+  try {
+    const tree = await rebuild(context, '', headTree, trie);
+    return { tree: tree ?? (await writeTree(context, [])) };
+  } catch (error) {
+    if (error instanceof NeedsScan) return { scan: error.message };
+    throw error;
+  }
+}
+
+async function writeTree(context: TreeBuildContext, entries: TreeEntry[]): Promise<string> {
+  const sha = await writeObject(context.objectsDir, 'tree', serializeTree(entries));
+  context.trees.remember(sha, entries);
+  return sha;
+}
+
+/** The folder `dir` with the changes of `node` applied; undefined when it ends up empty. */
+async function rebuild(
+  context: TreeBuildContext,
+  dir: string,
+  treeSha: string,
+  node: Trie,
+): Promise<string | undefined> {
+  const entries = new Map((await context.trees.read(treeSha)).map((entry) => [entry.name, entry]));
+  let changed = false;
+  for (const [name, child] of node.children) {
+    const path = dir === '' ? name : `${dir}/${name}`;
+    const old = entries.get(name);
+    const next = await examine(context, path, old, child);
+    if (next === undefined) {
+      if (old !== undefined) {
+        entries.delete(name);
+        changed = true;
+      }
+    } else if (old === undefined || old.sha !== next.sha || old.mode !== next.mode) {
+      entries.set(name, next);
+      changed = true;
+    }
+  }
+  if (!changed) return treeSha;
+  if (entries.size === 0) return undefined;
+  return writeTree(context, [...entries.values()]);
+}
+
+/** The entry `path` gets now (undefined: none), given its entry in the head tree. */
+async function examine(
+  context: TreeBuildContext,
+  path: string,
+  old: TreeEntry | undefined,
+  node: Trie,
+): Promise<TreeEntry | undefined> {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (old?.mode === GITLINK_MODE) throw new NeedsScan(`"${path}" is a nested repository`);
+  const absolute = join(context.root, path);
+  const stats = await lstat(absolute).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+    throw error;
+  });
+  if (stats === undefined || !stats.isDirectory()) context.watcher.forget(path);
+  if (stats === undefined) return undefined;
+  const tracked = old !== undefined && old.mode !== TREE_MODE;
+  if (stats.isDirectory()) {
+    if (!node.renamed && old?.mode === TREE_MODE && context.watcher.isWatched(path, stats.ino)) {
+      // The same folder as at the last snapshot: its own watch reported what changed inside.
+      const sha = await rebuild(context, path, old.sha, node);
+      return sha === undefined ? undefined : { mode: TREE_MODE, name, sha };
+    }
+    if (old?.mode !== TREE_MODE && (await context.ignore.ignored(path))) return undefined;
+    // Watched afresh: a watch kept from before may be dead (see Trie.renamed).
+    context.watcher.forget(path);
+    const sha = await readFolder(
+      context,
+      path,
+      stats.ino,
+      old?.mode === TREE_MODE ? old.sha : undefined,
+    );
+    return sha === undefined ? undefined : { mode: TREE_MODE, name, sha };
+  }
+  if (!tracked && (await context.ignore.ignored(path))) return undefined;
+  return fileEntry(context, path, name, stats);
+}
+
+/** A file or symlink's entry, its blob written; throws NeedsScan for what the scan must decide. */
+async function fileEntry(
+  context: TreeBuildContext,
+  path: string,
+  name: string,
+  stats: Awaited<ReturnType<typeof lstat>>,
+): Promise<TreeEntry> {
+  const absolute = join(context.root, path);
+  if (stats.isSymbolicLink()) {
+    const target = await readlink(absolute, { encoding: 'buffer' });
+    return { mode: '120000', name, sha: await writeObject(context.objectsDir, 'blob', target) };
+  }
+  if (!stats.isFile()) throw new NeedsScan(`"${path}" is not a regular file, folder or symlink`);
+  // A hard link can change without an event in this folder (written through its other name).
+  if (stats.nlink > 1) throw new NeedsScan(`"${path}" has hard links`);
+  if (context.maxFileBytes > 0 && stats.size > context.maxFileBytes)
+    throw new NeedsScan(`"${path}" is over the size cap`);
+  const content = await readFile(absolute);
+  return {
+    mode: (Number(stats.mode) & 0o100) !== 0 ? '100755' : '100644',
+    name,
+    sha: await writeObject(context.objectsDir, 'blob', content),
+  };
+}
+
+/**
+ * A folder read whole from disk (new to the watcher), watched first. `oldTree`: the folder's
+ * tree at the last snapshot, when it had one (its files are tracked: not subject to ignores).
+ */
+async function readFolder(
+  context: TreeBuildContext,
+  dir: string,
+  ino: number,
+  oldTree: string | undefined,
+): Promise<string | undefined> {
+  context.watcher.attach(dir, ino);
+  const old = new Map(
+    (oldTree === undefined ? [] : await context.trees.read(oldTree)).map((entry) => [
+      entry.name,
+      entry,
+    ]),
+  );
+  const entries: TreeEntry[] = [];
+  for (const dirent of await readdir(join(context.root, dir), { withFileTypes: true })) {
+    const name = dirent.name;
+    if (name.toLowerCase() === '.git')
+      throw new NeedsScan(`"${dir}" holds a .git (a nested repository)`);
+    const reason = needsScanForName(name);
+    if (reason !== undefined) throw new NeedsScan(reason);
+    const path = `${dir}/${name}`;
+    const previous = old.get(name);
+    if (previous?.mode === GITLINK_MODE) throw new NeedsScan(`"${path}" is a nested repository`);
+    const stats = await lstat(join(context.root, path)).catch(() => undefined);
+    if (stats === undefined) continue;
+    if (stats.isDirectory()) {
+      if (previous?.mode !== TREE_MODE && (await context.ignore.ignored(path))) continue;
+      const sha = await readFolder(
+        context,
+        path,
+        stats.ino,
+        previous?.mode === TREE_MODE ? previous.sha : undefined,
+      );
+      if (sha !== undefined) entries.push({ mode: TREE_MODE, name, sha });
+      continue;
+    }
+    const tracked = previous !== undefined && previous.mode !== TREE_MODE;
+    if (!tracked && (await context.ignore.ignored(path))) continue;
+    entries.push(await fileEntry(context, path, name, stats));
+  }
+  return entries.length === 0 ? undefined : writeTree(context, entries);
+}
+
+/**
+ * Watches every folder of the tree that a snapshot could record something in: all but the
+ * root's `.git` and untracked ignored folders (never walked: `node_modules` stays unread).
+ * Returns a reason when the tree cannot be watched incrementally (a nested repository).
+ */
+export async function watchTree(
+  context: TreeBuildContext,
+  headTree: string,
+): Promise<string | undefined> {
+  const rootIno = (await lstat(context.root)).ino;
+  const walk = async (dir: string, ino: number, tree: string | undefined): Promise<void> => {
+    context.watcher.attach(dir, ino);
+    const old = new Map(
+      (tree === undefined ? [] : await context.trees.read(tree)).map((entry) => [
+        entry.name,
+        entry,
+      ]),
+    );
+    for (const dirent of await readdir(join(context.root, dir), { withFileTypes: true })) {
+      if (!dirent.isDirectory()) continue;
+      const name = dirent.name;
+      if (name === '.git' && dir === '') continue;
+      const path = dir === '' ? name : `${dir}/${name}`;
+      if (name.toLowerCase() === '.git') throw new NeedsScan(`"${dir}" holds a .git`);
+      const previous = old.get(name);
+      if (previous?.mode === GITLINK_MODE) throw new NeedsScan(`"${path}" is a nested repository`);
+      if (previous?.mode !== TREE_MODE && (await context.ignore.ignored(path))) continue;
+      const stats = await lstat(join(context.root, path)).catch(() => undefined);
+      if (stats?.isDirectory() !== true) continue;
+      await walk(path, stats.ino, previous?.mode === TREE_MODE ? previous.sha : undefined);
+    }
+  };
+  try {
+    await walk('', rootIno, headTree);
+    return context.watcher.healthy ? undefined : 'a folder could not be watched';
+  } catch (error) {
+    if (error instanceof NeedsScan) return error.message;
+    throw error;
+  }
+}
+
+const FILE_TYPE = (mode: string): string => (mode === TREE_MODE ? 'tree' : mode.slice(0, 2));
+
+/**
+ * `diff-tree -r --raw --no-renames` between two trees, from the trees alone (only folders whose
+ * ids differ are read): the change list of a snapshot built here.
+ */
+export async function diffTrees(
+  trees: TreeReader,
+  from: string,
+  to: string,
+  prefix = '',
+): Promise<RawTreeChange[]> {
+  if (from === to) return [];
+  const before = new Map((await trees.read(from)).map((entry) => [entry.name, entry]));
+  const after = new Map((await trees.read(to)).map((entry) => [entry.name, entry]));
+  const keys: TreeEntry[] = [];
+  const seen = new Set<string>();
+  for (const entry of [...before.values(), ...after.values()]) {
+    const key = `${entry.mode === TREE_MODE ? 'd' : 'f'}:${entry.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    keys.push(entry);
+  }
+  keys.sort(compareEntries);
+  const changes: RawTreeChange[] = [];
+  const zero = '0'.repeat(40);
+  for (const key of keys) {
+    const isTree = key.mode === TREE_MODE;
+    const old = before.get(key.name);
+    const now = after.get(key.name);
+    const oldHere = old !== undefined && (old.mode === TREE_MODE) === isTree ? old : undefined;
+    const nowHere = now !== undefined && (now.mode === TREE_MODE) === isTree ? now : undefined;
+    const path = `${prefix}${key.name}`;
+    if (isTree) {
+      const empty = emptyTreeId(trees);
+      changes.push(
+        ...(await diffTrees(trees, oldHere?.sha ?? empty, nowHere?.sha ?? empty, `${path}/`)),
+      );
+      continue;
+    }
+    if (oldHere !== undefined && nowHere !== undefined) {
+      if (oldHere.sha === nowHere.sha && oldHere.mode === nowHere.mode) continue;
+      changes.push({
+        status: FILE_TYPE(oldHere.mode) === FILE_TYPE(nowHere.mode) ? 'M' : 'T',
+        path,
+        srcMode: oldHere.mode,
+        dstMode: nowHere.mode,
+        srcSha: oldHere.sha,
+        dstSha: nowHere.sha,
+      });
+    } else if (oldHere !== undefined) {
+      changes.push({
+        status: 'D',
+        path,
+        srcMode: oldHere.mode,
+        dstMode: '000000',
+        srcSha: oldHere.sha,
+        dstSha: zero,
+      });
+    } else if (nowHere !== undefined) {
+      changes.push({
+        status: 'A',
+        path,
+        srcMode: '000000',
+        dstMode: nowHere.mode,
+        srcSha: zero,
+        dstSha: nowHere.sha,
+      });
+    }
+  }
+  return changes;
+}
+
+/** The empty tree's id (git knows it without storing it; we remember it as empty). */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+function emptyTreeId(trees: TreeReader): string {
+  trees.remember(EMPTY_TREE, []);
+  return EMPTY_TREE;
+}
