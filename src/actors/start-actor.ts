@@ -1,10 +1,13 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredTool } from '@langchain/core/tools';
-import { MemorySaver } from '@langchain/langgraph';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { createCheckpointer } from '../middleware/checkpointer.js';
-import type { Checkpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../checkpoint/backend.js';
+import {
+  createCheckpointer,
+  isEphemeralCheckpointer,
+  isEphemeralSaver,
+} from '../checkpoint/backends.js';
 import { createInFlightCalls } from '../middleware/in-flight.js';
 import type { InFlightCalls } from '../middleware/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -214,11 +217,11 @@ async function openSandbox(
   signal: AbortSignal | undefined,
 ): Promise<(ActorSandbox & { shared: SharedThread | undefined }) | undefined> {
   const settings = spec.config.sandbox;
-  // With a memory checkpointer the thread dies with the process: a temporary sandbox.
-  const memoryCheckpoints = spec.options.checkpointer
-    ? spec.options.checkpointer instanceof MemorySaver
-    : spec.config.checkpointer.type === 'memory';
-  const threadId = memoryCheckpoints ? undefined : spec.options.threadId;
+  // With an ephemeral (memory) checkpointer the thread dies with the process: a temporary sandbox.
+  const ephemeral = spec.options.checkpointer
+    ? await isEphemeralSaver(spec.options.checkpointer)
+    : isEphemeralCheckpointer(spec.config.checkpointer);
+  const threadId = ephemeral ? undefined : spec.options.threadId;
   const shared =
     threadId === undefined
       ? undefined
