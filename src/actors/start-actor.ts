@@ -15,7 +15,6 @@ import { createAuditLog } from '../policy/audit.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from './skill-registry.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
-import type { ToolResult } from '../core/tool-descriptor.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
@@ -25,6 +24,7 @@ import type { WorkspaceStore } from '../workspace/store.js';
 import { actorConfinement } from './actor-confinement.js';
 import { startActorNetwork, type ActorNetwork } from './actor-network.js';
 import type { ActorConfinement } from './actor-confinement.js';
+import { createToolSet } from '../pipeline/tool-set.js';
 import { compileActorGraph } from './actor-graph.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
@@ -126,23 +126,8 @@ export async function startActor(
       ...(spec.options.middleware ?? []),
     ],
   });
-  // Composed once: dispatch finds the current entry by id, so a refreshed tool set needs no
-  // recomposition.
-  const handler = pipeline.compose((request): Promise<ToolResult> => {
-    const entry = registry.get(request.descriptor.id);
-    if (!entry) {
-      return Promise.resolve({
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
-          },
-        ],
-      });
-    }
-    return entry.execute(request.args, request.context);
-  });
+  // The live, governed tools: they follow the registry, every call runs through the pipeline.
+  const toolSet = createToolSet({ registry, pipeline });
 
   const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
   // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
@@ -160,8 +145,7 @@ export async function startActor(
     maxTurns: spec.maxTurns,
     budgets: spec.budgets,
     model: spec.model,
-    registry,
-    handler,
+    toolSet,
     sandbox,
     checkpointer: saver,
   });
