@@ -19,6 +19,10 @@ const LAYERS = [
     'core',
     'plain records and contracts every layer shares (ToolDescriptor, ChangeRecord, ToolMiddleware, ...); src/errors.ts and src/redact.ts belong here too',
   ],
+  [
+    'checkpoint',
+    'checkpoint stores: one CheckpointBackend per `checkpointer.type` (schema, open, lease), the table',
+  ],
   ['config', 'config file schemas (actor, server, skill, policy), loading, env references'],
   ['workspace', 'the project .agents/ store: named configs on disk'],
   ['sandbox', 'the sandbox: a git copy of the user files, snapshots, restore, delivery'],
@@ -26,7 +30,7 @@ const LAYERS = [
   ['registry', 'the registry of ToolDescriptors and known servers'],
   ['servers', 'MCP server processes and connections: launch, supervise, OAuth'],
   ['policy', 'policy decisions, approvals, pins, audit, output budget'],
-  ['middleware', 'tool-call middleware, checkpointers, change tracking, rollback'],
+  ['middleware', 'tool-call middleware, change tracking, rollback, graph state'],
   ['skills', 'skills: built-in, custom and Agent Skills tools'],
   [
     'pipeline',

@@ -31,9 +31,10 @@ import {
   createAuditLog,
   createMcpToolAdapter,
   createToolPipeline,
+  createToolRegistry,
+  createToolSet,
   parsePolicy,
   readAuditLog,
-  toStructuredTool,
 } from '../src/index.js';
 import { createScriptedModel } from '../src/testing/index.js';
 import { check, isAlive } from './support/helpers.js';
@@ -74,7 +75,13 @@ try {
     policy: { policy: parsePolicy({ mode: 'auto' }, 'the hand-built graph') },
     budget: { maxBytes: 16 * 1024 },
   });
-  const tools = entries.map((entry) => toStructuredTool(entry.descriptor, pipeline.wrap(entry)));
+  // The tool set: the registry's tools as StructuredTools whose calls run through the pipeline,
+  // kept in step with the registry (replace the server's group when it sends list_changed, and
+  // the ToolNode runs the new tools on its next call).
+  const registry = createToolRegistry();
+  registry.replaceGroup('everything', entries);
+  const toolSet = createToolSet({ registry, pipeline });
+  const { tools } = toolSet;
 
   // 3. A model that calls two tools in one turn, then answers (replace with a real chat model).
   const model = await createScriptedModel({
@@ -130,6 +137,7 @@ try {
   const { entries: audited } = await readAuditLog(auditFile);
   console.log(`audit: ${audited.map((entry) => `${entry.toolName} ${entry.event}`).join(', ')}`);
   check(audited.length === 2, `expected 2 audit entries, got ${audited.length}`);
+  toolSet.close();
 } finally {
   await auditLog.close();
   await client.close(); // the SDK transport ends the server process

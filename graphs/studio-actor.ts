@@ -31,11 +31,12 @@ import {
   createInterruptApprover,
   createMemoryPinStore,
   createToolPipeline,
+  createToolRegistry,
+  createToolSet,
   createTrackedToolNode,
   parsePolicy,
   routeToolCallsPerTask,
   sandboxDeltaStateFields,
-  toStructuredTool,
   type LocalSandbox,
   type ManagedServer,
   type PinStore,
@@ -302,11 +303,13 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
   const tempDirs: string[] = [];
   let sandbox: LocalSandbox | undefined;
   let server: ManagedServer | undefined;
+  let stopTools: (() => void) | undefined;
   const janitor = options.janitor;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const failures: unknown[] = [];
+      stopTools?.();
       for (const step of [() => server?.close(), () => sandbox?.close()]) {
         try {
           await step();
@@ -374,9 +377,20 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
           }),
       sandbox,
     });
-    const tools = server
-      .entries()
-      .map((entry) => toStructuredTool(entry.descriptor, pipeline.wrap(entry)));
+    // The live, governed tools: the server's tools (refreshed on its list_changed) through the
+    // pipeline.
+    const registry = createToolRegistry();
+    const managed = server;
+    registry.replaceGroup(managed.name, managed.entries());
+    const stopFollowing = managed.on('tools-changed', () =>
+      registry.replaceGroup(managed.name, managed.entries()),
+    );
+    const toolSet = createToolSet({ registry, pipeline });
+    stopTools = () => {
+      stopFollowing();
+      toolSet.close();
+    };
+    const { tools } = toolSet;
     const writeTool = server
       .entries()
       .find((entry) => entry.descriptor.originalName === 'write_file');

@@ -165,8 +165,11 @@ export { createTrackedToolNode, routeToolCallsPerTask } from './middleware/tool-
 // pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
 export type { ToolPipeline, ToolPipelineOptions } from './pipeline/tool-pipeline.js';
 export { createToolPipeline } from './pipeline/tool-pipeline.js';
-export type { Checkpointer, CheckpointerSettings } from './middleware/checkpointer.js';
-export { createCheckpointer } from './middleware/checkpointer.js';
+export type { CreateToolSetOptions, ToolSet } from './pipeline/tool-set.js';
+export { createToolSet } from './pipeline/tool-set.js';
+export type { Checkpointer, CheckpointBackend } from './checkpoint/backend.js';
+export type { CheckpointerSettings } from './checkpoint/backends.js';
+export { checkpointBackends, createCheckpointer } from './checkpoint/backends.js';
 export type {
   CheckpointEntry,
   CheckpointedGraph,

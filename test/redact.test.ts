@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactConnectionUrl } from '../src/middleware/checkpointer.js';
+import { redactConnectionUrl } from '../src/checkpoint/postgres.js';
 import { formatCommandLine, formatUrl, redactUrl } from '../src/redact.js';
 
 describe('redaction for messages and logs', () => {

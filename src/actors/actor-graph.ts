@@ -4,11 +4,9 @@ import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { toStructuredTool } from '../mcp/structured-tool.js';
 import { sandboxDeltaStateFields } from '../middleware/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
-import type { ToolCallHandler } from '../core/tool-middleware.js';
-import type { SkillRegistry } from './skill-registry.js';
+import type { ToolSet } from '../pipeline/tool-set.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { RunBudgets } from './run-budget.js';
 import { pauseAtTurnLimit, recursionLimitFor, turnStateFields } from './turn-limit.js';
@@ -86,10 +84,8 @@ export interface ActorGraphOptions {
   budgets?: RunBudgets | undefined;
   /** The chat model, made on first use. */
   model: () => Promise<BaseChatModel>;
-  /** The registry whose entries become the tools (kept in step with its changes). */
-  registry: SkillRegistry;
-  /** The tool pipeline composed around dispatch: every tool call goes through it. */
-  handler: ToolCallHandler;
+  /** The live, governed tools (they follow the registry and run through the pipeline). */
+  toolSet: ToolSet;
   /** The tracked ToolNode carries each call's change records into state. */
   sandbox?: Sandbox | undefined;
   checkpointer: BaseCheckpointSaver;
@@ -109,22 +105,13 @@ export interface CompiledActorGraph {
  * tracked ToolNode, over `checkpointer`. The tool list follows the registry's changes.
  */
 export function compileActorGraph(options: ActorGraphOptions): CompiledActorGraph {
-  const { registry, handler, name, instructions, maxTurns } = options;
-  // ToolNode keeps the array it is given; refreshing its contents in place keeps the node
-  // and the model's bound tools in step without rebuilding the graph.
-  const tools: StructuredTool[] = registry
-    .entries()
-    .map((entry) => toStructuredTool(entry.descriptor, handler));
+  const { toolSet, name, instructions, maxTurns } = options;
+  // The tool set refreshes its array in place, so the ToolNode and the model's bound tools stay
+  // in step without rebuilding the graph.
+  const { tools } = toolSet;
   // The model is bound once per tool-set version, not on every turn.
   let bound: ReturnType<NonNullable<BaseChatModel['bindTools']>> | undefined;
-  const unsubscribe = registry.on('change', (event) => {
-    bound = undefined;
-    tools.splice(
-      0,
-      tools.length,
-      ...event.entries.map((entry) => toStructuredTool(entry.descriptor, handler)),
-    );
-  });
+  let boundVersion = -1;
   const toolNode = createTrackedToolNode(tools, {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
@@ -143,7 +130,10 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
       );
     }
     // Rebound after a tool-set change, so tools a server adds or removes show up next turn.
-    bound ??= model.bindTools([...tools]);
+    if (bound === undefined || boundVersion !== toolSet.version) {
+      boundVersion = toolSet.version;
+      bound = model.bindTools([...tools]);
+    }
     const messages =
       instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
     const reply = toAIMessage(await bound.invoke(messages));
@@ -152,7 +142,7 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
   };
   const graph = buildGraph(agent, toolNode, options.checkpointer, maxTurns);
   graph.name = name;
-  return { graph, tools, unsubscribe };
+  return { graph, tools, unsubscribe: () => toolSet.close() };
 }
 
 function toAIMessage(reply: unknown): AIMessage {

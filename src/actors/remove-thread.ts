@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import { readdir, rm, rmdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import type { CheckpointerSettings } from '../middleware/checkpointer.js';
+import { dirname, join } from 'node:path';
+import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { auditLogPath } from '../policy/audit.js';
 import { removeAuditEntries } from '../policy/audit-rewrite.js';
@@ -135,19 +134,18 @@ async function deleteCheckpoints(
     settings.push(...listing.records.map((record) => record.value.checkpointer));
     settings.push({ type: 'sqlite' });
   }
-  const { createCheckpointer, redactConnectionUrl } = await import('../middleware/checkpointer.js');
+  const { resolveCheckpointer } = await import('../checkpoint/backends.js');
   const seen = new Set<string>();
   const results: Array<{ store: string; count: number }> = [];
   for (const setting of settings) {
-    if (setting.type === 'memory') continue;
-    const name =
-      setting.type === 'sqlite'
-        ? resolve(projectDir, setting.path ?? '.agents/checkpoints.sqlite')
-        : redactConnectionUrl(setting.url);
+    const { backend, settings: resolved } = resolveCheckpointer(setting);
+    // An ephemeral store died with its process: there is nothing left to remove.
+    if (backend.ephemeral) continue;
+    const { name, exists } = backend.locate(resolved, projectDir);
     if (seen.has(name)) continue;
     seen.add(name);
-    if (setting.type === 'sqlite' && !existsSync(name)) continue;
-    const checkpointer = await createCheckpointer(setting, {
+    if (!exists) continue;
+    const checkpointer = await backend.open(resolved, {
       cwd: projectDir,
       ...(signal === undefined ? {} : { signal }),
     });

@@ -1,12 +1,12 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
-import type { CheckpointerSettings } from '../middleware/checkpointer.js';
+import { resolveCheckpointer } from '../checkpoint/backends.js';
+import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../middleware/state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
-import { acquireThreadLease } from '../workspace/lease.js';
-import type { ThreadLease } from '../workspace/lease.js';
+import type { ThreadLease } from '../checkpoint/backend.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
 /** What lets a thread move between workers: its lease and its shared snapshot store. */
@@ -37,8 +37,8 @@ export interface OpenSharedThreadOptions {
 }
 
 /**
- * Takes what a thread needs to move between workers: the Postgres lease (when the checkpointer
- * is Postgres and `lease` is not false) and a {@link ThreadReplica} for the shared snapshot
+ * Takes what a thread needs to move between workers: the lease (when the checkpointer's
+ * backend leases threads, i.e. Postgres, and `lease` is not false) and a {@link ThreadReplica} for the shared snapshot
  * store (when `remote` is given). Returns `undefined` when neither applies (the local run lock
  * is then the thread's only guard). Throws `RUN_ACTIVE` when another worker holds the thread.
  */
@@ -46,12 +46,14 @@ export async function openSharedThread(
   options: OpenSharedThreadOptions,
 ): Promise<SharedThread | undefined> {
   const { actor, threadId } = options;
-  const wantsLease = options.lease !== false && options.checkpointer?.type === 'postgres';
+  // Only a store that several workers share leases threads (its backend has `lease`).
+  const store =
+    options.checkpointer === undefined ? undefined : resolveCheckpointer(options.checkpointer);
+  const wantsLease = options.lease !== false && store?.backend.lease !== undefined;
   if (!wantsLease && options.remote === undefined) return undefined;
   const lease =
-    wantsLease && options.checkpointer?.type === 'postgres'
-      ? await acquireThreadLease({
-          url: options.checkpointer.url,
+    wantsLease && store !== undefined
+      ? await store.backend.lease?.(store.settings, {
           actor,
           threadId,
           ...(options.signal === undefined ? {} : { signal: options.signal }),

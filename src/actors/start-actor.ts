@@ -1,10 +1,13 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredTool } from '@langchain/core/tools';
-import { MemorySaver } from '@langchain/langgraph';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { createCheckpointer } from '../middleware/checkpointer.js';
-import type { Checkpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../checkpoint/backend.js';
+import {
+  createCheckpointer,
+  isEphemeralCheckpointer,
+  isEphemeralSaver,
+} from '../checkpoint/backends.js';
 import { createInFlightCalls } from '../middleware/in-flight.js';
 import type { InFlightCalls } from '../middleware/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -12,7 +15,6 @@ import { createAuditLog } from '../policy/audit.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from './skill-registry.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
-import type { ToolResult } from '../core/tool-descriptor.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
@@ -26,6 +28,7 @@ import {
   type ActorNetwork,
 } from './actor-network.js';
 import type { ActorConfinement } from './actor-confinement.js';
+import { createToolSet } from '../pipeline/tool-set.js';
 import { compileActorGraph } from './actor-graph.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
@@ -127,23 +130,8 @@ export async function startActor(
       ...(spec.options.middleware ?? []),
     ],
   });
-  // Composed once: dispatch finds the current entry by id, so a refreshed tool set needs no
-  // recomposition.
-  const handler = pipeline.compose((request): Promise<ToolResult> => {
-    const entry = registry.get(request.descriptor.id);
-    if (!entry) {
-      return Promise.resolve({
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
-          },
-        ],
-      });
-    }
-    return entry.execute(request.args, request.context);
-  });
+  // The live, governed tools: they follow the registry, every call runs through the pipeline.
+  const toolSet = createToolSet({ registry, pipeline });
 
   const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
   // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
@@ -161,8 +149,7 @@ export async function startActor(
     maxTurns: spec.maxTurns,
     budgets: spec.budgets,
     model: spec.model,
-    registry,
-    handler,
+    toolSet,
     sandbox,
     checkpointer: saver,
   });
@@ -218,11 +205,11 @@ async function openSandbox(
   signal: AbortSignal | undefined,
 ): Promise<(ActorSandbox & { shared: SharedThread | undefined }) | undefined> {
   const settings = spec.config.sandbox;
-  // With a memory checkpointer the thread dies with the process: a temporary sandbox.
-  const memoryCheckpoints = spec.options.checkpointer
-    ? spec.options.checkpointer instanceof MemorySaver
-    : spec.config.checkpointer.type === 'memory';
-  const threadId = memoryCheckpoints ? undefined : spec.options.threadId;
+  // With an ephemeral (memory) checkpointer the thread dies with the process: a temporary sandbox.
+  const ephemeral = spec.options.checkpointer
+    ? await isEphemeralSaver(spec.options.checkpointer)
+    : isEphemeralCheckpointer(spec.config.checkpointer);
+  const threadId = ephemeral ? undefined : spec.options.threadId;
   const shared =
     threadId === undefined
       ? undefined

@@ -2,6 +2,7 @@ import type { ActorConfigInput, ActorInstance } from '../actors/actor.js';
 import type { PolicyInput } from '../config/policy-schema.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { WorkspaceStore } from '../workspace/store.js';
+import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import { storeOf } from './args.js';
 import type { CommandContext } from './command.js';
 import type {
@@ -148,7 +149,7 @@ function sandboxInfo(
   if (root === undefined) return { root: undefined, kept: false, workDir: store.projectDir };
   // Mirrors the actor: a thread's sandbox lasts only with a checkpointer that outlives the process.
   const threadSandbox =
-    options.threadId !== undefined && actor.config.checkpointer.type !== 'memory';
+    options.threadId !== undefined && !isEphemeralCheckpointer(actor.config.checkpointer);
   return {
     root,
     kept: options.keepSandbox || threadSandbox,

@@ -1,7 +1,8 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
-import type { Checkpointer } from '../middleware/checkpointer.js';
+import type { Checkpointer } from '../checkpoint/backend.js';
+import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -177,14 +178,14 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
         const config = await readActorConfig();
-        if (config.checkpointer.type === 'memory') {
+        if (isEphemeralCheckpointer(config.checkpointer)) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
             `Actor "${config.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
             { details: { threadId, actor: config.name } },
           );
         }
-        const { createCheckpointer } = await import('../middleware/checkpointer.js');
+        const { createCheckpointer } = await import('../checkpoint/backends.js');
         return createCheckpointer(config.checkpointer, { cwd: store.projectDir, signal });
       })());
     let compiled: Promise<CheckpointedGraph> | undefined;

@@ -2,6 +2,7 @@
 import { DURATION_PATTERN } from './duration.js';
 import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
+import { CheckpointerSettingsSchema } from '../checkpoint/backends.js';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
 
@@ -44,17 +45,6 @@ export const SandboxSettingsSchema = z
     network: NetworkSettingSchema.default(true),
   })
   .describe('Sandbox settings.');
-
-export const CheckpointerSettingsSchema = z
-  .union([
-    z.strictObject({
-      type: z.literal('sqlite'),
-      path: z.string().default('.agents/checkpoints.sqlite'),
-    }),
-    z.strictObject({ type: z.literal('postgres'), url: z.string() }),
-    z.strictObject({ type: z.literal('memory') }),
-  ])
-  .describe('Where LangGraph checkpoints live.');
 
 /**
  * A snapshot store shared by several workers (`snapshots:` beside `checkpointer:`): after each

@@ -34,7 +34,6 @@ export {
 export { SkillSchema, type Skill } from './skill-schema.js';
 export {
   ActorSchema,
-  CheckpointerSettingsSchema,
   DEFAULT_MAX_TURNS,
   OutputBudgetLimitsSchema,
   OutputBudgetSettingsSchema,

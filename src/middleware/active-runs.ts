@@ -1,7 +1,7 @@
 /** Active runs: the per-process marks that keep a rollback off a thread while a run is on it. */
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { assertRollbackDurability } from './checkpointer.js';
-import type { Durability } from './checkpointer.js';
+import { assertRollbackDurability } from '../checkpoint/durability.js';
+import type { Durability } from '../checkpoint/durability.js';
 
 const activeRuns = new Map<string, number>();
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
-import { createCheckpointer } from '../../src/middleware/checkpointer.js';
+import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import { createSandbox } from '../../src/sandbox/local-sandbox.js';
 import { openSandbox } from '../../src/sandbox/open-sandbox.js';
 import type { SandboxEntry } from '../../src/sandbox/sandbox-inventory.js';

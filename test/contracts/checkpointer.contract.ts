@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { END, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { z } from 'zod';
-import type { Checkpointer } from '../../src/middleware/checkpointer.js';
+import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import { listCheckpoints } from '../../src/middleware/rollback.js';
 import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
 import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
@@ -124,6 +124,78 @@ export function describeCheckpointerContract(
       for await (const tuple of checkpointer.saver.list(config, { filter: { source: 'update' } }))
         updates.push(tuple);
       expect(updates).toHaveLength(1);
+    });
+
+    it('gives each fork its own channel versions: two forks of one checkpoint and the old branch read their own values', async () => {
+      // PostgresSaver keys channel values by version and ignores a second write of one version;
+      // with versions 1, 2, 3... a fork reused the old branch's version and read ITS values.
+      const graph = graphOn(checkpointer.saver);
+      const config = { configurable: { thread_id: threadId } };
+      await graph.invoke({}, config);
+      const history = await listCheckpoints({ graph, threadId });
+      const oldHead = history[0]!;
+      const afterFirst = history.find((entry) => entry.next.includes('second'))!;
+      const forkA = await graph.updateState(
+        afterFirst.config,
+        { steps: ['fork-a'], sandboxHead: 'a'.repeat(40) },
+        'first',
+      );
+      const forkB = await graph.updateState(
+        afterFirst.config,
+        { steps: ['fork-b'], sandboxHead: 'b'.repeat(40) },
+        'first',
+      );
+      expect((await graph.getState(forkA)).values).toMatchObject({
+        steps: ['fork-a'],
+        sandboxHead: 'a'.repeat(40),
+      });
+      expect((await graph.getState(forkB)).values).toMatchObject({
+        steps: ['fork-b'],
+        sandboxHead: 'b'.repeat(40),
+      });
+      // Resuming a fork runs `second` on the fork's state, not the old branch's.
+      const resumed = await graph.invoke(null, forkA);
+      expect(resumed.steps).toEqual(['fork-a', 'second']);
+      expect(resumed.sandboxHead).toBe(record(3, '').snapshot);
+      expect((await graph.getState(forkB)).values.steps).toEqual(['fork-b']);
+      expect((await graph.getState(oldHead.config)).values).toMatchObject({
+        steps: ['first', 'second'],
+        sandboxHead: record(3, '').snapshot,
+      });
+    });
+
+    it('returns the pending writes of parallel tasks in (task path, task id, index) order', async () => {
+      // LangGraph replays a superstep's writes in the order the run applied them, the task path
+      // order, and asks savers to return them so; SqliteSaver 1.0 and PostgresSaver 1.0 sort by
+      // task id (random) instead. Task ids here sort the opposite way to their paths.
+      const graph = graphOn(checkpointer.saver);
+      await graph.invoke({}, { configurable: { thread_id: threadId } });
+      const [head] = await listCheckpoints({ graph, threadId });
+      const at = head!.config;
+      const tasks = [
+        { id: 'task-x', path: '~__pregel_push, 2', values: ['c0', 'c1'] },
+        { id: 'task-z', path: '~__pregel_push, 0', values: ['a0', 'a1'] },
+        { id: 'task-y', path: '~__pregel_push, 1', values: ['b0'] },
+      ];
+      // Stored concurrently, as parallel tasks finish, in neither path nor id order.
+      await Promise.all(
+        [tasks[1]!, tasks[0]!, tasks[2]!].map((task) =>
+          checkpointer.saver.putWrites(
+            at,
+            task.values.map((value) => ['steps', value] as [string, unknown]),
+            task.id,
+            task.path,
+          ),
+        ),
+      );
+      const tuple = await checkpointer.saver.getTuple(at);
+      expect(tuple?.pendingWrites?.map(([taskId, , value]) => [taskId, value])).toEqual([
+        ['task-z', 'a0'],
+        ['task-z', 'a1'],
+        ['task-y', 'b0'],
+        ['task-x', 'c0'],
+        ['task-x', 'c1'],
+      ]);
     });
 
     it('keeps threads apart and deletes one thread without touching another', async () => {

@@ -13,7 +13,7 @@ import { agents, agentsProcess, makeProjectRepo, type CliRun } from '../cli/help
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import { treeHash } from '../helpers/tree-hash.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
-import { acquireThreadLease } from '../../src/workspace/lease.js';
+import { acquireThreadLease } from '../../src/checkpoint/postgres-lease.js';
 
 const postgresUrl = inject('postgresUrl');
 const suffix = `${process.pid}-${Date.now()}`;

@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCheckpointer } from '../../src/middleware/checkpointer.js';
+import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import { TSX_LOADER } from '../fixtures/fixture-process.js';
 
 const HIDE_PACKAGES = pathToFileURL(
   join(import.meta.dirname, '..', 'fixtures', 'hide-packages.mjs'),
 ).href;
 const CHECKPOINTER = pathToFileURL(
-  join(import.meta.dirname, '..', '..', 'src', 'middleware', 'checkpointer.ts'),
+  join(import.meta.dirname, '..', '..', 'src', 'checkpoint', 'backends.ts'),
 ).href;
 
 describe('checkpointer open errors say which file or package and what to do', () => {

@@ -3,11 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentsError } from '../../src/errors.js';
-import {
-  assertRollbackDurability,
-  createCheckpointer,
-  redactConnectionUrl,
-} from '../../src/middleware/checkpointer.js';
+import { createCheckpointer } from '../../src/checkpoint/backends.js';
+import { assertRollbackDurability } from '../../src/checkpoint/durability.js';
+import { redactConnectionUrl } from '../../src/checkpoint/postgres.js';
 import { describeCheckpointerContract } from '../contracts/checkpointer.contract.js';
 
 let dir: string;

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { AgentsError } from '../../src/errors.js';
 import { readSandboxState } from '../../src/middleware/state.js';
-import { createCheckpointer } from '../../src/middleware/checkpointer.js';
-import type { Checkpointer } from '../../src/middleware/checkpointer.js';
+import { createCheckpointer } from '../../src/checkpoint/backends.js';
+import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import {
   listCheckpoints,
   markRunActive,

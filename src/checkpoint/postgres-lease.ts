@@ -3,16 +3,7 @@ import { hostname } from 'node:os';
 import type * as PgModule from 'pg';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { redactUrl } from '../redact.js';
-
-/** A thread held by this process across workers (see {@link acquireThreadLease}). */
-export interface ThreadLease extends AsyncDisposable {
-  readonly actor: string;
-  readonly threadId: string;
-  /** How this holder shows to other workers (`agents <host> pid <pid>`). */
-  readonly holder: string;
-  /** Gives the thread up (closes the lease's connection). Idempotent. */
-  release(): Promise<void>;
-}
+import type { ThreadLease } from './backend.js';
 
 /** Options of {@link acquireThreadLease}. */
 export interface AcquireThreadLeaseOptions {

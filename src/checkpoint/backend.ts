@@ -1,0 +1,84 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { z } from 'zod';
+
+/** A LangGraph checkpoint saver plus the one way to release what it holds. */
+export interface Checkpointer extends AsyncDisposable {
+  /** Pass to `graph.compile({ checkpointer: saver })`. */
+  readonly saver: BaseCheckpointSaver;
+  /** The backend that opened it (the `checkpointer.type` of the settings). */
+  readonly type: string;
+  /** Closes the SQLite file / Postgres pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link CheckpointBackend.open}. */
+export interface OpenCheckpointerOptions {
+  /** Folder that a relative store path (SQLite) is resolved against. Default `process.cwd()`. */
+  cwd?: string;
+  /** Postgres schema for the checkpoint tables. Default `public`. */
+  postgresSchema?: string;
+  signal?: AbortSignal;
+}
+
+/** A thread held by this process across workers (see {@link CheckpointBackend.lease}). */
+export interface ThreadLease extends AsyncDisposable {
+  readonly actor: string;
+  readonly threadId: string;
+  /** How this holder shows to other workers (`agents <host> pid <pid>`). */
+  readonly holder: string;
+  /** Gives the thread up. Idempotent. */
+  release(): Promise<void>;
+}
+
+/** What {@link CheckpointBackend.lease} needs besides the settings. */
+export interface ThreadLeaseRequest {
+  actor: string;
+  threadId: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * One checkpoint store (`checkpointer.type` in an actor's config): the seam a new store plugs
+ * into. Each lives in a file of its own under `src/checkpoint/`; `checkpointBackends` maps the
+ * config value to it, and callers look it up there instead of comparing `type` strings.
+ */
+export interface CheckpointBackend<S extends { type: string } = { type: string }> {
+  readonly type: S['type'];
+  /** The settings object of this store, as users write it (`{ type, ...options }`). */
+  readonly schema: z.ZodType<S>;
+  /**
+   * True when the checkpoints die with the process: a thread then cannot be resumed, listed or
+   * rolled back later, and its sandbox is temporary.
+   */
+  readonly ephemeral: boolean;
+  /**
+   * Where the store is, to show in messages and to tell two settings that name one store apart
+   * (a resolved path, a redacted URL), and whether it exists yet: a store that does not exist has
+   * no thread to remove and must not be made for that.
+   */
+  locate(settings: S, cwd: string): { name: string; exists: boolean };
+  /** Opens the store; the caller owns the result and must `close()` it. */
+  open(settings: S, options?: OpenCheckpointerOptions): Promise<Checkpointer>;
+  /**
+   * Takes a lease on one thread so that two workers sharing this store never run it at once.
+   * Absent when the store cannot be shared between processes (one process: the local run lock
+   * is the only guard needed).
+   */
+  lease?(settings: S, request: ThreadLeaseRequest): Promise<ThreadLease>;
+  /**
+   * True for a saver of this store's kind that a caller made and passed in (e.g. a `MemorySaver`),
+   * so its `ephemeral` applies to that saver too. Async: the saver classes load on use.
+   */
+  owns?(saver: BaseCheckpointSaver): Promise<boolean>;
+}
+
+/** A {@link Checkpointer} whose `close` runs `closeStore` once. */
+export function checkpointerOf(
+  type: string,
+  saver: BaseCheckpointSaver,
+  closeStore: () => Promise<void>,
+): Checkpointer {
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= closeStore());
+  return { type, saver, close, [Symbol.asyncDispose]: close };
+}

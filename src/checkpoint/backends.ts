@@ -1,0 +1,98 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { z } from 'zod';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { Checkpointer, CheckpointBackend, OpenCheckpointerOptions } from './backend.js';
+import { memoryCheckpointBackend } from './memory.js';
+import { postgresCheckpointBackend } from './postgres.js';
+import { sqliteCheckpointBackend } from './sqlite.js';
+
+/**
+ * The checkpoint stores, keyed by `checkpointer.type`. A new store is one file under
+ * `src/checkpoint/` and one entry here; the config schema and every caller follow from it.
+ */
+export const checkpointBackends = {
+  sqlite: sqliteCheckpointBackend,
+  postgres: postgresCheckpointBackend,
+  memory: memoryCheckpointBackend,
+} as const;
+
+/** The store names users may write as `checkpointer.type`. */
+export type CheckpointBackendType = keyof typeof checkpointBackends;
+
+/** `checkpointer:` of an actor's config: one of the stores' settings, chosen by `type`. */
+export const CheckpointerSettingsSchema = z
+  .union([
+    sqliteCheckpointBackend.schema,
+    postgresCheckpointBackend.schema,
+    memoryCheckpointBackend.schema,
+  ])
+  .describe('Where LangGraph checkpoints live.');
+
+/** Checkpointer settings as users write them (`actor.checkpointer`); `sqlite` is the default. */
+export type CheckpointerSettings = z.input<typeof CheckpointerSettingsSchema>;
+
+/** The backend of `settings` (typed as the general interface: callers hold only that). */
+export function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
+  const backend = (checkpointBackends as Record<string, CheckpointBackend | undefined>)[
+    settings.type
+  ];
+  if (backend === undefined || !Object.hasOwn(checkpointBackends, settings.type)) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Unknown checkpointer type "${settings.type}"; use one of ${Object.keys(checkpointBackends).join(', ')}.`,
+      { details: { type: settings.type } },
+    );
+  }
+  return backend;
+}
+
+/** True when a thread kept with `settings` cannot outlive this process. */
+export function isEphemeralCheckpointer(settings: { type: string }): boolean {
+  return checkpointBackendFor(settings).ephemeral;
+}
+
+/** True when a saver a caller passed in is one of an ephemeral store's (e.g. a `MemorySaver`). */
+export async function isEphemeralSaver(saver: BaseCheckpointSaver): Promise<boolean> {
+  for (const backend of Object.values(checkpointBackends) as CheckpointBackend[]) {
+    if (backend.ephemeral && (await backend.owns?.(saver)) === true) return true;
+  }
+  return false;
+}
+
+/** Options of {@link createCheckpointer}. */
+export type CreateCheckpointerOptions = OpenCheckpointerOptions;
+
+/**
+ * Opens the checkpoint store an actor's settings name (see {@link checkpointBackends}):
+ * `{ type: 'sqlite', path }` (default), `{ type: 'postgres', url }`, `{ type: 'memory' }`.
+ *
+ * The caller owns the result and must `close()` it. Throws `CONFIG_INVALID` when the store
+ * cannot be opened (with the path or the redacted URL).
+ */
+export async function createCheckpointer(
+  settings: CheckpointerSettings = { type: 'sqlite' },
+  options: CreateCheckpointerOptions = {},
+): Promise<Checkpointer> {
+  const { backend, settings: parsed } = resolveCheckpointer(settings);
+  return backend.open(parsed, options);
+}
+
+/**
+ * The backend of `settings` and the settings as it reads them: its schema fills defaults (the
+ * SQLite path) and refuses unknown keys. Throws `CONFIG_INVALID`.
+ */
+export function resolveCheckpointer(settings: { type: string }): {
+  backend: CheckpointBackend;
+  settings: { type: string };
+} {
+  const backend = checkpointBackendFor(settings);
+  const parsed = backend.schema.safeParse(settings);
+  if (!parsed.success) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Invalid checkpointer settings for type "${settings.type}": ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.`,
+      { details: { type: settings.type } },
+    );
+  }
+  return { backend, settings: parsed.data };
+}

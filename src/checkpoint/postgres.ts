@@ -1,0 +1,163 @@
+import { randomInt } from 'node:crypto';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { CheckpointTuple, PendingWrite } from '@langchain/langgraph-checkpoint';
+import type { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type * as PgModule from 'pg';
+import { z } from 'zod';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { redactUrl } from '../redact.js';
+import { checkpointerOf } from './backend.js';
+import type { CheckpointBackend } from './backend.js';
+import { acquireThreadLease } from './postgres-lease.js';
+
+const PostgresSettingsSchema = z.strictObject({ type: z.literal('postgres'), url: z.string() });
+
+type PostgresSettings = z.output<typeof PostgresSettingsSchema>;
+
+/**
+ * Hides the secrets of a connection URL before it goes into an error message: the password, and
+ * secret-looking query values (`?password=...`, which `pg` also reads). User, host and other
+ * parameters (e.g. `sslmode`) stay visible, since they are what a user checks first.
+ */
+export function redactConnectionUrl(url: string): string {
+  return redactUrl(url, { keepUsername: true, query: 'secret' });
+}
+
+/**
+ * `{ type: 'postgres', url }`: runs `setup()` (creates tables) on open. Shared by several
+ * workers, so it leases threads (a Postgres advisory lock, see `postgres-lease.ts`).
+ */
+export const postgresCheckpointBackend = {
+  type: 'postgres',
+  schema: PostgresSettingsSchema,
+  ephemeral: false,
+  // Whether the database has the thread is only known by connecting: removal asks it.
+  locate: (settings: PostgresSettings) => ({
+    name: redactConnectionUrl(settings.url),
+    exists: true,
+  }),
+  async open(settings: PostgresSettings, options = {}) {
+    options.signal?.throwIfAborted();
+    const redacted = redactConnectionUrl(settings.url);
+    let saver: PostgresSaver | undefined;
+    const { PostgresSaver: PostgresSaverClass, pg } = await importPostgresPackages();
+    // Imported on use, like the saver: reading a config must not load LangGraph.
+    const { compareWritesSortKeys, writesSortKey } =
+      await import('@langchain/langgraph-checkpoint');
+    try {
+      const pool = new pg.default.Pool({ connectionString: settings.url });
+      const writesTable = `"${(options.postgresSchema ?? 'public').replaceAll('"', '""')}".checkpoint_writes`;
+      /**
+       * Two fixes over PostgresSaver 1.0, both covered by the checkpointer contract suite:
+       *
+       * - Fork versions. It keys channel blobs by (thread, ns, channel, version) and ignores
+       *   conflicts, while the base class numbers versions 1, 2, 3... A fork (`updateState` from
+       *   an older checkpoint) therefore reused a version the old branch already wrote, and the
+       *   fork read the OLD branch's values: rollback would fork the wrong state. Versions here
+       *   stay numeric and increasing but get a random fraction, so two branches never share one.
+       * - Write order. It drops the task path and returns a superstep's pending writes by task id
+       *   (random), while LangGraph replays them in (task path, task id, index) order. The path is
+       *   kept in an extra `task_path` column (added on setup; older rows sort first, as LangGraph
+       *   specifies) and `getTuple` sorts by it, as the SQLite saver does.
+       */
+      class OrderedForkSafePostgresSaver extends PostgresSaverClass {
+        override getNextVersion(current: number | undefined): number {
+          const whole = typeof current === 'number' ? Math.floor(current) + 1 : 1;
+          return whole + (1 + randomInt(999_998)) / 1_000_000;
+        }
+
+        override async setup(): Promise<void> {
+          await super.setup();
+          await pool.query(
+            `ALTER TABLE ${writesTable} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
+          );
+        }
+
+        override async putWrites(
+          config: RunnableConfig,
+          writes: PendingWrite[],
+          taskId: string,
+          taskPath?: string,
+        ): Promise<void> {
+          await super.putWrites(config, writes, taskId);
+          if (taskPath === undefined || taskPath === '') return;
+          // A task's path never changes, so setting it after the insert is idempotent.
+          const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable ?? {};
+          await pool.query(
+            `UPDATE ${writesTable} SET task_path = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND checkpoint_id = $4 AND task_id = $5`,
+            [taskPath, thread_id, checkpoint_ns, checkpoint_id, taskId],
+          );
+        }
+
+        override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+          const tuple = await super.getTuple(config);
+          const writes = tuple?.pendingWrites;
+          if (tuple === undefined || writes === undefined || writes.length < 2) return tuple;
+          const { thread_id, checkpoint_ns = '', checkpoint_id } = tuple.config.configurable ?? {};
+          const { rows } = await pool.query<{ task_id: string; task_path: string }>(
+            `SELECT DISTINCT task_id, task_path FROM ${writesTable} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
+            [thread_id, checkpoint_ns, checkpoint_id],
+          );
+          const pathOf = new Map(rows.map((row) => [row.task_id, row.task_path]));
+          // Stable sort: a task's own writes keep their stored (idx) order.
+          const keyed = writes.map((write, index) => ({
+            write,
+            key: writesSortKey(pathOf.get(write[0]) ?? '', write[0], index),
+          }));
+          keyed.sort((left, right) => compareWritesSortKeys(left.key, right.key));
+          return { ...tuple, pendingWrites: keyed.map((item) => item.write) };
+        }
+      }
+      saver = new OrderedForkSafePostgresSaver(pool, undefined, {
+        ...(options.postgresSchema === undefined ? {} : { schema: options.postgresSchema }),
+      });
+      await saver.setup();
+      options.signal?.throwIfAborted();
+      const opened = saver;
+      return checkpointerOf('postgres', opened, () => opened.end());
+    } catch (error) {
+      await saver?.end().catch(() => {});
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `Cannot open the Postgres checkpointer at ${redacted}: ${errorMessage(error)}. Check that the server runs and the URL (checkpointer.url) is right.`,
+        { cause: error, details: { url: redacted } },
+      );
+    }
+  },
+  lease: (settings: PostgresSettings, request) =>
+    acquireThreadLease({ ...request, url: settings.url }),
+} satisfies CheckpointBackend<PostgresSettings>;
+
+/** The optional peers behind `type: postgres`; a missing one is named, not blamed on the URL. */
+async function importPostgresPackages(): Promise<{
+  PostgresSaver: typeof PostgresSaver;
+  pg: typeof PgModule;
+}> {
+  const load = async <T>(name: string, importer: () => Promise<T>): Promise<T> => {
+    try {
+      return await importer();
+    } catch (error) {
+      if (!isModuleNotFound(error)) throw error;
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `checkpointer type "postgres" needs the package ${name}, which is not installed; run \`npm install @langchain/langgraph-checkpoint-postgres pg\` in the project (they are optional peers).`,
+        { cause: error, details: { package: name } },
+      );
+    }
+  };
+  const { PostgresSaver: saverClass } = await load(
+    '@langchain/langgraph-checkpoint-postgres',
+    () => import('@langchain/langgraph-checkpoint-postgres'),
+  );
+  const pg = await load('pg', () => import('pg'));
+  return { PostgresSaver: saverClass, pg };
+}
+
+function isModuleNotFound(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    (error.code === 'ERR_MODULE_NOT_FOUND' || error.code === 'MODULE_NOT_FOUND')
+  );
+}
