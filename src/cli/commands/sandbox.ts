@@ -10,8 +10,8 @@ import type { ChangedPath } from '../../core/tool-descriptor.js';
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
 
 Shows what the thread's run changed in its sandbox, from its base (or --from) to its latest
-snapshot (or --to). REF is a checkpoint id (agents checkpoints --thread ID), a snapshot sha,
-"base" or "head". PATH limits it to files or folders (relative to the project).
+snapshot (or --to). REF is a checkpoint id (agents checkpoints --thread ID) or a unique prefix
+of it, a snapshot sha, "base" or "head". PATH limits it to files or folders (relative to the project).
   (default)  one "STATUS PATH" per line (A added, M modified, D deleted, T type change)
   --stat     a diffstat, as git prints it
   --patch    the unified diff, as git prints it (renames detected, binary files named);
