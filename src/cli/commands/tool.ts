@@ -12,6 +12,7 @@ import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
+import { toolCallCommand } from './tool-call.js';
 import { toolTrust } from './tool-trust.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
@@ -303,6 +304,7 @@ export const toolCommands: readonly Command[] = [
   toolAdd,
   toolList,
   toolShow,
+  toolCallCommand,
   toolTrust,
   toggle(true),
   toggle(false),
