@@ -282,6 +282,35 @@ describe('the packed package in a consumer project with only the required peers'
     });
   });
 
+  it('needs no native module: SQLite is an optional peer, named with its install line until installed', async () => {
+    expect(manifest.dependencies?.['better-sqlite3']).toBeUndefined();
+    expect(manifest.peerDependenciesMeta?.['better-sqlite3']?.optional).toBe(true);
+    await writeFile(
+      join(consumer, 'sqlite.mjs'),
+      `import { createCheckpointer } from '${manifest.name}';\n` +
+        `try {\n` +
+        `  const opened = await createCheckpointer({ type: 'sqlite', path: 'cp.sqlite' });\n` +
+        `  console.log('opened', opened.type);\n` +
+        `  await opened.close();\n` +
+        `} catch (error) {\n` +
+        `  console.log(JSON.stringify({ code: error.code, message: error.message }));\n` +
+        `}\n`,
+    );
+    const without = await node('sqlite.mjs');
+    const refused = JSON.parse(without.stdout.trim()) as { code: string; message: string };
+    expect(refused.code).toBe('CONFIG_INVALID');
+    expect(refused.message).toContain(
+      'checkpointer type "sqlite" needs the package @langchain/langgraph-checkpoint-sqlite, which is not installed',
+    );
+    expect(refused.message).toContain(
+      'npm install @langchain/langgraph-checkpoint-sqlite better-sqlite3',
+    );
+    await provide('better-sqlite3');
+    await provide('@langchain/langgraph-checkpoint-sqlite');
+    const withIt = await node('sqlite.mjs');
+    expect(withIt.stdout.trim()).toBe('opened sqlite');
+  });
+
   it('loads /testing and the agents binary without optional peers, and /langchain once langchain is installed', async () => {
     await writeFile(
       join(consumer, 'testing.mjs'),

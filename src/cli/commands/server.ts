@@ -3,6 +3,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
+import { createProgress, describeServerStart, type Progress } from '../progress.js';
 import type { Command, CommandContext } from '../command.js';
 import { serverImportCommand } from './server-import.js';
 import { serverLoginCommands } from './server-login.js';
@@ -24,12 +25,19 @@ export interface ServerProbe {
  */
 export async function probeServer(
   config: NamedServerConfig,
-  options: { cwd: string; signal?: AbortSignal },
+  options: { cwd: string; signal?: AbortSignal; progress?: Progress },
 ): Promise<ServerProbe> {
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const server = createManagedServer(config, { cwd: options.cwd });
   try {
-    await server.start(options.signal ? { signal: options.signal } : {});
+    const start = () => server.start(options.signal ? { signal: options.signal } : {});
+    // Starting includes the handshake and tools/list: a first `npx` download takes a while.
+    await (options.progress === undefined
+      ? start()
+      : options.progress.step(
+          `starting ${describeServerStart(config)} and listing its tools`,
+          start,
+        ));
     return {
       serverName: config.name,
       protocolVersion: server.protocolVersion,
@@ -184,6 +192,7 @@ const serverAdd: Command = {
         probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
           cwd: context.projectDir,
           signal: context.signal,
+          progress: createProgress(context.stderr),
         });
       } catch (error) {
         // The server answered and wants a login: that is a working server, not a broken one.
@@ -260,7 +269,11 @@ const serverTest: Command = {
     const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
     const config = await storeOf(context).get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, { cwd: context.projectDir, signal: context.signal });
+    const probe = await probeServer(config, {
+      cwd: context.projectDir,
+      signal: context.signal,
+      progress: createProgress(context.stderr),
+    });
     const durationMs = Date.now() - started;
     if (context.json) {
       printJson(context.stdout, {

@@ -4,6 +4,7 @@ import type { ToolResult } from '../../core/tool-descriptor.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
+import { createProgress, describeServerStart } from '../progress.js';
 
 const USAGE = `Usage: agents tool call SERVER/TOOL [--args JSON] [--policy ask|auto|read-only]
 
@@ -94,7 +95,10 @@ export const toolCallCommand: Command = {
     const server = createManagedServer(config, { cwd: context.projectDir });
     const auditLog = createAuditLog(auditLogPath(context.workspace));
     try {
-      await server.start({ signal: context.signal });
+      await createProgress(context.stderr).step(
+        `starting ${describeServerStart(config)} and listing its tools`,
+        () => server.start({ signal: context.signal }),
+      );
       const skill = 'tool-call';
       const registry = await createSkillRegistry({
         plan: {
