@@ -86,7 +86,14 @@ describe('the packed package in a consumer project with only the required peers'
     stage = await mkdtemp(join(tmpdir(), 'agents-consumer-'));
     const repo = join(stage, 'repo');
     // What a clean clone has for a build: sources and configs, no dist/.
-    for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md']) {
+    for (const entry of [
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'README.md',
+      // `npm run build` makes the bin executable with it.
+      join('scripts', 'bin-executable.mjs'),
+    ]) {
       await cp(join(ROOT, entry), join(repo, entry));
     }
     for (const folder of ['src', 'schemas']) {
