@@ -22,6 +22,8 @@ export const AgentsErrorCode = {
   /** A sandbox's `from` names no commit of the repository (or `head` in one with no commits). */
   RevisionNotFound: 'REVISION_NOT_FOUND',
   ConfinementUnavailable: 'CONFINEMENT_UNAVAILABLE',
+  /** A connection the network host lists refuse (a remote server's URL or one of its redirects). */
+  NetworkRefused: 'NETWORK_REFUSED',
   CheckpointNotFound: 'CHECKPOINT_NOT_FOUND',
   RunActive: 'RUN_ACTIVE',
   RollbackFailed: 'ROLLBACK_FAILED',

@@ -2,6 +2,8 @@ import { createSkillRegistry, planSkillConfigs } from './skill-registry.js';
 import type { NamedSkill, SkillRegistry } from './skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
+import type { ConfineMode } from '../servers/confinement.js';
+import { inspectionSandbox } from './inspection-servers.js';
 import type { ServerLogger } from '../servers/server-logger.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
@@ -10,8 +12,13 @@ export interface ActivateSkillsOptions {
   store: WorkspaceStore;
   /** Skill names (read from the workspace) or skill values (e.g. one being validated). */
   skills: ReadonlyArray<string | NamedSkill>;
-  /** Working folder of stdio servers and of the built-in file tools (default: the project). */
+  /**
+   * Root of the built-in file tools (default: the project). Stdio servers never run here: they
+   * run confined in an empty throwaway folder.
+   */
   cwd?: string;
+  /** Confinement of the servers; default `required` when an actor of the workspace requires it, else `auto`. */
+  confine?: ConfineMode;
   signal?: AbortSignal;
   logger?: ServerLogger;
   onWarning?: (message: string) => void;
@@ -36,8 +43,17 @@ export async function activateSkills(options: ActivateSkillsOptions): Promise<Ac
     skills.push(typeof skill === 'string' ? await store.get('skill', skill) : skill);
   const plan = await planSkillConfigs(store, skills);
   const cwd = options.cwd ?? store.projectDir;
+  // The servers run confined in an empty throwaway folder, never in the project (see
+  // `inspectionSandbox`); `cwd` roots the built-in file tools only.
+  const sandbox = await inspectionSandbox({
+    store,
+    servers: plan.servers,
+    ...(options.confine === undefined ? {} : { mode: options.confine }),
+    ...(options.onWarning ? { report: options.onWarning } : {}),
+  });
   const manager = createServerManager({
-    cwd,
+    cwd: sandbox.dir,
+    confinement: sandbox.confinement,
     ...(options.logger ? { logger: options.logger } : {}),
   });
   try {
@@ -57,10 +73,12 @@ export async function activateSkills(options: ActivateSkillsOptions): Promise<Ac
       (closing ??= (async () => {
         await registry.close();
         await manager.close();
+        await sandbox.dispose();
       })());
     return { registry, close, [Symbol.asyncDispose]: close };
   } catch (error) {
     await manager.close().catch(() => {});
+    await sandbox.dispose();
     throw error;
   }
 }

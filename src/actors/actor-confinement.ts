@@ -1,5 +1,7 @@
-import { dirname, relative, isAbsolute } from 'node:path';
-import { agentsStateDir } from '../sandbox/state-dir.js';
+import { confinementScope } from '../servers/confinement-scope.js';
+import type { NetworkSetting } from '../config/network-schema.js';
+import type { DecisionOptions } from '../servers/network/proxy-decision.js';
+import type { ServerNetworkHook } from '../servers/network/server-network.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
@@ -12,7 +14,12 @@ export interface ActorConfinementOptions {
   /** Wins over `sandbox.confine`. */
   mode?: ConfineMode;
   /** Wins over `sandbox.network`. */
-  network?: boolean;
+  network?: NetworkSetting;
+  /**
+   * The proxy's name resolution (tests: `testHosts` maps names to loopback addresses, and the
+   * address check is waived for those names only).
+   */
+  proxy?: DecisionOptions;
   /** The bubblewrap executable (path or name on PATH). Default `bwrap`. */
   bwrapPath?: string;
 }
@@ -27,15 +34,17 @@ export interface ActorConfinement {
 
 /**
  * Resolves the OS confinement of an actor's stdio servers at activation: the sandbox (or, with
- * the sandbox off, the project) writable, the workspace hidden, the sandbox mounted at the
- * project's own path. Says once per process when `auto` cannot confine.
+ * the sandbox off, the project) writable and mounted at the project's own path; the workspace,
+ * the state folder and the home folder hidden (see `confinementScope`). Says once per process when `auto` cannot confine.
  *
  * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the mode is `required` and bubblewrap
  *   cannot run here.
  */
 export function actorConfinement(input: {
-  settings: { confine: ConfineMode; network: boolean };
+  settings: { confine: ConfineMode; network: NetworkSetting };
   options: ActorConfinementOptions | undefined;
+  /** Per-server network (lists, proxy); see actor-network.ts. */
+  network?: { hook: ServerNetworkHook; cutsNetwork: boolean };
   sandboxRoot: string;
   projectDir: string;
   workspaceRoot: string;
@@ -45,29 +54,18 @@ export function actorConfinement(input: {
   const confinement = resolveConfinement(
     {
       mode: options?.mode ?? settings.confine,
-      network: options?.network ?? settings.network,
+      // Host lists mean no network of its own: the probe then checks --unshare-net works too.
+      network:
+        (options?.network ?? settings.network) === true && input.network?.cutsNetwork !== true,
       ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
+      ...(input.network === undefined ? {} : { networkHook: input.network.hook }),
     },
-    {
+    confinementScope({
       sandboxRoot: input.sandboxRoot,
       projectDir: input.projectDir,
-      // The workspace (checkpoints, audit, pins), the per-user state folder (every sandbox's
-      // private snapshot store) and this sandbox's own folder (its run dir) are hidden; the
-      // sandbox tree itself is mounted back on top.
-      hidden: [
-        input.workspaceRoot,
-        ...[agentsStateDir(), dirname(input.sandboxRoot)].filter(
-          (path) => !contains(path, input.projectDir),
-        ),
-      ],
-    },
+      workspaceRoot: input.workspaceRoot,
+    }),
   );
   reportUnconfinedOnce(confinement, input.report);
   return confinement;
-}
-
-/** `path` is `inner` or one of its ancestors (hiding it would hide `inner` too). */
-function contains(path: string, inner: string): boolean {
-  const rel = relative(path, inner);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }

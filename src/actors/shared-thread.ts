@@ -2,7 +2,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { CheckpointerSettings } from '../middleware/checkpointer.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../middleware/state.js';
-import { gitEnv, runGit } from '../sandbox/git.js';
+import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';
 import { acquireThreadLease } from '../workspace/lease.js';
@@ -176,7 +176,7 @@ export async function findSharedThreadActors(
     const ref = `${sharedThreadNamespace(name, threadId)}/keep`;
     const listed = await runGit(['ls-remote', '--end-of-options', remote, ref], {
       cwd: store.root,
-      env: gitEnv(),
+      env: gitRemoteEnv(),
       ...(signal === undefined ? {} : { signal }),
     }).catch(() => undefined);
     if (listed?.stdout.includes(ref) === true) found.push(name);

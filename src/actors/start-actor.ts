@@ -20,6 +20,7 @@ import type { ServerLease, ServerManager } from '../servers/server-manager.js';
 import type { SkillActivation } from '../skills/agent-skills.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import { actorConfinement } from './actor-confinement.js';
+import { startActorNetwork, type ActorNetwork } from './actor-network.js';
 import type { ActorConfinement } from './actor-confinement.js';
 import { compileActorGraph } from './actor-graph.js';
 import type { RunBudgets } from './run-budget.js';
@@ -100,6 +101,8 @@ export async function startActor(
   cleanup.push(() => registry.close());
   const auditLog = createAuditLog(spec.auditFile);
   cleanup.push(() => auditLog.close());
+  // Network decisions (the proxy's, and those made while servers started) go to the audit log.
+  servers.network?.setAudit((entry) => void auditLog.append(entry).catch(() => undefined));
 
   const inFlight = createInFlightCalls();
   const pipeline = await createActorPipeline({
@@ -114,7 +117,11 @@ export async function startActor(
     sandbox,
     root,
     // Outermost: a stop waits for every running call before closing the audit log.
-    outer: [inFlight.middleware, ...(spec.options.middleware ?? [])],
+    outer: [
+      inFlight.middleware,
+      ...(servers.network === undefined ? [] : [servers.network.calls]),
+      ...(spec.options.middleware ?? []),
+    ],
   });
   // Composed once: dispatch finds the current entry by id, so a refreshed tool set needs no
   // recomposition.
@@ -247,6 +254,7 @@ interface StartedServers {
   manager: ServerManager;
   ownsManager: boolean;
   confinement: ActorConfinement | undefined;
+  network: ActorNetwork | undefined;
   lease: ServerLease | undefined;
   checkpointer: Checkpointer | undefined;
 }
@@ -261,10 +269,21 @@ async function startServers(
 ): Promise<StartedServers> {
   const { options, store } = spec;
   const ownsManager = options.serverManager === undefined;
+  // The proxy (for servers with host lists) runs before any server starts, and stops after.
+  const network = ownsManager
+    ? await startActorNetwork({
+        actor: spec.name,
+        setting: options.confinement?.network ?? spec.config.sandbox.network,
+        servers: spec.plan.servers,
+        ...(options.confinement?.proxy === undefined ? {} : { options: options.confinement.proxy }),
+      })
+    : undefined;
+  if (network) cleanup.push(() => network.close());
   const confinement = ownsManager
     ? actorConfinement({
         settings: spec.config.sandbox,
         options: options.confinement,
+        ...(network === undefined ? {} : { network }),
         sandboxRoot: root,
         projectDir: sandbox?.source ?? store.projectDir,
         workspaceRoot: store.root,
@@ -297,7 +316,7 @@ async function startServers(
   if (checkpointer) cleanup.push(() => checkpointer.close());
   if (leased.status === 'rejected') throw leased.reason;
   if (opened.status === 'rejected') throw opened.reason;
-  return { manager, ownsManager, confinement, lease, checkpointer };
+  return { manager, ownsManager, confinement, network, lease, checkpointer };
 }
 
 /** The config's checkpointer, unless the caller passed a saver. */

@@ -10,9 +10,15 @@ export const ExitCode = {
   Usage: 2,
   /** A config file is broken or missing. */
   Config: 3,
-  /** A named server, tool, skill, actor or checkpoint does not exist. */
+  /**
+   * A named server, tool, skill, actor or checkpoint does not exist; also "nothing to undo"
+   * (`sandbox apply --undo` and `rollback --undo` alike).
+   */
   NotFound: 4,
-  /** A server did not start, answer or speak the protocol. */
+  /**
+   * A server did not start, answer or speak the protocol; or it needs a login (`AUTH_REQUIRED`,
+   * also a scope step-up during a run: the run pauses and the login line is printed).
+   */
   Server: 5,
   /** A tool is disabled, absent, failed, or got bad arguments. */
   Tool: 6,
@@ -25,6 +31,11 @@ export const ExitCode = {
    * `agents actor resume NAME --thread ID --continue` goes on.
    */
   TurnLimit: 9,
+  /**
+   * The thread is busy: another run, rollback or worker holds it (`RUN_ACTIVE`). Try again when
+   * it is done; nothing was changed.
+   */
+  Busy: 10,
   /** Timed out. */
   Timeout: 124,
   /** Interrupted (Ctrl-C) or aborted. */
@@ -51,8 +62,9 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.SandboxFailed]: ExitCode.Sandbox,
   [AgentsErrorCode.RevisionNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ConfinementUnavailable]: ExitCode.Sandbox,
+  [AgentsErrorCode.NetworkRefused]: ExitCode.Server,
   [AgentsErrorCode.CheckpointNotFound]: ExitCode.NotFound,
-  [AgentsErrorCode.RunActive]: ExitCode.Failure,
+  [AgentsErrorCode.RunActive]: ExitCode.Busy,
   [AgentsErrorCode.RollbackFailed]: ExitCode.Sandbox,
   [AgentsErrorCode.SkillNotFound]: ExitCode.NotFound,
   [AgentsErrorCode.ActorNotFound]: ExitCode.NotFound,
@@ -74,6 +86,7 @@ export function exitCodeFor(error: unknown): ExitCode {
 }
 
 /** Text for `agents --help`. */
-export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found, 5 server, 6 tool,
-7 sandbox/path, 8 policy (or waiting for approval), 9 turn limit or budget reached (resumable),
-124 timeout, 130 interrupted.`;
+export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found (or nothing to undo),
+5 server (or a login needed: the run paused), 6 tool, 7 sandbox/path (or a delivery conflict),
+8 policy (or waiting for approval: the run paused), 9 turn limit or budget reached (resumable),
+10 thread busy (another run, rollback or worker has it), 124 timeout, 130 interrupted.`;

@@ -1,5 +1,6 @@
 /** The actor schema and its settings: sandbox, checkpointer, shared snapshots, output budget. */
 import { DURATION_PATTERN } from './duration.js';
+import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
@@ -40,12 +41,7 @@ export const SandboxSettingsSchema = z
       .describe(
         'OS confinement of stdio servers (bubblewrap on Linux): the sandbox writable, the rest of the file system read-only, the project and workspace hidden behind the sandbox. `auto` confines where it can and says once when it cannot; `required` refuses to start servers unconfined; `off` never confines.',
       ),
-    network: z
-      .boolean()
-      .default(true)
-      .describe(
-        'Network access for confined stdio servers; false cuts it (loopback only). Unconfined servers are not affected.',
-      ),
+    network: NetworkSettingSchema.default(true),
   })
   .describe('Sandbox settings.');
 

@@ -1,7 +1,13 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { rewriteVariables, secretArguments, secretQuery, secretValues } from './import-secrets.js';
+import {
+  rewriteVariables,
+  secretArguments,
+  secretQuery,
+  secretValues,
+  type SecretSink,
+} from './import-secrets.js';
 import { stripJsonComments } from './jsonc.js';
 import { ServerConfigSchema, type ServerConfigInput } from './schemas.js';
 
@@ -30,6 +36,11 @@ export interface ImportResult {
   servers: ImportedServer[];
   /** Entries that could not be used (disabled, or neither a command nor a URL). */
   skipped: { sourceKey: string; reason: string }[];
+  /**
+   * The secret values taken out of the source, by the variable that replaces each: for the
+   * `export` lines shown on a terminal. Never written to a file or printed as JSON.
+   */
+  secrets: Record<string, string>;
 }
 
 /**
@@ -115,7 +126,8 @@ export function importServers(text: string, file: string): ImportResult {
       { details: { file, problems: [{ path: 'mcpServers', message: 'missing' }] } },
     );
   }
-  const result: ImportResult = { servers: [], skipped: [] };
+  const secrets = new Map<string, string>();
+  const result: ImportResult = { servers: [], skipped: [], secrets: {} };
   const taken = new Set<string>();
   for (const [key, value] of Object.entries(entries)) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -129,7 +141,7 @@ export function importServers(text: string, file: string): ImportResult {
     }
     let name = safeName(key);
     for (let n = 2; taken.has(name); n++) name = `${safeName(key).slice(0, 45)}-${n}`;
-    const translated = translateEntry(name, entry);
+    const translated = translateEntry(name, entry, secrets);
     const parsed = ServerConfigSchema.safeParse(translated.config);
     if (!parsed.success) {
       result.skipped.push({
@@ -151,6 +163,7 @@ export function importServers(text: string, file: string): ImportResult {
     const config = { transport: parsed.data.transport, ...rest } as ServerConfigInput;
     result.servers.push({ name, sourceKey: key, ...translated, config });
   }
+  result.secrets = Object.fromEntries(secrets);
   return result;
 }
 
@@ -184,9 +197,11 @@ function serverMap(document: unknown): Record<string, unknown> | undefined {
 function translateEntry(
   name: string,
   entry: Record<string, unknown>,
+  values: Map<string, string>,
 ): { config: Record<string, unknown>; variables: string[]; notes: string[] } {
   const notes: string[] = [];
   const variables = new Set<string>();
+  const sink: SecretSink = { variables, notes, values };
   const prefix = name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
   const config: Record<string, unknown> = {};
   const rewrite = (text: string) => rewriteVariables(text, variables, notes);
@@ -211,27 +226,25 @@ function translateEntry(
           ? secretArguments(
               value.map((arg) => (typeof arg === 'string' ? rewrite(arg) : String(arg))),
               prefix,
-              variables,
-              notes,
+              sink,
             )
           : value;
         break;
       case 'env':
-        config['env'] = secretValues(value, (key) => key, variables, notes, 'env', rewrite);
+        config['env'] = secretValues(value, (key) => key, sink, 'env', rewrite);
         break;
       case 'headers':
         config['headers'] = secretValues(
           value,
           (key) => `${prefix}_${key.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`,
-          variables,
-          notes,
+          sink,
           'headers',
           rewrite,
         );
         break;
       case 'url':
         config['url'] =
-          typeof value === 'string' ? secretQuery(rewrite(value), prefix, variables, notes) : value;
+          typeof value === 'string' ? secretQuery(rewrite(value), prefix, sink) : value;
         break;
       default:
         notes.push(`${field} dropped (not a setting here)`);

@@ -11,6 +11,8 @@ export {
   type ToolResource,
 } from './tool-schema.js';
 export {
+  MCP_PROTOCOL_CHOICES,
+  type McpProtocolChoice,
   DEFAULT_MAX_ARGUMENT_BYTES,
   HttpServerConfigSchema,
   OAuthSettingsSchema,

@@ -1,5 +1,6 @@
 /** Server configs: stdio and remote transports, timeouts, restart policy, OAuth, file shapes. */
 import { z } from 'zod';
+import { NetworkSettingSchema } from './network-schema.js';
 import { ToolOverridesSchema } from './tool-schema.js';
 
 /** Timeouts of one server; the defaults here are the only ones (the server code reads them). */
@@ -77,6 +78,10 @@ export function resolveServerRestartPolicy(
   return { ...SERVER_RESTART_DEFAULTS, ...setFields(restart) };
 }
 
+/** The MCP revisions a server config may pin; `auto` negotiates per server. */
+export const MCP_PROTOCOL_CHOICES = ['auto', '2026-07-28', '2025-11-25'] as const;
+export type McpProtocolChoice = (typeof MCP_PROTOCOL_CHOICES)[number];
+
 const serverCommon = {
   name: z
     .string()
@@ -89,6 +94,12 @@ const serverCommon = {
   restart: ServerRestartPolicySchema.partial()
     .optional()
     .describe('Restart after a crash, with bounded exponential backoff.'),
+  protocol: z
+    .enum(MCP_PROTOCOL_CHOICES)
+    .optional()
+    .describe(
+      'MCP revision: `auto` (default) probes `server/discover` (2026-07-28, stateless) and falls back to `initialize` (2025-11-25); a revision pins it and fails with a clear error when the server does not speak it.',
+    ),
   trusted: z.boolean().default(false).describe('Trust this server’s annotations (readOnlyHint).'),
   trustedTools: z
     .record(z.string(), z.string())
@@ -109,6 +120,9 @@ const serverCommon = {
     .describe(
       `Largest tool-call arguments (JSON bytes) sent to this server; a bigger call fails with an error result and is not sent. Default ${DEFAULT_MAX_ARGUMENT_BYTES} (8 MB).`,
     ),
+  network: NetworkSettingSchema.optional().describe(
+    "This server's network, instead of the actor's `sandbox.network`: true, false, or `{ allow, deny }` host lists.",
+  ),
   rewritePaths: z
     .boolean()
     .optional()
@@ -116,6 +130,25 @@ const serverCommon = {
       'Map path arguments into the sandbox (and refuse escapes) for this server. Default true for stdio servers; false for remote (streamable-http, sse) servers, which do not run on this disk.',
     ),
 };
+
+/**
+ * Per-server exceptions to OS confinement: folders or files outside the sandbox a confined server
+ * may write (`writable`) or read (`readOnly`), such as its own data file. Absolute paths (`~/`
+ * means the home folder); never the project, the workspace or the state folder.
+ */
+export const ServerSandboxExceptionsSchema = z
+  .strictObject({
+    writable: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Absolute paths a confined server may write (e.g. its own data folder).'),
+    readOnly: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Absolute paths a confined server may read although they are hidden.'),
+  })
+  .describe('Exceptions to OS confinement for this server.');
+export type ServerSandboxExceptions = z.infer<typeof ServerSandboxExceptionsSchema>;
 
 export const StdioServerConfigSchema = z
   .strictObject({
@@ -133,6 +166,9 @@ export const StdioServerConfigSchema = z
       .describe(
         'Allow a command that runs a code string (`sh -c`, `node -e`, `npx -c`). Off by default.',
       ),
+    sandbox: ServerSandboxExceptionsSchema.optional().describe(
+      'Explicit exceptions to OS confinement for this server (its own data outside the project); `agents doctor` lists them.',
+    ),
     ...serverCommon,
   })
   .describe('A server spawned as a child process speaking MCP over stdio.');

@@ -1,6 +1,6 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError, errorMessage, withoutMcpErrorPrefix } from '../errors.js';
+import { isV2Client, jsonRpcErrorCode, type McpClient } from './mcp-client.js';
 import { isMcpErrorCode } from './tool-call.js';
 
 /** Options for {@link listAllTools}. */
@@ -12,6 +12,11 @@ export interface ListAllToolsOptions {
   serverName?: string;
   /** Per-page request timeout in ms (SDK default 60 s). */
   timeoutMs?: number;
+  /**
+   * SDK v2 response cache: `'refresh'` (default) always asks the server and stores the answer
+   * with its `ttlMs`/`cacheScope`; `'use'` serves a still-fresh cached list.
+   */
+  cacheMode?: 'use' | 'refresh';
 }
 
 /**
@@ -20,7 +25,7 @@ export interface ListAllToolsOptions {
  * @throws ServerError phase `list`: `PROTOCOL_ERROR` for cursor loops, otherwise the wrapped failure.
  */
 export async function listAllTools(
-  client: Client,
+  client: McpClient,
   options: ListAllToolsOptions = {},
 ): Promise<Tool[]> {
   const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
@@ -37,12 +42,20 @@ export async function listAllTools(
       );
     }
     options.signal?.throwIfAborted();
-    let result: Awaited<ReturnType<Client['listTools']>>;
+    let result: { tools: Tool[]; nextCursor?: string | undefined };
+    const requestOptions = {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    };
     try {
-      result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-      });
+      // v2 walks every page itself when called without a cursor (and writes its cache, which
+      // backs `Mcp-Param-*` mirroring); our loop then sees one page with no cursor.
+      result = isV2Client(client)
+        ? ((await client.listTools(cursor === undefined ? undefined : { cursor }, {
+            ...requestOptions,
+            cacheMode: options.cacheMode ?? 'refresh',
+          })) as { tools: Tool[]; nextCursor?: string })
+        : await client.listTools(cursor === undefined ? {} : { cursor }, requestOptions);
     } catch (error) {
       throw listError(error, serverName, options.signal);
     }
@@ -78,7 +91,7 @@ function listError(
       cause: error,
     });
   }
-  if (isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+  if (isMcpErrorCode(error, 'timeout')) {
     return new ServerError(
       AgentsErrorCode.Timeout,
       `${where} timed out (${errorMessage(error)}); raise the server's timeouts or check the server.`,
@@ -86,7 +99,7 @@ function listError(
       { cause: error },
     );
   }
-  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
+  if (isMcpErrorCode(error, 'closed')) {
     return new ServerError(
       AgentsErrorCode.ServerUnavailable,
       `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
@@ -94,10 +107,11 @@ function listError(
       { cause: error },
     );
   }
-  if (error instanceof McpError) {
+  const rpcCode = jsonRpcErrorCode(error);
+  if (rpcCode !== undefined) {
     return new ServerError(
       AgentsErrorCode.ProtocolError,
-      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
+      `${where} failed with MCP error ${rpcCode}: ${withoutMcpErrorPrefix(errorMessage(error))}`,
       details,
       { cause: error },
     );

@@ -1,5 +1,5 @@
 import type { StructuredTool } from '@langchain/core/tools';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { McpClient } from './mcp-client.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -239,8 +239,12 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
 /** Options for {@link createMcpToolAdapter}. */
 export interface McpToolAdapterOptions extends ClientCallerOptions {
   serverName: string;
-  /** An SDK client that is already connected (initialized). The adapter does not close it. */
-  client: Client;
+  /**
+   * An SDK client that is already connected. The SDK v2 `Client` (`@modelcontextprotocol/client`)
+   * speaks both revisions; a v1 `Client` (`@modelcontextprotocol/sdk`) still works, on the
+   * 2025-era revisions it knows. The adapter does not close it.
+   */
+  client: McpClient;
   overrides?: ToolOverrides;
   trusted?: boolean;
   prefixToolNames?: boolean;

@@ -1,11 +1,5 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestOptions } from '@modelcontextprotocol/client';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   AgentsErrorCode,
   ServerError,
@@ -16,6 +10,14 @@ import {
 import { resolveServerTimeouts } from '../config/schemas.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
+import {
+  isSdkFailure,
+  isV2Client,
+  jsonRpcErrorCode,
+  resultSchemaIssues,
+  type McpClient,
+  type SdkFailureKind,
+} from './mcp-client.js';
 
 /**
  * The one module that sends `tools/call`. Every MCP tool call — through the adapter over a bare
@@ -99,7 +101,7 @@ function configSignal(config: unknown): AbortSignal | undefined {
  * @throws ServerError phase `call`, with the codes listed at the top of this module.
  */
 export async function sendToolCall(
-  client: Client,
+  client: McpClient,
   name: string,
   args: Record<string, unknown>,
   context: ToolCallContext,
@@ -109,16 +111,15 @@ export async function sendToolCall(
   const signal = toolCallSignal(context);
   const idle = options.idleDeadline;
   const onProgress = context.onProgress;
+  // The overall cap is ours, as a signal: aborting is what makes the SDK cancel the call on the
+  // server (notifications/cancelled, or closing the request stream on 2026-07-28); the SDK's own
+  // maxTotalTimeout only rejects locally.
+  const cap = AbortSignal.timeout(options.maxCallMs);
+  const signals = [signal, idle?.signal, cap].filter((s): s is AbortSignal => s !== undefined);
   const requestOptions: RequestOptions = {
-    signal:
-      idle === undefined
-        ? signal
-        : signal === undefined
-          ? idle.signal
-          : AbortSignal.any([signal, idle.signal]),
+    signal: AbortSignal.any(signals),
     // With an idle deadline the SDK only enforces the overall cap.
     timeout: idle === undefined ? options.callMs : options.maxCallMs,
-    maxTotalTimeout: options.maxCallMs,
     resetTimeoutOnProgress: true,
     // Passing onprogress makes the SDK send a progress token, which is what lets progress
     // restart the timeout at all; maxTotalTimeout still caps the call.
@@ -132,14 +133,18 @@ export async function sendToolCall(
     },
   };
   try {
-    const result = await client.request(
-      { method: 'tools/call', params: { name, arguments: args } },
-      CallToolResultSchema,
-      requestOptions,
-    );
+    // v2 (ours): callTool reads `resultType`, mirrors `Mcp-Param-*` headers from the listed
+    // definition and carries the 2026 `_meta` envelope; a v1 client sends the plain request.
+    const result = isV2Client(client)
+      ? ((await client.callTool({ name, arguments: args }, requestOptions)) as CallToolResult)
+      : await client.request(
+          { method: 'tools/call', params: { name, arguments: args } },
+          CallToolResultSchema,
+          requestOptions,
+        );
     return fromLegacyResult(result);
   } catch (error) {
-    throw toolCallError(error, name, signal, options);
+    throw toolCallError(error, name, signal, options, cap.aborted);
   }
 }
 
@@ -160,6 +165,7 @@ function toolCallError(
   toolName: string,
   signal: AbortSignal | undefined,
   options: SendToolCallOptions,
+  capReached = false,
 ): ServerError {
   if (error instanceof ServerError) return error;
   const { serverName } = options;
@@ -180,10 +186,11 @@ function toolCallError(
     );
   }
   const idle = options.idleDeadline;
-  if (idle?.expired === true || isMcpErrorCode(error, ErrorCode.RequestTimeout)) {
+  if (capReached || idle?.expired === true || isMcpErrorCode(error, 'timeout')) {
     // With an idle deadline the SDK's own timeout is the overall cap.
     const capped =
-      idle === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !idle.expired;
+      capReached ||
+      (idle === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !idle.expired);
     return new ServerError(
       AgentsErrorCode.Timeout,
       capped
@@ -195,7 +202,7 @@ function toolCallError(
       { cause: error },
     );
   }
-  if (isMcpErrorCode(error, ErrorCode.ConnectionClosed)) {
+  if (isMcpErrorCode(error, 'closed')) {
     return new ServerError(
       AgentsErrorCode.ServerUnavailable,
       `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
@@ -203,11 +210,12 @@ function toolCallError(
       { cause: error },
     );
   }
-  if (error instanceof McpError) {
+  const rpcCode = jsonRpcErrorCode(error);
+  if (rpcCode !== undefined) {
     return new ServerError(
       AgentsErrorCode.ToolCallFailed,
-      `${where} failed with MCP error ${error.code}: ${withoutMcpErrorPrefix(error.message)}`,
-      details({ mcpErrorCode: error.code }),
+      `${where} failed with MCP error ${rpcCode}: ${withoutMcpErrorPrefix(errorMessage(error))}`,
+      details({ mcpErrorCode: rpcCode }),
       { cause: error },
     );
   }
@@ -227,25 +235,18 @@ function toolCallError(
   );
 }
 
-/** True for an `McpError` with the given JSON-RPC code. */
-export function isMcpErrorCode(error: unknown, code: ErrorCode): error is McpError {
-  if (!(error instanceof McpError)) return false;
-  // McpError.code is a plain number; widen the enum member to compare like with like.
-  const expected: number = code;
-  return error.code === expected;
+/** True for the SDK's own timeout or connection-closed error (v1 `McpError` or v2 `SdkError`). */
+export function isMcpErrorCode(error: unknown, kind: SdkFailureKind): boolean {
+  return isSdkFailure(error, kind);
 }
 
-/** The SDK rejects a result that fails its schema with the zod error itself (zod 3 or 4). */
+/** The SDK rejects a result that fails its schema (v1: the zod error; v2: `INVALID_RESULT`). */
 function isSchemaMismatch(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    /^\$?ZodError$/.test(error.name) &&
-    Array.isArray((error as { issues?: unknown }).issues)
-  );
+  return resultSchemaIssues(error) !== undefined;
 }
 
 function schemaIssues(error: unknown): string {
-  const issues = (error as { issues: Array<{ path?: unknown[]; message?: string }> }).issues;
+  const issues = resultSchemaIssues(error) ?? [];
   return issues
     .slice(0, 5)
     .map((issue) => `${(issue.path ?? []).join('.') || '(result)'}: ${issue.message ?? 'invalid'}`)
@@ -295,7 +296,7 @@ export interface ClientCallerOptions {
  * "tool no longer available" check): each call is one {@link sendToolCall}.
  */
 export function createClientCaller(
-  client: Client,
+  client: McpClient,
   serverName: string,
   options: ClientCallerOptions = {},
 ): McpToolCaller {

@@ -1,10 +1,10 @@
 import { ToolMessage } from '@langchain/core/messages';
 import { Command, isCommand, isGraphInterrupt } from '@langchain/langgraph';
 import { createMiddleware } from 'langchain';
-import { errorMessage } from '../errors.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ChangeRecord, ToolDescriptor } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
+import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
 import { createChangeTracker, findChangeRecord, isWriteClassTool } from './change-tracking.js';
 import { SandboxStateSchema } from './state.js';
 
@@ -92,13 +92,9 @@ export function createSandboxAgentMiddleware(options: SandboxAgentMiddlewareOpti
       if (outcome.ok) {
         result = outcome.value;
       } else {
-        if (isGraphInterrupt(outcome.error)) throw outcome.error;
-        result = new ToolMessage({
-          status: 'error',
-          content: `Error: ${errorMessage(outcome.error)}\n Please fix your mistakes.`,
-          name: toolName,
-          tool_call_id: toolCallId,
-        });
+        if (isGraphInterrupt(outcome.error) || isHumanOnlyToolError(outcome.error))
+          throw outcome.error;
+        result = toolErrorMessage(outcome.error, { name: toolName, id: toolCallId });
       }
       // Nested under another tracker of this sandbox, the inner one made the record.
       const record =

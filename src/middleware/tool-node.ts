@@ -3,13 +3,15 @@ import { AIMessage, isBaseMessage, ToolMessage } from '@langchain/core/messages'
 import type { BaseMessage, ToolCall } from '@langchain/core/messages';
 import type { DynamicTool, StructuredToolInterface } from '@langchain/core/tools';
 import type { RunnableToolLike } from '@langchain/core/runnables';
-import { END, isCommand, Send } from '@langchain/langgraph';
+import { END, isCommand, isGraphBubbleUp, Send } from '@langchain/langgraph';
+import type { Command } from '@langchain/langgraph';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { ChangeRecord } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';
+import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
 import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from './state.js';
 import type { ActiveSkillState, SandboxStateUpdate } from './state.js';
 
@@ -103,16 +105,36 @@ export function activeSkillFromMessages(
  */
 class TrackedToolNode extends ToolNode {
   private readonly tracker: ChangeTracker | undefined;
+  /** Thrown errors become error ToolMessages (ToolNode's own handling is off, see runTool). */
+  private readonly handleErrors: boolean;
 
   constructor(tools: ToolNodeTool[], options: TrackedToolNodeOptions) {
     super(tools, {
       name: options.name ?? 'tools',
       ...(options.tags === undefined ? {} : { tags: options.tags }),
-      ...(options.handleToolErrors === undefined
-        ? {}
-        : { handleToolErrors: options.handleToolErrors }),
+      handleToolErrors: false,
     });
+    this.handleErrors = options.handleToolErrors ?? true;
     this.tracker = options.sandbox === undefined ? undefined : createChangeTracker(options.sandbox);
+  }
+
+  /**
+   * ToolNode's error handling, with two differences: an error only a person can clear (a login
+   * or scope step-up, `AUTH_REQUIRED`) ends the step and reaches the caller instead of the model
+   * (the run stops at the checkpoint before this call; resume runs the call again), and an
+   * infrastructure fault is not called the model's mistake.
+   */
+  protected override async runTool(
+    call: ToolCall,
+    config: LangGraphRunnableConfig,
+    state: unknown,
+  ): Promise<ToolMessage | Command> {
+    try {
+      return await super.runTool(call, config, state);
+    } catch (error) {
+      if (!this.handleErrors || isGraphBubbleUp(error) || isHumanOnlyToolError(error)) throw error;
+      return toolErrorMessage(error, call);
+    }
   }
 
   protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<unknown> {

@@ -35,9 +35,9 @@ export interface UndoRollbackOptions {
  * `listCheckpoints`), so it loses nothing either; passing an undo's result as `rollback` redoes
  * the rollback, as a new rollback that `undoRollback()` can undo in turn.
  *
- * Throws `ROLLBACK_FAILED` when there is nothing to undo (no rollback recorded, or a dry run),
- * `RUN_ACTIVE` while a run is active on the thread, `CHECKPOINT_NOT_FOUND` when the checkpoint
- * the thread was at is gone.
+ * Throws `CHECKPOINT_NOT_FOUND` when there is nothing to undo (no rollback recorded, or a dry
+ * run; as `undoApply` does) or when the checkpoint the thread was at is gone, `RUN_ACTIVE` while
+ * a run is active on the thread.
  */
 export async function undoRollback(options: UndoRollbackOptions): Promise<RollbackResult> {
   const { graph, sandbox, signal } = options;
@@ -51,7 +51,7 @@ export async function undoRollback(options: UndoRollbackOptions): Promise<Rollba
   const given = options.rollback;
   if (given !== undefined && (given.dryRun || given.previous === undefined)) {
     throw new AgentsError(
-      AgentsErrorCode.RollbackFailed,
+      AgentsErrorCode.CheckpointNotFound,
       `Nothing to undo on thread "${threadId}": the rollback was a dry run.`,
       { details: { threadId } },
     );
@@ -82,8 +82,9 @@ export async function undoRollback(options: UndoRollbackOptions): Promise<Rollba
       });
     }
     if (top === undefined) {
+      // The same code (and exit code 4) as `sandbox apply --undo` with nothing left to undo.
       throw new AgentsError(
-        AgentsErrorCode.RollbackFailed,
+        AgentsErrorCode.CheckpointNotFound,
         `Nothing to undo on thread "${threadId}": no rollback of it is left to undo (\`agents checkpoints --thread ${threadId}\` lists its rollbacks and their safety snapshots).`,
         { details: { threadId } },
       );

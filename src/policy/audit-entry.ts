@@ -20,14 +20,17 @@ export interface AuditEntry {
    * paused for a human; `client-request` for a request the call's upstream server made of the
    * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
    * `unattributed-changes` for file changes found when a thread was reopened that no recorded
-   * call made (a call killed before its snapshot).
+   * call made (a call killed before its snapshot); `network` for a connection a server with
+   * network host lists made (through the proxy) or the library made to a remote server: allowed or
+   * refused, with the tool call in flight on that server when there was exactly one.
    */
   event:
     | 'tool-call'
     | 'tool-call-start'
     | 'approval-requested'
     | 'client-request'
-    | 'unattributed-changes';
+    | 'unattributed-changes'
+    | 'network';
   /** Links a call's `tool-call-start` entry to its other entries. */
   callId?: string;
   actor?: string;
@@ -59,6 +62,19 @@ export interface AuditEntry {
   snapshot?: string;
   changed?: number;
   budget?: Pick<BudgetRecord, 'originalBytes' | 'cutBytes' | 'spilledTo'>;
+  /** For `event: 'network'`: the connection and the decision. */
+  network?: {
+    serverName: string;
+    protocol: 'http' | 'connect' | 'socks5' | 'remote';
+    host: string;
+    port: number;
+    address?: string;
+    decision: 'allow' | 'deny';
+    reason: string;
+    rule?: string;
+    /** The tool calls in flight on the server when it was not exactly one. */
+    inFlight?: string[];
+  };
   /** For `event: 'client-request'`: what was asked and how it ended. */
   clientRequest?: {
     method: string;

@@ -44,12 +44,25 @@ export interface TerminalApprovalOptions {
   editArgs?: (
     args: Record<string, unknown>,
   ) => Promise<{ args: Record<string, unknown> } | { error: string }>;
+  /**
+   * What end of input (Ctrl-D, a closed pipe) before an answer means: `reject` (default) the
+   * call, or `pause`: throw `CLOSED`, so the caller leaves the run paused on its thread (the CLI
+   * exits 8, as for a closed stdin before the question).
+   */
+  onEndOfInput?: 'reject' | 'pause';
 }
+
+/** Thrown by {@link promptForApproval} with `onEndOfInput: 'pause'` when input ends unanswered. */
+export function isEndOfInput(error: unknown): boolean {
+  return AgentsError.hasCode(error, AgentsErrorCode.Closed) && END_OF_INPUT in (error as object);
+}
+
+const END_OF_INPUT = Symbol('end of input');
 
 /**
  * Asks on a terminal: approve, edit (new arguments as one line of JSON) or reject (with a message).
- * Returns the `resume` value for `Command({ resume })`. End of input counts as a rejection;
- * an aborted signal throws `ABORTED`.
+ * Returns the `resume` value for `Command({ resume })`. End of input counts as a rejection (or
+ * pauses, see `onEndOfInput`); an aborted signal throws `ABORTED`.
  */
 export async function promptForApproval(
   preview: ApprovalPreview,
@@ -65,6 +78,16 @@ export async function promptForApproval(
     return next.done === true ? undefined : String(next.value).trim();
   };
   const onAbort = (): void => rl.close();
+  const ended = (): ApprovalResponse => {
+    if (options.onEndOfInput !== 'pause')
+      return { type: 'reject', message: 'no answer (input closed)', by };
+    const error = new AgentsError(
+      AgentsErrorCode.Closed,
+      `Input ended before the approval of ${preview.toolId} was answered; the run stays paused.`,
+      { details: { toolId: preview.toolId } },
+    );
+    throw Object.assign(error, { [END_OF_INPUT]: true });
+  };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     options.output.write(`${formatApprovalPreview(preview)}\n`);
@@ -72,7 +95,7 @@ export async function promptForApproval(
       const answer = await ask('[a]pprove, [e]dit, [r]eject (r MESSAGE, e JSON)? ');
       if (options.signal?.aborted === true)
         throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
-      if (answer === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
+      if (answer === undefined) return ended();
       // `r not now` and `e {"path":"x"}` answer on one line; a bare `r` / `e` asks for the rest.
       const { choice, rest } = splitAnswer(answer);
       if (choice === 'a' || choice === 'approve' || choice === 'y' || choice === 'yes')
@@ -91,7 +114,7 @@ export async function promptForApproval(
       }
       if (choice === 'e' || choice === 'edit') {
         const text = rest ?? (await ask('New arguments as JSON: '));
-        if (text === undefined) return { type: 'reject', message: 'no answer (input closed)', by };
+        if (text === undefined) return ended();
         try {
           const args: unknown = JSON.parse(text);
           if (typeof args === 'object' && args !== null && !Array.isArray(args)) {

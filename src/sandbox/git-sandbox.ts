@@ -13,6 +13,7 @@ import type { SandboxPathMap } from './path-map.js';
 import { writeMarker, type SandboxMarker } from './sandbox-marker.js';
 import {
   addAll,
+  indexGitlinks,
   assertSha,
   parseNameStatus,
   SNAPSHOT_REF_PREFIX,
@@ -78,6 +79,8 @@ export class GitSandbox implements Sandbox {
   readonly #remove: () => Promise<void>;
   #head: string;
   #headTree: string;
+  /** True when the nested-repo tracker's gitlinks are exactly the private index's. */
+  #indexSettled = false;
   #queue: Promise<unknown> = Promise.resolve();
   #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
@@ -171,16 +174,27 @@ export class GitSandbox implements Sandbox {
   }
 
   async #snapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
+    // Until a snapshot completes, the tracker's gitlinks may lag the index (a fresh open, or a
+    // snapshot that failed after its `add -A`): then the index itself is read for them.
+    const settled = this.#indexSettled;
+    this.#indexSettled = false;
     const git = this.#indexGit(signal);
     // Files skipped for size that shrank or went away are let back in (no-op when none).
     await this.#largeFiles.release(git);
-    await addAll(this.runDir, this.root, this.excludeFile, this.#unrecordable, {
-      signal,
-      timeoutMs: this.#timeoutMs,
-    });
+    const options = { signal, timeoutMs: this.#timeoutMs };
+    const gitlinks = settled
+      ? this.#nested
+          .list()
+          .filter((repo) => repo.kind === 'repository')
+          .map((repo) => repo.path)
+      : await indexGitlinks(this.runDir, this.root, options);
+    await addAll(this.runDir, this.root, this.excludeFile, this.#unrecordable, options, gitlinks);
     let tree = (await this.#git(['write-tree'], signal)).stdout.trim();
     const parent = this.#head;
-    const unchanged = (): Snapshot => this.#withWarnings({ sha: parent, parent, changed: [] });
+    const unchanged = (): Snapshot => {
+      this.#indexSettled = true;
+      return this.#withWarnings({ sha: parent, parent, changed: [] });
+    };
     if (tree === this.#headTree) return unchanged();
     // One raw diff between the trees gives the change list, the modes (gitlinks = nested
     // repos) and the paths to check against the size cap, before anything is committed.
@@ -205,6 +219,7 @@ export class GitSandbox implements Sandbox {
     // A shared store queues it for its next push (see shared-store.ts); never blocks here.
     this.#onCommit?.(sha);
     await this.#nested.update(raw);
+    this.#indexSettled = true;
     this.#head = sha;
     this.#headTree = tree;
     await this.#persistHead();
@@ -241,6 +256,7 @@ export class GitSandbox implements Sandbox {
     // back): drop its cached symlink verdicts, before and after.
     this.paths.invalidateLinkCache();
     let restored = false;
+    this.#indexSettled = false;
     try {
       await this.#git(['read-tree', '-u', '--reset', target], signal);
       restored = true;
@@ -273,6 +289,7 @@ export class GitSandbox implements Sandbox {
     await this.#nested.scan(
       (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
     );
+    this.#indexSettled = true;
     this.#head = target;
     this.#headTree = targetTree;
     await this.#persistHead();

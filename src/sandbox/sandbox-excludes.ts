@@ -1,4 +1,5 @@
 import { lstat, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { gitEnv, runGit } from './git.js';
@@ -232,8 +233,10 @@ async function readAttributes(root: string): Promise<string> {
 
 /** The contents of the excludes file git would use in `root` (configured or the XDG default). */
 async function readGlobalExcludes(root: string, signal?: AbortSignal): Promise<string> {
-  const configured = await runGit(['config', '--path', '--get', 'core.excludesFile'], {
-    cwd: root,
+  // `--global`, run outside the tree: the sandbox's own `.git/config` is the tool's to write,
+  // and must not choose which file the host reads.
+  const configured = await runGit(['config', '--global', '--path', '--get', 'core.excludesFile'], {
+    cwd: tmpdir(),
     env: gitEnv(),
     ...(signal === undefined ? {} : { signal }),
     okExitCodes: [1],

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { redactUrl } from '../redact.js';
-import { gitEnv, runGit, type RunGitResult } from './git.js';
+import { gitRemoteEnv, runGit, type RunGitResult } from './git.js';
 import { STORE_DIR } from './snapshot-store.js';
 
 /**
@@ -284,10 +284,11 @@ export class ThreadReplica {
     const runDir = this.#runDir;
     if (runDir === undefined) throw new Error('ThreadReplica: fetchInto() or attach() first');
     // Only GIT_DIR: the user's global config (credential helpers, url rewrites, ssh settings)
-    // applies to reaching the remote; the store's own config has no hooks and no auto gc.
+    // applies to reaching the remote; the store's own config has no hooks and no auto gc. The
+    // remote environment keeps transports (not `ext::`) and fixes every program-naming key.
     return runGit(args, {
       cwd: runDir,
-      env: gitEnv({ GIT_DIR: join(runDir, STORE_DIR) }),
+      env: gitRemoteEnv({ GIT_DIR: join(runDir, STORE_DIR) }),
       ...(signal === undefined ? {} : { signal }),
       ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
       ...(okExitCodes === undefined ? {} : { okExitCodes }),

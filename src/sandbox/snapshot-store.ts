@@ -1,4 +1,4 @@
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ChangedPath } from '../core/tool-descriptor.js';
@@ -130,6 +130,16 @@ const MAX_ADD_ATTEMPTS = 64;
  * `add -A` of the whole tree into the private index, with the private exclude file. Paths git
  * refuses to record (see {@link UnrecordablePaths}) are learnt from its errors and left out, so
  * one odd name never stops every later snapshot.
+ *
+ * `gitlinks` are the nested repositories the index holds (gitlinks). git runs `git status`
+ * inside a gitlink of the index that has a `.git` (to see whether it is dirty), and a nested
+ * repo is the tool's: its `.git/config` can name an fsmonitor, a filter driver or any program,
+ * and its `.git` can be a file pointing at the user's own repository. So during `add -A` no
+ * gitlink of the index is one git looks into: a gitlink with a `.git` (or no folder at all) is
+ * dropped from the index first, and `add -A` records it again from its HEAD alone, as it does
+ * any new nested repo; one whose folder has no `.git` (an uninitialised submodule) is held
+ * with `skip-worktree` for the command, so a `.git` made meanwhile by a process still running
+ * in the sandbox is never entered either.
  */
 export async function addAll(
   runDir: string,
@@ -137,8 +147,57 @@ export async function addAll(
   excludeFile: string,
   unrecordable: UnrecordablePaths,
   options: StoreGitOptions,
+  gitlinks: readonly string[] = [],
 ): Promise<void> {
   await unrecordable.forgetMissing();
+  const { drop, hold } = await sortGitlinks(root, gitlinks);
+  const update = (flag: string, paths: readonly string[]) =>
+    storeGit(runDir, root, ['update-index', '-z', flag, '--stdin'], {
+      ...options,
+      input: paths.map((path) => `${path}\0`).join(''),
+    });
+  if (drop.length > 0) await update('--force-remove', drop);
+  if (hold.length > 0) await update('--skip-worktree', hold);
+  try {
+    await addAllOnce(runDir, root, excludeFile, unrecordable, options);
+  } finally {
+    if (hold.length > 0) await update('--no-skip-worktree', hold);
+  }
+}
+
+/** Splits gitlinks into those to drop before `add -A` and those to hold (see {@link addAll}). */
+async function sortGitlinks(
+  root: string,
+  gitlinks: readonly string[],
+): Promise<{ drop: string[]; hold: string[] }> {
+  const drop: string[] = [];
+  const hold: string[] = [];
+  await Promise.all(
+    gitlinks.map(async (path) => {
+      const folder = join(root, ...path.split('/'));
+      const dotGit = await lstat(join(folder, '.git')).then(
+        () => true,
+        () => false,
+      );
+      const folderThere =
+        dotGit ||
+        (await lstat(folder).then(
+          (stats) => stats.isDirectory(),
+          () => false,
+        ));
+      (dotGit || !folderThere ? drop : hold).push(path);
+    }),
+  );
+  return { drop, hold };
+}
+
+async function addAllOnce(
+  runDir: string,
+  root: string,
+  excludeFile: string,
+  unrecordable: UnrecordablePaths,
+  options: StoreGitOptions,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await storeGit(
@@ -154,6 +213,28 @@ export async function addAll(
         throw error;
     }
   }
+}
+
+/** Mode of a gitlink (a nested repository or submodule) in an index or tree. */
+const GITLINK_MODE = '160000';
+
+/**
+ * The gitlinks of the private index, from `ls-files -s -z` (one pass over the index): for when
+ * the caller's own record of them may be stale (a snapshot that failed half-way).
+ */
+export async function indexGitlinks(
+  runDir: string,
+  root: string,
+  options: StoreGitOptions,
+): Promise<string[]> {
+  const { stdout } = await storeGit(runDir, root, ['ls-files', '-s', '-z'], options);
+  const paths: string[] = [];
+  for (const record of stdout.split('\0')) {
+    if (!record.startsWith(`${GITLINK_MODE} `)) continue;
+    const tab = record.indexOf('\t');
+    if (tab > 0) paths.push(record.slice(tab + 1));
+  }
+  return paths;
 }
 
 /** The git status letters of `diff-tree -z --name-status` → changed paths. */

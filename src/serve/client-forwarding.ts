@@ -6,6 +6,7 @@ import {
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type {
+  ClientCapabilities,
   LoggingLevel,
   LoggingMessageNotificationParams,
   RequestId,
@@ -59,13 +60,20 @@ function clientName(server: Server): string {
   return name === undefined ? 'The MCP client' : `The MCP client "${name}"`;
 }
 
-/** Refuses what the client did not declare, with the error it would give itself (-32601). */
-function assertClientCan(server: Server, request: UpstreamClientRequest, serverName: string): void {
-  const capabilities = server.getClientCapabilities();
+/**
+ * Refuses what the client did not declare, with the error it would give itself (-32601).
+ * `client` names it in the message ("The MCP client \"x\"").
+ */
+export function assertClientCan(
+  capabilities: ClientCapabilities | undefined,
+  client: string,
+  request: UpstreamClientRequest,
+  serverName: string,
+): void {
   const refuse = (what: string): never => {
     throw new JsonRpcError(
       ErrorCode.MethodNotFound,
-      `${clientName(server)} behind this tool call did not declare ${what}, so ${request.method} ` +
+      `${client} behind this tool call did not declare ${what}, so ${request.method} ` +
         `from server "${serverName}" cannot be forwarded to it.`,
     );
   };
@@ -78,7 +86,7 @@ function assertClientCan(server: Server, request: UpstreamClientRequest, serverN
     ) {
       throw new JsonRpcError(
         ErrorCode.InvalidParams,
-        `${clientName(server)} behind this tool call did not declare sampling.tools, so a ` +
+        `${client} behind this tool call did not declare sampling.tools, so a ` +
           `sampling request with tools from server "${serverName}" cannot be forwarded.`,
       );
     }
@@ -93,7 +101,7 @@ function assertClientCan(server: Server, request: UpstreamClientRequest, serverN
 }
 
 /** Caps log data from an upstream server (its output is untrusted). */
-function cappedLogData(data: unknown): unknown {
+export function cappedLogData(data: unknown): unknown {
   const json = JSON.stringify(data) ?? 'null';
   if (Buffer.byteLength(json, 'utf8') <= MAX_LOG_DATA_BYTES) return data;
   return { truncated: true, bytes: Buffer.byteLength(json, 'utf8'), head: json.slice(0, 4096) };
@@ -112,7 +120,7 @@ export function createClientRequestSink(options: ClientRequestSinkOptions): Clie
   return {
     owner: server,
     async request(request, info) {
-      assertClientCan(server, request, info.serverName);
+      assertClientCan(server.getClientCapabilities(), clientName(server), request, info.serverName);
       const requestOptions = {
         relatedRequestId: options.requestId,
         signal: AbortSignal.any([options.signal, info.signal]),

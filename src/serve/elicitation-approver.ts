@@ -57,7 +57,8 @@ export function formatApprovalQuestion(preview: ApprovalPreview): string {
   return lines.join('\n');
 }
 
-const REQUESTED_SCHEMA = {
+/** The approval form: `decision: approve | reject` and an optional `reason`. */
+export const APPROVAL_REQUESTED_SCHEMA = {
   type: 'object' as const,
   properties: {
     decision: {
@@ -106,7 +107,7 @@ export function createElicitationApprover(options: ElicitationApproverOptions): 
         {
           mode: 'form',
           message: formatApprovalQuestion(preview),
-          requestedSchema: REQUESTED_SCHEMA,
+          requestedSchema: APPROVAL_REQUESTED_SCHEMA,
         },
         {
           relatedRequestId: options.requestId,
@@ -127,18 +128,30 @@ export function createElicitationApprover(options: ElicitationApproverOptions): 
       }
       return reject(`the MCP client could not ask for approval (${errorMessage(error)})`);
     }
-    if (result.action === 'decline') return reject('declined in the MCP client');
-    if (result.action === 'cancel') return reject('the approval request was dismissed');
-    const decision = result.content?.['decision'];
-    const reason = result.content?.['reason'];
-    if (decision === 'approve') return { type: 'approve', by: MCP_CLIENT_APPROVER };
-    if (decision === 'reject') {
-      return reject(
-        typeof reason === 'string' && reason.trim() !== ''
-          ? `rejected in the MCP client: ${reason.trim()}`
-          : 'rejected in the MCP client',
-      );
-    }
-    return reject('the MCP client accepted without a decision');
+    return approvalFromElicitResult(result);
   };
+}
+
+/**
+ * The policy's answer from the client's answer to the approval form: `accept` + approve runs the
+ * call; anything else refuses it. The answer is untrusted: only the exact strings count.
+ */
+export function approvalFromElicitResult(result: {
+  action?: unknown;
+  content?: Record<string, unknown> | undefined;
+}): ApprovalResponse {
+  if (result.action === 'decline') return reject('declined in the MCP client');
+  if (result.action === 'cancel') return reject('the approval request was dismissed');
+  if (result.action !== 'accept') return reject('the MCP client gave no valid answer');
+  const decision = result.content?.['decision'];
+  const reason = result.content?.['reason'];
+  if (decision === 'approve') return { type: 'approve', by: MCP_CLIENT_APPROVER };
+  if (decision === 'reject') {
+    return reject(
+      typeof reason === 'string' && reason.trim() !== ''
+        ? `rejected in the MCP client: ${reason.trim()}`
+        : 'rejected in the MCP client',
+    );
+  }
+  return reject('the MCP client accepted without a decision');
 }

@@ -1,4 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
 
 // What serveHttp (http.ts) takes and gives: its defaults, options and the running endpoint.
 
@@ -13,6 +14,13 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export interface ServeHttpOptions {
   /** Creates the MCP server for one session (e.g. `() => createMcpServer({ toolSet })`). */
   createServer: () => Server;
+  /**
+   * Serves the 2026-07-28 revision (stateless, no session) beside the 2025 sessions: requests
+   * that carry the per-request `_meta` envelope go to an SDK v2 `createMcpHandler` built on this
+   * factory (see `createModernServing`); the rest stay on `createServer`'s sessions. Without it
+   * only 2025-era clients are served.
+   */
+  modern?: { createServer: McpServerFactory; bus?: ServerEventBus };
   /** Interface to bind (default `127.0.0.1`). Non-loopback needs `allowNonLoopback` AND `token`. */
   host?: string;
   /** Port (default 0: an ephemeral port; read it from `url`). */

@@ -7,6 +7,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { isLoopbackHost, readBody, rpcError, sendJson, sha256 } from './http-io.js';
+import { createModernHttpLeg } from './modern-http.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_SESSIONS,
@@ -75,6 +76,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     }
   }
   const tokenHash = token === undefined ? undefined : sha256(token);
+  // 2026-07-28 traffic (the per-request envelope) goes to the SDK v2 handler; the rest below.
+  const modern =
+    options.modern === undefined
+      ? undefined
+      : await createModernHttpLeg({ ...options.modern, maxBodyBytes, log });
   const sessions = new Map<string, Session>();
   let closed = false;
   let allowedHosts = new Set<string>();
@@ -197,6 +203,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     }
 
     let body: unknown;
+    let raw: Buffer | undefined;
     if (method === 'POST') {
       const declared = Number(req.headers['content-length'] ?? '0');
       if (declared > maxBodyBytes) {
@@ -211,7 +218,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
         req.resume();
         return;
       }
-      const raw = await readBody(req, maxBodyBytes);
+      raw = await readBody(req, maxBodyBytes);
       if (raw === undefined) {
         sendJson(
           res,
@@ -230,6 +237,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
         sendJson(res, 400, rpcError(-32700, `Parse error: ${errorMessage(error)}`));
         return;
       }
+    }
+
+    if (modern !== undefined && (await modern.serves(req, url, raw, body))) {
+      await modern.handle(req, res, url, raw, body, identity);
+      return;
     }
 
     const sessionHeader = req.headers['mcp-session-id'];
@@ -334,6 +346,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     closing ??= (async () => {
       closed = true;
       clearInterval(idleTimer);
+      await modern?.close().catch((error: unknown) => {
+        log(`mcp http: closing the 2026-07-28 handler failed: ${errorMessage(error)}`);
+      });
       options.signal?.removeEventListener('abort', onAbort);
       const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       const failures: unknown[] = [];

@@ -4,6 +4,8 @@ import { serveHttp } from './http.js';
 import type { ServeHttpOptions } from './http.js';
 import { createMcpServer } from './mcp-server.js';
 import type { ServeApprovalOptions } from './mcp-server.js';
+import { createModernServing } from './modern-server.js';
+import { firstMessage, isModernMessage, ReplayingTransport } from './stdio-eras.js';
 import { createServedToolSet } from './served-tool-set.js';
 import { ServeStdioTransport } from './stdio-server-transport.js';
 import type { ServedToolSetOptions } from './served-tool-set.js';
@@ -46,6 +48,14 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
   options.signal?.throwIfAborted();
   const log = options.log ?? (() => undefined);
   const toolSet = createServedToolSet(options);
+  // 2026-07-28 clients (stateless) are served beside 2025-era sessions from the same tool set.
+  const modern = createModernServing({
+    toolSet,
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.approval === undefined ? {} : { approval: options.approval }),
+  });
   const serverOptions = {
     toolSet,
     ...(options.name === undefined ? {} : { name: options.name }),
@@ -58,6 +68,7 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
       const http = await serveHttp({
         ...options.http,
         createServer: () => createMcpServer(serverOptions),
+        modern: { createServer: modern.createServer, bus: modern.bus },
         log,
       });
       try {
@@ -71,7 +82,6 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
 
     const stdin = options.stdio?.stdin ?? process.stdin;
     const stdout = options.stdio?.stdout ?? process.stdout;
-    const server = createMcpServer(serverOptions);
     const transport = new ServeStdioTransport(stdin, stdout, {
       ...(options.maxStdioMessageBytes === undefined
         ? {}
@@ -90,21 +100,42 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
     stdout.on('error', onStdoutError);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     transport.onerror = (error) => log(`mcp stdio: ${errorMessage(error)}`);
+    let close: () => Promise<void> = () => transport.close();
     try {
-      await server.connect(transport);
-      server.onclose = () => finish('transport closed');
+      await transport.start();
+      // The opening message picks the revision for the connection (stdio-eras.ts).
+      const opening = await Promise.race([firstMessage(transport), finished]);
+      if (typeof opening === 'object') {
+        const replay = new ReplayingTransport(transport, opening);
+        if (isModernMessage(opening)) {
+          const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+          const handle = serveStdio(modern.createServer, {
+            legacy: 'reject',
+            transport: replay as never,
+            onerror: (error) => log(`mcp stdio (2026-07-28): ${errorMessage(error)}`),
+          });
+          replay.onInnerClose = () => finish('transport closed');
+          close = () => handle.close();
+        } else {
+          const server = createMcpServer(serverOptions);
+          await server.connect(replay);
+          server.onclose = () => finish('transport closed');
+          close = () => server.close();
+        }
+      }
       const reason = await finished;
       log(`mcp stdio: stopping (${reason})`);
     } finally {
       stdin.off('end', onEnd);
       stdin.off('close', onEnd);
       options.signal?.removeEventListener('abort', onAbort);
-      await server
-        .close()
-        .catch((error: unknown) => log(`mcp stdio: close failed: ${errorMessage(error)}`));
+      await close().catch((error: unknown) =>
+        log(`mcp stdio: close failed: ${errorMessage(error)}`),
+      );
       // The error listener stays: a late EPIPE must not become an uncaught 'error' event.
     }
   } finally {
+    modern.close();
     toolSet.close();
   }
 }

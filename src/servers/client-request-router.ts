@@ -1,11 +1,10 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+  INVALID_REQUEST,
+  type Client,
+  type ClientCapabilities,
+  type CreateMessageResult,
+  type ElicitResult,
+} from '@modelcontextprotocol/client';
 import { JsonRpcError } from '../core/client-requests.js';
 import type {
   ClientRequestForwarder,
@@ -49,14 +48,25 @@ export class ClientRequestRouter {
    */
   install(client: Client, forward: boolean): void {
     if (forward) {
-      client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-        this.request({ method: request.method, params: request.params }, extra.signal),
+      // The forwarder answers with the downstream client's result, checked there.
+      client.setRequestHandler(
+        'sampling/createMessage',
+        async (request, ctx) =>
+          (await this.request(
+            { method: request.method, params: request.params } as UpstreamClientRequest,
+            ctx.mcpReq.signal,
+          )) as CreateMessageResult,
       );
-      client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-        this.request({ method: request.method, params: request.params }, extra.signal),
+      client.setRequestHandler(
+        'elicitation/create',
+        async (request, ctx) =>
+          (await this.request(
+            { method: request.method, params: request.params } as UpstreamClientRequest,
+            ctx.mcpReq.signal,
+          )) as ElicitResult,
       );
     }
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    client.setNotificationHandler('notifications/message', (notification) => {
       const target = this.destination();
       if (typeof target === 'object') {
         target.log(notification.params, { serverName: this.serverName });
@@ -87,14 +97,14 @@ export class ClientRequestRouter {
     const target = this.destination();
     if (target === 'none') {
       throw new JsonRpcError(
-        ErrorCode.InvalidRequest,
+        INVALID_REQUEST,
         `${request.method} from server "${this.serverName}" came while no tool call from an MCP ` +
           'client was in progress on it; it can only be forwarded during such a call.',
       );
     }
     if (target === 'ambiguous') {
       throw new JsonRpcError(
-        ErrorCode.InvalidRequest,
+        INVALID_REQUEST,
         `${request.method} from server "${this.serverName}" came while calls from several MCP ` +
           'clients were in progress on it, and nothing in the request says which call it belongs ' +
           'to; it was refused rather than sent to a client that did not make the call. Retry ' +

@@ -1,7 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { NetworkLaunch, ServerNetworkHook } from './network/server-network.js';
 
 /**
  * How stdio servers are confined: `auto` confines where the OS allows it and says once when it
@@ -16,6 +27,8 @@ export interface ConfinementSettings {
   network?: boolean;
   /** The bubblewrap executable: a path, or a name looked up on PATH. Default `bwrap`. */
   bwrapPath?: string;
+  /** Per-server network (host lists, the proxy); without it every server gets `network`. */
+  networkHook?: ServerNetworkHook;
 }
 
 /** What a confined server may see and change. */
@@ -27,8 +40,26 @@ export interface ConfinementScope {
    * this path too, so an absolute project path a tool was given lands in the sandbox.
    */
   projectDir?: string;
-  /** Folders hidden from servers (an empty tmpfs over each): the workspace, state folders. */
+  /**
+   * Folders hidden from servers (an empty tmpfs over each): the workspace, the state folder,
+   * the home folder. A hidden folder may contain the sandbox, the project or a server's own
+   * files: those are mounted back over it (the most specific mount wins).
+   */
   hidden?: readonly string[];
+  /** Folders kept readable (read-only) even inside a hidden one (e.g. the npm cache). */
+  readable?: readonly string[];
+}
+
+/** A server's explicit exceptions (its YAML `sandbox:`): absolute paths. */
+export interface ConfinementExceptions {
+  writable?: readonly string[];
+  readOnly?: readonly string[];
+}
+
+/** The server a command line belongs to: its name (network rules) and its exceptions. */
+export interface WrapServer {
+  name?: string | undefined;
+  exceptions?: ConfinementExceptions | undefined;
 }
 
 /** A command line to spawn instead of the server's own. */
@@ -48,8 +79,21 @@ export interface Confinement {
   readonly reason?: string;
   /** Whether confined servers have network access. */
   readonly network: boolean;
-  /** The command line that runs `command args` confined (or unchanged for `none`). */
-  wrap(command: string, args: readonly string[], cwd: string | undefined): WrappedCommand;
+  /** The per-server network hook, when the actor has one (remote servers use it too). */
+  readonly networkHook?: ServerNetworkHook;
+  /**
+   * The command line that runs `command args` confined (or unchanged for `none`), in `cwd`,
+   * with the server's own exceptions and network rules.
+   *
+   * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the server has network host lists and
+   *   cannot be confined or its proxy is not running.
+   */
+  wrap(
+    command: string,
+    args: readonly string[],
+    cwd: string | undefined,
+    server?: WrapServer,
+  ): WrappedCommand;
 }
 
 /** The fix named in messages when bubblewrap is missing. */
@@ -164,7 +208,26 @@ export function resolveConfinement(
   scope: ConfinementScope,
 ): Confinement {
   const network = settings.network ?? true;
-  if (settings.mode === 'off') return { ...NONE_OFF, network };
+  const hook = settings.networkHook;
+  // Unconfined: a server with host lists refuses to start (the hook throws); others run as is.
+  const unconfined = (base: Confinement): Confinement =>
+    hook === undefined
+      ? base
+      : {
+          ...base,
+          networkHook: hook,
+          wrap: (command, args, _cwd, server) => {
+            hook.launch(
+              server?.name,
+              false,
+              command,
+              args,
+              base.reason ?? 'sandbox.confine is "off"',
+            );
+            return { command, args: [...args] };
+          },
+        };
+  if (settings.mode === 'off') return unconfined({ ...NONE_OFF, network });
   const probe = probeBubblewrap({
     network,
     ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }),
@@ -178,32 +241,75 @@ export function resolveConfinement(
         { details: { reason: probe.reason, fix: BUBBLEWRAP_INSTALL_HINT } },
       );
     }
-    return { ...NONE_OFF, network, reason: probe.reason };
+    return unconfined({ ...NONE_OFF, network, reason: probe.reason });
   }
-  const prefix = bubblewrapArguments(scope, network);
   const bwrap = probe.path;
   return {
     kind: 'bubblewrap',
     network,
-    wrap: (command, args, cwd) => ({
-      command: bwrap,
-      args: [...prefix(command, args), '--chdir', cwd ?? scope.sandboxRoot, '--', command, ...args],
-    }),
+    ...(hook === undefined ? {} : { networkHook: hook }),
+    wrap: (command, args, cwd, server) => {
+      // The network hook decides per server: cut, open, or only through the proxy.
+      const net = hook?.launch(server?.name, true, command, args);
+      return {
+        command: bwrap,
+        args: bubblewrapArguments({
+          scope,
+          network: net === undefined ? network : !net.unshareNet,
+          command,
+          args,
+          cwd,
+          exceptions: server?.exceptions,
+          ...(net === undefined ? {} : { launch: net }),
+        }),
+      };
+    },
   };
 }
 
+/** One mount of the plan: a tmpfs over `dest`, or `src` bound at `dest` read-only or writable. */
+interface Mount {
+  kind: 'tmpfs' | 'ro' | 'rw';
+  dest: string;
+  src?: string;
+}
+
+/** What {@link bubblewrapArguments} builds a command line from. */
+export interface BubblewrapInput {
+  scope: ConfinementScope;
+  network: boolean;
+  command: string;
+  args: readonly string[];
+  /** The server's working folder (default: the sandbox). */
+  cwd: string | undefined;
+  exceptions?: ConfinementExceptions | undefined;
+  /**
+   * The network hook's launch: extra arguments after the mounts (the proxy socket, its
+   * variables) and the command line that really runs (the forwarder in front of the server).
+   */
+  launch?: NetworkLaunch;
+}
+
 /**
- * The bubblewrap mounts for a scope, in order (later mounts cover earlier ones):
- * the whole file system read-only, fresh /dev and /proc, a private /tmp, hidden folders
- * (tmpfs), the sandbox over the project path (when the sandbox lies outside the project and
- * the server's own files do not live in the project), and the sandbox read-write at its own
- * path last. Returns a function of the server command line (its files decide the project bind).
+ * The whole bubblewrap command line (without the bwrap executable) for one server: namespaces,
+ * then mounts, then `--chdir` and the server's own command. The one place that decides what a
+ * confined server sees (a later network policy adds its namespace and proxy here).
+ *
+ * Mounts, the most specific path winning (bubblewrap applies them in order and a later mount
+ * covers an earlier one, so they are sorted by depth):
+ * - the whole file system read-only, fresh /dev and /proc, a private /tmp and /var/tmp;
+ * - each hidden folder (workspace, state folder, home) an empty tmpfs;
+ * - the sandbox writable at its own path, and at the project's path when the server's own files
+ *   are not in the project (else the project stays read-only, its workspace hidden);
+ * - read-only again, where a hidden folder or the private /tmp covers them: the server's install
+ *   folders (its executable, interpreter, absolute arguments), its configured working folder,
+ *   the scope's readable folders (npm cache) and the server's `readOnly` exceptions;
+ * - writable: the server's `writable` exceptions.
  */
-function bubblewrapArguments(
-  scope: ConfinementScope,
-  network: boolean,
-): (command: string, args: readonly string[]) => string[] {
+export function bubblewrapArguments(input: BubblewrapInput): string[] {
+  const { scope, command, args } = input;
   const sandbox = realOrResolved(scope.sandboxRoot);
+  const cwd = input.cwd === undefined ? sandbox : realOrResolved(input.cwd);
   const project = scope.projectDir === undefined ? undefined : realOrResolved(scope.projectDir);
   const canBindProject =
     project !== undefined &&
@@ -211,15 +317,61 @@ function bubblewrapArguments(
     !isWithin(project, sandbox) &&
     !isWithin(sandbox, project) &&
     existsSync(project);
-  const hidden = [
-    ...new Set((scope.hidden ?? []).filter(existsSync).map((path) => realOrResolved(path))),
-  ]
+  const bindProject =
+    canBindProject && !serverFilesUnder(project!, command, args, scope.sandboxRoot);
+
+  const mounts: Mount[] = [];
+  for (const root of TMPFS_ROOTS) if (existsSync(root)) mounts.push({ kind: 'tmpfs', dest: root });
+  for (const path of existingReal(scope.hidden ?? [])) {
+    if (path === sep || TMPFS_ROOTS.includes(path)) continue;
     // The sandbox itself is never hidden; folders the project bind covers need no tmpfs (and a
     // tmpfs there would create a mount point inside the sandbox).
-    .filter((path) => path !== sandbox && !isWithin(sandbox, path))
-    .filter((path) => !(canBindProject && (path === project || isWithin(path, project!))));
-  const head = [
-    ...baseArguments(network),
+    if (path === sandbox || path === cwd) continue;
+    if (bindProject && (path === project || isWithin(path, project!))) continue;
+    mounts.push({ kind: 'tmpfs', dest: path });
+  }
+  if (bindProject) {
+    mounts.push({ kind: 'rw', src: sandbox, dest: project! });
+    // The sandbox's own repository may borrow the user's objects (alternates naming
+    // `<project>/.git/objects`): keep the user's git dir readable at its path, read-only, over
+    // the sandbox's `.git` there. Only where both exist: a missing mount point would be created
+    // in the sandbox.
+    const userGit = join(project!, '.git');
+    if (isDirectory(userGit) && isDirectory(join(sandbox, '.git')))
+      mounts.push({ kind: 'ro', dest: userGit });
+  } else if (project !== undefined && project !== sandbox && existsSync(project)) {
+    mounts.push({ kind: 'ro', dest: project });
+  }
+  mounts.push({ kind: 'rw', dest: sandbox });
+  const restores = [
+    ...serverFolders(command, args, scope.sandboxRoot),
+    ...(input.launch === undefined
+      ? []
+      : serverFolders(input.launch.command, input.launch.args, scope.sandboxRoot)),
+    ...(cwd === sandbox ? [] : [cwd]),
+    ...existingReal(scope.readable ?? []),
+    ...existingReal(expandAll(input.exceptions?.readOnly)),
+  ];
+  // Put back only what the plan so far hides (a tmpfs is its most specific mount): a folder
+  // the sandbox covers stays the sandbox's.
+  const planned = [...mounts];
+  for (const folder of new Set(restores)) {
+    if (coveringMount(planned, folder)?.kind === 'tmpfs') mounts.push({ kind: 'ro', dest: folder });
+  }
+  for (const path of existingReal(expandAll(input.exceptions?.writable))) {
+    mounts.push({ kind: 'rw', dest: path });
+  }
+  const ordered = mounts
+    .map((mount, index) => ({ mount, index }))
+    .sort(
+      (a, b) =>
+        depth(a.mount.dest) - depth(b.mount.dest) ||
+        KIND_ORDER[a.mount.kind] - KIND_ORDER[b.mount.kind] ||
+        a.index - b.index,
+    )
+    .map(({ mount }) => mount);
+  return [
+    ...baseArguments(input.network),
     '--ro-bind',
     '/',
     '/',
@@ -227,58 +379,121 @@ function bubblewrapArguments(
     '/dev',
     '--proc',
     '/proc',
-    '--tmpfs',
-    '/tmp',
-    ...(existsSync('/var/tmp') ? ['--tmpfs', '/var/tmp'] : []),
+    ...ordered.flatMap((mount) =>
+      mount.kind === 'tmpfs'
+        ? ['--tmpfs', mount.dest]
+        : [mount.kind === 'ro' ? '--ro-bind' : '--bind', mount.src ?? mount.dest, mount.dest],
+    ),
+    // Hidden folders are read-only too (once everything inside them is mounted): a write there
+    // fails with EROFS, like any write outside the sandbox, instead of vanishing with a tmpfs.
+    ...ordered
+      .filter((mount) => mount.kind === 'tmpfs' && !TMPFS_ROOTS.includes(mount.dest))
+      .flatMap((mount) => ['--remount-ro', mount.dest]),
+    ...(input.launch?.bwrapArgs ?? []),
+    '--chdir',
+    input.cwd ?? scope.sandboxRoot,
+    '--',
+    ...(input.launch === undefined
+      ? [command, ...args]
+      : [input.launch.command, ...input.launch.args]),
   ];
-  const hide = hidden.flatMap((path) => ['--tmpfs', path]);
-  const tail = ['--bind', sandbox, sandbox];
-  // The sandbox's own repository may borrow the user's objects (alternates naming
-  // `<project>/.git/objects`): keep the user's git dir readable at its path, read-only, over the
-  // sandbox's `.git` there. Only where both exist: a missing mount point would be created in
-  // the sandbox.
-  const userGit = canBindProject ? join(project!, '.git') : undefined;
-  const keepUserGit =
-    userGit !== undefined && isDirectory(userGit) && isDirectory(join(sandbox, '.git'));
-  const projectBind = [
-    '--bind',
-    sandbox,
-    project ?? '',
-    ...(keepUserGit ? ['--ro-bind', userGit!, userGit!] : []),
-  ];
-  return (command, args) => {
-    const bindProject =
-      canBindProject && !serverFilesUnder(project!, command, args, scope.sandboxRoot);
-    // The private /tmp would hide a server whose files live there (a project under /tmp, a
-    // script unpacked there): those folders stay readable, read-only, over the tmpfs.
-    const keep = serverFolders(command, args, scope.sandboxRoot)
-      .map((folder) =>
-        !bindProject && project !== undefined && (folder === project || isWithin(folder, project))
-          ? project
-          : folder,
-      )
-      .filter((folder) => TMPFS_ROOTS.some((root) => isWithin(folder, root)))
-      .filter((folder) => folder !== sandbox && !isWithin(folder, sandbox));
-    const keepBinds = [...new Set(keep)].flatMap((folder) => ['--ro-bind', folder, folder]);
-    return [...head, ...keepBinds, ...hide, ...(bindProject ? projectBind : []), ...tail];
-  };
+}
+
+// At one path a tmpfs goes first and a bind over it wins.
+const KIND_ORDER: Record<Mount['kind'], number> = { tmpfs: 0, ro: 1, rw: 2 };
+
+function depth(path: string): number {
+  return path.split(sep).filter((part) => part !== '').length;
+}
+
+/** The most specific mount at or above `path` (undefined: only the read-only root). */
+function coveringMount(mounts: readonly Mount[], path: string): Mount | undefined {
+  let best: Mount | undefined;
+  for (const mount of mounts) {
+    if (mount.dest !== path && !isWithin(path, mount.dest)) continue;
+    if (best === undefined || depth(mount.dest) >= depth(best.dest)) best = mount;
+  }
+  return best;
+}
+
+/** Existing paths, resolved to real paths, without repeats. */
+function existingReal(paths: readonly string[]): string[] {
+  return [...new Set(paths.filter((path) => existsSync(path)).map(realOrResolved))];
+}
+
+/** `~/x` is the home folder's `x`; other paths as given (absolute in a valid config). */
+function expandAll(paths: readonly string[] | undefined): string[] {
+  return (paths ?? []).map((path) =>
+    path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path,
+  );
 }
 
 const TMPFS_ROOTS = ['/tmp', '/var/tmp'];
 
-/** The folders holding the server's executable and the absolute paths among its arguments. */
+/**
+ * The install folders of a server: where its executable, the interpreter its script names and
+ * the absolute paths among its arguments live. A link is kept where it is named (its folder) and
+ * where it really lives. A real file's folder widens to: under a private tmp root, the whole top
+ * folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules and /tmp/x/src); inside
+ * `node_modules`, the folder holding the outermost one; else the nearest package root (a
+ * `package.json`, `pyproject.toml` or `Cargo.toml` above it); for a program in `X/bin/`, `X`
+ * (an npm or Python prefix: `bin/` holds links into `lib/`).
+ */
 function serverFolders(command: string, args: readonly string[], cwd: string): string[] {
   const executable = command.includes('/') ? resolve(cwd, command) : findExecutable(command);
-  return [executable, ...args.filter((arg) => isAbsolute(arg))]
-    .filter((path): path is string => path !== undefined && existsSync(path))
-    .map((path) => {
-      const real = realOrResolved(path);
-      const folder = isDirectory(real) ? real : dirname(real);
-      // Under a private tmp root keep the whole top folder (a checkout in /tmp/x: the script's
-      // imports resolve from /tmp/x/node_modules and /tmp/x/src).
-      const root = TMPFS_ROOTS.find((tmp) => isWithin(folder, tmp));
-      return root === undefined ? folder : join(root, folder.slice(root.length + 1).split(sep)[0]!);
-    });
+  const programs = [executable, interpreterOf(executable), process.execPath];
+  const folders: string[] = [];
+  const add = (path: string | undefined, program: boolean) => {
+    if (path === undefined || !existsSync(path)) return;
+    const named = resolve(path);
+    folders.push(isDirectory(named) ? named : dirname(named));
+    const real = realOrResolved(path);
+    folders.push(installFolder(isDirectory(real) ? real : dirname(real), program));
+  };
+  for (const program of programs) add(program, true);
+  for (const arg of args) if (isAbsolute(arg)) add(arg, false);
+  return folders.map(realOrResolved);
+}
+
+const PACKAGE_MARKERS = ['package.json', 'pyproject.toml', 'Cargo.toml'];
+
+function installFolder(folder: string, program: boolean): string {
+  const root = TMPFS_ROOTS.find((tmp) => isWithin(folder, tmp));
+  if (root !== undefined) return join(root, folder.slice(root.length + 1).split(sep)[0]!);
+  const parts = folder.split(sep);
+  const modules = parts.indexOf('node_modules');
+  if (modules > 1) return parts.slice(0, modules).join(sep);
+  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
+  const home = homedir();
+  for (let at = folder; at !== dirname(at) && at !== home; at = dirname(at)) {
+    if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return at;
+  }
+  return folder;
+}
+
+/** The interpreter a script's `#!` line names (`/usr/bin/env X` looks X up on PATH). */
+function interpreterOf(executable: string | undefined): string | undefined {
+  if (executable === undefined) return undefined;
+  let head: string;
+  try {
+    const fd = openSync(executable, 'r');
+    try {
+      const buffer = Buffer.alloc(256);
+      head = buffer.subarray(0, readSync(fd, buffer, 0, 256, 0)).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!head.startsWith('#!')) return undefined;
+  const [interpreter, ...rest] = head.slice(2).split('\n')[0]!.trim().split(/\s+/);
+  if (interpreter === undefined || interpreter === '') return undefined;
+  if (basename(interpreter) === 'env') {
+    const name = rest.find((part) => !part.startsWith('-'));
+    return name === undefined ? undefined : findExecutable(name);
+  }
+  return interpreter;
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/client';
+import { httpStatusOf } from '../mcp/mcp-client.js';
 import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
 import { resolveServerTimeouts, type NamedServerConfig } from '../config/schemas.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
@@ -63,7 +63,10 @@ export function createServerTransport(
       expandEnvReferences(arg, `Server "${config.name}" args[${index}]`),
     );
     // The guard above judged the server's own command line; the wrapper only adds mounts.
-    const launch = options.confinement?.wrap(config.command, args, cwd) ?? {
+    const launch = options.confinement?.wrap(config.command, args, cwd, {
+      name: config.name,
+      exceptions: config.sandbox,
+    }) ?? {
       command: config.command,
       args,
     };
@@ -84,6 +87,8 @@ export function createServerTransport(
     return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
   }
   const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
+  // The actor's host lists apply to the library's own connection too (redirects included).
+  const guarded = options.confinement?.networkHook?.remoteFetch(config.name);
   const authProvider = createServerOAuthProvider(
     config,
     options.stateDir === undefined ? {} : { stateDir: options.stateDir },
@@ -93,6 +98,7 @@ export function createServerTransport(
     new URL(expandEnvReferences(config.url, `Server "${config.name}" url`)),
     {
       ...(headers === undefined ? {} : { headers }),
+      ...(guarded === undefined ? {} : { fetch: guarded }),
       ...(authProvider === undefined ? {} : { authProvider }),
       ...(isStoredOAuthProvider(authProvider)
         ? { onInsufficientScope: (scope: string) => authProvider.prepareStepUp(scope) }
@@ -124,7 +130,7 @@ export function createServerTransport(
 /** True when an error says the HTTP session is unknown to the server (404): re-initialize. */
 export function isSessionNotFound(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof StreamableHTTPError && current.code === 404) return true;
+    if (httpStatusOf(current) === 404) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;

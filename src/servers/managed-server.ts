@@ -1,10 +1,6 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type {
-  CallToolResult,
-  Implementation,
-  ServerCapabilities,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
   resolveServerRestartPolicy,
   resolveServerTimeouts,

@@ -1,18 +1,14 @@
 import {
   extractWWWAuthenticateParams,
-  type OAuthClientProvider,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import {
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  FetchLike,
-  Transport,
-  TransportSendOptions,
-} from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+  type FetchLike,
+  type JSONRPCMessage,
+  type OAuthClientProvider,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/client';
+import { httpStatusOf, jsonRpcErrorInHttpBody } from '../mcp/mcp-client.js';
 
 /** The transports a remote server config may name. */
 export type RemoteTransportKind = 'streamable-http' | 'sse' | 'auto';
@@ -27,12 +23,17 @@ export interface RemoteTransportOptions {
    * cannot widen a token's scope).
    */
   onInsufficientScope?: (scope: string) => Promise<void>;
+  /** The fetch every request goes through (the network host lists' guard); default fetch. */
+  fetch?: FetchLike;
 }
 
 /** A client transport to a remote server, with what OAuth and session ends need. */
 export interface RemoteTransport extends Transport {
-  /** Exchanges the code of a finished login for tokens (the SDK's `finishAuth`). */
-  finishAuth(authorizationCode: string): Promise<void>;
+  /**
+   * Exchanges the code of a finished login for tokens (the SDK's `finishAuth`); `iss` is the
+   * callback's issuer (RFC 9207), checked against the authorization server's metadata.
+   */
+  finishAuth(authorizationCode: string, iss?: string): Promise<void>;
   /** Ends a streamable-HTTP session with DELETE; nothing for SSE. */
   terminateSession(): Promise<void>;
   /** The protocol version negotiated at initialize, once known (streamable HTTP). */
@@ -56,11 +57,12 @@ export function createRemoteTransport(
 
 function sdkOptions(options: RemoteTransportOptions) {
   const onInsufficientScope = options.onInsufficientScope;
+  const base = options.fetch;
   const observed: FetchLike | undefined =
     onInsufficientScope === undefined
-      ? undefined
+      ? base
       : async (url, init) => {
-          const response = await fetch(url, init);
+          const response = await (base ?? fetch)(url, init);
           if (response.status === 403) {
             const { error, scope } = extractWWWAuthenticateParams(response);
             if (error === 'insufficient_scope' && scope !== undefined)
@@ -92,10 +94,20 @@ function asRemote(sse: SSEClientTransport): RemoteTransport {
 
 /** True for the answers of a server that predates streamable HTTP. */
 function isLegacyServerAnswer(error: unknown): boolean {
-  return (
-    error instanceof StreamableHTTPError &&
-    (error.code === 400 || error.code === 404 || error.code === 405)
-  );
+  const status = httpStatusOf(error);
+  // A 2026-only server refuses `initialize` with 400 and a JSON-RPC -32022 naming what it
+  // speaks: that is an answer about revisions, not a sign of the old HTTP+SSE transport.
+  if (jsonRpcErrorInHttpBody(error)?.code === -32022) return false;
+  return status === 400 || status === 404 || status === 405;
+}
+
+/**
+ * Only the answer to `initialize` decides the transport: the 2026 `server/discover` probe goes
+ * first, and a 2025 streamable server answers it 400 (no session) — that is the SDK's signal to
+ * fall back to `initialize`, not a sign of the old HTTP+SSE transport.
+ */
+function decidesTransport(message: JSONRPCMessage): boolean {
+  return 'method' in message && message.method === 'initialize';
 }
 
 /**
@@ -106,7 +118,7 @@ class StreamableThenSseTransport implements RemoteTransport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: Transport['onmessage'];
-  private active: Transport & { finishAuth(code: string): Promise<void> };
+  private active: Transport & { finishAuth(code: string, iss?: string): Promise<void> };
   private streamable: StreamableHTTPClientTransport | undefined;
   private decided = false;
   private negotiatedVersion: string | undefined;
@@ -138,7 +150,7 @@ class StreamableThenSseTransport implements RemoteTransport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.decided) return this.active.send(message, options);
+    if (this.decided || !decidesTransport(message)) return this.active.send(message, options);
     try {
       await this.active.send(message, options);
       this.decided = true;
@@ -162,8 +174,8 @@ class StreamableThenSseTransport implements RemoteTransport {
     await this.active.close();
   }
 
-  finishAuth(authorizationCode: string): Promise<void> {
-    return this.active.finishAuth(authorizationCode);
+  finishAuth(authorizationCode: string, iss?: string): Promise<void> {
+    return this.active.finishAuth(authorizationCode, iss);
   }
 
   async terminateSession(): Promise<void> {

@@ -1,17 +1,21 @@
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ListRootsRequestSchema,
-  ToolListChangedNotificationSchema,
-  type Implementation,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { NamedServerConfig } from '../config/schemas.js';
-import { AgentsErrorCode, ServerError, type ServerPhase } from '../errors.js';
+import { Client, type Implementation, type PriorDiscovery } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
+import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
 import { listAllTools } from '../mcp/list-tools.js';
+import { CHECKED_ELSEWHERE } from '../mcp/mcp-client.js';
 import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, type ServerTransport } from './connect.js';
+import {
+  isProbeClosedOnStdio,
+  MODERN_REVISION,
+  protocolChoiceOf,
+  revisionMismatchError,
+  verdictOf,
+  versionNegotiationFor,
+} from './protocol-negotiation.js';
 import type { Connection, ServerCore } from './server-core.js';
 import { settleExitAfterPipeError, watchStrayStdout } from './startup-diagnosis.js';
 
@@ -35,6 +39,11 @@ export class ServerConnector {
   readonly clientRequests: ClientRequestRouter;
   private readonly transportFactory: (config: NamedServerConfig) => ServerTransport;
   private startingTransport: ServerTransport | undefined;
+  /**
+   * The era the last connection found (`auto` only): a restart connects with it and skips the
+   * `server/discover` probe. Dropped when a connection fails, so the next one probes again.
+   */
+  private verdict: PriorDiscovery | undefined;
 
   constructor(
     private readonly core: ServerCore,
@@ -58,11 +67,44 @@ export class ServerConnector {
   async connect(
     signal: AbortSignal | undefined,
   ): Promise<{ connection: Connection; tools: Tool[] }> {
+    const choice = protocolChoiceOf(this.core.config);
+    try {
+      return await this.connectOnce(signal, choice, this.verdict);
+    } catch (error) {
+      if (this.core.closing || choice !== 'auto' || !(error instanceof ServerError)) throw error;
+      if (isProbeClosedOnStdio(error.cause)) {
+        // A 2025-era stdio server that ends on the unknown `server/discover`: start it again
+        // and initialize, as its revision expects.
+        this.core.logger.debug(
+          `Server "${this.core.name}" closed on server/discover; starting it again with initialize.`,
+          { serverName: this.core.name },
+        );
+        return this.connectOnce(signal, choice, { kind: 'legacy' });
+      }
+      if ((error.details['serverRevisions'] as string[] | undefined)?.includes(MODERN_REVISION)) {
+        // The probe went unanswered (a slow stdio start looks like a 2025 server) and
+        // `initialize` was refused with -32022 naming 2026-07-28: honour that list.
+        this.core.logger.debug(
+          `Server "${this.core.name}" refused initialize and named ${MODERN_REVISION}; connecting with it.`,
+          { serverName: this.core.name },
+        );
+        return this.connectOnce(signal, MODERN_REVISION, undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async connectOnce(
+    signal: AbortSignal | undefined,
+    choice: McpProtocolChoice,
+    prior: PriorDiscovery | undefined,
+  ): Promise<{ connection: Connection; tools: Tool[] }> {
     const core = this.core;
+    this.verdict = undefined;
     const serverTransport = this.transportFactory(core.config);
     this.startingTransport = serverTransport;
     const generation = ++core.generation;
-    const client = this.createClient(generation);
+    const client = this.createClient(generation, choice);
     const connection: Connection = {
       generation,
       client,
@@ -92,10 +134,15 @@ export class ServerConnector {
       // initialize, which the spec forbids; we close the connection (and kill the group) instead.
       await within(
         Promise.race([
-          client.connect(transport, { timeout: core.timeouts.startupMs * 2 + 1_000 }),
+          client.connect(transport, {
+            timeout: core.timeouts.startupMs * 2 + 1_000,
+            ...(prior === undefined ? {} : { prior }),
+          }),
           stray.failed,
         ]),
       );
+      // The 2026 revision sets no version on the transport; the client knows it.
+      connection.protocolVersion ??= client.getNegotiatedProtocolVersion();
       stray.stop();
       if (core.closing) throw core.failures.closed('initialize');
       phase = 'list';
@@ -107,6 +154,8 @@ export class ServerConnector {
       core.serverCapabilities = client.getServerCapabilities();
       core.serverInfo = client.getServerVersion();
       core.instructions = client.getInstructions();
+      await this.listenForToolChanges(client, generation);
+      if (protocolChoiceOf(core.config) === 'auto') this.verdict = verdictOf(client);
       return { connection, tools };
     } catch (error) {
       connection.superseded = true;
@@ -115,7 +164,12 @@ export class ServerConnector {
       // Describe before closing: closing kills the group, which would hide the real exit status.
       const failure = core.closing
         ? core.failures.closed(phase)
-        : core.failures.describe(error, serverTransport, phase);
+        : (revisionMismatchError(
+            error,
+            core.name,
+            choice,
+            core.failures.details(phase, serverTransport),
+          ) ?? core.failures.describe(error, serverTransport, phase));
       await serverTransport.close();
       await client.close().catch(() => undefined);
       throw failure;
@@ -129,7 +183,36 @@ export class ServerConnector {
     await this.startingTransport?.close();
   }
 
-  private createClient(generation: number): Client {
+  /**
+   * 2026-07-28 has no unsolicited notifications: tool-list changes come on a
+   * `subscriptions/listen` stream, which the SDK dispatches to the same handler as a 2025
+   * server's `notifications/tools/list_changed`. A server that refuses the stream keeps working;
+   * its tool list is then refreshed only by restarts and TTL expiry.
+   */
+  private async listenForToolChanges(client: Client, generation: number): Promise<void> {
+    if (client.getProtocolEra() !== 'modern') return;
+    if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    try {
+      const subscription = await client.listen(
+        { toolsListChanged: true },
+        { timeout: this.core.timeouts.startupMs },
+      );
+      void subscription.closed.then((how) => {
+        if (how === 'remote')
+          this.core.logger.debug(
+            `Server "${this.core.name}": the tools/list_changed subscription ended (generation ${generation}).`,
+            { serverName: this.core.name },
+          );
+      });
+    } catch (error) {
+      this.core.logger.warn(
+        `Server "${this.core.name}" refused subscriptions/listen (${errorMessage(error)}); tool-list changes will not be seen live.`,
+        { serverName: this.core.name },
+      );
+    }
+  }
+
+  private createClient(generation: number, choice: McpProtocolChoice): Client {
     const { roots, forwardClientRequests, clientInfo } = this.core.options;
     const forward = forwardClientRequests === true;
     const client = new Client(clientInfo ?? CLIENT_INFO, {
@@ -137,15 +220,17 @@ export class ServerConnector {
         ...(roots ? { roots: { listChanged: true } } : {}),
         ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
       },
+      jsonSchemaValidator: CHECKED_ELSEWHERE,
+      versionNegotiation: versionNegotiationFor(choice, this.core.timeouts.startupMs),
     });
     this.clientRequests.install(client, forward);
     if (roots) {
-      client.setRequestHandler(ListRootsRequestSchema, () => ({
+      client.setRequestHandler('roots/list', () => ({
         roots: roots().map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })),
       }));
     }
     // Registered before connect: a server may send list_changed right after initialize.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+    client.setNotificationHandler('notifications/tools/list_changed', () =>
       this.events.onListChanged(generation),
     );
     client.onerror = (error) =>

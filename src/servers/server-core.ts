@@ -1,5 +1,5 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
 import type {
   NamedServerConfig,
   ServerRestartPolicy,

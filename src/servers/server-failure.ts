@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import {
   AgentsError,
   AgentsErrorCode,
@@ -139,7 +139,7 @@ export class ServerFailures {
   /** The error a connection that closed under us is described from. */
   connectionClosed(serverTransport: ServerTransport, phase: ServerPhase): ServerError {
     return this.describe(
-      new McpError(ErrorCode.ConnectionClosed, 'Connection closed'),
+      new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'),
       serverTransport,
       phase,
     );
@@ -148,7 +148,7 @@ export class ServerFailures {
 
 /** True for the SDK's "connection closed" error. */
 export function isConnectionClosed(error: unknown): boolean {
-  return isMcpErrorCode(error, ErrorCode.ConnectionClosed);
+  return isMcpErrorCode(error, 'closed');
 }
 
 function lastLines(text: string, count: number): string {

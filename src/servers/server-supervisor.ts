@@ -1,4 +1,4 @@
-import { ErrorCode, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import { isMcpErrorCode } from '../mcp/tool-call.js';
 import type { Connection, ManagedServerStatus, ServerCore } from './server-core.js';
@@ -176,11 +176,15 @@ export class ServerSupervisor {
       );
     }
     try {
-      await connection.client.ping({ timeout: core.timeouts.pingMs, signal: options.signal });
+      const pingOptions = { timeout: core.timeouts.pingMs, signal: options.signal };
+      // 2026-07-28 removed ping; server/discover is the cheap request every such server answers.
+      if (connection.client.getProtocolEra() === 'modern')
+        await connection.client.discover(pingOptions);
+      else await connection.client.ping(pingOptions);
       this.answered();
     } catch (error) {
       throw new ServerError(
-        isMcpErrorCode(error, ErrorCode.RequestTimeout)
+        isMcpErrorCode(error, 'timeout')
           ? AgentsErrorCode.Timeout
           : AgentsErrorCode.ServerUnavailable,
         `Server "${core.name}" did not answer ping within ${core.timeouts.pingMs} ms: ${errorMessage(error)}`,

@@ -1,4 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/client';
 import type { ProcessExit } from './process-group.js';
 import type { ServerLogger } from './server-logger.js';
 
@@ -49,7 +49,9 @@ export interface StdioTransportOptions {
 }
 
 /**
- * An MCP client `Transport` over a child process's stdio, owning the child's whole process group.
+ * An MCP client `Transport` (SDK v2) over a child process's stdio. It has `pid` and `stderr`, so the
+ * SDK's version negotiation treats it as stdio: a probe that gets no answer means a 2025-era
+ * server (fall back to `initialize`), not an outage, owning the child's whole process group.
  * `close()` is idempotent, bounded (about 2×`shutdownMs` + 1 s) and leaves no process of the
  * group behind, even when a grandchild holds the pipes.
  */

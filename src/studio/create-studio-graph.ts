@@ -24,7 +24,11 @@ import {
   type ManagedServer,
   type ManagedServerOptions,
 } from '../servers/managed-server.js';
+import { confinementScope, probeConfinement } from '../servers/confinement-scope.js';
+import { reportUnconfinedOnce, resolveConfinement } from '../servers/confinement.js';
 import { startStudioJanitor, type StudioJanitor } from './janitor.js';
+
+const warn = (message: string): void => process.emitWarning(message, 'AgentsConfinementWarning');
 
 /** What a {@link createStudioGraph} build function gets: makers whose results are cleaned up. */
 export interface StudioGraphContext {
@@ -33,7 +37,9 @@ export interface StudioGraphContext {
   /** `createSandbox(options)`; the sandbox's folder is removed when the dev server stops. */
   sandbox(options: CreateSandboxOptions): Promise<LocalSandbox>;
   /**
-   * `createManagedServer(config, options)`, started; the server's process group (every
+   * `createManagedServer(config, options)`, started, confined like an actor's servers (in
+   * `options.cwd`, else an empty throwaway folder) unless `options.confinement` is given; the
+   * server's process group (every
    * restart's) is stopped when the dev server stops. `config` is a server config as written in a
    * `servers/*.yaml` file, with its `name` (e.g. `{ name: 'fs', command, args }`); throws
    * `CONFIG_INVALID` naming each problem.
@@ -93,7 +99,25 @@ export async function createStudioGraph<Graph>(
           { cause: parsed.error, details: { server: config.name, problems } },
         );
       }
-      const server = createManagedServer({ ...parsed.data, name: config.name }, options);
+      // Confined like an actor's servers unless the caller chose: its working folder (or an
+      // empty throwaway one) writable, the state folder, workspaces and home hidden.
+      let confined = options ?? {};
+      if (confined.confinement === undefined) {
+        if (confined.cwd === undefined) {
+          const probe = await probeConfinement({ mode: 'auto', report: warn });
+          janitor.trackPath(probe.dir);
+          closers.push(() => probe.dispose());
+          confined = { ...confined, cwd: probe.dir, confinement: probe.confinement };
+        } else {
+          const confinement = resolveConfinement(
+            { mode: 'auto' },
+            confinementScope({ sandboxRoot: confined.cwd }),
+          );
+          reportUnconfinedOnce(confinement, warn);
+          confined = { ...confined, confinement };
+        }
+      }
+      const server = createManagedServer({ ...parsed.data, name: config.name }, confined);
       janitor.trackServers(server);
       closers.push(() => server.close());
       await server.start();

@@ -131,6 +131,8 @@ export function createWorkspaceStore(
     for (const entry of names.sort()) {
       if (!entry.endsWith('.yaml') && !entry.endsWith('.yml')) continue;
       if (entry.startsWith('.')) continue; // temp files of an interrupted write
+      // An actor's scripted-model turns (`NAME.script.yaml`, the documented default) sit beside it.
+      if (kind === 'actor' && /\.script\.ya?ml$/.test(entry)) continue;
       const name = entry.replace(/\.ya?ml$/, '');
       const path = join(dir(kind), entry);
       try {

@@ -139,3 +139,34 @@ describe('agents actor add checks the model before storing the actor', () => {
     expect(help.stdout).toContain('- tool_calls: [{ name: write_file, args:');
   });
 });
+
+describe('agents actor list (#26)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agents-actor-list-'));
+    await createWorkspaceStore(join(dir, '.agents')).put('skill', 'files', {
+      tools: ['read_file'],
+    });
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists actors whatever script files (NAME.script.yaml, .yml) sit beside them', async () => {
+    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
+    await writeFile(join(dir, '.agents', 'actors', 'coder.script.yaml'), '- content: done\n');
+    await writeFile(join(dir, '.agents', 'actors', 'other.script.yml'), '- content: x\n');
+    expect((await agents(dir, 'actor', 'add', 'coder', '--skill', 'files')).code).toBe(0);
+    const listed = await agents(dir, 'actor', 'list');
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^coder\s+files\s+scripted/m);
+    expect(listed.stdout).not.toContain('script.y');
+    const json = JSON.parse((await agents(dir, '--json', 'actor', 'list')).stdout) as {
+      actors: Array<{ name: string }>;
+      problems: unknown[];
+    };
+    expect(json.actors.map((actor) => actor.name)).toEqual(['coder']);
+    expect(json.problems).toEqual([]);
+  });
+});

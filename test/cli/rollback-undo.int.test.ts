@@ -158,7 +158,8 @@ describe('agents rollback --undo', () => {
 
       // Nothing left to undo: a clear refusal, nothing changed.
       const none = await agents(dir, 'rollback', '--thread', THREAD, '--undo');
-      expect(none.code).not.toBe(0);
+      // The same exit code as `sandbox apply --undo` with nothing left to undo (4).
+      expect(none.code).toBe(4);
       expect(none.stderr).toMatch(/Nothing to undo on thread/);
       expect(await treeDigest(tree)).toEqual(before);
     },

@@ -94,4 +94,35 @@ describe('agents server import', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('has no MCP servers: missing "mcpServers"');
   });
+
+  it('the official server-postgres config: the password never reaches YAML, list or output', async () => {
+    await writeFile(
+      join(dir, 'pg.json'),
+      JSON.stringify({
+        mcpServers: {
+          postgres: {
+            command: 'npx',
+            args: [
+              '-y',
+              '@modelcontextprotocol/server-postgres',
+              'postgresql://admin:s3cretPass@db.example.com:5432/prod',
+            ],
+          },
+        },
+      }),
+    );
+    const result = await agents(dir, 'server', 'import', 'pg.json');
+    expect(result.code, result.stderr).toBe(0);
+    // Not a terminal: the export line names the variable, never the value.
+    expect(result.stdout).toContain('  export POSTGRES_PASSWORD=...');
+    expect(result.stdout).not.toContain('s3cretPass');
+    const yaml = await readFile(join(dir, '.agents', 'servers', 'postgres.yaml'), 'utf8');
+    expect(yaml).toContain('postgresql://admin:${POSTGRES_PASSWORD}@db.example.com:5432/prod');
+    expect(yaml).not.toContain('s3cretPass');
+    const json = await agents(dir, 'server', 'import', 'pg.json', '--dry-run', '--json');
+    expect(json.stdout).not.toContain('s3cretPass');
+    const list = await agents(dir, 'server', 'list');
+    expect(list.stdout).toContain('postgresql://admin:***@db.example.com:5432/prod');
+    expect(list.stdout).not.toContain('s3cretPass');
+  });
 });

@@ -75,6 +75,43 @@ describe('agents on a terminal', () => {
       expect(files.filter((path) => path.endsWith('/lock'))).toEqual([]);
     },
   );
+
+  it(
+    'Ctrl-D at the approval prompt pauses the run (exit 8, as a closed stdin) and nothing is written',
+    { timeout: 120_000 },
+    async () => {
+      let pressed = false;
+      const thread = `ctrl-d-${randomUUID()}`;
+      const run = await runInPty(
+        agentsArgv('actor', 'run', 'careful', '--input', 'go', '--thread', thread),
+        {
+          cwd: dir,
+          onOutput: (output, type) => {
+            if (pressed || !output.includes('[a]pprove')) return;
+            pressed = true;
+            type('\u0004');
+          },
+        },
+      );
+      expect(pressed).toBe(true);
+      expect(run.output).not.toMatch(/\n\s+at /);
+      expect(run.output).toContain(`agents actor resume careful --thread ${thread} --approve`);
+      expect(run.code).toBe(8);
+      // Still waiting: a later answer runs the call.
+      const resumed = await agents(
+        dir,
+        'actor',
+        'resume',
+        'careful',
+        '--thread',
+        thread,
+        '--approve',
+        '--no-prompt',
+      );
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('write_file');
+    },
+  );
 });
 
 // A read-only tool that takes 2.5 s and reports progress at the start and half-way.

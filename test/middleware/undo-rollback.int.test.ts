@@ -92,7 +92,7 @@ describe('undoRollback through a graph', () => {
     expect(readSandboxState(back.values).changeLog).toHaveLength(4);
 
     await expect(undoRollback({ graph: reopened, sandbox, threadId })).rejects.toSatisfy(
-      (error: unknown) => AgentsError.hasCode(error, 'ROLLBACK_FAILED'),
+      (error: unknown) => AgentsError.hasCode(error, 'CHECKPOINT_NOT_FOUND'),
     );
     // The undo of an undo, through its result, is a redo: undoable in turn.
     const redo = await undoRollback({ graph: reopened, sandbox, rollback: undo2 });

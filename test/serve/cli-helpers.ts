@@ -25,11 +25,16 @@ export interface ServeProcess {
 export function spawnServe(
   cwd: string,
   args: string[],
+  env?: Record<string, string>,
 ): ServeProcess & { stop: () => Promise<void> } {
   const child = spawn(
     process.execPath,
     ['--import', TSX_LOADER, MAIN, '--workspace', join(cwd, '.agents'), 'serve', ...args],
-    { cwd, stdio: ['pipe', 'pipe', 'pipe'] },
+    {
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+    },
   );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -211,5 +211,58 @@ describe('a confined stdio server keeps the lifecycle guarantees', () => {
     expect(pgid).toBeGreaterThan(0);
     child.kill('SIGKILL');
     expect(await groupReaped(pgid, 8_000)).toBe(true);
+  });
+});
+
+describe('the hidden set and the working folder (real bubblewrap)', () => {
+  function runConfined(confinement: Confinement, cwd: string | undefined, code: string) {
+    const launch = confinement.wrap(process.execPath, ['-e', code], cwd);
+    return spawnSync(launch.command, launch.args, { encoding: 'utf8', timeout: 30_000 });
+  }
+
+  it('a folder holding the sandbox is hidden with the sandbox mounted back; a configured cwd under /tmp stays readable', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    // The state folder layout: a secret beside the sandbox, in a folder that contains it.
+    const state = join(scratch, 'state');
+    const inner = join(state, 'projects', 'p', 'box', 'tree');
+    mkdirSync(inner, { recursive: true });
+    writeFileSync(join(state, 'token.json'), 'SECRET');
+    writeFileSync(join(inner, 'mine.txt'), 'mine');
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: inner, hidden: [state, join(state, 'projects', 'p', 'box')] },
+    );
+    const args = confinement.wrap(process.execPath, [], inner).args;
+    const order = mounts(args).map((m) => m.join(' '));
+    expect(order.indexOf(`--tmpfs ${state}`)).toBeLessThan(
+      order.indexOf(`--bind ${inner} ${inner}`),
+    );
+    const read = runConfined(
+      confinement,
+      inner,
+      `const fs=require('fs');for(const p of ['mine.txt','${join(state, 'token.json')}']){try{process.stdout.write(fs.readFileSync(p,'utf8')+';')}catch(e){process.stdout.write(e.code+';')}}try{fs.writeFileSync('${join(state, 'x')}','x')}catch(e){process.stdout.write(e.code)}`,
+    );
+    expect(read.stderr).toBe('');
+    expect(read.stdout).toBe('mine;ENOENT;EROFS');
+
+    // A configured working folder elsewhere under /tmp (private to the server) stays readable:
+    // before, every run failed with "bwrap: Can't chdir".
+    const cwd = join(scratch, 'server-cwd');
+    mkdirSync(cwd);
+    writeFileSync(join(cwd, 'data.txt'), 'data');
+    const other = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project },
+    );
+    const inCwd = runConfined(
+      other,
+      cwd,
+      `process.stdout.write(require('fs').readFileSync('data.txt','utf8'))`,
+    );
+    expect(inCwd.stderr).toBe('');
+    expect(inCwd.stdout).toBe('data');
   });
 });

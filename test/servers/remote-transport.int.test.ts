@@ -75,7 +75,8 @@ describe('a url without a type (transport auto)', () => {
     await server.start();
     expect(server.entries().map((entry) => entry.descriptor.originalName)).toEqual(['ping_legacy']);
     expect(resultText(await server.callTool('ping_legacy', {}, {}))).toBe('pong');
-    // One streamable-HTTP attempt (405), then SSE for good.
-    expect(legacy.posts()).toBe(1);
+    // The server/discover probe (405: a 2025-era server), one streamable-HTTP initialize (405),
+    // then SSE for good.
+    expect(legacy.posts()).toBe(2);
   });
 });

@@ -107,6 +107,8 @@ export function createAnswerSource(
         output: questions,
         user: by,
         signal: context.signal,
+        // Ctrl-D at the prompt leaves the run paused (exit 8), as a closed stdin before it does.
+        onEndOfInput: 'pause',
         ...(editor === undefined
           ? {}
           : {

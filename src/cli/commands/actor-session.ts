@@ -2,12 +2,13 @@ import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors
 import type { ApprovalResponse } from '../../policy/approval.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
 import { parseDuration } from '../../config/duration.js';
-import { errorMessage } from '../../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { storeOf, usageError } from '../args.js';
 import type { CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { println, shellQuote } from '../output.js';
 import { createRunOutput } from '../run-output.js';
+import { isEndOfInput } from '../../policy/terminal-approval.js';
 import { createAnswerSource } from './actor-answers.js';
 
 function printResumeHint(
@@ -54,6 +55,22 @@ function printContinueHint(
     context.stderr,
     `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N] [--max-tool-calls N] [--max-time DURATION]`,
   );
+}
+
+/** The run stopped for a login: the login line for the person, then how to go on. */
+function printLoginPause(
+  context: CommandContext,
+  name: string,
+  threadId: string,
+  error: AgentsError,
+): void {
+  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
+  if (context.json)
+    context.stdout.write(
+      `${JSON.stringify({ type: 'stopped', reason: 'auth-required', code: error.code, message: error.message, threadId, resume: command })}\n`,
+    );
+  println(context.stderr, `Paused: ${error.message}`);
+  println(context.stderr, `Thread ${threadId} is saved; after the login, go on with:\n  ${command}`);
 }
 
 /** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
@@ -135,12 +152,21 @@ export async function driveRun(
       const pending: PendingApproval[] = [];
       let otherInterrupt = false;
       let stoppedBy: string | undefined;
-      for await (const event of events) {
-        output.event(event);
-        if (event.type === 'turn-limit') stoppedBy = event.limit ?? 'turns';
-        if (event.type !== 'interrupt') continue;
-        if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
-        else otherInterrupt = true;
+      try {
+        for await (const event of events) {
+          output.event(event);
+          if (event.type === 'turn-limit') stoppedBy = event.limit ?? 'turns';
+          if (event.type !== 'interrupt') continue;
+          if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
+          else otherInterrupt = true;
+        }
+      } catch (error) {
+        // A login (or scope step-up) only a person can give: the run stops at its last
+        // checkpoint; after the login, --continue runs the call again.
+        if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired)) throw error;
+        settings.paused?.();
+        printLoginPause(context, settings.name, settings.threadId, error);
+        return ExitCode.Server;
       }
       // Ctrl-C can land just as the run pauses: the user asked to stop, not to be asked.
       context.signal.throwIfAborted();
@@ -159,6 +185,12 @@ export async function driveRun(
         }
         for (const item of pending) given.push(await answers.ask(item.preview));
       } catch (error) {
+        // Ctrl-D at the prompt: nothing answered, the run stays paused as with a closed stdin.
+        if (isEndOfInput(error)) {
+          settings.paused?.();
+          printResumeHint(context, settings.name, settings.threadId, pending);
+          return ExitCode.Policy;
+        }
         // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
         if (context.signal.aborted) {
           settings.paused?.();

@@ -73,6 +73,13 @@ export function formatAuditEntry(entry: AuditEntry): string {
     );
     return parts.join('  ');
   }
+  if (entry.event === 'network' && entry.network !== undefined) {
+    const net = entry.network;
+    parts.push(
+      `network ${net.decision === 'allow' ? 'ALLOWED' : 'REFUSED'} ${net.host}:${net.port} (${net.protocol}) from server "${net.serverName}": ${net.reason}`,
+    );
+    return parts.join('  ');
+  }
   if (entry.event === 'tool-call-start') {
     parts.push('UNFINISHED: started, never ended (its process stopped mid-call)');
   } else if (entry.event === 'approval-requested') {

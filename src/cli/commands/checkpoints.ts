@@ -1,3 +1,4 @@
+import { quotePath } from '../../sandbox/deliver/guard.js';
 import type { ChangedPath } from '../../core/tool-descriptor.js';
 import type { Command, CommandContext } from '../command.js';
 import type { OpenThreadContext } from '../thread-context.js';
@@ -7,7 +8,7 @@ import { agentsCommandLine, formatTable } from '../output.js';
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
   if (changed.length === 0) return '-';
-  const shown = changed.slice(0, max).map((change) => `${change.status} ${change.path}`);
+  const shown = changed.slice(0, max).map((change) => `${change.status} ${quotePath(change.path)}`);
   return changed.length > max
     ? `${shown.join(', ')} (+${changed.length - max} more)`
     : shown.join(', ');

@@ -1,5 +1,5 @@
 import { expandEnvReferences } from '../../config/env-references.js';
-import type { OAuthSettings } from '../../config/schemas.js';
+import type { McpProtocolChoice, OAuthSettings } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { exampleValueFromSchema } from '../../serve/example-value.js';
 import {
@@ -51,6 +51,8 @@ export interface RunMcpClientOptions {
   autoApprove?: boolean;
   /** Per-call timeout (default 30 000 ms). */
   callTimeoutMs?: number;
+  /** MCP revision: `auto` (default) probes `server/discover`, then falls back to `initialize`. */
+  protocol?: McpProtocolChoice;
   signal?: AbortSignal;
 }
 
@@ -69,14 +71,14 @@ export async function runMcpClient(
   // Loaded on use: the SDK client, its HTTP transports and LangChain keep `agents --help` slow.
   const [
     { Client },
-    { ElicitRequestSchema },
     { createMcpToolAdapter },
     { openOAuthClientSession },
+    { versionNegotiationFor },
   ] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/client'),
     import('../../mcp/tool-adapter.js'),
     import('../../servers/oauth/client-session.js'),
+    import('../../servers/protocol-negotiation.js'),
   ]);
   await using session = await openOAuthClientSession({
     url,
@@ -95,11 +97,15 @@ export async function runMcpClient(
   const makeClient = () => {
     const client = new Client(
       { name: 'agents-mcp-client', version: '0.1.0' },
-      { capabilities: { elicitation: { form: { applyDefaults: true } } } },
+      {
+        capabilities: { elicitation: { form: { applyDefaults: true } } },
+        versionNegotiation: versionNegotiationFor(options.protocol ?? 'auto', 30_000),
+      },
     );
     // No human is in this loop: a server's question (an approval in `agents serve`'s ask mode)
-    // is declined unless the caller said to accept with example values (defaults first).
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    // is declined unless the caller said to accept with example values (defaults first). On
+    // 2026-07-28 questions come inside an `input_required` result; the SDK routes them here too.
+    client.setRequestHandler('elicitation/create', (request) => {
       if (options.autoApprove !== true) return { action: 'decline' };
       const schema = request.params.mode === 'url' ? undefined : request.params.requestedSchema;
       const content = exampleValueFromSchema(schema);
@@ -131,7 +137,8 @@ export async function runMcpClient(
     tools: [],
     calls: [],
   };
-  if (transport.protocolVersion !== undefined) report.protocolVersion = transport.protocolVersion;
+  const revision = client.getNegotiatedProtocolVersion() ?? transport.protocolVersion;
+  if (revision !== undefined) report.protocolVersion = revision;
   try {
     if (client.getServerCapabilities()?.tools === undefined) return report;
     const adapter = createMcpToolAdapter({

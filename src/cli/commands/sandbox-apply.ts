@@ -6,10 +6,20 @@ import { parseCommandLine, requireOption, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
+import { quotePath } from '../../sandbox/deliver/guard.js';
+import {
+  DELIVERY_SCREEN_OPTIONS,
+  DELIVERY_SCREEN_USAGE,
+  deliveryScreenOf,
+  formatSkipped,
+  printTakenOnRequest,
+  THREAD_DELIVERY_OPTIONS,
+  withThreadDelivery,
+} from './sandbox-refs.js';
 
 const SANDBOX_APPLY_USAGE = `Usage: agents sandbox apply --thread ID [--to REF] [--from REF] [--dry-run]
-                           [--conflicts refuse|markers] [PATH...]
+                           [--conflicts refuse|markers] [--include-config]
+                           [--allow-symlinks-out] [PATH...]
        agents sandbox apply --thread ID --undo [--force] [--dry-run]
 
 Takes the thread's work back into your working tree, as a three-way merge per file against the
@@ -22,6 +32,7 @@ are merged (both edits kept). Your index, branches and .git are never touched.
   --conflicts  refuse (default): any conflict stops the apply before a file is written, and
                each conflicting path is listed (exit 7); markers: write text conflicts with
                git's conflict markers
+${DELIVERY_SCREEN_USAGE}
   --undo       put back the files the latest apply wrote, byte for byte (refused where you
                changed them since, unless --force)`;
 
@@ -30,9 +41,8 @@ const ACTION_WIDTH = 8;
 function printResult(context: CommandContext, threadId: string, result: ApplyResult): void {
   const out = context.stdout;
   for (const change of result.changes)
-    println(out, `  ${change.action.padEnd(ACTION_WIDTH)}${change.path}`);
-  for (const item of result.skipped)
-    println(out, `  ${'skipped'.padEnd(ACTION_WIDTH)}${item.path} (${item.reason})`);
+    println(out, `  ${change.action.padEnd(ACTION_WIDTH)}${quotePath(change.path)}`);
+  for (const line of formatSkipped(result.skipped, ACTION_WIDTH)) println(out, line);
   if (result.alreadyApplied.length > 0) {
     println(out, `  (${result.alreadyApplied.length} file(s) already as in the sandbox)`);
   }
@@ -41,7 +51,7 @@ function printResult(context: CommandContext, threadId: string, result: ApplyRes
       out,
       `${result.applied ? 'Conflicts' : 'Conflicts, nothing written'} (${result.conflicts.length}):`,
     );
-    for (const item of result.conflicts) println(out, `  ${item.path}: ${item.reason}`);
+    for (const item of result.conflicts) println(out, `  ${quotePath(item.path)}: ${item.reason}`);
   }
   if (result.applied) {
     println(
@@ -70,6 +80,7 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
           conflicts: { type: 'string' },
           undo: { type: 'boolean' },
           force: { type: 'boolean' },
+          ...DELIVERY_SCREEN_OPTIONS,
         },
         SANDBOX_APPLY_USAGE,
       );
@@ -106,7 +117,8 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
             });
             if (context.json) printJson(context.stdout, result);
             else {
-              for (const path of result.restored) println(context.stdout, `  restored ${path}`);
+              for (const path of result.restored)
+                println(context.stdout, `  restored ${quotePath(path)}`);
               println(
                 context.stdout,
                 `${result.dryRun ? 'Would put back' : 'Put back'} ${result.restored.length} file(s) in ${result.target} (apply ${result.applyId}).`,
@@ -121,9 +133,13 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
             dryRun: values['dry-run'] === true,
             conflicts,
             signal: context.signal,
+            ...deliveryScreenOf(values, context.workspace, sandbox.source),
           });
           if (context.json) printJson(context.stdout, { threadId, ...result });
-          else printResult(context, threadId, result);
+          else {
+            printResult(context, threadId, result);
+            printTakenOnRequest(context.stderr, result);
+          }
           return result.conflicts.length > 0 ? ExitCode.Sandbox : 0;
         },
       );

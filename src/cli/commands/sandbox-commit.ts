@@ -3,7 +3,15 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
+import {
+  DELIVERY_SCREEN_OPTIONS,
+  DELIVERY_SCREEN_USAGE,
+  deliveryScreenOf,
+  formatSkipped,
+  printTakenOnRequest,
+  THREAD_DELIVERY_OPTIONS,
+  withThreadDelivery,
+} from './sandbox-refs.js';
 
 const SANDBOX_COMMIT_USAGE = `Usage: agents sandbox commit --thread ID --branch NAME [-m MESSAGE] [--to REF] [--from REF] [PATH...]
 
@@ -13,7 +21,8 @@ uncommitted changes, those come first in a commit of their own, then the work). 
 branch and its objects are written;
 HEAD, the index, your working tree and other branches are left alone. NAME must not exist.
   PATH, --to, --from   only part of the work, as for agents sandbox apply
-  -m, --message        the commit message (default: names the thread)`;
+  -m, --message        the commit message (default: names the thread)
+${DELIVERY_SCREEN_USAGE}`;
 
 /** `agents sandbox commit --thread ID --branch NAME`. */
 export function createSandboxCommitCommand(openThread: OpenThreadContext): Command {
@@ -28,6 +37,7 @@ export function createSandboxCommitCommand(openThread: OpenThreadContext): Comma
           ...THREAD_DELIVERY_OPTIONS,
           branch: { type: 'string' },
           message: { type: 'string', short: 'm' },
+          ...DELIVERY_SCREEN_OPTIONS,
         },
         SANDBOX_COMMIT_USAGE,
       );
@@ -44,11 +54,14 @@ export function createSandboxCommitCommand(openThread: OpenThreadContext): Comma
             message: values.message ?? `Work of agents thread ${threadId}`,
             paths,
             signal: context.signal,
+            ...deliveryScreenOf(values, context.workspace, sandbox.source),
             ...(from === undefined ? {} : { from }),
             ...(to === undefined ? {} : { to }),
           });
           if (context.json) printJson(context.stdout, { threadId, ...result });
           else {
+            for (const line of formatSkipped(result.skipped, 8)) println(context.stdout, line);
+            printTakenOnRequest(context.stderr, result);
             println(
               context.stdout,
               `Branch ${result.branch} -> ${result.commit.slice(0, 12)} (on ${result.parent.slice(0, 12)}) in ${sandbox.source}.`,

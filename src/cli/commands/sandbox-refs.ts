@@ -1,4 +1,7 @@
+import { relative, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { quotePath } from '../../sandbox/deliver/guard.js';
+import type { DeliveryScreenOptions } from '../../sandbox/deliver/screen.js';
 import {
   isDeliverySandbox,
   resolveSnapshot,
@@ -101,5 +104,67 @@ export function wantsColor(stream: NodeJS.WritableStream): boolean {
   return (
     (stream as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true &&
     (noColor === undefined || noColor === '')
+  );
+}
+
+/** The options of the delivering commands (apply, commit) about what they may deliver. */
+export const DELIVERY_SCREEN_OPTIONS = {
+  'include-config': { type: 'boolean' },
+  'allow-symlinks-out': { type: 'boolean' },
+} as const;
+
+/** Usage lines for {@link DELIVERY_SCREEN_OPTIONS}. */
+export const DELIVERY_SCREEN_USAGE = `  --include-config      also take changes to .agents/ (actors, servers, skills, policy: what
+                        the next run may do); left out by default, and listed
+  --allow-symlinks-out  also take symlinks pointing outside the project or into .git (refused
+                        by default; taken with a warning)`;
+
+/**
+ * The workspace folder as a project-relative configuration prefix when it lies inside the
+ * project under another name than `.agents` (a `--workspace` inside the project).
+ */
+export function configPrefixesOf(workspace: string, project: string): string[] {
+  const rel = relative(project, workspace);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || rel.startsWith(sep)) return [];
+  return [rel.split(sep).join('/')];
+}
+
+/** {@link DeliveryScreenOptions} from the command line and the command's workspace. */
+export function deliveryScreenOf(
+  values: { 'include-config'?: boolean | undefined; 'allow-symlinks-out'?: boolean | undefined },
+  workspace: string,
+  project: string,
+): DeliveryScreenOptions {
+  return {
+    includeConfig: values['include-config'] === true,
+    allowSymlinksOut: values['allow-symlinks-out'] === true,
+    configPrefixes: configPrefixesOf(workspace, project),
+  };
+}
+
+/**
+ * Warns about what a delivery took only because it was asked to (configuration, symlinks out),
+ * on `stream` (stderr: a warning, not the result).
+ */
+export function printTakenOnRequest(
+  stream: NodeJS.WritableStream,
+  result: { config: readonly string[]; warnings: readonly string[] },
+): void {
+  if (result.config.length > 0) {
+    stream.write(
+      `Warning: took ${result.config.length} configuration change(s) under .agents/ (--include-config; they change what the next run may do): ${result.config.map(quotePath).join(', ')}\n`,
+    );
+  }
+  for (const warning of result.warnings)
+    stream.write(`Warning: took ${warning} (--allow-symlinks-out)\n`);
+}
+
+/** One `  LABEL  PATH (reason)` line per path a delivery left out, paths quoted. */
+export function formatSkipped(
+  skipped: ReadonlyArray<{ path: string; reason: string }>,
+  width: number,
+): string[] {
+  return skipped.map(
+    (item) => `  ${'skipped'.padEnd(width)}${quotePath(item.path)} (${item.reason})`,
   );
 }

@@ -3,8 +3,14 @@ import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from '../thread-context.js';
-import { diffSandbox, formatSandboxDiff } from '../../sandbox/deliver/diff.js';
-import { THREAD_DELIVERY_OPTIONS, wantsColor, withThreadDelivery } from './sandbox-refs.js';
+import { diffSandbox, formatSandboxDiff, leftOutByDelivery } from '../../sandbox/deliver/diff.js';
+import { quotePath } from '../../sandbox/deliver/guard.js';
+import {
+  configPrefixesOf,
+  THREAD_DELIVERY_OPTIONS,
+  wantsColor,
+  withThreadDelivery,
+} from './sandbox-refs.js';
 import type { ChangedPath } from '../../core/tool-descriptor.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
@@ -12,7 +18,11 @@ const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--
 Shows what the thread's run changed in its sandbox, from its base (or --from) to its latest
 snapshot (or --to). REF is a checkpoint id (agents checkpoints --thread ID) or a unique prefix
 of it, a snapshot sha, "base" or "head". PATH limits it to files or folders (relative to the project).
-  (default)  one "STATUS PATH" per line (A added, M modified, D deleted, T type change)
+  (default)  one "STATUS PATH" per line (A added, M modified, D deleted, T type change);
+             names with control characters, " or \\ are quoted as git quotes them; changes
+             apply and commit leave out by default are marked: [config] (under .agents/:
+             actors, servers, skills, policy) and [link out] (a symlink out of the project
+             or into .git)
   --stat     a diffstat, as git prints it
   --patch    the unified diff, as git prints it (renames detected, binary files named);
              coloured on a terminal (NO_COLOR turns that off)
@@ -52,8 +62,16 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         const changed = underPaths(await thread.sandbox.diff(from, to), paths);
         // Left out of every snapshot: the diff cannot show them, and a rollback leaves them.
         const skipped = thread.sandbox.skippedPaths?.() ?? [];
+        const configPrefixes = configPrefixesOf(context.workspace, sandbox.source);
+        const leftOut = await leftOutByDelivery(sandbox, {
+          from,
+          to,
+          paths,
+          signal,
+          configPrefixes,
+        });
         if (context.json) {
-          const diff = await diffSandbox(sandbox, { from, to, paths, signal });
+          const diff = await diffSandbox(sandbox, { from, to, paths, signal, configPrefixes });
           const { patch, files } = diff;
           context.stdout.write(
             `${JSON.stringify(
@@ -85,8 +103,26 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         } else if (changed.length === 0) {
           context.stdout.write(`No changes in thread ${threadId} (${formatChanges(changed)}).\n`);
         } else {
+          const mark = { config: ' [config]', 'symlink-out': ' [link out]', 'nested-repo': '' };
           context.stdout.write(
-            `${changed.map((change) => `${change.status} ${change.path}`).join('\n')}\n`,
+            `${changed
+              .map((change) => {
+                const out = leftOut.get(change.path);
+                return `${change.status} ${quotePath(change.path)}${out === undefined ? '' : mark[out.kind]}`;
+              })
+              .join('\n')}\n`,
+          );
+        }
+        const config = [...leftOut.values()].filter((item) => item.kind === 'config');
+        const links = [...leftOut.values()].filter((item) => item.kind === 'symlink-out');
+        if (!context.json && config.length > 0) {
+          context.stderr.write(
+            `${config.length} configuration change(s) under .agents/ (what the next run may do: actors, servers, skills, policy): apply and commit leave them out unless --include-config.\n`,
+          );
+        }
+        if (!context.json && links.length > 0) {
+          context.stderr.write(
+            `${links.length} symlink(s) pointing outside the project or into .git (${links.map((item) => quotePath(item.path)).join(', ')}): apply and commit refuse them unless --allow-symlinks-out.\n`,
           );
         }
         if (!context.json && skipped.length > 0) {

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { shellQuote } from '../../config/import-secrets.js';
 import type { ImportSource, ImportedServer } from '../../config/import-servers.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { parseCommandLine, storeOf, usageError } from '../args.js';
@@ -14,9 +15,12 @@ and VS Code mcp.json files and @langchain/mcp-adapters' mcpServers: {command,arg
 {type: "stdio"}, {url, headers}, {type: "http"} (streamable HTTP) and a url without a type
 (streamable HTTP, then SSE).
 
-Secrets are never copied: a literal value of a secret-looking env variable, header, argument or
-URL parameter becomes a \${VAR} reference, and the variables to export are listed. Servers are
-not started; check each with \`agents server test NAME\` once the variables are set.
+Secrets are never copied: a literal value of a secret-looking env variable, header or flag
+(--token=X, --api-key X), the password of a URL (postgresql://user:PASSWORD@host/db, in an
+argument, env value or url) and secret URL parameters (key, token, secret, password, api_key...)
+become \${VAR} references, and the \`export\` lines are printed: with the values found only when
+the output is a terminal (never into a redirected file, never in --json). Servers are not
+started; check each with \`agents server test NAME\` once the variables are set.
 
   --from APP     claude: the Claude Desktop config of this user; cursor: .cursor/mcp.json of the
                  project, else ~/.cursor/mcp.json; vscode: .vscode/mcp.json of the project
@@ -134,6 +138,7 @@ const serverImport: Command = {
     if (context.json) {
       printJson(context.stdout, {
         file,
+        // No secret values in JSON (it ends up in files and logs): `variables` names them.
         servers: chosen,
         skipped: found.skipped,
         written,
@@ -152,11 +157,16 @@ const serverImport: Command = {
         : `Wrote ${written.length} server(s)${written.length > 0 ? `: ${written.map((entry) => entry.name).join(', ')}` : ''}.`,
     );
     if (variables.length > 0) {
+      const secrets = found.secrets;
+      // The values only on a terminal: stdout redirected to a file would copy the secrets there.
+      const show = (context.stdout as { isTTY?: boolean }).isTTY === true;
       println(
         context.stdout,
-        'Before the servers start, export (values from your secret store, never from .agents/):',
+        show
+          ? 'Before the servers start, export (better: from your secret store; never put these in .agents/):'
+          : 'Before the servers start, export (values from your secret store, never from .agents/; the values found are shown only when the output is a terminal):',
       );
-      for (const variable of variables) println(context.stdout, `  export ${variable}=...`);
+      for (const line of exportLines(variables, secrets, show)) println(context.stdout, line);
     }
     return 0;
   },
@@ -174,6 +184,21 @@ function printPreview(
   );
   println(out, stringify(server.config, { lineWidth: 0 }).trimEnd());
   for (const note of server.notes) println(out, `#   note: ${note}`);
+}
+
+/**
+ * The `export` lines for the variables an import refers to: with the values found in the source
+ * when `showValues` (a terminal), else `...` placeholders.
+ */
+export function exportLines(
+  variables: readonly string[],
+  secrets: Readonly<Record<string, string>>,
+  showValues: boolean,
+): string[] {
+  return variables.map((variable) => {
+    const value = secrets[variable];
+    return `  export ${variable}=${showValues && value !== undefined ? shellQuote(value) : '...'}`;
+  });
 }
 
 /** `agents server import`. */

@@ -1,4 +1,5 @@
 import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
+import type { WorkspaceStore } from '../../workspace/store.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
@@ -20,15 +21,32 @@ export interface ServerProbe {
 
 /**
  * Starts a server (spawn or connect), runs the handshake, lists every tool page and stops it:
- * the check behind `server add`, `server test`, `tool add` and `tool show`. Stdio servers run
- * in `cwd`. Throws the server's typed error (`SERVER_START_FAILED` with phase and stderr).
+ * the check behind `server add`, `server test`, `tool add`, `tool show` and `tool trust`. A
+ * stdio server runs confined as a run confines it (`confine: required` of any actor of the
+ * workspace applies), in an empty throwaway sandbox folder, never in the user's project: a
+ * server that cannot run confined fails here, and nothing it writes as it starts reaches the
+ * project. Throws the server's typed error (`SERVER_START_FAILED` with phase and stderr).
  */
 export async function probeServer(
   config: NamedServerConfig,
-  options: { cwd: string; signal?: AbortSignal; progress?: Progress },
+  options: {
+    store: WorkspaceStore;
+    signal?: AbortSignal;
+    stderr?: NodeJS.WritableStream;
+    progress?: Progress;
+  },
 ): Promise<ServerProbe> {
   const { createManagedServer } = await import('../../servers/managed-server.js');
-  const server = createManagedServer(config, { cwd: options.cwd });
+  const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
+  await using sandbox = await inspectionSandbox({
+    store: options.store,
+    servers: [config],
+    ...(options.stderr ? { report: warnTo(options.stderr) } : {}),
+  });
+  const server = createManagedServer(config, {
+    cwd: sandbox.dir,
+    confinement: sandbox.confinement,
+  });
   try {
     const start = () => server.start(options.signal ? { signal: options.signal } : {});
     // Starting includes the handshake and tools/list: a first `npx` download takes a while.
@@ -49,6 +67,11 @@ export async function probeServer(
   } finally {
     await server.close();
   }
+}
+
+/** Says a confinement warning (e.g. servers run unconfined: bubblewrap missing) on stderr. */
+export function warnTo(stderr: NodeJS.WritableStream): (message: string) => void {
+  return (message) => void stderr.write(`warning: ${message}\n`);
 }
 
 const ADD_USAGE = `Usage: agents server add NAME [options] -- COMMAND [ARGS...]
@@ -190,8 +213,9 @@ const serverAdd: Command = {
       try {
         // Launched as a run launches it: ./ and ../ entries resolved against the project.
         probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-          cwd: context.projectDir,
+          store,
           signal: context.signal,
+          stderr: context.stderr,
           progress: createProgress(context.stderr),
         });
       } catch (error) {
@@ -267,11 +291,13 @@ const serverTest: Command = {
   async run(context: CommandContext) {
     const { positionals } = parseCommandLine(context.argv, {}, TEST_USAGE);
     const name = requirePositional(positionals, 'server NAME', TEST_USAGE);
-    const config = await storeOf(context).get('server', name);
+    const store = storeOf(context);
+    const config = await store.get('server', name);
     const started = Date.now();
     const probe = await probeServer(config, {
-      cwd: context.projectDir,
+      store,
       signal: context.signal,
+      stderr: context.stderr,
       progress: createProgress(context.stderr),
     });
     const durationMs = Date.now() - started;

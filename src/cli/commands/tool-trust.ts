@@ -64,8 +64,9 @@ export const toolTrust: Command = {
     const config = await store.get('server', serverName);
     const { probeServer } = await import('./server.js');
     const probe = await probeServer(store.resolveServer({ ...config, name: serverName }), {
-      cwd: context.cwd,
+      store,
       signal: context.signal,
+      stderr: context.stderr,
     });
     const wanted = values.tool;
     const tools =

@@ -62,8 +62,9 @@ const toolAdd: Command = {
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
       const probe = await probeServer(server, {
-        cwd: context.projectDir,
+        store,
         signal: context.signal,
+        stderr: context.stderr,
         progress: createProgress(context.stderr),
       });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
@@ -217,7 +218,18 @@ async function describeServerTools(
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { createSkillRegistry } = await import('../../actors/skill-registry.js');
-  const server = createManagedServer(config, { cwd: context.projectDir });
+  const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
+  const { warnTo } = await import('./server.js');
+  // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).
+  await using sandbox = await inspectionSandbox({
+    store,
+    servers: [config],
+    report: warnTo(context.stderr),
+  });
+  const server = createManagedServer(config, {
+    cwd: sandbox.dir,
+    confinement: sandbox.confinement,
+  });
   try {
     await server.start({ signal: context.signal });
     const registry = await createSkillRegistry({

@@ -7,6 +7,7 @@ import {
   type UndoApplyResult,
 } from './apply-journal.js';
 import { mergeText } from './merge-file.js';
+import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
   rawSnapshotDiff,
   readBlob,
@@ -17,7 +18,6 @@ import {
   ABSENT,
   blobId,
   EXECUTABLE,
-  GITLINK,
   looksBinary,
   readUserPath,
   REGULAR,
@@ -29,7 +29,7 @@ import {
 export const APPLIES_FOLDER = 'applies';
 
 /** Options of {@link applySandbox}. */
-export interface ApplySandboxOptions extends DeliveryGitOptions {
+export interface ApplySandboxOptions extends DeliveryGitOptions, DeliveryScreenOptions {
   /** Snapshot the changes start from (sha); default the sandbox's base. */
   from?: string;
   /** Snapshot the changes end at (sha), for "only what the run did up to step N"; default head. */
@@ -78,8 +78,12 @@ export interface ApplyResult {
   conflicts: ApplyConflict[];
   /** Paths whose file already matches the sandbox's (nothing to do). */
   alreadyApplied: string[];
-  /** Paths left out on purpose (nested repositories), with why. */
-  skipped: ApplyConflict[];
+  /** Paths left out on purpose (nested repositories, configuration, symlinks out), with why. */
+  skipped: SkippedChange[];
+  /** Configuration paths taken because `includeConfig` was given (say so to the user). */
+  config: string[];
+  /** Symlinks out taken because `allowSymlinksOut` was given (say so to the user). */
+  warnings: string[];
   /** Id of the apply record `undoApply` uses (absent when nothing was written). */
   applyId?: string;
 }
@@ -105,19 +109,15 @@ export async function applySandbox(
   const { from, to } = await snapshotRange(sandbox, options);
   const target = options.target ?? sandbox.source;
   const raw = from === to ? [] : await rawSnapshotDiff(sandbox, from, to, options.paths, options);
+  const screened = await screenChanges(sandbox, raw, options);
   const planned: Planned[] = [];
   const conflicts: ApplyConflict[] = [];
-  const skipped: ApplyConflict[] = [];
   const alreadyApplied: string[] = [];
   const blob = async (mode: string, sha: string): Promise<FileState | undefined> =>
     mode === ABSENT ? undefined : { mode, bytes: await readBlob(sandbox, sha, options) };
-  for (const change of raw) {
+  for (const change of screened.kept) {
     options.signal?.throwIfAborted();
     const { path } = change;
-    if (change.srcMode === GITLINK || change.dstMode === GITLINK) {
-      skipped.push({ path, reason: 'a nested repository (its files are not in the snapshots)' });
-      continue;
-    }
     const yours = await readUserPath(target, path);
     if (yours !== undefined && 'blocked' in yours) {
       conflicts.push({ path, reason: yours.blocked });
@@ -199,7 +199,9 @@ export async function applySandbox(
     changes,
     conflicts,
     alreadyApplied,
-    skipped,
+    skipped: screened.skipped,
+    config: screened.config,
+    warnings: screened.warnings,
   };
   // With markers, what cannot hold markers (binaries, deletions) is listed and left alone.
   const stop = options.conflicts !== 'markers' && conflicts.length > 0;

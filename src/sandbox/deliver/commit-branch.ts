@@ -12,9 +12,11 @@ import {
   type DeliverySandbox,
 } from './store-access.js';
 import { ABSENT } from './user-files.js';
+import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
 
 /** Options of {@link commitSandbox}. */
-export interface CommitSandboxOptions extends DeliveryGitOptions {
+export interface CommitSandboxOptions extends DeliveryGitOptions, DeliveryScreenOptions {
   /** The new branch (must not exist yet). */
   branch: string;
   /** Commit message; default names the sandbox. */
@@ -42,6 +44,12 @@ export interface CommitSandboxResult {
    */
   baseCommit?: string;
   tree: string;
+  /** Paths left out on purpose (configuration, symlinks out, nested repositories). */
+  skipped: SkippedChange[];
+  /** Configuration paths committed because `includeConfig` was given. */
+  config: string[];
+  /** Symlinks out committed because `allowSymlinksOut` was given. */
+  warnings: string[];
 }
 
 /**
@@ -99,7 +107,16 @@ export async function commitSandbox(
   const baseTree = (
     await storeRun(sandbox, ['rev-parse', `${sandbox.base}^{tree}`], options)
   ).stdout.trim();
-  const tree = await buildTree(sandbox, { ...options, from, to, baseTree });
+  const raw = from === to ? [] : await rawSnapshotDiff(sandbox, from, to, options.paths, options);
+  const screened = await screenChanges(sandbox, raw, options);
+  const tree = await buildTree(sandbox, {
+    ...options,
+    from,
+    to,
+    baseTree,
+    kept: screened.kept,
+    whole: screened.kept.length === raw.length,
+  });
   // A base taken from the working tree may hold uncommitted changes: they get a commit of
   // their own, so the branch shows the user's edits and the run's work apart.
   const parentTree = (await runGit(['rev-parse', `${parent}^{tree}`], git)).stdout.trim();
@@ -150,6 +167,9 @@ export async function commitSandbox(
     parent,
     ...(baseCommit === undefined ? {} : { baseCommit }),
     tree,
+    skipped: screened.skipped,
+    config: screened.config,
+    warnings: screened.warnings,
   };
 }
 
@@ -161,13 +181,18 @@ async function buildTree(
     to: string;
     baseTree: string;
     paths?: readonly string[];
+    /** The changes to commit; `whole`: all of from..to (nothing screened out). */
+    kept: readonly RawTreeChange[];
+    whole: boolean;
   },
 ): Promise<string> {
   const whole =
-    (options.paths === undefined || options.paths.length === 0) && options.from === sandbox.base;
+    options.whole &&
+    (options.paths === undefined || options.paths.length === 0) &&
+    options.from === sandbox.base;
   if (whole)
     return (await storeRun(sandbox, ['rev-parse', `${options.to}^{tree}`], options)).stdout.trim();
-  const raw = await rawSnapshotDiff(sandbox, options.from, options.to, options.paths, options);
+  const raw = options.kept;
   // A temp index over the store, so neither the sandbox's private index nor the user's moves.
   const folder = await mkdtemp(join(tmpdir(), 'agents-commit-'));
   try {

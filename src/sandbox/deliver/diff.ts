@@ -1,10 +1,18 @@
+import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
   literalPathspec,
+  rawSnapshotDiff,
   resolveSnapshot,
   storeRun,
   type DeliveryGitOptions,
   type DeliverySandbox,
 } from './store-access.js';
+
+/**
+ * A patch never runs a program: no external diff, no textconv (a `.gitattributes` in the
+ * sandbox is the tool's to write; plumbing leaves both off already, this says so).
+ */
+const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
 
 /** One line of a hunk. `no-newline` is git's "\ No newline at end of file" after a line. */
 export interface DiffLine {
@@ -42,6 +50,12 @@ export interface FileDiff {
   additions: number | null;
   deletions: number | null;
   hunks: DiffHunk[];
+  /**
+   * Set when apply and commit leave this file out by default: `config` (under `.agents/`, the
+   * library's own configuration), `symlink-out` (a link out of the tree or into `.git`),
+   * `nested-repo`; with the reason.
+   */
+  leftOut?: Pick<SkippedChange, 'kind' | 'reason'>;
 }
 
 /** The work of a sandbox between two snapshots, as structured hunks and as git's patch. */
@@ -54,7 +68,8 @@ export interface SandboxDiff {
 }
 
 /** Options of {@link diffSandbox} and {@link formatSandboxDiff}. */
-export interface DiffSandboxOptions extends DeliveryGitOptions {
+export interface DiffSandboxOptions
+  extends DeliveryGitOptions, Pick<DeliveryScreenOptions, 'configPrefixes'> {
   /** Snapshot to diff from (sha); default the sandbox's base. */
   from?: string;
   /** Snapshot to diff to (sha); default the sandbox's latest snapshot. */
@@ -96,18 +111,41 @@ export async function diffSandbox(
   const patch = (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-p', '-M', '--no-color', from, to, ...spec],
+      ['diff-tree', '-r', '-p', '-M', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
       options,
     )
   ).stdout;
   const entries = parseNameStatusWithRenames(names);
   const sections = splitSections(patch);
+  const leftOut = await leftOutByDelivery(sandbox, { ...options, from, to });
   // Both outputs list the files in the same order; pair them up.
-  const files = entries.map((entry, index) => ({
-    ...entry,
-    ...parseSection(sections[index] ?? []),
-  }));
+  const files = entries.map((entry, index) => {
+    const out = leftOut.get(entry.path) ?? (entry.oldPath && leftOut.get(entry.oldPath));
+    return {
+      ...entry,
+      ...parseSection(sections[index] ?? []),
+      ...(out ? { leftOut: { kind: out.kind, reason: out.reason } } : {}),
+    };
+  });
   return { from, to, files, patch };
+}
+
+/**
+ * The paths of `from`..`to` that apply and commit leave out by default (configuration,
+ * symlinks out, nested repositories), by path, for listings that warn about them.
+ */
+export async function leftOutByDelivery(
+  sandbox: DeliverySandbox,
+  options: DiffSandboxOptions & { from: string; to: string },
+): Promise<Map<string, SkippedChange>> {
+  if (options.from === options.to) return new Map();
+  const raw = await rawSnapshotDiff(sandbox, options.from, options.to, options.paths, options);
+  const { skipped } = await screenChanges(sandbox, raw, {
+    ...options,
+    includeConfig: false,
+    allowSymlinksOut: false,
+  });
+  return new Map(skipped.map((item) => [item.path, item]));
 }
 
 /** Options of {@link formatSandboxDiff}. */
@@ -136,7 +174,17 @@ export async function formatSandboxDiff(
   return (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-M', color, ...what, from, to, ...literalPathspec(options.paths)],
+      [
+        'diff-tree',
+        '-r',
+        '-M',
+        color,
+        ...NO_PROGRAMS,
+        ...what,
+        from,
+        to,
+        ...literalPathspec(options.paths),
+      ],
       options,
     )
   ).stdout;

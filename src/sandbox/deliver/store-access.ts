@@ -1,6 +1,5 @@
-import { execFile } from 'node:child_process';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import { DEFAULT_GIT_TIMEOUT_MS } from '../git.js';
+import { runGitBytes } from '../git.js';
 import type { LocalSandbox } from '../local-sandbox.js';
 import { parseRawTreeDiff, type RawTreeChange } from '../raw-tree-diff.js';
 import { storeEnv, storeGit } from '../snapshot-store.js';
@@ -55,41 +54,12 @@ export function gitBytes(
     okExitCodes?: readonly number[];
   },
 ): Promise<{ stdout: Buffer; exitCode: number }> {
-  options.signal?.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      args,
-      {
-        cwd: options.cwd,
-        env: options.env,
-        signal: options.signal,
-        timeout: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
-        maxBuffer: 1024 * 1024 * 1024,
-        encoding: 'buffer',
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        if (error === null) {
-          resolve({ stdout, exitCode: 0 });
-          return;
-        }
-        const code = (error as { code?: unknown }).code;
-        if (typeof code === 'number' && options.okExitCodes?.includes(code)) {
-          resolve({ stdout, exitCode: code });
-          return;
-        }
-        reject(
-          new AgentsError(
-            options.signal?.aborted === true
-              ? AgentsErrorCode.Aborted
-              : AgentsErrorCode.SandboxFailed,
-            `"git ${args.join(' ')}" failed in ${options.cwd} (exit ${String(code)}): ${stderr.toString('utf8').trim().slice(-2000) || error.message}`,
-            { cause: error, details: { command: args, cwd: options.cwd, exitCode: code } },
-          ),
-        );
-      },
-    );
+  return runGitBytes(args, {
+    cwd: options.cwd,
+    env: options.env,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.okExitCodes === undefined ? {} : { okExitCodes: options.okExitCodes }),
   });
 }
 

@@ -3,6 +3,7 @@ import { lstat, mkdir, readFile, readlink, rename, rm, rmdir, symlink } from 'no
 import { dirname, join, relative, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { writeFileAtomic } from '../../core/atomic-write.js';
+import { quotePath } from './guard.js';
 
 /** Git's modes for what a path can hold in a tree. */
 export const REGULAR = '100644';
@@ -32,8 +33,9 @@ export async function readUserPath(
     const stats = await lstat(parent).catch(() => undefined);
     if (stats === undefined) return undefined;
     if (stats.isSymbolicLink())
-      return { blocked: `${parts.slice(0, depth).join('/')} is a symlink` };
-    if (!stats.isDirectory()) return { blocked: `${parts.slice(0, depth).join('/')} is a file` };
+      return { blocked: `${quotePath(parts.slice(0, depth).join('/'))} is a symlink` };
+    if (!stats.isDirectory())
+      return { blocked: `${quotePath(parts.slice(0, depth).join('/'))} is a file` };
   }
   const path = join(target, rel);
   const stats = await lstat(path).catch(() => undefined);
@@ -42,7 +44,7 @@ export async function readUserPath(
   if (stats.isFile()) {
     return { mode: (stats.mode & 0o111) !== 0 ? EXECUTABLE : REGULAR, bytes: await readFile(path) };
   }
-  return { blocked: `${rel} is a ${stats.isDirectory() ? 'folder' : 'special file'}` };
+  return { blocked: `${quotePath(rel)} is a ${stats.isDirectory() ? 'folder' : 'special file'}` };
 }
 
 /** The git blob id of some bytes, in the store's hash (sha1: 40 hex digits, sha256: 64). */

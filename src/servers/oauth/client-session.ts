@@ -1,5 +1,4 @@
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client, OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../../config/schemas.js';
 import {
   createRemoteTransport,
@@ -68,7 +67,8 @@ export async function openOAuthClientSession(
   }
   let transport: RemoteTransport | undefined;
   let client: Client | undefined;
-  const finishAuth = (code: string) => (transport as RemoteTransport).finishAuth(code);
+  const finishAuth = (code: string, iss?: string) =>
+    (transport as RemoteTransport).finishAuth(code, iss);
   const retry = <T>(operation: () => Promise<T>): Promise<T> =>
     stored === undefined || receiver === undefined
       ? operation()

@@ -1,6 +1,4 @@
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
+import { auth, Client, type Implementation } from '@modelcontextprotocol/client';
 import { expandEnvReferenceMap, expandEnvReferences } from '../../config/env-references.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { createRemoteTransport, type RemoteTransport } from '../remote-transport.js';
@@ -35,7 +33,7 @@ export interface AuthorizationRetryOptions {
  */
 export async function retryAfterAuthorization<T>(
   operation: () => Promise<T>,
-  finishAuth: (authorizationCode: string) => Promise<void>,
+  finishAuth: (authorizationCode: string, iss?: string) => Promise<void>,
   options: AuthorizationRetryOptions,
 ): Promise<T> {
   const max = options.maxAuthorizations ?? 2;
@@ -50,7 +48,7 @@ export async function retryAfterAuthorization<T>(
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       });
-      await finishAuth(code);
+      await finishAuth(code, options.receiver.issuerOf(code));
       options.provider.resetAuthorization();
     }
   }
@@ -138,9 +136,9 @@ export async function loginToServer(
     await client.connect(transport, options.signal === undefined ? {} : { signal: options.signal });
     return client;
   };
-  const finishAuth = async (code: string) => {
+  const finishAuth = async (code: string, iss?: string) => {
     authorized = true;
-    await (transport as RemoteTransport).finishAuth(code);
+    await (transport as RemoteTransport).finishAuth(code, iss);
   };
   try {
     const retry = isStoredOAuthProvider(provider)
@@ -166,7 +164,13 @@ export async function loginToServer(
             ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
           });
           authorized = true;
-          await auth(provider, { serverUrl: url, scope: options.scope, authorizationCode: code });
+          const iss = receiver.issuerOf(code);
+          await auth(provider, {
+            serverUrl: url,
+            scope: options.scope,
+            authorizationCode: code,
+            ...(iss === undefined ? {} : { iss }),
+          });
           provider.resetAuthorization();
         }
       }

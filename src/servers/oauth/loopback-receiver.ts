@@ -23,6 +23,11 @@ export interface LoopbackReceiver extends AsyncDisposable {
    * `error=` redirect (the person denied, or the server refused), on abort and after `timeoutMs`.
    */
   waitForCode(expectedState: string | undefined, options?: WaitForCodeOptions): Promise<string>;
+  /**
+   * The `iss` the authorization response carried with `code` (RFC 9207), for the token exchange
+   * to check against the authorization server's metadata; undefined when it sent none.
+   */
+  issuerOf(code: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -35,6 +40,7 @@ export interface WaitForCodeOptions {
 
 interface Arrival {
   code?: string;
+  iss?: string;
   error?: string;
   errorDescription?: string;
   state?: string;
@@ -49,6 +55,7 @@ export async function startLoopbackReceiver(
 ): Promise<LoopbackReceiver> {
   const path = options.path ?? '/callback';
   const arrivals: Arrival[] = [];
+  const issuers = new Map<string, string>();
   let notify: (() => void) | undefined;
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -57,7 +64,7 @@ export async function startLoopbackReceiver(
       return;
     }
     const arrival: Arrival = {};
-    for (const key of ['code', 'error', 'state'] as const) {
+    for (const key of ['code', 'error', 'state', 'iss'] as const) {
       const value = url.searchParams.get(key);
       if (value !== null) arrival[key] = value;
     }
@@ -153,6 +160,8 @@ export async function startLoopbackReceiver(
               );
               return;
             }
+            if (arrival.code !== undefined && arrival.iss !== undefined)
+              issuers.set(arrival.code, arrival.iss);
             finish(undefined, arrival.code);
             return;
           }
@@ -161,6 +170,7 @@ export async function startLoopbackReceiver(
         check();
       });
     },
+    issuerOf: (code) => issuers.get(code),
     close,
     [Symbol.asyncDispose]: close,
   };

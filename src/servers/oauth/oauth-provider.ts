@@ -1,17 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type {
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   ClientCredentialsProvider,
   PrivateKeyJwtProvider,
-} from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../../config/schemas.js';
 import { AgentsError, AgentsErrorCode, ServerError } from '../../errors.js';
 import type { Authorizer } from './authorizers.js';

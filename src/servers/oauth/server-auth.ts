@@ -1,5 +1,4 @@
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { expandEnvReferences } from '../../config/env-references.js';
 import type { HttpServerConfig, OAuthSettings } from '../../config/schemas.js';
 import type { Authorizer } from './authorizers.js';

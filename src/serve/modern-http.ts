@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
+import { errorMessage } from '../errors.js';
+import { rpcError, sendJson } from './http-io.js';
+
+// The 2026-07-28 leg of the HTTP endpoint (http.ts): the SDK v2 `createMcpHandler`, strict
+// (`legacy: 'reject'`), behind our own Host/Origin/token checks and body cap. Routing uses the
+// SDK's own classifier (`isLegacyRequest`), so the two legs can never disagree about a request:
+// whatever carries the per-request `_meta` envelope (or a 2026 MCP-Protocol-Version header) is
+// answered here, validation errors included (-32602, -32022, -32020).
+
+/** Options of {@link createModernHttpLeg}. */
+export interface ModernHttpLegOptions {
+  createServer: McpServerFactory;
+  bus?: ServerEventBus;
+  maxBodyBytes: number;
+  log: (line: string) => void;
+}
+
+/** The 2026-07-28 leg: which requests it takes, and how it answers them. */
+export interface ModernHttpLeg {
+  /** True when the request is 2026-era traffic (only POSTs are; GET/DELETE are 2025 sessions). */
+  serves(req: IncomingMessage, url: URL, raw: Buffer | undefined, body: unknown): Promise<boolean>;
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    raw: Buffer | undefined,
+    body: unknown,
+    identity: string,
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Builds the leg (the SDK v2 server package is loaded here, not at import). */
+export async function createModernHttpLeg(options: ModernHttpLegOptions): Promise<ModernHttpLeg> {
+  const { createMcpHandler, isJsonContentType, isLegacyRequest } =
+    await import('@modelcontextprotocol/server');
+  const handler = createMcpHandler(options.createServer, {
+    legacy: 'reject',
+    maxRequestBodySize: options.maxBodyBytes,
+    ...(options.bus === undefined ? {} : { bus: options.bus }),
+    onerror: (error) => options.log(`mcp http (2026-07-28): ${errorMessage(error)}`),
+  });
+
+  const toRequest = (
+    req: IncomingMessage,
+    url: URL,
+    raw: Buffer | undefined,
+    signal?: AbortSignal,
+  ): Request => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined) continue;
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    return new Request(new URL(url.pathname + url.search, `http://${req.headers.host}`), {
+      method: req.method ?? 'POST',
+      headers,
+      ...(raw === undefined ? {} : { body: new Uint8Array(raw) }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  };
+
+  return {
+    async serves(req, url, raw, body) {
+      if (req.method !== 'POST') return false;
+      return !(await isLegacyRequest(toRequest(req, url, raw), body, {
+        maxRequestBodySize: options.maxBodyBytes,
+      }));
+    },
+
+    async handle(req, res, url, raw, body, identity) {
+      if (!isJsonContentType(req.headers['content-type'] ?? null)) {
+        sendJson(res, 415, rpcError(-32000, 'Unsupported Media Type: send application/json'));
+        return;
+      }
+      // The client hanging up cancels the exchange (and with it a tool call in flight).
+      const hangUp = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) hangUp.abort();
+      });
+      const response = await handler.fetch(toRequest(req, url, raw, hangUp.signal), {
+        parsedBody: body,
+        // The identity binds a paused call's requestState to the caller that got it.
+        authInfo: { token: identity, clientId: identity, scopes: [] },
+      });
+      await writeResponse(res, response);
+    },
+
+    close: () => handler.close(),
+  };
+}
+
+/** Writes a web `Response` (JSON or an SSE stream) to a node response. */
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const resume = (): void => {
+            res.off('drain', resume);
+            res.off('close', resume);
+            resolve();
+          };
+          res.once('drain', resume);
+          res.once('close', resume);
+        });
+      }
+      if (res.destroyed) break;
+    }
+  } catch {
+    // The client went away mid-stream; nothing left to tell it.
+  }
+  res.end();
+}

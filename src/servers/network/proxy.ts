@@ -1,0 +1,290 @@
+/**
+ * The network proxy the library runs on the host for confined servers with host lists: one Unix
+ * socket per server (so every decision names its server), speaking HTTP (plain requests and
+ * CONNECT) and SOCKS5 on the same socket, told apart by the first byte. It connects only to an
+ * address it has checked (never re-resolving a name), and reports every decision.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import type { HostRules } from './host-rules.js';
+import {
+  decideTarget,
+  type DecisionOptions,
+  type NetworkDecision,
+  type ProxyProtocol,
+  type TargetVerdict,
+} from './proxy-decision.js';
+import { handleSocks5 } from './socks5.js';
+
+/** Options of {@link startNetworkProxy}. */
+export interface NetworkProxyOptions extends DecisionOptions {
+  /** Called with every decision (the actor writes them to its audit log). */
+  onDecision?: (decision: NetworkDecision) => void;
+  /** Folder for the sockets; default a fresh private folder under the OS temp dir. */
+  socketDir?: string;
+  /** Connect timeout to upstream hosts. Default 10 s. */
+  connectTimeoutMs?: number;
+}
+
+/** A running proxy. */
+export interface NetworkProxy {
+  /** Opens (once) the socket of one server with its rules; returns its path. */
+  listen(serverName: string, rules: HostRules): Promise<string>;
+  /** The socket of a server, when open and the proxy is running. */
+  socketOf(serverName: string): string | undefined;
+  readonly closed: boolean;
+  /** Stops listening and ends every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts a proxy with no sockets yet (each server gets its own with {@link NetworkProxy.listen}). */
+export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkProxy {
+  const ownDir = options.socketDir === undefined;
+  // Unix socket paths are limited to ~107 bytes: a short private folder under the temp dir.
+  const dir = options.socketDir ?? mkdtempSync(join(tmpdir(), 'agents-net-'));
+  const servers = new Map<string, { server: Server; path: string }>();
+  const sockets = new Set<Duplex>();
+  let closed = false;
+
+  const report =
+    (serverName: string, protocol: ProxyProtocol, host: string, port: number) =>
+    (verdict: TargetVerdict): TargetVerdict => {
+      options.onDecision?.({
+        time: new Date().toISOString(),
+        serverName,
+        protocol,
+        host,
+        port,
+        ...(verdict.address === undefined ? {} : { address: verdict.address }),
+        decision: verdict.allowed ? 'allow' : 'deny',
+        reason: verdict.reason,
+        ...(verdict.rule === undefined ? {} : { rule: verdict.rule }),
+      });
+      return verdict;
+    };
+
+  const decide =
+    (serverName: string, rules: HostRules, protocol: ProxyProtocol) =>
+    async (host: string, port: number, refusal?: string): Promise<TargetVerdict> =>
+      report(
+        serverName,
+        protocol,
+        host,
+        port,
+      )(
+        refusal === undefined
+          ? await decideTarget(rules, host, port, options)
+          : { allowed: false, reason: refusal },
+      );
+
+  const track = (socket: Duplex): void => {
+    // Kept-alive upstream sockets come back for each request: listeners once per socket.
+    if (sockets.has(socket)) return;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+
+  const upstream = (address: string, port: number): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const socket = connect({ host: address, port });
+      track(socket);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`connect to ${address}:${port} timed out`));
+      }, options.connectTimeoutMs ?? 10_000);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        resolve(socket);
+      });
+      socket.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+
+  const httpHandler = (serverName: string, rules: HostRules) => {
+    const http = createHttpServer();
+    http.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
+      track(client);
+      const target = splitHostPort(req.url ?? '', 443);
+      void (async () => {
+        const verdict = target
+          ? await decide(serverName, rules, 'connect')(target.host, target.port)
+          : report(
+              serverName,
+              'connect',
+              req.url ?? '',
+              0,
+            )({
+              allowed: false,
+              reason: 'malformed CONNECT target',
+            });
+        if (!verdict.allowed) {
+          refuseRaw(client, verdict.reason);
+          return;
+        }
+        try {
+          const remote = await upstream(verdict.address, target!.port);
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          if (head.length > 0) remote.write(head);
+          remote.pipe(client);
+          client.pipe(remote);
+          remote.once('close', () => client.destroy());
+          client.once('close', () => remote.destroy());
+        } catch (error) {
+          client.end(
+            `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${(error as Error).message}\n`,
+          );
+        }
+      })();
+    });
+    http.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      void forwardPlainHttp(req, res, decide(serverName, rules, 'http'), track);
+    });
+    http.on('clientError', (_error, socket) => socket.destroy());
+    return http;
+  };
+
+  return {
+    async listen(serverName, rules) {
+      if (closed) throw new Error('The network proxy is closed.');
+      const known = servers.get(serverName);
+      if (known !== undefined) return known.path;
+      // One folder per server: the folder is what a namespace gets, so no server can reach
+      // another's socket (and its rules).
+      const folder = join(dir, String(servers.size));
+      mkdirSync(folder, { mode: 0o700 });
+      const path = join(folder, 'proxy.sock');
+      const http = httpHandler(serverName, rules);
+      const socksDecide = decide(serverName, rules, 'socks5');
+      const server = createServer((socket) => {
+        track(socket);
+        // The first byte tells the protocols apart: 5 is SOCKS5; HTTP starts with a method name.
+        socket.once('data', (first: Buffer) => {
+          socket.pause();
+          socket.unshift(first);
+          if (first[0] === 0x05) handleSocks5(socket, socksDecide, upstream);
+          else http.emit('connection', socket);
+          socket.resume();
+        });
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => resolve());
+      });
+      servers.set(serverName, { server, path });
+      return path;
+    },
+    socketOf(serverName) {
+      return closed ? undefined : servers.get(serverName)?.path;
+    },
+    get closed() {
+      return closed;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(
+        [...servers.values()].map(
+          ({ server }) => new Promise<void>((resolve) => server.close(() => resolve())),
+        ),
+      );
+      servers.clear();
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A plain `http://` request through the proxy (absolute URL in the request line). */
+async function forwardPlainHttp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  decide: (host: string, port: number) => Promise<TargetVerdict>,
+  track: (socket: Duplex) => void,
+): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(
+      req.url ?? '',
+      req.url?.startsWith('/') ? `http://${req.headers.host ?? ''}` : undefined,
+    );
+  } catch {
+    refuse(res, 400, 'the request line needs an absolute http:// URL');
+    return;
+  }
+  if (url.protocol !== 'http:') {
+    refuse(res, 400, `${url.protocol} is not proxied as a plain request; use CONNECT`);
+    return;
+  }
+  const port = url.port === '' ? 80 : Number(url.port);
+  const verdict = await decide(url.hostname, port);
+  if (!verdict.allowed) {
+    req.resume();
+    refuse(res, 403, verdict.reason);
+    return;
+  }
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: url.host };
+  for (const hop of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive'])
+    delete headers[hop];
+  const forwarded = httpRequest(
+    {
+      host: verdict.address,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+    },
+    (upstream) => {
+      res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+      upstream.pipe(res);
+    },
+  );
+  forwarded.on('socket', (socket) => track(socket));
+  forwarded.on('error', (error) => {
+    if (!res.headersSent) refuse(res, 502, error.message);
+    else res.destroy();
+  });
+  req.pipe(forwarded);
+}
+
+function refuse(res: ServerResponse, status: number, reason: string): void {
+  const body = `agents network proxy: ${reason}\n`;
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-agents-network': 'refused',
+    connection: 'close',
+  });
+  res.end(body);
+}
+
+function refuseRaw(client: Duplex, reason: string): void {
+  const body = `agents network proxy: ${reason}\n`;
+  client.end(
+    `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nX-Agents-Network: refused\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** `host:port` or `[v6]:port` of a CONNECT line. */
+export function splitHostPort(
+  target: string,
+  defaultPort: number,
+): { host: string; port: number } | undefined {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(target);
+  if (bracketed !== null)
+    return {
+      host: bracketed[1]!,
+      port: bracketed[2] === undefined ? defaultPort : Number(bracketed[2]),
+    };
+  const match = /^([^:\s/]+)(?::(\d+))?$/.exec(target);
+  if (match === null) return undefined;
+  return { host: match[1]!, port: match[2] === undefined ? defaultPort : Number(match[2]) };
+}

@@ -1,0 +1,128 @@
+/**
+ * Each server's effective network (its own `network:` or the actor's `sandbox.network`) and
+ * what it means at launch: the bubblewrap arguments and command line of a confined stdio
+ * server, and the guarded fetch of a remote one. Built once per activation.
+ */
+import { basename, dirname } from 'node:path';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { NetworkSetting } from '../../config/network-schema.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { forwarderCommand, NAMESPACE_SOCKET_DIR, proxyEnvironment } from './forwarder.js';
+import { compileHostRules, type HostRules } from './host-rules.js';
+import type { DecisionOptions, NetworkDecision } from './proxy-decision.js';
+import type { NetworkProxy } from './proxy.js';
+import { guardedFetch } from './remote-guard.js';
+
+/** How one stdio server launches, network-wise. */
+export interface NetworkLaunch {
+  /** Cut the server's network (its own namespace, loopback only). */
+  unshareNet: boolean;
+  /** Extra bubblewrap arguments (after the mounts): the proxy socket and variables. */
+  bwrapArgs: string[];
+  /** The command line inside the sandbox (the forwarder in front of the server, or unchanged). */
+  command: string;
+  args: string[];
+}
+
+/** The network hook the confinement calls for each server. */
+export interface ServerNetworkHook {
+  /** The effective setting of a server (unknown names get the actor's). */
+  settingOf(serverName: string | undefined): NetworkSetting;
+  /**
+   * The launch of a stdio server. `confined` says whether bubblewrap runs it.
+   *
+   * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the server has host lists and cannot be
+   *   confined, or the proxy is not running: it must not start with open network.
+   */
+  launch(
+    serverName: string | undefined,
+    confined: boolean,
+    command: string,
+    args: readonly string[],
+    /** Why it is not confined, for the refusal. */
+    unconfinedBecause?: string,
+  ): NetworkLaunch;
+  /** A fetch applying the server's host lists (redirects included), or undefined for none. */
+  remoteFetch(serverName: string): FetchLike | undefined;
+}
+
+/** What {@link createServerNetwork} needs. */
+export interface ServerNetworkOptions extends DecisionOptions {
+  /** The actor's `sandbox.network`. */
+  actor: NetworkSetting;
+  /** Each server's own `network:` (absent: the actor's). */
+  servers: ReadonlyMap<string, NetworkSetting | undefined>;
+  /** The running proxy, when some stdio server has host lists. */
+  proxy?: NetworkProxy;
+  /** Decisions about remote servers (the proxy reports its own). */
+  onDecision?: (decision: NetworkDecision) => void;
+  /** The fix named when bubblewrap is unavailable. */
+  confinementHint?: string;
+}
+
+/** True for `{ allow, deny }`. */
+export function hasHostLists(
+  setting: NetworkSetting | undefined,
+): setting is Exclude<NetworkSetting, boolean> {
+  return typeof setting === 'object';
+}
+
+/** Builds the hook; host lists are compiled here, once. */
+export function createServerNetwork(options: ServerNetworkOptions): ServerNetworkHook {
+  const compiled = new Map<string, HostRules>();
+  const settingOf = (serverName: string | undefined): NetworkSetting =>
+    (serverName === undefined ? undefined : options.servers.get(serverName)) ?? options.actor;
+  const rulesOf = (serverName: string | undefined): HostRules | undefined => {
+    const setting = settingOf(serverName);
+    if (!hasHostLists(setting)) return undefined;
+    const key = serverName ?? '';
+    let rules = compiled.get(key);
+    if (rules === undefined) compiled.set(key, (rules = compileHostRules(setting)));
+    return rules;
+  };
+  return {
+    settingOf,
+    launch(serverName, confined, command, args, unconfinedBecause) {
+      const setting = settingOf(serverName);
+      if (!hasHostLists(setting))
+        return { unshareNet: setting === false, bwrapArgs: [], command, args: [...args] };
+      const name = serverName ?? 'server';
+      if (!confined) {
+        throw new AgentsError(
+          AgentsErrorCode.ConfinementUnavailable,
+          `Server "${name}" was not started: it has network host lists (sandbox.network allow/deny), which need OS confinement to take its own network away, and it would run unconfined here${unconfinedBecause === undefined ? '' : ` (${unconfinedBecause})`}. ` +
+            `Install bubblewrap (\`${options.confinementHint ?? 'apt-get install bubblewrap'}\`) and keep sandbox.confine at "auto" or "required", or set network: false (no network) or true (open network) for this server.`,
+          { details: { serverName: name, reason: 'unconfined' } },
+        );
+      }
+      const socket = serverName === undefined ? undefined : options.proxy?.socketOf(serverName);
+      if (socket === undefined) {
+        throw new AgentsError(
+          AgentsErrorCode.ConfinementUnavailable,
+          `Server "${name}" was not started: it has network host lists, and the network proxy that is its only way out is ${options.proxy?.closed === true ? 'closed (the actor is stopping or stopped)' : 'not running'}. ` +
+            'Activate the actor again (the proxy starts with it); a server with lists never starts with open network.',
+          { details: { serverName: name, reason: 'proxy-unavailable' } },
+        );
+      }
+      const inside = `${NAMESPACE_SOCKET_DIR}/${basename(socket)}`;
+      const env = proxyEnvironment();
+      const forwarded = forwarderCommand(process.execPath, inside, command, args);
+      return {
+        unshareNet: true,
+        bwrapArgs: [
+          '--bind',
+          dirname(socket),
+          NAMESPACE_SOCKET_DIR,
+          ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
+        ],
+        command: forwarded.command,
+        args: forwarded.args,
+      };
+    },
+    remoteFetch(serverName) {
+      const rules = rulesOf(serverName);
+      if (rules === undefined) return undefined;
+      return guardedFetch(serverName, rules, options);
+    },
+  };
+}

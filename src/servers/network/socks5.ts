@@ -1,0 +1,140 @@
+/**
+ * SOCKS5 (RFC 1928) on one proxy connection: no authentication, CONNECT only (BIND and UDP
+ * ASSOCIATE are refused: UDP has no way out), targets by domain name or address.
+ */
+import type { Socket } from 'node:net';
+import type { TargetVerdict } from './proxy-decision.js';
+
+const VERSION = 0x05;
+const REPLY = {
+  succeeded: 0x00,
+  failure: 0x01,
+  notAllowed: 0x02,
+  hostUnreachable: 0x04,
+  commandNotSupported: 0x07,
+  addressNotSupported: 0x08,
+} as const;
+
+/** Reads exactly n bytes at a time from a socket, in order. */
+class ByteReader {
+  private buffer = Buffer.alloc(0);
+  private waiting: { n: number; resolve: (bytes: Buffer) => void } | undefined;
+  private ended = false;
+
+  constructor(private readonly socket: Socket) {
+    socket.on('data', this.onData);
+    socket.once('close', () => {
+      this.ended = true;
+      this.waiting?.resolve(Buffer.alloc(0));
+    });
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.buffer = Buffer.concat([this.buffer, chunk]);
+    if (this.buffer.length > 1024) this.socket.destroy(); // a handshake is a few dozen bytes
+    this.settle();
+  };
+
+  private settle(): void {
+    if (this.waiting === undefined || this.buffer.length < this.waiting.n) return;
+    const { n, resolve } = this.waiting;
+    this.waiting = undefined;
+    const bytes = this.buffer.subarray(0, n);
+    this.buffer = this.buffer.subarray(n);
+    resolve(bytes);
+  }
+
+  /** n bytes, or fewer when the socket closed first. */
+  read(n: number): Promise<Buffer> {
+    if (this.ended) return Promise.resolve(Buffer.alloc(0));
+    return new Promise((resolve) => {
+      this.waiting = { n, resolve };
+      this.settle();
+    });
+  }
+
+  /** Stops reading; returns what arrived after the handshake (the first payload bytes). */
+  detach(): Buffer {
+    this.socket.off('data', this.onData);
+    return this.buffer;
+  }
+}
+
+/** Runs the SOCKS5 exchange on `socket`, then pipes it to the checked upstream address. */
+export function handleSocks5(
+  socket: Socket,
+  decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
+  upstream: (address: string, port: number) => Promise<Socket>,
+): void {
+  void run(socket, decide, upstream).catch(() => socket.destroy());
+}
+
+async function run(
+  socket: Socket,
+  decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
+  upstream: (address: string, port: number) => Promise<Socket>,
+): Promise<void> {
+  const reader = new ByteReader(socket);
+  const greeting = await reader.read(2);
+  if (greeting.length < 2 || greeting[0] !== VERSION) return void socket.destroy();
+  const methods = await reader.read(greeting[1]!);
+  if (!methods.includes(0x00)) {
+    socket.end(Buffer.from([VERSION, 0xff])); // no acceptable method
+    return;
+  }
+  socket.write(Buffer.from([VERSION, 0x00]));
+  const head = await reader.read(4);
+  if (head.length < 4 || head[0] !== VERSION) return void socket.destroy();
+  const command = head[1]!;
+  const type = head[3]!;
+  let host: string;
+  if (type === 0x01) host = [...(await reader.read(4))].join('.');
+  else if (type === 0x03)
+    host = (await reader.read((await reader.read(1))[0] ?? 0)).toString('latin1');
+  else if (type === 0x04) {
+    const bytes = await reader.read(16);
+    host = Array.from({ length: 8 }, (_, i) => bytes.readUInt16BE(i * 2).toString(16)).join(':');
+  } else {
+    reply(socket, REPLY.addressNotSupported, true);
+    return;
+  }
+  const portBytes = await reader.read(2);
+  if (portBytes.length < 2) return void socket.destroy();
+  const port = portBytes.readUInt16BE(0);
+  if (command !== 0x01) {
+    // Decided (and so reported) as a refusal: a UDP relay would be a way out past the lists.
+    await decide(
+      host,
+      port,
+      `SOCKS5 ${command === 0x03 ? 'UDP ASSOCIATE' : 'BIND'} is not supported (TCP CONNECT only)`,
+    );
+    reply(socket, REPLY.commandNotSupported, true);
+    return;
+  }
+  const verdict = await decide(host, port);
+  if (!verdict.allowed) {
+    reply(socket, REPLY.notAllowed, true);
+    return;
+  }
+  let remote: Socket;
+  try {
+    remote = await upstream(verdict.address, port);
+  } catch {
+    reply(socket, REPLY.hostUnreachable, true);
+    return;
+  }
+  const early = reader.detach();
+  reply(socket, REPLY.succeeded, false);
+  if (early.length > 0) remote.write(early);
+  remote.pipe(socket);
+  socket.pipe(remote);
+  remote.once('close', () => socket.destroy());
+  socket.once('close', () => remote.destroy());
+}
+
+function reply(socket: Socket, code: number, end: boolean): void {
+  // Bound address 0.0.0.0:0: clients do not need it for CONNECT.
+  const bytes = Buffer.from([VERSION, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0]);
+  if (end) socket.end(bytes);
+  else socket.write(bytes);
+}

@@ -1,0 +1,68 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { actorNetworkReports, formatActorNetworkReports } from '../../src/cli/doctor-network.js';
+import { probeBubblewrap } from '../../src/servers/confinement.js';
+import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+
+describe('agents doctor: each actor’s effective network', () => {
+  let scratch: string;
+  let store: WorkspaceStore;
+
+  beforeEach(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'agents-doctor-net-'));
+    store = createWorkspaceStore(join(scratch, '.agents'));
+    const server = { transport: 'stdio' as const, command: process.execPath, args: ['s.js'] };
+    await store.put('server', 'files', { ...server, network: false });
+    await store.put('server', 'fetch', {
+      ...server,
+      network: { allow: ['*.example.test'], deny: ['evil.example.test'] },
+    });
+    await store.put('server', 'plain', server);
+    await store.put('server', 'remote', {
+      transport: 'streamable-http',
+      url: 'https://mcp.example.test/mcp',
+    });
+    await store.put('skill', 'web', { mcpServers: ['files', 'fetch', 'plain', 'remote'] });
+    await store.put('actor', 'reader', {
+      skills: ['web'],
+      sandbox: { network: { allow: ['docs.example.test'] } },
+    });
+    await store.put('actor', 'offline', { skills: ['web'], sandbox: { confine: 'off' } });
+  });
+
+  afterEach(() => rm(scratch, { recursive: true, force: true }));
+
+  it('shows per server where the setting comes from, and refuses lists that cannot be enforced', async () => {
+    const reports = await actorNetworkReports(store);
+    const reader = reports.find((report) => report.actor === 'reader')!;
+    expect(reader.servers.map((line) => [line.server, line.from])).toEqual([
+      ['files', 'server'],
+      ['fetch', 'server'],
+      ['plain', 'actor'],
+      ['remote', 'actor'],
+    ]);
+    const text = formatActorNetworkReports(reports).join('\n');
+    expect(text).toContain('files (stdio, from the server): none (loopback only, when confined)');
+    expect(text).toMatch(
+      /fetch \(stdio, from the server\): only through the proxy: allow \*\.example\.test; deny evil\.example\.test/,
+    );
+    expect(text).toMatch(
+      /plain \(stdio, from the actor\): only through the proxy: allow docs\.example\.test/,
+    );
+    expect(text).toMatch(
+      /remote \(streamable-http, from the actor\): checked at connect time and on redirects: allow docs\.example\.test/,
+    );
+    // confine: off cannot enforce lists: doctor says the server refuses to start.
+    const offline = reports.find((report) => report.actor === 'offline')!;
+    expect(offline.problems).toEqual([
+      'server "fetch" has host lists but cannot be confined: sandbox.confine is "off"',
+    ]);
+    if (!probeBubblewrap({ network: false }).available) {
+      expect(reader.problems.join('\n')).toMatch(/cannot be confined/);
+    } else {
+      expect(reader.problems).toEqual([]);
+    }
+  });
+});
