@@ -20,9 +20,12 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything');
-/** What the README's snippet spawns, and what it runs here instead (no `npx` download). */
+/** What the README's first snippet spawns, and what it runs here instead (no `npx` download). */
 const README_TRANSPORT = `{ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }`;
 const LOCAL_TRANSPORT = `{ command: process.execPath, args: [${JSON.stringify(join(EVERYTHING, 'dist', 'index.js'))}, 'stdio'] }`;
+/** The README's first snippet is this file (test/examples/snippets.test.ts keeps them equal). */
+const SNIPPET = join(ROOT, 'examples', 'snippets', 'hand-built-graph.ts');
+const CLOSE = 'await client.close();';
 
 interface PackedFile {
   path: string;
@@ -72,13 +75,12 @@ async function node(file: string) {
   }
 }
 
-function readmeSnippet(readme: string): string {
-  const section = readme.indexOf('### From a hand-built graph');
-  const start = readme.indexOf('```ts\n', section);
-  const end = readme.indexOf('```', start + 6);
-  if (section < 0 || start < 0 || end < 0)
-    throw new Error('README: hand-built-graph snippet not found');
-  return readme.slice(start + 6, end);
+/** The snippet, its `client.close()` (its last statement) left for the caller to append. */
+async function readmeSnippet(): Promise<string> {
+  const text = await readFile(SNIPPET, 'utf8');
+  const close = text.lastIndexOf(CLOSE);
+  if (close < 0) throw new Error(`${SNIPPET}: no ${CLOSE}`);
+  return text.slice(0, close);
 }
 
 describe('the packed package in a consumer project with only the required peers', () => {
@@ -184,7 +186,7 @@ describe('the packed package in a consumer project with only the required peers'
   });
 
   it('runs the README hand-built-graph snippet against the root (ESM)', async () => {
-    const snippet = readmeSnippet(await readFile(join(ROOT, 'README.md'), 'utf8'));
+    const snippet = await readmeSnippet();
     expect(snippet).toContain(`from '${manifest.name}'`);
     expect(snippet).toContain(README_TRANSPORT);
     const program =
@@ -203,13 +205,13 @@ describe('the packed package in a consumer project with only the required peers'
   });
 
   it('typechecks the snippet and every entry with skipLibCheck: false', async () => {
-    const snippet = readmeSnippet(await readFile(join(ROOT, 'README.md'), 'utf8'));
+    const snippet = await readmeSnippet();
     await writeFile(
       join(consumer, 'snippet.ts'),
       `${snippet.replace(README_TRANSPORT, LOCAL_TRANSPORT)}\n` +
         `import * as root from '${manifest.name}';\nimport * as testing from '${manifest.name}/testing';\n` +
         `import * as serve from '${manifest.name}/serve';\n` +
-        `const entries: object[] = [root, testing, serve, toolNode];\nconsole.log(entries.length);\n`,
+        `const entries: object[] = [root, testing, serve, toolNode];\nconsole.log(entries.length);\n${CLOSE}\n`,
     );
     await writeFile(
       join(consumer, 'tsconfig.json'),
