@@ -57,7 +57,16 @@ describe('agents main', () => {
   );
 
   it('reports a usage error as INVALID_ARGUMENTS with the usage apart under --json', async () => {
-    const result = await run('--json', 'serve', '--skill', 'a', '--port', 'x', '--transport', 'http');
+    const result = await run(
+      '--json',
+      'serve',
+      '--skill',
+      'a',
+      '--port',
+      'x',
+      '--transport',
+      'http',
+    );
     expect(result.code).toBe(2);
     const parsed = JSON.parse(result.stderr) as {
       error: { code: string; message: string; details: { usage: string } };
