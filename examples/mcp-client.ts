@@ -1,7 +1,7 @@
 /**
- * `tsx examples/mcp-client.ts URL` runs the `agents` binary's `mcp-client URL` (the library's own adapter over
- * streamable HTTP, with OAuth when the server asks: initialize, list tools, call each one with
- * arguments built from its schema, end the session) and exits 0. The conformance suite drives
+ * `tsx examples/mcp-client.ts URL [--call-all]` runs the `agents` binary's `mcp-client URL` (the library's own
+ * adapter over streamable HTTP, with OAuth when the server asks: initialize, list tools, with
+ * `--call-all` call each one with arguments built from its schema, end the session) and exits 0. The conformance suite drives
  * the same command through `scripts/conformance-client.ts`.
  *
  * Without a URL it checks itself: it serves two tools with `createMcpServer` + `serveHttp` on
@@ -68,7 +68,7 @@ if (url !== undefined) {
   };
   const toolSet = createServedToolSet({ entries: () => [add] });
   await using http = await serveHttp({ createServer: () => createMcpServer({ toolSet }) });
-  const run = await agents(['--json', 'mcp-client', String(http.url)], true);
+  const run = await agents(['--json', 'mcp-client', String(http.url), '--call-all'], true);
   toolSet.close();
   const report = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
     tools: string[];

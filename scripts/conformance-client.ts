@@ -1,6 +1,6 @@
 /**
  * The client command of the MCP conformance suite (`scripts/conformance.sh client`): runs
- * `agents mcp-client URL --strict` in this process, with the OAuth flags a scenario's context
+ * `agents mcp-client URL --strict --call-all --auto-approve` in this process, with the OAuth flags a scenario's context
  * (`MCP_CONFORMANCE_CONTEXT`: pre-registered client, client credentials) calls for. Secrets go
  * through environment variables and `${VAR}` references, as a person would pass them.
  *
@@ -22,7 +22,16 @@ const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as Re
   string,
   string | undefined
 >;
-const argv = ['mcp-client', url, '--strict', '--authorize', 'follow'];
+// The suite expects a client that calls every tool and answers elicitations by itself.
+const argv = [
+  'mcp-client',
+  url,
+  '--strict',
+  '--call-all',
+  '--auto-approve',
+  '--authorize',
+  'follow',
+];
 argv.push('--client-metadata-url', CLIENT_METADATA_URL);
 if (scenario.startsWith('auth/client-credentials')) argv.push('--grant', 'client_credentials');
 if (context['client_id'] !== undefined) argv.push('--client-id', context['client_id']);

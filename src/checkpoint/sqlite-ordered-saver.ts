@@ -6,6 +6,7 @@ import {
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import type { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 
 /** The few better-sqlite3 calls used here (its type package is not a dependency). */
 interface Statement {
@@ -31,7 +32,7 @@ interface SqliteDatabase {
  */
 export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver> {
   // Imported here: better-sqlite3 is native, and importing a module never starts work.
-  const { SqliteSaver: Base } = await import('@langchain/langgraph-checkpoint-sqlite');
+  const { SqliteSaver: Base } = await importSqlitePackages();
 
   class OrderedSqliteSaver extends Base {
     #insertOrIgnore: Statement | undefined;
@@ -116,4 +117,30 @@ export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver>
 
   // `fromConnString` opens the file (creating it); the subclass takes over its connection.
   return new OrderedSqliteSaver(Base.fromConnString(path).db);
+}
+
+/** The packages `type: sqlite` needs, as a consumer installs them (optional peers). */
+const SQLITE_INSTALL = 'npm install @langchain/langgraph-checkpoint-sqlite better-sqlite3';
+
+/**
+ * The SQLite saver package, or `CONFIG_INVALID` naming the missing package and the install
+ * line. SQLite is an optional peer so that library use without it (the adapter, memory or
+ * Postgres checkpoints) installs no native module; the saver statically imports better-sqlite3,
+ * so either missing package surfaces here.
+ */
+async function importSqlitePackages(): Promise<{ SqliteSaver: typeof SqliteSaver }> {
+  try {
+    return await import('@langchain/langgraph-checkpoint-sqlite');
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    const missing =
+      /Cannot find (?:package|module) '([^']+)'/.exec(errorMessage(error))?.[1] ??
+      '@langchain/langgraph-checkpoint-sqlite';
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `checkpointer type "sqlite" needs the package ${missing}, which is not installed; run \`${SQLITE_INSTALL}\` in the project (they are optional peers, so library use without SQLite installs no native module), or use checkpointer type "memory" or "postgres".`,
+      { cause: error, details: { package: missing } },
+    );
+  }
 }

@@ -4,19 +4,68 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import type { CommandContext } from './command.js';
+import { closest } from './suggest.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
- * The one shape of a command-line mistake: `INVALID_ARGUMENTS` (exit code 2), the message
- * followed by the command's usage so the person sees what to type instead. `details.usage`
- * keeps the usage apart for `--json` consumers.
+ * The one shape of a command-line mistake: `INVALID_ARGUMENTS` (exit code 2). The message comes
+ * first and alone, then the command's synopsis (the usage's first paragraph) and where the full
+ * help is: the error stays on screen instead of scrolling away above thirty lines of options.
+ * `details.usage` keeps the whole usage for `--json` consumers.
  */
 export function usageError(message: string, usage: string, cause?: unknown): AgentsError {
-  return new AgentsError(AgentsErrorCode.InvalidArguments, `${message}\n\n${usage}`, {
-    ...(cause === undefined ? {} : { cause }),
-    details: { usage },
-  });
+  return new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `${message}\n${synopsis(usage)}\n${helpPointer(usage)}`,
+    { ...(cause === undefined ? {} : { cause }), details: { usage } },
+  );
+}
+
+/** The usage's first paragraph (`Usage: agents x ...` and any alternative forms). */
+function synopsis(usage: string): string {
+  return usage.split(/\n\s*\n/)[0]!.trimEnd();
+}
+
+/** "See `agents tool add --help` ...", the command words read from the usage line. */
+function helpPointer(usage: string): string {
+  const words: string[] = [];
+  for (const word of /^Usage:\s+agents\s+(.*)$/m.exec(usage)?.[1]?.split(/\s+/) ?? []) {
+    if (!/^[a-z][a-z-]*$/.test(word)) break;
+    words.push(word);
+  }
+  return words.length === 0
+    ? 'See `agents --help` for the commands.'
+    : `See \`agents ${words.join(' ')} --help\` for all options.`;
+}
+
+/**
+ * Node's parser message for a mistake, rewritten for a person: the unknown option with the
+ * closest known one ("did you mean --input?"), a missing value named plainly. Node's own text
+ * ends in an unclosed quote and talks about positionals nobody typed.
+ */
+function explainParseError(error: unknown, options: Options): string {
+  const message = errorMessage(error);
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const known = Object.entries(options).flatMap(([name, option]) => [
+    `--${name}`,
+    ...(option.short === undefined ? [] : [`-${option.short}`]),
+  ]);
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const typed = /Unknown option '([^']+)'/.exec(message)?.[1] ?? message;
+    const meant = closest(typed.split('=')[0]!, known);
+    return `Unknown option ${typed}.${meant === undefined ? '' : ` Did you mean ${meant}?`}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const missing = /^Option '(-[^' ]+)(?:, (-[^' ]+))? <value>' argument missing/.exec(message);
+    if (missing) return `${missing[2] ?? missing[1]} needs a value.`;
+    const ambiguous = /^Option '(?:-\w, )?(--?[^' ]+)' argument is ambiguous/.exec(message);
+    if (ambiguous)
+      return `${ambiguous[1]} needs a value; to pass one that starts with "-", write ${ambiguous[1]}=VALUE.`;
+    const flag = /^Option '(?:-\w, )?(--?[^' ]+)' does not take an argument/.exec(message);
+    if (flag) return `${flag[1]} takes no value.`;
+  }
+  return message;
 }
 
 /**
@@ -33,7 +82,7 @@ export function parseCommandLine<const O extends Options>(
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageError(errorMessage(error), usage, error);
+    throw usageError(explainParseError(error, options), usage, error);
   }
 }
 

@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { defaultWorkspaceDir, locateWorkspace } from '../workspace/store.js';
 import type { Command, CommandContext } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { usageError } from './args.js';
+import { closest } from './suggest.js';
 import { EXIT_CODE_HELP, ExitCode, exitCodeFor } from './exit-codes.js';
 import { errorToJson, printError, println } from './output.js';
 
@@ -92,6 +94,38 @@ function findCommand(
 }
 
 /**
+ * "Unknown command" alone, with the closest command when one is near (`actor rnu` → `actor
+ * run`, `chekpoints` → `checkpoints`) and where to list them, instead of the whole overview.
+ */
+function unknownCommand(words: readonly string[], commands: readonly Command[]): AgentsError {
+  const typed = words.filter((word) => !word.startsWith('-'));
+  let meant: string | undefined;
+  // The nearest command word by word: every word must be close, the group word first.
+  const first = closest(typed[0] ?? '', [...new Set(commands.map((command) => command.path[0]!))]);
+  if (first !== undefined) {
+    const group = commands.filter((command) => command.path[0] === first);
+    const single = group.find((command) => command.path.length === 1);
+    const second =
+      typed[1] === undefined
+        ? undefined
+        : closest(
+            typed[1],
+            group.flatMap((command) => command.path.slice(1, 2)),
+          );
+    if (second !== undefined) meant = `${first} ${second}`;
+    else if (first !== typed[0] && (single || typed.length === 1)) meant = first;
+  }
+  const shown = typed.slice(0, 2).join(' ');
+  const group = commands.some((command) => command.path[0] === typed[0]) ? ` ${typed[0]}` : '';
+  return new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `Unknown command "${shown}".${meant === undefined ? '' : ` Did you mean "agents ${meant}"?`}\n` +
+      `See \`agents${group} --help\` for the commands.`,
+    { details: { usage: overview(commands) } },
+  );
+}
+
+/**
  * Runs the `agents` command line and returns the exit code. Prints only to the given streams
  * and never calls `process.exit`; the bin wrapper at the bottom does.
  */
@@ -113,11 +147,9 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       // No command, or a group (`agents server`): list what exists under it.
       const group =
         first === undefined ? commands : commands.filter((command) => command.path[0] === first);
-      if (group.length === 0)
-        throw usageError(`Unknown command "${global.rest.join(' ')}".`, overview(commands));
+      if (group.length === 0) throw unknownCommand(global.rest, commands);
       const subcommand = global.rest[1];
-      if (subcommand !== undefined)
-        throw usageError(`Unknown command "${first} ${subcommand}".`, overview(group));
+      if (subcommand !== undefined) throw unknownCommand(global.rest, commands);
       println(global.help ? stdout : stderr, overview(group));
       return global.help ? ExitCode.Ok : ExitCode.Usage;
     }

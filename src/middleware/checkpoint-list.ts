@@ -8,6 +8,8 @@ import { checkpointIdOf } from './checkpointed-graph.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
 import { readSandboxState } from './state.js';
 import type { RollbackRecord } from './state.js';
+import { stepActivity } from './step-activity.js';
+import type { StepActivity } from './step-activity.js';
 
 /** One checkpoint of a thread, with the file state it belongs to. */
 export interface CheckpointEntry {
@@ -31,6 +33,8 @@ export interface CheckpointEntry {
    * just before it; absent for other checkpoints.
    */
   rollback?: RollbackRecord;
+  /** The prompt, tool calls and answer this checkpoint's step added to the messages. */
+  activity: StepActivity;
   /** Config that addresses this checkpoint (for `getState`, `invoke(null, config)`). */
   config: RunnableConfig;
 }
@@ -190,6 +194,7 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
       changed,
       records,
       ...(rollbackRecord === undefined ? {} : { rollback: rollbackRecord }),
+      activity: stepActivity(snapshot.values, parent?.values),
       config: snapshot.config,
     });
   }

@@ -43,6 +43,47 @@ export async function loadCheckpoint(
   return snapshot;
 }
 
+/**
+ * The full id of a thread's checkpoint from its id or a unique prefix of it, as git takes a
+ * short sha (`1f1ef230-5d14-6` for a 36-character UUID). Throws `CHECKPOINT_NOT_FOUND` when no
+ * checkpoint starts so, `INVALID_ARGUMENTS` naming the candidates when several do.
+ */
+export async function resolveCheckpointId(
+  graph: CheckpointedGraph,
+  threadId: string,
+  idOrPrefix: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const exact = await graph.getState({
+    configurable: { thread_id: threadId, checkpoint_id: idOrPrefix },
+  });
+  if (checkpointIdOf(exact.config) === idOrPrefix && exact.createdAt !== undefined)
+    return idOrPrefix;
+  const matches: string[] = [];
+  if (idOrPrefix !== '') {
+    for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+      signal?.throwIfAborted();
+      const id = checkpointIdOf(snapshot.config);
+      if (id?.startsWith(idOrPrefix) === true) matches.push(id);
+    }
+  }
+  if (matches.length === 1) return matches[0]!;
+  const list = `\`agents checkpoints --thread ${threadId}\``;
+  if (matches.length === 0) {
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `Checkpoint "${idOrPrefix}" does not exist on thread "${threadId}"; run ${list} to list them.`,
+      { details: { threadId, checkpointId: idOrPrefix } },
+    );
+  }
+  const shown = matches.slice(0, 5).join(', ');
+  throw new AgentsError(
+    AgentsErrorCode.InvalidArguments,
+    `Checkpoint prefix "${idOrPrefix}" is ambiguous on thread "${threadId}": ${matches.length} checkpoints start with it (${shown}${matches.length > 5 ? ', ...' : ''}); give more characters (${list} lists them).`,
+    { details: { threadId, checkpointId: idOrPrefix, candidates: matches } },
+  );
+}
+
 /** The thread's head: its state and checkpoint id. */
 export async function loadHead(
   graph: CheckpointedGraph,

@@ -20,6 +20,7 @@ export {
   checkpointIdOf,
   loadCheckpoint,
   loadHead,
+  resolveCheckpointId,
   type CheckpointedGraph,
 } from './checkpointed-graph.js';
 export {

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,29 @@ describe('the built agents binary (tsc output, as installed)', () => {
       ],
       { cwd: ROOT, stdio: 'pipe' },
     );
+    // The step `npm run build` runs after tsc (prepack runs `npm run build`).
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'bin-executable.mjs'), OUT], {
+      cwd: ROOT,
+      stdio: 'pipe',
+    });
   }, 180_000);
+
+  it('keeps the bin executable after every build path (build, prepack)', async () => {
+    const scripts = (
+      JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    expect(scripts.build).toMatch(
+      /^tsc -p tsconfig\.build\.json && node scripts\/bin-executable\.mjs$/,
+    );
+    expect(scripts.prepack).toContain('npm run build');
+    const mode = (await stat(join(OUT, 'cli', 'main.js'))).mode;
+    expect(mode & 0o111).toBe(0o111);
+    // Run as a shell runs an `npm link`ed bin: the file itself, through its shebang.
+    const { stdout } = await run(join(OUT, 'cli', 'main.js'), ['--help']);
+    expect(stdout).toContain('Usage: agents');
+  });
   afterAll(async () => {
     await rm(OUT, { recursive: true, force: true });
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });

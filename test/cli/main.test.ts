@@ -48,13 +48,25 @@ describe('agents main', () => {
     async (path) => {
       const result = await run(...path.split(' '), '--bogus');
       expect(result.code).toBe(2);
-      expect(result.stderr).toContain("Unknown option '--bogus'");
+      expect(result.stderr).toMatch(/^agents: Unknown option --bogus\.\n/);
       expect(result.stderr).toContain(`Usage: agents ${path}`);
+      expect(result.stderr).toContain(`See \`agents ${path} --help\``);
+      // The synopsis, not the whole help: the error stays on screen.
+      expect(result.stderr).not.toContain('Options:');
     },
   );
 
   it('reports a usage error as INVALID_ARGUMENTS with the usage apart under --json', async () => {
-    const result = await run('--json', 'serve', '--port', 'x', '--transport', 'http');
+    const result = await run(
+      '--json',
+      'serve',
+      '--skill',
+      'a',
+      '--port',
+      'x',
+      '--transport',
+      'http',
+    );
     expect(result.code).toBe(2);
     const parsed = JSON.parse(result.stderr) as {
       error: { code: string; message: string; details: { usage: string } };
@@ -62,6 +74,44 @@ describe('agents main', () => {
     expect(parsed.error.code).toBe('INVALID_ARGUMENTS');
     expect(parsed.error.message).toContain('--port');
     expect(parsed.error.details.usage).toMatch(/^Usage: agents serve/);
+  });
+
+  it('puts a usage error first and alone, with "did you mean" for a close option', async () => {
+    const result = await run('actor', 'run', 'coder', '--inptu', 'hi');
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe('agents: Unknown option --inptu. Did you mean --input?');
+    expect(lines[1]).toMatch(/^Usage: agents actor run NAME --input TEXT/);
+    expect(lines.at(-1)).toBe('See `agents actor run --help` for all options.');
+    expect(lines).toHaveLength(3);
+    // Node's parser text (with its unclosed quote) is gone.
+    expect(result.stderr).not.toContain('positional argument');
+  });
+
+  it('names a missing option value and a value given to a flag plainly', async () => {
+    const missing = await run('actor', 'run', 'coder', '--input');
+    expect(missing.stderr.split('\n')[0]).toBe('agents: --input needs a value.');
+    const flag = await run('checkpoints', '--thread', 't', '--all=yes');
+    expect(flag.stderr.split('\n')[0]).toBe('agents: --all takes no value.');
+    const far = await run('checkpoints', '--zzzzzz');
+    expect(far.stderr.split('\n')[0]).toBe('agents: Unknown option --zzzzzz.');
+  });
+
+  it.each([
+    [
+      ['actor', 'rnu', 'x'],
+      'Unknown command "actor rnu". Did you mean "agents actor run"?',
+      'actor',
+    ],
+    [['chekpoints'], 'Unknown command "chekpoints". Did you mean "agents checkpoints"?', ''],
+    [['acotr', 'run'], 'Unknown command "acotr run". Did you mean "agents actor run"?', ''],
+    [['server', 'fly'], 'Unknown command "server fly".', 'server'],
+  ])('suggests the closest command for %j', async (argv, message, group) => {
+    const result = await run(...argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `agents: ${message}\nSee \`agents${group ? ` ${group}` : ''} --help\` for the commands.\n`,
+    );
   });
 
   it('rejects a non-numeric mcp-client --timeout as a usage error', async () => {

@@ -123,12 +123,46 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
       expect(target.sandboxHead).toMatch(/^[0-9a-f]{40}$/);
       expect(target.next).toEqual(['agent']);
 
+      // The table a person reads: a header, what each step did, and the legend of the kinds.
+      const table = await agents(dir, 'checkpoints', '--thread', THREAD);
+      const tableLines = table.stdout.split('\n');
+      expect(tableLines[0]).toMatch(
+        /^CHECKPOINT\s+STEP\s+KIND\s+SNAPSHOT\s+NEXT\s+STEP DID\s+FILES$/,
+      );
+      expect(table.stdout).toContain('prompt "write the files"');
+      expect(table.stdout).toMatch(/calls write_file\s+-\n/);
+      expect(table.stdout).toMatch(/ran write_file\s+A a\.txt\n/);
+      expect(table.stdout).toContain('answer "all written"');
+      expect(table.stdout).toContain('KIND: input = a new input arrived');
+
+      // A unique prefix stands for the id (as git takes a short sha); a shared one is refused.
+      const ids = checkpoints.map((entry) => entry.checkpointId);
+      let length = 4;
+      const unique = (id: string) =>
+        ids.filter((other) => other.startsWith(id.slice(0, length))).length === 1;
+      while (!unique(target.checkpointId)) length++;
+      const prefix = target.checkpointId.slice(0, length);
+      expect(prefix.length).toBeLessThan(target.checkpointId.length);
+      let common = 0;
+      while (ids.every((id) => id[common] === ids[0]![common])) common++;
+      const shared = ids[0]!.slice(0, Math.max(common, 1));
+      const ambiguous = await agents(dir, 'rollback', '--thread', THREAD, '--to', shared);
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.stderr).toContain(`Checkpoint prefix "${shared}" is ambiguous`);
+      expect(ambiguous.stderr).toContain(ids[0]!);
+      const unknown = await agents(dir, 'rollback', '--thread', THREAD, '--to', 'zzzz-nope');
+      expect(unknown.code).toBe(4);
+      expect(unknown.stderr).toContain('Checkpoint "zzzz-nope" does not exist');
+      const diffFrom = await agents(dir, 'sandbox', 'diff', '--thread', THREAD, '--from', prefix);
+      expect(diffFrom.code, diffFrom.stderr).toBe(0);
+      expect(diffFrom.stdout).toBe('M a.txt\nA b.txt\n');
+
       const dryRun = await agentsProcess(dir, [
         'rollback',
         '--thread',
         THREAD,
         '--to',
-        target.checkpointId,
+        prefix,
         '--dry-run',
         '--json',
       ]);

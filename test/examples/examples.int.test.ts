@@ -20,6 +20,9 @@ const SELF_CHECKING: Array<[file: string, done: string]> = [
   ['custom-tool-and-agent-skill.ts', 'custom tool and agent skill ok'],
   ['mcp-client.ts', 'mcp-client self-check ok'],
   ['approvals.ts', 'approvals ok'],
+  // The README's snippets (test/examples/snippets.test.ts keeps README and files equal).
+  ['snippets/hand-built-graph.ts', 'echo says: Echo: hi'],
+  ['snippets/create-agent.ts', "changed in the sandbox: [ { status: 'A', path: 'hello.txt' } ]"],
 ];
 
 interface ExampleRun {
@@ -41,7 +44,13 @@ function runExample(file: string, scratch: string, args: string[] = []): Promise
       ['--import', TSX, join(EXAMPLES, file), ...args],
       {
         cwd: scratch,
-        env: { ...process.env, TMPDIR: scratch, NO_COLOR: '1' },
+        // The repo's tsconfig maps `@agents/langgraph-mcp` to src/, as for a reader in a clone.
+        env: {
+          ...process.env,
+          TMPDIR: scratch,
+          NO_COLOR: '1',
+          TSX_TSCONFIG_PATH: join(EXAMPLES, '..', 'tsconfig.json'),
+        },
         timeout: EXAMPLE_TIMEOUT_MS - 10_000,
         killSignal: 'SIGKILL',
         maxBuffer: 16 * 1024 * 1024,
@@ -170,7 +179,10 @@ describe('examples (each run as a child process)', () => {
   it('covers every top-level example', () => {
     const covered = ['main-job.ts', ...SELF_CHECKING.map(([file]) => file)].sort();
     expect(
-      readdirSync(EXAMPLES)
+      [
+        ...readdirSync(EXAMPLES),
+        ...readdirSync(join(EXAMPLES, 'snippets')).map((name) => `snippets/${name}`),
+      ]
         .filter((name) => name.endsWith('.ts'))
         .sort(),
     ).toEqual(covered);

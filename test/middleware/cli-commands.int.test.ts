@@ -75,7 +75,11 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
 
     const text = context(['--thread', 'cli-1', '--limit', '3']);
     await createCheckpointsCommand(openThread).run(text);
-    expect(text.out().trim().split('\n')).toHaveLength(3);
+    const lines = text.out().trim().split('\n');
+    expect(lines[0]).toMatch(/^CHECKPOINT\s+STEP\s+KIND/);
+    // One row per checkpoint under the header, then the legend of the kinds.
+    expect(lines.filter((line) => /^[0-9a-f]{8}-/.test(line))).toHaveLength(3);
+    expect(lines[4]).toMatch(/^KIND: input = /);
 
     const diff = context(['--thread', 'cli-1']);
     await createSandboxDiffCommand(openThread).run(diff);

@@ -20,9 +20,12 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything');
-/** What the README's snippet spawns, and what it runs here instead (no `npx` download). */
+/** What the README's first snippet spawns, and what it runs here instead (no `npx` download). */
 const README_TRANSPORT = `{ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }`;
 const LOCAL_TRANSPORT = `{ command: process.execPath, args: [${JSON.stringify(join(EVERYTHING, 'dist', 'index.js'))}, 'stdio'] }`;
+/** The README's first snippet is this file (test/examples/snippets.test.ts keeps them equal). */
+const SNIPPET = join(ROOT, 'examples', 'snippets', 'hand-built-graph.ts');
+const CLOSE = 'await client.close();';
 
 interface PackedFile {
   path: string;
@@ -72,13 +75,12 @@ async function node(file: string) {
   }
 }
 
-function readmeSnippet(readme: string): string {
-  const section = readme.indexOf('### From a hand-built graph');
-  const start = readme.indexOf('```ts\n', section);
-  const end = readme.indexOf('```', start + 6);
-  if (section < 0 || start < 0 || end < 0)
-    throw new Error('README: hand-built-graph snippet not found');
-  return readme.slice(start + 6, end);
+/** The snippet, its `client.close()` (its last statement) left for the caller to append. */
+async function readmeSnippet(): Promise<string> {
+  const text = await readFile(SNIPPET, 'utf8');
+  const close = text.lastIndexOf(CLOSE);
+  if (close < 0) throw new Error(`${SNIPPET}: no ${CLOSE}`);
+  return text.slice(0, close);
 }
 
 describe('the packed package in a consumer project with only the required peers', () => {
@@ -86,7 +88,14 @@ describe('the packed package in a consumer project with only the required peers'
     stage = await mkdtemp(join(tmpdir(), 'agents-consumer-'));
     const repo = join(stage, 'repo');
     // What a clean clone has for a build: sources and configs, no dist/.
-    for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md']) {
+    for (const entry of [
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'README.md',
+      // `npm run build` makes the bin executable with it.
+      join('scripts', 'bin-executable.mjs'),
+    ]) {
       await cp(join(ROOT, entry), join(repo, entry));
     }
     for (const folder of ['src', 'schemas']) {
@@ -177,7 +186,7 @@ describe('the packed package in a consumer project with only the required peers'
   });
 
   it('runs the README hand-built-graph snippet against the root (ESM)', async () => {
-    const snippet = readmeSnippet(await readFile(join(ROOT, 'README.md'), 'utf8'));
+    const snippet = await readmeSnippet();
     expect(snippet).toContain(`from '${manifest.name}'`);
     expect(snippet).toContain(README_TRANSPORT);
     const program =
@@ -196,13 +205,13 @@ describe('the packed package in a consumer project with only the required peers'
   });
 
   it('typechecks the snippet and every entry with skipLibCheck: false', async () => {
-    const snippet = readmeSnippet(await readFile(join(ROOT, 'README.md'), 'utf8'));
+    const snippet = await readmeSnippet();
     await writeFile(
       join(consumer, 'snippet.ts'),
       `${snippet.replace(README_TRANSPORT, LOCAL_TRANSPORT)}\n` +
         `import * as root from '${manifest.name}';\nimport * as testing from '${manifest.name}/testing';\n` +
         `import * as serve from '${manifest.name}/serve';\n` +
-        `const entries: object[] = [root, testing, serve, toolNode];\nconsole.log(entries.length);\n`,
+        `const entries: object[] = [root, testing, serve, toolNode];\nconsole.log(entries.length);\n${CLOSE}\n`,
     );
     await writeFile(
       join(consumer, 'tsconfig.json'),
@@ -280,6 +289,35 @@ describe('the packed package in a consumer project with only the required peers'
       writer: 'deny',
       reader: 'allow',
     });
+  });
+
+  it('needs no native module: SQLite is an optional peer, named with its install line until installed', async () => {
+    expect(manifest.dependencies?.['better-sqlite3']).toBeUndefined();
+    expect(manifest.peerDependenciesMeta?.['better-sqlite3']?.optional).toBe(true);
+    await writeFile(
+      join(consumer, 'sqlite.mjs'),
+      `import { createCheckpointer } from '${manifest.name}';\n` +
+        `try {\n` +
+        `  const opened = await createCheckpointer({ type: 'sqlite', path: 'cp.sqlite' });\n` +
+        `  console.log('opened', opened.type);\n` +
+        `  await opened.close();\n` +
+        `} catch (error) {\n` +
+        `  console.log(JSON.stringify({ code: error.code, message: error.message }));\n` +
+        `}\n`,
+    );
+    const without = await node('sqlite.mjs');
+    const refused = JSON.parse(without.stdout.trim()) as { code: string; message: string };
+    expect(refused.code).toBe('CONFIG_INVALID');
+    expect(refused.message).toContain(
+      'checkpointer type "sqlite" needs the package @langchain/langgraph-checkpoint-sqlite, which is not installed',
+    );
+    expect(refused.message).toContain(
+      'npm install @langchain/langgraph-checkpoint-sqlite better-sqlite3',
+    );
+    await provide('better-sqlite3');
+    await provide('@langchain/langgraph-checkpoint-sqlite');
+    const withIt = await node('sqlite.mjs');
+    expect(withIt.stdout.trim()).toBe('opened sqlite');
   });
 
   it('loads /testing and the agents binary without optional peers, and /langchain once langchain is installed', async () => {

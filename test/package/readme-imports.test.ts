@@ -3,6 +3,7 @@
  * '@agents/langgraph-mcp[/subpath]'` in it names something that entry exports (the entry's
  * source module, as package.json "exports" maps it).
  */
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,7 +43,14 @@ function exportedNames(source: string): Set<string> {
 describe('README imports', () => {
   it('names only what the package entries export', async () => {
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Manifest;
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    // The README and the docs pages its text moved to.
+    const pages = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs')).map((file) => join('docs', file)),
+    ];
+    const readme = (
+      await Promise.all(pages.map((page) => readFile(join(ROOT, page), 'utf8')))
+    ).join('\n');
     const pattern = new RegExp(
       `import\\s+(type\\s+)?\\{([^}]*)\\}\\s+from\\s+'(${manifest.name.replace('/', '\\/')}[^']*)'`,
       'g',

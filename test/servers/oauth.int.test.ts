@@ -217,7 +217,7 @@ describe('OAuth for remote servers', () => {
   });
 
   it('agents mcp-client logs in, then steps up its scope when a tool answers 403 insufficient_scope', async () => {
-    const report = await runMcpClient(fixture.url, { authorize: follow });
+    const report = await runMcpClient(fixture.url, { authorize: follow, callAll: true });
     expect(report.tools.sort()).toEqual(['whoami', 'write_note']);
     expect(report.calls.map((call) => `${call.tool}:${call.outcome}`).sort()).toEqual([
       'whoami:ok',

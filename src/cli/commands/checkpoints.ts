@@ -3,7 +3,7 @@ import type { ChangedPath } from '../../core/tool-descriptor.js';
 import type { Command, CommandContext } from '../command.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption, usageError } from '../args.js';
-import { agentsCommandLine } from '../output.js';
+import { agentsCommandLine, formatTable } from '../output.js';
 
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
@@ -18,15 +18,21 @@ function write(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
+/** Printed under the table: what the KIND column's words mean. */
+const KINDS_LEGEND = `KIND: input = a new input arrived (before the graph ran on it), loop = a step of the graph
+ran (STEP DID: the prompt it took, the tools the model called, the tools that ran, its answer), update = the state
+was written from outside (a rollback or undo fork, an approval answer). A CHECKPOINT may be
+given by a unique prefix of its id.`;
+
 /** Checkpoints listed when no `--limit` or `--all` is given. */
 const DEFAULT_LIMIT = 20;
 
 const CHECKPOINTS_USAGE = `Usage: agents checkpoints --thread ID [--limit N | --all]
 
-Lists a thread's checkpoints, newest first (all branches), with the step, the sandbox snapshot
-and the files each checkpoint changed; a checkpoint made by a rollback or an undo names the
+Lists a thread's checkpoints, newest first (all branches), with the step, what it did (prompt,
+tools called, answer), the sandbox snapshot and the files each checkpoint changed; a checkpoint made by a rollback or an undo names the
 safety snapshot taken just before it. Then the rollbacks \`agents rollback --undo\` can undo.
-Roll back with: agents rollback --thread ID --to CHECKPOINT
+Roll back with: agents rollback --thread ID --to CHECKPOINT (the id or a unique prefix of it)
 
 Options:
   --limit N   list the newest N checkpoints (default ${DEFAULT_LIMIT}; a note says when there are more)
@@ -62,11 +68,13 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           { readSandboxState, undoStack },
           { UNATTRIBUTED_TOOL_ID },
           { formatSkippedPaths },
+          { formatActivity },
         ] = await Promise.all([
           import('../../middleware/rollback.js'),
           import('../../middleware/state.js'),
           import('../../middleware/unattributed.js'),
           import('../../sandbox/skipped-paths.js'),
+          import('../../middleware/step-activity.js'),
         ]);
         // One more than shown, to say whether older ones exist.
         const listed = await listCheckpoints({
@@ -89,7 +97,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           );
           return 0;
         }
-        for (const entry of entries) {
+        const rows = entries.map((entry) => {
           const head = entry.sandboxHead === undefined ? 'base' : entry.sandboxHead.slice(0, 10);
           const made =
             entry.rollback === undefined
@@ -103,11 +111,24 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           const skipped = entry.records.flatMap((record) => record.skipped ?? []);
           const notCaptured =
             skipped.length === 0 ? '' : `  [not captured: ${formatSkippedPaths(skipped)}]`;
-          write(
-            context.stdout,
-            `${entry.checkpointId}  step ${String(entry.step).padStart(3)}  ${entry.source.padEnd(6)}  ${head.padEnd(10)}  next: ${entry.next.join(',') || '-'}  ${formatChanges(entry.changed)}${made}${unattributed}${notCaptured}`,
-          );
-        }
+          return [
+            entry.checkpointId,
+            String(entry.step),
+            entry.source,
+            head,
+            entry.next.join(',') || '-',
+            formatActivity(entry.activity),
+            `${formatChanges(entry.changed)}${made}${unattributed}${notCaptured}`,
+          ];
+        });
+        write(
+          context.stdout,
+          formatTable(
+            ['CHECKPOINT', 'STEP', 'KIND', 'SNAPSHOT', 'NEXT', 'STEP DID', 'FILES'],
+            rows,
+          ),
+        );
+        write(context.stdout, KINDS_LEGEND);
         // On stderr: stdout stays one line per checkpoint for scripts.
         if (older)
           write(

@@ -1,4 +1,5 @@
 import { reapOrphanedServers } from '../../servers/orphan-reaper.js';
+import { checkEnvironment, formatEnvironment } from '../doctor/environment.js';
 import { actorNetworkReports, formatActorNetworkReports } from '../doctor-network.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, storeOf } from '../args.js';
@@ -7,7 +8,9 @@ import { printJson, println } from '../output.js';
 
 const DOCTOR_USAGE = `Usage: agents doctor [--json]
 
-Cleans up after runs that were killed (SIGKILL, out of memory, power loss): stops the MCP server
+Checks the environment (Node, git, bubblewrap and user namespaces, SQLite, the state folder)
+and says what to do about each problem; exit code 1 when something runs need is missing.
+Then cleans up after runs that were killed (SIGKILL, out of memory, power loss): stops the MCP server
 process groups they left running, now rather than at the next start of any server. A group is
 stopped only when the run that started it is dead and the group is provably the one it started
 (start time, command line, session); anything else is left alone. Linux only.
@@ -23,16 +26,21 @@ proxy) and says when a server with host lists would refuse to start here.`;
 /** `agents doctor`: reaps the server processes of killed runs at once. */
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Stop the MCP servers that killed runs left running',
+  summary: 'Check the environment; stop the MCP servers that killed runs left running',
   usage: DOCTOR_USAGE,
   async run(context: CommandContext): Promise<number> {
     parseCommandArgs(context.argv, {}, DOCTOR_USAGE);
+    const environment = checkEnvironment();
     const report = await reapOrphanedServers();
     const confinement = await confinementReport(storeOf(context));
-    const code = confinement.probe?.ok === false ? 1 : 0;
+    const code =
+      environment.some((check) => check.status === 'fail') || confinement.probe?.ok === false
+        ? 1
+        : 0;
     const network = await actorNetworkReports(storeOf(context)).catch(() => []);
     if (context.json) {
       printJson(context.stdout, {
+        environment,
         confinement,
         reaped: report.reaped.map(({ serverName, pgid, hostPid, target }) => ({
           serverName,
@@ -45,6 +53,8 @@ export const doctorCommand: Command = {
       });
       return code;
     }
+    println(context.stdout, formatEnvironment(environment));
+    println(context.stdout);
     if (report.reaped.length === 0) {
       println(context.stdout, 'No server left running by a killed run.');
     }

@@ -40,8 +40,15 @@ export interface RunMcpClientOptions {
   oauth?: Partial<OAuthSettings>;
   /** Takes the person to the authorization URL; default: print it (and open a browser if any). */
   authorize?: Authorizer;
-  /** Call only these tools (server-side names); default: every listed tool. */
+  /** Call these tools (server-side names). Without it or `callAll`, nothing is called. */
   only?: readonly string[];
+  /** Call every listed tool with arguments made up from its schema (conformance runs). */
+  callAll?: boolean;
+  /**
+   * Accept the server's elicitation requests with example values (defaults first), for
+   * unattended conformance runs. Default: decline them: nobody approved anything.
+   */
+  autoApprove?: boolean;
   /** Per-call timeout (default 30 000 ms). */
   callTimeoutMs?: number;
   /** MCP revision: `auto` (default) probes `server/discover`, then falls back to `initialize`. */
@@ -51,9 +58,9 @@ export interface RunMcpClientOptions {
 
 /**
  * Connects to a streamable-HTTP MCP server with the library's own adapter, lists its tools, calls
- * each with arguments built from its input schema (see `exampleValueFromSchema`), then ends the
- * session (DELETE) and closes. Elicitation requests are accepted with example values, defaults
- * applied. Throws (`SERVER_START_FAILED`) when the connection or listing fails; tool failures are
+ * the ones asked for (`only`, or all with `callAll`) with arguments built from their input schema
+ * (see `exampleValueFromSchema`), then ends the session (DELETE) and closes. Elicitation requests
+ * are declined unless `autoApprove` (then accepted with example values, defaults applied). Throws (`SERVER_START_FAILED`) when the connection or listing fails; tool failures are
  * reported, not thrown.
  */
 export async function runMcpClient(
@@ -95,9 +102,11 @@ export async function runMcpClient(
         versionNegotiation: versionNegotiationFor(options.protocol ?? 'auto', 30_000),
       },
     );
-    // No human is in this loop: answer form elicitations with example values (defaults first).
-    // On 2026-07-28 they come inside an `input_required` result; the SDK routes them here too.
+    // No human is in this loop: a server's question (an approval in `agents serve`'s ask mode)
+    // is declined unless the caller said to accept with example values (defaults first). On
+    // 2026-07-28 questions come inside an `input_required` result; the SDK routes them here too.
     client.setRequestHandler('elicitation/create', (request) => {
+      if (options.autoApprove !== true) return { action: 'decline' };
       const schema = request.params.mode === 'url' ? undefined : request.params.requestedSchema;
       const content = exampleValueFromSchema(schema);
       return {
@@ -145,7 +154,8 @@ export async function runMcpClient(
     report.tools = entries.map((entry) => entry.descriptor.originalName);
     for (const entry of entries) {
       const tool = entry.descriptor.originalName;
-      if (options.only !== undefined && !options.only.includes(tool)) continue;
+      const asked = options.callAll === true || options.only?.includes(tool) === true;
+      if (!asked) continue;
       const example = exampleValueFromSchema(entry.descriptor.inputSchema);
       const args =
         typeof example === 'object' && example !== null && !Array.isArray(example)
@@ -182,8 +192,11 @@ export async function runMcpClient(
 
 const USAGE = `Usage: agents mcp-client URL [options]
 
-Smoke-tests a streamable-HTTP MCP server with this library's own adapter: initialize, list the
-tools, call each one with arguments built from its input schema, end the session, exit 0.
+Checks a streamable-HTTP MCP server with this library's own adapter: initialize, list the
+tools, end the session, exit 0. It calls nothing and approves nothing unless told: --tool NAME
+or --call-all call tools with arguments made up from their input schema; the server's questions
+(elicitation, e.g. an approval in \`agents serve\`'s ask mode) are declined unless --auto-approve.
+To call one tool with your own arguments, register the server and use \`agents tool call\`.
 A server that answers 401 gets OAuth 2.1 (metadata discovery, client ID metadata document or
 dynamic registration, PKCE, scope step-up); tokens are kept in memory for this run only.
 Option values may be \${VAR} references to environment variables (keep secrets off the
@@ -199,7 +212,9 @@ Options:
   --private-key K  PEM key for private_key_jwt (client_credentials); --algorithm A (RS256)
   --scope S        scopes to ask for when the server names none
   --client-metadata-url URL  HTTPS URL of this client's metadata document (used as client id)
-  --tool NAME      call only this tool (repeatable)
+  --tool NAME      call this tool (repeatable)
+  --call-all       call every tool (conformance runs)
+  --auto-approve   accept the server's elicitation requests with example values
   --timeout MS     per-call timeout (default 30000)
   --protocol P     MCP revision: auto (default: server/discover, then initialize),
                    2026-07-28 or 2025-11-25
@@ -208,7 +223,7 @@ Options:
 /** The `agents mcp-client URL` command (also the client command of the conformance suite). */
 export const mcpClientCommand: Command = {
   path: ['mcp-client'],
-  summary: 'Connect to an MCP server over streamable HTTP, list and call its tools',
+  summary: 'Connect to an MCP server over streamable HTTP, list its tools (call them if told)',
   usage: USAGE,
   async run(context: CommandContext) {
     const parsed = parseCommandLine(
@@ -224,6 +239,8 @@ export const mcpClientCommand: Command = {
         scope: { type: 'string' },
         'client-metadata-url': { type: 'string' },
         tool: { type: 'string', multiple: true },
+        'call-all': { type: 'boolean' },
+        'auto-approve': { type: 'boolean' },
         timeout: { type: 'string' },
         strict: { type: 'boolean' },
         protocol: { type: 'string' },
@@ -286,6 +303,8 @@ export const mcpClientCommand: Command = {
               print: (line) => context.stderr.write(`${line}\n`),
             }),
       ...(parsed.values.tool === undefined ? {} : { only: parsed.values.tool }),
+      callAll: parsed.values['call-all'] === true,
+      autoApprove: parsed.values['auto-approve'] === true,
       ...(timeout === undefined ? {} : { callTimeoutMs: timeout }),
       signal: context.signal,
     });
@@ -295,6 +314,10 @@ export const mcpClientCommand: Command = {
       context.stdout.write(
         `${report.serverName ?? url.host} (${report.protocolVersion ?? 'unknown protocol'}): ${report.tools.length} tools\n`,
       );
+      if (report.calls.length === 0 && report.tools.length > 0)
+        context.stdout.write(
+          `  ${report.tools.join(', ')}\n  (none called: --tool NAME or --call-all calls them)\n`,
+        );
       for (const call of report.calls) {
         context.stdout.write(
           `  ${call.outcome.padEnd(10)} ${call.tool}${call.message === undefined ? '' : `: ${call.message}`}\n`,

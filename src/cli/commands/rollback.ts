@@ -11,7 +11,8 @@ const ROLLBACK_USAGE = `Usage: agents rollback --thread ID --to CHECKPOINT [--dr
 
 Restores the thread's sandbox files to the checkpoint's snapshot and forks the thread's state
 from it. A safety snapshot of the exact tree is taken first; the old branch stays in the history.
-Refused while a run is active.
+Refused while a run is active. CHECKPOINT is an id from \`agents checkpoints\` or a unique
+prefix of it (as git takes a short sha).
   --dry-run   show the file changes, change nothing
   --note      a note for the model, added to the forked conversation
   --undo      undo the latest rollback not yet undone: put back its safety snapshot (the tree
@@ -57,17 +58,21 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
       if (undo && (values.to !== undefined || values['dry-run'] === true || values.note)) {
         throw usageError('--undo takes no --to, --dry-run or --note.', ROLLBACK_USAGE);
       }
-      const checkpointId = undo ? '' : requireOption(values.to, 'to', ROLLBACK_USAGE);
+      const to = undo ? '' : requireOption(values.to, 'to', ROLLBACK_USAGE);
       const thread = await openThread(context.workspace, threadId, {
         cwd: context.projectDir,
         signal: context.signal,
       });
       try {
         // Loaded on use: rollback brings LangGraph, LangChain and git.
-        const [{ rollback }, { undoRollback }] = await Promise.all([
+        const [{ rollback, resolveCheckpointId }, { undoRollback }] = await Promise.all([
           import('../../middleware/rollback.js'),
           import('../../middleware/undo-rollback.js'),
         ]);
+        // `--to` may be a unique prefix of the id, as git takes a short sha.
+        const checkpointId = undo
+          ? ''
+          : await resolveCheckpointId(thread.graph, threadId, to, context.signal);
         const result = undo
           ? await undoRollback({
               graph: thread.graph,

@@ -24,8 +24,8 @@ export function deliverySandboxOf(thread: ThreadContext): DeliverySandbox {
 
 /**
  * A `--from`/`--to` value → snapshot sha: `base`, `head`, a checkpoint id of the thread (as
- * `agents checkpoints` lists them; its files are the snapshot it recorded, the base before any
- * write) or a snapshot sha. Throws `CHECKPOINT_NOT_FOUND` naming the value otherwise.
+ * `agents checkpoints` lists them, or a unique prefix; its files are the snapshot it recorded,
+ * the base before any write) or a snapshot sha. Throws `CHECKPOINT_NOT_FOUND` naming the value otherwise.
  */
 export async function resolveThreadRef(
   thread: ThreadContext,
@@ -35,14 +35,23 @@ export async function resolveThreadRef(
 ): Promise<string> {
   if (ref === 'base') return sandbox.base;
   if (ref === 'head') return threadHead(thread, sandbox, signal);
-  // Checkpoint ids are UUIDs (with dashes); snapshot shas are plain hex.
-  if (/^[0-9a-f]{4,64}$/.test(ref)) return resolveSnapshot(sandbox, ref, { signal });
+  // A snapshot sha is plain hex; a checkpoint id (or its prefix, as git takes a short sha) is a
+  // UUID, whose first characters are hex too: a hex value that names no snapshot is tried as a
+  // checkpoint prefix.
+  if (/^[0-9a-f]{4,64}$/.test(ref)) {
+    try {
+      return await resolveSnapshot(sandbox, ref, { signal });
+    } catch (error) {
+      if (!AgentsError.hasCode(error, AgentsErrorCode.CheckpointNotFound)) throw error;
+    }
+  }
   // Loaded on use: reading a checkpoint needs LangGraph; the other refs need only git.
-  const [{ loadCheckpoint }, { readSandboxState }] = await Promise.all([
+  const [{ loadCheckpoint, resolveCheckpointId }, { readSandboxState }] = await Promise.all([
     import('../../middleware/rollback.js'),
     import('../../middleware/state.js'),
   ]);
-  const snapshot = await loadCheckpoint(thread.graph, thread.threadId, ref);
+  const id = await resolveCheckpointId(thread.graph, thread.threadId, ref, signal);
+  const snapshot = await loadCheckpoint(thread.graph, thread.threadId, id);
   return readSandboxState(snapshot.values).sandboxHead ?? sandbox.base;
 }
 

@@ -17,7 +17,8 @@ const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--
 
 Shows what the thread's run changed in its sandbox, from its base (or --from) to the thread's
 latest checkpoint, whichever worker wrote it (or --to). REF is a checkpoint id (agents
-checkpoints --thread ID), a snapshot sha, "base" or "head" (the thread's latest checkpoint). PATH limits it to files or folders (relative to the project).
+checkpoints --thread ID) or a unique prefix of it, a snapshot sha, "base" or "head" (the
+thread's latest checkpoint). PATH limits it to files or folders (relative to the project).
   (default)  one "STATUS PATH" per line (A added, M modified, D deleted, T type change);
              names with control characters, " or \\ are quoted as git quotes them; changes
              apply and commit leave out by default are marked: [config] (under .agents/:

@@ -4,6 +4,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
+import { createProgress, describeServerStart, type Progress } from '../progress.js';
 import type { Command, CommandContext } from '../command.js';
 import { serverImportCommand } from './server-import.js';
 import { serverLoginCommands } from './server-login.js';
@@ -28,7 +29,12 @@ export interface ServerProbe {
  */
 export async function probeServer(
   config: NamedServerConfig,
-  options: { store: WorkspaceStore; signal?: AbortSignal; stderr?: NodeJS.WritableStream },
+  options: {
+    store: WorkspaceStore;
+    signal?: AbortSignal;
+    stderr?: NodeJS.WritableStream;
+    progress?: Progress;
+  },
 ): Promise<ServerProbe> {
   const { createManagedServer } = await import('../../servers/managed-server.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
@@ -42,7 +48,14 @@ export async function probeServer(
     confinement: sandbox.confinement,
   });
   try {
-    await server.start(options.signal ? { signal: options.signal } : {});
+    const start = () => server.start(options.signal ? { signal: options.signal } : {});
+    // Starting includes the handshake and tools/list: a first `npx` download takes a while.
+    await (options.progress === undefined
+      ? start()
+      : options.progress.step(
+          `starting ${describeServerStart(config)} and listing its tools`,
+          start,
+        ));
     return {
       serverName: config.name,
       protocolVersion: server.protocolVersion,
@@ -220,6 +233,7 @@ const serverAdd: Command = {
           store,
           signal: context.signal,
           stderr: context.stderr,
+          progress: createProgress(context.stderr),
         });
       } catch (error) {
         // The server answered and wants a login: that is a working server, not a broken one.
@@ -301,6 +315,7 @@ const serverTest: Command = {
       store,
       signal: context.signal,
       stderr: context.stderr,
+      progress: createProgress(context.stderr),
     });
     const durationMs = Date.now() - started;
     if (context.json) {

@@ -12,6 +12,8 @@ import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
+import { toolCallCommand } from './tool-call.js';
+import { createProgress } from '../progress.js';
 import { toolTrust } from './tool-trust.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
@@ -63,6 +65,7 @@ const toolAdd: Command = {
         store,
         signal: context.signal,
         stderr: context.stderr,
+        progress: createProgress(context.stderr),
       });
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
@@ -318,6 +321,7 @@ export const toolCommands: readonly Command[] = [
   toolAdd,
   toolList,
   toolShow,
+  toolCallCommand,
   toolTrust,
   toggle(true),
   toggle(false),

@@ -1,0 +1,164 @@
+import { join } from 'node:path';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { ToolResult } from '../../core/tool-descriptor.js';
+import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
+import type { Command, CommandContext } from '../command.js';
+import { printJson, println } from '../output.js';
+import { createProgress, describeServerStart } from '../progress.js';
+
+const USAGE = `Usage: agents tool call SERVER/TOOL [--args JSON] [--policy ask|auto|read-only]
+
+Calls one tool of a registered server by hand (as MCP Inspector does), through the same policy
+and audit log as an actor's calls: a write-class tool asks for approval on this terminal in
+ask mode, and the call is recorded in <workspace>/audit.jsonl (\`agents audit\` shows it).
+The server runs as registered, outside any sandbox: a write lands where the server writes.
+
+Options:
+  --args JSON     the tool's arguments, one JSON object (default {}); see them with
+                  \`agents tool show mcp:SERVER/TOOL\`
+  --policy MODE   ask (default), auto or read-only
+  --json          print the whole result (content, structuredContent, _meta) as JSON
+
+Exit code 1 when the tool answered with an error or the call was refused.`;
+
+/** The actor name audit entries of hand-made calls carry. */
+const AUDIT_ACTOR = 'agents tool call';
+
+function parseTarget(value: string): { server: string; tool: string } {
+  const match = /^(?:mcp:)?([^/]+)\/(.+)$/.exec(value);
+  if (!match) throw usageError(`"${value}" is not SERVER/TOOL (e.g. fs/read_file).`, USAGE);
+  return { server: match[1]!, tool: match[2]! };
+}
+
+function parseJsonArgs(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw usageError(
+      `--args is not JSON (${(error as Error).message}); quote it for the shell: --args '{"path":"a.txt"}'.`,
+      USAGE,
+      error,
+    );
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw usageError('--args must be one JSON object, e.g. \'{"path":"a.txt"}\'.', USAGE);
+  return parsed as Record<string, unknown>;
+}
+
+function textOf(result: ToolResult): string {
+  return result.content
+    .map((block) => (block.type === 'text' ? block.text : `[${block.type}]`))
+    .join('\n');
+}
+
+/** `agents tool call SERVER/TOOL --args JSON`: one governed call by hand. */
+export const toolCallCommand: Command = {
+  path: ['tool', 'call'],
+  summary: 'Call one tool of a server by hand, through the policy and the audit log',
+  usage: USAGE,
+  async run(context: CommandContext) {
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      { args: { type: 'string' }, policy: { type: 'string' }, json: { type: 'boolean' } },
+      USAGE,
+    );
+    const { server: serverName, tool: toolName } = parseTarget(
+      requirePositional(positionals, 'SERVER/TOOL', USAGE),
+    );
+    const args = parseJsonArgs(values.args);
+    const mode = values.policy ?? 'ask';
+    if (mode !== 'ask' && mode !== 'auto' && mode !== 'read-only')
+      throw usageError(`--policy takes ask, auto or read-only, got "${mode}".`, USAGE);
+    const json = context.json || values.json === true;
+    const store = storeOf(context);
+    const config = await store.get('server', serverName);
+    // Loaded on use: the server, registry and pipeline bring the SDK and LangChain.
+    const [
+      { createManagedServer },
+      { createSkillRegistry },
+      { createToolPipeline },
+      { auditLogPath, createAuditLog },
+      { parsePolicy },
+      { createPinStore, DEFAULT_PIN_FILE },
+      { promptForApproval },
+    ] = await Promise.all([
+      import('../../servers/managed-server.js'),
+      import('../../actors/skill-registry.js'),
+      import('../../pipeline/tool-pipeline.js'),
+      import('../../policy/audit.js'),
+      import('../../config/policy-schema.js'),
+      import('../../policy/pins.js'),
+      import('../../policy/terminal-approval.js'),
+    ]);
+    const server = createManagedServer(config, { cwd: context.projectDir });
+    const auditLog = createAuditLog(auditLogPath(context.workspace));
+    try {
+      await createProgress(context.stderr).step(
+        `starting ${describeServerStart(config)} and listing its tools`,
+        () => server.start({ signal: context.signal }),
+      );
+      const skill = 'tool-call';
+      const registry = await createSkillRegistry({
+        plan: {
+          skills: [
+            {
+              name: skill,
+              description: '',
+              tools: [],
+              mcpServers: [],
+              agentSkills: [],
+              overrides: {},
+            },
+          ],
+          servers: [config],
+          inclusions: [{ kind: 'server', skill, serverName }],
+        },
+        servers: new Map([[config.name, server]]),
+        projectDir: store.projectDir,
+      });
+      try {
+        const entry = registry
+          .entries()
+          .find((candidate) => candidate.descriptor.originalName === toolName);
+        if (!entry) {
+          const names = registry.entries().map((candidate) => candidate.descriptor.originalName);
+          throw new AgentsError(
+            AgentsErrorCode.ToolNotFound,
+            `Server "${serverName}" has no tool "${toolName}"; it has: ${names.join(', ') || 'none'}.`,
+            { details: { serverName, toolName } },
+          );
+        }
+        const pipeline = createToolPipeline({
+          audit: { log: auditLog, actor: AUDIT_ACTOR },
+          policy: {
+            policy: parsePolicy({ mode }, '--policy'),
+            name: AUDIT_ACTOR,
+            pins: await createPinStore(join(store.root, DEFAULT_PIN_FILE)),
+            // The person who typed the command answers, on this terminal.
+            approve: (preview) =>
+              promptForApproval(preview, {
+                input: context.stdin,
+                output: context.stderr,
+                signal: context.signal,
+              }),
+          },
+        });
+        const result = await pipeline.wrap(entry)({
+          descriptor: entry.descriptor,
+          args,
+          context: { signal: context.signal },
+        });
+        if (json) printJson(context.stdout, result);
+        else println(context.stdout, textOf(result));
+        return result.isError === true ? 1 : 0;
+      } finally {
+        await registry.close();
+      }
+    } finally {
+      await server.close();
+      await auditLog[Symbol.asyncDispose]();
+    }
+  },
+};

@@ -1,0 +1,238 @@
+/**
+ * `agents doctor`'s environment checks: what a run needs from the machine (Node, git,
+ * bubblewrap and user namespaces, SQLite, the state folder), each with what to do when it is
+ * missing. Cheap (a few short spawns); nothing is changed.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { BUBBLEWRAP_INSTALL_HINT, probeBubblewrap } from '../../servers/confinement.js';
+import { agentsStateDir, STATE_DIR_ENV } from '../../sandbox/state-dir.js';
+
+/** `ok`; `warn`: works, with less (no confinement, no SQLite); `fail`: runs will not work. */
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+/** One environment check. */
+export interface EnvironmentCheck {
+  name: string;
+  status: CheckStatus;
+  /** What was found. */
+  detail: string;
+  /** What to do about it (absent when `ok`). */
+  fix?: string;
+}
+
+/** Inputs of {@link checkEnvironment}, all defaulting to this process's. */
+export interface EnvironmentCheckOptions {
+  env?: NodeJS.ProcessEnv;
+  /** `process.versions.node`. */
+  nodeVersion?: string;
+  /** The git executable (default `git` on PATH). */
+  gitPath?: string;
+  /** The bubblewrap executable (default `bwrap` on PATH). */
+  bwrapPath?: string;
+}
+
+/** The Node the package's `engines` asks for. */
+const NODE_MINIMUM = [20, 19] as const;
+/** Older git is untested (the suite runs on 2.39); 2.25 is a conservative floor. */
+const GIT_MINIMUM = [2, 25] as const;
+
+function atLeast(version: readonly number[], minimum: readonly number[]): boolean {
+  for (let index = 0; index < minimum.length; index++) {
+    const have = version[index] ?? 0;
+    if (have !== minimum[index]) return have > minimum[index]!;
+  }
+  return true;
+}
+
+function parseVersion(text: string): number[] | undefined {
+  const match = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+  return match ? match.slice(1).map((part) => Number(part ?? 0)) : undefined;
+}
+
+function checkNode(version: string): EnvironmentCheck {
+  const parsed = parseVersion(version) ?? [0];
+  return atLeast(parsed, NODE_MINIMUM)
+    ? { name: 'node', status: 'ok', detail: `Node ${version}` }
+    : {
+        name: 'node',
+        status: 'fail',
+        detail: `Node ${version} is older than ${NODE_MINIMUM.join('.')}`,
+        fix: `install Node ${NODE_MINIMUM.join('.')} or newer (e.g. \`nvm install 20\`)`,
+      };
+}
+
+function checkGit(path: string, env: NodeJS.ProcessEnv): EnvironmentCheck {
+  const result = spawnSync(path, ['--version'], { env, encoding: 'utf8', timeout: 10_000 });
+  if (result.error !== undefined || result.status !== 0) {
+    return {
+      name: 'git',
+      status: 'fail',
+      detail: `git (${path}) could not run${result.error ? `: ${result.error.message}` : ''}`,
+      fix: 'install git (`apt-get install git`); sandboxes, snapshots and rollback use it',
+    };
+  }
+  const text = result.stdout.trim();
+  const version = parseVersion(text) ?? [0];
+  return atLeast(version, GIT_MINIMUM)
+    ? { name: 'git', status: 'ok', detail: text }
+    : {
+        name: 'git',
+        status: 'warn',
+        detail: `${text} is older than ${GIT_MINIMUM.join('.')} (untested)`,
+        fix: 'upgrade git if sandbox or rollback commands fail',
+      };
+}
+
+/** The sysctl that turns unprivileged user namespaces off, when one does. */
+function userNamespaceHint(): string {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  if (read('/proc/sys/kernel/unprivileged_userns_clone') === '0')
+    return 'enable user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1`';
+  if (read('/proc/sys/user/max_user_namespaces') === '0')
+    return 'enable user namespaces: `sysctl -w user.max_user_namespaces=15000`';
+  if (read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1')
+    return 'AppArmor restricts user namespaces (Ubuntu 24.04+): `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap';
+  return 'in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined), or set confine: off and accept unconfined servers';
+}
+
+function checkBubblewrap(bwrapPath: string | undefined): EnvironmentCheck {
+  const probe = probeBubblewrap(bwrapPath === undefined ? {} : { bwrapPath });
+  if (probe.available)
+    return {
+      name: 'bubblewrap',
+      status: 'ok',
+      detail: `${probe.path} makes sandboxes (user namespaces work)`,
+    };
+  const missing = probe.reason.includes('was not found');
+  return {
+    name: 'bubblewrap',
+    status: 'warn',
+    detail: `${probe.reason}; stdio servers run unconfined (confine: required refuses to start them)`,
+    fix:
+      process.platform !== 'linux'
+        ? 'nothing to install here: confinement needs Linux'
+        : missing
+          ? `install it: \`${BUBBLEWRAP_INSTALL_HINT}\``
+          : userNamespaceHint(),
+  };
+}
+
+function checkSqlite(): EnvironmentCheck {
+  const require = createRequire(import.meta.url);
+  try {
+    const Database = require('better-sqlite3') as new (file: string) => {
+      prepare(sql: string): { get(): unknown };
+      close(): void;
+    };
+    const db = new Database(':memory:');
+    const row = db.prepare('select sqlite_version() as v').get() as { v: string };
+    db.close();
+    return { name: 'sqlite', status: 'ok', detail: `better-sqlite3 loads (SQLite ${row.v})` };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const notInstalled = code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND';
+    return {
+      name: 'sqlite',
+      status: 'warn',
+      detail: notInstalled
+        ? 'better-sqlite3 is not installed: the sqlite checkpointer (the CLI default) cannot open'
+        : `better-sqlite3 is installed but does not load: ${(error as Error).message.split('\n')[0]}`,
+      fix: notInstalled
+        ? 'npm install better-sqlite3 (or use checkpointer: memory / postgres)'
+        : 'rebuild it for this Node: `npm rebuild better-sqlite3` (needs python3, make and a C++ compiler when no prebuilt binary matches)',
+    };
+  }
+}
+
+function checkStateDir(env: NodeJS.ProcessEnv): EnvironmentCheck {
+  const dir = agentsStateDir(env);
+  const name = 'state folder';
+  const setting = `set ${STATE_DIR_ENV} to a folder of your own`;
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch {
+    // Not made yet (first run): the nearest existing parent must let us make it.
+    let parent = dirname(dir);
+    for (;;) {
+      try {
+        statSync(parent);
+        break;
+      } catch {
+        if (dirname(parent) === parent) break;
+        parent = dirname(parent);
+      }
+    }
+    try {
+      accessSync(parent, constants.W_OK);
+      return { name, status: 'ok', detail: `${dir} (made on first run)` };
+    } catch {
+      return {
+        name,
+        status: 'fail',
+        detail: `${dir} does not exist and ${parent} is not writable`,
+        fix: setting,
+      };
+    }
+  }
+  if (!stat.isDirectory())
+    return { name, status: 'fail', detail: `${dir} is not a folder`, fix: setting };
+  try {
+    accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch {
+    return {
+      name,
+      status: 'fail',
+      detail: `${dir} is not writable by you`,
+      fix: `fix its owner (\`chown -R $USER ${dir}\`) or ${setting}`,
+    };
+  }
+  const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid)
+    return {
+      name,
+      status: 'warn',
+      detail: `${dir} belongs to user ${stat.uid}, not you (${uid})`,
+      fix: `\`chown -R $USER ${dir}\`, or ${setting}`,
+    };
+  if ((stat.mode & 0o022) !== 0)
+    return {
+      name,
+      status: 'warn',
+      detail: `${dir} is writable by others (mode ${mode}): they could change your sandboxes and checkpoints`,
+      fix: `\`chmod go-w ${dir}\``,
+    };
+  return { name, status: 'ok', detail: `${dir} (yours, mode ${mode})` };
+}
+
+/** Runs every environment check, in the order they are printed. */
+export function checkEnvironment(options: EnvironmentCheckOptions = {}): EnvironmentCheck[] {
+  const env = options.env ?? process.env;
+  return [
+    checkNode(options.nodeVersion ?? process.versions.node),
+    checkGit(options.gitPath ?? 'git', env),
+    checkBubblewrap(options.bwrapPath),
+    checkSqlite(),
+    checkStateDir(env),
+  ];
+}
+
+/** The checks as lines: `ok   git version 2.39.5`, with `→ what to do` under a problem. */
+export function formatEnvironment(checks: readonly EnvironmentCheck[]): string {
+  const lines = ['Environment:'];
+  for (const check of checks) {
+    lines.push(`  ${check.status.padEnd(4)}  ${check.name.padEnd(12)}  ${check.detail}`);
+    if (check.fix !== undefined) lines.push(`  ${''.padEnd(4)}  ${''.padEnd(12)}  → ${check.fix}`);
+  }
+  return lines.join('\n');
+}
