@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
+import { probeBubblewrap } from '../../src/servers/confinement.js';
 import { serveHttp } from '../../src/serve/http.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { capabilities, descriptor, entry } from '../serve/helpers.js';
@@ -84,6 +85,33 @@ describe('agents tool call SERVER/TOOL', () => {
     ]);
     expect(JSON.stringify(audit[0])).toContain('rejected');
     expect(JSON.stringify(audit[1])).toContain('approved');
+  });
+
+  it("runs the server confined: its writes cannot reach the project's .git or the workspace", async () => {
+    if (!probeBubblewrap().available) {
+      // No bubblewrap here: `auto` runs unconfined (and says so); CI requires it.
+      expect(process.env['AGENTS_REQUIRE_CONFINEMENT']).not.toBe('1');
+      return;
+    }
+    const gitConfig = await readFile(join(dir, '.git', 'config'), 'utf8');
+    for (const path of ['.git/config', '.git/hooks/pre-commit', '.agents/servers/evil.yaml']) {
+      const args = JSON.stringify({ path, text: '[core]\n\tfsmonitor = /tmp/x.sh\n' });
+      const result = await agentsWithStdin(
+        dir,
+        '',
+        'tool',
+        'call',
+        'notes/write_note',
+        '--policy',
+        'auto',
+        '--args',
+        args,
+      );
+      expect(result.code, `${path}: ${result.stdout}${result.stderr}`).toBe(1);
+    }
+    expect(await readFile(join(dir, '.git', 'config'), 'utf8')).toBe(gitConfig);
+    expect(existsSync(join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(existsSync(join(dir, '.agents', 'servers', 'evil.yaml'))).toBe(false);
   });
 
   it('refuses bad input with a usage error and names a missing tool', async () => {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolResult } from '../../core/tool-descriptor.js';
+import type { Confinement } from '../../servers/confinement.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
@@ -11,7 +12,9 @@ const USAGE = `Usage: agents tool call SERVER/TOOL [--args JSON] [--policy ask|a
 Calls one tool of a registered server by hand (as MCP Inspector does), through the same policy
 and audit log as an actor's calls: a write-class tool asks for approval on this terminal in
 ask mode, and the call is recorded in <workspace>/audit.jsonl (\`agents audit\` shows it).
-The server runs as registered, outside any sandbox: a write lands where the server writes.
+The server runs confined (bubblewrap) with the project as its working folder and only writable
+place: a write lands in the project; the project's .git and the workspace are hidden, as are the
+state folder and your home folder. To work on a copy instead, run an actor (its own sandbox).
 
 Options:
   --args JSON     the tool's arguments, one JSON object (default {}); see them with
@@ -20,6 +23,39 @@ Options:
   --json          print the whole result (content, structuredContent, _meta) as JSON
 
 Exit code 1 when the tool answered with an error or the call was refused.`;
+
+/**
+ * The confinement of a server called by hand: confined like any server (nothing starts
+ * unconfined), the project writable since the person asked for this call on it, and everything a
+ * tool could use against the host hidden: the project's `.git` (config, hooks), the workspace,
+ * the state folder and the home folder.
+ */
+async function toolCallConfinement(
+  store: ReturnType<typeof storeOf>,
+  context: CommandContext,
+): Promise<Confinement> {
+  const [
+    { resolveConfinement, reportUnconfinedOnce },
+    { confinementScope },
+    { inspectionConfineMode },
+  ] = await Promise.all([
+    import('../../servers/confinement.js'),
+    import('../../servers/confinement-scope.js'),
+    import('../../actors/inspection-servers.js'),
+  ]);
+  const scope = confinementScope({
+    sandboxRoot: store.projectDir,
+    projectDir: store.projectDir,
+    workspaceRoot: store.root,
+  });
+  const confinement = resolveConfinement(
+    { mode: await inspectionConfineMode(store) },
+    { ...scope, hidden: [...(scope.hidden ?? []), join(store.projectDir, '.git')] },
+  );
+  const { warnTo } = await import('./server.js');
+  reportUnconfinedOnce(confinement, warnTo(context.stderr));
+  return confinement;
+}
 
 /** The actor name audit entries of hand-made calls carry. */
 const AUDIT_ACTOR = 'agents tool call';
@@ -92,7 +128,8 @@ export const toolCallCommand: Command = {
       import('../../policy/pins.js'),
       import('../../policy/terminal-approval.js'),
     ]);
-    const server = createManagedServer(config, { cwd: context.projectDir });
+    const confinement = await toolCallConfinement(store, context);
+    const server = createManagedServer(config, { cwd: store.projectDir, confinement });
     const auditLog = createAuditLog(auditLogPath(context.workspace));
     try {
       await createProgress(context.stderr).step(
