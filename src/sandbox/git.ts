@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawnSync, spawn } from 'node:child_process';
 import type { SimpleGit } from 'simple-git';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
@@ -424,4 +424,19 @@ export function startGit(
       }, 2000).unref();
     },
   };
+}
+
+/**
+ * `git --version` of `gitPath`, synchronously (`agents doctor`), with the fixed environment every
+ * git here gets. Undefined stdout means it could not run; `error` says why when known.
+ */
+export function gitVersionSync(gitPath = 'git'): { stdout?: string; error?: string } {
+  const result = spawnSync(gitPath, ['--version'], {
+    env: gitEnv(),
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  if (result.error !== undefined) return { error: result.error.message };
+  if (result.status !== 0) return {};
+  return { stdout: result.stdout };
 }

@@ -3,7 +3,7 @@
  * bubblewrap and user namespaces, SQLite, the state folder), each with what to do when it is
  * missing. Cheap (a few short spawns); nothing is changed.
  */
-import { spawnSync } from 'node:child_process';
+import { gitVersionSync } from '../../sandbox/git.js';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -64,13 +64,13 @@ function checkNode(version: string): EnvironmentCheck {
       };
 }
 
-function checkGit(path: string, env: NodeJS.ProcessEnv): EnvironmentCheck {
-  const result = spawnSync(path, ['--version'], { env, encoding: 'utf8', timeout: 10_000 });
-  if (result.error !== undefined || result.status !== 0) {
+function checkGit(path: string): EnvironmentCheck {
+  const result = gitVersionSync(path);
+  if (result.stdout === undefined) {
     return {
       name: 'git',
       status: 'fail',
-      detail: `git (${path}) could not run${result.error ? `: ${result.error.message}` : ''}`,
+      detail: `git (${path}) could not run${result.error ? `: ${result.error}` : ''}`,
       fix: 'install git (`apt-get install git`); sandboxes, snapshots and rollback use it',
     };
   }
@@ -220,7 +220,7 @@ export function checkEnvironment(options: EnvironmentCheckOptions = {}): Environ
   const env = options.env ?? process.env;
   return [
     checkNode(options.nodeVersion ?? process.versions.node),
-    checkGit(options.gitPath ?? 'git', env),
+    checkGit(options.gitPath ?? 'git'),
     checkBubblewrap(options.bwrapPath),
     checkSqlite(),
     checkStateDir(env),
