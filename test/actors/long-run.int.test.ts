@@ -194,7 +194,7 @@ describe('long runs (scripted model, built-in tools, SQLite checkpointer)', () =
       '--continue',
     );
     expect(nothingLeft.code).toBe(ExitCode.NotFound);
-    expect(nothingLeft.stderr).toContain('did not stop at its turn limit');
+    expect(nothingLeft.stderr).toContain('finished its last run, so there is nothing to continue');
   }, 120_000);
 
   it('runs 20 parallel calls without a MaxListenersExceededWarning', async () => {

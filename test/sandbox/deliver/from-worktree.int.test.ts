@@ -191,9 +191,18 @@ describe('sandbox.from through the CLI (fixture file server, scripted model)', (
         `${(await threadMarker(workspace, 'w1')).head}^{tree}`,
       ).trim();
       expect(await worktreeTree(dir)).toBe(sandboxTree);
-      // Or a branch: the user's uncommitted changes in a commit of their own, then the work.
+      // Or a branch: with --with-base-edits the user's uncommitted changes in a commit of their
+      // own, then the work.
       const headBefore = userGit(dir, 'rev-parse', 'HEAD').trim();
-      const branched = await run('sandbox', 'commit', '--thread', 'w1', '--branch', 'agents/w1');
+      const branched = await run(
+        'sandbox',
+        'commit',
+        '--thread',
+        'w1',
+        '--branch',
+        'agents/w1',
+        '--with-base-edits',
+      );
       expect(branched.code, branched.stderr).toBe(0);
       const commits = userGit(dir, 'rev-list', '--reverse', `${headBefore}..agents/w1`)
         .trim()
