@@ -37,14 +37,14 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const require = createRequire(import.meta.url);
 const FILESYSTEM_SERVER = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 
-/** The fenced block of `lang` that follows `heading` in the README (the n-th one). */
+/** The fenced block of `lang` that follows `heading` in docs/studio.md (the n-th one). */
 function readmeBlock(heading: string, lang: string, nth = 0): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(path.join(ROOT, 'docs', 'studio.md'), 'utf8');
   let at = readme.indexOf(heading);
-  if (at < 0) throw new Error(`README: no "${heading}"`);
+  if (at < 0) throw new Error(`docs/studio.md: no "${heading}"`);
   for (let index = 0; index <= nth; index++) {
     at = readme.indexOf(`\`\`\`${lang}\n`, at + 1);
-    if (at < 0) throw new Error(`README: no ${lang} block ${nth} under "${heading}"`);
+    if (at < 0) throw new Error(`docs/studio.md: no ${lang} block ${nth} under "${heading}"`);
   }
   const start = at + lang.length + 4;
   return readme.slice(start, readme.indexOf('```', start));
@@ -173,7 +173,7 @@ describe('createStudioGraph in a consumer project under the LangGraph dev server
       path.join(project, 'package.json'),
       JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
     );
-    const langgraphJson = JSON.parse(readmeBlock('#### Your own graphs in Studio', 'json')) as {
+    const langgraphJson = JSON.parse(readmeBlock('### Your own graphs in Studio', 'json')) as {
       graphs: Record<string, string>;
     };
     expect(langgraphJson.graphs).toEqual({ coder: './graph.ts:graph' });
@@ -181,7 +181,7 @@ describe('createStudioGraph in a consumer project under the LangGraph dev server
     writeFileSync(path.join(project, 'langgraph.json'), JSON.stringify(langgraphJson));
     writeFileSync(
       path.join(project, 'graph.ts'),
-      readmeBlock('#### Your own graphs in Studio', 'ts'),
+      readmeBlock('### Your own graphs in Studio', 'ts'),
     );
     writeFileSync(path.join(project, 'files.ts'), FILES_GRAPH);
     const agents = path.join(project, '.agents');
