@@ -85,6 +85,10 @@ export async function startActorNetwork(input: {
   const effective = (server: NamedServerConfig): NetworkSetting => server.network ?? setting;
   const stdio = input.servers.filter((server) => server.transport === 'stdio');
   const listed = stdio.filter((server) => hasHostLists(effective(server)));
+  // Stdio servers behind the proxy and remote servers behind the guarded fetch.
+  const decides = new Set(
+    input.servers.filter((server) => hasHostLists(effective(server))).map((server) => server.name),
+  );
 
   const inFlight = new Map<string, Set<InFlightCall>>();
   let append: ((entry: AuditEntry) => void) | undefined;
@@ -123,7 +127,8 @@ export async function startActorNetwork(input: {
       name: 'network-calls',
       async wrap(request, next) {
         const server = request.descriptor.serverName;
-        if (server === undefined) return next(request);
+        // Only servers with host lists make decisions to attribute; the rest pass straight on.
+        if (server === undefined || !decides.has(server)) return next(request);
         const call: InFlightCall = {
           toolCallId: request.context.toolCallId,
           toolId: request.descriptor.id,

@@ -16,11 +16,6 @@ export function isV2Client(client: McpClient): client is Client {
   return typeof (client as Partial<Client>).getProtocolEra === 'function';
 }
 
-/** The revision a connected client negotiated, when it says. */
-export function negotiatedRevision(client: McpClient): string | undefined {
-  return isV2Client(client) ? client.getNegotiatedProtocolVersion() : undefined;
-}
-
 /**
  * A JSON Schema "validator" that accepts everything, for the SDK v2 client. Output schemas are
  * compiled once, at activation, by `mcp/json-schema.ts` and checked by `assertToolOutput` with

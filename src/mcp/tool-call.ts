@@ -114,15 +114,20 @@ export async function sendToolCall(
   // The overall cap is ours, as a signal: aborting is what makes the SDK cancel the call on the
   // server (notifications/cancelled, or closing the request stream on 2026-07-28); the SDK's own
   // maxTotalTimeout only rejects locally.
-  const cap = AbortSignal.timeout(options.maxCallMs);
-  const signals = [signal, idle?.signal, cap].filter((s): s is AbortSignal => s !== undefined);
+  // A timer cleared when the call ends (AbortSignal.timeout's would live on for maxCallMs).
+  const cap = new AbortController();
+  const capTimer = setTimeout(() => cap.abort(), options.maxCallMs);
+  capTimer.unref();
+  const signals = [signal, idle?.signal, cap.signal].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
   const requestOptions: RequestOptions = {
-    signal: AbortSignal.any(signals),
+    signal: signals.length === 1 ? cap.signal : AbortSignal.any(signals),
     // With an idle deadline the SDK only enforces the overall cap.
     timeout: idle === undefined ? options.callMs : options.maxCallMs,
     resetTimeoutOnProgress: true,
     // Passing onprogress makes the SDK send a progress token, which is what lets progress
-    // restart the timeout at all; maxTotalTimeout still caps the call.
+    // restart the timeout at all; the cap above still ends the call.
     onprogress: (progress) => {
       idle?.touch();
       onProgress?.({
@@ -144,7 +149,9 @@ export async function sendToolCall(
         );
     return fromLegacyResult(result);
   } catch (error) {
-    throw toolCallError(error, name, signal, options, cap.aborted);
+    throw toolCallError(error, name, signal, options, cap.signal.aborted);
+  } finally {
+    clearTimeout(capTimer);
   }
 }
 
@@ -188,9 +195,7 @@ function toolCallError(
   const idle = options.idleDeadline;
   if (capReached || idle?.expired === true || isMcpErrorCode(error, 'timeout')) {
     // With an idle deadline the SDK's own timeout is the overall cap.
-    const capped =
-      capReached ||
-      (idle === undefined ? /maximum total timeout/i.test(errorMessage(error)) : !idle.expired);
+    const capped = capReached || (idle !== undefined && !idle.expired);
     return new ServerError(
       AgentsErrorCode.Timeout,
       capped

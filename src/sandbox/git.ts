@@ -317,7 +317,7 @@ export function startGit(
 ): LongLivedGit {
   const child = spawn('git', args, {
     cwd: options.cwd,
-    env: options.env ?? gitEnv(),
+    env: withFixedGitConfig(options.env ?? gitEnv()),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;

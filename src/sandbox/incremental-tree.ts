@@ -1,4 +1,5 @@
-import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LongLivedGit } from './git.js';
 import {
@@ -62,7 +63,7 @@ export interface TreeBuildContext {
 }
 
 /** Thrown inside a build when only a full scan can give the right tree. */
-class NeedsScan extends Error {}
+export class NeedsScan extends Error {}
 
 /** A new tree, or why the caller must scan instead. */
 export type TreeBuild = { tree: string } | { scan: string };
@@ -217,12 +218,42 @@ async function fileEntry(
   if (stats.nlink > 1) throw new NeedsScan(`"${path}" has hard links`);
   if (context.maxFileBytes > 0 && stats.size > context.maxFileBytes)
     throw new NeedsScan(`"${path}" is over the size cap`);
-  const content = await readFile(absolute);
+  const content = await readInside(absolute, stats.ino);
   return {
     mode: (Number(stats.mode) & 0o100) !== 0 ? '100755' : '100644',
     name,
     sha: await writeObject(context.objectsDir, 'blob', content),
   };
+}
+
+/**
+ * The bytes of the regular file at `absolute`, read by the host only if it is still the file
+ * that was examined and still inside the sandbox. A confined tool can swap a file or one of its
+ * folders for a symlink between the `lstat` and the read (a server keeps running between
+ * calls): `O_NOFOLLOW` refuses a link in the last place, and the open file's own path
+ * (`/proc/self/fd`) must be the path asked for, so a folder swapped for a link to the user's
+ * home never has the host copy a file from there into the snapshot.
+ */
+export async function readInside(absolute: string, ino: number | bigint): Promise<Buffer> {
+  const handle = await open(
+    absolute,
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  ).catch((error: NodeJS.ErrnoException) => {
+    throw new NeedsScan(`"${absolute}" changed while it was read (${error.code ?? 'error'})`);
+  });
+  try {
+    const opened = await handle.stat();
+    const where = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    if (!opened.isFile() || opened.ino !== Number(ino) || where !== absolute)
+      throw new NeedsScan(`"${absolute}" changed while it was read`);
+    // At most the size examined: a file that grows meanwhile is caught by the next snapshot's
+    // event, never read without bound here.
+    const content = Buffer.alloc(opened.size);
+    const { bytesRead } = await handle.read(content, 0, opened.size, 0);
+    return content.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -328,7 +328,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     if (path === sep || TMPFS_ROOTS.includes(path)) continue;
     // The sandbox itself is never hidden; folders the project bind covers need no tmpfs (and a
     // tmpfs there would create a mount point inside the sandbox).
-    if (path === sandbox || path === cwd) continue;
+    if (path === sandbox) continue;
     if (bindProject && (path === project || isWithin(path, project!))) continue;
     mounts.push({ kind: 'tmpfs', dest: path });
   }
@@ -345,6 +345,22 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     mounts.push({ kind: 'ro', dest: project });
   }
   mounts.push({ kind: 'rw', dest: sandbox });
+  // What the server names for itself (its working folder, its read-only exceptions) never puts
+  // back a guarded folder (the state folder, the workspace) or anything inside one.
+  const guarded = existingReal(scope.guarded ?? []);
+  for (const path of [
+    ...(cwd === sandbox ? [] : [cwd]),
+    ...existingReal(expandAll(input.exceptions?.readOnly)),
+  ]) {
+    const clash = guarded.find((folder) => path === folder || isWithin(path, folder));
+    if (clash !== undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.ConfigInvalid,
+        `The server's working folder or sandbox.readOnly exception ${path} lies in ${clash} (the workspace or the state folder), which confined servers never see. Point it at a folder of the server's own.`,
+        { details: { path, overlaps: clash } },
+      );
+    }
+  }
   const restores = [
     ...serverFolders(command, args, scope.sandboxRoot),
     ...(input.launch === undefined

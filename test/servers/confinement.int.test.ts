@@ -297,6 +297,41 @@ describe('per-server exceptions (sandbox.writable / readOnly)', () => {
   });
 });
 
+describe('a server cannot name its way into a guarded folder', () => {
+  it('a working folder or readOnly exception in the state folder or workspace is refused', () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    const state = join(scratch, 'guarded-state');
+    mkdirSync(join(state, 'oauth'), { recursive: true });
+    const confinement = resolveConfinement(
+      { mode: 'auto' },
+      { sandboxRoot: sandbox, projectDir: project, hidden: [state], guarded: [state] },
+    );
+    const attempts: [string, () => unknown][] = [
+      ['cwd = state', () => confinement.wrap(process.execPath, [], state)],
+      ['cwd in state', () => confinement.wrap(process.execPath, [], join(state, 'oauth'))],
+      [
+        'readOnly = state',
+        () =>
+          confinement.wrap(process.execPath, [], sandbox, { exceptions: { readOnly: [state] } }),
+      ],
+    ];
+    for (const [what, attempt] of attempts) {
+      let error: unknown;
+      try {
+        attempt();
+      } catch (caught) {
+        error = caught;
+      }
+      expect([what, AgentsError.hasCode(error, 'CONFIG_INVALID')]).toEqual([what, true]);
+    }
+    // The sandbox itself as working folder stays fine.
+    expect(confinement.wrap(process.execPath, [], sandbox).args).toContain('--chdir');
+  });
+});
+
 describe('a hidden home keeps what the server needs', () => {
   it('the package root of a server script under a hidden home stays readable; its other files do not', () => {
     if (!BUBBLEWRAP.available) {

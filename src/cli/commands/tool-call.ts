@@ -50,7 +50,11 @@ async function toolCallConfinement(
   });
   const confinement = resolveConfinement(
     { mode: await inspectionConfineMode(store) },
-    { ...scope, hidden: [...(scope.hidden ?? []), join(store.projectDir, '.git')] },
+    {
+      ...scope,
+      hidden: [...(scope.hidden ?? []), join(store.projectDir, '.git')],
+      guarded: [...(scope.guarded ?? []), join(store.projectDir, '.git')],
+    },
   );
   const { warnTo } = await import('./server.js');
   reportUnconfinedOnce(confinement, warnTo(context.stderr));
