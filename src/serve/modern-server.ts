@@ -86,7 +86,13 @@ export interface ModernServingOptions {
 export interface ModernServing {
   /** Builds the SDK v2 server for one request (HTTP) or one connection (stdio). */
   createServer: McpServerFactory;
-  /** Carries `notifications/tools/list_changed` to `subscriptions/listen` streams. */
+  /**
+   * Builds the one server of a stdio connection (`serveStdio` pins it): it also sends
+   * `notifications/tools/list_changed` when the tool set changes, which the SDK's stdio entry
+   * routes onto the connection's open `subscriptions/listen` streams (and drops without one).
+   */
+  createConnectionServer: McpServerFactory;
+  /** Carries `notifications/tools/list_changed` to `subscriptions/listen` streams (HTTP). */
   bus: ServerEventBus;
   /** Calls waiting for their client's input. */
   readonly pausedCount: number;
@@ -148,6 +154,18 @@ export function createModernServing(options: ModernServingOptions): ModernServin
     server.setRequestHandler('tools/call', (request, ctx) =>
       callTool(request.params as CallParams, ctx),
     );
+    return server;
+  };
+
+  const createConnectionServer: McpServerFactory = (ctx) => {
+    const server = createServer(ctx) as Server;
+    const stop = toolSet.onChange(() => void server.sendToolListChanged().catch(() => undefined));
+    // Before the SDK's own close handling: the listener goes with the connection.
+    const previous = server.onclose;
+    server.onclose = () => {
+      stop();
+      previous?.();
+    };
     return server;
   };
 
@@ -309,6 +327,7 @@ export function createModernServing(options: ModernServingOptions): ModernServin
 
   return {
     createServer,
+    createConnectionServer,
     bus,
     get pausedCount() {
       return paused.size;

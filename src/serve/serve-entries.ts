@@ -102,14 +102,16 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
     transport.onerror = (error) => log(`mcp stdio: ${errorMessage(error)}`);
     let close: () => Promise<void> = () => transport.close();
     try {
+      // The opening message picks the revision for the connection (stdio-eras.ts). Listened
+      // for before start: a message already buffered on stdin is delivered during start.
+      const first = firstMessage(transport);
       await transport.start();
-      // The opening message picks the revision for the connection (stdio-eras.ts).
-      const opening = await Promise.race([firstMessage(transport), finished]);
+      const opening = await Promise.race([first, finished]);
       if (typeof opening === 'object') {
         const replay = new ReplayingTransport(transport, opening);
         if (isModernMessage(opening)) {
           const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
-          const handle = serveStdio(modern.createServer, {
+          const handle = serveStdio(modern.createConnectionServer, {
             legacy: 'reject',
             transport: replay as never,
             onerror: (error) => log(`mcp stdio (2026-07-28): ${errorMessage(error)}`),

@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -391,5 +392,68 @@ describe('agents serve over HTTP: 2026-07-28 beside 2025-11-25', () => {
     expect(tools).toContain('io.modelcontextprotocol/subscriptionId');
     const prompts = await listen({ promptsListChanged: true });
     expect(prompts).not.toContain('notifications/tools/list_changed');
+  });
+
+  it('over stdio too: a 2026 connection hears tools/list_changed on its subscriptions/listen, only when subscribed', async () => {
+    let changed: () => void = () => undefined;
+    let extra: ToolEntry[] = [];
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const stop = new AbortController();
+    const served = serveEntries({
+      transport: 'stdio',
+      stdio: { stdin, stdout },
+      entries: () => [echoEntry('echo'), ...extra],
+      middleware: [],
+      subscribe: (listener) => {
+        changed = listener;
+        return () => undefined;
+      },
+      signal: stop.signal,
+    });
+    cleanups.push(async () => {
+      stop.abort();
+      await served;
+    });
+    const lines: RpcAnswer[] = [];
+    let buffered = '';
+    stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+        lines.push(JSON.parse(buffered.slice(0, end)));
+        buffered = buffered.slice(end + 1);
+      }
+    });
+    const send = (message: Record<string, unknown>): void => {
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    };
+    const changes = () => lines.filter((l) => l.method === 'notifications/tools/list_changed');
+
+    send({ id: 1, method: 'tools/list', params: { _meta: envelope() } });
+    // The first 2026 message loads the SDK's stdio entry: slow on a loaded machine.
+    await expect
+      .poll(() => lines.find((l) => l.id === 1)?.result?.tools?.length, { timeout: 20_000 })
+      .toBe(1);
+    // No subscription yet: a change is not pushed at the client.
+    extra = [echoEntry('echo2')];
+    changed();
+    send({ id: 2, method: 'tools/list', params: { _meta: envelope() } });
+    await expect.poll(() => lines.find((l) => l.id === 2)?.result?.tools?.length).toBe(2);
+    expect(changes()).toEqual([]);
+
+    send({
+      id: 3,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: envelope() },
+    });
+    await expect
+      .poll(() => lines.some((l) => l.method === 'notifications/subscriptions/acknowledged'))
+      .toBe(true);
+    extra = [echoEntry('echo2'), echoEntry('echo3')];
+    changed();
+    await expect.poll(() => changes().length).toBe(1);
+    expect(changes()[0]!.params._meta['io.modelcontextprotocol/subscriptionId']).toBeDefined();
+    send({ id: 4, method: 'tools/list', params: { _meta: envelope() } });
+    await expect.poll(() => lines.find((l) => l.id === 4)?.result?.tools?.length).toBe(3);
   });
 });
