@@ -19,6 +19,18 @@ export interface ListAllToolsOptions {
   cacheMode?: 'use' | 'refresh';
 }
 
+/** Longest `ttlMs` honoured (as the SDK v2 client's own cache): a server cannot pin a list. */
+export const MAX_TOOLS_TTL_MS = 24 * 60 * 60_000;
+
+/** A whole tool list and the caching hints (2026-07-28, SEP-2549) its first page carried. */
+export interface ToolListing {
+  tools: Tool[];
+  /** How long the list may be reused (ms, clamped to {@link MAX_TOOLS_TTL_MS}); absent: no hint. */
+  ttlMs?: number;
+  /** Who may share the cached list; absent when the server said nothing. */
+  cacheScope?: 'public' | 'private';
+}
+
 /**
  * Reads every page of `tools/list`. Refuses a server that repeats a cursor or pages past
  * `maxPages` (it would loop forever), rather than returning a partial list.
@@ -28,9 +40,18 @@ export async function listAllTools(
   client: McpClient,
   options: ListAllToolsOptions = {},
 ): Promise<Tool[]> {
+  return (await listToolsWithHints(client, options)).tools;
+}
+
+/** {@link listAllTools} with the list's `ttlMs`/`cacheScope` (untrusted: checked, clamped). */
+export async function listToolsWithHints(
+  client: McpClient,
+  options: ListAllToolsOptions = {},
+): Promise<ToolListing> {
   const serverName = options.serverName ?? client.getServerVersion()?.name ?? 'unknown';
   const maxPages = options.maxPages ?? 100;
   const tools: Tool[] = [];
+  const listing: ToolListing = { tools };
   const cursors = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; ; page++) {
@@ -59,9 +80,10 @@ export async function listAllTools(
     } catch (error) {
       throw listError(error, serverName, options.signal);
     }
+    if (page === 0) readHints(result as Record<string, unknown>, listing);
     tools.push(...result.tools);
     const next = result.nextCursor;
-    if (next === undefined || next === '') return tools;
+    if (next === undefined || next === '') return listing;
     if (cursors.has(next)) {
       throw new ServerError(
         AgentsErrorCode.ProtocolError,
@@ -72,6 +94,15 @@ export async function listAllTools(
     cursors.add(next);
     cursor = next;
   }
+}
+
+/** Copies well-formed caching hints of a first page; anything else is ignored. */
+function readHints(result: Record<string, unknown>, listing: ToolListing): void {
+  const { ttlMs, cacheScope } = result;
+  if (typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs >= 0) {
+    listing.ttlMs = Math.min(Math.floor(ttlMs), MAX_TOOLS_TTL_MS);
+  }
+  if (cacheScope === 'public' || cacheScope === 'private') listing.cacheScope = cacheScope;
 }
 
 /**

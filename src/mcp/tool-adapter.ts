@@ -16,7 +16,8 @@ import { fingerprintTool } from './fingerprint.js';
 import { compileArgumentValidator, type ArgumentValidator } from './json-schema.js';
 import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
-import { listAllTools } from './list-tools.js';
+import { listToolsWithHints } from './list-tools.js';
+import { isV2Client } from './mcp-client.js';
 import { toStructuredTool } from './structured-tool.js';
 import {
   assertToolOutput,
@@ -259,7 +260,13 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
 /** ADR-029's MCPToolAdapter over one connected server. */
 export interface MCPToolAdapter {
   readonly serverName: string;
-  /** Lists every page of tools once and caches the entries; `refresh: true` lists again. */
+  /**
+   * Lists every page of tools and caches the entries; `refresh: true` lists again. A list without
+   * caching hints is kept until then. One with a `ttlMs` (2026-07-28) is reused while fresh and
+   * listed again once it runs out; with an SDK v2 client the client's own response cache decides,
+   * which also drops the list on `notifications/tools/list_changed`, so a change the client
+   * hears is seen by the next call here.
+   */
   listTools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<ToolEntry[]>;
   /**
    * Validates and calls a tool by its server-side (original) name; the call itself is sent by
@@ -285,15 +292,32 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
   const caller = createClientCaller(client, serverName, options);
   let entries: ToolEntry[] | undefined;
   let byOriginalName = new Map<string, ToolEntry>();
+  /** When the last listing's `ttlMs` ends (undefined: no hint, kept until a refresh). */
+  let ttl: { until: number } | undefined;
+  /** The tool definitions the entries were built from, to skip rebuilding an unchanged list. */
+  let builtFrom = '';
 
   async function listTools(
     listOptions: { signal?: AbortSignal; refresh?: boolean } = {},
   ): Promise<ToolEntry[]> {
-    if (entries !== undefined && listOptions.refresh !== true) return entries;
-    const tools = await listAllTools(client, {
+    const refresh = listOptions.refresh === true;
+    // No hint: kept until asked. A v1 client has no cache of its own: ours ends with the TTL.
+    if (entries !== undefined && !refresh) {
+      if (ttl === undefined) return entries;
+      if (!isV2Client(client) && Date.now() < ttl.until) return entries;
+    }
+    const listing = await listToolsWithHints(client, {
       serverName,
       ...(listOptions.signal === undefined ? {} : { signal: listOptions.signal }),
+      // The v2 client answers from its cache while the TTL runs and nothing evicted it.
+      ...(entries !== undefined && !refresh && ttl !== undefined ? { cacheMode: 'use' } : {}),
     });
+    // ttlMs 0 is "stale at once": each listTools() asks again.
+    ttl = listing.ttlMs === undefined ? undefined : { until: Date.now() + listing.ttlMs };
+    const { tools } = listing;
+    const definitions = JSON.stringify(tools);
+    if (entries !== undefined && definitions === builtFrom) return entries;
+    builtFrom = definitions;
     const next = createMcpToolEntries({
       serverName,
       tools,

@@ -228,6 +228,7 @@ class ManagedServerImpl implements ManagedServer, ServerCore {
     const previous = this.connection;
     this.connection = connection;
     this.status = 'ready';
+    this.toolSet.scheduleExpiry(connection, connection.toolListTtlMs);
     this.lastError = undefined;
     if (previous && previous !== connection) {
       previous.superseded = true;

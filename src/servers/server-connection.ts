@@ -4,7 +4,7 @@ import { Client, type Implementation, type PriorDiscovery } from '@modelcontextp
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
-import { listAllTools } from '../mcp/list-tools.js';
+import { listToolsWithHints } from '../mcp/list-tools.js';
 import { CHECKED_ELSEWHERE } from '../mcp/mcp-client.js';
 import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, type ServerTransport } from './connect.js';
@@ -146,15 +146,17 @@ export class ServerConnector {
       stray.stop();
       if (core.closing) throw core.failures.closed('initialize');
       phase = 'list';
-      const tools = await within(
-        listAllTools(client, { signal: listAbort.signal, serverName: core.name }),
+      const listing = await within(
+        listToolsWithHints(client, { signal: listAbort.signal, serverName: core.name }),
         listAbort,
       );
+      const { tools } = listing;
+      if (listing.ttlMs !== undefined) connection.toolListTtlMs = listing.ttlMs;
       if (core.closing) throw core.failures.closed('list');
       core.serverCapabilities = client.getServerCapabilities();
       core.serverInfo = client.getServerVersion();
       core.instructions = client.getInstructions();
-      await this.listenForToolChanges(client, generation);
+      connection.toolChangesLive = await this.listenForToolChanges(client, connection);
       if (protocolChoiceOf(core.config) === 'auto') this.verdict = verdictOf(client);
       return { connection, tools };
     } catch (error) {
@@ -187,28 +189,32 @@ export class ServerConnector {
    * 2026-07-28 has no unsolicited notifications: tool-list changes come on a
    * `subscriptions/listen` stream, which the SDK dispatches to the same handler as a 2025
    * server's `notifications/tools/list_changed`. A server that refuses the stream keeps working;
-   * its tool list is then refreshed only by restarts and TTL expiry.
+   * its tool list is then refreshed only by restarts and TTL expiry (server-tool-set.ts).
+   * Resolves true while changes will reach us live (see `Connection.toolChangesLive`).
    */
-  private async listenForToolChanges(client: Client, generation: number): Promise<void> {
-    if (client.getProtocolEra() !== 'modern') return;
-    if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+  private async listenForToolChanges(client: Client, connection: Connection): Promise<boolean> {
+    const declared = client.getServerCapabilities()?.tools?.listChanged === true;
+    if (client.getProtocolEra() !== 'modern' || !declared) return declared;
     try {
       const subscription = await client.listen(
         { toolsListChanged: true },
         { timeout: this.core.timeouts.startupMs },
       );
       void subscription.closed.then((how) => {
+        connection.toolChangesLive = false;
         if (how === 'remote')
           this.core.logger.debug(
-            `Server "${this.core.name}": the tools/list_changed subscription ended (generation ${generation}).`,
+            `Server "${this.core.name}": the tools/list_changed subscription ended (generation ${connection.generation}).`,
             { serverName: this.core.name },
           );
       });
+      return true;
     } catch (error) {
       this.core.logger.warn(
         `Server "${this.core.name}" refused subscriptions/listen (${errorMessage(error)}); tool-list changes will not be seen live.`,
         { serverName: this.core.name },
       );
+      return false;
     }
   }
 

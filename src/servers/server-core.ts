@@ -65,6 +65,13 @@ export interface Connection {
   /** Set when we close it on purpose, so the close handler knows it is not a crash. */
   superseded: boolean;
   endReason?: ServerEndReason;
+  /**
+   * True while tool-list changes reach us as they happen: a 2025 server that declared
+   * `tools.listChanged`, or an open 2026 `subscriptions/listen` stream.
+   */
+  toolChangesLive?: boolean;
+  /** The `ttlMs` of the connection's first tool list (2026-07-28 caching hint), if any. */
+  toolListTtlMs?: number;
 }
 
 /**

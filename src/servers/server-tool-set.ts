@@ -1,12 +1,12 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
-import { listAllTools } from '../mcp/list-tools.js';
+import { listToolsWithHints } from '../mcp/list-tools.js';
 import { createMcpToolEntries } from '../mcp/tool-adapter.js';
 import type { McpToolCaller } from '../mcp/tool-call.js';
 import { knownServerVerdicts } from '../registry/known-servers.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import { knownPathArgumentsOf } from '../mcp/path-arguments.js';
-import type { ServerCore } from './server-core.js';
+import type { Connection, ServerCore } from './server-core.js';
 import type { ToolsChangedReason } from './server-events.js';
 
 /**
@@ -15,6 +15,11 @@ import type { ToolsChangedReason } from './server-events.js';
  * as `tools-changed`), and listed again on `notifications/tools/list_changed` (debounced, at
  * most one listing in flight and one queued). A failed re-listing keeps the last good set and
  * marks it stale.
+ *
+ * Caching hints (2026-07-28): a list with `ttlMs` is listed again when it runs out, unless
+ * changes reach us live (a `list_changed` always re-lists at once, whatever the TTL said, and
+ * asks the server, never a cache). Without a `ttlMs`, or with 0, nothing is polled: the set
+ * follows notifications and restarts, as for 2025 servers.
  */
 export class ServerToolSet {
   /** Ids of tools whose definition (fingerprint) changed since the first listing. */
@@ -28,6 +33,7 @@ export class ServerToolSet {
   private refreshing: Promise<void> | undefined;
   private refreshQueued = false;
   private warnedUndeclaredListChanged = false;
+  private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly core: ServerCore,
@@ -140,14 +146,35 @@ export class ServerToolSet {
     }, core.options.refreshDebounceMs ?? 200);
   }
 
-  private runRefresh(): void {
+  /**
+   * Arms the re-listing of a list whose `ttlMs` runs out (see the class comment). When it fires
+   * while changes reach us live, it only waits another TTL: the stream keeps the set current.
+   */
+  scheduleExpiry(connection: Connection, ttlMs: number | undefined): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    if (ttlMs === undefined || ttlMs <= 0 || this.core.closing) return;
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        if (this.core.closing || connection !== this.core.connection) return;
+        if (connection.toolChangesLive === true) this.scheduleExpiry(connection, ttlMs);
+        else this.runRefresh('refresh');
+      },
+      Math.max(ttlMs, MIN_RELIST_INTERVAL_MS),
+    );
+    // A TTL never keeps the process alive.
+    this.expiryTimer.unref();
+  }
+
+  private runRefresh(reason: ToolsChangedReason = 'list_changed'): void {
     if (this.core.closing) return;
     if (this.refreshing) {
       this.refreshQueued = true;
       return;
     }
     // A list_changed during startup is covered by the initial listing once it is ready.
-    this.refreshing = this.refresh({}, 'list_changed')
+    this.refreshing = this.refresh({}, reason)
       .catch(() => undefined)
       .finally(() => {
         this.refreshing = undefined;
@@ -180,10 +207,15 @@ export class ServerToolSet {
     );
     const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
     try {
-      const tools = await listAllTools(connection.client, { signal, serverName: core.name });
+      // cacheMode 'refresh' (the default): a re-list asks the server, never the client's cache.
+      const listing = await listToolsWithHints(connection.client, {
+        signal,
+        serverName: core.name,
+      });
       // A restart during the listing installed a newer set; this one is outdated.
       if (connection !== core.connection || core.closing) return;
-      this.swap(tools, reason);
+      this.swap(listing.tools, reason);
+      this.scheduleExpiry(connection, listing.ttlMs);
     } catch (error) {
       if (connection !== core.connection || core.closing) return;
       this.stale = true;
@@ -200,9 +232,13 @@ export class ServerToolSet {
   /** Stops refreshing; resolves once a listing in flight has ended. */
   async close(): Promise<void> {
     clearTimeout(this.debounceTimer);
+    clearTimeout(this.expiryTimer);
     await this.refreshing?.catch(() => undefined);
   }
 }
+
+/** Shortest wait between TTL re-listings, whatever a server's `ttlMs` says. */
+export const MIN_RELIST_INTERVAL_MS = 1_000;
 
 /**
  * A changed definition is inferred again, but a write-class tool never becomes read-only by

@@ -205,3 +205,42 @@ describe('createMcpToolAdapter with a caller-made client', () => {
     expect(resultText(await adapter.execute('echo', { text: 'v1' }))).toBe('received 2 characters');
   });
 });
+
+describe('tools/list caching hints (ttlMs, 2026-07-28)', () => {
+  it('a managed server lists again when the ttlMs runs out, on a server that announces nothing', async () => {
+    const fixture = await modernHttp({
+      MODERN_FIXTURE_TTL_MS: '1000',
+      MODERN_FIXTURE_LIST_CHANGED: '0',
+    });
+    const server = await started(http('ttl', fixture.url));
+    await toolEntry(server, 'add_tool').execute({ name: 'silent_one' }, {});
+    // No notification comes: only the re-listing at the end of the TTL can show it.
+    await waitFor(
+      () => server.entries().some((entry) => entry.descriptor.originalName === 'silent_one'),
+      15_000,
+      'silent_one after the TTL',
+    );
+  });
+
+  it('createMcpToolAdapter reuses a fresh list, and drops it when the client hears list_changed', async () => {
+    const fixture = await modernHttp({ MODERN_FIXTURE_TTL_MS: '600000' });
+    const client = new Client(
+      { name: 'adapter-ttl', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(fixture.url));
+    cleanups.push(() => client.close());
+    const adapter = createMcpToolAdapter({ serverName: 'cached', client, trusted: true });
+    const names = async () =>
+      (await adapter.listTools()).map((entry) => entry.descriptor.originalName);
+    expect(await names()).toContain('echo');
+    // Changed behind the client's back (no subscription yet): the fresh list is reused.
+    await client.callTool({ name: 'add_tool', arguments: { name: 'unheard' } });
+    expect(await names()).not.toContain('unheard');
+    expect((await adapter.listTools({ refresh: true })).length).toBe(5);
+    // A list_changed the client hears ends the cached list: the next listing sees the change.
+    await client.listen({ toolsListChanged: true });
+    await client.callTool({ name: 'add_tool', arguments: { name: 'heard' } });
+    await expect.poll(names, { timeout: 10_000 }).toContain('heard');
+  });
+});
