@@ -1,14 +1,15 @@
 /**
  * `npm run bench`: every benchmark of issue 9 in one process, then `bench/results.md`.
  *
- * Sections: per-call cost of each stack (payloads × transports), sandbox middleware (read-only
+ * Sections: per-call cost of each stack (payloads × transports), per-call cost by MCP revision
+ * (2026-07-28 and 2025-11-25 against the raw SDK v2 client), sandbox middleware (read-only
  * path rewrite, write + snapshot), discovery of 500 tools, heap after 10,000 calls, and the
  * lifecycle, snapshot and confinement figures of `bench/lifecycle.ts` / `bench/snapshot.ts` /
  * `bench/confinement.ts` (run as child processes when present; their stdout goes into the
  * report as is).
  *
  * Flags: `--quick` (about a fifth of the work, for a smoke run), `--out FILE`, `--only
- * calls,middleware,discovery,memory,external` (an unknown name stops the run with the valid ones).
+ * calls,revisions,middleware,discovery,memory,external` (an unknown name stops the run with the valid ones).
  * Without `--out` a full run writes `bench/results.md` (committed) and a partial one (`--only`
  * leaving a section out) writes `bench/results.partial.md` (ignored by git), so a quick look at
  * one section never overwrites the full report.
@@ -23,11 +24,12 @@ import { callsMarkdown, runCallScenarios } from './calls.js';
 import { discoveryMarkdown, runDiscovery } from './discovery.js';
 import { memoryMarkdown, runMemory } from './memory.js';
 import { middlewareMarkdown, runMiddleware } from './middleware.js';
+import { revisionsMarkdown, runRevisions } from './revisions.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
 
-const SECTIONS = ['calls', 'middleware', 'discovery', 'memory', 'external'] as const;
+const SECTIONS = ['calls', 'revisions', 'middleware', 'discovery', 'memory', 'external'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -88,6 +90,7 @@ function packageVersion(name: string): string {
 function machineMarkdown(started: Date): string {
   const packages = [
     '@modelcontextprotocol/sdk',
+    '@modelcontextprotocol/client',
     '@langchain/core',
     '@langchain/langgraph',
     '@langchain/mcp-adapters',
@@ -173,6 +176,9 @@ async function main(): Promise<void> {
 
   await section('Per-call cost', 'calls', async () =>
     callsMarkdown(await runCallScenarios(quick, log)),
+  );
+  await section('Per-call cost by MCP revision', 'revisions', async () =>
+    revisionsMarkdown(await runRevisions(quick, log)),
   );
   await section('Sandbox middleware', 'middleware', async () =>
     middlewareMarkdown(await runMiddleware(quick, log)),
