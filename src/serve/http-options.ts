@@ -20,7 +20,11 @@ export interface ServeHttpOptions {
    * factory (see `createModernServing`); the rest stay on `createServer`'s sessions. Without it
    * only 2025-era clients are served.
    */
-  modern?: { createServer: McpServerFactory; bus?: ServerEventBus };
+  modern?: {
+    createServer: McpServerFactory;
+    bus?: ServerEventBus;
+    inputSchemaOf?: (toolName: string) => unknown;
+  };
   /** Interface to bind (default `127.0.0.1`). Non-loopback needs `allowNonLoopback` AND `token`. */
   host?: string;
   /** Port (default 0: an ephemeral port; read it from `url`). */

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorMessage } from '../errors.js';
 import { rpcError, sendJson } from './http-io.js';
+import { paramHeaderProblem, paramHeadersOf } from './param-headers.js';
 
 // The 2026-07-28 leg of the HTTP endpoint (http.ts): the SDK v2 `createMcpHandler`, strict
 // (`legacy: 'reject'`), behind our own Host/Origin/token checks and body cap. Routing uses the
@@ -13,6 +14,8 @@ import { rpcError, sendJson } from './http-io.js';
 export interface ModernHttpLegOptions {
   createServer: McpServerFactory;
   bus?: ServerEventBus;
+  /** The input schema of a served tool, for its `Mcp-Param-*` header checks (param-headers.ts). */
+  inputSchemaOf?: (toolName: string) => unknown;
   maxBodyBytes: number;
   log: (line: string) => void;
 }
@@ -75,6 +78,7 @@ export async function createModernHttpLeg(options: ModernHttpLegOptions): Promis
         sendJson(res, 415, rpcError(-32000, 'Unsupported Media Type: send application/json'));
         return;
       }
+      if (rejectedParamHeaders(req, res, body, options.inputSchemaOf)) return;
       // The client hanging up cancels the exchange (and with it a tool call in flight).
       const hangUp = new AbortController();
       res.once('close', () => {
@@ -91,6 +95,43 @@ export async function createModernHttpLeg(options: ModernHttpLegOptions): Promis
     close: () => handler.close(),
   };
 }
+
+/**
+ * Answers a `tools/call` whose `Mcp-Param-*` headers disagree with its body (400, -32020, the
+ * request id echoed, as the SDK's own header checks do); false when there is nothing to refuse.
+ */
+function rejectedParamHeaders(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  inputSchemaOf: ((toolName: string) => unknown) | undefined,
+): boolean {
+  if (inputSchemaOf === undefined || typeof body !== 'object' || body === null) return false;
+  const message = body as { id?: unknown; method?: unknown; params?: unknown };
+  if (message.method !== 'tools/call' || message.id === undefined) return false;
+  const params = message.params as { name?: unknown; arguments?: unknown } | undefined;
+  if (typeof params?.name !== 'string') return false;
+  const declarations = paramHeadersOf(inputSchemaOf(params.name));
+  if (declarations.length === 0) return false;
+  const mismatch = paramHeaderProblem(declarations, params.arguments, (name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  });
+  if (mismatch === undefined) return false;
+  sendJson(res, 400, {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: {
+      code: HEADER_MISMATCH,
+      message: `Bad Request: the request headers and body disagree: ${mismatch.problem}`,
+      data: { mismatch: { header: mismatch.header, body: mismatch.problem } },
+    },
+  });
+  return true;
+}
+
+/** The 2026-07-28 error code for headers that disagree with the body. */
+const HEADER_MISMATCH = -32020;
 
 /** Writes a web `Response` (JSON or an SSE stream) to a node response. */
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {

@@ -68,7 +68,11 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
       const http = await serveHttp({
         ...options.http,
         createServer: () => createMcpServer(serverOptions),
-        modern: { createServer: modern.createServer, bus: modern.bus },
+        modern: {
+          createServer: modern.createServer,
+          bus: modern.bus,
+          inputSchemaOf: (name) => toolSet.get(name)?.tool.entry.descriptor.inputSchema,
+        },
         log,
       });
       try {

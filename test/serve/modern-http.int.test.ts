@@ -299,6 +299,72 @@ describe('agents serve over HTTP: 2026-07-28 beside 2025-11-25', () => {
     expect(removed.message).toMatchObject({ id: 25, error: { code: -32601 } });
   });
 
+  it('checks Mcp-Param-* headers against the body for a tool declaring x-mcp-header (SEP-2243)', async () => {
+    const route = echoEntry('route', {
+      inputSchema: {
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          text: { type: 'string' },
+        },
+      },
+    });
+    const { url } = await serve({ entries: () => [echoEntry('echo'), route] });
+    // The SDK v2 client mirrors the argument into the header itself: accepted.
+    const client = await modernClient(url);
+    const mirrored = await client.callTool({ name: 'route', arguments: { region: 'eu-west' } });
+    expect(text(mirrored)).toBe('{"region":"eu-west"}');
+
+    let id = 50;
+    const call = (args: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      post(
+        url,
+        {
+          id: ++id,
+          method: 'tools/call',
+          params: { name: 'route', arguments: args, _meta: envelope() },
+        },
+        headers,
+      );
+    const refused = async (answer: Awaited<ReturnType<typeof call>>, what: RegExp) => {
+      expect(answer.status).toBe(400);
+      expect(answer.message.id).toBe(id);
+      expect(answer.message.error.code).toBe(-32020);
+      expect(answer.message.error.message).toMatch(what);
+    };
+    await refused(await call({ region: 'eu-west' }), /Mcp-Param-Region header is absent/);
+    await refused(
+      await call({ region: 'eu-west' }, { 'mcp-param-region': 'us-east' }),
+      /decodes to "us-east"/,
+    );
+    // Base64 without its padding, or with characters outside the alphabet: refused.
+    await refused(
+      await call({ region: 'eu-west' }, { 'mcp-param-region': '=?base64?ZXUtd2VzdA?=' }),
+      /invalid Base64/,
+    );
+    await refused(
+      await call({ region: 'eu-west' }, { 'mcp-param-region': '=?base64?ZXUt!!d2VzdA==?=' }),
+      /invalid Base64/,
+    );
+    const base64 = await call(
+      { region: 'eu-west' },
+      { 'mcp-param-region': '=?base64?ZXUtd2VzdA==?=' },
+    );
+    expect(base64.status).toBe(200);
+    expect(text(base64.message.result)).toBe('{"region":"eu-west"}');
+    // Without the whole wrapper the value is literal, and no value in the body needs no header.
+    const literal = await call({ region: '=?base64?x' }, { 'mcp-param-region': '=?base64?x' });
+    expect(literal.status).toBe(200);
+    expect((await call({ text: 'no region' })).status).toBe(200);
+    // Tools without the annotation are not affected.
+    const echo = await post(url, {
+      id: 70,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'x' }, _meta: envelope() },
+    });
+    expect(echo.status).toBe(200);
+  });
+
   it('checks Host and Origin on stateless requests too, and accepts valid localhost ones', async () => {
     const { url } = await serve();
     const body = { id: 31, method: 'tools/list', params: { _meta: envelope() } };
