@@ -15,6 +15,8 @@
 #
 # Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_SUITE_VERSION
 #      (0.2.0-alpha.12), NODE22_VERSION (22), CONFORMANCE_REFERENCE=0 skips the SDK v2 server.
+# The fixture also serves `echo_region`, whose argument declares x-mcp-header (SEP-2243), so the
+# custom-header scenario has a served tool to check.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,7 +76,7 @@ mcpServers:
   - name: fixture
     transport: stdio
     command: $(node -p 'JSON.stringify(process.execPath)')
-    args: ["--import", "$TSX_LOADER", "$ROOT/test/fixtures/fixture-server.ts", "--transport", "stdio", "--tools", "basic"]
+    args: ["--import", "$TSX_LOADER", "$ROOT/test/fixtures/fixture-server.ts", "--transport", "stdio", "--tools", "basic", "--header-tool"]
     trusted: true
 YAML
 OURS=$(start_server agents "$SERVE_CWD" node --import "$TSX_LOADER" "$ROOT/src/cli/main.ts" \

@@ -3,7 +3,11 @@ import {
   CallToolRequestSchema,
   CallToolResultSchema,
   ErrorCode,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -194,7 +198,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   const server = new ServedMcpServer(
     { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      // Prompts and resources: declared and always empty, as on the 2026 side (modern-server.ts),
+      // so a client's list calls get an answer on both revisions, not -32601.
+      capabilities: { tools: { listChanged: true }, prompts: {}, resources: {}, logging: {} },
       instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
     },
   );
@@ -214,6 +220,17 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   if (ownsToolSet) server.addCleanup(() => toolSet.close());
 
   const logLevelPasses = trackLoggingLevel(server);
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [] }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    throw new JsonRpcError(
+      ErrorCode.InvalidParams,
+      `Resource not found: ${request.params.uri} (this server serves tools only).`,
+      { uri: request.params.uri },
+    );
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)),

@@ -394,6 +394,12 @@ describe('agents serve over HTTP: 2026-07-28 beside 2025-11-25', () => {
     expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(transport.protocolVersion).toBe('2025-11-25');
     expect((await v1.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'write_note']);
+    // Prompts and resources: empty lists on 2025 too, and a clear not-found for a read.
+    expect((await v1.listPrompts()).prompts).toEqual([]);
+    expect((await v1.listResources()).resources).toEqual([]);
+    await expect(v1.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(
+      /Resource not found: file:\/\/\/etc\/passwd \(this server serves tools only\)/,
+    );
     expect(text(await v1.callTool({ name: 'echo', arguments: { text: 'old' } }))).toBe(
       '{"text":"old"}',
     );
