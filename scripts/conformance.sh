@@ -9,16 +9,14 @@
 #         URL --strict`, our adapter over streamable HTTP with OAuth 2.1, plus the flags a
 #         scenario's context names: pre-registered client, client credentials). For each revision
 #         in CONFORMANCE_REVISIONS (default "2026-07-28 2025-11-25"): exactly the client scenarios
-#         it requires (`list --requirements REV`), run at that revision. CONFORMANCE_REFERENCE=1
-#         also runs a small SDK v2 client (scripts/sdk-v2-client.ts: auto negotiation, the SDK's
+#         it requires (`list --requirements REV`), run at that revision. It also runs (unless
+#         CONFORMANCE_REFERENCE=0) a small SDK v2 client (scripts/sdk-v2-client.ts: auto negotiation, the SDK's
 #         own OAuth) on the same scenarios, for the figure beside ours.
 #         CONFORMANCE_CLIENT_SCENARIOS="a b" runs only those.
-# server: runs the real `agents serve --skill fixture --transport http --policy auto` in a throwaway
-#         project whose workspace holds one skill, the fixture MCP server's basic tools (so the
-#         served tools run in a sandbox, through the actor middleware chain), and points the
-#         suite's server scenarios at it. Only the protocol-level scenarios apply; the rest expect
-#         the suite's own reference tools, resources and prompts (CONFORMANCE_SERVER_ALL=1 runs
-#         them anyway, for the record).
+# server: scripts/conformance-serve.sh: the real `agents serve --transport http` (a throwaway
+#         project, the fixture MCP server's basic tools in a sandbox) on every required server
+#         scenario of each revision, beside a one-tool SDK v2 `createMcpHandler` server. Printed
+#         per scenario, not scored: most need the suite's own fixture tools, resources, prompts.
 #
 # Env: CONFORMANCE_DIR (cache, default $TMPDIR/agents-conformance), CONFORMANCE_VERSION
 #      (0.2.0-alpha.12; the suite's `latest` tag, 0.1.16, knows only 2025 revisions),
@@ -111,7 +109,7 @@ if [ "$MODE" = client ] || [ "$MODE" = all ]; then
       OURS=$((PASSED - BEFORE))
       FIGURES+=("client $REV (agents mcp-client): $OURS/${#CLIENT_SCENARIOS[@]} required scenarios passed")
     fi
-    if [ "${CONFORMANCE_REFERENCE:-0}" = 1 ]; then
+    if [ "${CONFORMANCE_REFERENCE:-1}" = 1 ]; then
       OURS_PASSED=$PASSED OURS_FAILED=$FAILED
       for scenario in "${CLIENT_SCENARIOS[@]}"; do
         run_scenario "reference@$REV" "$scenario" --spec-version "$REV" \
@@ -125,45 +123,12 @@ if [ "$MODE" = client ] || [ "$MODE" = all ]; then
 fi
 
 if [ "$MODE" = server ] || [ "$MODE" = all ]; then
-  SERVE_CWD=$(mktemp -d)
-  SERVE_OUT="$RESULTS/serve.out"
-  SERVE_ERR="$RESULTS/serve.err"
-  # Absolute, so the CLI and the upstream start from the throwaway project folder.
-  TSX_LOADER=$(cd "$ROOT" && node -p "require('node:url').pathToFileURL(require.resolve('tsx')).href")
-  mkdir -p "$SERVE_CWD/.agents/skills"
-  echo hello >"$SERVE_CWD/README.md"
-  cat >"$SERVE_CWD/.agents/skills/fixture.yaml" <<YAML
-description: The fixture MCP server's basic tools
-mcpServers:
-  - name: fixture
-    transport: stdio
-    command: $(node -p 'JSON.stringify(process.execPath)')
-    args: ["--import", "$TSX_LOADER", "$ROOT/test/fixtures/fixture-server.ts", "--transport", "stdio", "--tools", "basic"]
-    trusted: true
-YAML
-  pushd "$SERVE_CWD" >/dev/null
-  node --import "$TSX_LOADER" "$ROOT/src/cli/main.ts" serve --skill fixture --transport http \
-    --policy auto >"$SERVE_OUT" 2>"$SERVE_ERR" &
-  SERVE_PID=$!
-  popd >/dev/null
-  # Stop the server (and through it the upstream fixture and its sandbox) however this script ends.
-  trap 'kill -TERM "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; rm -rf "$SERVE_CWD"' EXIT
-  URL=""
-  for _ in $(seq 1 240); do
-    URL=$(sed -n 's/^MCP endpoint: //p' "$SERVE_OUT")
-    [ -n "$URL" ] && break
-    kill -0 "$SERVE_PID" 2>/dev/null || { cat "$SERVE_ERR" >&2; exit 1; }
-    sleep 0.5
-  done
-  [ -n "$URL" ] || { echo "conformance: agents serve did not start" >&2; cat "$SERVE_ERR" >&2; exit 1; }
-  SERVER_SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
-  if [ "${CONFORMANCE_SERVER_ALL:-0}" = 1 ]; then
-    mapfile -t SERVER_SCENARIOS < <(cd "$SUITE" && "$NODE22" dist/index.js list \
-      | sed -n '/^Server scenarios/,/^$/s/^  - \([^ ]*\).*/\1/p')
-  fi
-  for scenario in "${SERVER_SCENARIOS[@]}"; do
-    run_scenario server "$scenario" --url "$URL"
-  done
+  # The server side: every required scenario of each revision against `agents serve --transport
+  # http`, beside a one-tool SDK v2 server (scripts/conformance-serve.sh). Reported, not scored:
+  # most server scenarios need the suite's own fixture tools, resources and prompts.
+  CONFORMANCE_DIR="$WORK" CONFORMANCE_SUITE_VERSION="$VERSION" NODE22_VERSION="$NODE22_VERSION" \
+    CONFORMANCE_REFERENCE="${CONFORMANCE_REFERENCE:-1}" \
+    bash "$ROOT/scripts/conformance-serve.sh" $REVISIONS | tee "$RESULTS/server.txt"
 fi
 
 echo
