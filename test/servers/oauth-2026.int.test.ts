@@ -4,7 +4,7 @@
  * registration, the RFC 9207 `iss` check, re-registration when the authorization server
  * changes, scope union on step-up, client ID metadata documents before dynamic registration.
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { loginToServer } from '../../src/servers/oauth/login.js';
 import { clientMetadataDocument } from '../../src/servers/oauth/oauth-provider.js';
 import { STATE_DIR_ENV } from '../../src/servers/oauth/oauth-store.js';
 import type { NamedHttpServerConfig } from '../../src/servers/oauth/server-auth.js';
+import { agents, makeProjectRepo } from '../cli/helpers.js';
 import {
   startOAuthFixture,
   type OAuthFixture,
@@ -220,5 +221,34 @@ describe('OAuth, 2026-07-28 client behaviour', () => {
     expect(AgentsError.hasCode(failure, 'CONFIG_INVALID')).toBe(true);
     expect((failure as Error).message).toContain('oauth.clientMetadataUrl');
     expect(closed.stats.authorizations).toHaveLength(0);
+  });
+
+  it('server login --client-metadata prints the document to serve; the URL must be https with a path', async () => {
+    const dir = await makeProjectRepo('agents-cimd-');
+    try {
+      const servers = join(dir, '.agents', 'servers');
+      await mkdir(servers, { recursive: true });
+      const write = (url: string) =>
+        writeFile(
+          join(servers, 'notes.yaml'),
+          `transport: streamable-http\nurl: https://mcp.example/mcp\noauth:\n  clientMetadataUrl: ${url}\n  redirectPort: 8765\n`,
+        );
+      await write('https://agents.example/oauth/client.json');
+      const printed = await agents(dir, 'server', 'login', 'notes', '--client-metadata');
+      expect(printed.stderr).toBe('');
+      expect(printed.code).toBe(0);
+      expect(JSON.parse(printed.stdout)).toEqual(
+        clientMetadataDocument('https://agents.example/oauth/client.json', 8765),
+      );
+      expect(JSON.parse(printed.stdout).redirect_uris).toEqual(['http://127.0.0.1:8765/callback']);
+
+      await write('http://agents.example/oauth/client.json');
+      const refused = await agents(dir, 'server', 'login', 'notes', '--client-metadata');
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('oauth.clientMetadataUrl');
+      expect(refused.stderr).toContain('must be an https URL with a path');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
