@@ -173,6 +173,12 @@ export const StdioServerConfigSchema = z
   })
   .describe('A server spawned as a child process speaking MCP over stdio.');
 
+/** A client ID metadata document URL: https, and not the bare origin (SEP-991). */
+function isHttpsUrlWithPath(value: string): boolean {
+  const url = new URL(value);
+  return url.protocol === 'https:' && url.pathname !== '/';
+}
+
 /** OAuth 2.1 settings of a remote server; secrets as `${VAR}` references, resolved at start. */
 export const OAuthSettingsSchema = z
   .strictObject({
@@ -221,9 +227,13 @@ export const OAuthSettingsSchema = z
       ),
     clientMetadataUrl: z
       .url()
+      .refine(isHttpsUrlWithPath, {
+        message:
+          'must be an https URL with a path (the client id is that URL; `agents server login NAME --client-metadata` prints the document to serve there)',
+      })
       .optional()
       .describe(
-        'HTTPS URL of this client’s metadata document, used as client id where the server supports it.',
+        'HTTPS URL of this client’s metadata document, used as client id instead of dynamic registration where the authorization server supports it (`agents server login NAME --client-metadata` prints the document).',
       ),
     redirectPort: z
       .number()

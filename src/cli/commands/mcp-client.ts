@@ -123,6 +123,12 @@ export async function runMcpClient(
   try {
     connected = await session.connect(makeClient);
   } catch (error) {
+    // A login that was refused (issuer mix-up) or cannot happen says so under its own code.
+    if (
+      AgentsError.hasCode(error, AgentsErrorCode.AuthRequired) ||
+      AgentsError.hasCode(error, AgentsErrorCode.ConfigInvalid)
+    )
+      throw error;
     throw new AgentsError(
       AgentsErrorCode.ServerStartFailed,
       `Could not initialize an MCP session with ${url.href}: ${errorMessage(error)}. Is the server running, and is the URL its MCP endpoint?`,

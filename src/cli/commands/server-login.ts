@@ -13,6 +13,7 @@ import type { Command } from '../command.js';
 import { printJson, println } from '../output.js';
 
 const LOGIN_USAGE = `Usage: agents server login NAME [--authorize browser|print|follow] [--force] [--scope S] [--timeout SECONDS]
+       agents server login NAME --client-metadata
 
 Logs in to a remote MCP server with OAuth 2.1 (discovery, client registration or the configured
 client, PKCE, refresh) and checks that it now answers. A redirect listener runs on 127.0.0.1 for
@@ -28,6 +29,9 @@ Options:
   --scope S         scopes the login must grant beyond what the server asks for at connect
                     (an unattended run names them when a tool needs more)
   --timeout S       how long to wait for the login to come back (default 300)
+  --client-metadata print the client ID metadata document to serve at the server's
+                    oauth.clientMetadataUrl (used instead of dynamic registration where the
+                    authorization server supports it), and do nothing else
   --json            print the result as JSON`;
 
 function parseAuthorizeMode(value: string | undefined, usage: string): AuthorizeMode {
@@ -64,6 +68,7 @@ const serverLogin: Command = {
         force: { type: 'boolean' },
         scope: { type: 'string' },
         timeout: { type: 'string' },
+        'client-metadata': { type: 'boolean' },
       },
       LOGIN_USAGE,
     );
@@ -71,6 +76,27 @@ const serverLogin: Command = {
     const mode = parseAuthorizeMode(values.authorize, LOGIN_USAGE);
     const timeoutSeconds = parsePositiveInteger(values.timeout, 'timeout', LOGIN_USAGE);
     const config = await remoteServer(context, name);
+    if (values['client-metadata'] === true) {
+      const oauth = config.oauth === false ? undefined : config.oauth;
+      if (oauth?.clientMetadataUrl === undefined) {
+        throw new AgentsError(
+          AgentsErrorCode.ConfigInvalid,
+          `Server "${name}" has no oauth.clientMetadataUrl; set it to the https URL where you will serve the document, then run this again.`,
+          {
+            details: {
+              serverName: name,
+              problems: [{ path: 'oauth.clientMetadataUrl', message: 'missing' }],
+            },
+          },
+        );
+      }
+      const { clientMetadataDocument } = await import('../../servers/oauth/oauth-provider.js');
+      printJson(
+        context.stdout,
+        clientMetadataDocument(oauth.clientMetadataUrl, oauth.redirectPort),
+      );
+      return 0;
+    }
     const { createBrowserAuthorizer, createFollowRedirectsAuthorizer } =
       await import('../../servers/oauth/authorizers.js');
     const { loginToServer } = await import('../../servers/oauth/login.js');

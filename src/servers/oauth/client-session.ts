@@ -1,5 +1,6 @@
 import type { Client, OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../../config/schemas.js';
+import { AgentsErrorCode } from '../../errors.js';
 import {
   createRemoteTransport,
   type RemoteTransport,
@@ -7,6 +8,7 @@ import {
 } from '../remote-transport.js';
 import type { Authorizer } from './authorizers.js';
 import { retryAfterAuthorization } from './login.js';
+import { oauthFlowError } from './oauth-errors.js';
 import { startLoopbackReceiver, type LoopbackReceiver } from './loopback-receiver.js';
 import {
   createClientCredentialsProvider,
@@ -69,7 +71,7 @@ export async function openOAuthClientSession(
   let client: Client | undefined;
   const finishAuth = (code: string, iss?: string) =>
     (transport as RemoteTransport).finishAuth(code, iss);
-  const retry = <T>(operation: () => Promise<T>): Promise<T> =>
+  const retryOnce = <T>(operation: () => Promise<T>): Promise<T> =>
     stored === undefined || receiver === undefined
       ? operation()
       : retryAfterAuthorization(operation, finishAuth, {
@@ -78,6 +80,19 @@ export async function openOAuthClientSession(
           ...(options.signal === undefined ? {} : { signal: options.signal }),
           ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
         });
+  // An issuer mix-up or a registration the server cannot do becomes a typed error naming it.
+  const retry = <T>(operation: () => Promise<T>): Promise<T> =>
+    retryOnce(operation).catch((error: unknown) => {
+      const typed = oauthFlowError(error, {
+        serverName: options.url.host,
+        loginCommand: options.loginCommand,
+      });
+      throw typed !== undefined &&
+        (typed.code === AgentsErrorCode.AuthRequired ||
+          typed.code === AgentsErrorCode.ConfigInvalid)
+        ? typed
+        : error;
+    });
   const close = async () => {
     await client?.close().catch(() => undefined);
     await receiver?.close();

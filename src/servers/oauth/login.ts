@@ -1,15 +1,23 @@
-import { auth, Client, type Implementation } from '@modelcontextprotocol/client';
+import {
+  auth,
+  Client,
+  computeScopeUnion,
+  isStrictScopeSuperset,
+  type Implementation,
+} from '@modelcontextprotocol/client';
 import { expandEnvReferenceMap, expandEnvReferences } from '../../config/env-references.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { createRemoteTransport, type RemoteTransport } from '../remote-transport.js';
 import type { Authorizer } from './authorizers.js';
 import { startLoopbackReceiver, type LoopbackReceiver } from './loopback-receiver.js';
+import { oauthFlowError } from './oauth-errors.js';
 import type { StoredOAuthProvider } from './oauth-provider.js';
 import { createFileOAuthStore, type OAuthStateStore } from './oauth-store.js';
 import {
   createServerOAuthProvider,
   isStoredOAuthProvider,
   isUnauthorized,
+  loginCommandFor,
   resolveOAuthSettings,
   type NamedHttpServerConfig,
 } from './server-auth.js';
@@ -153,11 +161,17 @@ export async function loginToServer(
     const connected = await retry(connect);
     const listed = await retry(() => connected.listTools());
     if (options.scope !== undefined && isStoredOAuthProvider(provider)) {
-      // Step up now, with the SDK's own auth(): a refresh cannot widen the scope.
-      await provider.prepareStepUp(options.scope);
-      const before = (await store.load()).tokens;
-      if (before?.refresh_token === undefined) {
-        const result = await auth(provider, { serverUrl: url, scope: options.scope });
+      // Step up now, with the SDK's own auth(): ask for the union of the scopes held and the
+      // ones asked for (never drop a held one), and authorize again when the union is wider
+      // (a refresh cannot widen a token's scope).
+      const held = (await store.load()).tokens?.scope;
+      const scope = computeScopeUnion(held, options.scope);
+      if (scope !== undefined && isStrictScopeSuperset(scope, held)) {
+        const result = await auth(provider, {
+          serverUrl: url,
+          scope,
+          forceReauthorization: true,
+        });
         if (result === 'REDIRECT') {
           const code = await receiver.waitForCode(provider.expectedState, {
             ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -167,7 +181,7 @@ export async function loginToServer(
           const iss = receiver.issuerOf(code);
           await auth(provider, {
             serverUrl: url,
-            scope: options.scope,
+            scope,
             authorizationCode: code,
             ...(iss === undefined ? {} : { iss }),
           });
@@ -190,7 +204,11 @@ export async function loginToServer(
       tools: listed.tools.map((tool) => tool.name),
     };
   } catch (error) {
-    if (AgentsError.isInstance(error)) throw error;
+    const typed = oauthFlowError(error, {
+      serverName: config.name,
+      loginCommand: loginCommandFor(config.name),
+    });
+    if (typed !== undefined) throw typed;
     throw new AgentsError(
       AgentsErrorCode.AuthRequired,
       `Logging in to server "${config.name}" (${url.origin}) failed: ${errorMessage(error)}`,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   ClientCredentialsProvider,
   PrivateKeyJwtProvider,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -18,6 +19,30 @@ export const OAUTH_CLIENT_NAME = 'agents (@agents/langgraph-mcp)';
 
 /** Where the redirect goes when no login is running: never contacted, only named in metadata. */
 const PLACEHOLDER_REDIRECT = 'http://127.0.0.1/callback';
+
+/**
+ * The client ID metadata document to serve at `clientMetadataUrl` (an https URL with a path,
+ * which becomes the client id) for authorization servers that advertise
+ * `client_id_metadata_document_supported`: a public native client whose redirect is the login's
+ * loopback listener (`redirectPort` when the server's config fixes one; otherwise no port, which
+ * RFC 8252 §7.3 asks authorization servers to match on any port).
+ */
+export function clientMetadataDocument(
+  clientMetadataUrl: string,
+  redirectPort?: number,
+): OAuthClientMetadata & { client_id: string } {
+  return {
+    client_id: clientMetadataUrl,
+    client_name: OAUTH_CLIENT_NAME,
+    application_type: 'native',
+    redirect_uris: [
+      `http://127.0.0.1${redirectPort === undefined ? '' : `:${redirectPort}`}/callback`,
+    ],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}
 
 /** Options of {@link createStoredOAuthProvider}. */
 export interface StoredOAuthProviderOptions {
@@ -41,9 +66,8 @@ export interface StoredOAuthProvider extends OAuthClientProvider {
   resetAuthorization(): void;
   /**
    * Reacts to a `403 insufficient_scope` asking for `requiredScope`. When the stored token lacks
-   * some of it: in a login, drops the refresh token so the SDK's `auth()` authorizes again with
-   * the wider scope (a refresh cannot widen it); unattended, throws `AUTH_REQUIRED` naming the
-   * scope and the login command.
+   * some of it and no person is there to log in (unattended), throws `AUTH_REQUIRED` naming the
+   * scope and the login command; in a login the SDK's own step-up runs (union of scopes).
    */
   prepareStepUp(requiredScope: string): Promise<void>;
 }
@@ -64,7 +88,7 @@ export function createStoredOAuthProvider(
   let expectedState: string | undefined;
   let authorizationStarted = false;
   const redirectUrl = interactive?.redirectUrl ?? PLACEHOLDER_REDIRECT;
-  const preRegistered: OAuthClientInformationMixed | undefined =
+  let preRegistered: OAuthClientInformationMixed | undefined =
     settings.clientId === undefined
       ? undefined
       : {
@@ -83,6 +107,9 @@ export function createStoredOAuthProvider(
 
   const clientMetadata: OAuthClientMetadata = {
     client_name: OAUTH_CLIENT_NAME,
+    // The redirect is a loopback listener of a program on the person's machine: a native
+    // application (RFC 8252; SEP-837 asks clients to say so at registration).
+    application_type: 'native',
     redirect_uris: [redirectUrl],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
@@ -122,18 +149,50 @@ export function createStoredOAuthProvider(
           { serverName, phase: 'call', loginCommand, requiredScope },
         );
       }
-      const { refresh_token: _refresh, ...withoutRefresh } = state.tokens;
-      await store.update({ tokens: withoutRefresh });
+      // In a login the SDK steps up by itself: it asks for the union of the scopes held and
+      // the ones demanded, and authorizes again (a refresh cannot widen a token's scope).
     },
     state() {
       // Single-use and unguessable: the redirect listener drops any response without it.
       expectedState = randomBytes(24).toString('base64url');
       return expectedState;
     },
-    async clientInformation() {
-      if (preRegistered !== undefined) return preRegistered;
+    async clientInformation(context?: OAuthClientInformationContext) {
+      const issuer = context?.issuer;
+      if (preRegistered !== undefined) {
+        const boundTo = typeof preRegistered.issuer === 'string' ? preRegistered.issuer : undefined;
+        if (issuer !== undefined && boundTo !== undefined && !sameIssuer(boundTo, issuer)) {
+          // Configured credentials are never sent to another authorization server.
+          throw new ServerError(
+            AgentsErrorCode.AuthRequired,
+            `Server "${serverName}" now sends logins to authorization server ${quoteIssuer(issuer)}, but its configured oauth.clientId belongs to ${quoteIssuer(boundTo)}; register a client there and update oauth.clientId${settings.clientSecret === undefined ? '' : ', oauth.clientSecret'} and oauth.issuer, then run \`${loginCommand}\`.`,
+            {
+              serverName,
+              phase: 'connect',
+              loginCommand,
+              expectedIssuer: boundTo,
+              currentIssuer: issuer,
+            },
+          );
+        }
+        return preRegistered;
+      }
       const state = await store.load();
       const stored = state.clientInformation;
+      const registeredAt = typeof stored?.issuer === 'string' ? stored.issuer : undefined;
+      if (issuer !== undefined && registeredAt !== undefined && !sameIssuer(registeredAt, issuer)) {
+        // The server moved to another authorization server: the registration (and tokens) of
+        // the old one mean nothing there, and must never be presented to it (SEP-2352).
+        if (interactive === undefined) {
+          throw loginNeeded(
+            state,
+            `its authorization server changed from ${quoteIssuer(registeredAt)} to ${quoteIssuer(issuer)}`,
+          );
+        }
+        await store.clear('client');
+        await store.clear('tokens');
+        return undefined;
+      }
       // A dynamic registration names its redirect URIs; a login on another port registers again.
       if (
         interactive !== undefined &&
@@ -149,8 +208,14 @@ export function createStoredOAuthProvider(
       return stored;
     },
     async saveClientInformation(information) {
-      // Configured credentials stay in the config's environment, never on disk.
-      if (preRegistered !== undefined) return;
+      // Configured credentials stay in the config's environment, never on disk; the issuer
+      // stamp the SDK adds on first use binds them to that authorization server for this process.
+      if (preRegistered !== undefined) {
+        if (preRegistered.issuer === undefined && typeof information.issuer === 'string') {
+          preRegistered = { ...preRegistered, issuer: information.issuer };
+        }
+        return;
+      }
       await store.update({ clientInformation: information, redirectUri: redirectUrl });
     },
     async tokens() {
@@ -195,9 +260,27 @@ export function createStoredOAuthProvider(
       await store.update({ discovery });
     },
     async discoveryState() {
+      // Only the callback leg of a login started in this process reuses what was discovered
+      // (the code is bound to that authorization server). Every other auth() run reads the
+      // server's metadata afresh, so a server that moved to another authorization server is
+      // seen at once instead of being refreshed at, or sent back to, the old one.
+      if (codeVerifier === undefined) return undefined;
       return (await store.load()).discovery;
     },
   };
+}
+
+/**
+ * The SDK's issuer identity for stored credentials (SEP-2352): equal, or equal but for one
+ * trailing slash. The RFC 9207 `iss` check is stricter (exact) and is the SDK's.
+ */
+function sameIssuer(a: string, b: string): boolean {
+  return a === b || a.replace(/\/$/, '') === b.replace(/\/$/, '');
+}
+
+/** An issuer from untrusted metadata, quoted and cut short for a message. */
+export function quoteIssuer(issuer: string | undefined): string {
+  return issuer === undefined ? '(none)' : JSON.stringify(issuer.slice(0, 200));
 }
 
 /**
