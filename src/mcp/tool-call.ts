@@ -206,7 +206,7 @@ async function sendLeg(
     const result = isV2Client(client)
       ? ((await client.callTool(params as Parameters<typeof client.callTool>[0], {
           ...requestOptions,
-            ...(manual ? manualOptions(name, options) : {}),
+          ...(manual ? manualOptions(name, options) : {}),
         })) as CallToolResult | InputRequiredResult)
       : await client.request(
           { method: 'tools/call', params: { name, arguments: params.arguments } },
