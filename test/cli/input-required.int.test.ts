@@ -55,16 +55,10 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
     async () => {
       const thread = `ask-${randomUUID()}`;
       const before = (await executions(counter)).length;
-      const paused = await agentsProcess(dir, [
-        'actor',
-        'run',
-        'asker',
-        '--input',
-        'go',
-        '--thread',
-        thread,
-        '--no-prompt',
-      ]);
+      const paused = await agents(
+        dir,
+        ...['actor', 'run', 'asker', '--input', 'go', '--thread', thread, '--no-prompt'],
+      );
       expect(paused.code, paused.stderr).toBe(8);
       // The server's question (it sees the sandbox path) and how to answer it.
       expect(paused.stderr).toMatch(/Write \S*\/sandbox\/\S*a\.txt\?/);
@@ -88,16 +82,10 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
       expect(await executions(counter)).toHaveLength(before + 1);
 
       // Answered once: the thread no longer waits.
-      const again = await agentsProcess(dir, [
-        'actor',
-        'resume',
-        'asker',
-        '--thread',
-        thread,
-        '--answer',
-        '{"confirm":true}',
-        '--no-prompt',
-      ]);
+      const again = await agents(
+        dir,
+        ...['actor', 'resume', 'asker', '--thread', thread, '--answer', '{"confirm":true}'],
+      );
       expect(again.code).not.toBe(0);
       expect(await executions(counter)).toHaveLength(before + 1);
     },
