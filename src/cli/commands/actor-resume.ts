@@ -85,7 +85,8 @@ function inputAnswers(
 /** `agents actor resume NAME --thread ID ...`. */
 export const actorResumeCommand: Command = {
   path: ['actor', 'resume'],
-  summary: 'Answer a paused approval (approve, reject or edit) and continue the run',
+  summary:
+    "Answer a paused approval (approve, reject or edit) or a server's question, and continue the run",
   usage: RESUME_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -166,7 +167,7 @@ export const actorResumeCommand: Command = {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
             waiting
-              ? `Thread "${threadId}" of actor "${name}" waits for an approval; answer it with --approve, --reject MESSAGE or --edit JSON.`
+              ? `Thread "${threadId}" of actor "${name}" waits for an answer: an approval (--approve, --reject MESSAGE or --edit JSON) or a server's question (--answer JSON or --decline).`
               : `Thread "${threadId}" of actor "${name}" finished its last run, so there is nothing to continue; ` +
                   `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
             { details: { actor: name, threadId } },
