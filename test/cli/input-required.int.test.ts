@@ -51,7 +51,7 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
 
   it(
     '--no-prompt pauses with exit 8 before the tool runs; resume --answer from a new process runs it exactly once with the answer',
-    { timeout: 120_000 },
+    { timeout: 300_000 },
     async () => {
       const thread = `ask-${randomUUID()}`;
       const before = (await executions(counter)).length;
@@ -84,7 +84,7 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
       // Answered once: the thread no longer waits.
       const again = await agents(
         dir,
-        ...['actor', 'resume', 'asker', '--thread', thread, '--answer', '{"confirm":true}'],
+        ...['actor', 'resume', 'asker', '--thread', thread, '--answer', '{}', '--no-prompt'],
       );
       expect(again.code).not.toBe(0);
       expect(await executions(counter)).toHaveLength(before + 1);
@@ -93,7 +93,7 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
 
   it(
     'asks on stdin like an approval: the answer reaches the tool, which runs once; declining gets asked again, and a closed stdin pauses (8)',
-    { timeout: 120_000 },
+    { timeout: 300_000 },
     async () => {
       const before = (await executions(counter)).length;
       const refused = await agentsWithStdin(
