@@ -198,6 +198,18 @@ export { createMemoryPinStore, createPinStore } from './policy/pins.js';
 export type { ApprovalPreview, ApprovalResponse } from './policy/approval.js';
 export { isApprovalPreview, parseApprovalResponse } from './policy/approval.js';
 export type {
+  ElicitAnswer,
+  InputQuestion,
+  InputRequestPreview,
+  InputResponse,
+} from './policy/input-requests.js';
+export {
+  INPUT_REQUEST_KIND,
+  InputResponseSchema,
+  answerInputRequest,
+  isInputRequestPreview,
+} from './policy/input-requests.js';
+export type {
   Approver,
   PolicyMiddlewareOptions,
   PolicyRecord,
@@ -258,8 +270,8 @@ export type {
   DeactivateOptions,
 } from './actors/actor.js';
 export { compileActorStateGraph, createActor } from './actors/actor.js';
-export type { PendingApproval } from './actors/approvals.js';
-export { pendingApprovalsOf, toResumeValue } from './actors/approvals.js';
+export type { PendingApproval, PendingInput } from './actors/approvals.js';
+export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from './actors/approvals.js';
 export type { OpenThreadSandboxOptions, ThreadSandboxRecord } from './actors/thread-sandbox.js';
 export {
   findThreadSandboxes,

@@ -4,7 +4,7 @@ import type { ToolProgressEvent } from '../mcp/structured-tool.js';
 import { findChangeRecord } from '../middleware/change-tracking.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
 import type { ActorRunEvent } from './actor-types.js';
-import { pendingApprovalsOf } from './approvals.js';
+import { pendingApprovalsOf, pendingInputsOf } from './approvals.js';
 import { turnLimitPauseOf } from './turn-limit.js';
 
 /**
@@ -38,10 +38,12 @@ export async function* streamActorEvents(
           continue;
         }
         const approvals = pendingApprovalsOf(update);
+        const inputs = pendingInputsOf(update);
         yield {
           type: 'interrupt',
           value: update,
           ...(approvals.length > 0 ? { approvals } : {}),
+          ...(inputs.length > 0 ? { inputs } : {}),
         };
         continue;
       }

@@ -17,7 +17,7 @@ import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import type { ActorConfinement, ActorConfinementOptions } from './actor-confinement.js';
 import type { ActorGraph } from './actor-graph.js';
-import type { PendingApproval } from './approvals.js';
+import type { PendingApproval, PendingInput } from './approvals.js';
 import type { TurnLimitPause } from './turn-limit.js';
 
 /** An actor config as written (defaults optional), with its name. */
@@ -150,6 +150,8 @@ export type ActorRunEvent =
       value: unknown;
       /** The approval requests among them (the run waits for an answer to each). */
       approvals?: PendingApproval[];
+      /** Questions a 2026-07-28 server asked before running a tool (answer each, then resume). */
+      inputs?: PendingInput[];
     };
 
 /** Options for {@link ActorInstance.run}. */

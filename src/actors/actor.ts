@@ -52,8 +52,8 @@ export type {
 } from './actor-types.js';
 export type { ActorGraph, ActorState } from './actor-graph.js';
 export { compileActorStateGraph } from './actor-graph.js';
-export type { PendingApproval } from './approvals.js';
-export { pendingApprovalsOf, toResumeValue } from './approvals.js';
+export type { PendingApproval, PendingInput } from './approvals.js';
+export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from './approvals.js';
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and

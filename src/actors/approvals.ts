@@ -1,5 +1,7 @@
 import { isApprovalPreview } from '../policy/approval.js';
-import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
+import type { ApprovalPreview } from '../policy/approval.js';
+import { isInputRequestPreview } from '../policy/input-requests.js';
+import type { InputRequestPreview } from '../policy/input-requests.js';
 
 /** A tool call waiting for a human: the interrupt to answer and what it asks about. */
 export interface PendingApproval {
@@ -25,17 +27,38 @@ export function pendingApprovalsOf(interrupts: unknown): PendingApproval[] {
   return found;
 }
 
+/** A tool call whose server asked a question (2026-07-28 `input_required`), waiting for a human. */
+export interface PendingInput {
+  /** LangGraph interrupt id; key of the resume map when several calls wait at once. */
+  interruptId?: string;
+  preview: InputRequestPreview;
+}
+
+/** The server questions in an `__interrupt__` value (as {@link pendingApprovalsOf}). */
+export function pendingInputsOf(interrupts: unknown): PendingInput[] {
+  if (!Array.isArray(interrupts)) return [];
+  const found: PendingInput[] = [];
+  for (const item of interrupts) {
+    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
+    const value: unknown = item.value;
+    if (!isInputRequestPreview(value)) continue;
+    const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
+    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
+  }
+  return found;
+}
+
 /**
  * The `resume` value answering pending approvals: the answer itself when one call waits, or a
  * map from interrupt id to answer when several do (LangGraph's form for parallel interrupts).
  * `answers` is in the order of `pending`.
  */
-export function toResumeValue(
-  pending: readonly PendingApproval[],
-  answers: readonly ApprovalResponse[],
+export function toResumeValue<T>(
+  pending: ReadonlyArray<{ interruptId?: string }>,
+  answers: readonly T[],
 ): unknown {
   if (pending.length <= 1) return answers[0];
-  const map: Record<string, ApprovalResponse> = {};
+  const map: Record<string, T> = {};
   pending.forEach((item, index) => {
     const answer = answers[index];
     if (item.interruptId !== undefined && answer !== undefined) map[item.interruptId] = answer;

@@ -200,10 +200,19 @@ export function createRunOutput(
           calls.clear();
           syncTimer();
           const count = event.approvals?.length ?? 0;
+          const asked = event.inputs?.length ?? 0;
+          const parts = [
+            ...(count > 0
+              ? [`${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval`]
+              : []),
+            ...(asked > 0
+              ? [`the server of ${asked} call${asked === 1 ? '' : 's'} asks a question`]
+              : []),
+          ];
           line(
             colors.yellow(
-              count > 0
-                ? `Paused: ${count} call${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} approval.`
+              parts.length > 0
+                ? `Paused: ${parts.join('; ')}.`
                 : `Paused: ${shorten(JSON.stringify(event.value))}`,
             ),
           );

@@ -1,5 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequestForwarder } from './client-requests.js';
+import type { InputRequestHandler } from './input-requests.js';
 
 /** Where a tool comes from. */
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
@@ -85,6 +86,12 @@ export interface ToolCallContext {
    * graph run: the upstream server is then not offered sampling or elicitation at all.
    */
   clientRequests?: ClientRequestForwarder;
+  /**
+   * Who answers a 2026-07-28 server's `input_required` questions (elicitation) for this call:
+   * in a graph run, LangGraph `interrupt()` (set by `createToolSet`). Used only when
+   * `clientRequests` is absent; without either, the SDK answers from its registered handlers.
+   */
+  inputRequests?: InputRequestHandler;
 }
 
 /**

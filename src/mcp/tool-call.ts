@@ -1,4 +1,8 @@
-import type { RequestOptions } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type CallToolRequestOptions,
+  type RequestOptions,
+} from '@modelcontextprotocol/client';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   AgentsErrorCode,
@@ -10,6 +14,12 @@ import {
 import { resolveServerTimeouts } from '../config/schemas.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
+import {
+  isInputRequired,
+  runInputRounds,
+  type InputRequiredResult,
+  type ToolCallParams,
+} from './input-rounds.js';
 import {
   isSdkFailure,
   isV2Client,
@@ -72,6 +82,14 @@ export interface SendToolCallOptions {
   maxCallMs: number;
   /** Replaces the `callMs` timeout for this call (see {@link IdleDeadline}). */
   idleDeadline?: IdleDeadline;
+  /** Folders a 2026 server's `roots/list` question is answered with (the sandbox root). */
+  roots?: () => string[];
+  /**
+   * The tool's listed input schema, for the legs of a multi-round-trip call: the SDK then mirrors
+   * `Mcp-Param-*` headers from it without its own output check, which would take an
+   * `input_required` answer of a tool with an `outputSchema` for a result missing its content.
+   */
+  inputSchema?: () => unknown;
   /** Extra error details (the target, a stdio server's stderr tail), read only on failure. */
   details?: () => Partial<ServerErrorDetails>;
 }
@@ -107,6 +125,51 @@ export async function sendToolCall(
   context: ToolCallContext,
   options: SendToolCallOptions,
 ): Promise<CallToolResult> {
+  const base: ToolCallParams = { name, arguments: args };
+  const handler = context.inputRequests;
+  // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
+  // handlers; 2025-era servers ask with their own requests, as before.
+  if (
+    handler === undefined ||
+    context.clientRequests !== undefined ||
+    !isV2Client(client) ||
+    client.getProtocolEra() !== 'modern'
+  ) {
+    return (await sendLeg(client, base, context, options, false)) as CallToolResult;
+  }
+  // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
+  // servers on the same client are still offered nothing they could not get answered.
+  const signal = toolCallSignal(context);
+  const capabilities = {
+    elicitation: { form: {} },
+    ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
+  };
+  return runInputRounds(
+    (params) => sendLeg(client, params, context, options, true),
+    { ...base, _meta: { [CLIENT_CAPABILITIES_META_KEY]: capabilities } },
+    {
+      serverName: options.serverName,
+      toolName: name,
+      handler,
+      ...(options.roots === undefined ? {} : { roots: options.roots }),
+      ...(signal === undefined ? {} : { signal }),
+    },
+  );
+}
+
+/**
+ * One `tools/call` request (one leg of a multi-round-trip call): its own timeouts and cap, so
+ * the time a person takes between legs is never counted. With `manual`, an `input_required`
+ * answer is handed back instead of being answered by the SDK's registered handlers.
+ */
+async function sendLeg(
+  client: McpClient,
+  params: ToolCallParams,
+  context: ToolCallContext,
+  options: SendToolCallOptions,
+  manual: boolean,
+): Promise<CallToolResult | InputRequiredResult> {
+  const name = params.name;
   // An already-aborted signal is refused by the SDK and mapped below like any cancellation.
   const signal = toolCallSignal(context);
   const idle = options.idleDeadline;
@@ -141,18 +204,32 @@ export async function sendToolCall(
     // v2 (ours): callTool reads `resultType`, mirrors `Mcp-Param-*` headers from the listed
     // definition and carries the 2026 `_meta` envelope; a v1 client sends the plain request.
     const result = isV2Client(client)
-      ? ((await client.callTool({ name, arguments: args }, requestOptions)) as CallToolResult)
+      ? ((await client.callTool(params as Parameters<typeof client.callTool>[0], {
+          ...requestOptions,
+          ...(manual ? manualOptions(name, options) : {}),
+        })) as CallToolResult | InputRequiredResult)
       : await client.request(
-          { method: 'tools/call', params: { name, arguments: args } },
+          { method: 'tools/call', params: { name, arguments: params.arguments } },
           CallToolResultSchema,
           requestOptions,
         );
-    return fromLegacyResult(result);
+    return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
     throw toolCallError(error, name, signal, options, cap.signal.aborted);
   } finally {
     clearTimeout(capTimer);
   }
+}
+
+/** Request options of a leg whose `input_required` answer comes back to us (see `inputSchema`). */
+function manualOptions(name: string, options: SendToolCallOptions): CallToolRequestOptions {
+  const inputSchema = options.inputSchema?.();
+  return {
+    allowInputRequired: true,
+    ...(inputSchema === undefined
+      ? {}
+      : { toolDefinition: { name, inputSchema } as CallToolRequestOptions['toolDefinition'] }),
+  };
 }
 
 /** Servers on protocol 2024-10-07 answer with `{ toolResult }` instead of `content`. */

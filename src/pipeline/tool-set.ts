@@ -4,6 +4,7 @@ import type { ToolResult } from '../core/tool-descriptor.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { ToolPipeline } from './tool-pipeline.js';
+import { createInterruptInputHandler } from '../policy/input-requests.js';
 
 /** What {@link createToolSet} needs. */
 export interface CreateToolSetOptions {
@@ -41,7 +42,7 @@ export interface ToolSet extends Disposable {
  */
 export function createToolSet(options: CreateToolSetOptions): ToolSet {
   const { registry } = options;
-  const handler: ToolCallHandler = options.pipeline.compose((request): Promise<ToolResult> => {
+  const governed: ToolCallHandler = options.pipeline.compose((request): Promise<ToolResult> => {
     const entry = registry.get(request.descriptor.id);
     if (!entry) {
       return Promise.resolve({
@@ -56,6 +57,24 @@ export function createToolSet(options: CreateToolSetOptions): ToolSet {
     }
     return entry.execute(request.args, request.context);
   });
+  // A 2026 server's questions (input_required) become LangGraph interrupts, shown with the
+  // arguments as the model wrote them; the policy inside may swap in a refusal.
+  const handler: ToolCallHandler = (request) =>
+    governed(
+      request.context.inputRequests !== undefined || request.context.clientRequests !== undefined
+        ? request
+        : {
+            ...request,
+            context: {
+              ...request.context,
+              inputRequests: createInterruptInputHandler(
+                request.descriptor,
+                request.args,
+                request.context.toolCallId,
+              ),
+            },
+          },
+    );
   const tools: StructuredTool[] = registry
     .entries()
     .map((entry) => toStructuredTool(entry.descriptor, handler));

@@ -5,6 +5,7 @@ import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from './approval.js';
+import { refusingInputHandler } from './input-requests.js';
 import type { ApprovalPreview } from './approval.js';
 import { boundApprover } from './approval-scope.js';
 import { decide } from './decide.js';
@@ -93,7 +94,12 @@ function withClientRequestGate(
   name: string,
 ): ToolCallRequest {
   const forwarder = request.context.clientRequests;
-  if (forwarder === undefined) return request;
+  if (forwarder === undefined) {
+    // A 2026 server asks through input_required instead (see createToolSet): same rule.
+    if (policy.clientRequests.elicitation !== 'deny') return request;
+    const refuse = refusingInputHandler(name, request.descriptor.name);
+    return { ...request, context: { ...request.context, inputRequests: refuse } };
+  }
   const rules = policy.clientRequests;
   const gated = forwarder.withGate((clientRequest, info) => {
     const key = clientRequest.method === 'sampling/createMessage' ? 'sampling' : 'elicitation';

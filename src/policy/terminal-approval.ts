@@ -59,6 +59,12 @@ export function isEndOfInput(error: unknown): boolean {
 
 const END_OF_INPUT = Symbol('end of input');
 
+/** The `CLOSED` error {@link isEndOfInput} recognises: input ended before an answer. */
+export function endOfInputError(message: string, details: Record<string, unknown>): AgentsError {
+  const error = new AgentsError(AgentsErrorCode.Closed, message, { details });
+  return Object.assign(error, { [END_OF_INPUT]: true });
+}
+
 /**
  * Asks on a terminal: approve, edit (new arguments as one line of JSON) or reject (with a message).
  * Returns the `resume` value for `Command({ resume })`. End of input counts as a rejection (or
@@ -81,12 +87,10 @@ export async function promptForApproval(
   const ended = (): ApprovalResponse => {
     if (options.onEndOfInput !== 'pause')
       return { type: 'reject', message: 'no answer (input closed)', by };
-    const error = new AgentsError(
-      AgentsErrorCode.Closed,
+    throw endOfInputError(
       `Input ended before the approval of ${preview.toolId} was answered; the run stays paused.`,
-      { details: { toolId: preview.toolId } },
+      { toolId: preview.toolId },
     );
-    throw Object.assign(error, { [END_OF_INPUT]: true });
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {

@@ -125,6 +125,9 @@ export class SupervisedCaller implements McpToolCaller {
         callMs: core.timeouts.callMs,
         maxCallMs: core.timeouts.maxCallMs,
         ...(clock === undefined ? {} : { idleDeadline: clock }),
+        // A 2026 server's roots question is answered with the sandbox root, never the user's tree.
+        ...(core.options.roots === undefined ? {} : { roots: core.options.roots }),
+        inputSchema: () => this.toolSet.get(name)?.descriptor.inputSchema,
         details: () => core.failures.details('call', connection.serverTransport),
       });
       this.supervisor.answered();

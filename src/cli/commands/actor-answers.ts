@@ -3,6 +3,8 @@ import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import { promptForApproval } from '../../policy/terminal-approval.js';
+import type { InputRequestPreview, InputResponse } from '../../policy/input-requests.js';
+import { promptForInput } from '../../policy/terminal-input.js';
 import { editArgumentsInEditor, editorFromEnv } from '../edit-arguments.js';
 import type { CommandContext } from '../command.js';
 import { println } from '../output.js';
@@ -25,6 +27,8 @@ export interface AnswerSource {
   /** True when an answer can be read (a terminal, or a pipe that has a line left). */
   hasInput(): Promise<boolean>;
   ask(preview: ApprovalPreview): Promise<ApprovalResponse>;
+  /** Asks a server's questions (a 2026-07-28 `input_required` round). */
+  askInput(preview: InputRequestPreview): Promise<InputResponse>;
   close(): void;
 }
 
@@ -66,6 +70,31 @@ export function createAnswerSource(
     }
     return result.value;
   };
+  /** Runs one prompt on its own stream, fed one line of ours each time it asks a question. */
+  const prompted = <T>(
+    prompt: (input: NodeJS.ReadableStream, output: NodeJS.WritableStream) => Promise<T>,
+  ): Promise<T> => {
+    const input = new PassThrough();
+    const questions = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        const text = String(chunk);
+        output.write(text);
+        // A write without a newline is a question: hand the prompt the next line.
+        if (!text.endsWith('\n')) {
+          // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
+          next().then(
+            (line) => {
+              if (line === undefined) input.end();
+              else input.write(`${line}\n`);
+            },
+            () => input.end(),
+          );
+        }
+        done();
+      },
+    });
+    return prompt(input, questions);
+  };
   return {
     async hasInput() {
       // A terminal may answer later; reading ahead would hide the question behind the wait.
@@ -81,47 +110,36 @@ export function createAnswerSource(
       return true;
     },
     ask(preview) {
-      const input = new PassThrough();
-      const questions = new Writable({
-        write(chunk: Buffer | string, _encoding, done) {
-          const text = String(chunk);
-          output.write(text);
-          // A write without a newline is a question: hand the prompt the next line.
-          if (!text.endsWith('\n')) {
-            // Ctrl-C rejects the wait; the prompt sees its own abort, so just end its input.
-            next().then(
-              (line) => {
-                if (line === undefined) input.end();
-                else input.write(`${line}\n`);
-              },
-              () => input.end(),
-            );
-          }
-          done();
-        },
-      });
       // On a terminal with $VISUAL / $EDITOR set, a bare `e` opens the editor on the arguments.
       const editor = stdin.isTTY === true ? editorFromEnv() : undefined;
-      return promptForApproval(preview, {
-        input,
-        output: questions,
-        user: by,
-        signal: context.signal,
-        // Ctrl-D at the prompt leaves the run paused (exit 8), as a closed stdin before it does.
-        onEndOfInput: 'pause',
-        ...(editor === undefined
-          ? {}
-          : {
-              editArgs: (args: Record<string, unknown>) =>
-                editArgumentsInEditor(args, {
-                  editor,
-                  inputSchema: inputSchemaOf(preview.toolId),
-                  // The editor reads the terminal now: stop our reader taking its keystrokes.
-                  beforeSpawn: () => (reader === undefined ? stdin.pause() : reader.pause()),
-                  afterExit: () => (reader === undefined ? undefined : reader.resume()),
-                }),
-            }),
-      });
+      return prompted((input, questions) =>
+        promptForApproval(preview, {
+          input,
+          output: questions,
+          user: by,
+          signal: context.signal,
+          // Ctrl-D at the prompt leaves the run paused (exit 8), as a closed stdin before it does.
+          onEndOfInput: 'pause',
+          ...(editor === undefined
+            ? {}
+            : {
+                editArgs: (args: Record<string, unknown>) =>
+                  editArgumentsInEditor(args, {
+                    editor,
+                    inputSchema: inputSchemaOf(preview.toolId),
+                    // The editor reads the terminal now: stop our reader taking its keystrokes.
+                    beforeSpawn: () => (reader === undefined ? stdin.pause() : reader.pause()),
+                    afterExit: () => (reader === undefined ? undefined : reader.resume()),
+                  }),
+              }),
+        }),
+      );
+    },
+    askInput(preview) {
+      // Ctrl-D throws the end-of-input error: the run stays paused (exit 8), as for approvals.
+      return prompted((input, questions) =>
+        promptForInput(preview, { input, output: questions, user: by, signal: context.signal }),
+      );
     },
     close() {
       reader?.close();

@@ -3,9 +3,12 @@ import type { ApprovalResponse } from '../../policy/approval.js';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import type { Command } from '../command.js';
 import { formatApprovalPreview } from '../../policy/terminal-approval.js';
+import { answerInputRequest } from '../../policy/input-requests.js';
+import type { ElicitAnswer, InputRequestPreview } from '../../policy/input-requests.js';
+import { formatInputRequestPreview } from '../../policy/terminal-input.js';
 import { println } from '../output.js';
 
-const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON | --continue) [options]
+const RESUME_USAGE = `Usage: agents actor resume NAME --thread ID (--approve | --reject MESSAGE | --edit JSON | --answer JSON | --decline | --continue) [options]
 
 Answers the approval a paused run waits for and continues the run (the same as answering the
 prompt of \`agents actor run\`). With several calls waiting, --approve and --reject answer all of
@@ -16,13 +19,18 @@ tool-call and time budgets counted afresh. A run that ended mid-way (its process
 call, a server crash, a login needed: exit code 5) also goes on with --continue, from its last
 checkpoint: the call that did not finish runs again (once; a write call passes the policy again,
 so an approval given before is asked again), and what the killed call left in the sandbox is
-recorded as unattributed changes.
+recorded as unattributed changes. A run paused because a server asked a question before running
+a tool (MCP 2026-07-28 input_required) is answered with --answer (the form's fields as a JSON
+object) or --decline; the call is then sent again with the answer and the tool runs once.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
+  --answer JSON     answer a server's question: the form's fields, e.g. '{"confirm":true}'
+                    (with several questions in one call: an object keyed by question)
+  --decline         decline a server's question (the server decides what that means)
   --continue        go on with a run that stopped at its turn limit or a budget, or that
                     ended mid-way (killed, crashed, a login needed): from its last checkpoint
   --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
@@ -34,22 +42,51 @@ Options:
   --verbose         also print what the servers write on stderr
   --json            one JSON event per line`;
 
-function parseEditArgs(text: string): Record<string, unknown> {
+function parseJsonObject(text: string, flag: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw usageError(`--edit is not valid JSON (${errorMessage(error)}).`, RESUME_USAGE);
+    throw usageError(`${flag} is not valid JSON (${errorMessage(error)}).`, RESUME_USAGE);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw usageError('--edit must be a JSON object of arguments.', RESUME_USAGE);
+    throw usageError(`${flag} must be a JSON object.`, RESUME_USAGE);
   return value as Record<string, unknown>;
+}
+
+/**
+ * The answers of `--answer` / `--decline` to one call's questions: the fields as the content of
+ * its one question, or (several questions) an object keyed by question.
+ */
+function inputAnswers(
+  preview: InputRequestPreview,
+  fields: Record<string, unknown> | undefined,
+): Record<string, ElicitAnswer> {
+  const answers: Record<string, ElicitAnswer> = {};
+  const [only] = preview.questions;
+  if (fields === undefined) {
+    for (const question of preview.questions) answers[question.key] = { action: 'decline' };
+  } else if (preview.questions.length === 1 && only !== undefined) {
+    answers[only.key] = { action: 'accept', content: fields };
+  } else {
+    for (const question of preview.questions) {
+      const content = fields[question.key];
+      if (typeof content !== 'object' || content === null || Array.isArray(content))
+        throw usageError(
+          `${preview.toolId} asks ${preview.questions.length} questions (${preview.questions.map((q) => q.key).join(', ')}); give --answer as an object with one object of fields per question.`,
+          RESUME_USAGE,
+        );
+      answers[question.key] = { action: 'accept', content: content as Record<string, unknown> };
+    }
+  }
+  return answers;
 }
 
 /** `agents actor resume NAME --thread ID ...`. */
 export const actorResumeCommand: Command = {
   path: ['actor', 'resume'],
-  summary: 'Answer a paused approval (approve, reject or edit) and continue the run',
+  summary:
+    "Answer a paused approval (approve, reject or edit) or a server's question, and continue the run",
   usage: RESUME_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -59,6 +96,8 @@ export const actorResumeCommand: Command = {
         approve: { type: 'boolean' },
         reject: { type: 'string' },
         edit: { type: 'string' },
+        answer: { type: 'string' },
+        decline: { type: 'boolean' },
         continue: { type: 'boolean' },
         'max-turns': { type: 'string' },
         'max-tool-calls': { type: 'string' },
@@ -83,24 +122,29 @@ export const actorResumeCommand: Command = {
       values.approve === true,
       values.reject !== undefined,
       values.edit !== undefined,
+      values.answer !== undefined,
+      values.decline === true,
       values.continue === true,
     ];
     if (chosen.filter(Boolean).length !== 1)
       throw usageError(
-        'Give exactly one of --approve, --reject MESSAGE, --edit JSON, --continue.',
+        'Give exactly one of --approve, --reject MESSAGE, --edit JSON, --answer JSON, --decline, --continue.',
         RESUME_USAGE,
       );
+    const answerFields =
+      values.answer === undefined ? undefined : parseJsonObject(values.answer, '--answer');
     const by = values.by ?? defaultUser();
     const answer: ApprovalResponse =
       values.edit !== undefined
-        ? { type: 'edit', args: parseEditArgs(values.edit), by }
+        ? { type: 'edit', args: parseJsonObject(values.edit, '--edit'), by }
         : values.reject !== undefined
           ? values.reject === ''
             ? { type: 'reject', by }
             : { type: 'reject', message: values.reject, by }
           : { type: 'approve', by };
 
-    const { pendingApprovalsOf, toResumeValue } = await import('../../actors/actor.js');
+    const { pendingApprovalsOf, pendingInputsOf, toResumeValue } =
+      await import('../../actors/actor.js');
     const settings = {
       name,
       threadId,
@@ -123,7 +167,7 @@ export const actorResumeCommand: Command = {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
             waiting
-              ? `Thread "${threadId}" of actor "${name}" waits for an approval; answer it with --approve, --reject MESSAGE or --edit JSON.`
+              ? `Thread "${threadId}" of actor "${name}" waits for an answer: an approval (--approve, --reject MESSAGE or --edit JSON) or a server's question (--answer JSON or --decline).`
               : `Thread "${threadId}" of actor "${name}" finished its last run, so there is nothing to continue; ` +
                   `start a run with \`agents actor run ${name} --thread ${threadId} --input TEXT\`.`,
             { details: { actor: name, threadId } },
@@ -142,7 +186,38 @@ export const actorResumeCommand: Command = {
           { name, threadId, prompt, by },
         );
       }
-      const pending = pendingApprovalsOf(state.tasks.flatMap((task) => task.interrupts));
+      const interrupts = state.tasks.flatMap((task) => task.interrupts);
+      const pending = pendingApprovalsOf(interrupts);
+      const inputs = pendingInputsOf(interrupts);
+      const answering = values.answer !== undefined || values.decline === true;
+      if (answering || (pending.length === 0 && inputs.length > 0)) {
+        if (!answering || inputs.length === 0 || pending.length > 0) {
+          throw new AgentsError(
+            AgentsErrorCode.CheckpointNotFound,
+            inputs.length === 0
+              ? `Thread "${threadId}" of actor "${name}" has no question from a server waiting; --answer and --decline answer those.`
+              : pending.length > 0
+                ? `Thread "${threadId}" of actor "${name}" waits for approvals and server questions together; answer the approvals first (--approve, --reject MESSAGE), then the questions.`
+                : `Thread "${threadId}" of actor "${name}" waits for the answer to a server's question; answer it with --answer JSON or --decline.`,
+            { details: { actor: name, threadId } },
+          );
+        }
+        const given = inputs.map((item) =>
+          answerInputRequest(item.preview, inputAnswers(item.preview, answerFields), by),
+        );
+        if (!context.json)
+          for (const item of inputs)
+            println(
+              context.stdout,
+              `${formatInputRequestPreview(item.preview)}\n  answer: ${answerFields === undefined ? 'decline' : JSON.stringify(answerFields)} (by ${by})`,
+            );
+        return driveRun(
+          context,
+          actor,
+          actor.resume(toResumeValue(inputs, given), { threadId, signal: context.signal }),
+          { name, threadId, prompt, by },
+        );
+      }
       if (pending.length === 0) {
         throw new AgentsError(
           AgentsErrorCode.CheckpointNotFound,
@@ -169,10 +244,13 @@ export const actorResumeCommand: Command = {
         context,
         actor,
         actor.resume(
-          toResumeValue(
-            pending,
-            pending.map(() => answer),
-          ),
+          // With questions waiting too, a map by interrupt id says which interrupts are answered.
+          inputs.length > 0
+            ? Object.fromEntries(pending.map((item) => [item.interruptId ?? '', answer]))
+            : toResumeValue(
+                pending,
+                pending.map(() => answer),
+              ),
           { threadId, signal: context.signal },
         ),
         { name, threadId, prompt: values['no-prompt'] !== true, by },

@@ -1,5 +1,9 @@
-import type { ActorInstance, ActorRunEvent, PendingApproval } from '../../actors/actor.js';
-import type { ApprovalResponse } from '../../policy/approval.js';
+import type {
+  ActorInstance,
+  ActorRunEvent,
+  PendingApproval,
+  PendingInput,
+} from '../../actors/actor.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
 import { parseDuration } from '../../config/duration.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -9,6 +13,7 @@ import { ExitCode } from '../exit-codes.js';
 import { println, shellQuote } from '../output.js';
 import { createRunOutput } from '../run-output.js';
 import { isEndOfInput } from '../../policy/terminal-approval.js';
+import { formatInputRequestPreview } from '../../policy/terminal-input.js';
 import { createAnswerSource } from './actor-answers.js';
 
 function printResumeHint(
@@ -16,24 +21,45 @@ function printResumeHint(
   name: string,
   threadId: string,
   pending: readonly PendingApproval[],
+  inputs: readonly PendingInput[] = [],
 ): void {
   const base = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)}`;
-  const lines = [
-    `Paused on thread ${threadId}: ${pending.map((item) => item.preview.toolId).join(', ') || 'an interrupt'} waits for approval.`,
-    'Answer with one of:',
-    `  ${base} --approve`,
-    `  ${base} --reject "why not"`,
-  ];
-  const first = pending[0];
-  if (pending.length === 1 && first !== undefined)
-    lines.push(`  ${base} --edit ${shellQuote(JSON.stringify(first.preview.args))}`);
+  const lines: string[] = [];
+  if (pending.length > 0 || inputs.length === 0) {
+    lines.push(
+      `Paused on thread ${threadId}: ${pending.map((item) => item.preview.toolId).join(', ') || 'an interrupt'} waits for approval.`,
+      'Answer with one of:',
+      `  ${base} --approve`,
+      `  ${base} --reject "why not"`,
+    );
+    const first = pending[0];
+    if (pending.length === 1 && first !== undefined)
+      lines.push(`  ${base} --edit ${shellQuote(JSON.stringify(first.preview.args))}`);
+  }
+  if (inputs.length > 0) {
+    lines.push(
+      `Paused on thread ${threadId}: the server of ${inputs.map((item) => item.preview.toolId).join(', ')} asks before running it:`,
+    );
+    for (const item of inputs) lines.push(formatInputRequestPreview(item.preview));
+    lines.push(
+      'Answer with one of (the form fields as a JSON object):',
+      `  ${base} --answer JSON`,
+      `  ${base} --decline`,
+    );
+  }
   if (context.json) {
     context.stdout.write(
       `${JSON.stringify({
         type: 'paused',
         threadId,
         approvals: pending.map((item) => item.preview),
-        resume: `${base} --approve|--reject MESSAGE|--edit JSON`,
+        ...(inputs.length === 0 ? {} : { questions: inputs.map((item) => item.preview) }),
+        resume:
+          inputs.length === 0
+            ? `${base} --approve|--reject MESSAGE|--edit JSON`
+            : pending.length === 0
+              ? `${base} --answer JSON|--decline`
+              : `${base} (answer on a terminal: approvals and questions wait together)`,
       })}\n`,
     );
   }
@@ -153,6 +179,7 @@ export async function driveRun(
     let events = first;
     for (;;) {
       const pending: PendingApproval[] = [];
+      const inputs: PendingInput[] = [];
       let otherInterrupt = false;
       let stoppedBy: string | undefined;
       try {
@@ -160,8 +187,9 @@ export async function driveRun(
           output.event(event);
           if (event.type === 'turn-limit') stoppedBy = event.limit ?? 'turns';
           if (event.type !== 'interrupt') continue;
-          if (event.approvals && event.approvals.length > 0) pending.push(...event.approvals);
-          else otherInterrupt = true;
+          if (event.approvals) pending.push(...event.approvals);
+          if (event.inputs) inputs.push(...event.inputs);
+          if (!event.approvals && !event.inputs) otherInterrupt = true;
         }
       } catch (error) {
         // A login (or scope step-up) only a person can give: the run stops at its last
@@ -178,31 +206,32 @@ export async function driveRun(
         printContinueHint(context, settings.name, settings.threadId, stoppedBy);
         return ExitCode.TurnLimit;
       }
-      if (pending.length === 0 && !otherInterrupt) return ExitCode.Ok;
-      const given: ApprovalResponse[] = [];
+      if (pending.length === 0 && inputs.length === 0 && !otherInterrupt) return ExitCode.Ok;
+      const given: unknown[] = [];
       try {
         if (otherInterrupt || !settings.prompt || !(await answers.hasInput())) {
           settings.paused?.();
-          printResumeHint(context, settings.name, settings.threadId, pending);
+          printResumeHint(context, settings.name, settings.threadId, pending, inputs);
           return ExitCode.Policy;
         }
         for (const item of pending) given.push(await answers.ask(item.preview));
+        for (const item of inputs) given.push(await answers.askInput(item.preview));
       } catch (error) {
         // Ctrl-D at the prompt: nothing answered, the run stays paused as with a closed stdin.
         if (isEndOfInput(error)) {
           settings.paused?.();
-          printResumeHint(context, settings.name, settings.threadId, pending);
+          printResumeHint(context, settings.name, settings.threadId, pending, inputs);
           return ExitCode.Policy;
         }
         // Ctrl-C at the prompt: the run stays paused on its thread, so say how to go on.
         if (context.signal.aborted) {
           settings.paused?.();
-          printResumeHint(context, settings.name, settings.threadId, pending);
+          printResumeHint(context, settings.name, settings.threadId, pending, inputs);
         }
         throw error;
       }
       const { toResumeValue } = await import('../../actors/approvals.js');
-      events = actor.resume(toResumeValue(pending, given), {
+      events = actor.resume(toResumeValue([...pending, ...inputs], given), {
         threadId: settings.threadId,
         signal: context.signal,
       });

@@ -1,0 +1,205 @@
+import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
+import { z } from 'zod';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type {
+  InputRequestAnswer,
+  InputRequestHandler,
+  InputRequestRound,
+} from '../core/input-requests.js';
+import type { ToolDescriptor } from '../core/tool-descriptor.js';
+import { sanitizeDescription } from '../mcp/sanitize.js';
+
+/** Marks an interrupt value as questions of a tool's server (so UIs and the CLI can recognise it). */
+export const INPUT_REQUEST_KIND = 'agents/tool-input';
+
+/** One question of an {@link InputRequestPreview}: a form the server wants filled in. */
+export interface InputQuestion {
+  /** The key the answer goes under (`inputResponses[key]`). */
+  key: string;
+  method: 'elicitation/create';
+  /** The server's message, sanitized and capped (it is untrusted). */
+  message: string;
+  /** The flat JSON Schema of the form (properties of primitive types), as the server sent it. */
+  requestedSchema: Record<string, unknown>;
+}
+
+/**
+ * What a human sees when a 2026-07-28 server asks something before running a tool (an
+ * `input_required` round): the value of the LangGraph interrupt, shaped like the approval
+ * preview (`toolId`, `serverName`, `args`, `toolCallId`). `requestState` is the server's opaque
+ * state for the round: kept here, so in the checkpoint, and echoed with the answers on resume.
+ */
+export interface InputRequestPreview {
+  kind: typeof INPUT_REQUEST_KIND;
+  toolId: string;
+  toolName: string;
+  originalName: string;
+  serverName: string;
+  args: Record<string, unknown>;
+  toolCallId?: string;
+  questions: InputQuestion[];
+  requestState?: string;
+  round: number;
+  /** The answers the resume value may carry, per question. */
+  allowedResponses: Array<'accept' | 'decline' | 'cancel'>;
+}
+
+const MAX_MESSAGE = 2_000;
+const MAX_SCHEMA_BYTES = 16 * 1024;
+
+/** True when an interrupt value is one of our input-request previews. */
+export function isInputRequestPreview(value: unknown): value is InputRequestPreview {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'kind' in value &&
+    value.kind === INPUT_REQUEST_KIND
+  );
+}
+
+/** Builds the preview of one round (messages sanitized, schemas capped). */
+export function toInputRequestPreview(
+  descriptor: ToolDescriptor,
+  args: Record<string, unknown>,
+  round: InputRequestRound,
+  toolCallId?: string,
+): InputRequestPreview {
+  const questions: InputQuestion[] = Object.entries(round.questions).map(([key, entry]) => {
+    const params = entry.params ?? {};
+    const message = typeof params['message'] === 'string' ? params['message'] : '';
+    const schema = params['requestedSchema'];
+    const fits =
+      typeof schema === 'object' &&
+      schema !== null &&
+      JSON.stringify(schema).length <= MAX_SCHEMA_BYTES;
+    return {
+      key,
+      method: 'elicitation/create',
+      message: sanitizeDescription(message, { maxLength: MAX_MESSAGE }),
+      requestedSchema: fits ? (schema as Record<string, unknown>) : { type: 'object' },
+    };
+  });
+  return {
+    kind: INPUT_REQUEST_KIND,
+    toolId: descriptor.id,
+    toolName: descriptor.name,
+    originalName: descriptor.originalName,
+    serverName: round.serverName,
+    args,
+    ...(toolCallId === undefined ? {} : { toolCallId }),
+    questions,
+    ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+    round: round.round,
+    allowedResponses: ['accept', 'decline', 'cancel'],
+  };
+}
+
+const ElicitAnswerSchema = z.object({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.record(z.string(), z.unknown()).optional(),
+});
+/** One answer to one question: an MCP `ElicitResult`. */
+export type ElicitAnswer = z.infer<typeof ElicitAnswerSchema>;
+
+/**
+ * A human's answer to an {@link InputRequestPreview}: the `resume` value of `Command({ resume })`.
+ * `responses` by question key; `requestState` copied from the preview (the CLI and
+ * {@link answerInputRequest} do); `by` names who answered. A bare `{ action, content? }` answers
+ * every question of the round alike (handy in Studio for the usual single question).
+ */
+export const InputResponseSchema = z.object({
+  type: z.literal('input'),
+  responses: z.record(z.string(), ElicitAnswerSchema),
+  requestState: z.string().optional(),
+  by: z.string().optional(),
+});
+/** See {@link InputResponseSchema}. */
+export type InputResponse = z.infer<typeof InputResponseSchema>;
+
+/** The resume value answering `preview` with these answers (by question key). */
+export function answerInputRequest(
+  preview: InputRequestPreview,
+  responses: Record<string, ElicitAnswer>,
+  by?: string,
+): InputResponse {
+  return {
+    type: 'input',
+    responses,
+    ...(preview.requestState === undefined ? {} : { requestState: preview.requestState }),
+    ...(by === undefined ? {} : { by }),
+  };
+}
+
+/**
+ * Reads a resume value into the answers for `round`. `undefined` when it is not understood (the
+ * caller refuses the call: a garbled answer is no consent to anything).
+ */
+export function parseInputResponse(
+  value: unknown,
+  round: InputRequestRound,
+): InputRequestAnswer | undefined {
+  const full = InputResponseSchema.safeParse(value);
+  if (full.success) {
+    return {
+      responses: full.data.responses,
+      ...(full.data.requestState === undefined ? {} : { requestState: full.data.requestState }),
+    };
+  }
+  const bare = ElicitAnswerSchema.safeParse(value);
+  if (!bare.success) return undefined;
+  return {
+    responses: Object.fromEntries(Object.keys(round.questions).map((key) => [key, bare.data])),
+  };
+}
+
+/**
+ * The handler for graph runs: each round becomes a LangGraph `interrupt()` with an
+ * {@link InputRequestPreview}; the run pauses (checkpointed, requestState included) and, on
+ * resume (in this or another process), the call is sent again and `interrupt` returns the
+ * answer. Outside a graph with a checkpointer the questions are refused (`POLICY_DENIED`).
+ */
+export function createInterruptInputHandler(
+  descriptor: ToolDescriptor,
+  args: Record<string, unknown>,
+  toolCallId?: string,
+): InputRequestHandler {
+  return (round) => {
+    const preview = toInputRequestPreview(descriptor, args, round, toolCallId);
+    let raw: unknown;
+    try {
+      raw = interrupt(preview);
+    } catch (error) {
+      if (isGraphInterrupt(error)) throw error;
+      throw new AgentsError(
+        AgentsErrorCode.PolicyDenied,
+        `Server "${round.serverName}" asked a question before running ${descriptor.id}, but it ` +
+          `could not be put to a person: ${errorMessage(error)}. Run the tool inside a LangGraph ` +
+          'graph compiled with a checkpointer; the tool did not run.',
+        { cause: error, details: { toolId: descriptor.id } },
+      );
+    }
+    const answer = parseInputResponse(raw, round);
+    if (answer === undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.PolicyDenied,
+        `The answer to the question of server "${round.serverName}" for ${descriptor.id} was not ` +
+          'understood (expected { type: "input", responses: { KEY: { action, content } } } or ' +
+          '{ action, content }); the tool did not run.',
+        { details: { toolId: descriptor.id } },
+      );
+    }
+    return answer;
+  };
+}
+
+/** A handler that refuses every question (policy `clientRequests.elicitation: deny`). */
+export function refusingInputHandler(policyName: string, toolName: string): InputRequestHandler {
+  return (round) => {
+    throw new AgentsError(
+      AgentsErrorCode.PolicyDenied,
+      `Refused by ${policyName}: server "${round.serverName}" asked a question (elicitation) ` +
+        `before running tool "${toolName}", and clientRequests.elicitation is deny; the tool did not run.`,
+      { details: { serverName: round.serverName } },
+    );
+  };
+}

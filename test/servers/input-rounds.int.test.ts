@@ -1,0 +1,111 @@
+/**
+ * A 2026-07-28 server's multi-round-trip questions (`input_required`) through the managed
+ * server when the call brings an answerer (as graph runs do): elicitation goes to it with the
+ * round's requestState, roots are answered from the configured root (the sandbox), sampling is
+ * not offered, a refusal ends the call before the tool runs.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { InputRequestRound } from '../../src/core/input-requests.js';
+import { AgentsError } from '../../src/errors.js';
+import { refusingInputHandler } from '../../src/policy/input-requests.js';
+import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
+import { modernStdioArgs } from '../fixtures/fixture-process.js';
+import { FAST_TIMEOUTS, resultText } from './fixture.js';
+
+describe('input_required rounds on a 2026-07-28 server', () => {
+  let root: string;
+  let server: ManagedServer;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'agents-rounds-sandbox-'));
+    const config = {
+      name: 'modern',
+      transport: 'stdio',
+      command: process.execPath,
+      args: modernStdioArgs(),
+      trusted: true,
+      timeouts: { ...FAST_TIMEOUTS, startupMs: 30_000 },
+    } as NamedServerConfig;
+    server = createManagedServer(config, { runDir: null, roots: () => [root] });
+    await server.start();
+  }, 60_000);
+  afterAll(async () => {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('puts an elicitation to the answerer with its requestState and retries with the answer', async () => {
+    const rounds: InputRequestRound[] = [];
+    const result = await server.callTool(
+      'confirm_write',
+      { path: 'x.txt' },
+      {
+        inputRequests: (round) => {
+          rounds.push(round);
+          return {
+            responses: { confirm: { action: 'accept', content: { confirm: true } } },
+            ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+          };
+        },
+      },
+    );
+    expect(resultText(result)).toBe('wrote x.txt');
+    expect(rounds).toHaveLength(1);
+    expect(rounds[0]).toMatchObject({
+      serverName: 'modern',
+      toolName: 'confirm_write',
+      round: 1,
+      requestState: JSON.stringify({ path: 'x.txt' }),
+      questions: { confirm: { method: 'elicitation/create' } },
+    });
+  });
+
+  it('answers roots with the sandbox root as a file:// URI, without asking anyone', async () => {
+    const result = await server.callTool(
+      'roots_seen',
+      {},
+      {
+        inputRequests: () => {
+          throw new Error('roots must not be put to a person');
+        },
+      },
+    );
+    expect(resultText(result)).toBe(pathToFileURL(root).href);
+  });
+
+  it('does not offer sampling: the call fails with an error naming it, never asking anyone', async () => {
+    let asked = false;
+    const outcome = await server
+      .callTool(
+        'ask_model',
+        {},
+        {
+          inputRequests: () => {
+            asked = true;
+            return { responses: {} };
+          },
+        },
+      )
+      .then(
+        (result) => resultText(result),
+        (error: unknown) => (AgentsError.isInstance(error) ? error.message : String(error)),
+      );
+    expect(asked).toBe(false);
+    expect(outcome).toMatch(/sampling/);
+  });
+
+  it('a refused question ends the call with an error result, and the tool never runs', async () => {
+    const result = await server.callTool(
+      'confirm_write',
+      { path: 'y.txt' },
+      { inputRequests: refusingInputHandler('actor "a"', 'confirm_write') },
+    );
+    expect(result.isError).toBe(true);
+    expect(resultText(result)).toContain('clientRequests.elicitation is deny');
+    expect(resultText(result)).not.toContain('wrote');
+  });
+});
