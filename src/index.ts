@@ -276,7 +276,7 @@ export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
 export { resolveChatModel } from './actors/model.js';
 // The scripted model (offline runs, tests): `@agents/langgraph-mcp/testing`.
-export type { ToolProgressEvent } from './mcp/structured-tool.js';
+export type { ToolProgressEvent, ToolRetryEvent } from './mcp/structured-tool.js';
 export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
 export type { OversizedFile } from './sandbox/large-files.js';
