@@ -130,7 +130,7 @@ describe('server progress reaches the LangGraph stream', () => {
     });
     expect(retries[0]!.message).toContain('was restarted');
     expect(last?.status).not.toBe('error');
-    expect(String(last?.content)).toContain('again');
+    expect(JSON.stringify(last?.content)).toContain('again');
   });
 
   it('without a stream writer, a direct call installs no progress callback and still succeeds', async () => {

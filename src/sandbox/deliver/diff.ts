@@ -124,7 +124,7 @@ export async function diffSandbox(
   const patch = (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-p', '-M', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
+      ['diff-tree', '-r', '-p', '-M', '--binary', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
       options,
     )
   ).stdout;
@@ -180,7 +180,8 @@ export async function formatSandboxDiff(
   if (from === to) return '';
   const what = [
     ...(options.stat === true ? ['--stat'] : []),
-    ...(options.patch === true ? ['-p'] : []),
+    // --binary: binary files as git's binary patches, so `git apply` takes the whole patch.
+    ...(options.patch === true ? ['-p', '--binary'] : []),
   ];
   if (what.length === 0) return '';
   const color = options.color === true ? '--color=always' : '--no-color';
