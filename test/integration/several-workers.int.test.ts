@@ -192,7 +192,8 @@ interface CheckpointJson {
 describe('a thread that moves between two workers (shared Postgres + shared git store)', () => {
   it(
     'starts on A, is approved and continued on B, rolled back on A, undone on B: files exact at every step',
-    { timeout: 600_000 },
+    // About 7 minutes on a loaded 2-core machine: a dozen `agents` processes.
+    { timeout: 900_000 },
     async () => {
       const thread = `moving-${suffix}`;
       const readme = 'hello\n';
