@@ -134,7 +134,7 @@ export { applySandbox, undoSandboxApply } from './sandbox/deliver/apply.js';
 export type { UndoApplyOptions, UndoApplyResult } from './sandbox/deliver/apply-journal.js';
 export type { CommitSandboxOptions, CommitSandboxResult } from './sandbox/deliver/commit-branch.js';
 export { commitSandbox } from './sandbox/deliver/commit-branch.js';
-export type { DeliverySandbox } from './sandbox/deliver/store-access.js';
+export type { DeliverySandbox, DeliveryThread } from './sandbox/deliver/store-access.js';
 export { isDeliverySandbox } from './sandbox/deliver/store-access.js';
 export type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from './sandbox/base-snapshot.js';
 
@@ -279,6 +279,8 @@ export {
   removeThreadSandbox,
   threadSandboxDir,
 } from './actors/thread-sandbox.js';
+export type { OpenThreadDeliveryOptions, ThreadDeliveryHandle } from './actors/thread-delivery.js';
+export { deliveryThreadOf, openThreadDelivery } from './actors/thread-delivery.js';
 export type { RemoveThreadOptions, RemoveThreadResult } from './actors/remove-thread.js';
 export { removeThread } from './actors/remove-thread.js';
 export type { ActivateSkillsOptions, ActiveSkills } from './actors/activate-skills.js';
@@ -286,7 +288,7 @@ export { activateSkills } from './actors/activate-skills.js';
 export type { ResolveChatModelOptions } from './actors/model.js';
 export { resolveChatModel } from './actors/model.js';
 // The scripted model (offline runs, tests): `@agents/langgraph-mcp/testing`.
-export type { ToolProgressEvent } from './mcp/structured-tool.js';
+export type { ToolProgressEvent, ToolRetryEvent } from './mcp/structured-tool.js';
 export { DEFAULT_SANDBOX_EXCLUDES } from './sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from './sandbox/large-files.js';
 export type { OversizedFile } from './sandbox/large-files.js';

@@ -1,6 +1,6 @@
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { describeToolContent } from '../mcp/content.js';
-import type { ToolProgressEvent } from '../mcp/structured-tool.js';
+import type { ToolProgressEvent, ToolRetryEvent } from '../mcp/structured-tool.js';
 import { findChangeRecord } from '../middleware/change-tracking.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
 import type { ActorRunEvent } from './actor-types.js';
@@ -26,7 +26,7 @@ export async function* streamActorEvents(
   const stream = await graph.stream(input, config);
   for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
     if (mode === 'custom') {
-      const progress = toolProgressOf(chunk);
+      const progress = toolProgressOf(chunk) ?? toolRetryOf(chunk);
       if (progress) yield progress;
       continue;
     }
@@ -94,6 +94,20 @@ function toolProgressOf(
     progress: event.progress,
     ...(event.total === undefined ? {} : { total: event.total }),
     ...(event.message === undefined ? {} : { message: event.message }),
+  };
+}
+
+/** A tool's retry event from the custom stream (see `ToolRetryEvent`), if it is one. */
+function toolRetryOf(chunk: unknown): Extract<ActorRunEvent, { type: 'tool-retry' }> | undefined {
+  if (typeof chunk !== 'object' || chunk === null) return undefined;
+  const event = chunk as Partial<ToolRetryEvent>;
+  if (event.type !== 'tool-retry' || typeof event.message !== 'string') return undefined;
+  return {
+    type: 'tool-retry',
+    toolCallId: event.toolCallId ?? '',
+    name: event.toolName ?? '',
+    reason: event.reason === 'session-lost' ? 'session-lost' : 'server-restarted',
+    message: event.message,
   };
 }
 

@@ -142,6 +142,17 @@ export type ActorRunEvent =
       total?: number;
       message?: string;
     }
+  /**
+   * A tool call sent again: a read-only call whose server died under it and was restarted
+   * (`server-restarted`; write-class calls are never repeated), or a lost HTTP session.
+   */
+  | {
+      type: 'tool-retry';
+      toolCallId: string;
+      name: string;
+      reason: 'server-restarted' | 'session-lost';
+      message: string;
+    }
   /** The run reached `maxTurns` and paused; resume with `{ type: 'continue' }` to go on. */
   | ({ type: 'turn-limit' } & Omit<TurnLimitPause, 'type'>)
   | {

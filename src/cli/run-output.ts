@@ -160,6 +160,9 @@ export function createRunOutput(
         case 'tool-progress':
           onProgress(event);
           break;
+        case 'tool-retry':
+          line(colors.yellow(`↻ ${event.name}: ${event.message}`));
+          break;
         case 'tool-call-end': {
           const call = calls.get(event.toolCallId);
           calls.delete(event.toolCallId);

@@ -81,6 +81,11 @@ export interface ToolCallContext {
   /** Progress from the server, when it sends any. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /**
+   * The call is being sent again: its server died under a read-only call and came back
+   * (`server-restarted`), or forgot the session before processing it (`session-lost`).
+   */
+  onRetry?: (retry: { reason: 'server-restarted' | 'session-lost'; message: string }) => void;
+  /**
    * Where an upstream MCP server's `sampling/createMessage`, `elicitation/create` and log
    * messages go while this call runs: the MCP client that made it (`agents serve`). Absent in a
    * graph run: the upstream server is then not offered sampling or elicitation at all.

@@ -52,6 +52,20 @@ export interface ToolProgressEvent {
   message?: string;
 }
 
+/**
+ * What a tool call writes to LangGraph's custom stream when it is sent again: a read-only call
+ * whose server died under it and was restarted, or a call whose HTTP session was lost.
+ */
+export interface ToolRetryEvent {
+  type: 'tool-retry';
+  toolName: string;
+  toolId: string;
+  toolCallId?: string;
+  serverName?: string;
+  reason: 'server-restarted' | 'session-lost';
+  message: string;
+}
+
 type StreamWriter = (chunk: unknown) => void;
 
 /**
@@ -268,6 +282,23 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
       const writer = record?.['writer'];
       if (typeof writer === 'function') {
         context.onProgress = this.#progressForwarder(writer as StreamWriter, toolCallId);
+        context.onRetry = (retry) => {
+          const event: ToolRetryEvent = {
+            type: 'tool-retry',
+            toolName: this.name,
+            toolId: this.descriptor.id,
+            ...(toolCallId === undefined ? {} : { toolCallId }),
+            ...(this.descriptor.serverName === undefined
+              ? {}
+              : { serverName: this.descriptor.serverName }),
+            ...retry,
+          };
+          try {
+            (writer as StreamWriter)(event);
+          } catch {
+            // A failing stream consumer must not fail the call.
+          }
+        };
       }
       const result = await this.#handler({ descriptor: this.descriptor, args, context });
       if (toolCallId !== undefined && !(this.#throwErrors && result.isError === true)) {

@@ -145,6 +145,10 @@ export class SupervisedCaller implements McpToolCaller {
         // The server forgot our session (404): the spec says re-initialize. The request was not
         // processed, so repeating it is safe even for write tools.
         await this.supervisor.reconnect();
+        notifyRetry(context, {
+          reason: 'session-lost',
+          message: `Server "${core.name}" lost the session; tool "${name}" was not processed and is sent again on a new session.`,
+        });
         return this.callOnce(name, args, context, false);
       }
       if (
@@ -170,10 +174,26 @@ export class SupervisedCaller implements McpToolCaller {
       } catch {
         throw ended;
       }
+      notifyRetry(context, {
+        reason: 'server-restarted',
+        message: `Server "${core.name}" stopped during read-only tool "${name}" (${ended.message}) and was restarted; the call is sent once more.`,
+      });
       return this.callOnce(name, args, context, false);
     } finally {
       clock?.stop();
       leave?.();
     }
+  }
+}
+
+/** Tells the caller a call is sent again (a failing listener never fails the call). */
+function notifyRetry(
+  context: ToolCallContext,
+  retry: Parameters<NonNullable<ToolCallContext['onRetry']>>[0],
+): void {
+  try {
+    context.onRetry?.(retry);
+  } catch {
+    // The call goes on whatever the listener does.
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
+import { applySandbox, commitSandbox, diffSandbox, openThreadDelivery } from '../../src/index.js';
 import { agents, agentsProcess, makeProjectRepo, type CliRun } from '../cli/helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import { treeHash } from '../helpers/tree-hash.js';
@@ -191,7 +192,8 @@ interface CheckpointJson {
 describe('a thread that moves between two workers (shared Postgres + shared git store)', () => {
   it(
     'starts on A, is approved and continued on B, rolled back on A, undone on B: files exact at every step',
-    { timeout: 600_000 },
+    // About 7 minutes on a loaded 2-core machine: a dozen `agents` processes.
+    { timeout: 900_000 },
     async () => {
       const thread = `moving-${suffix}`;
       const readme = 'hello\n';
@@ -260,6 +262,33 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
       expect(commitA.code, commitA.stderr).toBe(0);
       expect(git(workerA.project, 'show', `${branch}:a.txt`)).toBe('A2');
       expect(git(workerA.project, 'ls-tree', '--name-only', branch)).not.toContain('README.md');
+      // The same from code on A (#26): openThreadDelivery + { thread } read B's work; without
+      // the thread the functions read A's own (stale) sandbox head.
+      const handle = await openThreadDelivery({
+        projectDir: workerA.project,
+        threadId: thread,
+        stateDir: workerA.stateDir,
+      });
+      try {
+        const { sandbox } = handle;
+        const paths = (diff: { files: Array<{ path: string; status: string }> }) =>
+          diff.files.map((file) => `${file.status} ${file.path}`).sort();
+        expect(paths(await diffSandbox(sandbox, { thread: handle.thread }))).toEqual([
+          'A a.txt',
+          'A dir/x.txt',
+          'D README.md',
+        ]);
+        const head = await diffSandbox(sandbox, { thread: handle.thread, to: 'head' });
+        expect(head.patch).toContain('+A2');
+        expect(paths(await diffSandbox(sandbox))).toEqual(['A a.txt', 'A dir/x.txt']);
+        const dryApi = await applySandbox(sandbox, { thread: handle.thread, dryRun: true });
+        expect(dryApi.changes).toContainEqual({ path: 'README.md', action: 'delete' });
+        const apiBranch = `api-${suffix}`;
+        await commitSandbox(sandbox, { thread: handle.thread, branch: apiBranch, squash: true });
+        expect(git(workerA.project, 'show', `${apiBranch}:a.txt`)).toBe('A2');
+      } finally {
+        await handle.close();
+      }
       // Reading changed nothing on A: its sandbox still waits to be brought up to date by a run.
       expect(await workerTree(workerA, thread)).toBe(afterA);
 

@@ -2,7 +2,15 @@ import { AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/m
 import { MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toStructuredTool, type ToolProgressEvent } from '../../src/mcp/structured-tool.js';
+import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  toStructuredTool,
+  type ToolProgressEvent,
+  type ToolRetryEvent,
+} from '../../src/mcp/structured-tool.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import { faultServerConfig } from './fixture.js';
 
@@ -71,6 +79,58 @@ describe('server progress reaches the LangGraph stream', () => {
     });
     const last = values.at(-1)!.messages.at(-1) as ToolMessage;
     expect(last.content).toBe('slept 200');
+  });
+
+  it('a read-only call retried after its server restarted is a tool-retry event in the stream (#26)', async () => {
+    const marker = join(await mkdtemp(join(tmpdir(), 'agents-crash-once-')), 'crashed');
+    server = createManagedServer(
+      faultServerConfig('flaky', `crash-once=${marker}`, { trusted: true }),
+    );
+    await server.start();
+    const tools = server
+      .entries()
+      .map((entry) =>
+        toStructuredTool(entry.descriptor, (request) =>
+          entry.execute(request.args, request.context),
+        ),
+      );
+    const echo = server.entries().find((entry) => entry.descriptor.originalName === 'echo')!
+      .descriptor.name;
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('tools', new ToolNode(tools))
+      .addEdge('__start__', 'tools')
+      .addEdge('tools', '__end__')
+      .compile();
+    const custom: unknown[] = [];
+    let last: ToolMessage | undefined;
+    for await (const [mode, chunk] of await graph.stream(
+      {
+        messages: [
+          new AIMessage({
+            content: '',
+            tool_calls: [{ id: 'call_echo', name: echo, args: { text: 'again' } }],
+          }),
+        ],
+      },
+      { streamMode: ['custom', 'values'] },
+    )) {
+      if (mode === 'custom') custom.push(chunk);
+      else last = (chunk as { messages: BaseMessage[] }).messages.at(-1) as ToolMessage;
+    }
+    expect(existsSync(marker)).toBe(true);
+    const retries = custom.filter(
+      (event) => (event as { type?: string }).type === 'tool-retry',
+    ) as ToolRetryEvent[];
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({
+      toolName: echo,
+      toolCallId: 'call_echo',
+      serverName: 'flaky',
+      reason: 'server-restarted',
+    });
+    expect(retries[0]!.message).toContain('was restarted');
+    expect(last?.status).not.toBe('error');
+    expect(JSON.stringify(last?.content)).toContain('again');
   });
 
   it('without a stream writer, a direct call installs no progress callback and still succeeds', async () => {

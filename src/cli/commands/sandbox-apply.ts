@@ -31,7 +31,9 @@ are merged (both edits kept). Your index, branches and .git are never touched.
   --dry-run    show what would be written, write nothing
   --conflicts  refuse (default): any conflict stops the apply before a file is written, and
                each conflicting path is listed (exit 7); markers: write text conflicts with
-               git's conflict markers
+               git's conflict markers, other kinds keep your file with the sandbox's beside it
+               as FILE.agent, and (in a git repository) record every conflict as unmerged
+               index stages (1 base, 2 yours, 3 sandbox) for git status and git mergetool
 ${DELIVERY_SCREEN_USAGE}
   --undo       put back the files the latest apply wrote, byte for byte (refused where you
                changed them since, unless --force)`;
@@ -67,7 +69,12 @@ function printResult(context: CommandContext, threadId: string, result: ApplyRes
       out,
       `Applied ${result.changes.length} file(s) to ${result.target}. Undo with: ${again('apply', '--undo')}`,
     );
-    if (result.conflicts.length > 0) {
+    if (result.unmerged.length > 0) {
+      println(
+        out,
+        `Resolve the conflicts: ${result.unmerged.length} path(s) are unmerged in your index (git status lists them): run git mergetool, or edit each file and git add it (git rm to keep a deletion); delete the FILE.agent copies when done.`,
+      );
+    } else if (result.conflicts.length > 0) {
       println(
         out,
         'Resolve the conflicts: edit the files with conflict markers; compare each FILE.agent with FILE, keep one and delete the other.',
@@ -76,7 +83,7 @@ function printResult(context: CommandContext, threadId: string, result: ApplyRes
   } else if (result.dryRun) {
     const stop =
       result.conflicts.length > 0 &&
-      result.changes.every((change) => change.action !== 'markers' && change.action !== 'beside')
+      result.changes.every((change) => !['markers', 'beside', 'unmerged'].includes(change.action))
         ? '; the conflicts above would stop it (with --conflicts markers they would be written as listed)'
         : '';
     println(

@@ -5,6 +5,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { fingerprint, readUserPath, writeUserPath, type FileState } from './user-files.js';
 import { writeFileAtomic } from '../../core/atomic-write.js';
 import { quotePath } from './guard.js';
+import { restoreConflictIndex, type IndexConflictRecord } from './conflict-index.js';
 
 const RECORD_FILE = 'apply.json';
 
@@ -25,6 +26,8 @@ export interface ApplyRecord {
   from: string;
   to: string;
   files: RecordedFile[];
+  /** Index entries the apply replaced with conflict stages (put back by the undo). */
+  index?: IndexConflictRecord[];
   /** When `undoApply` put the files back. */
   undoneAt?: string;
 }
@@ -41,6 +44,7 @@ export async function recordApply(
     from: string;
     to: string;
     files: Array<{ path: string; before: FileState | undefined; after: FileState | undefined }>;
+    index?: IndexConflictRecord[];
   },
 ): Promise<string> {
   const now = new Date();
@@ -64,6 +68,7 @@ export async function recordApply(
     from: apply.from,
     to: apply.to,
     files,
+    ...(apply.index === undefined ? {} : { index: apply.index }),
   };
   await writeRecord(dir, record);
   return id;
@@ -180,6 +185,8 @@ export async function undoApply(
         : { mode: file.before.mode, bytes: await readFile(join(dir, 'before', file.before.file)) };
     await writeUserPath(record.target, file.path, before);
   }
+  // The conflicts it recorded in the index: the entries those paths had before.
+  if (record.index !== undefined) await restoreConflictIndex(record.target, record.index);
   await writeRecord(dir, { ...record, undoneAt: new Date().toISOString() });
   return {
     applyId: record.id,

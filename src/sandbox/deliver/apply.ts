@@ -7,6 +7,12 @@ import {
   type UndoApplyResult,
 } from './apply-journal.js';
 import { mergeText } from './merge-file.js';
+import {
+  prepareConflictIndex,
+  repositoryAt,
+  writeConflictIndex,
+  type ConflictStages,
+} from './conflict-index.js';
 import { quotePath } from './guard.js';
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
@@ -46,6 +52,13 @@ export interface ApplySandboxOptions extends DeliveryGitOptions, DeliveryScreenO
    * `PATH.agent`.
    */
   conflicts?: 'refuse' | 'markers';
+  /**
+   * With `conflicts: 'markers'` in a git working tree (default true): every conflict is also
+   * recorded in the user's index as unmerged stage entries (1 base, 2 yours, 3 the sandbox's),
+   * as `git merge` leaves them, so `git status` lists it and `git mergetool` resolves it; an
+   * undo puts the index entries back. False: only the files (markers, `PATH.agent`).
+   */
+  conflictIndex?: boolean;
   /** The folder to apply to; default the sandbox's source (the user's project). */
   target?: string;
   /** Where apply records are kept; default `<runDir>/applies`. */
@@ -59,9 +72,12 @@ export interface ApplyChange {
    * `write`: the sandbox's version replaces an unchanged file (or adds a new one); `delete`:
    * removed as in the sandbox; `merge`: your edits and the sandbox's merged cleanly;
    * `markers`: written with conflict markers (`--conflicts markers`); `beside`: the sandbox's
-   * version of a conflicting file that cannot hold markers, written as `PATH.agent` next to it.
+   * version of a conflicting file that cannot hold markers, written as `PATH.agent` next to it;
+   * `unmerged`: a file you deleted and the sandbox changed, written back with the sandbox's
+   * version and left unmerged in the index ("deleted by us", as git leaves it), for
+   * `git mergetool` (keep it) or `git rm` (your deletion).
    */
-  action: 'write' | 'delete' | 'merge' | 'markers' | 'beside';
+  action: 'write' | 'delete' | 'merge' | 'markers' | 'beside' | 'unmerged';
 }
 
 /** A path apply cannot take without losing someone's edit. */
@@ -90,6 +106,8 @@ export interface ApplyResult {
   warnings: string[];
   /** Id of the apply record `undoApply` uses (absent when nothing was written). */
   applyId?: string;
+  /** Paths recorded as unmerged in the index (see `conflictIndex`). */
+  unmerged: string[];
 }
 
 interface Planned extends ApplyChange {
@@ -116,6 +134,13 @@ export async function applySandbox(
   const screened = await screenChanges(sandbox, raw, options);
   const planned: Planned[] = [];
   const conflicts: ApplyConflict[] = [];
+  // The conflicts go into the user's index too (git status, git mergetool) when applying with
+  // markers to the top of a git working tree.
+  const indexed =
+    options.conflicts === 'markers' &&
+    options.conflictIndex !== false &&
+    (await repositoryAt(target, options)) !== undefined;
+  const stages: ConflictStages[] = [];
   const alreadyApplied: string[] = [];
   const blob = async (mode: string, sha: string): Promise<FileState | undefined> =>
     mode === ABSENT ? undefined : { mode, bytes: await readBlob(sandbox, sha, options) };
@@ -157,6 +182,22 @@ export async function applySandbox(
     // With markers, a conflict that cannot hold them leaves the sandbox's version beside yours
     // as PATH.agent (compare, keep one, delete the other); a deletion has nothing to put there.
     const beside = async (why: string): Promise<void> => {
+      if (indexed) stages.push({ path, base, yours, sandbox: after });
+      if (indexed && yours === undefined && after !== undefined) {
+        planned.push({ path, action: 'unmerged', before: undefined, after });
+        conflicts.push({
+          path,
+          reason: `${why}; the sandbox's version is back in the file, unmerged in the index (git mergetool keeps it, git rm ${quotePath(path)} keeps your deletion)`,
+        });
+        return;
+      }
+      if (indexed && after === undefined) {
+        conflicts.push({
+          path,
+          reason: `${why}; unmerged in the index (git mergetool, or git rm ${quotePath(path)} for the deletion)`,
+        });
+        return;
+      }
       if (options.conflicts !== 'markers' || after === undefined) {
         conflicts.push({
           path,
@@ -204,6 +245,7 @@ export async function applySandbox(
     if (merged.conflicts === 0) {
       planned.push({ path, action: 'merge', before: yours, after: { mode, bytes: merged.bytes } });
     } else if (options.conflicts === 'markers') {
+      if (indexed) stages.push({ path, base, yours, sandbox: after });
       planned.push({
         path,
         action: 'markers',
@@ -234,22 +276,27 @@ export async function applySandbox(
     skipped: screened.skipped,
     config: screened.config,
     warnings: screened.warnings,
+    unmerged: stages.map((stage) => stage.path),
   };
   // With markers, what cannot hold markers (binaries, deletions) is listed and left alone.
   const stop = options.conflicts !== 'markers' && conflicts.length > 0;
-  if (options.dryRun === true || stop || planned.length === 0) return result;
+  if (options.dryRun === true || stop || (planned.length === 0 && stages.length === 0))
+    return { ...result, unmerged: options.dryRun === true ? result.unmerged : [] };
+  const index = indexed ? await prepareConflictIndex(target, stages, options) : undefined;
   // The record is written before the first file, so an interrupted apply can still be undone.
   const applyId = await recordApply(options.journalDir ?? join(sandbox.runDir, APPLIES_FOLDER), {
     target,
     from,
     to,
     files: planned.map(({ path, before, after }) => ({ path, before, after })),
+    ...(index === undefined || index.length === 0 ? {} : { index }),
   });
   for (const item of planned) {
     options.signal?.throwIfAborted();
     await writeUserPath(target, item.path, item.after);
   }
-  return { ...result, applied: true, applyId };
+  if (index !== undefined) await writeConflictIndex(target, index, options);
+  return { ...result, applied: true, applyId, unmerged: (index ?? []).map((item) => item.path) };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
 } from './store-access.js';
 import { ABSENT } from './user-files.js';
 import { quotePath } from './guard.js';
+import { workCommitMessage } from './commit-message.js';
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 
@@ -20,8 +21,17 @@ import type { RawTreeChange } from '../raw-tree-diff.js';
 export interface CommitSandboxOptions extends DeliveryGitOptions, DeliveryScreenOptions {
   /** The new branch (must not exist yet). */
   branch: string;
-  /** Commit message; default names the sandbox. */
+  /**
+   * Commit message of a single commit (implies `squash`); default made from the thread (its
+   * prompts, the tools that wrote, its id, the base commit, a `Co-authored-by` trailer).
+   */
   message?: string;
+  /**
+   * One commit for all the work. Default: with `thread` (whose `steps` list its checkpoints),
+   * one commit per checkpoint that changed files, each with that step's prompt and tools; without
+   * it, one commit.
+   */
+  squash?: boolean;
   /**
    * The commit to put the work on (any revision of the user's repo; default `HEAD`, where the
    * user is now). When it is not the commit the sandbox was made from (the user committed
@@ -60,6 +70,8 @@ export interface CommitSandboxResult {
   baseCommit?: string;
   /** The commit the branch starts from (`onto`, resolved). */
   onto: string;
+  /** The work's commits, oldest first (`commit` is the last); not the base edits' commit. */
+  commits: Array<{ commit: string; subject: string; checkpointId?: string }>;
   /** The user's uncommitted edits the sandbox started from (on the branch only with `withBaseEdits`). */
   baseEdits: Array<{ status: string; path: string }>;
   tree: string;
@@ -136,6 +148,28 @@ export async function commitSandbox(
     kept: screened.kept,
     whole: screened.kept.length === raw.length,
   });
+  // One commit per checkpoint that changed files (the thread's steps between from and to), or
+  // one for all of it: each step's tree is the base plus the work up to it, screened alike.
+  const plan = await commitPlan(sandbox, options, { from, to, tree });
+  const trees: string[] = [];
+  for (const step of plan) {
+    if (step.snapshot === to) {
+      trees.push(tree);
+      continue;
+    }
+    const stepRaw = await rawSnapshotDiff(sandbox, from, step.snapshot, options.paths, options);
+    const stepScreened = await screenChanges(sandbox, stepRaw, options);
+    trees.push(
+      await buildTree(sandbox, {
+        ...options,
+        from,
+        to: step.snapshot,
+        baseTree,
+        kept: stepScreened.kept,
+        whole: stepScreened.kept.length === stepRaw.length,
+      }),
+    );
+  }
   // A base taken from the working tree may hold uncommitted changes: they get a commit of
   // their own, so the branch shows the user's edits and the run's work apart.
   const parentTree = (await runGit(['rev-parse', `${parent}^{tree}`], git)).stdout.trim();
@@ -155,7 +189,14 @@ export async function commitSandbox(
   };
   const objects = (
     await runGit(
-      ['rev-list', '--objects', tree, ...(dirtyBase ? [baseTree] : []), '--not', parentTree],
+      [
+        'rev-list',
+        '--objects',
+        ...new Set([tree, ...trees]),
+        ...(dirtyBase ? [baseTree] : []),
+        '--not',
+        parentTree,
+      ],
       withUserObjects,
     )
   ).stdout;
@@ -183,15 +224,31 @@ export async function commitSandbox(
     start = baseCommit;
     startTree = editsTree;
   }
-  // The work is the change from the sandbox's base to `tree`: replayed onto where the branch
-  // starts, unless that already is the base (nothing to merge).
-  const finalTree =
-    startTree === baseTree
-      ? tree
-      : await replay(repo, { base: baseTree, onto: startTree, work: tree }, git);
-  const message =
-    options.message ?? `Work of sandbox ${sandbox.id}\n\nMade by agents from snapshot ${to}.`;
-  const commit = await commitTree(repo, finalTree, start, message, git);
+  // Each step's work is the change from the sandbox's base to its tree: replayed onto where the
+  // branch starts, unless that already is the base (nothing to merge). Consecutive trees make
+  // each commit show one step.
+  const commits: CommitSandboxResult['commits'] = [];
+  let commit = start;
+  let finalTree = startTree;
+  for (const [index, step] of plan.entries()) {
+    const stepTree =
+      startTree === baseTree
+        ? trees[index]!
+        : await replay(repo, { base: baseTree, onto: startTree, work: trees[index]! }, git);
+    if (stepTree === finalTree && plan.length > 1) continue;
+    commit = await commitTree(repo, stepTree, commit, step.message, git);
+    finalTree = stepTree;
+    commits.push({
+      commit,
+      subject: step.message.split('\n')[0]!,
+      ...(step.checkpointId === undefined ? {} : { checkpointId: step.checkpointId }),
+    });
+  }
+  if (commits.length === 0) {
+    // Nothing changed at all: still one commit, so the branch exists as asked.
+    commit = await commitTree(repo, finalTree, commit, plan.at(-1)!.message, git);
+    commits.push({ commit, subject: plan.at(-1)!.message.split('\n')[0]! });
+  }
   // An empty old value: create only, never overwrite a branch made meanwhile.
   await runGit(['update-ref', '-m', 'agents sandbox commit', ref, commit, ''], git);
   return {
@@ -202,6 +259,7 @@ export async function commitSandbox(
     ...(baseCommit === undefined ? {} : { baseCommit }),
     onto,
     baseEdits,
+    commits,
     tree: finalTree,
     skipped: screened.skipped,
     config: screened.config,
@@ -374,4 +432,69 @@ async function replay(
     `The work conflicts with the commit it would go on (${conflicts.length} path(s): ${conflicts.map(quotePath).join(', ')}); no branch was written. Next steps: put the branch on the commit the sandbox started from (--onto with that commit, then merge it yourself with git), take the work into your working tree with agents sandbox apply (--conflicts markers to get git's markers), or leave these paths out (PATH arguments).`,
     { details: { conflicts } },
   );
+}
+
+/** One commit to make: the work up to `snapshot`, with its message. */
+interface PlannedCommit {
+  snapshot: string;
+  message: string;
+  checkpointId?: string;
+}
+
+/**
+ * The commits to make for `from`..`to`: one per thread step in that range (when the thread lists
+ * its steps, `to` is one of them and neither `squash` nor `message` is given), else one.
+ */
+async function commitPlan(
+  sandbox: DeliverySandbox,
+  options: CommitSandboxOptions,
+  range: { from: string; to: string; tree: string },
+): Promise<PlannedCommit[]> {
+  const thread = options.thread;
+  const common = {
+    threadId: thread?.threadId,
+    actor: thread?.actor,
+    baseCommit: sandbox.sourceCommit,
+  };
+  const all =
+    thread?.steps === undefined || options.message !== undefined
+      ? []
+      : await thread.steps(options.signal);
+  const end = all.map((step) => step.snapshot).lastIndexOf(range.to);
+  const begin =
+    range.from === sandbox.base
+      ? 0
+      : all
+          .slice(0, Math.max(end, 0))
+          .map((step) => step.snapshot)
+          .lastIndexOf(range.from) + 1;
+  const steps =
+    end < 0 ? [] : all.slice(begin, end + 1).filter((step) => step.snapshot !== sandbox.base);
+  const squashed = (): PlannedCommit[] => [
+    {
+      snapshot: range.to,
+      message:
+        options.message ??
+        workCommitMessage({
+          ...common,
+          prompts: steps.flatMap((step) => (step.prompt === undefined ? [] : [step.prompt])),
+          tools: steps.flatMap((step) => step.tools),
+          checkpoints: steps.length > 0 ? [steps.at(-1)!.checkpointId] : [],
+        }),
+      ...(steps.length > 0 ? { checkpointId: steps.at(-1)!.checkpointId } : {}),
+    },
+  ];
+  if (options.squash === true || options.message !== undefined || steps.length < 2)
+    return squashed();
+  return steps.map((step, index) => ({
+    snapshot: step.snapshot,
+    checkpointId: step.checkpointId,
+    message: workCommitMessage({
+      ...common,
+      prompts: step.prompt === undefined ? [] : [step.prompt],
+      tools: step.tools,
+      checkpoints: [step.checkpointId],
+      position: { index: index + 1, count: steps.length },
+    }),
+  }));
 }

@@ -1,5 +1,6 @@
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
 import {
+  deliveryHead,
   literalPathspec,
   rawSnapshotDiff,
   resolveSnapshot,
@@ -70,22 +71,34 @@ export interface SandboxDiff {
 /** Options of {@link diffSandbox} and {@link formatSandboxDiff}. */
 export interface DiffSandboxOptions
   extends DeliveryGitOptions, Pick<DeliveryScreenOptions, 'configPrefixes'> {
-  /** Snapshot to diff from (sha); default the sandbox's base. */
+  /** Snapshot to diff from (sha, or `'base'`, the default). */
   from?: string;
-  /** Snapshot to diff to (sha); default the sandbox's latest snapshot. */
+  /**
+   * Snapshot to diff to (sha, or `'head'`, the default): the thread's latest checkpoint when
+   * `thread` is given, else the sandbox's latest snapshot.
+   */
   to?: string;
   /** Only these paths (files or folders, relative to the project; literal, no globs). */
   paths?: readonly string[];
 }
 
-/** Resolves `from`/`to` to full snapshot shas (base and head by default). */
+/**
+ * Resolves `from`/`to` to full snapshot shas: a sha, `'base'` (the default `from`) or `'head'`
+ * (the default `to`: the thread's latest checkpoint with `options.thread`, see `deliveryHead`).
+ */
 export async function snapshotRange(
   sandbox: DeliverySandbox,
   options: Pick<DiffSandboxOptions, 'from' | 'to'> & DeliveryGitOptions,
 ): Promise<{ from: string; to: string }> {
+  const word = async (ref: string | undefined, fallback: 'base' | 'head'): Promise<string> => {
+    const named = ref ?? fallback;
+    if (named === 'base') return sandbox.base;
+    if (named === 'head') return deliveryHead(sandbox, options);
+    return named;
+  };
   return {
-    from: await resolveSnapshot(sandbox, options.from ?? sandbox.base, options),
-    to: await resolveSnapshot(sandbox, options.to ?? sandbox.head, options),
+    from: await resolveSnapshot(sandbox, await word(options.from, 'base'), options),
+    to: await resolveSnapshot(sandbox, await word(options.to, 'head'), options),
   };
 }
 
@@ -111,7 +124,7 @@ export async function diffSandbox(
   const patch = (
     await storeRun(
       sandbox,
-      ['diff-tree', '-r', '-p', '-M', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
+      ['diff-tree', '-r', '-p', '-M', '--binary', '--no-color', ...NO_PROGRAMS, from, to, ...spec],
       options,
     )
   ).stdout;
@@ -167,7 +180,8 @@ export async function formatSandboxDiff(
   if (from === to) return '';
   const what = [
     ...(options.stat === true ? ['--stat'] : []),
-    ...(options.patch === true ? ['-p'] : []),
+    // --binary: binary files as git's binary patches, so `git apply` takes the whole patch.
+    ...(options.patch === true ? ['-p', '--binary'] : []),
   ];
   if (what.length === 0) return '';
   const color = options.color === true ? '--color=always' : '--no-color';

@@ -25,10 +25,75 @@ export function isDeliverySandbox(sandbox: object): sandbox is DeliverySandbox {
   );
 }
 
+/**
+ * The thread a sandbox belongs to, as delivery reads it: where its latest checkpoint is. A
+ * worker's sandbox may be behind the thread (another worker went on with it); given this, the
+ * delivery functions read the thread's latest checkpoint instead of the sandbox's own head. Made
+ * by `openThreadDelivery` (or `deliveryThreadOf` for a graph you hold).
+ */
+export interface DeliveryThread {
+  readonly threadId: string;
+  /**
+   * Brings the sandbox's snapshot store up to date (fetches the thread's snapshots from its
+   * shared store, when it has one) and returns the snapshot of the thread's latest checkpoint;
+   * `undefined` when the thread has no checkpoint yet (the sandbox's head is then all there is).
+   */
+  latestSnapshot(signal?: AbortSignal): Promise<string | undefined>;
+  /** The actor that ran the thread (named in commit trailers). */
+  readonly actor?: string | undefined;
+  /**
+   * The checkpoints of the thread's current history (rolled-back branches left out) whose
+   * snapshot differs from the one before, oldest first (the first may be the sandbox's base):
+   * what `commitSandbox` makes one commit each of.
+   */
+  steps?(signal?: AbortSignal): Promise<DeliveryStep[]>;
+}
+
+/** One checkpoint of a thread that changed files (see {@link DeliveryThread.steps}). */
+export interface DeliveryStep {
+  /** The snapshot the checkpoint recorded (the files after it). */
+  snapshot: string;
+  checkpointId: string;
+  /** The user's prompt of the turn the checkpoint belongs to (the latest human message). */
+  prompt?: string | undefined;
+  /** Ids of the tools whose calls in this step changed files (`mcp:SERVER/TOOL`, ...). */
+  tools: string[];
+}
+
 /** Options shared by the delivery functions. */
 export interface DeliveryGitOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /**
+   * The sandbox's thread: the default `to` (and `'head'`) is then the thread's latest checkpoint,
+   * whichever worker wrote it, not this sandbox's own head (see {@link DeliveryThread}).
+   */
+  thread?: DeliveryThread | undefined;
+}
+
+/**
+ * What `to: 'head'` (and no `to`) means: the thread's latest checkpoint when `options.thread`
+ * is given, else the sandbox's own head. Throws `CHECKPOINT_NOT_FOUND`, saying what to do, when
+ * the checkpoint names a snapshot this store cannot get.
+ */
+export async function deliveryHead(
+  sandbox: DeliverySandbox,
+  options: DeliveryGitOptions,
+): Promise<string> {
+  const thread = options.thread;
+  if (thread === undefined) return sandbox.head;
+  const head = await thread.latestSnapshot(options.signal);
+  if (head === undefined || head === sandbox.head) return sandbox.head;
+  try {
+    return await resolveSnapshot(sandbox, head, { ...options, thread: undefined });
+  } catch (error) {
+    if (!AgentsError.hasCode(error, AgentsErrorCode.CheckpointNotFound)) throw error;
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `The latest checkpoint of thread "${thread.threadId}" names snapshot ${head.slice(0, 12)}, which this worker's snapshot store does not have (the thread went on elsewhere and the actor has no shared snapshot store): set \`snapshots.remote\` in the actor, or deliver from the worker that ran it. To deliver this worker's copy anyway, pass to: '${sandbox.head.slice(0, 12)}'.`,
+      { cause: error, details: { threadId: thread.threadId, snapshot: head } },
+    );
+  }
 }
 
 /** Runs git (text output) on the sandbox's snapshot store. */

@@ -161,11 +161,16 @@ describe('agents sandbox apply (take the work back)', () => {
     expect(await readFile(join(p.dir, 'clash.txt'), 'utf8')).toBe(
       '<<<<<<< yours\nyour version\n=======\nsandbox version\n>>>>>>> sandbox\n',
     );
-    expect(await gitDirFingerprint(p.dir)).toEqual(gitBefore);
+    // The conflict is unmerged in the index (git status, git mergetool); nothing else in .git moved.
+    expect(userGit(p.dir, 'status', '--porcelain', 'clash.txt')).toBe('UU clash.txt\n');
+    const { index: _index, ...restAfter } = await gitDirFingerprint(p.dir);
+    const { index: _before, ...restBefore } = gitBefore;
+    expect(restAfter).toEqual(restBefore);
 
     // Undo goes newest first: the markers, then the merge; the user's edits come back exactly.
     expect((await cli(p, 'sandbox', 'apply', '--thread', T, '--undo')).code).toBe(0);
     expect(await readFile(join(p.dir, 'clash.txt'), 'utf8')).toBe('your version\n');
+    expect(userGit(p.dir, 'ls-files', '-u')).toBe('');
     expect((await cli(p, 'sandbox', 'apply', '--thread', T, '--undo')).code).toBe(0);
     expect(await readFile(join(p.dir, 'app.txt'), 'utf8')).toBe(yours);
     expect(await readFile(join(p.dir, 'other.txt'), 'utf8')).toBe('untouched\n');

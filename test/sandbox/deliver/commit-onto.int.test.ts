@@ -36,7 +36,7 @@ describe('agents sandbox commit --branch: a PR-ready branch (#26)', () => {
 
       const made = await cli(p, 'sandbox', 'commit', '--thread', T, '--branch', 'agent/work');
       expect(made.code, made.stderr).toBe(0);
-      expect(made.stdout).toContain(`(on ${head.slice(0, 12)})`);
+      expect(made.stdout).toContain(`1 commit(s) on ${head.slice(0, 12)})`);
       expect(userGit(p.dir, 'rev-parse', 'agent/work^').trim()).toBe(head);
       const merged = userGit(p.dir, 'show', 'agent/work:app.txt');
       expect(merged).toContain('line 2 (agent)');
