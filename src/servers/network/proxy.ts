@@ -65,6 +65,9 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
         decision: verdict.allowed ? 'allow' : 'deny',
         reason: verdict.reason,
         ...(verdict.rule === undefined ? {} : { rule: verdict.rule }),
+        ...(!verdict.allowed && verdict.approval !== undefined
+          ? { approval: verdict.approval }
+          : {}),
       });
       return verdict;
     };
