@@ -3,14 +3,27 @@
  * (started at activation, stopped with the actor), and the audit entry of every decision,
  * linked to the tool call in flight on that server.
  */
+import { isGraphInterrupt } from '@langchain/langgraph';
 import type { NetworkSetting } from '../config/network-schema.js';
+import type { NetworkPolicyRule } from '../config/policy-schema.js';
 import type { NamedServerConfig } from '../config/schemas.js';
 import { threadIdOf } from '../core/thread-id.js';
+import type { ApprovalPreview } from '../policy/approval.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ToolMiddleware } from '../core/tool-middleware.js';
+import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+import type { ToolResult } from '../core/tool-descriptor.js';
+import { parseApprovalResponse, toApprovalPreview } from '../policy/approval.js';
+import { boundApprover } from '../policy/approval-scope.js';
 import type { AuditEntry } from '../policy/audit.js';
-import { compileHostRules } from '../servers/network/host-rules.js';
-import type { DecisionOptions, NetworkDecision } from '../servers/network/proxy-decision.js';
+import { compileNetworkRules, unlistedHostHook } from '../policy/network-rules.js';
+import { createPinStore, hostPinKey, type PinStore } from '../policy/pins.js';
+import { createInterruptApprover } from '../policy/policy-middleware.js';
+import { compileHostRules, type UnlistedHostHook } from '../servers/network/host-rules.js';
+import type {
+  DecisionOptions,
+  NetworkApprovalNeed,
+  NetworkDecision,
+} from '../servers/network/proxy-decision.js';
 import { startNetworkProxy, type NetworkProxy } from '../servers/network/proxy.js';
 import {
   createServerNetwork,
@@ -44,7 +57,12 @@ interface InFlightCall {
   toolName: string;
   fingerprint: string;
   thread: string | undefined;
+  /** Hosts refused during the call that a human may approve (policy `network` rule `ask`). */
+  needs: Map<string, NetworkApprovalNeed>;
 }
+
+/** Approve-and-run-again rounds per call (each approval may uncover the next host). */
+const MAX_APPROVAL_ROUNDS = 5;
 
 /**
  * A caller-supplied server manager starts its servers itself, without the actor's proxy or
@@ -75,6 +93,10 @@ export async function startActorNetwork(input: {
   setting: NetworkSetting;
   servers: readonly NamedServerConfig[];
   options?: ActorNetworkOptions;
+  /** The policy's `network` rules: hosts on no list are allowed, refused, or asked about. */
+  rules?: readonly NetworkPolicyRule[];
+  /** The pin file approved hosts are kept in (the workspace's, shared with tool pins). */
+  pinFile?: string;
 }): Promise<ActorNetwork> {
   const setting = input.options?.setting ?? input.setting;
   const decisionOptions: DecisionOptions = {
@@ -93,11 +115,28 @@ export async function startActorNetwork(input: {
   const inFlight = new Map<string, Set<InFlightCall>>();
   let append: ((entry: AuditEntry) => void) | undefined;
   const early: AuditEntry[] = [];
-  const onDecision = (decision: NetworkDecision): void => {
-    const entry = auditEntry(input.actor, decision, [...(inFlight.get(decision.serverName) ?? [])]);
+  const write = (entry: AuditEntry): void => {
     if (append === undefined) early.push(entry);
     else append(entry);
   };
+  const onDecision = (decision: NetworkDecision): void => {
+    const calls = [...(inFlight.get(decision.serverName) ?? [])];
+    if (decision.approval !== undefined) {
+      const need = decision.approval;
+      for (const call of calls) call.needs.set(`${need.host}:${need.port}`, need);
+    }
+    write(auditEntry(input.actor, decision, calls));
+  };
+
+  // Policy `network` rules and the hosts approved under them, read once per activation.
+  const rules = input.rules ?? [];
+  const pins: PinStore | undefined =
+    rules.length > 0 && decides.size > 0 && input.pinFile !== undefined
+      ? await createPinStore(input.pinFile)
+      : undefined;
+  const decideRule = compileNetworkRules(rules);
+  const unlistedFor = (serverName: string): UnlistedHostHook | undefined =>
+    rules.length === 0 ? undefined : unlistedHostHook(serverName, decideRule, pins);
 
   const proxy =
     listed.length === 0 ? undefined : startNetworkProxy({ ...decisionOptions, onDecision });
@@ -105,7 +144,10 @@ export async function startActorNetwork(input: {
     for (const server of listed) {
       await proxy!.listen(
         server.name,
-        compileHostRules(effective(server) as Exclude<NetworkSetting, boolean>),
+        compileHostRules(
+          effective(server) as Exclude<NetworkSetting, boolean>,
+          unlistedFor(server.name),
+        ),
       );
     }
   } catch (error) {
@@ -117,7 +159,15 @@ export async function startActorNetwork(input: {
     servers: perServer,
     ...decisionOptions,
     onDecision,
+    unlistedFor,
     ...(proxy === undefined ? {} : { proxy }),
+  });
+  const interruptApprover = createInterruptApprover();
+  const askAbout = askNetworkApproval({
+    actor: input.actor,
+    pins,
+    approve: (preview, request) => (boundApprover() ?? interruptApprover)(preview, request),
+    write,
   });
   return {
     hook,
@@ -135,15 +185,34 @@ export async function startActorNetwork(input: {
           toolName: request.descriptor.name,
           fingerprint: request.descriptor.fingerprint,
           thread: request.context.threadId ?? threadIdOf(request.context.config),
+          needs: new Map(),
         };
         let calls = inFlight.get(server);
         if (calls === undefined) inFlight.set(server, (calls = new Set()));
-        calls.add(call);
-        try {
-          return await next(request);
-        } finally {
-          calls.delete(call);
+        const attempt = async (): Promise<ToolResult> => {
+          calls.add(call);
+          try {
+            return await next(request);
+          } finally {
+            calls.delete(call);
+          }
+        };
+        let result = await attempt();
+        // A host a policy rule asks about was refused during the call: ask (a graph pauses
+        // here), then pin it and run the call again, or keep the refusal.
+        for (let round = 0; call.needs.size > 0; round++) {
+          const needs = [...call.needs.values()];
+          call.needs.clear();
+          if (round >= MAX_APPROVAL_ROUNDS)
+            return withNote(
+              result,
+              `Network approval: more than ${MAX_APPROVAL_ROUNDS} rounds of new hosts in one call; ${needs.map(hostOf).join(', ')} stay refused.`,
+            );
+          const answer = await askAbout(server, call, request, needs);
+          if (answer.approved === false) return withNote(result, answer.note);
+          result = await attempt();
         }
+        return result;
       },
     },
     setAudit(sink) {
@@ -158,7 +227,101 @@ export async function startActorNetwork(input: {
 
 const UNKNOWN = { value: false, source: 'default' as const };
 
-function auditEntry(actor: string, decision: NetworkDecision, calls: InFlightCall[]): AuditEntry {
+const hostOf = (need: NetworkApprovalNeed): string =>
+  `${need.host.includes(':') ? `[${need.host}]` : need.host}:${need.port}`;
+
+function withNote(result: ToolResult, note: string): ToolResult {
+  return { ...result, isError: true, content: [...result.content, { type: 'text', text: note }] };
+}
+
+/**
+ * Asks a human about hosts a call was refused (the policy middleware's approver: LangGraph
+ * `interrupt` in a graph, the MCP client under `agents serve`); on approval pins them for the
+ * server. Audits the answer. A GraphInterrupt propagates (the run pauses, and on resume the call
+ * runs again up to here, where `interrupt` returns the answer).
+ */
+function askNetworkApproval(options: {
+  actor: string;
+  pins: PinStore | undefined;
+  approve: (preview: ApprovalPreview, request: ToolCallRequest) => unknown;
+  write: (entry: AuditEntry) => void;
+}) {
+  return async (
+    server: string,
+    call: InFlightCall,
+    request: ToolCallRequest,
+    needs: NetworkApprovalNeed[],
+  ): Promise<{ approved: true } | { approved: false; note: string }> => {
+    const hosts = needs.map(hostOf);
+    const reason = `server "${server}" tried to reach ${hosts.join(', ')}, on none of its network lists: ${needs[0]!.reason}`;
+    const preview: ApprovalPreview = {
+      ...toApprovalPreview(
+        request.descriptor,
+        request.args,
+        {
+          decision: 'ask',
+          rule: { kind: 'network', scope: 'actor', label: needs[0]!.rule },
+          reason,
+        },
+        request.context.toolCallId === undefined ? {} : { toolCallId: request.context.toolCallId },
+      ),
+      allowedResponses: ['approve', 'reject'],
+      network: { serverName: server, hosts },
+    };
+    let raw: unknown;
+    try {
+      raw = await options.approve(preview, request);
+    } catch (error) {
+      if (isGraphInterrupt(error) || !AgentsError.hasCode(error, AgentsErrorCode.PolicyDenied))
+        throw error;
+      return {
+        approved: false,
+        note: `Network access to ${hosts.join(', ')} needs approval, and none could be asked: ${error.message}`,
+      };
+    }
+    const answer = parseApprovalResponse(raw);
+    const by = answer?.by ?? 'user';
+    const approved = answer?.type === 'approve';
+    const time = new Date().toISOString();
+    for (const need of needs) {
+      if (approved) await options.pins?.pinHost(hostPinKey(server, need.host, need.port), by);
+      options.write(
+        auditEntry(
+          options.actor,
+          {
+            time,
+            serverName: server,
+            protocol: 'approval',
+            host: need.host,
+            port: need.port,
+            decision: approved ? 'allow' : 'deny',
+            reason: approved
+              ? `approved by ${by}; pinned for server "${server}"`
+              : `rejected by ${by}${answer?.type === 'reject' && answer.message !== undefined ? `: ${answer.message}` : answer === undefined ? ' (the answer was not understood)' : ''}`,
+            rule: need.rule,
+          },
+          [call],
+          approved ? 'approved' : 'rejected',
+        ),
+      );
+    }
+    if (approved) return { approved: true };
+    const message = answer?.type === 'reject' ? answer.message : undefined;
+    return {
+      approved: false,
+      note: `The user refused network access to ${hosts.join(', ')}${message === undefined || message === '' ? '.' : `: ${message}`} Do not retry it.`,
+    };
+  };
+}
+
+function auditEntry(
+  actor: string,
+  decision: NetworkDecision,
+  calls: InFlightCall[],
+  approval: 'needed' | 'approved' | 'rejected' | undefined = decision.approval === undefined
+    ? undefined
+    : 'needed',
+): AuditEntry {
   const call = calls.length === 1 ? calls[0] : undefined;
   return {
     time: decision.time,
@@ -187,6 +350,7 @@ function auditEntry(actor: string, decision: NetworkDecision, calls: InFlightCal
       ...(calls.length > 1
         ? { inFlight: calls.map((item) => item.toolCallId ?? item.toolId) }
         : {}),
+      ...(approval === undefined ? {} : { approval }),
     },
   };
 }

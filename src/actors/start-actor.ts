@@ -1,4 +1,5 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { join } from 'node:path';
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -12,6 +13,7 @@ import { createInFlightCalls } from '../middleware/in-flight.js';
 import type { InFlightCalls } from '../middleware/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
 import { createAuditLog } from '../policy/audit.js';
+import { DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from './skill-registry.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
@@ -267,6 +269,8 @@ async function startServers(
         setting: options.confinement?.network ?? spec.config.sandbox.network,
         servers: spec.plan.servers,
         ...(options.confinement?.proxy === undefined ? {} : { options: options.confinement.proxy }),
+        rules: spec.policy.network,
+        pinFile: join(store.root, DEFAULT_PIN_FILE),
       })
     : undefined;
   if (network) cleanup.push(() => network.close());

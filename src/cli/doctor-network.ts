@@ -6,6 +6,7 @@
 import type { NetworkSetting } from '../config/network-schema.js';
 import { probeBubblewrap } from '../servers/confinement.js';
 import { hasHostLists } from '../servers/network/server-network.js';
+import { probeServerNetwork, type NetworkProbe } from './doctor-network-probe.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
 /** One server of one actor, as doctor shows it. */
@@ -17,6 +18,8 @@ export interface ServerNetworkLine {
   setting: NetworkSetting;
   /** The setting in words, and what happens here. */
   summary: string;
+  /** The probe connection that must be refused (stdio servers with no or listed network). */
+  probe?: NetworkProbe;
 }
 
 /** One actor's network. */
@@ -30,7 +33,10 @@ export interface ActorNetworkReport {
 }
 
 /** Reads every actor, its skills and their servers; never throws for one broken record. */
-export async function actorNetworkReports(store: WorkspaceStore): Promise<ActorNetworkReport[]> {
+export async function actorNetworkReports(
+  store: WorkspaceStore,
+  options: { probe?: boolean } = {},
+): Promise<ActorNetworkReport[]> {
   const { records } = await store.list('actor');
   // One probe (a spawn, cached per process) covers both: --unshare-net is what lists need.
   const namespaces = probeBubblewrap({ network: false });
@@ -75,12 +81,31 @@ export async function actorNetworkReports(store: WorkspaceStore): Promise<ActorN
             problems.push(`server "${name}" has host lists but cannot be confined: ${cannot}`);
           }
         }
+        // Prove it: a connection that must be refused, under the confinement the server gets.
+        let probe: NetworkProbe | undefined;
+        if (
+          options.probe === true &&
+          stdio &&
+          setting !== true &&
+          actor.sandbox.confine !== 'off' &&
+          namespaces.available
+        ) {
+          probe = await probeServerNetwork({
+            serverName: name,
+            setting,
+            rules: actor.policy?.network ?? [],
+            bwrapPath: namespaces.path,
+          });
+          if (!probe.ok)
+            problems.push(`server "${name}": the network probe was not refused: ${probe.detail}`);
+        }
         servers.push({
           server: name,
           transport: config.transport,
           from: own === undefined ? 'actor' : 'server',
           setting,
           summary,
+          ...(probe === undefined ? {} : { probe }),
         });
       }
     }
@@ -117,6 +142,10 @@ export function formatActorNetworkReports(reports: readonly ActorNetworkReport[]
       lines.push(
         `    ${line.server} (${line.transport}, from ${line.from === 'server' ? 'the server' : 'the actor'}): ${line.summary}`,
       );
+      if (line.probe !== undefined)
+        lines.push(
+          `      probe ${line.probe.ok ? 'PASS (refused)' : 'FAIL'}: ${line.probe.detail}`,
+        );
     }
     for (const problem of report.problems) lines.push(`    ! ${problem}`);
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HOST_PATTERN } from './network-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 
 /** What a policy can decide for one tool call. Ordered from least to most restrictive. */
@@ -101,6 +102,32 @@ export const ClientRequestPolicySchema = z
 export type ClientRequestPolicy = z.infer<typeof ClientRequestPolicySchema>;
 
 /**
+ * A network rule: what happens when a confined server (or the library, for a remote server)
+ * connects to a host that is on neither of the server's `network` lists. Without a matching
+ * rule such a host is refused, as before.
+ */
+export const NetworkPolicyRuleSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .refine((value) => value === '*' || HOST_PATTERN.test(value), {
+        message:
+          'must be `*` (any host), a host name, a `*.` wildcard or an IP literal, with an optional `:port`',
+      })
+      .describe(
+        'Host pattern as in `sandbox.network` (`api.example.com`, `*.example.com`, an IP literal, optional `:port`), or `*` for any host.',
+      ),
+    decision: PolicyDecisionSchema.describe(
+      '`allow` connects, `deny` refuses, `ask` refuses this time and pauses the run for a human; an approval pins the host for that server and the call runs again.',
+    ),
+    reason: z.string().optional().describe('Shown to the human on ask.'),
+  })
+  .describe(
+    'A network rule for hosts on no list: the most specific matching pattern wins (host and port > host > longer wildcard > `*`); ties go to the most restrictive.',
+  );
+export type NetworkPolicyRule = z.infer<typeof NetworkPolicyRuleSchema>;
+
+/**
  * An actor's safety policy (the `policy:` key of an actor YAML file).
  * Parse it with `PolicySchema.parse(actor.policy ?? {})`.
  */
@@ -121,6 +148,12 @@ export const PolicySchema = z
         'exact rule; never looser than the mode allows.',
     ),
     clientRequests: ClientRequestPolicySchema.default({ sampling: 'allow', elicitation: 'allow' }),
+    network: z
+      .array(NetworkPolicyRuleSchema)
+      .default([])
+      .describe(
+        'Rules for connections to hosts on no `sandbox.network` list of the server (servers with host lists only): allow, deny or ask per host pattern.',
+      ),
   })
   .describe('Safety policy: which tool calls run, which need approval, which are refused.');
 /** A parsed policy (defaults filled in). */

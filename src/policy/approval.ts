@@ -37,6 +37,12 @@ export interface ApprovalPreview {
   reason: string;
   /** The answers the resume value may carry. */
   allowedResponses: Array<'approve' | 'edit' | 'reject'>;
+  /**
+   * Set when the question is about network access, not the call itself: the server tried to
+   * reach these hosts (on none of its lists, a policy `network` rule asks) and was refused. An
+   * approval pins them for the server and runs the call again; a rejection keeps the refusal.
+   */
+  network?: { serverName: string; hosts: string[] };
 }
 
 const MAX_PREVIEW_DESCRIPTION = 1_000;

@@ -65,7 +65,8 @@ export interface AuditEntry {
   /** For `event: 'network'`: the connection and the decision. */
   network?: {
     serverName: string;
-    protocol: 'http' | 'connect' | 'socks5' | 'remote';
+    /** `approval`: a human's answer to a network approval (policy `network` rule `ask`). */
+    protocol: 'http' | 'connect' | 'socks5' | 'remote' | 'approval';
     host: string;
     port: number;
     address?: string;
@@ -74,6 +75,8 @@ export interface AuditEntry {
     rule?: string;
     /** The tool calls in flight on the server when it was not exactly one. */
     inFlight?: string[];
+    /** `needed`: refused until a human approves; `approved` / `rejected`: the answer. */
+    approval?: 'needed' | 'approved' | 'rejected';
   };
   /** For `event: 'client-request'`: what was asked and how it ended. */
   clientRequest?: {

@@ -24,7 +24,9 @@ export type PolicyRuleKind =
   /** The tool's definition changed since it was pinned. */
   | 'pin'
   /** The active Agent Skill's `allowed-tools` does not list the tool. */
-  | 'allowed-tools';
+  | 'allowed-tools'
+  /** A `network` rule asks about a host a server connected to during the call. */
+  | 'network';
 
 /** Which rule produced a verdict. */
 export interface PolicyRuleRef {

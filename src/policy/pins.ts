@@ -20,6 +20,21 @@ export interface PinLookup {
   get(toolId: string): ToolPin | undefined;
 }
 
+/**
+ * A network host a human approved for one server (policy `network` rule `ask`), keyed
+ * `SERVER/HOST:PORT` (see {@link hostPinKey}): later connections to it are allowed.
+ */
+export interface HostPin {
+  key: string;
+  approvedAt: string;
+  approvedBy: string;
+}
+
+/** The key of a host pin: the server that connects, and the host and port it connects to. */
+export function hostPinKey(serverName: string, host: string, port: number): string {
+  return `${serverName}/${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** A pin store: pins are written at a tool's first approval and re-written on re-approval. */
 export interface PinStore extends PinLookup {
   /** The JSON file backing the store, or undefined for an in-memory store. */
@@ -29,6 +44,11 @@ export interface PinStore extends PinLookup {
   /** Removes a pin (the next call is treated as a first use). */
   unpin(toolId: string): Promise<void>;
   list(): ToolPin[];
+  /** The approval of a network host, by {@link hostPinKey}. */
+  getHost(key: string): HostPin | undefined;
+  /** Pins a network host (after a human approved it) and persists it. */
+  pinHost(key: string, approvedBy: string): Promise<HostPin>;
+  listHosts(): HostPin[];
   /** Re-reads the file (another process may have approved tools meanwhile). */
   reload(): Promise<void>;
 }
@@ -43,14 +63,27 @@ const PinFileSchema = z.object({
       approvedBy: z.string(),
     }),
   ),
+  /** Approved network hosts (added later: absent in older files). */
+  hosts: z
+    .record(z.string(), z.object({ approvedAt: z.string(), approvedBy: z.string() }))
+    .optional(),
 });
+
+/** Everything a pin file holds. */
+interface PinFile {
+  pins: Map<string, ToolPin>;
+  hosts: Map<string, HostPin>;
+}
 
 /** The default pin file name inside a workspace folder. */
 export const DEFAULT_PIN_FILE = 'pins.json';
 
 /** An in-memory pin store (tests, or runs that must not remember approvals). */
 export function createMemoryPinStore(initial: readonly ToolPin[] = []): PinStore {
-  return new PinStoreImpl(undefined, new Map(initial.map((pin) => [pin.toolId, pin])));
+  return new PinStoreImpl(undefined, {
+    pins: new Map(initial.map((pin) => [pin.toolId, pin])),
+    hosts: new Map(),
+  });
 }
 
 /**
@@ -63,12 +96,12 @@ export async function createPinStore(file: string): Promise<PinStore> {
   return store;
 }
 
-async function readPinFile(file: string): Promise<Map<string, ToolPin>> {
+async function readPinFile(file: string): Promise<PinFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if (isErrnoCode(error, 'ENOENT')) return new Map();
+    if (isErrnoCode(error, 'ENOENT')) return { pins: new Map(), hosts: new Map() };
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,
       `Cannot read the pin file ${file}: ${errorMessage(error)}.`,
@@ -89,7 +122,9 @@ async function readPinFile(file: string): Promise<Map<string, ToolPin>> {
   const pins = new Map<string, ToolPin>();
   for (const [toolId, pin] of Object.entries(parsed.data.pins))
     pins.set(toolId, { toolId, ...pin });
-  return pins;
+  const hosts = new Map<string, HostPin>();
+  for (const [key, pin] of Object.entries(parsed.data.hosts ?? {})) hosts.set(key, { key, ...pin });
+  return { pins, hosts };
 }
 
 function corrupt(file: string, cause: unknown): AgentsError {
@@ -108,12 +143,28 @@ function isErrnoCode(error: unknown, code: string): boolean {
 class PinStoreImpl implements PinStore {
   readonly file: string | undefined;
   #pins: Map<string, ToolPin>;
+  #hosts: Map<string, HostPin>;
   // Serializes writes so two approvals in one process never interleave their read-merge-write.
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(file: string | undefined, pins: Map<string, ToolPin>) {
+  constructor(file: string | undefined, contents: PinFile) {
     this.file = file;
-    this.#pins = pins;
+    this.#pins = contents.pins;
+    this.#hosts = contents.hosts;
+  }
+
+  getHost(key: string): HostPin | undefined {
+    return this.#hosts.get(key);
+  }
+
+  listHosts(): HostPin[] {
+    return [...this.#hosts.values()];
+  }
+
+  pinHost(key: string, approvedBy: string): Promise<HostPin> {
+    const pin: HostPin = { key, approvedAt: new Date().toISOString(), approvedBy };
+    this.#hosts.set(key, pin);
+    return this.#persist((contents) => contents.hosts.set(key, pin)).then(() => pin);
   }
 
   get(toolId: string): ToolPin | undefined {
@@ -125,7 +176,10 @@ class PinStoreImpl implements PinStore {
   }
 
   async reload(): Promise<void> {
-    if (this.file !== undefined) this.#pins = await readPinFile(this.file);
+    if (this.file === undefined) return;
+    const contents = await readPinFile(this.file);
+    this.#pins = contents.pins;
+    this.#hosts = contents.hosts;
   }
 
   pin(
@@ -139,26 +193,32 @@ class PinStoreImpl implements PinStore {
       approvedBy,
     };
     this.#pins.set(pin.toolId, pin);
-    return this.#persist((pins) => pins.set(pin.toolId, pin)).then(() => pin);
+    return this.#persist((contents) => contents.pins.set(pin.toolId, pin)).then(() => pin);
   }
 
   unpin(toolId: string): Promise<void> {
     this.#pins.delete(toolId);
-    return this.#persist((pins) => pins.delete(toolId));
+    return this.#persist((contents) => contents.pins.delete(toolId));
   }
 
-  #persist(change: (pins: Map<string, ToolPin>) => void): Promise<void> {
+  #persist(change: (contents: PinFile) => void): Promise<void> {
     const file = this.file;
     if (file === undefined) return Promise.resolve();
     const run = async (): Promise<void> => {
       // Merge with the file as it is now: another process may have pinned other tools.
-      const current = await readPinFile(file).catch(() => new Map<string, ToolPin>());
+      const current = await readPinFile(file).catch((): PinFile => ({
+        pins: new Map(),
+        hosts: new Map(),
+      }));
       change(current);
-      for (const [toolId, pin] of current) if (!this.#pins.has(toolId)) this.#pins.set(toolId, pin);
+      for (const [toolId, pin] of current.pins)
+        if (!this.#pins.has(toolId)) this.#pins.set(toolId, pin);
+      for (const [key, pin] of current.hosts) if (!this.#hosts.has(key)) this.#hosts.set(key, pin);
+      const hosts = [...current.hosts.values()].sort((a, b) => a.key.localeCompare(b.key));
       const body = {
         version: 1,
         pins: Object.fromEntries(
-          [...current.values()]
+          [...current.pins.values()]
             .sort((a, b) => a.toolId.localeCompare(b.toolId))
             .map((pin) => [
               pin.toolId,
@@ -169,6 +229,16 @@ class PinStoreImpl implements PinStore {
               },
             ]),
         ),
+        ...(hosts.length === 0
+          ? {}
+          : {
+              hosts: Object.fromEntries(
+                hosts.map((pin) => [
+                  pin.key,
+                  { approvedAt: pin.approvedAt, approvedBy: pin.approvedBy },
+                ]),
+              ),
+            }),
       };
       await writeFileAtomic(file, `${JSON.stringify(body, null, 2)}\n`);
     };

@@ -8,6 +8,11 @@ export function formatApprovalPreview(preview: ApprovalPreview): string {
     `Approval needed: ${preview.toolId}${preview.serverName === undefined ? '' : ` (server "${preview.serverName}")`}`,
     `  why: ${preview.reason} [${preview.rule}]`,
   ];
+  if (preview.network !== undefined) {
+    lines.push(
+      `  network: server "${preview.network.serverName}" was refused ${preview.network.hosts.join(', ')} (on no list); approve to allow it for this server from now on and run the call again`,
+    );
+  }
   if (preview.pinnedFingerprint !== undefined) {
     lines.push(
       `  definition changed: pinned ${preview.pinnedFingerprint.slice(0, 12)}, now ${preview.fingerprint.slice(0, 12)}`,
@@ -95,8 +100,14 @@ export async function promptForApproval(
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     options.output.write(`${formatApprovalPreview(preview)}\n`);
+    // A network approval has no arguments to edit.
+    const canEdit = preview.allowedResponses.includes('edit');
     for (;;) {
-      const answer = await ask('[a]pprove, [e]dit, [r]eject (r MESSAGE, e JSON)? ');
+      const answer = await ask(
+        canEdit
+          ? '[a]pprove, [e]dit, [r]eject (r MESSAGE, e JSON)? '
+          : '[a]pprove, [r]eject (r MESSAGE)? ',
+      );
       if (options.signal?.aborted === true)
         throw new AgentsError(AgentsErrorCode.Aborted, 'Approval prompt aborted.');
       if (answer === undefined) return ended();
@@ -109,6 +120,10 @@ export async function promptForApproval(
         return message === undefined || message === ''
           ? { type: 'reject', by }
           : { type: 'reject', message, by };
+      }
+      if (!canEdit && (choice === 'e' || choice === 'edit')) {
+        options.output.write('This approval cannot be edited: answer a or r.\n');
+        continue;
       }
       if ((choice === 'e' || choice === 'edit') && rest === undefined && options.editArgs) {
         const edited = await options.editArgs(preview.args);

@@ -65,4 +65,30 @@ describe('agents doctor: each actor’s effective network', () => {
       expect(reader.problems).toEqual([]);
     }
   });
+
+  it.runIf(probeBubblewrap({ network: false }).available)(
+    'proves each confined server’s network with probe connections that must be refused',
+    { timeout: 60_000 },
+    async () => {
+      const reports = await actorNetworkReports(store, { probe: true });
+      const reader = reports.find((report) => report.actor === 'reader')!;
+      const probes = new Map(reader.servers.map((line) => [line.server, line.probe]));
+      // Open network and remote servers are not probed.
+      expect(probes.get('remote')).toBeUndefined();
+      expect(probes.get('files')).toMatchObject({ ok: true });
+      expect(probes.get('files')!.detail).toMatch(
+        /^direct 169\.254\.169\.254:80: (ENETUNREACH|ECONNREFUSED)/,
+      );
+      expect(probes.get('fetch')).toMatchObject({ ok: true });
+      expect(probes.get('fetch')!.detail).toMatch(
+        /proxy CONNECT 169\.254\.169\.254:80: HTTP\/1\.1 403 .*proxy CONNECT evil\.example\.test:443: HTTP\/1\.1 403/,
+      );
+      const text = formatActorNetworkReports(reports).join('\n');
+      expect(text).toMatch(/probe PASS \(refused\): direct 169\.254\.169\.254:80/);
+      expect(reader.problems).toEqual([]);
+      // confine: off runs nothing: no probe to prove (the refusal to start is the problem shown).
+      const offline = reports.find((report) => report.actor === 'offline')!;
+      expect(offline.servers.every((line) => line.probe === undefined)).toBe(true);
+    },
+  );
 });

@@ -164,6 +164,7 @@ describe('configJsonSchemas', () => {
     expect(Object.keys(fields).sort()).toEqual([
       'clientRequests',
       'mode',
+      'network',
       'newTools',
       'rules',
       'skills',

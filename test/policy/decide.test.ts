@@ -229,8 +229,12 @@ describe('policy schema', () => {
       skills: {},
       newTools: 'ask',
       clientRequests: { sampling: 'allow', elicitation: 'allow' },
+      network: [],
     });
     expect(() => parsePolicy({ clientRequests: { sampling: 'ask' } })).toThrow(/sampling/);
+    expect(() => parsePolicy({ network: [{ host: 'http://x.test', decision: 'ask' }] })).toThrow(
+      /network\.0\.host|host/,
+    );
     expect(() => parsePolicy({ mdoe: 'auto' }, 'actors/coder.yaml')).toThrow(/actors\/coder\.yaml/);
     expect(() => parsePolicy({ rules: [{ match: {}, decision: 'allow' }] })).toThrow(AgentsError);
     expect(() => parsePolicy({ rules: [{ match: { tool: 'x' }, decision: 'maybe' }] })).toThrow(

@@ -88,6 +88,59 @@ describe('remote servers: host lists at connect time, redirects included', () =>
     expect(denied.every((d) => d.protocol === 'remote' && d.serverName === 'remote')).toBe(true);
   });
 
+  it('connects to the address it checked: a name is resolved once per hop, never again by the connection', async () => {
+    const port = good.origin.split(':')[2]!;
+    const answers: string[][] = [];
+    const resolve = async (host: string): Promise<string[]> => {
+      // A rebinding name: a public address for the check, loopback for any later lookup.
+      const answer = answers.length === 0 ? ['93.184.215.14'] : ['127.0.0.3'];
+      answers.push(answer);
+      if (host !== 'rebind.example.test') throw new Error(`unexpected lookup of ${host}`);
+      return answer;
+    };
+    const guarded = guardedFetch(
+      'remote',
+      compileHostRules({ allow: [`rebind.example.test:${port}`], deny: [] }),
+      { resolve },
+    );
+    // Whatever becomes of the connection to the checked public address (no route here), it
+    // never reaches the loopback server a second lookup would have named.
+    await guarded(`http://rebind.example.test:${port}/`, {
+      signal: AbortSignal.timeout(3_000),
+    }).catch(() => undefined);
+    expect(answers).toHaveLength(1);
+    expect(evil.hits).toEqual([]);
+    // A test map stands a name in for a loopback address: the request arrives there by name
+    // (Host header), with no system lookup of the .test name (which would fail).
+    const seen: string[] = [];
+    const named = await listen('127.0.0.5', (req, res) => {
+      seen.push(`${req.method} ${req.headers.host} ${req.headers['content-type']}`);
+      req.resume();
+      req.on('end', () => res.writeHead(201, { 'x-one': 'a' }).end('posted'));
+    });
+    try {
+      const namedPort = named.origin.split(':')[2]!;
+      const viaMap = guardedFetch(
+        'remote',
+        compileHostRules({ allow: [`api.example.test:${namedPort}`], deny: [] }),
+        { testHosts: { 'api.example.test': '127.0.0.5' } },
+      );
+      const response = await viaMap(`http://api.example.test:${namedPort}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0"}',
+      });
+      expect([response.status, response.headers.get('x-one'), await response.text()]).toEqual([
+        201,
+        'a',
+        'posted',
+      ]);
+      expect(seen).toEqual([`POST api.example.test:${namedPort} application/json`]);
+    } finally {
+      named.server.close();
+    }
+  });
+
   it('a remote server config gets the guard through the confinement hook (SDK client, streamable HTTP)', async () => {
     const hook = createServerNetwork({
       actor: true,

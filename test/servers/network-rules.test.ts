@@ -6,6 +6,12 @@ import { addressForms, classifyAddress } from '../../src/servers/network/address
 import { compileHostRules } from '../../src/servers/network/host-rules.js';
 import { decideTarget } from '../../src/servers/network/proxy-decision.js';
 import { startNetworkProxy } from '../../src/servers/network/proxy.js';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parsePolicy } from '../../src/config/policy-schema.js';
+import { compileNetworkRules, unlistedHostHook } from '../../src/policy/network-rules.js';
+import { createPinStore, hostPinKey } from '../../src/policy/pins.js';
 import { createServerNetwork } from '../../src/servers/network/server-network.js';
 
 describe('host lists', () => {
@@ -164,5 +170,71 @@ describe('fail closed', () => {
     expect(hook.launch('files', false, 'node', [])).toMatchObject({ unshareNet: true });
     expect(() => hook.launch('fetch', false, 'node', [])).toThrow(/not started/);
     expect(() => hook.launch('fetch', true, 'node', [])).toThrow(/proxy .* not running/);
+  });
+});
+
+describe('policy network rules for hosts on no list', () => {
+  const policy = parsePolicy({
+    network: [
+      { host: '*', decision: 'ask' },
+      { host: '*.example.test', decision: 'allow' },
+      { host: '*.deep.example.test', decision: 'deny' },
+      { host: 'open.deep.example.test:8080', decision: 'allow' },
+      { host: 'both.test', decision: 'allow' },
+      { host: 'both.test', decision: 'deny' },
+      { host: '10.0.0.7', decision: 'allow' },
+    ],
+  });
+  const decideRule = compileNetworkRules(policy.network);
+
+  it.each([
+    ['any.other', 443, 'ask'],
+    ['a.example.test', 443, 'allow'],
+    ['x.deep.example.test', 443, 'deny'], // the longer wildcard is more specific
+    ['open.deep.example.test', 8080, 'allow'], // host and port beat the wildcard
+    ['open.deep.example.test', 443, 'deny'],
+    ['both.test', 443, 'deny'], // a tie goes to the most restrictive
+  ])('%s:%i → %s', (host, port, decision) => {
+    expect(decideRule(host, port)?.decision).toBe(decision);
+  });
+
+  it('the lists win; an ask host is allowed once pinned for that server only; pins persist beside tool pins', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agents-host-pins-'));
+    try {
+      const file = join(dir, 'pins.json');
+      const pins = await createPinStore(file);
+      const rules = (server: string) =>
+        compileHostRules(
+          { allow: ['api.lists.test'], deny: ['any.other:22'] },
+          unlistedHostHook(server, decideRule, pins),
+        );
+      expect(rules('fetch').check('any.other', 22)).toMatchObject({ decision: 'deny' });
+      expect(rules('fetch').check('any.other', 443)).toMatchObject({
+        decision: 'ask',
+        rule: 'policy.network[0] {host: "*"}',
+      });
+      expect(rules('fetch').check('10.0.0.7', 443)).toMatchObject({
+        decision: 'allow',
+        literalAddress: true,
+      });
+      await pins.pin({ id: 'mcp:fs/read', fingerprint: 'f1' }, 'policy');
+      await pins.pinHost(hostPinKey('fetch', 'any.other', 443), 'tester');
+      expect(rules('fetch').check('any.other', 443)).toMatchObject({
+        decision: 'allow',
+        literalAddress: false,
+      });
+      expect(rules('files').check('any.other', 443)).toMatchObject({ decision: 'ask' });
+      // Another process reads both kinds of pins; a later tool pin keeps the host pins.
+      const again = await createPinStore(file);
+      await again.pin({ id: 'mcp:fs/write', fingerprint: 'f2' }, 'user');
+      const stored = JSON.parse(await readFile(file, 'utf8')) as {
+        pins: Record<string, unknown>;
+        hosts: Record<string, { approvedBy: string }>;
+      };
+      expect(Object.keys(stored.pins).sort()).toEqual(['mcp:fs/read', 'mcp:fs/write']);
+      expect(stored.hosts['fetch/any.other:443']?.approvedBy).toBe('tester');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -21,7 +21,10 @@ read, prints the bubblewrap command line each actor's stdio servers get, and lis
 explicit \`sandbox:\` exceptions. Exits 1 when the probe could read the planted file.
 
 Then shows each actor's effective network per server (open, none, or host lists through the
-proxy) and says when a server with host lists would refuse to start here.`;
+proxy) and says when a server with host lists would refuse to start here. Each stdio server
+with no network or host lists is proved: a probe under its confinement (and proxy) tries the
+cloud metadata address directly and through the proxy, and a host its deny list names; each
+attempt must be refused (PASS), else FAIL and exit 1.`;
 
 /** `agents doctor`: reaps the server processes of killed runs at once. */
 export const doctorCommand: Command = {
@@ -33,11 +36,16 @@ export const doctorCommand: Command = {
     const environment = checkEnvironment();
     const report = await reapOrphanedServers();
     const confinement = await confinementReport(storeOf(context));
+    const network = await actorNetworkReports(storeOf(context), { probe: true }).catch(() => []);
+    const networkProbeFailed = network.some((actor) =>
+      actor.servers.some((line) => line.probe?.ok === false),
+    );
     const code =
-      environment.some((check) => check.status === 'fail') || confinement.probe?.ok === false
+      environment.some((check) => check.status === 'fail') ||
+      confinement.probe?.ok === false ||
+      networkProbeFailed
         ? 1
         : 0;
-    const network = await actorNetworkReports(storeOf(context)).catch(() => []);
     if (context.json) {
       printJson(context.stdout, {
         environment,

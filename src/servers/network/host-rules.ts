@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import type { NetworkLists } from '../../config/network-schema.js';
 
 /** One compiled pattern. */
-interface HostRule {
+export interface HostRule {
   /** The pattern as written, for messages and the audit log. */
   text: string;
   /** Lower-case host, without `*.` and port; an IP literal without brackets. */
@@ -19,7 +19,15 @@ interface HostRule {
 export type HostVerdict =
   | { decision: 'deny'; rule: string }
   | { decision: 'allow'; rule: string; literalAddress: boolean }
+  /** On no list, and a policy rule says a human decides (the connection is refused meanwhile). */
+  | { decision: 'ask'; rule: string; reason: string }
   | { decision: 'unlisted' };
+
+/**
+ * What decides a host on neither list (the actor's policy `network` rules and approved hosts);
+ * `unlisted` refuses as without it.
+ */
+export type UnlistedHostHook = (host: string, port: number) => HostVerdict;
 
 /** Compiled host lists. */
 export interface HostRules {
@@ -29,7 +37,7 @@ export interface HostRules {
 }
 
 /** Compiles `{ allow, deny }`; patterns were validated by the config schema. */
-export function compileHostRules(lists: NetworkLists): HostRules {
+export function compileHostRules(lists: NetworkLists, unlisted?: UnlistedHostHook): HostRules {
   const allow = lists.allow.map(parsePattern);
   const deny = lists.deny.map(parsePattern);
   return {
@@ -44,14 +52,17 @@ export function compileHostRules(lists: NetworkLists): HostRules {
         return {
           decision: 'allow',
           rule: allowed.text,
-          // Only an allow entry that names the address itself may open a private address.
-          literalAddress:
-            !allowed.wildcard && (isIP(allowed.host) !== 0 || allowed.host === 'localhost'),
+          literalAddress: namesAddress(allowed),
         };
       }
-      return { decision: 'unlisted' };
+      return unlisted?.(name, port) ?? { decision: 'unlisted' };
     },
   };
+}
+
+/** Only an entry that names the address itself may open a private address. */
+export function namesAddress(rule: HostRule): boolean {
+  return !rule.wildcard && (isIP(rule.host) !== 0 || rule.host === 'localhost');
 }
 
 /** Lower case, no trailing dot, no IPv6 brackets: the form patterns are compared in. */
@@ -62,7 +73,8 @@ export function normalizeHost(host: string): string {
   return name;
 }
 
-function parsePattern(text: string): HostRule {
+/** Compiles one pattern (validated by the config schema). */
+export function parsePattern(text: string): HostRule {
   let rest = text.trim().toLowerCase();
   let port: number | undefined;
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest);
@@ -83,7 +95,8 @@ function parsePattern(text: string): HostRule {
   return { text, host: normalizeHost(wildcard ? rest.slice(2) : rest), wildcard, port };
 }
 
-function matches(rule: HostRule, host: string, port: number): boolean {
+/** True when a compiled pattern matches a normalized host and a port. */
+export function matches(rule: HostRule, host: string, port: number): boolean {
   if (rule.port !== undefined && rule.port !== port) return false;
   // `*.example.com` matches sub.example.com and a.b.example.com, not example.com itself or
   // evilexample.com (whole labels only).

@@ -10,11 +10,14 @@ import { normalizeHost, type HostRules } from './host-rules.js';
 /** How a connection reached the proxy (`remote`: the library's own connection to a remote server). */
 export type ProxyProtocol = 'http' | 'connect' | 'socks5' | 'remote';
 
+/** What a decision was about: a connection, or a human's answer to a network approval. */
+export type DecisionProtocol = ProxyProtocol | 'approval';
+
 /** One logged decision (the audit log gets one per connection or plain-HTTP request). */
 export interface NetworkDecision {
   time: string;
   serverName: string;
-  protocol: ProxyProtocol;
+  protocol: DecisionProtocol;
   host: string;
   port: number;
   /** The address connected to (allowed) or refused. */
@@ -24,6 +27,8 @@ export interface NetworkDecision {
   reason: string;
   /** The list entry that decided, when one did. */
   rule?: string;
+  /** Refused until a human approves (policy `network` rule `ask`). */
+  approval?: NetworkApprovalNeed;
 }
 
 /** Name resolution: the addresses of a host (several for round-robin names). */
@@ -45,7 +50,23 @@ const systemResolver: Resolver = async (host) =>
 /** The verdict on a target: where to connect, or why not. */
 export type TargetVerdict =
   | { allowed: true; address: string; reason: string; rule: string }
-  | { allowed: false; reason: string; rule?: string; address?: string };
+  | {
+      allowed: false;
+      reason: string;
+      rule?: string;
+      address?: string;
+      /** Set when a human may allow it (policy `network` rule `ask`). */
+      approval?: NetworkApprovalNeed;
+    };
+
+/** A host a policy rule wants a human to approve before a server connects to it. */
+export interface NetworkApprovalNeed {
+  host: string;
+  port: number;
+  /** The policy rule that asks, e.g. `policy.network[0] {host: "*"}`. */
+  rule: string;
+  reason: string;
+}
 
 /** Decides one target. Never throws: a failed lookup is a refusal. */
 export async function decideTarget(
@@ -62,6 +83,14 @@ export async function decideTarget(
     return { allowed: false, reason: `denied by "${verdict.rule}"`, rule: verdict.rule };
   if (verdict.decision === 'unlisted')
     return { allowed: false, reason: 'on no allow list (sandbox.network.allow)' };
+  if (verdict.decision === 'ask') {
+    return {
+      allowed: false,
+      reason: `network approval needed for ${host}:${port} (${verdict.reason})`,
+      rule: verdict.rule,
+      approval: { host, port, rule: verdict.rule, reason: verdict.reason },
+    };
+  }
   const testAddress = options.testHosts?.[host];
   let addresses: string[];
   if (testAddress !== undefined) addresses = [testAddress];

@@ -20,6 +20,7 @@ import {
   type TargetVerdict,
 } from './proxy-decision.js';
 import { handleSocks5 } from './socks5.js';
+import { spliceTunnel } from './tls-sni.js';
 
 /** Options of {@link startNetworkProxy}. */
 export interface NetworkProxyOptions extends DecisionOptions {
@@ -64,6 +65,9 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
         decision: verdict.allowed ? 'allow' : 'deny',
         reason: verdict.reason,
         ...(verdict.rule === undefined ? {} : { rule: verdict.rule }),
+        ...(!verdict.allowed && verdict.approval !== undefined
+          ? { approval: verdict.approval }
+          : {}),
       });
       return verdict;
     };
@@ -108,7 +112,21 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
       });
     });
 
+  const sniRefused =
+    (serverName: string, protocol: ProxyProtocol, host: string, port: number) =>
+    (reason: string): void =>
+      void report(serverName, protocol, host, port)({ allowed: false, reason });
+
   const httpHandler = (serverName: string, rules: HostRules) => {
+    const splice = (
+      protocol: ProxyProtocol,
+      client: Duplex,
+      remote: Socket,
+      head: Buffer,
+      host: string,
+      port: number,
+    ): Promise<void> =>
+      spliceTunnel(client, remote, head, host, sniRefused(serverName, protocol, host, port));
     const http = createHttpServer();
     http.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
       track(client);
@@ -129,19 +147,17 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
           refuseRaw(client, verdict.reason);
           return;
         }
+        let remote: Socket;
         try {
-          const remote = await upstream(verdict.address, target!.port);
-          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          if (head.length > 0) remote.write(head);
-          remote.pipe(client);
-          client.pipe(remote);
-          remote.once('close', () => client.destroy());
-          client.once('close', () => remote.destroy());
+          remote = await upstream(verdict.address, target!.port);
         } catch (error) {
           client.end(
             `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${(error as Error).message}\n`,
           );
+          return;
         }
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        await splice('connect', client, remote, head, target!.host, target!.port);
       })();
     });
     http.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -169,7 +185,16 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
         socket.once('data', (first: Buffer) => {
           socket.pause();
           socket.unshift(first);
-          if (first[0] === 0x05) handleSocks5(socket, socksDecide, upstream);
+          if (first[0] === 0x05)
+            handleSocks5(socket, socksDecide, upstream, (client, remote, early, host, port) =>
+              spliceTunnel(
+                client,
+                remote,
+                early,
+                host,
+                sniRefused(serverName, 'socks5', host, port),
+              ),
+            );
           else http.emit('connection', socket);
           socket.resume();
         });

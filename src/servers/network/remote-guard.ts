@@ -1,12 +1,13 @@
 /**
  * The host lists applied to the library's own connections to a remote (HTTP/SSE) server: every
- * request URL and every redirect hop is decided like a proxied connection, before it is made.
- * The address check resolves the name first; fetch resolves it again when it connects, so a
- * name that changes its answer in between (DNS rebinding) is not caught here.
+ * request URL and every redirect hop is decided like a proxied connection, before it is made,
+ * and the connection goes to the address that was checked (no second name resolution that a
+ * rebinding name could answer differently).
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { HostRules } from './host-rules.js';
+import { fetchPinned } from './pinned-fetch.js';
 import { decideTarget, type DecisionOptions, type NetworkDecision } from './proxy-decision.js';
 
 const MAX_REDIRECTS = 5;
@@ -42,7 +43,7 @@ export function guardedFetch(
           { details: { serverName, host: url.hostname, port, hop } },
         );
       }
-      const response = await fetch(url, request);
+      const response = await fetchPinned(url, request, verdict.address);
       const location = response.headers.get('location');
       if (!REDIRECTS.has(response.status) || location === null) return response;
       if (hop >= MAX_REDIRECTS) {

@@ -8,7 +8,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { NetworkSetting } from '../../config/network-schema.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { forwarderCommand, NAMESPACE_SOCKET_DIR, proxyEnvironment } from './forwarder.js';
-import { compileHostRules, type HostRules } from './host-rules.js';
+import { compileHostRules, type HostRules, type UnlistedHostHook } from './host-rules.js';
 import type { DecisionOptions, NetworkDecision } from './proxy-decision.js';
 import type { NetworkProxy } from './proxy.js';
 import { guardedFetch } from './remote-guard.js';
@@ -58,6 +58,8 @@ export interface ServerNetworkOptions extends DecisionOptions {
   onDecision?: (decision: NetworkDecision) => void;
   /** The fix named when bubblewrap is unavailable. */
   confinementHint?: string;
+  /** What decides a server's hosts on neither list (the policy's `network` rules). */
+  unlistedFor?: (serverName: string) => UnlistedHostHook | undefined;
 }
 
 /** True for `{ allow, deny }`. */
@@ -77,7 +79,10 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
     if (!hasHostLists(setting)) return undefined;
     const key = serverName ?? '';
     let rules = compiled.get(key);
-    if (rules === undefined) compiled.set(key, (rules = compileHostRules(setting)));
+    if (rules === undefined) {
+      const unlisted = serverName === undefined ? undefined : options.unlistedFor?.(serverName);
+      compiled.set(key, (rules = compileHostRules(setting, unlisted)));
+    }
     return rules;
   };
   return {

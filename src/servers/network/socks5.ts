@@ -60,19 +60,30 @@ class ByteReader {
   }
 }
 
+/** Joins the client to its checked upstream (with the first-bytes check of tls-sni.ts). */
+export type Splice = (
+  client: Socket,
+  remote: Socket,
+  early: Buffer,
+  host: string,
+  port: number,
+) => Promise<void>;
+
 /** Runs the SOCKS5 exchange on `socket`, then pipes it to the checked upstream address. */
 export function handleSocks5(
   socket: Socket,
   decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
   upstream: (address: string, port: number) => Promise<Socket>,
+  splice: Splice,
 ): void {
-  void run(socket, decide, upstream).catch(() => socket.destroy());
+  void run(socket, decide, upstream, splice).catch(() => socket.destroy());
 }
 
 async function run(
   socket: Socket,
   decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
   upstream: (address: string, port: number) => Promise<Socket>,
+  splice: Splice,
 ): Promise<void> {
   const reader = new ByteReader(socket);
   const greeting = await reader.read(2);
@@ -125,11 +136,7 @@ async function run(
   }
   const early = reader.detach();
   reply(socket, REPLY.succeeded, false);
-  if (early.length > 0) remote.write(early);
-  remote.pipe(socket);
-  socket.pipe(remote);
-  remote.once('close', () => socket.destroy());
-  socket.once('close', () => remote.destroy());
+  await splice(socket, remote, early, host, port);
 }
 
 function reply(socket: Socket, code: number, end: boolean): void {
