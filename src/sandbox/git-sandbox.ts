@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
 import type { ChangedPath } from '../core/tool-descriptor.js';
@@ -18,7 +17,6 @@ import {
   assertSha,
   parseNameStatus,
   SNAPSHOT_REF_PREFIX,
-  STORE_DIR,
   storeEnv,
   storeGit,
 } from './snapshot-store.js';
@@ -26,16 +24,7 @@ import { putBackIgnoredFiles } from './ignored-files.js';
 import type { SkippedPath } from '../core/tool-descriptor.js';
 import type { RestoreResult, Sandbox, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
-import { SNAPSHOT_IDENTITY, startGit } from './git.js';
-import { TreeReader, writeObject } from './git-objects.js';
-import {
-  buildTree,
-  diffTrees,
-  IgnoreChecker,
-  watchTree,
-  type TreeBuildContext,
-} from './incremental-tree.js';
-import { TreeWatcher } from './tree-watcher.js';
+import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
 export interface GitSandboxInit {
@@ -97,16 +86,9 @@ export class GitSandbox implements Sandbox {
   #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
   /** Watcher and long-lived git processes of watched snapshots (started by a full scan). */
-  #watched: WatchedState | undefined;
-  /** Why this sandbox never watches (the system refused a watch); full scans only. */
-  #watchOff: string | undefined =
-    process.env['AGENTS_SNAPSHOT_SCAN'] === 'full' ? 'AGENTS_SNAPSHOT_SCAN=full' : undefined;
-  /**
-   * Paths whose private-index entry lags the head tree (watched snapshots write trees, not the
-   * index): their head entry, or null when the head lacks them. Written to the index before any
-   * command that reads it (a full scan, a restore).
-   */
-  readonly #indexBehind = new Map<string, { mode: string; sha: string } | null>();
+  readonly #watched: WatchedSnapshots;
+  /** Index entries watched snapshots left behind the head tree (see watched-snapshots.ts). */
+  readonly #indexLag = new IndexLag();
 
   constructor(init: GitSandboxInit) {
     this.id = init.id;
@@ -129,6 +111,13 @@ export class GitSandbox implements Sandbox {
     this.#largeFiles = init.largeFiles;
     this.#unrecordable = new UnrecordablePaths(init.root);
     this.#remove = init.remove;
+    this.#watched = new WatchedSnapshots({
+      root: init.root,
+      runDir: init.runDir,
+      excludeFile: init.excludeFile,
+      timeoutMs: init.timeoutMs,
+      maxFileBytes: init.largeFiles.maxFileBytes,
+    });
   }
 
   get head(): string {
@@ -186,7 +175,7 @@ export class GitSandbox implements Sandbox {
     this.#closing ??= this.#queue
       .catch(() => undefined)
       .then(async () => {
-        this.#stopWatching();
+        this.#watched.stop();
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
         if (remove) await this.#remove();
       });
@@ -204,72 +193,39 @@ export class GitSandbox implements Sandbox {
       watched = await this.#watchedSnapshot(label);
     } catch (error) {
       // The watcher's change set was taken: without a watcher the next snapshot scans.
-      this.#stopWatching();
+      this.#watched.stop();
       throw error;
     }
     if ('sha' in watched) return watched;
     // The change set is unknown: scan the whole tree. A fresh watcher starts first, so whatever
     // changes from here on is seen by the next snapshot.
-    this.#stopWatching();
-    await this.#startWatching();
+    this.#watched.stop();
+    await this.#watched.start(this.#headTree);
     const snapshot = await this.#scanSnapshot(label, signal);
     return { ...snapshot, scan: 'full', scanReason: watched.reason };
   }
 
   /**
-   * A snapshot from the watcher's change set: only the changed paths are read, the new tree is
-   * the head tree with their ancestors rewritten, objects and the commit are written without a
-   * git process, the ref through a long-lived `update-ref`. Returns why not when it cannot be
+   * A snapshot from the watcher's change set (see watched-snapshots.ts), or why it cannot be
    * sure to give the tree `add -A` would.
    */
   async #watchedSnapshot(label: string): Promise<Snapshot | { reason: string }> {
-    const state = this.#watched;
-    if (state === undefined)
-      return { reason: this.#watchOff ?? 'first snapshot of this sandbox in this process' };
+    const idle = this.#watched.idleReason();
+    if (idle !== undefined) return { reason: idle };
     if (this.#largeFiles.list().length > 0)
       return { reason: 'files over the size cap are skipped' };
     if (this.#nested.list().length > 0) return { reason: 'the tree holds a nested repository' };
     if (this.#unrecordable.list().length > 0) return { reason: 'the tree holds names git refuses' };
-    await state.watcher.settle();
-    const taken = state.watcher.take();
-    if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
+    const built = await this.#watched.take(this.#headTree);
+    if ('reason' in built) return built;
     const parent = this.#head;
-    const unchanged = (): Snapshot => ({
-      ...this.#withWarnings({ sha: parent, parent, changed: [] }),
-      scan: 'watched',
-    });
-    if (taken.paths.length === 0) return unchanged();
-    const built = await buildTree(state.context, this.#headTree, taken.paths, taken.renamed);
-    if ('scan' in built) return { reason: built.scan };
-    if (built.tree === this.#headTree) return unchanged();
-    const raw = await diffTrees(state.context.trees, this.#headTree, built.tree);
-    const now = Math.floor(Date.now() / 1000);
-    const who = `${SNAPSHOT_IDENTITY.GIT_COMMITTER_NAME} <${SNAPSHOT_IDENTITY.GIT_COMMITTER_EMAIL}> ${now} +0000`;
-    const sha = await writeObject(
-      state.context.objectsDir,
-      'commit',
-      Buffer.from(
-        `tree ${built.tree}\nparent ${parent}\nauthor ${who}\ncommitter ${who}\n\n${label || 'snapshot'}\n`,
-      ),
-    );
-    await state.refs.request(
-      `start\0update ${SNAPSHOT_REF_PREFIX}/${sha}\0${sha}\0\0commit\0`,
-      (out) => {
-        const text = out.toString('utf8');
-        const end = text.indexOf('commit: ok\n');
-        return end < 0
-          ? undefined
-          : { value: undefined, used: Buffer.byteLength(text.slice(0, end + 11)) };
-      },
-    );
-    this.#onCommit?.(sha);
-    await this.#nested.update(raw);
-    for (const change of raw) {
-      this.#indexBehind.set(
-        change.path,
-        change.status === 'D' ? null : { mode: change.dstMode, sha: change.dstSha },
-      );
+    if (built.unchanged) {
+      return { ...this.#withWarnings({ sha: parent, parent, changed: [] }), scan: 'watched' };
     }
+    const sha = await this.#watched.commit(built.tree, parent, label);
+    this.#onCommit?.(sha);
+    await this.#nested.update(built.raw);
+    this.#indexLag.record(built.raw);
     this.#head = sha;
     this.#headTree = built.tree;
     await this.#persistHead();
@@ -277,84 +233,15 @@ export class GitSandbox implements Sandbox {
       ...this.#withWarnings({
         sha,
         parent,
-        changed: raw.map(({ status, path }) => ({ status, path })),
+        changed: built.raw.map(({ status, path }) => ({ status, path })),
       }),
       scan: 'watched',
     };
   }
 
-  /** Starts watching the tree for the next snapshots (no-op when this sandbox cannot watch). */
-  async #startWatching(): Promise<void> {
-    if (this.#watchOff !== undefined) return;
-    const env = storeEnv(this.runDir, this.root);
-    const timeoutMs = this.#timeoutMs;
-    const start = (args: string[]) =>
-      startGit(args, { cwd: this.root, env, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
-    const watcher = new TreeWatcher(this.root, join(this.runDir, 'watch'));
-    if (!(await watcher.open())) {
-      this.#watchOff = 'this system cannot watch folders';
-      return;
-    }
-    const context: TreeBuildContext = {
-      root: this.root,
-      objectsDir: join(this.runDir, STORE_DIR, 'objects'),
-      trees: new TreeReader(start(['cat-file', '--batch'])),
-      ignore: new IgnoreChecker(
-        start([
-          '-c',
-          `core.excludesFile=${this.excludeFile}`,
-          'check-ignore',
-          '--stdin',
-          '-z',
-          '-v',
-          '-n',
-          '--no-index',
-        ]),
-      ),
-      watcher,
-      maxFileBytes: this.#largeFiles.maxFileBytes,
-    };
-    const state: WatchedState = { watcher, context, refs: start(['update-ref', '--stdin', '-z']) };
-    this.#watched = state;
-    const refused = await watchTree(context, this.#headTree).catch((error: unknown) =>
-      error instanceof Error ? error.message : String(error),
-    );
-    if (refused !== undefined) {
-      this.#stopWatching();
-      // Out of inotify watches: every later try would fail the same way.
-      if (/ENOSPC|EMFILE/.test(refused)) this.#watchOff = `cannot watch the tree (${refused})`;
-    }
-  }
-
-  #stopWatching(): void {
-    const state = this.#watched;
-    this.#watched = undefined;
-    if (state === undefined) return;
-    state.watcher.close();
-    state.context.trees.close();
-    state.context.ignore.close();
-    state.refs.close();
-  }
-
   /** Brings the private index up to the head tree for the paths watched snapshots changed. */
-  async #syncIndex(signal: AbortSignal | undefined): Promise<void> {
-    if (this.#indexBehind.size === 0) return;
-    const zero = '0'.repeat(40);
-    const removals: string[] = [];
-    const additions: string[] = [];
-    for (const [path, entry] of this.#indexBehind) {
-      if (entry === null) removals.push(`0 ${zero}\t${path}\0`);
-      else additions.push(`${entry.mode} ${entry.sha}\t${path}\0`);
-    }
-    // Removals first: a path that became a folder (or the reverse) must leave before its
-    // replacement comes in. Entries come without stat data, so the next `add -A` re-reads
-    // just these files.
-    await storeGit(this.runDir, this.root, ['update-index', '-z', '--index-info'], {
-      signal,
-      timeoutMs: this.#timeoutMs,
-      input: [...removals, ...additions].join(''),
-    });
-    this.#indexBehind.clear();
+  #syncIndex(signal: AbortSignal | undefined): Promise<void> {
+    return this.#indexLag.sync(this.runDir, this.root, { signal, timeoutMs: this.#timeoutMs });
   }
 
   async #scanSnapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
@@ -542,12 +429,4 @@ export class GitSandbox implements Sandbox {
       );
     }
   }
-}
-
-/** What watched snapshots keep running between snapshots. */
-interface WatchedState {
-  watcher: TreeWatcher;
-  context: TreeBuildContext;
-  /** `git update-ref --stdin -z`: one transaction per snapshot ref. */
-  refs: ReturnType<typeof startGit>;
 }
