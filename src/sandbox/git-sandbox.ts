@@ -10,7 +10,7 @@ import {
 } from './large-files.js';
 import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from './nested-repos.js';
 import type { SandboxPathMap } from './path-map.js';
-import { writeMarker, type SandboxMarker } from './sandbox-marker.js';
+import { writeMarkerSync, type SandboxMarker } from './sandbox-marker.js';
 import {
   addAll,
   indexGitlinks,
@@ -382,7 +382,7 @@ export class GitSandbox implements Sandbox {
   /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
   async #persistHead(): Promise<void> {
     this.#marker.head = this.#head;
-    await writeMarker(this.runDir, this.#marker);
+    writeMarkerSync(this.runDir, this.#marker);
   }
 
   async #diff(from: string, to: string, signal: AbortSignal | undefined): Promise<ChangedPath[]> {
