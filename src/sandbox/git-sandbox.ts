@@ -26,6 +26,9 @@ import type { RestoreResult, Sandbox, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
 
+/** Mode of a gitlink (a nested repository) in a tree. */
+const GITLINK = '160000';
+
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
 export interface GitSandboxInit {
   id: string;
@@ -321,6 +324,8 @@ export class GitSandbox implements Sandbox {
     // Safety snapshot first: makes the restore undoable, and puts files made since the last
     // snapshot into the private index so `read-tree --reset` removes them too.
     const safety = await this.#snapshot(`sandbox ${this.id}: before restore to ${target}`, signal);
+    const changedOnly = await this.#restoreChanged(safety, target, targetTree, signal);
+    if (changedOnly !== undefined) return changedOnly;
     // Files over the size cap were never captured: moved out of `read-tree`'s way (it would
     // overwrite or delete them) and put back after, whatever happens.
     await this.#syncIndex(signal);
@@ -366,7 +371,87 @@ export class GitSandbox implements Sandbox {
     this.#head = target;
     this.#headTree = targetTree;
     await this.#persistHead();
-    return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }) };
+    return {
+      safety,
+      changed,
+      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
+      writes: 'full',
+    };
+  }
+
+  /**
+   * A restore that writes only the paths where the head tree (the safety snapshot: the disk)
+   * and the target differ (see tree-restore.ts), or undefined when it must take the full path
+   * (not watching, or files the snapshots skip: nested repos, files over the cap, names git
+   * refuses). The result is checked from disk like a watched snapshot: the paths written are
+   * read back and must give the target tree.
+   */
+  async #restoreChanged(
+    safety: Snapshot,
+    target: string,
+    targetTree: string,
+    signal: AbortSignal | undefined,
+  ): Promise<RestoreResult | undefined> {
+    if (this.#watched.idleReason() !== undefined) return undefined;
+    if (
+      this.#largeFiles.list().length > 0 ||
+      this.#nested.list().length > 0 ||
+      this.#unrecordable.list().length > 0
+    )
+      return undefined;
+    const raw = await this.#watched.diff(this.#headTree, targetTree);
+    if (raw === undefined || raw.some((c) => c.srcMode === GITLINK || c.dstMode === GITLINK))
+      return undefined;
+    this.paths.invalidateLinkCache();
+    try {
+      await this.#watched.apply(raw);
+      // Read back through the watcher (our own writes are its events): O(changed), and it
+      // leaves no events behind for the next snapshot.
+      const check = await this.#watched.take(targetTree);
+      if ('reason' in check) {
+        // (a .gitignore came back, say): the next snapshot scans, so nothing is missed.
+        this.#watched.stop();
+      } else if (!check.unchanged) {
+        throw new AgentsError(
+          AgentsErrorCode.RollbackFailed,
+          `Restoring sandbox "${this.id}" to ${target} left tree ${check.tree} instead of ${targetTree}; restore ${safety.sha} to undo.`,
+          { details: { sandboxId: this.id, target, safety: safety.sha } },
+        );
+      }
+    } catch (error) {
+      // The disk is somewhere between the two: only a scan knows where.
+      this.#watched.stop();
+      this.#indexLag.record(raw);
+      throw error;
+    } finally {
+      this.paths.invalidateLinkCache();
+    }
+    this.#indexLag.record(raw);
+    await this.#watched
+      .keepRef(target)
+      .catch(() => this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal));
+    const restoredChanges = raw.map(({ status, path }) => ({ status, path }));
+    const keptIgnored = await putBackIgnoredFiles({
+      root: this.root,
+      env: storeEnv(this.runDir, this.root),
+      safety: safety.sha,
+      changed: restoredChanges,
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.paths.invalidateLinkCache();
+    const putBack = new Set(keptIgnored);
+    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    await this.#nested.update(raw);
+    this.#head = target;
+    this.#headTree = targetTree;
+    await this.#persistHead();
+    return {
+      safety,
+      changed,
+      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
+      writes: 'changed',
+    };
   }
 
   /** Adds nested-repo, refused-path and first-time size-cap warnings to a snapshot. */

@@ -10,6 +10,7 @@ import {
 } from './incremental-tree.js';
 import type { RawTreeChange } from './raw-tree-diff.js';
 import { SNAPSHOT_REF_PREFIX, STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
+import { applyTreeDiff } from './tree-restore.js';
 import { TreeWatcher } from './tree-watcher.js';
 
 /**
@@ -93,6 +94,14 @@ export class WatchedSnapshots {
         `tree ${tree}\nparent ${parent}\nauthor ${who}\ncommitter ${who}\n\n${label || 'snapshot'}\n`,
       ),
     );
+    await this.keepRef(sha);
+    return sha;
+  }
+
+  /** Writes (or rewrites) `refs/snapshots/<sha>` through the long-lived `update-ref`. */
+  async keepRef(sha: string): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) throw new Error('watched snapshots are not running');
     await state.refs.request(
       `start\0update ${SNAPSHOT_REF_PREFIX}/${sha}\0${sha}\0\0commit\0`,
       (out) => {
@@ -103,7 +112,22 @@ export class WatchedSnapshots {
           : { value: undefined, used: Buffer.byteLength(text.slice(0, end + 11)) };
       },
     );
-    return sha;
+  }
+
+  /**
+   * The raw diff between two snapshot trees, or undefined when not watching (its tree reader
+   * runs with the watcher). Only folders whose ids differ are read.
+   */
+  async diff(from: string, to: string): Promise<RawTreeChange[] | undefined> {
+    const state = this.#state;
+    return state === undefined ? undefined : diffTrees(state.context.trees, from, to);
+  }
+
+  /** Makes the tree on disk, equal to `from`, equal to `to` (see tree-restore.ts). */
+  async apply(raw: readonly RawTreeChange[]): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) throw new Error('watched snapshots are not running');
+    await applyTreeDiff(this.#init.root, raw, state.context.trees);
   }
 
   /** Starts watching the tree for the next snapshots (no-op when this sandbox cannot watch). */
