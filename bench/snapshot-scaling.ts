@@ -10,7 +10,9 @@
  *   (what a snapshot cannot avoid when it scans);
  * - lower bound: `git hash-object -w` of the changed files, then `ls-tree` + `mktree` per changed
  *   folder and the root (index-free, one spawn per step: the issue's lower bound).
- * Medians in ms; ratios ours / bare. Prints a markdown table (bench/run.ts quotes it).
+ * Then restore rounds (ours: `sandbox.restore()` to the snapshot before the change; bare: `add -A`
+ * + `write-tree` + `read-tree -u --reset`).
+ * Medians in ms; ratios ours / bare. Prints markdown tables (bench/run.ts quotes them).
  */
 import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -110,6 +112,16 @@ interface Row {
   paths: string;
 }
 
+interface RestoreRow {
+  files: number;
+  changed: number;
+  rounds: number;
+  ours: number;
+  bare: number;
+  paths: string;
+}
+const restoreRows: RestoreRow[] = [];
+
 async function benchSize(files: number): Promise<Row[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'bench-scaling-'));
   try {
@@ -174,6 +186,56 @@ async function benchSize(files: number): Promise<Row[]> {
         paths: [...taken].map(([scan, count]) => `${scan} ${count}`).join(', '),
       });
     }
+    // Restore: change files, then put the tree back to the snapshot before the change. Ours
+    // takes its safety snapshot and writes what differs; bare: `add -A` + `write-tree` (the
+    // same safety snapshot: without it `read-tree -u` would keep the edits) + `read-tree -u
+    // --reset` of the earlier tree on the persistent index.
+    let bareTree = await bare();
+    for (const changed of [1, 10]) {
+      const rounds = benchRounds(files >= 100_000 ? 5 : files >= 10_000 ? 7 : 9, 2);
+      const samples = { ours: [] as number[], bare: [] as number[] };
+      const taken = new Map<string, number>();
+      for (let r = 0; r < rounds; r++, round++) {
+        const oursBefore = sandbox.head;
+        const bareBefore = bareTree;
+        const paths = Array.from(
+          { length: changed },
+          (_, index) => `d${(round * 10 + index) % folders}/f${round % PER_DIR}.txt`,
+        );
+        for (const path of paths) {
+          appendFileSync(join(sandbox.root, path), `restore round ${round}\n`);
+          appendFileSync(join(twin, path), `restore round ${round}\n`);
+        }
+        const contenders: Array<[keyof typeof samples, () => Promise<unknown>]> = [
+          [
+            'ours',
+            async () => {
+              const restored = await sandbox.restore(oursBefore);
+              const writes = (restored as { writes?: string }).writes ?? 'full';
+              taken.set(writes, (taken.get(writes) ?? 0) + 1);
+            },
+          ],
+          [
+            'bare',
+            async () => {
+              await bare();
+              await git(twin, ['read-tree', '-u', '--reset', bareBefore], bareEnv);
+              bareTree = bareBefore;
+            },
+          ],
+        ];
+        if (r % 2 === 1) contenders.reverse();
+        for (const [name, work] of contenders) samples[name].push(await time(work));
+      }
+      restoreRows.push({
+        files,
+        changed,
+        rounds,
+        ours: median(samples.ours),
+        bare: median(samples.bare),
+        paths: [...taken].map(([how, count]) => `${how} ${count}`).join(', '),
+      });
+    }
     await sandbox.close();
     await git(repo, ['worktree', 'remove', '--force', twin]);
     return rows;
@@ -206,6 +268,16 @@ console.log(
     ...rows.map(
       (row) =>
         `| ${row.files.toLocaleString('en-US')} | ${row.changed} | ${row.rounds} | ${ms(row.ours)} | ${ms(row.bare)} | ${ms(row.lower)} | ${(row.ours / row.bare).toFixed(2)}× | ${row.paths} |`,
+    ),
+    '',
+    'Restore to the snapshot before 1 or 10 changed files (ours: `sandbox.restore()`, its safety',
+    'snapshot included; bare: `add -A` + `write-tree` + `read-tree -u --reset` on a persistent index).',
+    '',
+    '| files | changed | rounds | ours | bare | ours / bare | writes (ours) |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...restoreRows.map(
+      (row) =>
+        `| ${row.files.toLocaleString('en-US')} | ${row.changed} | ${row.rounds} | ${ms(row.ours)} | ${ms(row.bare)} | ${(row.ours / row.bare).toFixed(2)}× | ${row.paths} |`,
     ),
   ].join('\n'),
 );

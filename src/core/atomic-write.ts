@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -44,6 +45,25 @@ export async function writeFileAtomic(
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * {@link writeFileAtomic} with synchronous calls, for a small file on a hot path (a sandbox's
+ * marker after each snapshot), where promise-based calls cost a thread-pool round trip each.
+ * The folder must exist.
+ */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  try {
+    writeFileSync(temp, data, { flag: 'wx', mode: 0o644 });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { link, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -31,7 +31,9 @@ export function objectId(type: string, content: Buffer): string {
 /**
  * Writes one object into `objectsDir` unless it is there already (as a loose object; a packed
  * copy is not looked for, a second loose copy is harmless). Written to a temp file, then linked
- * into place, so a reader never sees half an object.
+ * into place, so a reader never sees half an object. Synchronous file calls on purpose: a
+ * snapshot writes a handful of small objects one after another, and each promise-based call
+ * costs a thread-pool round trip (most of a watched snapshot's time on a loaded machine).
  */
 export async function writeObject(
   objectsDir: string,
@@ -41,44 +43,41 @@ export async function writeObject(
   const sha = objectId(type, content);
   const dir = join(objectsDir, sha.slice(0, 2));
   const file = join(dir, sha.slice(2));
-  if (
-    await stat(file).then(
-      () => true,
-      () => false,
-    )
-  )
-    return sha;
-  await mkdir(dir, { recursive: true });
+  if (existsSync(file)) return sha;
+  mkdirSync(dir, { recursive: true });
   const temp = join(dir, `tmp_obj_${process.pid}_${Math.random().toString(36).slice(2)}`);
-  await writeFile(
+  writeFileSync(
     temp,
     deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 }),
-    {
-      mode: 0o444,
-    },
+    { mode: 0o444 },
   );
   try {
-    await link(temp, file);
+    linkSync(temp, file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
-    await rm(temp, { force: true });
+    rmSync(temp, { force: true });
   }
   return sha;
 }
 
+/** The bytes git sorts a tree entry by: its name, a tree's as if it ended in `/`. */
+function sortKey(entry: TreeEntry): Buffer {
+  return Buffer.from(entry.mode === TREE_MODE ? `${entry.name}/` : entry.name);
+}
+
 /** Git's order of tree entries: by name bytes, a tree's name compared as if it ended in `/`. */
 export function compareEntries(a: TreeEntry, b: TreeEntry): number {
-  const left = Buffer.from(a.mode === TREE_MODE ? `${a.name}/` : a.name);
-  const right = Buffer.from(b.mode === TREE_MODE ? `${b.name}/` : b.name);
-  return Buffer.compare(left, right);
+  return Buffer.compare(sortKey(a), sortKey(b));
 }
 
 /** A tree object's content from its entries (sorted here). */
 export function serializeTree(entries: readonly TreeEntry[]): Buffer {
-  const sorted = [...entries].sort(compareEntries);
+  // One key per entry, not two per comparison (a root tree of 1,000 folders sorts in ~10,000).
+  const keyed = entries.map((entry) => ({ entry, key: sortKey(entry) }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const parts: Buffer[] = [];
-  for (const entry of sorted) {
+  for (const { entry } of keyed) {
     parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.sha, 'hex'));
   }
   return Buffer.concat(parts);
@@ -131,6 +130,17 @@ export class TreeReader {
   async read(sha: string): Promise<TreeEntry[]> {
     const cached = this.#cache.get(sha);
     if (cached !== undefined) return cached;
+    const entries = parseTree(await this.#object(sha, 'tree'));
+    this.remember(sha, entries);
+    return entries;
+  }
+
+  /** A blob's bytes (never cached: a restore writes each once). */
+  readBlob(sha: string): Promise<Buffer> {
+    return this.#object(sha, 'blob');
+  }
+
+  async #object(sha: string, type: 'tree' | 'blob'): Promise<Buffer> {
     const content = await this.#git.request(`${sha}\n`, (out) => {
       const newline = out.indexOf(0x0a);
       if (newline < 0) return undefined;
@@ -142,23 +152,21 @@ export class TreeReader {
       // Header, content, then one newline.
       if (out.length < newline + 1 + size + 1) return undefined;
       const value =
-        header[1] === 'tree'
+        header[1] === type
           ? Buffer.from(out.subarray(newline + 1, newline + 1 + size))
-          : new Error(`object ${sha} is a ${header[1]}, not a tree`);
+          : new Error(`object ${sha} is a ${header[1]}, not a ${type}`);
       return { value, used: newline + 1 + size + 1 };
     });
     if (content instanceof Error) {
       throw new AgentsError(
         AgentsErrorCode.SandboxFailed,
-        `Could not read a snapshot tree: ${content.message}.`,
+        `Could not read a snapshot ${type}: ${content.message}.`,
         {
           details: { sha },
         },
       );
     }
-    const entries = parseTree(content);
-    this.remember(sha, entries);
-    return entries;
+    return content;
   }
 
   close(): void {

@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
 import type { ChangedPath } from '../core/tool-descriptor.js';
@@ -11,14 +10,13 @@ import {
 } from './large-files.js';
 import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from './nested-repos.js';
 import type { SandboxPathMap } from './path-map.js';
-import { writeMarker, type SandboxMarker } from './sandbox-marker.js';
+import { writeMarkerSync, type SandboxMarker } from './sandbox-marker.js';
 import {
   addAll,
   indexGitlinks,
   assertSha,
   parseNameStatus,
   SNAPSHOT_REF_PREFIX,
-  STORE_DIR,
   storeEnv,
   storeGit,
 } from './snapshot-store.js';
@@ -26,16 +24,10 @@ import { putBackIgnoredFiles } from './ignored-files.js';
 import type { SkippedPath } from '../core/tool-descriptor.js';
 import type { RestoreResult, Sandbox, Snapshot } from './types.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
-import { SNAPSHOT_IDENTITY, startGit } from './git.js';
-import { TreeReader, writeObject } from './git-objects.js';
-import {
-  buildTree,
-  diffTrees,
-  IgnoreChecker,
-  watchTree,
-  type TreeBuildContext,
-} from './incremental-tree.js';
-import { TreeWatcher } from './tree-watcher.js';
+import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
+
+/** Mode of a gitlink (a nested repository) in a tree. */
+const GITLINK = '160000';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
 export interface GitSandboxInit {
@@ -97,16 +89,9 @@ export class GitSandbox implements Sandbox {
   #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
   /** Watcher and long-lived git processes of watched snapshots (started by a full scan). */
-  #watched: WatchedState | undefined;
-  /** Why this sandbox never watches (the system refused a watch); full scans only. */
-  #watchOff: string | undefined =
-    process.env['AGENTS_SNAPSHOT_SCAN'] === 'full' ? 'AGENTS_SNAPSHOT_SCAN=full' : undefined;
-  /**
-   * Paths whose private-index entry lags the head tree (watched snapshots write trees, not the
-   * index): their head entry, or null when the head lacks them. Written to the index before any
-   * command that reads it (a full scan, a restore).
-   */
-  readonly #indexBehind = new Map<string, { mode: string; sha: string } | null>();
+  readonly #watched: WatchedSnapshots;
+  /** Index entries watched snapshots left behind the head tree (see watched-snapshots.ts). */
+  readonly #indexLag = new IndexLag();
 
   constructor(init: GitSandboxInit) {
     this.id = init.id;
@@ -129,6 +114,13 @@ export class GitSandbox implements Sandbox {
     this.#largeFiles = init.largeFiles;
     this.#unrecordable = new UnrecordablePaths(init.root);
     this.#remove = init.remove;
+    this.#watched = new WatchedSnapshots({
+      root: init.root,
+      runDir: init.runDir,
+      excludeFile: init.excludeFile,
+      timeoutMs: init.timeoutMs,
+      maxFileBytes: init.largeFiles.maxFileBytes,
+    });
   }
 
   get head(): string {
@@ -186,7 +178,7 @@ export class GitSandbox implements Sandbox {
     this.#closing ??= this.#queue
       .catch(() => undefined)
       .then(async () => {
-        this.#stopWatching();
+        this.#watched.stop();
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
         if (remove) await this.#remove();
       });
@@ -204,72 +196,39 @@ export class GitSandbox implements Sandbox {
       watched = await this.#watchedSnapshot(label);
     } catch (error) {
       // The watcher's change set was taken: without a watcher the next snapshot scans.
-      this.#stopWatching();
+      this.#watched.stop();
       throw error;
     }
     if ('sha' in watched) return watched;
     // The change set is unknown: scan the whole tree. A fresh watcher starts first, so whatever
     // changes from here on is seen by the next snapshot.
-    this.#stopWatching();
-    await this.#startWatching();
+    this.#watched.stop();
+    await this.#watched.start(this.#headTree);
     const snapshot = await this.#scanSnapshot(label, signal);
     return { ...snapshot, scan: 'full', scanReason: watched.reason };
   }
 
   /**
-   * A snapshot from the watcher's change set: only the changed paths are read, the new tree is
-   * the head tree with their ancestors rewritten, objects and the commit are written without a
-   * git process, the ref through a long-lived `update-ref`. Returns why not when it cannot be
+   * A snapshot from the watcher's change set (see watched-snapshots.ts), or why it cannot be
    * sure to give the tree `add -A` would.
    */
   async #watchedSnapshot(label: string): Promise<Snapshot | { reason: string }> {
-    const state = this.#watched;
-    if (state === undefined)
-      return { reason: this.#watchOff ?? 'first snapshot of this sandbox in this process' };
+    const idle = this.#watched.idleReason();
+    if (idle !== undefined) return { reason: idle };
     if (this.#largeFiles.list().length > 0)
       return { reason: 'files over the size cap are skipped' };
     if (this.#nested.list().length > 0) return { reason: 'the tree holds a nested repository' };
     if (this.#unrecordable.list().length > 0) return { reason: 'the tree holds names git refuses' };
-    await state.watcher.settle();
-    const taken = state.watcher.take();
-    if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
+    const built = await this.#watched.take(this.#headTree);
+    if ('reason' in built) return built;
     const parent = this.#head;
-    const unchanged = (): Snapshot => ({
-      ...this.#withWarnings({ sha: parent, parent, changed: [] }),
-      scan: 'watched',
-    });
-    if (taken.paths.length === 0) return unchanged();
-    const built = await buildTree(state.context, this.#headTree, taken.paths, taken.renamed);
-    if ('scan' in built) return { reason: built.scan };
-    if (built.tree === this.#headTree) return unchanged();
-    const raw = await diffTrees(state.context.trees, this.#headTree, built.tree);
-    const now = Math.floor(Date.now() / 1000);
-    const who = `${SNAPSHOT_IDENTITY.GIT_COMMITTER_NAME} <${SNAPSHOT_IDENTITY.GIT_COMMITTER_EMAIL}> ${now} +0000`;
-    const sha = await writeObject(
-      state.context.objectsDir,
-      'commit',
-      Buffer.from(
-        `tree ${built.tree}\nparent ${parent}\nauthor ${who}\ncommitter ${who}\n\n${label || 'snapshot'}\n`,
-      ),
-    );
-    await state.refs.request(
-      `start\0update ${SNAPSHOT_REF_PREFIX}/${sha}\0${sha}\0\0commit\0`,
-      (out) => {
-        const text = out.toString('utf8');
-        const end = text.indexOf('commit: ok\n');
-        return end < 0
-          ? undefined
-          : { value: undefined, used: Buffer.byteLength(text.slice(0, end + 11)) };
-      },
-    );
-    this.#onCommit?.(sha);
-    await this.#nested.update(raw);
-    for (const change of raw) {
-      this.#indexBehind.set(
-        change.path,
-        change.status === 'D' ? null : { mode: change.dstMode, sha: change.dstSha },
-      );
+    if (built.unchanged) {
+      return { ...this.#withWarnings({ sha: parent, parent, changed: [] }), scan: 'watched' };
     }
+    const sha = await this.#watched.commit(built.tree, parent, label);
+    this.#onCommit?.(sha);
+    await this.#nested.update(built.raw);
+    this.#indexLag.record(built.raw);
     this.#head = sha;
     this.#headTree = built.tree;
     await this.#persistHead();
@@ -277,84 +236,15 @@ export class GitSandbox implements Sandbox {
       ...this.#withWarnings({
         sha,
         parent,
-        changed: raw.map(({ status, path }) => ({ status, path })),
+        changed: built.raw.map(({ status, path }) => ({ status, path })),
       }),
       scan: 'watched',
     };
   }
 
-  /** Starts watching the tree for the next snapshots (no-op when this sandbox cannot watch). */
-  async #startWatching(): Promise<void> {
-    if (this.#watchOff !== undefined) return;
-    const env = storeEnv(this.runDir, this.root);
-    const timeoutMs = this.#timeoutMs;
-    const start = (args: string[]) =>
-      startGit(args, { cwd: this.root, env, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
-    const watcher = new TreeWatcher(this.root, join(this.runDir, 'watch'));
-    if (!(await watcher.open())) {
-      this.#watchOff = 'this system cannot watch folders';
-      return;
-    }
-    const context: TreeBuildContext = {
-      root: this.root,
-      objectsDir: join(this.runDir, STORE_DIR, 'objects'),
-      trees: new TreeReader(start(['cat-file', '--batch'])),
-      ignore: new IgnoreChecker(
-        start([
-          '-c',
-          `core.excludesFile=${this.excludeFile}`,
-          'check-ignore',
-          '--stdin',
-          '-z',
-          '-v',
-          '-n',
-          '--no-index',
-        ]),
-      ),
-      watcher,
-      maxFileBytes: this.#largeFiles.maxFileBytes,
-    };
-    const state: WatchedState = { watcher, context, refs: start(['update-ref', '--stdin', '-z']) };
-    this.#watched = state;
-    const refused = await watchTree(context, this.#headTree).catch((error: unknown) =>
-      error instanceof Error ? error.message : String(error),
-    );
-    if (refused !== undefined) {
-      this.#stopWatching();
-      // Out of inotify watches: every later try would fail the same way.
-      if (/ENOSPC|EMFILE/.test(refused)) this.#watchOff = `cannot watch the tree (${refused})`;
-    }
-  }
-
-  #stopWatching(): void {
-    const state = this.#watched;
-    this.#watched = undefined;
-    if (state === undefined) return;
-    state.watcher.close();
-    state.context.trees.close();
-    state.context.ignore.close();
-    state.refs.close();
-  }
-
   /** Brings the private index up to the head tree for the paths watched snapshots changed. */
-  async #syncIndex(signal: AbortSignal | undefined): Promise<void> {
-    if (this.#indexBehind.size === 0) return;
-    const zero = '0'.repeat(40);
-    const removals: string[] = [];
-    const additions: string[] = [];
-    for (const [path, entry] of this.#indexBehind) {
-      if (entry === null) removals.push(`0 ${zero}\t${path}\0`);
-      else additions.push(`${entry.mode} ${entry.sha}\t${path}\0`);
-    }
-    // Removals first: a path that became a folder (or the reverse) must leave before its
-    // replacement comes in. Entries come without stat data, so the next `add -A` re-reads
-    // just these files.
-    await storeGit(this.runDir, this.root, ['update-index', '-z', '--index-info'], {
-      signal,
-      timeoutMs: this.#timeoutMs,
-      input: [...removals, ...additions].join(''),
-    });
-    this.#indexBehind.clear();
+  #syncIndex(signal: AbortSignal | undefined): Promise<void> {
+    return this.#indexLag.sync(this.runDir, this.root, { signal, timeoutMs: this.#timeoutMs });
   }
 
   async #scanSnapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
@@ -434,6 +324,8 @@ export class GitSandbox implements Sandbox {
     // Safety snapshot first: makes the restore undoable, and puts files made since the last
     // snapshot into the private index so `read-tree --reset` removes them too.
     const safety = await this.#snapshot(`sandbox ${this.id}: before restore to ${target}`, signal);
+    const changedOnly = await this.#restoreChanged(safety, target, targetTree, signal);
+    if (changedOnly !== undefined) return changedOnly;
     // Files over the size cap were never captured: moved out of `read-tree`'s way (it would
     // overwrite or delete them) and put back after, whatever happens.
     await this.#syncIndex(signal);
@@ -479,7 +371,87 @@ export class GitSandbox implements Sandbox {
     this.#head = target;
     this.#headTree = targetTree;
     await this.#persistHead();
-    return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }) };
+    return {
+      safety,
+      changed,
+      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
+      writes: 'full',
+    };
+  }
+
+  /**
+   * A restore that writes only the paths where the head tree (the safety snapshot: the disk)
+   * and the target differ (see tree-restore.ts), or undefined when it must take the full path
+   * (not watching, or files the snapshots skip: nested repos, files over the cap, names git
+   * refuses). The result is checked from disk like a watched snapshot: the paths written are
+   * read back and must give the target tree.
+   */
+  async #restoreChanged(
+    safety: Snapshot,
+    target: string,
+    targetTree: string,
+    signal: AbortSignal | undefined,
+  ): Promise<RestoreResult | undefined> {
+    if (this.#watched.idleReason() !== undefined) return undefined;
+    if (
+      this.#largeFiles.list().length > 0 ||
+      this.#nested.list().length > 0 ||
+      this.#unrecordable.list().length > 0
+    )
+      return undefined;
+    const raw = await this.#watched.diff(this.#headTree, targetTree);
+    if (raw === undefined || raw.some((c) => c.srcMode === GITLINK || c.dstMode === GITLINK))
+      return undefined;
+    this.paths.invalidateLinkCache();
+    try {
+      await this.#watched.apply(raw);
+      // Read back through the watcher (our own writes are its events): O(changed), and it
+      // leaves no events behind for the next snapshot.
+      const check = await this.#watched.take(targetTree);
+      if ('reason' in check) {
+        // (a .gitignore came back, say): the next snapshot scans, so nothing is missed.
+        this.#watched.stop();
+      } else if (!check.unchanged) {
+        throw new AgentsError(
+          AgentsErrorCode.RollbackFailed,
+          `Restoring sandbox "${this.id}" to ${target} left tree ${check.tree} instead of ${targetTree}; restore ${safety.sha} to undo.`,
+          { details: { sandboxId: this.id, target, safety: safety.sha } },
+        );
+      }
+    } catch (error) {
+      // The disk is somewhere between the two: only a scan knows where.
+      this.#watched.stop();
+      this.#indexLag.record(raw);
+      throw error;
+    } finally {
+      this.paths.invalidateLinkCache();
+    }
+    this.#indexLag.record(raw);
+    await this.#watched
+      .keepRef(target)
+      .catch(() => this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal));
+    const restoredChanges = raw.map(({ status, path }) => ({ status, path }));
+    const keptIgnored = await putBackIgnoredFiles({
+      root: this.root,
+      env: storeEnv(this.runDir, this.root),
+      safety: safety.sha,
+      changed: restoredChanges,
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.paths.invalidateLinkCache();
+    const putBack = new Set(keptIgnored);
+    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    await this.#nested.update(raw);
+    this.#head = target;
+    this.#headTree = targetTree;
+    await this.#persistHead();
+    return {
+      safety,
+      changed,
+      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
+      writes: 'changed',
+    };
   }
 
   /** Adds nested-repo, refused-path and first-time size-cap warnings to a snapshot. */
@@ -495,7 +467,7 @@ export class GitSandbox implements Sandbox {
   /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
   async #persistHead(): Promise<void> {
     this.#marker.head = this.#head;
-    await writeMarker(this.runDir, this.#marker);
+    writeMarkerSync(this.runDir, this.#marker);
   }
 
   async #diff(from: string, to: string, signal: AbortSignal | undefined): Promise<ChangedPath[]> {
@@ -542,12 +514,4 @@ export class GitSandbox implements Sandbox {
       );
     }
   }
-}
-
-/** What watched snapshots keep running between snapshots. */
-interface WatchedState {
-  watcher: TreeWatcher;
-  context: TreeBuildContext;
-  /** `git update-ref --stdin -z`: one transaction per snapshot ref. */
-  refs: ReturnType<typeof startGit>;
 }

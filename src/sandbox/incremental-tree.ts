@@ -1,5 +1,14 @@
-import { constants } from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  type Stats,
+} from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LongLivedGit } from './git.js';
 import {
@@ -173,10 +182,14 @@ async function examine(
   const name = path.slice(path.lastIndexOf('/') + 1);
   if (old?.mode === GITLINK_MODE) throw new NeedsScan(`"${path}" is a nested repository`);
   const absolute = join(context.root, path);
-  const stats = await lstat(absolute).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
-    throw error;
-  });
+  // Synchronous file calls on the hot path of a watched snapshot (see writeObject).
+  let stats: Stats | undefined;
+  try {
+    stats = lstatSync(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+  }
   if (stats === undefined || !stats.isDirectory()) context.watcher.forget(path);
   if (stats === undefined) return undefined;
   const tracked = old !== undefined && old.mode !== TREE_MODE;
@@ -206,11 +219,11 @@ async function fileEntry(
   context: TreeBuildContext,
   path: string,
   name: string,
-  stats: Awaited<ReturnType<typeof lstat>>,
+  stats: Stats,
 ): Promise<TreeEntry> {
   const absolute = join(context.root, path);
   if (stats.isSymbolicLink()) {
-    const target = await readlink(absolute, { encoding: 'buffer' });
+    const target = readlinkSync(absolute, { encoding: 'buffer' });
     return { mode: '120000', name, sha: await writeObject(context.objectsDir, 'blob', target) };
   }
   if (!stats.isFile()) throw new NeedsScan(`"${path}" is not a regular file, folder or symlink`);
@@ -235,24 +248,37 @@ async function fileEntry(
  * home never has the host copy a file from there into the snapshot.
  */
 export async function readInside(absolute: string, ino: number | bigint): Promise<Buffer> {
-  const handle = await open(
-    absolute,
-    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  ).catch((error: NodeJS.ErrnoException) => {
-    throw new NeedsScan(`"${absolute}" changed while it was read (${error.code ?? 'error'})`);
-  });
+  // Synchronous: a few small calls one after another (see writeObject).
+  let fd: number;
   try {
-    const opened = await handle.stat();
-    const where = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    throw new NeedsScan(
+      `"${absolute}" changed while it was read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  try {
+    const opened = fstatSync(fd);
+    let where: string | undefined;
+    try {
+      where = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      where = undefined;
+    }
     if (!opened.isFile() || opened.ino !== Number(ino) || where !== absolute)
       throw new NeedsScan(`"${absolute}" changed while it was read`);
     // At most the size examined: a file that grows meanwhile is caught by the next snapshot's
     // event, never read without bound here.
     const content = Buffer.alloc(opened.size);
-    const { bytesRead } = await handle.read(content, 0, opened.size, 0);
+    let bytesRead = 0;
+    while (bytesRead < opened.size) {
+      const read = readSync(fd, content, bytesRead, opened.size - bytesRead, bytesRead);
+      if (read === 0) break;
+      bytesRead += read;
+    }
     return content.subarray(0, bytesRead);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

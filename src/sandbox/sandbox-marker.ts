@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { writeFileAtomic } from '../core/atomic-write.js';
+import { writeFileAtomic, writeFileAtomicSync } from '../core/atomic-write.js';
 
 /** Marker written into each sandbox's run dir; prune and remove only touch folders that carry it. */
 export const MARKER_FILE = 'sandbox.json';
@@ -87,6 +87,11 @@ export async function readMarker(runDir: string): Promise<SandboxMarker | 'legac
 /** Writes the marker file (temp file + rename, so a crash leaves the old or the new one). */
 export async function writeMarker(runDir: string, marker: SandboxMarker): Promise<void> {
   await writeFileAtomic(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
+}
+
+/** {@link writeMarker} with synchronous calls (after each snapshot: a hot path). */
+export function writeMarkerSync(runDir: string, marker: SandboxMarker): void {
+  writeFileAtomicSync(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
 }
 
 /** Makes `dir` (with parents) for a new sandbox and checks that it is empty. */

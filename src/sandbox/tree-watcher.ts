@@ -1,5 +1,5 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -115,10 +115,11 @@ export class TreeWatcher {
       });
     });
     const file = join(this.#markerDir, name);
-    await writeFile(file, '');
+    // Synchronous: an empty file, on every snapshot's hot path (see git-objects.ts writeObject).
+    writeFileSync(file, '');
     const arrived = await seen;
     this.#waiting.delete(name);
-    await rm(file, { force: true });
+    rmSync(file, { force: true });
     if (!arrived) this.#markUnknown('the watcher did not report its own marker in time');
   }
 

@@ -32,6 +32,12 @@ export interface RestoreResult {
   changed: ChangedPath[];
   /** Files the restore had deleted that the target ignores, put back as they were; absent when none. */
   keptIgnored?: string[];
+  /**
+   * How the files were put back: `changed` (only the paths where the two trees differ were
+   * written) or `full` (`read-tree -u --reset` over the whole index). Absent for sandboxes that
+   * do not say.
+   */
+  writes?: 'changed' | 'full';
 }
 
 /** Maps logical paths (relative to the project) to sandbox paths and back. */

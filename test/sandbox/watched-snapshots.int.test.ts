@@ -182,6 +182,7 @@ describe('watched snapshots', () => {
       open.push(sandbox);
       const next = random(seed);
       const scans = { watched: 0, full: 0 };
+      const restores = { changed: 0, full: 0 };
       const snapshots: string[] = [];
       for (let step = 0; step < 24; step++) {
         const script = stepScript(next, step);
@@ -218,9 +219,32 @@ describe('watched snapshots', () => {
         // Now and then, a restore to an earlier snapshot; the next steps continue from it.
         if (step % 8 === 7) {
           const target = snapshots[Math.floor(next() * snapshots.length)]!;
-          await sandbox.restore(target);
+          const restored = await sandbox.restore(target);
+          restores[restored.writes ?? 'full']++;
+          // Byte for byte, modes and symlinks included: a full `add -A` of the disk gives the
+          // target's tree.
           expect(referenceTree(sandbox, target), `seed ${seed} restore at step ${step}`).toBe(
             storeGit(sandbox, 'rev-parse', `${target}^{tree}`).trim(),
+          );
+          // What it says it changed is git's own diff between the safety snapshot and the target.
+          expect(
+            restored.changed.map(({ status, path }) => `${status} ${path}`).sort(),
+            `seed ${seed} restore at step ${step}`,
+          ).toEqual(
+            storeGit(
+              sandbox,
+              'diff-tree',
+              '-r',
+              '--name-status',
+              '--no-renames',
+              restored.safety.sha,
+              target,
+            )
+              .split('\n')
+              .filter((line) => line !== '')
+              .map((line) => line.replace('\t', ' '))
+              .filter((line) => !(restored.keptIgnored ?? []).includes(line.slice(2)))
+              .sort(),
           );
         }
       }
@@ -228,6 +252,8 @@ describe('watched snapshots', () => {
       storeGit(sandbox, 'fsck', '--no-dangling', '--no-progress');
       // Most steps take the watched path; the first one of a process (and a few others) scan.
       expect(scans.watched).toBeGreaterThan(12);
+      // Restores write only what differs whenever the watcher runs (it does after a scan).
+      expect(restores.changed).toBeGreaterThan(0);
     },
     // Generous: each step spawns a process and several git commands, on a loaded machine.
     300_000,

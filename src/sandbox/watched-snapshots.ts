@@ -1,0 +1,227 @@
+import { join } from 'node:path';
+import { SNAPSHOT_IDENTITY, startGit } from './git.js';
+import { TreeReader, writeObject } from './git-objects.js';
+import {
+  buildTree,
+  diffTrees,
+  IgnoreChecker,
+  watchTree,
+  type TreeBuildContext,
+} from './incremental-tree.js';
+import type { RawTreeChange } from './raw-tree-diff.js';
+import { SNAPSHOT_REF_PREFIX, STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
+import { applyTreeDiff } from './tree-restore.js';
+import { TreeWatcher } from './tree-watcher.js';
+
+/**
+ * Watched snapshots (issue 29): a snapshot from the watcher's change set instead of a scan of
+ * the whole tree. Only the changed paths are read, the new tree is the head tree with their
+ * ancestors rewritten, objects and the commit are written without a git process, the ref
+ * through a long-lived `update-ref`. `GitSandbox` asks {@link WatchedSnapshots.take} first and
+ * scans whenever it answers with a reason instead of a tree.
+ */
+
+/** Where a sandbox's watched snapshots live and what they may read. */
+export interface WatchedSnapshotsInit {
+  root: string;
+  runDir: string;
+  excludeFile: string;
+  timeoutMs: number | undefined;
+  maxFileBytes: number;
+}
+
+/** A tree built from the watcher's change set: unchanged, or the new tree and its raw diff. */
+export type WatchedTree =
+  | { unchanged: true }
+  | { unchanged: false; tree: string; raw: RawTreeChange[] }
+  | { reason: string };
+
+/** What watched snapshots keep running between snapshots. */
+interface WatchedState {
+  watcher: TreeWatcher;
+  context: TreeBuildContext;
+  /** `git update-ref --stdin -z`: one transaction per snapshot ref. */
+  refs: ReturnType<typeof startGit>;
+}
+
+/** The watcher and long-lived git processes of one sandbox (started by a full scan). */
+export class WatchedSnapshots {
+  readonly #init: WatchedSnapshotsInit;
+  #state: WatchedState | undefined;
+  /** Why this sandbox never watches (the system refused a watch); full scans only. */
+  #off: string | undefined =
+    process.env['AGENTS_SNAPSHOT_SCAN'] === 'full' ? 'AGENTS_SNAPSHOT_SCAN=full' : undefined;
+
+  constructor(init: WatchedSnapshotsInit) {
+    this.#init = init;
+  }
+
+  /**
+   * The tree `add -A` would record now, from `headTree` and the watcher's change set, or why it
+   * cannot be known without a scan. The change set is taken either way.
+   */
+  async take(headTree: string): Promise<WatchedTree> {
+    const state = this.#state;
+    const idle = this.idleReason();
+    if (state === undefined || idle !== undefined) return { reason: idle ?? 'not watching' };
+    await state.watcher.settle();
+    const taken = state.watcher.take();
+    if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
+    if (taken.paths.length === 0) return { unchanged: true };
+    const built = await buildTree(state.context, headTree, taken.paths, taken.renamed);
+    if ('scan' in built) return { reason: built.scan };
+    if (built.tree === headTree) return { unchanged: true };
+    const raw = await diffTrees(state.context.trees, headTree, built.tree);
+    return { unchanged: false, tree: built.tree, raw };
+  }
+
+  /** Why no watcher runs now (the next snapshot scans); undefined while watching. */
+  idleReason(): string | undefined {
+    if (this.#state !== undefined) return undefined;
+    return this.#off ?? 'first snapshot of this sandbox in this process';
+  }
+
+  /** Writes the snapshot commit of `tree` on `parent` and its ref; resolves to its sha. */
+  async commit(tree: string, parent: string, label: string): Promise<string> {
+    const state = this.#state;
+    if (state === undefined) throw new Error('watched snapshots are not running');
+    const now = Math.floor(Date.now() / 1000);
+    const who = `${SNAPSHOT_IDENTITY.GIT_COMMITTER_NAME} <${SNAPSHOT_IDENTITY.GIT_COMMITTER_EMAIL}> ${now} +0000`;
+    const sha = await writeObject(
+      state.context.objectsDir,
+      'commit',
+      Buffer.from(
+        `tree ${tree}\nparent ${parent}\nauthor ${who}\ncommitter ${who}\n\n${label || 'snapshot'}\n`,
+      ),
+    );
+    await this.keepRef(sha);
+    return sha;
+  }
+
+  /** Writes (or rewrites) `refs/snapshots/<sha>` through the long-lived `update-ref`. */
+  async keepRef(sha: string): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) throw new Error('watched snapshots are not running');
+    await state.refs.request(
+      `start\0update ${SNAPSHOT_REF_PREFIX}/${sha}\0${sha}\0\0commit\0`,
+      (out) => {
+        const text = out.toString('utf8');
+        const end = text.indexOf('commit: ok\n');
+        return end < 0
+          ? undefined
+          : { value: undefined, used: Buffer.byteLength(text.slice(0, end + 11)) };
+      },
+    );
+  }
+
+  /**
+   * The raw diff between two snapshot trees, or undefined when not watching (its tree reader
+   * runs with the watcher). Only folders whose ids differ are read.
+   */
+  async diff(from: string, to: string): Promise<RawTreeChange[] | undefined> {
+    const state = this.#state;
+    return state === undefined ? undefined : diffTrees(state.context.trees, from, to);
+  }
+
+  /** Makes the tree on disk, equal to `from`, equal to `to` (see tree-restore.ts). */
+  async apply(raw: readonly RawTreeChange[]): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) throw new Error('watched snapshots are not running');
+    await applyTreeDiff(this.#init.root, raw, state.context.trees);
+  }
+
+  /** Starts watching the tree for the next snapshots (no-op when this sandbox cannot watch). */
+  async start(headTree: string): Promise<void> {
+    if (this.#off !== undefined) return;
+    const { root, runDir, excludeFile, timeoutMs, maxFileBytes } = this.#init;
+    const env = storeEnv(runDir, root);
+    const start = (args: string[]) =>
+      startGit(args, { cwd: root, env, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+    const watcher = new TreeWatcher(root, join(runDir, 'watch'));
+    if (!(await watcher.open())) {
+      this.#off = 'this system cannot watch folders';
+      return;
+    }
+    const context: TreeBuildContext = {
+      root,
+      objectsDir: join(runDir, STORE_DIR, 'objects'),
+      trees: new TreeReader(start(['cat-file', '--batch'])),
+      ignore: new IgnoreChecker(
+        start([
+          '-c',
+          `core.excludesFile=${excludeFile}`,
+          'check-ignore',
+          '--stdin',
+          '-z',
+          '-v',
+          '-n',
+          '--no-index',
+        ]),
+      ),
+      watcher,
+      maxFileBytes,
+    };
+    this.#state = { watcher, context, refs: start(['update-ref', '--stdin', '-z']) };
+    const refused = await watchTree(context, headTree).catch((error: unknown) =>
+      error instanceof Error ? error.message : String(error),
+    );
+    if (refused !== undefined) {
+      this.stop();
+      // Out of inotify watches: every later try would fail the same way.
+      if (/ENOSPC|EMFILE/.test(refused)) this.#off = `cannot watch the tree (${refused})`;
+    }
+  }
+
+  stop(): void {
+    const state = this.#state;
+    this.#state = undefined;
+    if (state === undefined) return;
+    state.watcher.close();
+    state.context.trees.close();
+    state.context.ignore.close();
+    state.refs.close();
+  }
+}
+
+/**
+ * Paths whose private-index entry lags the head tree (watched snapshots write trees, not the
+ * index): their head entry, or null when the head lacks them. Written to the index before any
+ * command that reads it (a full scan, a restore).
+ */
+export class IndexLag {
+  readonly #behind = new Map<string, { mode: string; sha: string } | null>();
+
+  /** Notes one snapshot's changes (made without the index). */
+  record(raw: readonly RawTreeChange[]): void {
+    for (const change of raw) {
+      this.#behind.set(
+        change.path,
+        change.status === 'D' ? null : { mode: change.dstMode, sha: change.dstSha },
+      );
+    }
+  }
+
+  /** Brings the private index up to the head tree for the paths recorded. */
+  async sync(
+    runDir: string,
+    root: string,
+    options: { signal: AbortSignal | undefined; timeoutMs: number | undefined },
+  ): Promise<void> {
+    if (this.#behind.size === 0) return;
+    const zero = '0'.repeat(40);
+    const removals: string[] = [];
+    const additions: string[] = [];
+    for (const [path, entry] of this.#behind) {
+      if (entry === null) removals.push(`0 ${zero}\t${path}\0`);
+      else additions.push(`${entry.mode} ${entry.sha}\t${path}\0`);
+    }
+    // Removals first: a path that became a folder (or the reverse) must leave before its
+    // replacement comes in. Entries come without stat data, so the next `add -A` re-reads
+    // just these files.
+    await storeGit(runDir, root, ['update-index', '-z', '--index-info'], {
+      ...options,
+      input: [...removals, ...additions].join(''),
+    });
+    this.#behind.clear();
+  }
+}
