@@ -255,7 +255,15 @@ export interface ActivateOptions {
    * model is made on the first agent turn, so serving the tools never needs it.
    */
   checkModel?: boolean;
+  /**
+   * Wraps each slow step of the start (making the sandbox, starting the servers) with its
+   * description, e.g. to show a spinner: the CLI passes its progress display's `step`.
+   */
+  step?: ActivationStep;
 }
+
+/** Runs one named step of an activation (see {@link ActivateOptions.step}). */
+export type ActivationStep = <T>(text: string, work: () => Promise<T>) => Promise<T>;
 
 /** Options of {@link ActorInstance.deactivate}. */
 export interface DeactivateOptions {

@@ -255,6 +255,7 @@ class LocalActor implements ActorInstance {
           budgets: this.budgets,
           model: () => this.model(),
           keepSandbox: (opened) => this.keepsSandbox(opened),
+          ...(options.step === undefined ? {} : { step: options.step }),
         },
         cleanup,
         options.signal,

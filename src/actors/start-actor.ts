@@ -38,7 +38,8 @@ import { createActorPipeline } from './actor-pipeline.js';
 import { openActorSandbox } from './actor-sandbox.js';
 import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { ActorSandbox } from './actor-sandbox.js';
-import type { CreateActorOptions } from './actor-types.js';
+import type { ActivationStep, CreateActorOptions } from './actor-types.js';
+import { describeServerStart } from '../servers/server-start-line.js';
 import { recordUnattributed } from './actor-unattributed.js';
 import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
@@ -67,6 +68,8 @@ export interface ActorStartSpec {
    * share the disposer, so the answer depends on how far the actor got.
    */
   keepSandbox: (opened: ActorSandbox) => boolean;
+  /** Shows the slow steps (see `ActivateOptions.step`). */
+  step?: ActivationStep;
 }
 
 /** What an active actor holds. */
@@ -94,10 +97,19 @@ export async function startActor(
   signal: AbortSignal | undefined,
 ): Promise<ActiveActor> {
   signal?.throwIfAborted();
-  const opened = await openSandbox(spec, cleanup, signal);
+  const step: ActivationStep = spec.step ?? ((_text, work) => work());
+  const opened = await step(
+    `preparing the sandbox (a private copy of ${spec.store.projectDir})`,
+    () => openSandbox(spec, cleanup, signal),
+  );
   const sandbox = opened?.sandbox;
   const root = sandbox?.root ?? spec.store.projectDir;
-  const servers = await startServers(spec, cleanup, root, sandbox, signal);
+  const servers = await step(
+    spec.plan.servers.length === 0
+      ? 'opening the checkpointer'
+      : `starting ${spec.plan.servers.map((server) => describeServerStart(server)).join(', ')}`,
+    () => startServers(spec, cleanup, root, sandbox, signal),
+  );
   const paths = sandbox?.paths ?? createPathMap(root);
   const registry = await createSkillRegistry({
     plan: spec.plan,

@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { NetworkLaunch, ServerNetworkHook } from './network/server-network.js';
+import { npmCacheEnvironment, privateNpmCache } from './npm-cache.js';
 
 /**
  * How stdio servers are confined: `auto` confines where the OS allows it and says once when it
@@ -263,6 +264,7 @@ export function resolveConfinement(
           cwd,
           exceptions: server?.exceptions,
           ...(net === undefined ? {} : { launch: net }),
+          npmCache: privateNpmCache(command, server?.name),
         }),
       };
     },
@@ -290,6 +292,8 @@ export interface BubblewrapInput {
    * variables) and the command line that really runs (the forwarder in front of the server).
    */
   launch?: NetworkLaunch;
+  /** A private writable npm cache for an `npx`/`npm` server (see `privateNpmCache`). */
+  npmCache?: string | undefined;
 }
 
 /**
@@ -393,6 +397,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     }
     mounts.push({ kind: 'rw', dest: path });
   }
+  if (input.npmCache !== undefined) mounts.push({ kind: 'rw', dest: input.npmCache });
   const ordered = mounts
     .map((mount, index) => ({ mount, index }))
     .sort(
@@ -422,6 +427,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
       .filter((mount) => mount.kind === 'tmpfs' && !TMPFS_ROOTS.includes(mount.dest))
       .flatMap((mount) => ['--remount-ro', mount.dest]),
     ...(input.launch?.bwrapArgs ?? []),
+    ...(input.npmCache === undefined ? [] : npmCacheEnvironment(input.npmCache)),
     '--chdir',
     input.cwd ?? scope.sandboxRoot,
     '--',

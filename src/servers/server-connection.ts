@@ -268,7 +268,7 @@ export class ServerConnector {
               AgentsErrorCode.Timeout,
               `Server "${core.name}" did not finish ${phase === 'list' ? 'tools/list' : 'initialize'} within ` +
                 `${core.timeouts.startupMs} ms (${serverTransport.target}); it was stopped. ` +
-                'Raise timeouts.startupMs if it is slow to start (e.g. npx downloading).',
+                'Raise timeouts.startupMs if it is slow to start (e.g. npx downloading: a confined npx server downloads into its own cache, ~/.cache/agents/npm/NAME, on its first start; remove that folder if such a start was cut short).',
               core.failures.details(phase, serverTransport),
             ),
           );

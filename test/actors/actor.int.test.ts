@@ -3,6 +3,7 @@ import { mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeServerStart } from '../../src/servers/server-start-line.js';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorRunEvent } from '../../src/actors/actor.js';
 import { createScriptedModel } from '../../src/actors/scripted-model.js';
@@ -116,7 +117,18 @@ describe('actor (scripted model, real server, git sandbox)', () => {
       workspace: store,
       sandboxBaseDir: sandboxBase,
     });
-    await actor.activate();
+    // The slow steps are named (the CLI shows each with a spinner), in order.
+    const steps: string[] = [];
+    await actor.activate({
+      step: async (text, work) => {
+        steps.push(text);
+        return work();
+      },
+    });
+    expect(steps).toEqual([
+      `preparing the sandbox (a private copy of ${dir})`,
+      `starting ${describeServerStart({ name: 'notes', command: process.execPath, args: [NOTES_SERVER] })}`,
+    ]);
     const sandbox = actor.sandbox!;
     expect(sandbox.root).not.toBe(dir);
     expect(

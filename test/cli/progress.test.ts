@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgress, describeServerStart } from '../../src/cli/progress.js';
+import { createProgress } from '../../src/cli/progress.js';
+import { describeServerStart } from '../../src/servers/server-start-line.js';
 
 function stream(tty: boolean) {
   const out = new PassThrough() as PassThrough & { isTTY?: boolean };

@@ -1,8 +1,10 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
+import { main } from '../../src/cli/main.js';
 import { STATE_DIR_ENV } from '../../src/servers/oauth/oauth-store.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-fixture.js';
@@ -94,5 +96,54 @@ describe('agents server add + login against an OAuth-protected streamable HTTP s
     const logout = await agents(dir, 'server', 'logout', 'notes');
     expect(logout.code).toBe(0);
     expect(await readdir(join(stateDir, 'oauth'))).toEqual([]);
+  });
+
+  it('on a headless machine: says it is waiting, refuses a wrong paste, takes the pasted redirect address', async () => {
+    expect((await agents(dir, 'server', 'add', 'notes', '--url', fixture.url.href)).code).toBe(0);
+    const stdin = new PassThrough();
+    let stderr = '';
+    let pasted = false;
+    const stderrSink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        stderr += chunk.toString();
+        const url = /^ {2}(http\S+)$/m.exec(stderr)?.[1];
+        if (url !== undefined && !pasted && stderr.includes('paste that whole address')) {
+          pasted = true;
+          // The browser "on another machine": the authorization server's redirect, not followed.
+          void fetch(url, { redirect: 'manual' }).then((response) => {
+            const location = response.headers.get('location') ?? '';
+            stdin.write('not a url\n');
+            stdin.write(`${location.replace(/state=[^&]+/, 'state=forged')}\n`);
+            stdin.write(`${location}\n`);
+          });
+        }
+        done();
+      },
+    });
+    const stdout: string[] = [];
+    const code = await main(
+      ['server', 'login', 'notes', '--authorize', 'print', '--timeout', '60'],
+      {
+        cwd: dir,
+        stdin,
+        stderr: stderrSink,
+        stdout: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            stdout.push(chunk.toString());
+            done();
+          },
+        }),
+      },
+    );
+    expect(stderr).toMatch(/^Open this URL in a browser to log in:\n {2}http/m);
+    expect(stderr).toMatch(
+      /^Waiting up to 60 s for the browser to come back to http:\/\/127\.0\.0\.1:\d+\/callback \(Ctrl-C to stop\)\.\.\.$/m,
+    );
+    expect(stderr).toContain('Not taken: that is not a URL');
+    expect(code).toBe(0);
+    expect(stdout.join('')).toMatch(/^Logged in to server "notes"/);
+    // The forged-state paste was dropped, the real one used: one authorization, one login.
+    expect(fixture.stats.authorizations).toHaveLength(1);
+    expect(await readdir(join(stateDir, 'oauth'))).toHaveLength(1);
   });
 });

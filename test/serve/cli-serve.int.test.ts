@@ -127,6 +127,8 @@ describe('agents serve --actor (the real CLI)', () => {
       cleanups.push(spawned.stop);
       const url = new URL(await waitFor(() => endpointOf(spawned), 'the endpoint URL', spawned));
       expect(url.hostname).toBe('127.0.0.1');
+      // Scripts that watch stderr see the URL too (stdout is a pipe here, so it is there as well).
+      expect(spawned.stderr()).toContain(`MCP endpoint: ${url.href}\n`);
       expect(spawned.stderr()).toContain(
         'warning: the policy of actor "coder" is in mode ask: write-class tools need approval',
       );

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -293,6 +293,44 @@ describe('per-server exceptions (sandbox.writable / readOnly)', () => {
         error = caught;
       }
       expect([bad, AgentsError.hasCode(error, 'CONFIG_INVALID')]).toEqual([bad, true]);
+    }
+  });
+});
+
+describe('npx servers get a private writable npm cache', () => {
+  it("an npx server writes its own cache (one per server, outside the user's ~/.npm); other commands get none", () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    // A stand-in `npx`: writes where npm would put its cache, and says what npm was told.
+    const bin = join(scratch, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'npx'),
+      '#!/bin/sh\necho fetched > "$npm_config_cache/marker" && echo "cache-first=$npm_config_prefer_offline"\n',
+      { mode: 0o755 },
+    );
+    const saved = process.env['XDG_CACHE_HOME'];
+    process.env['XDG_CACHE_HOME'] = join(scratch, 'cache');
+    try {
+      const confinement = resolveConfinement(
+        { mode: 'auto' },
+        { sandboxRoot: sandbox, projectDir: project, hidden: [scratch] },
+      );
+      const launch = confinement.wrap(join(bin, 'npx'), ['-y', 'some-server'], sandbox, {
+        name: 'fs',
+      });
+      const run = spawnSync(launch.command, launch.args, { encoding: 'utf8', timeout: 30_000 });
+      expect(run.stdout.trim()).toBe('cache-first=true');
+      const cache = join(scratch, 'cache', 'agents', 'npm', 'fs');
+      expect(readFileSync(join(cache, 'marker'), 'utf8')).toBe('fetched\n');
+      expect(mounts(launch.args)).toContainEqual(['--bind', cache, cache]);
+      const plain = confinement.wrap(process.execPath, [], sandbox, { name: 'fs' });
+      expect(plain.args).not.toContain('npm_config_cache');
+    } finally {
+      if (saved === undefined) delete process.env['XDG_CACHE_HOME'];
+      else process.env['XDG_CACHE_HOME'] = saved;
     }
   });
 });

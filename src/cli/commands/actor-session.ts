@@ -8,6 +8,7 @@ import type { ServerLogger } from '../../servers/server-logger.js';
 import { parseDuration } from '../../config/duration.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { storeOf, usageError } from '../args.js';
+import { createProgress } from '../progress.js';
 import type { CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { println, shellQuote } from '../output.js';
@@ -353,7 +354,13 @@ export async function withActiveCliActor(
   let resumable = false;
   try {
     // The model first: a missing script or provider package fails before anything is made.
-    await actor.activate({ signal: context.signal, checkModel: true });
+    // A line per slow step (sandbox, servers): a first `npx` server can take many seconds.
+    const progress = createProgress(context.stderr);
+    await actor.activate({
+      signal: context.signal,
+      checkModel: true,
+      step: (text, work) => progress.step(text, work),
+    });
     unwatch = watchServers(context, actor);
     const code = await work(actor, () => (resumable = true));
     const kept = settings.keepSandbox || resumable || settings.ephemeralThread !== true;

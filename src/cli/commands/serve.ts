@@ -128,6 +128,8 @@ Options:
   --transport T          stdio (default; for hosts that spawn the server) or http
   --host H               HTTP interface (default 127.0.0.1)
   --port N               HTTP port (default 0: pick a free one and print the URL)
+                         The URL is printed on stderr as "MCP endpoint: URL", and on stdout
+                         too unless stdout is a terminal (with --json: {"url": "..."} there)
   --token T              require "Authorization: Bearer T" over HTTP
                          (or set AGENTS_SERVE_TOKEN, which keeps it out of the process list)
   --allow-remote         allow a non-loopback --host (needs a token as well)
@@ -298,12 +300,12 @@ export function createServeCommand(options: ServeCommandOptions): Command {
           },
           log,
           onListening: ({ url }) => {
-            // Over HTTP stdout is free; scripts read the URL from it.
-            context.stdout.write(
-              context.json
-                ? `${JSON.stringify({ url: url.href })}\n`
-                : `MCP endpoint: ${url.href}\n`,
-            );
+            // Beside the banner on stderr, where a person (or a script watching stderr) looks;
+            // and on stdout for scripts that read it, unless stdout is that same terminal.
+            log(`MCP endpoint: ${url.href}`);
+            if (context.json) context.stdout.write(`${JSON.stringify({ url: url.href })}\n`);
+            else if ((context.stdout as { isTTY?: boolean }).isTTY !== true)
+              context.stdout.write(`MCP endpoint: ${url.href}\n`);
           },
           signal: context.signal,
         });

@@ -23,7 +23,8 @@ never in .agents/. Actor runs and \`agents serve\` use (and refresh) them withou
 
 Options:
   --authorize MODE  browser (default: open it when there is a display, and print the URL),
-                    print (only print the URL), follow (fetch the URL and follow its redirects,
+                    print (only print the URL; on a headless or SSH machine, paste the address
+                    the browser ended on into this terminal), follow (fetch the URL and follow its redirects,
                     for authorization servers that approve without a person, e.g. in tests)
   --force           log in again even when the stored tokens still work
   --scope S         scopes the login must grant beyond what the server asks for at connect
@@ -33,6 +34,9 @@ Options:
                     oauth.clientMetadataUrl (used instead of dynamic registration where the
                     authorization server supports it), and do nothing else
   --json            print the result as JSON`;
+
+/** How long a login waits for the browser, in seconds (`--timeout`). */
+const DEFAULT_TIMEOUT_SECONDS = 300;
 
 function parseAuthorizeMode(value: string | undefined, usage: string): AuthorizeMode {
   if (value === undefined) return 'browser';
@@ -103,13 +107,25 @@ const serverLogin: Command = {
     const authorize =
       mode === 'follow'
         ? createFollowRedirectsAuthorizer(fetch, { signal: context.signal })
-        : createBrowserAuthorizer({ mode, print: (line) => println(context.stderr, line) });
+        : createBrowserAuthorizer({
+            mode,
+            print: (line) => println(context.stderr, line),
+            waitSeconds: timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+            pasteFallback: true,
+          });
     const result = await loginToServer(config, {
       authorize,
+      ...(mode === 'follow'
+        ? {}
+        : {
+            pastedRedirects: context.stdin,
+            onPasteProblem: (problem: string) =>
+              println(context.stderr, `Not taken: ${problem}. Still waiting...`),
+          }),
       force: values.force === true,
       ...(values.scope === undefined ? {} : { scope: values.scope }),
       signal: context.signal,
-      ...(timeoutSeconds === undefined ? {} : { timeoutMs: timeoutSeconds * 1000 }),
+      timeoutMs: (timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
     });
     if (context.json) {
       printJson(context.stdout, result);

@@ -5,7 +5,8 @@ import type { Confinement } from '../../servers/confinement.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
-import { createProgress, describeServerStart } from '../progress.js';
+import { createProgress } from '../progress.js';
+import { describeServerStart } from '../../servers/server-start-line.js';
 
 const USAGE = `Usage: agents tool call SERVER/TOOL [--args JSON] [--policy ask|auto|read-only]
 

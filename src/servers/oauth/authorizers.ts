@@ -43,6 +43,10 @@ export interface BrowserAuthorizerOptions {
   mode: 'browser' | 'print';
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
+  /** Printed after the URL: how long the login waits for the browser (seconds). */
+  waitSeconds?: number;
+  /** Tell the person they can paste the address the browser ended on (the CLI reads stdin). */
+  pasteFallback?: boolean;
 }
 
 /**
@@ -59,6 +63,8 @@ export function createBrowserAuthorizer(options: BrowserAuthorizerOptions): Auth
         ? `Opening your browser to log in. If it does not open, visit:\n  ${authorizationUrl.href}`
         : `Open this URL in a browser to log in:\n  ${authorizationUrl.href}`,
     );
+    const waiting = waitingLines(authorizationUrl, options);
+    if (waiting !== undefined) options.print(waiting);
     if (!open) return;
     const opener = platform === 'darwin' ? 'open' : 'xdg-open';
     try {
@@ -74,6 +80,24 @@ export function createBrowserAuthorizer(options: BrowserAuthorizerOptions): Auth
       options.print(`(could not start ${opener}: ${errorMessage(error)})`);
     }
   };
+}
+
+/** "Waiting … (Ctrl-C to stop)" and the paste hint, naming the redirect the URL asks for. */
+function waitingLines(
+  authorizationUrl: URL,
+  options: BrowserAuthorizerOptions,
+): string | undefined {
+  if (options.waitSeconds === undefined && options.pasteFallback !== true) return undefined;
+  const redirect = authorizationUrl.searchParams.get('redirect_uri') ?? 'this machine';
+  const lines = [
+    `Waiting${options.waitSeconds === undefined ? '' : ` up to ${options.waitSeconds} s`} for the browser to come back to ${redirect} (Ctrl-C to stop)...`,
+  ];
+  if (options.pasteFallback === true) {
+    lines.push(
+      `Browser on another machine (SSH, headless)? It ends on an address starting with ${redirect} that fails to load: paste that whole address here and press Enter.`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import {
   auth,
   Client,
@@ -79,6 +80,13 @@ export interface LoginOptions {
   timeoutMs?: number;
   clientInfo?: Implementation;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Where a person can paste the address the browser ended on, one per line, when that browser
+   * cannot reach this machine's loopback listener (a terminal's stdin). Each line goes to
+   * {@link LoopbackReceiver.acceptPasted}; `onPasteProblem` hears why a line was not taken.
+   */
+  pastedRedirects?: NodeJS.ReadableStream;
+  onPasteProblem?: (problem: string) => void;
 }
 
 /** What a login did. */
@@ -123,6 +131,7 @@ export async function loginToServer(
   });
   if (options.force) await store.clear('tokens');
   await using receiver = await startReceiver(settings.redirectPort, store);
+  using _pasted = readPastedRedirects(receiver, options);
   const provider = createServerOAuthProvider(config, {
     store,
     interactive: { redirectUrl: receiver.redirectUrl, authorize: options.authorize },
@@ -239,4 +248,17 @@ async function startReceiver(
     }
   }
   return startLoopbackReceiver();
+}
+
+/** Feeds pasted lines to the receiver until disposed (the login is over either way). */
+function readPastedRedirects(receiver: LoopbackReceiver, options: LoginOptions): Disposable {
+  const input = options.pastedRedirects;
+  if (input === undefined) return { [Symbol.dispose]: () => undefined };
+  const lines = createInterface({ input, terminal: false });
+  lines.on('line', (line) => {
+    if (line.trim() === '') return;
+    const problem = receiver.acceptPasted(line);
+    if (problem !== undefined) options.onPasteProblem?.(problem);
+  });
+  return { [Symbol.dispose]: () => lines.close() };
 }

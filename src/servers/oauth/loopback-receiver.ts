@@ -28,6 +28,12 @@ export interface LoopbackReceiver extends AsyncDisposable {
    * to check against the authorization server's metadata; undefined when it sent none.
    */
   issuerOf(code: string): string | undefined;
+  /**
+   * Takes an authorization response a person pasted: the address the browser ended on, when that
+   * browser runs on another machine (SSH, headless) and so never reached this listener. Returns
+   * undefined when it was taken (the `state` check still applies in `waitForCode`), else why not.
+   */
+  acceptPasted(text: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +55,18 @@ interface Arrival {
 const PAGE = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><p>${text}</p>`;
 
+/** The authorization response a redirect URL carries (code or error), or undefined. */
+function arrivalOf(url: URL): Arrival | undefined {
+  const arrival: Arrival = {};
+  for (const key of ['code', 'error', 'state', 'iss'] as const) {
+    const value = url.searchParams.get(key);
+    if (value !== null) arrival[key] = value;
+  }
+  const description = url.searchParams.get('error_description');
+  if (description !== null) arrival.errorDescription = description;
+  return arrival.code === undefined && arrival.error === undefined ? undefined : arrival;
+}
+
 /** Starts the loopback redirect listener. Close it (or `await using`) when the login is over. */
 export async function startLoopbackReceiver(
   options: LoopbackReceiverOptions = {},
@@ -63,14 +81,8 @@ export async function startLoopbackReceiver(
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    const arrival: Arrival = {};
-    for (const key of ['code', 'error', 'state', 'iss'] as const) {
-      const value = url.searchParams.get(key);
-      if (value !== null) arrival[key] = value;
-    }
-    const description = url.searchParams.get('error_description');
-    if (description !== null) arrival.errorDescription = description;
-    if (arrival.code === undefined && arrival.error === undefined) {
+    const arrival = arrivalOf(url);
+    if (arrival === undefined) {
       res.writeHead(400, { 'content-type': 'text/html' });
       res.end(PAGE('Login failed', 'This page expects an OAuth authorization response.'));
       return;
@@ -115,8 +127,28 @@ export async function startLoopbackReceiver(
   };
 
   const redirectUrl = `http://127.0.0.1:${port}${path}`;
+  const acceptPasted = (text: string): string | undefined => {
+    let url: URL;
+    try {
+      url = new URL(text.trim());
+    } catch {
+      return `that is not a URL; paste the whole address the browser ended on (${redirectUrl}?code=...)`;
+    }
+    const ours =
+      url.protocol === 'http:' &&
+      (url.hostname === '127.0.0.1' || url.hostname === 'localhost') &&
+      Number(url.port) === port &&
+      url.pathname === path;
+    if (!ours) return `that address is not this login's redirect (${redirectUrl}?code=...)`;
+    const arrival = arrivalOf(url);
+    if (arrival === undefined) return 'that address carries no authorization response (no code)';
+    arrivals.push(arrival);
+    notify?.();
+    return undefined;
+  };
   return {
     redirectUrl,
+    acceptPasted,
     async waitForCode(expectedState, waitOptions = {}) {
       const { signal, timeoutMs = 300_000 } = waitOptions;
       signal?.throwIfAborted();
