@@ -46,10 +46,11 @@ const LAYERS = [
 ];
 
 /** Entry points: the package's public modules. They may import any layer; no layer imports them. */
-const ENTRY = ['src/index.ts', 'src/langchain.ts', 'src/testing/'];
+const ENTRY = ['src/index.ts', 'src/adapter.ts', 'src/langchain.ts', 'src/testing/'];
 /** The package entries (package.json "exports"): all that examples/ and graphs/ may import. */
 const PUBLIC_ENTRIES = [
   'src/index.ts',
+  'src/adapter.ts',
   'src/langchain.ts',
   'src/serve/index.ts',
   'src/studio/index.ts',

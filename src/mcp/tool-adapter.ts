@@ -17,7 +17,6 @@ import { compileArgumentValidator, type ArgumentValidator } from './json-schema.
 import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
 import { listAllTools } from './list-tools.js';
-import { toStructuredTool } from './structured-tool.js';
 import {
   assertToolOutput,
   createClientCaller,
@@ -330,7 +329,12 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
       return entry.execute(args, context);
     },
     async tools(listOptions = {}) {
-      const current = await listTools(listOptions);
+      // LangChain core (and langsmith under it) loads here, on first use: a program that only
+      // lists or executes tools, or imports this module, never pays for it (issue 29).
+      const [current, { toStructuredTool }] = await Promise.all([
+        listTools(listOptions),
+        import('./structured-tool.js'),
+      ]);
       const toolOptions = options.errors === undefined ? {} : { errors: options.errors };
       return current.map((entry) =>
         toStructuredTool(

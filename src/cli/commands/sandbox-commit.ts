@@ -115,7 +115,7 @@ async function threadCommitMessage(
   let prompt: string | undefined;
   let tools: string[] = [];
   try {
-    const { readSandboxState } = await import('../../middleware/state.js');
+    const { readSandboxState } = await import('../../core/sandbox-state.js');
     const state = await thread.graph.getState({ configurable: { thread_id: thread.threadId } });
     const values = state.values as {
       messages?: Array<{ getType?: () => string; content?: unknown }>;
