@@ -74,6 +74,12 @@ const importing = (file: string): string[] => [
   '-e',
   `await import(${JSON.stringify(join(root, 'dist', file))})`,
 ];
+// Resolved here: the measured processes run in the temp project, which has no node_modules.
+const importingPackage = (name: string): string[] => [
+  '--input-type=module',
+  '-e',
+  `await import(${JSON.stringify(import.meta.resolve(name))})`,
+];
 const cases: Case[] = [
   { name: '`node -e 0` (baseline)', argv: ['-e', '0'] },
   { name: '`agents --help`', argv: [main, '--help'], goalMs: 150 },
@@ -92,11 +98,20 @@ const cases: Case[] = [
   },
   { name: 'import the package root', argv: importing('index.js'), goalMs: 400, goalRatio: 3 },
   { name: 'import `/langchain`', argv: importing('langchain.js'), goalRatio: 3 },
-  // No adapter entry of its own yet: its module is what such an entry would load at least.
   {
-    name: "import `createMcpToolAdapter`'s module (dist/mcp/tool-adapter.js)",
-    argv: importing(join('mcp', 'tool-adapter.js')),
+    name: 'import `/adapter` (`createMcpToolAdapter` alone)',
+    argv: importing('adapter.js'),
     goalRatio: 2,
+  },
+  // References, not goals: what a program using the adapter loads anyway to make its `Client`,
+  // and the floor of any command that reads checkpoints (the saver package loads LangChain core).
+  {
+    name: 'reference: import `@modelcontextprotocol/client`',
+    argv: importingPackage('@modelcontextprotocol/client'),
+  },
+  {
+    name: 'reference: import `@langchain/langgraph-checkpoint`',
+    argv: importingPackage('@langchain/langgraph-checkpoint'),
   },
 ];
 const loadBefore = loadavg();

@@ -14,15 +14,13 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BaseMessage } from '@langchain/core/messages';
-import { createActor, createWorkspaceStore, readAuditLog, toResumeValue } from '../src/index.js';
+import { createActor } from '../src/index.js';
+import { createWorkspaceStore, toResumeValue } from '../src/entries/actors.js';
+import { readAuditLog } from '../src/entries/policy.js';
 import { createScriptedModel } from '../src/testing/index.js';
-import type {
-  ActorRunEvent,
-  ApprovalResponse,
-  AuditEntry,
-  ChangeRecord,
-  PendingApproval,
-} from '../src/index.js';
+import type { ActorRunEvent, ChangeRecord } from '../src/index.js';
+import type { PendingApproval } from '../src/entries/actors.js';
+import type { ApprovalResponse, AuditEntry } from '../src/entries/policy.js';
 import { check, filesystemServerEntry, makeGitRepo, repoState } from './support/helpers.js';
 
 const THREAD = 'approvals-example';

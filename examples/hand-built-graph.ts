@@ -27,15 +27,9 @@ import {
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  createAuditLog,
-  createMcpToolAdapter,
-  createToolPipeline,
-  createToolRegistry,
-  createToolSet,
-  parsePolicy,
-  readAuditLog,
-} from '../src/index.js';
+import { createMcpToolAdapter, createToolRegistry } from '../src/index.js';
+import { createToolPipeline, createToolSet } from '../src/entries/graph.js';
+import { createAuditLog, parsePolicy, readAuditLog } from '../src/entries/policy.js';
 import { createScriptedModel } from '../src/testing/index.js';
 import { check, isAlive } from './support/helpers.js';
 

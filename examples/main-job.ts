@@ -19,18 +19,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  AgentsError,
-  applySandbox,
-  createActor,
-  createWorkspaceStore,
-  errorMessage,
-  isDeliverySandbox,
-  formatSandboxDiff,
-  listCheckpoints,
-  rollback,
-} from '../src/index.js';
-import type { ChangedPath, CheckpointEntry, ToolDescriptor } from '../src/index.js';
+import { AgentsError, createActor, errorMessage } from '../src/index.js';
+import { createWorkspaceStore } from '../src/entries/actors.js';
+import { listCheckpoints, rollback } from '../src/entries/graph.js';
+import { applySandbox, isDeliverySandbox, formatSandboxDiff } from '../src/entries/sandbox.js';
+import type { ToolDescriptor } from '../src/index.js';
+import type { ChangedPath, CheckpointEntry } from '../src/entries/graph.js';
 import {
   ExampleCheckError,
   check,

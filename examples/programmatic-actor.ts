@@ -14,7 +14,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
-import { createActor, createWorkspaceStore } from '../src/index.js';
+import { createActor } from '../src/index.js';
+import { createWorkspaceStore } from '../src/entries/actors.js';
 import { createScriptedModel } from '../src/testing/index.js';
 import { check, childPids, filesystemServerEntry, isAlive } from './support/helpers.js';
 

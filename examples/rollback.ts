@@ -11,14 +11,10 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createActor,
-  createWorkspaceStore,
-  listCheckpoints,
-  rollback,
-  undoRollback,
-} from '../src/index.js';
-import type { ChangedPath } from '../src/index.js';
+import { createActor } from '../src/index.js';
+import { createWorkspaceStore } from '../src/entries/actors.js';
+import { listCheckpoints, rollback, undoRollback } from '../src/entries/graph.js';
+import type { ChangedPath } from '../src/entries/graph.js';
 import { createScriptedModel } from '../src/testing/index.js';
 import { check, makeGitRepo, readTree, repoState } from './support/helpers.js';
 

@@ -25,24 +25,24 @@ import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messag
 import { fakeModel } from '@langchain/core/testing';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
+import { createToolRegistry } from '../src/index.js';
 import {
-  createManagedServer,
-  createSandbox,
-  createInterruptApprover,
-  createMemoryPinStore,
   createToolPipeline,
-  createToolRegistry,
   createToolSet,
   createTrackedToolNode,
-  parsePolicy,
   routeToolCallsPerTask,
   sandboxDeltaStateFields,
-  type LocalSandbox,
-  type ManagedServer,
+} from '../src/entries/graph.js';
+import {
+  createInterruptApprover,
+  createMemoryPinStore,
+  parsePolicy,
   type PinStore,
   type Policy,
   type PolicyInput,
-} from '../src/index.js';
+} from '../src/entries/policy.js';
+import { createSandbox, type LocalSandbox } from '../src/entries/sandbox.js';
+import { createManagedServer, type ManagedServer } from '../src/entries/servers.js';
 import type { StudioJanitor } from '../src/studio/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */

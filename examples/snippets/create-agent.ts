@@ -6,7 +6,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import { tool } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
 import { z } from 'zod';
-import { createSandbox } from '@agents/langgraph-mcp';
+import { createSandbox } from '@agents/langgraph-mcp/sandbox';
 import { createSandboxAgentMiddleware } from '@agents/langgraph-mcp/langchain';
 import { createScriptedModel } from '@agents/langgraph-mcp/testing';
 

@@ -2,7 +2,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { resolveCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
-import { readSandboxState } from '../middleware/state.js';
+import { readSandboxState } from '../core/sandbox-state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
 import type { LocalSandbox } from '../sandbox/local-sandbox.js';

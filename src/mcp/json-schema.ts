@@ -1,7 +1,13 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { canonicalJson } from './fingerprint.js';
+
+// ajv is CommonJS: each draft is required (synchronously) the first time a schema of that draft
+// is compiled, so importing the adapter costs no ajv at all and a server with draft-07 schemas
+// (nearly all) never loads the 2019-09 or 2020-12 builds (issue 29: start-up is module count).
+const require = createRequire(import.meta.url);
 
 /** The outcome of validating one set of arguments. */
 export type ArgumentValidationResult =
@@ -59,10 +65,10 @@ function ajvFor(flavor: AjvFlavor): AjvLike {
   if (instance === undefined) {
     instance =
       flavor === '2020-12'
-        ? new Ajv2020(AJV_OPTIONS)
+        ? new (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(AJV_OPTIONS)
         : flavor === '2019-09'
-          ? new Ajv2019(AJV_OPTIONS)
-          : new Ajv(AJV_OPTIONS);
+          ? new (require('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(AJV_OPTIONS)
+          : new (require('ajv') as { Ajv: typeof Ajv }).Ajv(AJV_OPTIONS);
     instances.set(flavor, instance);
   }
   return instance;

@@ -18,7 +18,6 @@ import { resolveToolNames, type ToolNameCandidate } from './naming.js';
 import { isDescriptionAltered, sanitizeDescription } from './sanitize.js';
 import { listToolsWithHints } from './list-tools.js';
 import { isV2Client } from './mcp-client.js';
-import { toStructuredTool } from './structured-tool.js';
 import {
   assertToolOutput,
   createClientCaller,
@@ -354,7 +353,12 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAda
       return entry.execute(args, context);
     },
     async tools(listOptions = {}) {
-      const current = await listTools(listOptions);
+      // LangChain core (and langsmith under it) loads here, on first use: a program that only
+      // lists or executes tools, or imports this module, never pays for it (issue 29).
+      const [current, { toStructuredTool }] = await Promise.all([
+        listTools(listOptions),
+        import('./structured-tool.js'),
+      ]);
       const toolOptions = options.errors === undefined ? {} : { errors: options.errors };
       return current.map((entry) =>
         toStructuredTool(

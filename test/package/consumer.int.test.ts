@@ -274,7 +274,7 @@ describe('the packed package in a consumer project with only the required peers'
   it('builds descriptors in /testing that the root policy reads like a real MCP tool', async () => {
     await writeFile(
       join(consumer, 'descriptor.mjs'),
-      `import { decide, parsePolicy } from '${manifest.name}';\n` +
+      `import { decide, parsePolicy } from '${manifest.name}/policy';\n` +
         `import { buildToolDescriptor } from '${manifest.name}/testing';\n` +
         `const writer = buildToolDescriptor({ name: 'write_file', server: 'fs', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });\n` +
         `const reader = buildToolDescriptor({ name: 'read_file', server: 'fs' });\n` +
@@ -296,7 +296,7 @@ describe('the packed package in a consumer project with only the required peers'
     expect(manifest.peerDependenciesMeta?.['better-sqlite3']?.optional).toBe(true);
     await writeFile(
       join(consumer, 'sqlite.mjs'),
-      `import { createCheckpointer } from '${manifest.name}';\n` +
+      `import { createCheckpointer } from '${manifest.name}/graph';\n` +
         `try {\n` +
         `  const opened = await createCheckpointer({ type: 'sqlite', path: 'cp.sqlite' });\n` +
         `  console.log('opened', opened.type);\n` +

@@ -71,7 +71,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           { formatActivity },
         ] = await Promise.all([
           import('../../middleware/rollback.js'),
-          import('../../middleware/state.js'),
+          import('../../core/sandbox-state.js'),
           import('../../middleware/unattributed.js'),
           import('../../sandbox/skipped-paths.js'),
           import('../../middleware/step-activity.js'),

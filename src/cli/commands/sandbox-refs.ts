@@ -48,7 +48,7 @@ export async function resolveThreadRef(
   // Loaded on use: reading a checkpoint needs LangGraph; the other refs need only git.
   const [{ loadCheckpoint, resolveCheckpointId }, { readSandboxState }] = await Promise.all([
     import('../../middleware/rollback.js'),
-    import('../../middleware/state.js'),
+    import('../../core/sandbox-state.js'),
   ]);
   const id = await resolveCheckpointId(thread.graph, thread.threadId, ref, signal);
   const snapshot = await loadCheckpoint(thread.graph, thread.threadId, id);
@@ -70,7 +70,7 @@ export async function threadHead(
   // One worker: its sandbox is the thread's (runs and rollbacks move both together), and
   // reading it needs no checkpointer (LangGraph and the database stay unloaded).
   if (thread.shared !== true) return sandbox.head;
-  const { readSandboxState } = await import('../../middleware/state.js');
+  const { readSandboxState } = await import('../../core/sandbox-state.js');
   let state: Awaited<ReturnType<ThreadContext['graph']['getState']>>;
   try {
     state = await thread.graph.getState({ configurable: { thread_id: thread.threadId } });

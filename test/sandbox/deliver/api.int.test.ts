@@ -8,7 +8,7 @@ import {
   diffSandbox,
   undoSandboxApply,
   type LocalSandbox,
-} from '../../../src/index.js';
+} from '../../../src/entries/sandbox.js';
 import { makeProjectRepo } from '../../cli/helpers.js';
 import { removeProject, userGit } from './helpers.js';
 

@@ -1,0 +1,60 @@
+/**
+ * The `@agents/langgraph-mcp/actors` entry: everything around `createActor` (on the root): the
+ * workspace store, skills and built-in tools, approvals, thread sandboxes and removal, the
+ * chat model resolver, and the compiled actor graph. It loads LangGraph.
+ */
+export type {
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceProblem,
+  WorkspaceRecord,
+  WorkspaceStore,
+  WorkspaceStoreOptions,
+} from '../workspace/store.js';
+export { createWorkspaceStore, defaultWorkspaceDir } from '../workspace/store.js';
+export type {
+  NamedSkill,
+  SkillPlan,
+  SkillRegistry,
+  SkillRegistryOptions,
+  SkillServer,
+} from '../actors/skill-registry.js';
+export { createSkillRegistry, planSkills, SKILL_TOOLS_GROUP } from '../actors/skill-registry.js';
+export type { BuiltinToolName, BuiltinToolsOptions } from '../skills/builtin-tools.js';
+export { BUILTIN_TOOL_NAMES, createBuiltinTools } from '../skills/builtin-tools.js';
+export type { CustomToolReference } from '../skills/custom-tools.js';
+export { loadCustomTools, toCustomToolEntry } from '../skills/custom-tools.js';
+export type { AgentSkill, AgentSkillSet, AgentSkillWarning } from '../skills/agent-skills.js';
+export {
+  createAgentSkillTool,
+  createAllowedToolsMiddleware,
+  loadAgentSkills,
+} from '../skills/agent-skills.js';
+export type {
+  ActorConfigInput,
+  ActorGraph,
+  ActorInstance,
+  ActorRunEvent,
+  ActorRunOptions,
+  ActivateOptions,
+  CreateActorOptions,
+  DeactivateOptions,
+} from '../actors/actor.js';
+export { compileActorStateGraph, createActor } from '../actors/actor.js';
+export type { PendingApproval, PendingInput } from '../actors/approvals.js';
+export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from '../actors/approvals.js';
+export type { OpenThreadDeliveryOptions, ThreadDeliveryHandle } from '../actors/thread-delivery.js';
+export { deliveryThreadOf, openThreadDelivery } from '../actors/thread-delivery.js';
+export type { OpenThreadSandboxOptions, ThreadSandboxRecord } from '../actors/thread-sandbox.js';
+export {
+  findThreadSandboxes,
+  openThreadSandbox,
+  removeThreadSandbox,
+  threadSandboxDir,
+} from '../actors/thread-sandbox.js';
+export type { RemoveThreadOptions, RemoveThreadResult } from '../actors/remove-thread.js';
+export { removeThread } from '../actors/remove-thread.js';
+export type { ActivateSkillsOptions, ActiveSkills } from '../actors/activate-skills.js';
+export { activateSkills } from '../actors/activate-skills.js';
+export type { ResolveChatModelOptions } from '../actors/model.js';
+export { resolveChatModel } from '../actors/model.js';

@@ -1,0 +1,68 @@
+/**
+ * The `@agents/langgraph-mcp/graph` entry: the parts to build a LangGraph graph by hand: the
+ * live governed tool set and the pipeline behind it, the tool middleware, the graph state
+ * fields, the tracked ToolNode, checkpointers, checkpoints and rollback. It loads LangGraph.
+ */
+export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+export { composeMiddleware } from '../core/tool-middleware.js';
+export { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
+export type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
+export { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
+export type {
+  ActiveSkillState,
+  RollbackRecord,
+  SandboxState,
+  SandboxStateUpdate,
+} from '../middleware/state.js';
+export {
+  SandboxStateSchema,
+  sandboxDeltaStateFields,
+  sandboxStateFields,
+  undoStack,
+} from '../middleware/state.js';
+export type {
+  ToolCallRouteOptions,
+  ToolCallTaskInput,
+  TrackedToolNodeOptions,
+} from '../middleware/tool-node.js';
+export { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
+// pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
+export type { ToolPipeline, ToolPipelineOptions } from '../pipeline/tool-pipeline.js';
+export { createToolPipeline } from '../pipeline/tool-pipeline.js';
+export type { CreateToolSetOptions, ToolSet } from '../pipeline/tool-set.js';
+export { createToolSet } from '../pipeline/tool-set.js';
+export type { Checkpointer, CheckpointBackend } from '../checkpoint/backend.js';
+export type { CheckpointerSettings } from '../checkpoint/backends.js';
+export { checkpointBackends, createCheckpointer } from '../checkpoint/backends.js';
+export type {
+  CheckpointEntry,
+  CheckpointedGraph,
+  RollbackOptions,
+  RollbackResult,
+} from '../middleware/rollback.js';
+export { listCheckpoints, rollback } from '../middleware/rollback.js';
+export type { UndoRollbackOptions } from '../middleware/undo-rollback.js';
+export { undoRollback } from '../middleware/undo-rollback.js';
+// createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
+
+// serve: `@agents/langgraph-mcp/serve`. A tool call's context may carry the forwarder of the
+// MCP client behind `agents serve` (ToolCallContext.clientRequests):
+export type { ClientRequestForwarder } from '../core/client-requests.js';
+
+// MCP tools as entries and LangChain tools (the adapter itself is on the root and /adapter)
+export type { McpToolEntriesOptions } from '../mcp/tool-adapter.js';
+export { createMcpToolEntries } from '../mcp/tool-adapter.js';
+export type {
+  StructuredToolOptions,
+  ToolProgressEvent,
+  ToolRetryEvent,
+} from '../mcp/structured-tool.js';
+export { toStructuredTool } from '../mcp/structured-tool.js';
+export type {
+  Capabilities,
+  CapabilitySource,
+  CapabilityVerdict,
+  ChangedPath,
+  ToolSource,
+} from '../core/tool-descriptor.js';
+export { ResultMetaKey } from '../core/tool-descriptor.js';

@@ -1,0 +1,48 @@
+/**
+ * The `@agents/langgraph-mcp/policy` entry: policies and their decisions, tool pins, approvals
+ * (human in the loop), the output budget and the audit log.
+ */
+export type {
+  ClientRequestPolicy,
+  Policy,
+  PolicyDecision,
+  PolicyInput,
+  PolicyMode,
+  PolicyRule,
+} from '../config/policy-schema.js';
+export { PolicySchema, parsePolicy } from '../config/policy-schema.js';
+export type { PolicyVerdict } from '../policy/decide.js';
+export { decide } from '../policy/decide.js';
+export type { PinStore, ToolPin } from '../policy/pins.js';
+export { createMemoryPinStore, createPinStore } from '../policy/pins.js';
+export type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
+export { isApprovalPreview, parseApprovalResponse } from '../policy/approval.js';
+export type {
+  ElicitAnswer,
+  InputQuestion,
+  InputRequestPreview,
+  InputResponse,
+} from '../policy/input-requests.js';
+export {
+  INPUT_REQUEST_KIND,
+  InputResponseSchema,
+  answerInputRequest,
+  isInputRequestPreview,
+} from '../policy/input-requests.js';
+export type {
+  Approver,
+  PolicyMiddlewareOptions,
+  PolicyRecord,
+} from '../policy/policy-middleware.js';
+export { createInterruptApprover, createPolicyMiddleware } from '../policy/policy-middleware.js';
+export type { HumanInTheLoopPolicy } from '../policy/hitl.js';
+export { createHumanInTheLoopPolicy } from '../policy/hitl.js';
+export type { BudgetRecord, OutputBudgetOptions, Spill } from '../policy/output-budget.js';
+export { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
+export type { AuditEntry, AuditLog } from '../policy/audit.js';
+export {
+  auditLogPath,
+  createAuditLog,
+  createAuditMiddleware,
+  readAuditLog,
+} from '../policy/audit.js';
