@@ -104,7 +104,14 @@ export { silentServerLogger } from './servers/server-logger.js';
 
 // sandbox
 export type { PathMap, Sandbox, Snapshot } from './sandbox/types.js';
-export type { CreateSandboxOptions, LocalSandbox } from './sandbox/local-sandbox.js';
+export type { CreateSandboxOptions } from './sandbox/local-sandbox.js';
+export type {
+  RunSandbox,
+  SandboxBackend,
+  SnapshotEntry,
+  SnapshotStore,
+} from './sandbox/backend.js';
+export { SANDBOX_BACKENDS, sandboxBackend } from './sandbox/backends.js';
 export { createSandbox } from './sandbox/local-sandbox.js';
 export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
 export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';

@@ -5,7 +5,7 @@ import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../middleware/state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
@@ -134,7 +134,7 @@ export interface SandboxSync {
 export async function syncSandboxToThread(input: {
   graph: CheckpointedGraph;
   threadId: string;
-  sandbox: LocalSandbox;
+  sandbox: RunSandbox;
   signal?: AbortSignal;
 }): Promise<SandboxSync | undefined> {
   const { graph, threadId, sandbox, signal } = input;

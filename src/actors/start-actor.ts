@@ -15,7 +15,7 @@ import { createAuditLog } from '../policy/audit.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from './skill-registry.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
@@ -255,7 +255,7 @@ async function startServers(
   spec: ActorStartSpec,
   cleanup: CleanupStack,
   root: string,
-  sandbox: LocalSandbox | undefined,
+  sandbox: RunSandbox | undefined,
   signal: AbortSignal | undefined,
 ): Promise<StartedServers> {
   const { options, store } = spec;

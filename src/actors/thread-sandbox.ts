@@ -10,6 +10,7 @@ import {
   workspaceStateDir,
 } from '../sandbox/state-dir.js';
 import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
+import type { SnapshotStore } from '../sandbox/backend.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
 import type { ThreadReplica } from '../sandbox/shared-store.js';
@@ -206,8 +207,8 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     ...(replica === undefined
       ? {}
       : {
-          seed: async (runDir: string, signal: AbortSignal | undefined) => {
-            const meta = await replica.fetchInto(runDir, signal);
+          seed: async (store: SnapshotStore, signal: AbortSignal | undefined) => {
+            const meta = await replica.fetchInto(store, signal);
             if (meta === undefined && rebuildOnly) throw notFound();
             return meta;
           },

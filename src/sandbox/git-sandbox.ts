@@ -25,6 +25,8 @@ import {
 import { putBackIgnoredFiles } from './ignored-files.js';
 import type { SkippedPath } from '../core/tool-descriptor.js';
 import type { RestoreResult, Sandbox, Snapshot } from './types.js';
+import type { SnapshotStore } from './backend.js';
+import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 import { SNAPSHOT_IDENTITY, startGit } from './git.js';
 import { TreeReader, writeObject } from './git-objects.js';
@@ -79,6 +81,9 @@ export class GitSandbox implements Sandbox {
   readonly baseOrigin: SandboxBaseOrigin;
   readonly baseWarnings: readonly SandboxWarning[];
   readonly runDir: string;
+  readonly backend = 'git';
+  readonly container: string;
+  readonly store: SnapshotStore;
   readonly base: string;
   readonly paths: SandboxPathMap;
   readonly excludeFile: string;
@@ -117,6 +122,8 @@ export class GitSandbox implements Sandbox {
     this.baseOrigin = init.baseOrigin;
     this.baseWarnings = init.baseWarnings;
     this.runDir = init.runDir;
+    this.container = init.container;
+    this.store = gitSnapshotStore(init.runDir, init.root, { timeoutMs: init.timeoutMs });
     this.base = init.base;
     this.paths = init.paths;
     this.excludeFile = init.excludeFile;

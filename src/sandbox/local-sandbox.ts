@@ -30,7 +30,8 @@ import { addAll, INDEX_FILE, initStore, SNAPSHOT_REF_PREFIX, storeGit } from './
 import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from './source-dir.js';
 import { agentsStateDir, projectStateDir } from './state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
-import type { Sandbox } from './types.js';
+import type { RunSandbox, SnapshotStore } from './backend.js';
+import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from './unrecordable-paths.js';
 import { removeEmptyDirs } from './empty-dirs.js';
 
@@ -104,12 +105,12 @@ export interface CreateSandboxOptions {
 
 /** See {@link CreateSandboxOptions.seed}. */
 export type SandboxSeed = (
-  runDir: string,
+  store: SnapshotStore,
   signal: AbortSignal | undefined,
 ) => Promise<{ base: string; head?: string } | undefined>;
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
-export interface LocalSandbox extends Sandbox {
+export interface LocalSandbox extends RunSandbox {
   /**
    * `repository`: made from a commit of the user's git repo (the tree holds a repository of its
    * own that borrows the user's objects); `folder`: a copy of a plain folder.
@@ -232,7 +233,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
     let head: string | undefined;
-    const seeded = await options.seed?.(runDir, signal);
+    const seeded = await options.seed?.(gitSnapshotStore(runDir, treeDir, { timeoutMs }), signal);
     if (seeded !== undefined) {
       // The history is in the store already: check its base out, nothing copied from the source.
       toolSource = plan?.source;
