@@ -283,6 +283,7 @@ async function startServers(
         options: options.confinement,
         ...(network === undefined ? {} : { network }),
         sandboxRoot: root,
+        ...(sandbox === undefined ? {} : { sandboxContainer: sandbox.container }),
         projectDir: sandbox?.source ?? store.projectDir,
         workspaceRoot: store.root,
         report: (message) => {
