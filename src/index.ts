@@ -104,7 +104,7 @@ export { silentServerLogger } from './servers/server-logger.js';
 
 // sandbox
 export type { PathMap, Sandbox, Snapshot } from './sandbox/types.js';
-export type { CreateSandboxOptions } from './sandbox/local-sandbox.js';
+export type { CreateSandboxOptions } from './sandbox/git/local-sandbox.js';
 export type {
   RunSandbox,
   SandboxBackend,
@@ -112,9 +112,9 @@ export type {
   SnapshotStore,
 } from './sandbox/backend.js';
 export { SANDBOX_BACKENDS, sandboxBackend } from './sandbox/backends.js';
-export { createSandbox } from './sandbox/local-sandbox.js';
-export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/open-sandbox.js';
-export { openSandbox, removeSandbox } from './sandbox/open-sandbox.js';
+export { createSandbox } from './sandbox/git/local-sandbox.js';
+export type { OpenSandboxOptions, OpenedSandbox } from './sandbox/git/open-sandbox.js';
+export { openSandbox, removeSandbox } from './sandbox/git/open-sandbox.js';
 export type { PruneSandboxesOptions, PruneSandboxesResult } from './sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from './sandbox/prune-sandboxes.js';
 export type { ListSandboxesOptions, SandboxEntry } from './sandbox/sandbox-inventory.js';
@@ -143,7 +143,11 @@ export type { CommitSandboxOptions, CommitSandboxResult } from './sandbox/delive
 export { commitSandbox } from './sandbox/deliver/commit-branch.js';
 export type { DeliverySandbox } from './sandbox/deliver/store-access.js';
 export { isDeliverySandbox } from './sandbox/deliver/store-access.js';
-export type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from './sandbox/base-snapshot.js';
+export type {
+  SandboxBaseOrigin,
+  SandboxFrom,
+  SandboxWarning,
+} from './sandbox/git/base-snapshot.js';
 
 // middleware: one execution path for every tool call
 export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from './core/tool-middleware.js';

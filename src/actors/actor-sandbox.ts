@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { removeEmptyDirs } from '../sandbox/empty-dirs.js';
-import { createSandbox } from '../sandbox/local-sandbox.js';
+import { createSandbox } from '../sandbox/git/local-sandbox.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/store.js';

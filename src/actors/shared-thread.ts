@@ -4,7 +4,7 @@ import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../middleware/state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
-import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
+import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import type { WorkspaceStore } from '../workspace/store.js';

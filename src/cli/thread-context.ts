@@ -75,7 +75,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
-      import('../sandbox/open-sandbox.js'),
+      import('../sandbox/git/open-sandbox.js'),
       import('../actors/shared-thread.js'),
     ]);
     const here = createWorkspaceStore(workspace, { projectDir: cwd });

@@ -1,7 +1,7 @@
 import type { RunGitResult } from './git.js';
-import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
-import type { CreateSandboxOptions } from './local-sandbox.js';
-import type { OpenSandboxOptions } from './open-sandbox.js';
+import type { SandboxBaseOrigin, SandboxWarning } from './git/base-snapshot.js';
+import type { CreateSandboxOptions } from './git/local-sandbox.js';
+import type { OpenSandboxOptions } from './git/open-sandbox.js';
 import type { SandboxPathMap } from './path-map.js';
 import type { RawTreeChange } from './raw-tree-diff.js';
 import type { Sandbox } from './types.js';

@@ -1,8 +1,8 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxBackend } from './backend.js';
-import { createSandbox } from './local-sandbox.js';
+import { createSandbox } from './git/local-sandbox.js';
 import { memorySandboxBackend } from './memory/memory-sandbox.js';
-import { openSandbox, removeSandbox } from './open-sandbox.js';
+import { openSandbox, removeSandbox } from './git/open-sandbox.js';
 import { listSandboxes } from './sandbox-inventory.js';
 
 /**

@@ -15,7 +15,7 @@ import { createActor, type ActorInstance, type CreateActorOptions } from '../act
 import { ServerConfigSchema, type ServerConfigInput } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { RunSandbox } from '../sandbox/backend.js';
-import { createSandbox, type CreateSandboxOptions } from '../sandbox/local-sandbox.js';
+import { createSandbox, type CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
 import {
   createManagedServer,
   type ManagedServer,

@@ -7,7 +7,7 @@ import {
   removeThreadSandbox,
 } from '../../src/actors/thread-sandbox.js';
 import { SANDBOX_BACKENDS } from '../../src/sandbox/backends.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { CONTRACT_FILES, describeSandboxContract } from '../contracts/sandbox.contract.js';
 import type { SandboxContractFixture } from '../contracts/sandbox.contract.js';
 import { git, writeFiles } from './helpers.js';

@@ -25,8 +25,8 @@ import type {
   SnapshotEntry,
   SnapshotStore,
 } from '../backend.js';
-import type { CreateSandboxOptions } from '../local-sandbox.js';
-import type { OpenSandboxOptions } from '../open-sandbox.js';
+import type { CreateSandboxOptions } from '../git/local-sandbox.js';
+import type { OpenSandboxOptions } from '../git/open-sandbox.js';
 import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 import { ID_PATTERN, prepareEmptyDir } from '../sandbox-marker.js';

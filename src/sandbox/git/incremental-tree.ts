@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LongLivedGit } from './git.js';
+import type { LongLivedGit } from '../git.js';
 import {
   compareEntries,
   serializeTree,
@@ -10,7 +10,7 @@ import {
   type TreeEntry,
   type TreeReader,
 } from './git-objects.js';
-import type { RawTreeChange } from './raw-tree-diff.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
 import type { TreeWatcher } from './tree-watcher.js';
 
 /**

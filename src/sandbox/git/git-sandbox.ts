@@ -1,17 +1,17 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
-import type { ChangedPath } from '../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/tool-descriptor.js';
 import {
   type LargeFileGuard,
   parseRawTreeDiff,
   type IndexGit,
   type OversizedFile,
-} from './large-files.js';
-import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from './nested-repos.js';
-import type { SandboxPathMap } from './path-map.js';
-import { writeMarker, type SandboxMarker } from './sandbox-marker.js';
+} from '../large-files.js';
+import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from '../nested-repos.js';
+import type { SandboxPathMap } from '../path-map.js';
+import { writeMarker, type SandboxMarker } from '../sandbox-marker.js';
 import {
   addAll,
   indexGitlinks,
@@ -22,13 +22,13 @@ import {
   storeEnv,
   storeGit,
 } from './snapshot-store.js';
-import { putBackIgnoredFiles } from './ignored-files.js';
-import type { SkippedPath } from '../core/tool-descriptor.js';
-import type { RestoreResult, Sandbox, Snapshot } from './types.js';
-import type { SnapshotStore } from './backend.js';
+import { putBackIgnoredFiles } from '../ignored-files.js';
+import type { SkippedPath } from '../../core/tool-descriptor.js';
+import type { RestoreResult, Sandbox, Snapshot } from '../types.js';
+import type { SnapshotStore } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';
-import { UnrecordablePaths } from './unrecordable-paths.js';
-import { SNAPSHOT_IDENTITY, startGit } from './git.js';
+import { UnrecordablePaths } from '../unrecordable-paths.js';
+import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
 import { TreeReader, writeObject } from './git-objects.js';
 import {
   buildTree,

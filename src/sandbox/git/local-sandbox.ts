@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import {
   indexAtCommit,
   makeRepositoryBase,
@@ -13,9 +13,9 @@ import {
   type SandboxWarning,
 } from './base-snapshot.js';
 import { GitSandbox } from './git-sandbox.js';
-import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from './large-files.js';
-import { NestedRepoTracker, type NestedRepo } from './nested-repos.js';
-import { createPathMap, type SandboxPathMap } from './path-map.js';
+import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from '../large-files.js';
+import { NestedRepoTracker, type NestedRepo } from '../nested-repos.js';
+import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import {
   acquireRunLock,
   ID_PATTERN,
@@ -24,16 +24,16 @@ import {
   prepareEmptyDir,
   writeMarker,
   type SandboxMarker,
-} from './sandbox-marker.js';
-import { validateExcludes, writeExcludeFile } from './sandbox-excludes.js';
+} from '../sandbox-marker.js';
+import { validateExcludes, writeExcludeFile } from '../sandbox-excludes.js';
 import { addAll, INDEX_FILE, initStore, SNAPSHOT_REF_PREFIX, storeGit } from './snapshot-store.js';
-import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from './source-dir.js';
-import { agentsStateDir, projectStateDir } from './state-dir.js';
+import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from '../source-dir.js';
+import { agentsStateDir, projectStateDir } from '../state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
-import type { RunSandbox, SnapshotStore } from './backend.js';
+import type { RunSandbox, SnapshotStore } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';
-import { UnrecordablePaths } from './unrecordable-paths.js';
-import { removeEmptyDirs } from './empty-dirs.js';
+import { UnrecordablePaths } from '../unrecordable-paths.js';
+import { removeEmptyDirs } from '../empty-dirs.js';
 
 /** Name prefix of the folder that holds one sandbox (its tree and its run dir). */
 export const CONTAINER_PREFIX = 'agents-sandbox-';

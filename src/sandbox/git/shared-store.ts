@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { redactUrl } from '../redact.js';
-import type { GitStoreAccess, SnapshotStore } from './backend.js';
-import type { RunGitResult } from './git.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import { redactUrl } from '../../redact.js';
+import type { GitStoreAccess, SnapshotStore } from '../backend.js';
+import type { RunGitResult } from '../git.js';
 
 /**
  * Where threads live in a shared snapshot store: `refs/agents/threads/<actor>/<thread>/keep`.

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { gitRemoteEnv, runGit, runGitBytes } from './git.js';
+import { gitRemoteEnv, runGit, runGitBytes } from '../git.js';
 import type {
   GitStoreAccess,
   SnapshotEntry,
   SnapshotStore,
   SnapshotStoreCallOptions,
-} from './backend.js';
-import { parseRawTreeDiff, type RawTreeChange } from './raw-tree-diff.js';
+} from '../backend.js';
+import { parseRawTreeDiff, type RawTreeChange } from '../raw-tree-diff.js';
 import { STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
 
 /** Pathspec arguments for git: everything after `--`, read literally (no globs, no magic). */
