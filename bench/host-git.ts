@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { probeBubblewrap } from '../src/servers/confinement.js';
-import { openSandbox } from '../src/sandbox/open-sandbox.js';
-import { storeEnv } from '../src/sandbox/snapshot-store.js';
+import { probeBubblewrap } from '../src/servers/confinement-bubblewrap.js';
+import { openSandbox } from '../src/sandbox/git/open-sandbox.js';
+import { storeEnv } from '../src/sandbox/git/snapshot-store.js';
 
 const exec = promisify(execFile);
 const files = Number(process.argv[2] ?? 1000);

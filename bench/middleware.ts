@@ -13,7 +13,7 @@ import { createChangeTrackingMiddleware } from '../src/middleware/change-trackin
 import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../src/core/tool-middleware.js';
 import type { ToolEntry } from '../src/core/tool-descriptor.js';
-import { createSandbox } from '../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
 import { connectBench } from './connect.js';
 import { compare, formatMicros, medians, table } from './harness.js';
 import { installSpawnCounter } from './spawn-counter.js';

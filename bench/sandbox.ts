@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { benchRounds } from './harness.js';
-import { createSandbox } from '../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
 
 const exec = promisify(execFile);
 const env = {

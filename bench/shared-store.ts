@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { benchRounds } from './harness.js';
-import { createSandbox, type LocalSandbox } from '../src/sandbox/local-sandbox.js';
-import { ThreadReplica } from '../src/sandbox/shared-store.js';
+import { createSandbox, type LocalSandbox } from '../src/sandbox/git/local-sandbox.js';
+import { ThreadReplica } from '../src/sandbox/git/shared-store.js';
 
 const exec = promisify(execFile);
 const env = {

@@ -20,7 +20,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { benchRounds, median } from './harness.js';
-import { createSandbox } from '../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
 
 const env = {
   PATH: process.env['PATH'] ?? '/usr/bin:/bin',

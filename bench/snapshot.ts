@@ -23,7 +23,7 @@ import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
 import { composeMiddleware, type ToolCallRequest } from '../src/core/tool-middleware.js';
 import type { ToolDescriptor, ToolResult } from '../src/core/tool-descriptor.js';
 import { benchRounds } from './harness.js';
-import { createSandbox } from '../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
 
 const exec = promisify(execFile);
 const identity = {

@@ -41,7 +41,7 @@ import {
   type Policy,
   type PolicyInput,
 } from '../src/entries/policy.js';
-import { createSandbox, type LocalSandbox } from '../src/entries/sandbox.js';
+import { createSandbox, type RunSandbox } from '../src/entries/sandbox.js';
 import { createManagedServer, type ManagedServer } from '../src/entries/servers.js';
 import type { StudioJanitor } from '../src/studio/index.js';
 
@@ -184,7 +184,7 @@ export interface StudioActor extends AsyncDisposable {
   builder: ReturnType<typeof buildGraph>;
   /** Compiled without a checkpointer (the dev server injects its own). */
   graph: ReturnType<ReturnType<typeof buildGraph>['compile']>;
-  sandbox: LocalSandbox;
+  sandbox: RunSandbox;
   server: ManagedServer;
   tools: StructuredTool[];
   /** The parsed policy when the `policy` option was given. */
@@ -265,7 +265,7 @@ export function createTempRepo(): string {
 function buildGraph(
   tools: StructuredTool[],
   writeToolName: string,
-  sandbox: LocalSandbox,
+  sandbox: RunSandbox,
   perTask: boolean,
 ) {
   async function agent(state: typeof StudioActorState.State): Promise<{ messages: BaseMessage[] }> {
@@ -301,7 +301,7 @@ function buildGraph(
  */
 export async function createStudioActor(options: StudioActorOptions = {}): Promise<StudioActor> {
   const tempDirs: string[] = [];
-  let sandbox: LocalSandbox | undefined;
+  let sandbox: RunSandbox | undefined;
   let server: ManagedServer | undefined;
   let stopTools: (() => void) | undefined;
   const janitor = options.janitor;

@@ -37,8 +37,8 @@ export interface ActorConfinement {
  * the sandbox off, the project) writable and mounted at the project's own path; the workspace,
  * the state folder and the home folder hidden (see `confinementScope`). Says once per process when `auto` cannot confine.
  *
- * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the mode is `required` and bubblewrap
- *   cannot run here.
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the mode is `required` and no
+ *   confinement backend can run here.
  */
 export function actorConfinement(input: {
   settings: { confine: ConfineMode; network: NetworkSetting };
@@ -46,6 +46,8 @@ export function actorConfinement(input: {
   /** Per-server network (lists, proxy); see actor-network.ts. */
   network?: { hook: ServerNetworkHook; cutsNetwork: boolean };
   sandboxRoot: string;
+  /** The folder holding the sandbox's store and records (hidden); absent with the sandbox off. */
+  sandboxContainer?: string;
   projectDir: string;
   workspaceRoot: string;
   report: (message: string) => void;
@@ -62,6 +64,7 @@ export function actorConfinement(input: {
     },
     confinementScope({
       sandboxRoot: input.sandboxRoot,
+      ...(input.sandboxContainer === undefined ? {} : { sandboxContainer: input.sandboxContainer }),
       projectDir: input.projectDir,
       workspaceRoot: input.workspaceRoot,
     }),

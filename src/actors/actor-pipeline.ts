@@ -11,7 +11,7 @@ import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import type { SkillActivation } from '../skills/agent-skills.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
@@ -25,7 +25,7 @@ export interface ActorPipelineOptions {
   registry: SkillRegistry;
   activation: SkillActivation;
   auditLog: AuditLog;
-  sandbox: LocalSandbox | undefined;
+  sandbox: RunSandbox | undefined;
   /** The folder the tools work in (the sandbox root, or the project without a sandbox). */
   root: string;
   /** Outermost layers (the in-flight counter, the caller's `middleware` option). */

@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import type { Actor as ActorConfig } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { removeEmptyDirs } from '../sandbox/empty-dirs.js';
-import { createSandbox } from '../sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { createSandbox } from '../sandbox/git/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 import type { SandboxBaseOptions } from './sandbox-base-options.js';
@@ -32,7 +32,7 @@ export interface ActorSandboxOptions {
 
 /** The actor's sandbox and how to dispose of it. */
 export interface ActorSandbox {
-  sandbox: LocalSandbox;
+  sandbox: RunSandbox;
   /** A thread's sandbox (kept between runs), not a temporary one. */
   threadBound: boolean;
   /** The thread's sandbox existed already (it holds the thread's history). */
@@ -69,7 +69,7 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
       async dispose(remove) {
         await sandbox.close({ remove });
         // The container's parent is the project's sandboxes folder (made on first use).
-        if (remove) await removeEmptyDirs(dirname(dirname(sandbox.runDir)), stateDir);
+        if (remove) await removeEmptyDirs(dirname(sandbox.container), stateDir);
       },
     };
   }

@@ -7,7 +7,7 @@ import type { Actor as ActorConfig } from '../config/schemas.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import type { Policy, PolicyInput } from '../config/policy-schema.js';
 import type { ChangeRecord, ToolEntry } from '../core/tool-descriptor.js';
-import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { ManagedServerStatus } from '../servers/managed-server.js';
 import type { ServerEventSource } from '../servers/server-events.js';

@@ -4,8 +4,8 @@ import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import { readSandboxState } from '../core/sandbox-state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
-import { sharedThreadNamespace, ThreadReplica } from '../sandbox/shared-store.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import type { WorkspaceStore } from '../workspace/store.js';
 
@@ -134,7 +134,7 @@ export interface SandboxSync {
 export async function syncSandboxToThread(input: {
   graph: CheckpointedGraph;
   threadId: string;
-  sandbox: LocalSandbox;
+  sandbox: RunSandbox;
   signal?: AbortSignal;
 }): Promise<SandboxSync | undefined> {
   const { graph, threadId, sandbox, signal } = input;

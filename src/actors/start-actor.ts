@@ -17,7 +17,7 @@ import { DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from './skill-registry.js';
 import type { SkillPlan, SkillRegistry } from './skill-registry.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
@@ -269,7 +269,7 @@ async function startServers(
   spec: ActorStartSpec,
   cleanup: CleanupStack,
   root: string,
-  sandbox: LocalSandbox | undefined,
+  sandbox: RunSandbox | undefined,
   signal: AbortSignal | undefined,
 ): Promise<StartedServers> {
   const { options, store } = spec;
@@ -299,6 +299,7 @@ async function startServers(
         options: options.confinement,
         ...(network === undefined ? {} : { network }),
         sandboxRoot: root,
+        ...(sandbox === undefined ? {} : { sandboxContainer: sandbox.container }),
         projectDir: sandbox?.source ?? store.projectDir,
         workspaceRoot: store.root,
         report: (message) => {

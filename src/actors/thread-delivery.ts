@@ -5,8 +5,8 @@ import type { StateSnapshot } from '@langchain/langgraph';
 import { checkpointIdOf, type CheckpointedGraph } from '../middleware/checkpointed-graph.js';
 import { readSandboxState } from '../middleware/state.js';
 import type { DeliveryStep, DeliveryThread } from '../sandbox/deliver/store-access.js';
-import { openSandbox } from '../sandbox/open-sandbox.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import { openSandbox } from '../sandbox/git/open-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import { compileActorStateGraph } from './actor-graph.js';
 import { findSharedThreadActors, openSharedThread, resolveSharedRemote } from './shared-thread.js';
@@ -109,7 +109,7 @@ export interface OpenThreadDeliveryOptions {
 /** A thread opened for delivery: pass `sandbox` and `{ thread }` to the delivery functions. */
 export interface ThreadDeliveryHandle extends AsyncDisposable {
   actor: string;
-  sandbox: LocalSandbox;
+  sandbox: RunSandbox;
   thread: DeliveryThread;
   /** Closes the checkpointer and the sandbox (kept on disk). */
   close(): Promise<void>;
@@ -167,7 +167,7 @@ export async function openThreadDelivery(
     ...(signal === undefined ? {} : { signal }),
   });
   const replica = shared?.replica;
-  let sandbox: LocalSandbox;
+  let sandbox: RunSandbox;
   try {
     sandbox =
       location === undefined
@@ -221,7 +221,7 @@ export async function openThreadDelivery(
     actor,
     ...(replica === undefined
       ? {}
-      : { fetch: (fetchSignal) => replica.fetchInto(sandbox.runDir, fetchSignal) }),
+      : { fetch: (fetchSignal) => replica.fetchInto(sandbox.store, fetchSignal) }),
   });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>

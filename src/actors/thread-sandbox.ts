@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
+import { openSandbox, removeSandbox } from '../sandbox/git/open-sandbox.js';
 import {
   THREAD_RECORD_FILE,
   THREAD_SANDBOX_FOLDER,
   THREADS_FOLDER,
   workspaceStateDir,
 } from '../sandbox/state-dir.js';
-import type { OpenedSandbox } from '../sandbox/open-sandbox.js';
+import type { OpenedSandbox } from '../sandbox/git/open-sandbox.js';
+import type { SnapshotStore } from '../sandbox/backend.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
-import type { SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
-import type { ThreadReplica } from '../sandbox/shared-store.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { ThreadReplica } from '../sandbox/git/shared-store.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
@@ -206,8 +207,8 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     ...(replica === undefined
       ? {}
       : {
-          seed: async (runDir: string, signal: AbortSignal | undefined) => {
-            const meta = await replica.fetchInto(runDir, signal);
+          seed: async (store: SnapshotStore, signal: AbortSignal | undefined) => {
+            const meta = await replica.fetchInto(store, signal);
             if (meta === undefined && rebuildOnly) throw notFound();
             return meta;
           },

@@ -59,6 +59,19 @@ export async function isEphemeralSaver(saver: BaseCheckpointSaver): Promise<bool
   return false;
 }
 
+/** The store an actor without `checkpointer:` uses. */
+export const DEFAULT_CHECKPOINTER_TYPE = 'sqlite' satisfies CheckpointBackendType;
+
+/**
+ * The stores whose settings need nothing but their type (a command-line flag can name them), in
+ * table order; the others need options only a config file holds (a URL).
+ */
+export function typeOnlyCheckpointerTypes(): string[] {
+  return (Object.values(checkpointBackends) as CheckpointBackend[])
+    .filter((backend) => backend.schema.safeParse({ type: backend.type }).success)
+    .map((backend) => backend.type);
+}
+
 /** Options of {@link createCheckpointer}. */
 export type CreateCheckpointerOptions = OpenCheckpointerOptions;
 
@@ -70,7 +83,7 @@ export type CreateCheckpointerOptions = OpenCheckpointerOptions;
  * cannot be opened (with the path or the redacted URL).
  */
 export async function createCheckpointer(
-  settings: CheckpointerSettings = { type: 'sqlite' },
+  settings: CheckpointerSettings = { type: DEFAULT_CHECKPOINTER_TYPE },
   options: CreateCheckpointerOptions = {},
 ): Promise<Checkpointer> {
   const { backend, settings: parsed } = resolveCheckpointer(settings);

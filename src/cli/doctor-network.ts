@@ -1,10 +1,10 @@
 /**
  * `agents doctor`'s network section: each actor's effective network per server (its own
  * `network:` or the actor's `sandbox.network`), and whether it can be enforced here: a server
- * with host lists needs bubblewrap with network namespaces, or it refuses to start.
+ * with host lists needs OS confinement that can cut its network, or it refuses to start.
  */
 import type { NetworkSetting } from '../config/network-schema.js';
-import { probeBubblewrap } from '../servers/confinement.js';
+import { findConfinementBackend } from '../servers/confinement-backends.js';
 import { hasHostLists } from '../servers/network/server-network.js';
 import { probeServerNetwork, type NetworkProbe } from './doctor-network-probe.js';
 import type { WorkspaceStore } from '../workspace/store.js';
@@ -39,7 +39,7 @@ export async function actorNetworkReports(
 ): Promise<ActorNetworkReport[]> {
   const { records } = await store.list('actor');
   // One probe (a spawn, cached per process) covers both: --unshare-net is what lists need.
-  const namespaces = probeBubblewrap({ network: false });
+  const namespaces = findConfinementBackend({ network: false });
   const reports: ActorNetworkReport[] = [];
   for (const record of records) {
     const actor = record.value;

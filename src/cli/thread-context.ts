@@ -4,7 +4,7 @@ import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 
@@ -75,7 +75,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
-      import('../sandbox/open-sandbox.js'),
+      import('../sandbox/git/open-sandbox.js'),
       import('../actors/shared-thread.js'),
     ]);
     const here = createWorkspaceStore(workspace, { projectDir: cwd });
@@ -117,7 +117,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     // Without either (read from the actor's file) nothing changes here.
     const sharedConfig = await readActorConfig().catch(() => undefined);
     let shared: SharedThread | undefined;
-    let sandbox: LocalSandbox;
+    let sandbox: RunSandbox;
     try {
       shared =
         sharedConfig === undefined
@@ -155,7 +155,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           // worker's snapshots for the store (and below brings the files to the latest checkpoint).
           try {
             if (options.lock) await shared.replica.attach(sandbox, signal);
-            else await shared.replica.fetchInto(sandbox.runDir, signal);
+            else await shared.replica.fetchInto(sandbox.store, signal);
           } catch (error) {
             await sandbox.close({ remove: false }).catch(() => undefined);
             throw error;

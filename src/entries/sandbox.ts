@@ -3,10 +3,17 @@
  * open, list, prune, remove), its path map, and delivery of its changes (diff, apply, commit).
  */
 export type { PathMap, Sandbox, Snapshot } from '../sandbox/types.js';
-export type { CreateSandboxOptions, LocalSandbox } from '../sandbox/local-sandbox.js';
-export { createSandbox } from '../sandbox/local-sandbox.js';
-export type { OpenSandboxOptions, OpenedSandbox } from '../sandbox/open-sandbox.js';
-export { openSandbox, removeSandbox } from '../sandbox/open-sandbox.js';
+export type { CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
+export type {
+  RunSandbox,
+  SandboxBackend,
+  SnapshotEntry,
+  SnapshotStore,
+} from '../sandbox/backend.js';
+export { SANDBOX_BACKENDS, sandboxBackend } from '../sandbox/backends.js';
+export { createSandbox } from '../sandbox/git/local-sandbox.js';
+export type { OpenSandboxOptions, OpenedSandbox } from '../sandbox/git/open-sandbox.js';
+export { openSandbox, removeSandbox } from '../sandbox/git/open-sandbox.js';
 export type { PruneSandboxesOptions, PruneSandboxesResult } from '../sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from '../sandbox/prune-sandboxes.js';
 export type { ListSandboxesOptions, SandboxEntry } from '../sandbox/sandbox-inventory.js';
@@ -38,7 +45,11 @@ export type {
 export { commitSandbox } from '../sandbox/deliver/commit-branch.js';
 export type { DeliverySandbox, DeliveryThread } from '../sandbox/deliver/store-access.js';
 export { isDeliverySandbox } from '../sandbox/deliver/store-access.js';
-export type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../sandbox/base-snapshot.js';
+export type {
+  SandboxBaseOrigin,
+  SandboxFrom,
+  SandboxWarning,
+} from '../sandbox/git/base-snapshot.js';
 
 export { DEFAULT_SANDBOX_EXCLUDES } from '../sandbox/sandbox-excludes.js';
 export { DEFAULT_MAX_FILE_BYTES } from '../sandbox/large-files.js';

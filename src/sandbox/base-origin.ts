@@ -1,5 +1,5 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ToolRepoSource } from './tool-repo.js';
+import type { ToolRepoSource } from './git/tool-repo.js';
 
 // What a sandbox's base is made from and what is said about it: the `from` option, the origin
 // recorded in the marker, and the warnings a base can carry. Making the base: base-snapshot.ts.

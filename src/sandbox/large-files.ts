@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { nulList, objectTypes, type IndexGit } from './index-git.js';
+import { nulList, objectTypes, type IndexGit } from './git/index-git.js';
 import type { RawTreeChange } from './raw-tree-diff.js';
 import { anchoredPattern, formatSize, type OversizedFile } from './size-cap.js';
 import { writeSizeCapSection } from './sandbox-excludes.js';
@@ -18,7 +18,7 @@ export {
   type OversizedFile,
 } from './size-cap.js';
 export { parseRawTreeDiff, type RawTreeChange } from './raw-tree-diff.js';
-export type { IndexGit } from './index-git.js';
+export type { IndexGit } from './git/index-git.js';
 
 /** Where the skipped files are recorded in the run dir, so a reopened sandbox knows them. */
 const STATE_FILE = 'large-files.json';

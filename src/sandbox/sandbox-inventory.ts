@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { CONTAINER_PREFIX } from './local-sandbox.js';
+import { CONTAINER_PREFIX } from './git/local-sandbox.js';
 import { lastActivity, lockHolder, readMarker } from './sandbox-marker.js';
 import { gitTopLevel, realSourceDir, SANDBOXES_FOLDER } from './source-dir.js';
 import {

@@ -23,6 +23,11 @@ import {
  */
 export function confinementScope(input: {
   sandboxRoot: string;
+  /**
+   * The folder holding the sandbox's store and records beside its tree (`RunSandbox.container`).
+   * Default: the tree's parent folder, where the git backend keeps them.
+   */
+  sandboxContainer?: string;
   projectDir?: string;
   workspaceRoot?: string;
   stateDir?: string;
@@ -36,10 +41,10 @@ export function confinementScope(input: {
     home,
     ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot]),
   ];
-  // The sandbox's container holds its private `run/` beside the tree (not when the "sandbox" is
-  // the project itself, sandbox off).
+  // The sandbox's container holds its private store beside the tree (not when the "sandbox" is
+  // the project itself, sandbox off); the tree is mounted back over it.
   if (input.projectDir === undefined || input.projectDir !== input.sandboxRoot)
-    hidden.push(dirname(input.sandboxRoot));
+    hidden.push(input.sandboxContainer ?? dirname(input.sandboxRoot));
   return {
     sandboxRoot: input.sandboxRoot,
     ...(input.projectDir === undefined ? {} : { projectDir: input.projectDir }),
@@ -63,7 +68,8 @@ export interface ProbeConfinement extends AsyncDisposable {
  * and home hidden), so a server that cannot run confined fails here, not at its first run, and
  * nothing it writes at start-up reaches the user's project.
  *
- * @throws AgentsError `CONFINEMENT_UNAVAILABLE` in `required` mode when bubblewrap cannot run.
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` in `required` mode when no confinement backend
+ *   can run.
  */
 export async function probeConfinement(input: {
   mode: ConfineMode;

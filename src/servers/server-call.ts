@@ -74,7 +74,7 @@ export class SupervisedCaller implements McpToolCaller {
 
   /** A confined server's EROFS error result gets the note that names confinement as the cause. */
   private explainRefusal(result: CallToolResult): CallToolResult {
-    if (result.isError !== true || this.core.options.confinement?.kind !== 'bubblewrap')
+    if (result.isError !== true || (this.core.options.confinement?.kind ?? 'none') === 'none')
       return result;
     const text = result.content
       .map((block) => (block.type === 'text' ? block.text : ''))
@@ -86,7 +86,8 @@ export class SupervisedCaller implements McpToolCaller {
 
   /** The same for a JSON-RPC error (the message the model sees). */
   private explainRefusalError(failure: ServerError): void {
-    if (this.core.options.confinement?.kind !== 'bubblewrap' || !(failure instanceof Error)) return;
+    if ((this.core.options.confinement?.kind ?? 'none') === 'none' || !(failure instanceof Error))
+      return;
     const note = confinementRefusalNote(this.core.name, failure.message);
     if (note !== undefined && !failure.message.includes(note)) failure.message += ` ${note}`;
   }

@@ -14,11 +14,8 @@ import * as path from 'node:path';
 import { createActor, type ActorInstance, type CreateActorOptions } from '../actors/actor.js';
 import { ServerConfigSchema, type ServerConfigInput } from '../config/schemas.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import {
-  createSandbox,
-  type CreateSandboxOptions,
-  type LocalSandbox,
-} from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
+import { createSandbox, type CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
 import {
   createManagedServer,
   type ManagedServer,
@@ -35,7 +32,7 @@ export interface StudioGraphContext {
   /** The janitor, to register resources made some other way (`trackPath`, `trackServers`...). */
   readonly janitor: StudioJanitor;
   /** `createSandbox(options)`; the sandbox's folder is removed when the dev server stops. */
-  sandbox(options: CreateSandboxOptions): Promise<LocalSandbox>;
+  sandbox(options: CreateSandboxOptions): Promise<RunSandbox>;
   /**
    * `createManagedServer(config, options)`, started, confined like an actor's servers (in
    * `options.cwd`, else an empty throwaway folder) unless `options.confinement` is given; the
@@ -134,9 +131,9 @@ export async function createStudioGraph<Graph>(
         servers,
         servers.names().map((name) => servers.pid(name)),
       );
-      const runDir = (actor.sandbox as Partial<LocalSandbox> | undefined)?.runDir;
+      const container = (actor.sandbox as Partial<RunSandbox> | undefined)?.container;
       const kept = options.threadId !== undefined || options.keepSandbox === true;
-      if (runDir !== undefined && !kept) janitor.trackSandbox({ runDir });
+      if (container !== undefined && !kept) janitor.trackSandbox({ container });
       return actor;
     },
     tempDir(prefix = 'agents-studio-') {

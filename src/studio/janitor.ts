@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import type { LocalSandbox } from '../sandbox/local-sandbox.js';
+import type { RunSandbox } from '../sandbox/backend.js';
 import type { ServerEventSource } from '../servers/server-events.js';
 
 /**
@@ -82,7 +82,7 @@ export interface StudioJanitor {
    */
   trackServers(source: ServerEventSource, current?: readonly (number | undefined)[]): () => void;
   /** Remove a sandbox's folder (its tree, snapshot store and run dir) if this process dies. */
-  trackSandbox(sandbox: Pick<LocalSandbox, 'runDir'>): void;
+  trackSandbox(sandbox: Pick<RunSandbox, 'container'>): void;
   /** The owner cleaned up itself: the janitor exits without doing anything. Idempotent. */
   dismiss(): void;
   /** Process id of the janitor (for tests). */
@@ -150,8 +150,8 @@ export function startStudioJanitor(): StudioJanitor {
       };
     },
     trackSandbox(sandbox) {
-      // The sandbox's own folder: `<container>/<id>` (tree) beside `<container>/run`.
-      trackPath(path.dirname(sandbox.runDir));
+      // The sandbox's own folder: its tree, store and records.
+      trackPath(sandbox.container);
     },
     dismiss() {
       if (dismissed) return;

@@ -3,7 +3,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { confinementRefusalNote, probeBubblewrap } from '../../src/servers/confinement.js';
+import { confinementRefusalNote } from '../../src/servers/confinement.js';
+import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 

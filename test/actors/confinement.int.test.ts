@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor.js';
 import { AgentsError } from '../../src/errors.js';
-import { probeBubblewrap } from '../../src/servers/confinement.js';
+import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 import { hashTree } from '../sandbox/helpers.js';

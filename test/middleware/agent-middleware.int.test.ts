@@ -11,8 +11,8 @@ import { createSandboxAgentMiddleware } from '../../src/middleware/agent-middlew
 import { findChangeRecord } from '../../src/middleware/change-tracking.js';
 import { listCheckpoints, rollback } from '../../src/middleware/rollback.js';
 import { readSandboxState } from '../../src/middleware/state.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { makeRepo, readTree, trackedFileTools } from './helpers.js';
 
 describe('createAgent middleware (real git sandbox)', () => {

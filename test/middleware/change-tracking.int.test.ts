@@ -9,8 +9,8 @@ import {
 } from '../../src/middleware/change-tracking.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { fileHandlers, makeRepo } from './helpers.js';
 

@@ -8,8 +8,8 @@ import type { OpenThreadContext } from '../../src/cli/thread-context.js';
 import { createRollbackCommand } from '../../src/cli/commands/rollback.js';
 import { createSandboxDiffCommand } from '../../src/cli/commands/sandbox.js';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';
 
 describe('CLI: checkpoints, rollback, sandbox diff', () => {

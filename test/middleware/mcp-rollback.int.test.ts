@@ -9,8 +9,8 @@ import { createChangeTrackingMiddleware } from '../../src/middleware/change-trac
 import { listCheckpoints, rollback } from '../../src/middleware/rollback.js';
 import { readSandboxState } from '../../src/middleware/state.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
 import { buildGraph, makeRepo, readTree } from './helpers.js';
 

@@ -14,8 +14,8 @@ import {
   withActiveRun,
 } from '../../src/middleware/rollback.js';
 import { undoRollback } from '../../src/middleware/undo-rollback.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';
 
 describe('tracked ToolNode + SQLite checkpointer + rollback', () => {

@@ -11,8 +11,8 @@ import { listCheckpoints, rollback, withActiveRun } from '../../src/middleware/r
 import { readSandboxState } from '../../src/middleware/state.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { buildGraph, descriptor, makeRepo, trackedFileTools } from './helpers.js';
 import type { ScriptedCall } from './helpers.js';
 

@@ -14,7 +14,7 @@ import { createAuditLog, createAuditMiddleware } from '../../src/policy/audit.js
 import { createOutputBudgetMiddleware } from '../../src/policy/output-budget.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { createAllowedToolsMiddleware } from '../../src/skills/agent-skills.js';
 import { describeToolMiddlewareContract } from '../contracts/tool-middleware.contract.js';
 import type { ToolMiddlewareSubject } from '../contracts/tool-middleware.contract.js';

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
-import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { detectPathArguments, KNOWN_PATH_ARGUMENTS } from '../../src/mcp/path-arguments.js';
 import { sandboxRoots } from '../../src/sandbox/sandbox-roots.js';
 import { git, hashTree, makeRepo, writeFiles } from './helpers.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { openSandbox } from '../../src/sandbox/open-sandbox.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import { openSandbox } from '../../src/sandbox/git/open-sandbox.js';
 import { git, makeRepo, storeGit, writeFiles } from './helpers.js';
 
 /** A small cap, so the tests need no large files. */

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { pruneSandboxes } from '../../src/sandbox/prune-sandboxes.js';
 import { git, hashTree, makeRepo, repoFingerprint, storeGit, writeFiles } from './helpers.js';
 

@@ -7,8 +7,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { openSandbox } from '../../src/sandbox/open-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import { openSandbox } from '../../src/sandbox/git/open-sandbox.js';
 import { git, makeRepo, repoFingerprint, storeGit, writeFiles } from './helpers.js';
 
 let scratch: string;

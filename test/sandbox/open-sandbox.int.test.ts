@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { openSandbox, removeSandbox } from '../../src/sandbox/open-sandbox.js';
+import { openSandbox, removeSandbox } from '../../src/sandbox/git/open-sandbox.js';
 import { makeRepo, repoFingerprint } from './helpers.js';
 
 async function exists(path: string): Promise<boolean> {

@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NeedsScan, readInside } from '../../src/sandbox/incremental-tree.js';
+import { NeedsScan, readInside } from '../../src/sandbox/git/incremental-tree.js';
 
 /**
  * The watched snapshot reads a changed file on the host. A confined tool may swap the file, or a

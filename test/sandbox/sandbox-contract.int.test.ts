@@ -6,7 +6,8 @@ import {
   openThreadSandbox,
   removeThreadSandbox,
 } from '../../src/actors/thread-sandbox.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
+import { SANDBOX_BACKENDS } from '../../src/sandbox/backends.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { CONTRACT_FILES, describeSandboxContract } from '../contracts/sandbox.contract.js';
 import type { SandboxContractFixture } from '../contracts/sandbox.contract.js';
 import { git, writeFiles } from './helpers.js';
@@ -83,4 +84,34 @@ describeSandboxContract('thread sandbox', makeRepoSource, (fixture) =>
 
 describeSandboxContract('reopened thread sandbox', makeRepoSource, (fixture) =>
   threadSandbox(fixture, true),
+);
+
+/** The second backend: a plain copy, snapshots in memory, no git anywhere. */
+async function memorySandbox({ scratch, source }: SandboxContractFixture) {
+  const sandbox = await SANDBOX_BACKENDS.memory.create({
+    source,
+    baseDir: join(scratch, 'memory'),
+  });
+  expect(sandbox.backend).toBe('memory');
+  expect(sandbox.store.git).toBeUndefined();
+  return { sandbox, folders: [sandbox.container] };
+}
+
+describeSandboxContract('memory backend (git repo copied)', makeRepoSource, memorySandbox);
+
+describeSandboxContract('memory backend (plain folder)', makeFolderSource, memorySandbox);
+
+describeSandboxContract(
+  'memory backend, closed (kept) and reopened',
+  makeFolderSource,
+  async (fixture) => {
+    const made = await memorySandbox(fixture);
+    await made.sandbox.close({ remove: false });
+    const sandbox = await SANDBOX_BACKENDS.memory.open({ dir: made.sandbox.container });
+    expect(sandbox.reopened).toBe(true);
+    expect(await SANDBOX_BACKENDS.memory.list({ baseDir: fixture.scratch })).toEqual([
+      { id: sandbox.id, dir: sandbox.container, source: fixture.source },
+    ]);
+    return { sandbox, folders: made.folders };
+  },
 );

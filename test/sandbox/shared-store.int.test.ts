@@ -5,8 +5,9 @@ import { MemorySaver, emptyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withSnapshotBarrier } from '../../src/actors/shared-thread.js';
 import { AgentsError } from '../../src/errors.js';
-import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
-import { ThreadReplica } from '../../src/sandbox/shared-store.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import { ThreadReplica } from '../../src/sandbox/git/shared-store.js';
+import type { SnapshotStore } from '../../src/sandbox/backend.js';
 import { treeHash } from '../helpers/tree-hash.js';
 import { git, makeRepo } from './helpers.js';
 
@@ -36,7 +37,7 @@ describe('shared snapshot store (ThreadReplica)', () => {
       baseDir: join(dir, 'boxes'),
       ...(seed === undefined
         ? {}
-        : { seed: (runDir: string, signal?: AbortSignal) => seed.fetchInto(runDir, signal) }),
+        : { seed: (store: SnapshotStore, signal?: AbortSignal) => seed.fetchInto(store, signal) }),
     });
     open.push(made);
     return made;

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSandbox, type LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { makeRepo, storeGit } from './helpers.js';
 
 /**

@@ -13,8 +13,8 @@ import { createChangeTrackingMiddleware } from '../../src/middleware/change-trac
 import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ChangeRecord, ToolEntry } from '../../src/core/tool-descriptor.js';
-import { createSandbox } from '../../src/sandbox/local-sandbox.js';
-import type { LocalSandbox } from '../../src/sandbox/local-sandbox.js';
+import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { capabilities, descriptor } from './helpers.js';
 

@@ -7,11 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import {
-  probeBubblewrap,
-  resolveConfinement,
-  type Confinement,
-} from '../../src/servers/confinement.js';
+import { resolveConfinement, type Confinement } from '../../src/servers/confinement.js';
+import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createStdioTransport, type StdioTransport } from '../../src/servers/stdio-transport.js';
 import { FAULT_SERVER, groupReaped } from './fixture.js';
 

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/servers/confinement.js';
+import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 import { FAULT_SERVER } from './fixture.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorRunEvent } from '../../src/actors/actor.js';
 import type { AuditEntry } from '../../src/policy/audit.js';
-import { probeBubblewrap } from '../../src/servers/confinement.js';
+import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createServerManager } from '../../src/servers/server-manager.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 

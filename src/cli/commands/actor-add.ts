@@ -148,13 +148,15 @@ export const actorAddCommand: Command = {
     const name = requirePositional(positionals, 'actor NAME', ADD_USAGE);
     if (!values.skill || values.skill.length === 0)
       throw usageError('Give at least one --skill.', ADD_USAGE);
-    if (
-      values.checkpointer !== undefined &&
-      values.checkpointer !== 'sqlite' &&
-      values.checkpointer !== 'memory'
-    ) {
+    // Any store of the checkpoint table that needs no more than its type; the others (a URL)
+    // are written in the YAML. Loaded on use, like the schemas below.
+    const { checkpointBackends, DEFAULT_CHECKPOINTER_TYPE, typeOnlyCheckpointerTypes } =
+      await import('../../checkpoint/backends.js');
+    const flagTypes = typeOnlyCheckpointerTypes();
+    if (values.checkpointer !== undefined && !flagTypes.includes(values.checkpointer)) {
+      const others = Object.keys(checkpointBackends).filter((type) => !flagTypes.includes(type));
       throw usageError(
-        `--checkpointer ${values.checkpointer}: use sqlite or memory (postgres: edit the YAML).`,
+        `--checkpointer ${values.checkpointer}: use ${flagTypes.join(' or ')}${others.length === 0 ? '' : ` (${others.join(', ')}: edit the YAML)`}.`,
         ADD_USAGE,
       );
     }
@@ -174,7 +176,10 @@ export const actorAddCommand: Command = {
             },
           }
         : {}),
-      ...(values.checkpointer === 'memory' ? { checkpointer: { type: 'memory' as const } } : {}),
+      ...(values.checkpointer === undefined || values.checkpointer === DEFAULT_CHECKPOINTER_TYPE
+        ? {}
+        : // Checked above: a store that needs no more than its type.
+          { checkpointer: { type: values.checkpointer as 'memory' | 'sqlite' } }),
       ...(policyMode === undefined ? {} : { policy: { mode: policyMode } }),
     };
     const { ActorSchema } = await import('../../config/schemas.js');

@@ -5,11 +5,15 @@ import type { NamedServerConfig } from '../../config/schemas.js';
 import { formatCommandLine } from '../../redact.js';
 import { agentsStateDir } from '../../sandbox/state-dir.js';
 import { confinementScope } from '../../servers/confinement-scope.js';
-import { probeBubblewrap, resolveConfinement } from '../../servers/confinement.js';
+import { resolveConfinement } from '../../servers/confinement.js';
+import { findConfinementBackend } from '../../servers/confinement-backends.js';
 import type { WorkspaceStore } from '../../workspace/store.js';
 
 /** What `agents doctor` finds out about OS confinement. */
 export interface ConfinementReport {
+  /** The confinement backend that works here (absent when none does). */
+  backend?: string;
+  /** What probing found (named after the first backend; kept for readers of the JSON). */
   bubblewrap: { available: true; path: string } | { available: false; reason: string };
   /**
    * The probe: a confined process tries to read a file planted beside its sandbox in the state
@@ -37,8 +41,12 @@ const SANDBOX_PLACEHOLDER = '<SANDBOX>';
 export async function confinementReport(
   store: WorkspaceStore | undefined,
 ): Promise<ConfinementReport> {
-  const probe = probeBubblewrap();
+  const found = findConfinementBackend({ network: true });
+  const probe = found.available
+    ? { available: true as const, path: found.path }
+    : { available: false as const, reason: found.reason };
   const report: ConfinementReport = {
+    ...(found.available ? { backend: found.backend.name } : {}),
     bubblewrap: probe,
     actors: [],
     exceptions: [],
@@ -157,7 +165,7 @@ export function formatConfinementReport(report: ConfinementReport): string[] {
   const lines: string[] = [];
   lines.push(
     report.bubblewrap.available
-      ? `Confinement: bubblewrap at ${report.bubblewrap.path}.`
+      ? `Confinement: ${report.backend ?? 'bubblewrap'} at ${report.bubblewrap.path}.`
       : `Confinement: NOT available: ${report.bubblewrap.reason}. Stdio servers run unconfined (sandbox.confine: auto) or refuse to start (required).`,
   );
   if (report.probe !== undefined)

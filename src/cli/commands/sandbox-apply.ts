@@ -154,7 +154,7 @@ export function createSandboxApplyCommand(openThread: OpenThreadContext): Comman
         values,
         async ({ sandbox, from, to }) => {
           if (undo) {
-            const result = await undoApply(join(sandbox.runDir, APPLIES_FOLDER), {
+            const result = await undoApply(join(sandbox.store.recordsDir, APPLIES_FOLDER), {
               force: values.force === true,
               dryRun: values['dry-run'] === true,
             });

@@ -7,7 +7,12 @@ import { gitVersionSync } from '../../sandbox/git.js';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { BUBBLEWRAP_INSTALL_HINT, probeBubblewrap } from '../../servers/confinement.js';
+import {
+  BUBBLEWRAP_INSTALL_HINT,
+  bubblewrapBackend,
+  probeBubblewrap,
+} from '../../servers/confinement-bubblewrap.js';
+import { runsOn } from '../../servers/confinement-backends.js';
 import { agentsStateDir, STATE_DIR_ENV } from '../../sandbox/state-dir.js';
 
 /** `ok`; `warn`: works, with less (no confinement, no SQLite); `fail`: runs will not work. */
@@ -117,12 +122,11 @@ function checkBubblewrap(bwrapPath: string | undefined): EnvironmentCheck {
     name: 'bubblewrap',
     status: 'warn',
     detail: `${probe.reason}; stdio servers run unconfined (confine: required refuses to start them)`,
-    fix:
-      process.platform !== 'linux'
-        ? 'nothing to install here: confinement needs Linux'
-        : missing
-          ? `install it: \`${BUBBLEWRAP_INSTALL_HINT}\``
-          : userNamespaceHint(),
+    fix: !runsOn(bubblewrapBackend, process.platform)
+      ? 'nothing to install here: confinement needs Linux'
+      : missing
+        ? `install it: \`${BUBBLEWRAP_INSTALL_HINT}\``
+        : userNamespaceHint(),
   };
 }
 

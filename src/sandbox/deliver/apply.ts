@@ -61,7 +61,7 @@ export interface ApplySandboxOptions extends DeliveryGitOptions, DeliveryScreenO
   conflictIndex?: boolean;
   /** The folder to apply to; default the sandbox's source (the user's project). */
   target?: string;
-  /** Where apply records are kept; default `<runDir>/applies`. */
+  /** Where apply records are kept; default `applies/` in the store's records folder. */
   journalDir?: string;
 }
 
@@ -284,13 +284,16 @@ export async function applySandbox(
     return { ...result, unmerged: options.dryRun === true ? result.unmerged : [] };
   const index = indexed ? await prepareConflictIndex(target, stages, options) : undefined;
   // The record is written before the first file, so an interrupted apply can still be undone.
-  const applyId = await recordApply(options.journalDir ?? join(sandbox.runDir, APPLIES_FOLDER), {
-    target,
-    from,
-    to,
-    files: planned.map(({ path, before, after }) => ({ path, before, after })),
-    ...(index === undefined || index.length === 0 ? {} : { index }),
-  });
+  const applyId = await recordApply(
+    options.journalDir ?? join(sandbox.store.recordsDir, APPLIES_FOLDER),
+    {
+      target,
+      from,
+      to,
+      files: planned.map(({ path, before, after }) => ({ path, before, after })),
+      ...(index === undefined || index.length === 0 ? {} : { index }),
+    },
+  );
   for (const item of planned) {
     options.signal?.throwIfAborted();
     await writeUserPath(target, item.path, item.after);
@@ -301,12 +304,12 @@ export async function applySandbox(
 
 /**
  * Undoes the latest apply of `sandbox` not yet undone (or `applyId`): see `undoApply` in
- * `apply-journal.ts`. Reads the records `applySandbox` kept in the sandbox's run dir.
+ * `apply-journal.ts`. Reads the records `applySandbox` kept in the store's records folder.
  */
 export function undoSandboxApply(
-  sandbox: Pick<DeliverySandbox, 'runDir'>,
+  sandbox: Pick<DeliverySandbox, 'store'>,
   options: UndoApplyOptions & { journalDir?: string } = {},
 ): Promise<UndoApplyResult> {
   const { journalDir, ...rest } = options;
-  return undoApply(journalDir ?? join(sandbox.runDir, APPLIES_FOLDER), rest);
+  return undoApply(journalDir ?? join(sandbox.store.recordsDir, APPLIES_FOLDER), rest);
 }

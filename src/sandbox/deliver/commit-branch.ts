@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { gitEnv, runGit, SNAPSHOT_IDENTITY } from '../git.js';
-import { storeEnv } from '../snapshot-store.js';
 import { snapshotRange } from './diff.js';
 import {
   rawSnapshotDiff,
+  storeGitAccess,
   storeRun,
   type DeliveryGitOptions,
   type DeliverySandbox,
@@ -181,7 +181,7 @@ export async function commitSandbox(
   const withUserObjects = {
     cwd: sandbox.root,
     env: {
-      ...storeEnv(sandbox.runDir, sandbox.root),
+      ...storeGitAccess(sandbox, 'commit to a branch').env(),
       GIT_ALTERNATE_OBJECT_DIRECTORIES: objectsDir,
     },
     ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -291,7 +291,7 @@ async function buildTree(
   const folder = await mkdtemp(join(tmpdir(), 'agents-commit-'));
   try {
     const env = {
-      ...storeEnv(sandbox.runDir, sandbox.root),
+      ...storeGitAccess(sandbox, 'commit to a branch').env(),
       GIT_INDEX_FILE: join(folder, 'index'),
     };
     const run = (args: string[], input?: string) =>

@@ -1,24 +1,25 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { GitStoreAccess, RunSandbox } from '../backend.js';
 import { runGitBytes } from '../git.js';
-import type { LocalSandbox } from '../local-sandbox.js';
-import { parseRawTreeDiff, type RawTreeChange } from '../raw-tree-diff.js';
-import { storeEnv, storeGit } from '../snapshot-store.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
+
+export { literalPathspec } from '../git/git-store.js';
 
 /**
- * What delivering a sandbox's work needs from it: its snapshot store (run dir + tree), the
- * user's folder it was made from, and the base and latest snapshots. A `LocalSandbox` (made or
- * reopened) has all of it.
+ * What delivering a sandbox's work needs from it: its snapshot store, its tree, the user's
+ * folder it was made from, and the base and latest snapshots. Any {@link RunSandbox} has it.
  */
 export type DeliverySandbox = Pick<
-  LocalSandbox,
-  'id' | 'runDir' | 'root' | 'source' | 'base' | 'head' | 'kind' | 'sourceCommit'
+  RunSandbox,
+  'id' | 'store' | 'root' | 'source' | 'base' | 'head' | 'kind' | 'sourceCommit'
 >;
 
-/** True when `sandbox` carries a snapshot store this module can read (a `LocalSandbox`). */
+/** True when `sandbox` carries a snapshot store delivery can read. */
 export function isDeliverySandbox(sandbox: object): sandbox is DeliverySandbox {
   const record = sandbox as Partial<Record<keyof DeliverySandbox, unknown>>;
   return (
-    typeof record.runDir === 'string' &&
+    typeof record.store === 'object' &&
+    record.store !== null &&
     typeof record.root === 'string' &&
     typeof record.source === 'string' &&
     typeof record.base === 'string'
@@ -96,13 +97,29 @@ export async function deliveryHead(
   }
 }
 
-/** Runs git (text output) on the sandbox's snapshot store. */
+/**
+ * The git access of the sandbox's store, for the delivery steps that need git itself (a commit
+ * on the user's branch, a text patch); `SANDBOX_FAILED` naming the backend when it has none.
+ */
+export function storeGitAccess(sandbox: DeliverySandbox, what: string): GitStoreAccess {
+  const git = sandbox.store.git;
+  if (git === undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Cannot ${what} for sandbox "${sandbox.id}": its ${sandbox.store.backend} backend keeps no git store; apply the changes to your files instead (agents sandbox apply).`,
+      { details: { sandboxId: sandbox.id, backend: sandbox.store.backend } },
+    );
+  }
+  return git;
+}
+
+/** Runs git (text output) on the sandbox's snapshot store (a git store only). */
 export function storeRun(
   sandbox: DeliverySandbox,
   args: readonly string[],
   options: DeliveryGitOptions & { okExitCodes?: number[]; input?: string } = {},
 ) {
-  return storeGit(sandbox.runDir, sandbox.root, args, options);
+  return storeGitAccess(sandbox, `run git ${args[0] ?? ''}`.trim()).run(args, options);
 }
 
 /**
@@ -128,69 +145,45 @@ export function gitBytes(
   });
 }
 
-/** The exact bytes of a blob in the sandbox's store. */
-export async function readBlob(
+/** The exact bytes of a file content id in the sandbox's store. */
+export function readBlob(
   sandbox: DeliverySandbox,
-  sha: string,
+  id: string,
   options: DeliveryGitOptions = {},
 ): Promise<Buffer> {
-  return (
-    await gitBytes(['cat-file', 'blob', sha], {
-      cwd: sandbox.root,
-      env: storeEnv(sandbox.runDir, sandbox.root),
-      signal: options.signal,
-      timeoutMs: options.timeoutMs,
-    })
-  ).stdout;
+  return sandbox.store.readBlob(id, options);
 }
 
 /**
- * The full sha of a snapshot commit of the sandbox's store, or `CHECKPOINT_NOT_FOUND` naming
- * the sandbox when there is none (or `rev` is not hex).
+ * The full id of a snapshot of the sandbox's store, or `CHECKPOINT_NOT_FOUND` naming the
+ * sandbox when there is none (or `rev` is not hex).
  */
 export async function resolveSnapshot(
   sandbox: DeliverySandbox,
   rev: string,
   options: DeliveryGitOptions = {},
 ): Promise<string> {
-  const missing = () =>
-    new AgentsError(
+  const sha = /^[0-9a-f]{4,64}$/.test(rev) ? await sandbox.store.resolve(rev, options) : undefined;
+  if (sha === undefined) {
+    throw new AgentsError(
       AgentsErrorCode.CheckpointNotFound,
       `"${rev}" is not a snapshot of sandbox "${sandbox.id}"; list the thread's checkpoints (agents checkpoints --thread ID) to pick one.`,
       { details: { sandboxId: sandbox.id, rev } },
     );
-  if (!/^[0-9a-f]{4,64}$/.test(rev)) throw missing();
-  const result = await storeRun(sandbox, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], {
-    ...options,
-    okExitCodes: [1, 128],
-  });
-  const sha = result.stdout.trim();
-  if (result.exitCode !== 0 || sha === '') throw missing();
+  }
   return sha;
 }
 
-/** Pathspec arguments for git: everything after `--`, read literally (no globs, no magic). */
-export function literalPathspec(paths: readonly string[] | undefined): string[] {
-  if (paths === undefined || paths.length === 0) return [];
-  return ['--', ...paths.map((path) => `:(literal)${path.replace(/^\.\/+/, '')}`)];
-}
-
 /**
- * The files that differ between snapshots `from` and `to` (under `paths`, literally), as
- * `diff-tree --raw` gives them with both blob ids: no rename detection, so a move is a delete
- * and an add.
+ * The files that differ between snapshots `from` and `to` (under `paths`, literally), with both
+ * content ids: no rename detection, so a move is a delete and an add.
  */
-export async function rawSnapshotDiff(
+export function rawSnapshotDiff(
   sandbox: DeliverySandbox,
   from: string,
   to: string,
   paths: readonly string[] | undefined,
   options: DeliveryGitOptions,
 ): Promise<RawTreeChange[]> {
-  const output = await storeRun(
-    sandbox,
-    ['diff-tree', '-r', '-z', '--raw', '--no-renames', from, to, ...literalPathspec(paths)],
-    options,
-  );
-  return parseRawTreeDiff(output.stdout);
+  return sandbox.store.diff(from, to, { ...options, paths });
 }

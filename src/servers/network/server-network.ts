@@ -17,8 +17,10 @@ import { guardedFetch } from './remote-guard.js';
 export interface NetworkLaunch {
   /** Cut the server's network (its own namespace, loopback only). */
   unshareNet: boolean;
-  /** Extra bubblewrap arguments (after the mounts): the proxy socket and variables. */
-  bwrapArgs: string[];
+  /** Folders to bind writable inside the confinement (the proxy socket's folder). */
+  binds: { src: string; dest: string }[];
+  /** Variables to set inside the confinement (where the proxy is). */
+  env: Record<string, string>;
   /** The command line inside the sandbox (the forwarder in front of the server, or unchanged). */
   command: string;
   args: string[];
@@ -90,7 +92,7 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
     launch(serverName, confined, command, args, unconfinedBecause) {
       const setting = settingOf(serverName);
       if (!hasHostLists(setting))
-        return { unshareNet: setting === false, bwrapArgs: [], command, args: [...args] };
+        return { unshareNet: setting === false, binds: [], env: {}, command, args: [...args] };
       const name = serverName ?? 'server';
       if (!confined) {
         throw new AgentsError(
@@ -114,12 +116,8 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
       const forwarded = forwarderCommand(process.execPath, inside, command, args);
       return {
         unshareNet: true,
-        bwrapArgs: [
-          '--bind',
-          dirname(socket),
-          NAMESPACE_SOCKET_DIR,
-          ...Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]),
-        ],
+        binds: [{ src: dirname(socket), dest: NAMESPACE_SOCKET_DIR }],
+        env,
         command: forwarded.command,
         args: forwarded.args,
       };

@@ -1,9 +1,9 @@
 import { appendFile, lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ChangedPath } from '../core/tool-descriptor.js';
-import { gitEnv, runGit, type RunGitResult } from './git.js';
-import type { UnrecordablePaths } from './unrecordable-paths.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { ChangedPath } from '../../core/tool-descriptor.js';
+import { gitEnv, runGit, type RunGitResult } from '../git.js';
+import type { UnrecordablePaths } from '../unrecordable-paths.js';
 
 /**
  * The snapshot store: a git dir of the sandbox's own, in its run dir (`<container>/run/git`),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import {
   indexAtCommit,
   makeRepositoryBase,
@@ -13,9 +13,9 @@ import {
   type SandboxWarning,
 } from './base-snapshot.js';
 import { GitSandbox } from './git-sandbox.js';
-import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from './large-files.js';
-import { NestedRepoTracker, type NestedRepo } from './nested-repos.js';
-import { createPathMap, type SandboxPathMap } from './path-map.js';
+import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from '../large-files.js';
+import { NestedRepoTracker, type NestedRepo } from '../nested-repos.js';
+import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import {
   acquireRunLock,
   ID_PATTERN,
@@ -24,15 +24,16 @@ import {
   prepareEmptyDir,
   writeMarker,
   type SandboxMarker,
-} from './sandbox-marker.js';
-import { validateExcludes, writeExcludeFile } from './sandbox-excludes.js';
+} from '../sandbox-marker.js';
+import { validateExcludes, writeExcludeFile } from '../sandbox-excludes.js';
 import { addAll, INDEX_FILE, initStore, SNAPSHOT_REF_PREFIX, storeGit } from './snapshot-store.js';
-import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from './source-dir.js';
-import { agentsStateDir, projectStateDir } from './state-dir.js';
+import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from '../source-dir.js';
+import { agentsStateDir, projectStateDir } from '../state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
-import type { Sandbox } from './types.js';
-import { UnrecordablePaths } from './unrecordable-paths.js';
-import { removeEmptyDirs } from './empty-dirs.js';
+import type { RunSandbox, SnapshotStore } from '../backend.js';
+import { gitSnapshotStore } from './git-store.js';
+import { UnrecordablePaths } from '../unrecordable-paths.js';
+import { removeEmptyDirs } from '../empty-dirs.js';
 
 /** Name prefix of the folder that holds one sandbox (its tree and its run dir). */
 export const CONTAINER_PREFIX = 'agents-sandbox-';
@@ -104,12 +105,12 @@ export interface CreateSandboxOptions {
 
 /** See {@link CreateSandboxOptions.seed}. */
 export type SandboxSeed = (
-  runDir: string,
+  store: SnapshotStore,
   signal: AbortSignal | undefined,
 ) => Promise<{ base: string; head?: string } | undefined>;
 
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
-export interface LocalSandbox extends Sandbox {
+export interface LocalSandbox extends RunSandbox {
   /**
    * `repository`: made from a commit of the user's git repo (the tree holds a repository of its
    * own that borrows the user's objects); `folder`: a copy of a plain folder.
@@ -232,7 +233,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     let excludeFile: string;
     let largeFiles: LargeFileGuard;
     let head: string | undefined;
-    const seeded = await options.seed?.(runDir, signal);
+    const seeded = await options.seed?.(gitSnapshotStore(runDir, treeDir, { timeoutMs }), signal);
     if (seeded !== undefined) {
       // The history is in the store already: check its base out, nothing copied from the source.
       toolSource = plan?.source;

@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TreeReader } from './git-objects.js';
-import type { RawTreeChange } from './raw-tree-diff.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
 
 /**
  * A restore that costs what differs (issue 29): the tree on disk equals `from` (a safety

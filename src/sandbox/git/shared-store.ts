@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { redactUrl } from '../redact.js';
-import { gitRemoteEnv, runGit, type RunGitResult } from './git.js';
-import { STORE_DIR } from './snapshot-store.js';
+import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import { redactUrl } from '../../redact.js';
+import type { GitStoreAccess, SnapshotStore } from '../backend.js';
+import type { RunGitResult } from '../git.js';
 
 /**
  * Where threads live in a shared snapshot store: `refs/agents/threads/<actor>/<thread>/keep`.
@@ -28,9 +27,15 @@ export interface SharedThreadMeta {
   sourceCommit?: string;
 }
 
-/** The part of a sandbox the replica works on (a `LocalSandbox`). */
+/** A snapshot store the shared store can work with: a git store that fetches and pushes. */
+type ShareableStore = SnapshotStore &
+  Required<Pick<SnapshotStore, 'fetch' | 'push'>> & {
+    git: GitStoreAccess;
+  };
+
+/** The part of a sandbox the replica works on. */
 export interface ReplicatedSandbox {
-  readonly runDir: string;
+  readonly store: SnapshotStore;
   readonly base: string;
   readonly sourceCommit: string | undefined;
   /** Calls `listener` with every new snapshot commit, right after it is made. */
@@ -70,7 +75,7 @@ export class ThreadReplica {
   readonly remote: string;
   readonly namespace: string;
   readonly #timeoutMs: number | undefined;
-  #runDir: string | undefined;
+  #store: ShareableStore | undefined;
   #keep: string | undefined;
   #metaTree: string | undefined;
   #meta: SharedThreadMeta | undefined;
@@ -97,31 +102,23 @@ export class ThreadReplica {
   }
 
   /**
-   * Fetches the thread's snapshots from the shared store into the store of `runDir` (objects and
-   * `refs/shared/keep`). Returns what the store records about the thread and the newest
-   * snapshot pushed (`head`), or `undefined` when
-   * the thread has never been pushed there. Throws `SANDBOX_FAILED` when the store is
-   * unreachable.
+   * Fetches the thread's snapshots from the shared store into the sandbox's `store` (objects
+   * and `refs/shared/keep`). Returns what the store records about the thread and the newest
+   * snapshot pushed (`head`), or `undefined` when the thread has never been pushed there.
+   * Throws `SANDBOX_FAILED` when the store is unreachable, or when the sandbox's store is not a
+   * git store (its backend cannot share snapshots).
    */
   async fetchInto(
-    runDir: string,
+    store: SnapshotStore,
     signal?: AbortSignal,
   ): Promise<(SharedThreadMeta & { head: string }) | undefined> {
-    this.#runDir = runDir;
+    this.#store = this.#shareable(store);
     try {
       // A glob refspec: a thread the store has never seen is not an error, just nothing.
-      await this.#git(
-        [
-          'fetch',
-          '-q',
-          '--no-tags',
-          '--no-write-fetch-head',
-          '--end-of-options',
-          this.remote,
-          `+${this.namespace}/*:${LOCAL_REF_ROOT}/*`,
-        ],
-        signal,
-      );
+      await this.#store.fetch(this.remote, [`+${this.namespace}/*:${LOCAL_REF_ROOT}/*`], {
+        ...(signal === undefined ? {} : { signal }),
+        ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
+      });
     } catch (error) {
       throw this.#storeError('fetch the snapshots of', error);
     }
@@ -160,7 +157,8 @@ export class ThreadReplica {
    * from now on. Call {@link flush} before writing a checkpoint.
    */
   async attach(sandbox: ReplicatedSandbox, signal?: AbortSignal): Promise<void> {
-    if (this.#runDir !== sandbox.runDir) await this.fetchInto(sandbox.runDir, signal);
+    if (this.#store?.location !== sandbox.store.location)
+      await this.fetchInto(sandbox.store, signal);
     this.#meta ??= {
       base: sandbox.base,
       ...(sandbox.sourceCommit === undefined ? {} : { sourceCommit: sandbox.sourceCommit }),
@@ -237,14 +235,9 @@ export class ThreadReplica {
     ).stdout.trim();
     try {
       // No `+`: a fast-forward only. If another worker moved the thread, this fails loudly.
-      await this.#git([
-        'push',
-        '-q',
-        '--no-verify',
-        '--end-of-options',
-        this.remote,
-        `${keep}:${this.namespace}/keep`,
-      ]);
+      await this.#store!.push(this.remote, [`${keep}:${this.namespace}/keep`], {
+        ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
+      });
     } catch (error) {
       const detail = AgentsError.isInstance(error) ? error.details['stderr'] : undefined;
       const stderr = typeof detail === 'string' ? detail : '';
@@ -275,20 +268,27 @@ export class ThreadReplica {
     return this.#metaTree;
   }
 
+  /** The store as a git store with push and fetch, or `SANDBOX_FAILED` naming the backend. */
+  #shareable(store: SnapshotStore): ShareableStore {
+    if (store.git === undefined || store.fetch === undefined || store.push === undefined) {
+      throw new AgentsError(
+        AgentsErrorCode.SandboxFailed,
+        `The ${store.backend} sandbox backend cannot keep snapshots in a shared store (snapshots.remote ${displayRemote(this.remote)}); use the git sandbox backend, or drop snapshots.remote.`,
+        { details: { namespace: this.namespace, backend: store.backend } },
+      );
+    }
+    return store as ShareableStore;
+  }
+
   #git(
     args: readonly string[],
     signal?: AbortSignal,
     okExitCodes?: number[],
     input?: string,
   ): Promise<RunGitResult> {
-    const runDir = this.#runDir;
-    if (runDir === undefined) throw new Error('ThreadReplica: fetchInto() or attach() first');
-    // Only GIT_DIR: the user's global config (credential helpers, url rewrites, ssh settings)
-    // applies to reaching the remote; the store's own config has no hooks and no auto gc. The
-    // remote environment keeps transports (not `ext::`) and fixes every program-naming key.
-    return runGit(args, {
-      cwd: runDir,
-      env: gitRemoteEnv({ GIT_DIR: join(runDir, STORE_DIR) }),
+    const store = this.#store;
+    if (store === undefined) throw new Error('ThreadReplica: fetchInto() or attach() first');
+    return store.git.runRemote(args, {
       ...(signal === undefined ? {} : { signal }),
       ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
       ...(okExitCodes === undefined ? {} : { okExitCodes }),

@@ -1,10 +1,10 @@
 import { appendFile, copyFile, lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { MAX_WARNING_PATHS, type BasePlan, type SandboxWarning } from './base-origin.js';
-import { runGit, type RunGitResult } from './git.js';
-import { anchoredPattern, formatSize } from './size-cap.js';
-import { writeExcludeFile } from './sandbox-excludes.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { MAX_WARNING_PATHS, type BasePlan, type SandboxWarning } from '../base-origin.js';
+import { runGit, type RunGitResult } from '../git.js';
+import { anchoredPattern, formatSize } from '../size-cap.js';
+import { writeExcludeFile } from '../sandbox-excludes.js';
 import { STORE_DIR, storeEnv, type StoreGitOptions } from './snapshot-store.js';
 
 /** Where the user's repository keeps what a working-tree snapshot reads (never writes). */

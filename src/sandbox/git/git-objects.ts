@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { LongLivedGit } from './git.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { LongLivedGit } from '../git.js';
 
 /**
  * Git objects made and read without a git process per object, for snapshots that cost what

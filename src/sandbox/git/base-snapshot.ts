@@ -1,12 +1,12 @@
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import {
   MAX_WARNING_PATHS,
   type BasePlan,
   type BaseRequest,
   type SandboxBaseOrigin,
   type SandboxWarning,
-} from './base-origin.js';
-import { gitEnv, runGit } from './git.js';
+} from '../base-origin.js';
+import { gitEnv, runGit } from '../git.js';
 import { importTree, NO_USER_CONFIG, storeGit, type StoreGitOptions } from './snapshot-store.js';
 import { changedPaths, snapshotWorktree, userGit } from './worktree-snapshot.js';
 
@@ -20,7 +20,7 @@ export {
   type SandboxBaseOrigin,
   type SandboxFrom,
   type SandboxWarning,
-} from './base-origin.js';
+} from '../base-origin.js';
 export { snapshotWorktree } from './worktree-snapshot.js';
 
 /**

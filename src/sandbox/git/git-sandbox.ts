@@ -1,16 +1,17 @@
 import { rm } from 'node:fs/promises';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { join } from 'node:path';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
-import type { ChangedPath } from '../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/tool-descriptor.js';
 import {
   type LargeFileGuard,
   parseRawTreeDiff,
   type IndexGit,
   type OversizedFile,
-} from './large-files.js';
-import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from './nested-repos.js';
-import type { SandboxPathMap } from './path-map.js';
-import { writeMarkerSync, type SandboxMarker } from './sandbox-marker.js';
+} from '../large-files.js';
+import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from '../nested-repos.js';
+import type { SandboxPathMap } from '../path-map.js';
+import { writeMarkerSync, type SandboxMarker } from '../sandbox-marker.js';
 import {
   addAll,
   indexGitlinks,
@@ -20,10 +21,12 @@ import {
   storeEnv,
   storeGit,
 } from './snapshot-store.js';
-import { putBackIgnoredFiles } from './ignored-files.js';
-import type { SkippedPath } from '../core/tool-descriptor.js';
-import type { RestoreResult, Sandbox, Snapshot } from './types.js';
-import { UnrecordablePaths } from './unrecordable-paths.js';
+import { putBackIgnoredFiles } from '../ignored-files.js';
+import type { SkippedPath } from '../../core/tool-descriptor.js';
+import type { RestoreResult, Sandbox, Snapshot } from '../types.js';
+import type { SnapshotStore } from '../backend.js';
+import { gitSnapshotStore } from './git-store.js';
+import { UnrecordablePaths } from '../unrecordable-paths.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
 
 /** Mode of a gitlink (a nested repository) in a tree. */
@@ -71,6 +74,9 @@ export class GitSandbox implements Sandbox {
   readonly baseOrigin: SandboxBaseOrigin;
   readonly baseWarnings: readonly SandboxWarning[];
   readonly runDir: string;
+  readonly backend = 'git';
+  readonly container: string;
+  readonly store: SnapshotStore;
   readonly base: string;
   readonly paths: SandboxPathMap;
   readonly excludeFile: string;
@@ -102,6 +108,8 @@ export class GitSandbox implements Sandbox {
     this.baseOrigin = init.baseOrigin;
     this.baseWarnings = init.baseWarnings;
     this.runDir = init.runDir;
+    this.container = init.container;
+    this.store = gitSnapshotStore(init.runDir, init.root, { timeoutMs: init.timeoutMs });
     this.base = init.base;
     this.paths = init.paths;
     this.excludeFile = init.excludeFile;

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LongLivedGit } from './git.js';
+import type { LongLivedGit } from '../git.js';
 import {
   compareEntries,
   serializeTree,
@@ -19,7 +19,7 @@ import {
   type TreeEntry,
   type TreeReader,
 } from './git-objects.js';
-import type { RawTreeChange } from './raw-tree-diff.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
 import type { TreeWatcher } from './tree-watcher.js';
 
 /**

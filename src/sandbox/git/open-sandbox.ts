@@ -1,8 +1,8 @@
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { SandboxFrom, SandboxWarning } from './base-snapshot.js';
-import { LargeFileGuard, validateMaxFileBytes } from './large-files.js';
+import { LargeFileGuard, validateMaxFileBytes } from '../large-files.js';
 import {
   build,
   createSandbox,
@@ -17,15 +17,15 @@ import {
   readMarker,
   writeMarker,
   type SandboxMarker,
-} from './sandbox-marker.js';
+} from '../sandbox-marker.js';
 import {
   EXCLUDE_FILE,
   readRecordedExcludes,
   validateExcludes,
   writeExcludeFile,
-} from './sandbox-excludes.js';
+} from '../sandbox-excludes.js';
 import { INDEX_FILE, storeGit } from './snapshot-store.js';
-import { gitTopLevel, realSourceDir } from './source-dir.js';
+import { gitTopLevel, realSourceDir } from '../source-dir.js';
 
 /** Options for {@link openSandbox}. */
 export interface OpenSandboxOptions {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { SNAPSHOT_IDENTITY, startGit } from './git.js';
+import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
 import { TreeReader, writeObject } from './git-objects.js';
 import {
   buildTree,
@@ -8,7 +8,7 @@ import {
   watchTree,
   type TreeBuildContext,
 } from './incremental-tree.js';
-import type { RawTreeChange } from './raw-tree-diff.js';
+import type { RawTreeChange } from '../raw-tree-diff.js';
 import { SNAPSHOT_REF_PREFIX, STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
 import { applyTreeDiff } from './tree-restore.js';
 import { TreeWatcher } from './tree-watcher.js';
