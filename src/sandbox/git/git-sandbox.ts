@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
 import type { ChangedPath } from '../../core/tool-descriptor.js';
