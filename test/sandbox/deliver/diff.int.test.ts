@@ -51,7 +51,10 @@ describe('agents sandbox diff (review a thread`s work)', () => {
     expect(patch.stdout).toContain('diff --git a/src/app.txt b/src/app.txt');
     expect(patch.stdout).toContain('-two\n+TWO\n');
     expect(patch.stdout).toContain('rename from docs/long.txt\nrename to docs/renamed.txt');
-    expect(patch.stdout).toContain('Binary files /dev/null and b/new.bin differ');
+    // Binary files as a binary patch, so `git apply` takes the whole output (partial review).
+    expect(patch.stdout).toMatch(
+      /diff --git a\/new\.bin b\/new\.bin\nnew file mode 100644\n.*\nGIT binary patch\n/,
+    );
     // Not a terminal: no colour.
     expect(patch.stdout).not.toContain('\u001b[');
 
