@@ -360,17 +360,11 @@ export class GitSandbox implements Sandbox {
     await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal);
     const restoredChanges = await this.#diff(safety.sha, target, signal);
     // Files the target ignores were never its to delete (see putBackIgnoredFiles).
-    const keptIgnored = await putBackIgnoredFiles({
-      root: this.root,
-      env: storeEnv(this.runDir, this.root),
-      safety: safety.sha,
-      changed: restoredChanges,
+    const { changed, keptIgnored } = await this.#withoutPutBackIgnored(
+      safety.sha,
+      restoredChanges,
       signal,
-      timeoutMs: this.#timeoutMs,
-    });
-    this.paths.invalidateLinkCache();
-    const putBack = new Set(keptIgnored);
-    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    );
     await this.#nested.scan(
       (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
     );
@@ -438,17 +432,11 @@ export class GitSandbox implements Sandbox {
       .keepRef(target)
       .catch(() => this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal));
     const restoredChanges = raw.map(({ status, path }) => ({ status, path }));
-    const keptIgnored = await putBackIgnoredFiles({
-      root: this.root,
-      env: storeEnv(this.runDir, this.root),
-      safety: safety.sha,
-      changed: restoredChanges,
+    const { changed, keptIgnored } = await this.#withoutPutBackIgnored(
+      safety.sha,
+      restoredChanges,
       signal,
-      timeoutMs: this.#timeoutMs,
-    });
-    this.paths.invalidateLinkCache();
-    const putBack = new Set(keptIgnored);
-    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    );
     await this.#nested.update(raw);
     this.#head = target;
     this.#headTree = targetTree;
@@ -472,6 +460,29 @@ export class GitSandbox implements Sandbox {
   }
 
   /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
+  /**
+   * Puts back the files the target ignores (never its to delete; see putBackIgnoredFiles) and
+   * returns the restored changes without them. Both restore paths end with it.
+   */
+  async #withoutPutBackIgnored(
+    safety: string,
+    restoredChanges: ChangedPath[],
+    signal: AbortSignal | undefined,
+  ): Promise<{ changed: ChangedPath[]; keptIgnored: string[] }> {
+    const keptIgnored = await putBackIgnoredFiles({
+      root: this.root,
+      env: storeEnv(this.runDir, this.root),
+      safety,
+      changed: restoredChanges,
+      signal,
+      timeoutMs: this.#timeoutMs,
+    });
+    this.paths.invalidateLinkCache();
+    const putBack = new Set(keptIgnored);
+    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
+    return { changed, keptIgnored };
+  }
+
   async #persistHead(): Promise<void> {
     this.#marker.head = this.#head;
     writeMarkerSync(this.runDir, this.#marker);
