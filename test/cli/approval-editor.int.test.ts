@@ -6,16 +6,17 @@
  * is approved and runs.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { TSX_LOADER, fixtureStdioArgs } from '../fixtures/fixture-process.js';
 import { runInPty } from '../helpers/pty.js';
-import { makeProjectRepo } from './helpers.js';
-
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
-const agentsArgv = (...argv: string[]) => [process.execPath, '--import', TSX_LOADER, MAIN, ...argv];
+import {
+  addScriptedActors,
+  agentsArgv,
+  makeProjectRepo,
+  putFixtureFilesSkill,
+  threadFiles,
+} from './helpers.js';
 
 /** The fake editor: logs what it was given, then writes the next answer into the file. */
 const EDITOR_SCRIPT = `
@@ -29,33 +30,19 @@ writeFileSync(file, turn === 1
   : '{ "path": "edited.txt", "content": "from the editor" }');
 `;
 
-async function threadFiles(actor: string, thread: string): Promise<string[]> {
-  const root = process.env['AGENTS_STATE_DIR'];
-  if (root === undefined) throw new Error('the test setup sets AGENTS_STATE_DIR');
-  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((path) => path.includes(`/threads/${actor}/${thread}/`));
-}
-
 describe('the approval prompt on a terminal with $EDITOR', () => {
   let dir: string;
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-editor-');
-    const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('server', 'fs', {
-      transport: 'stdio',
-      command: process.execPath,
-      args: fixtureStdioArgs(['--tools', 'basic']),
-      overrides: { write_file: { pathArguments: ['path'] } },
-    });
-    await store.put('skill', 'files', { mcpServers: ['fs'] });
-    await writeFile(
-      join(dir, 'script.yaml'),
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]\n- content: done\n',
+    await putFixtureFilesSkill(dir);
+    await addScriptedActors(
+      dir,
+      [
+        '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]',
+        '- content: done',
+      ],
+      { names: ['careful'] },
     );
-    await store.put('actor', 'careful', { skills: ['files'], model: 'scripted:script.yaml' });
     await writeFile(join(dir, 'editor.mjs'), EDITOR_SCRIPT);
   });
   afterEach(async () => {

@@ -1,12 +1,16 @@
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentsWithStdin as agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import {
+  addScriptedActors,
+  agentsWithStdin as agents,
+  agentsProcess,
+  makeProjectRepo,
+  putFixtureFilesSkill,
+} from './helpers.js';
 import { main } from '../../src/cli/main.js';
 import type { AuditEntry } from '../../src/policy/audit.js';
-import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
 
 async function audit(cwd: string, thread: string): Promise<AuditEntry[]> {
   const result = await agents(cwd, '', 'audit', '--thread', thread, '--json');
@@ -28,24 +32,17 @@ describe('agents actor run / resume with approvals (ask mode by default)', () =>
   let dir: string;
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-approval-');
-    const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('server', 'fs', {
-      transport: 'stdio',
-      command: process.execPath,
-      args: fixtureStdioArgs(['--tools', 'basic']),
-      overrides: { write_file: { pathArguments: ['path'] } },
-    });
-    await store.put('skill', 'files', { mcpServers: ['fs'] });
-    await writeFile(
-      join(dir, 'script.yaml'),
+    await putFixtureFilesSkill(dir);
+    // No policy block: the default policy (mode ask) applies.
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]',
         '- tool_calls: [{ name: write_file, args: { path: b.txt, content: second } }]',
         '- content: done',
-      ].join('\n'),
+      ],
+      { names: ['careful'] },
     );
-    // No policy block: the default policy (mode ask) applies.
-    await store.put('actor', 'careful', { skills: ['files'], model: 'scripted:script.yaml' });
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });

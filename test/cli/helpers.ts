@@ -1,12 +1,22 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import { FIXTURE_SERVER_PATH, TSX_LOADER, fixtureStdioArgs } from '../fixtures/fixture-process.js';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+
+/** The argv that runs `agents ARGV...` from source (for a pseudo-terminal or a raw spawn). */
+export const agentsArgv = (...argv: string[]): string[] => [
+  process.execPath,
+  '--import',
+  TSX_LOADER,
+  MAIN,
+  ...argv,
+];
 
 /** What one `agents` invocation printed and returned. */
 export interface CliRun {
@@ -111,4 +121,50 @@ export async function addFixtureFilesSkill(
   if (server.code !== 0) throw new Error(`agents server add fx failed: ${server.stderr}`);
   const skill = await agents(dir, 'skill', 'add', 'files', '--server', 'fx', '--no-validate');
   if (skill.code !== 0) throw new Error(`agents skill add files failed: ${skill.stderr}`);
+}
+
+/**
+ * Registers the fixture server (its basic tools, `write_file` with a path argument) as `fs` and
+ * a skill `files` over it, straight into the workspace store (no CLI process: faster).
+ */
+export async function putFixtureFilesSkill(dir: string): Promise<void> {
+  const store = createWorkspaceStore(join(dir, '.agents'));
+  await store.put('server', 'fs', {
+    transport: 'stdio',
+    command: process.execPath,
+    args: fixtureStdioArgs(['--tools', 'basic']),
+    overrides: { write_file: { pathArguments: ['path'] } },
+  });
+  await store.put('skill', 'files', { mcpServers: ['fs'] });
+}
+
+/**
+ * Writes the scripted model's turns to `script.yaml` (one YAML list item per turn) and registers
+ * each named actor over skill `files` driven by it; `mode: 'auto'` runs writes without asking.
+ */
+export async function addScriptedActors(
+  dir: string,
+  turns: readonly string[],
+  options: { names?: readonly string[]; mode?: 'auto' | 'ask' } = {},
+): Promise<void> {
+  await writeFile(join(dir, 'script.yaml'), [...turns, ''].join('\n'));
+  await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
+  const policy = options.mode === undefined ? '' : `policy:\n  mode: ${options.mode}\n`;
+  for (const name of options.names ?? ['bot']) {
+    await writeFile(
+      join(dir, '.agents', 'actors', `${name}.yaml`),
+      `skills: [files]\nmodel: scripted:script.yaml\n${policy}`,
+    );
+  }
+}
+
+/** Every file under the state folder's thread folder of `actor`/`thread` (any workspace key). */
+export async function threadFiles(actor: string, thread: string): Promise<string[]> {
+  const root = process.env['AGENTS_STATE_DIR'];
+  if (root === undefined) throw new Error('the test setup sets AGENTS_STATE_DIR');
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((path) => path.includes(`/threads/${actor}/${thread}/`));
 }

@@ -1,9 +1,15 @@
-import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { UNATTRIBUTED_TOOL_ID } from '../../src/middleware/unattributed.js';
-import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import {
+  addFixtureFilesSkill,
+  addScriptedActors,
+  agents,
+  agentsProcess,
+  makeProjectRepo,
+} from './helpers.js';
 
 const THREAD = 'killed-1';
 
@@ -35,19 +41,14 @@ describe('a tool call killed mid-way (SIGKILL of agents actor run)', () => {
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-killed-call-');
     await addFixtureFilesSkill(dir);
-    await writeFile(
-      join(dir, 'script.yaml'),
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
         '- tool_calls: [{ name: write_then_wait, args: { path: killed.txt, content: "K", ms: 120000 } }]',
         '- content: done',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
-    await writeFile(
-      join(dir, '.agents', 'actors', 'bot.yaml'),
-      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
+      ],
+      { mode: 'auto' },
     );
   });
 

@@ -1,9 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openThreadSandbox, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
-import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import {
+  addFixtureFilesSkill,
+  addScriptedActors,
+  agents,
+  agentsProcess,
+  makeProjectRepo,
+} from './helpers.js';
 
 const THREAD = 'thread-1';
 
@@ -34,21 +40,16 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
 
     await addFixtureFilesSkill(dir, { tools: 'basic' });
     // Three writes across three model turns, then an answer.
-    await writeFile(
-      join(dir, 'script.yaml'),
+    // Default sandbox (this repo) and checkpointer (SQLite file); writes run without asking.
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
         '- tool_calls: [{ name: write_file, args: { path: b.txt, content: "B1" } }]',
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A2" } }]',
         '- content: all written',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
-    // Default sandbox (this repo) and checkpointer (SQLite file); writes run without asking.
-    await writeFile(
-      join(dir, '.agents', 'actors', 'bot.yaml'),
-      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
+      ],
+      { mode: 'auto' },
     );
   });
 

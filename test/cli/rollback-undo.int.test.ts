@@ -1,9 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
-import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import {
+  addFixtureFilesSkill,
+  addScriptedActors,
+  agents,
+  agentsProcess,
+  makeProjectRepo,
+} from './helpers.js';
 import { treeDigest } from '../helpers/tree-hash.js';
 
 // Spaces and a quote: the printed undo line must paste back through a shell.
@@ -33,21 +39,16 @@ describe('agents rollback --undo', () => {
     await addFixtureFilesSkill(dir, { tools: 'basic' });
     // The run writes its own .gitignore, then a file it ignores: rolling back past the
     // .gitignore and undoing must bring that ignored file back too.
-    await writeFile(
-      join(dir, 'script.yaml'),
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
         '- tool_calls: [{ name: write_file, args: { path: .gitignore, content: "*.log\\n" } }]',
         '- tool_calls: [{ name: write_file, args: { path: build.log, content: "log v1" } }]',
         '- tool_calls: [{ name: write_file, args: { path: b.txt, content: "B1" } }]',
         '- content: done',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
-    await writeFile(
-      join(dir, '.agents', 'actors', 'bot.yaml'),
-      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
+      ],
+      { mode: 'auto' },
     );
   });
 

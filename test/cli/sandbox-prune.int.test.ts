@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { openSandbox } from '../../src/sandbox/git/open-sandbox.js';
 import type { SandboxEntry } from '../../src/sandbox/sandbox-inventory.js';
-import { addFixtureFilesSkill, agents, makeProjectRepo } from './helpers.js';
+import { addFixtureFilesSkill, addScriptedActors, agents, makeProjectRepo } from './helpers.js';
 import { treeHash } from '../helpers/tree-hash.js';
 
 const DAY = 86_400_000;
@@ -71,18 +71,13 @@ describe('agents sandbox list / prune and agents thread remove', () => {
     await writeFile(join(userWorktree, 'wip.txt'), 'mine\n');
     await writeFile(join(dir, 'notes.txt'), 'untracked\n');
     await addFixtureFilesSkill(dir, { tools: 'basic' });
-    await writeFile(
-      join(dir, 'script.yaml'),
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
         '- content: done',
-        '',
-      ].join('\n'),
-    );
-    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
-    await writeFile(
-      join(dir, '.agents', 'actors', 'bot.yaml'),
-      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
+      ],
+      { mode: 'auto' },
     );
   });
 

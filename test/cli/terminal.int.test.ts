@@ -1,47 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { TSX_LOADER, fixtureStdioArgs } from '../fixtures/fixture-process.js';
 import { runInPty } from '../helpers/pty.js';
 import { FAULT_SERVER } from '../servers/fixture.js';
-import { agents, makeProjectRepo } from './helpers.js';
+import {
+  addScriptedActors,
+  agents,
+  agentsArgv,
+  makeProjectRepo,
+  putFixtureFilesSkill,
+  threadFiles,
+} from './helpers.js';
 
 /** The escape character, for matching terminal control sequences. */
 const ESC = '\u001b';
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
-const agentsArgv = (...argv: string[]) => [process.execPath, '--import', TSX_LOADER, MAIN, ...argv];
-
-/** Every file under the state folder's thread folder of `actor`/`thread` (any workspace key). */
-async function threadFiles(actor: string, thread: string): Promise<string[]> {
-  const root = process.env['AGENTS_STATE_DIR'];
-  if (root === undefined) throw new Error('the test setup sets AGENTS_STATE_DIR');
-  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((path) => path.includes(`/threads/${actor}/${thread}/`));
-}
 
 // `agents` on a real pseudo-terminal (util-linux `script`): what an interactive user sees.
 describe('agents on a terminal', () => {
   let dir: string;
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-tty-');
-    const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('server', 'fs', {
-      transport: 'stdio',
-      command: process.execPath,
-      args: fixtureStdioArgs(['--tools', 'basic']),
-      overrides: { write_file: { pathArguments: ['path'] } },
-    });
-    await store.put('skill', 'files', { mcpServers: ['fs'] });
-    await writeFile(
-      join(dir, 'script.yaml'),
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]\n- content: done\n',
+    await putFixtureFilesSkill(dir);
+    await addScriptedActors(
+      dir,
+      [
+        '- tool_calls: [{ name: write_file, args: { path: a.txt, content: first } }]',
+        '- content: done',
+      ],
+      { names: ['careful'] },
     );
-    await store.put('actor', 'careful', { skills: ['files'], model: 'scripted:script.yaml' });
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });

@@ -1,8 +1,14 @@
-import { access, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
-import { addFixtureFilesSkill, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import {
+  addFixtureFilesSkill,
+  addScriptedActors,
+  agents,
+  agentsProcess,
+  makeProjectRepo,
+} from './helpers.js';
 
 const THREAD = 'shared-1';
 
@@ -19,21 +25,14 @@ describe('one thread, one actor', () => {
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-thread-owner-');
     await addFixtureFilesSkill(dir, { tools: 'basic' });
-    await writeFile(
-      join(dir, 'script.yaml'),
+    await addScriptedActors(
+      dir,
       [
         '- tool_calls: [{ name: write_file, args: { path: a.txt, content: "A1" } }]',
         '- content: done',
-        '',
-      ].join('\n'),
+      ],
+      { mode: 'auto', names: ['bot', 'other'] },
     );
-    await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
-    for (const name of ['bot', 'other']) {
-      await writeFile(
-        join(dir, '.agents', 'actors', `${name}.yaml`),
-        'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: auto\n',
-      );
-    }
   });
 
   afterEach(async () => {
