@@ -1,7 +1,7 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { resolveCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
-import type { CheckpointedGraph } from '../middleware/rollback.js';
+import type { CheckpointedGraph } from '../thread/rollback.js';
 import { readSandboxState } from '../core/sandbox-state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';

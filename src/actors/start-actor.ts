@@ -9,8 +9,8 @@ import {
   isEphemeralCheckpointer,
   isEphemeralSaver,
 } from '../checkpoint/backends.js';
-import { createInFlightCalls } from '../middleware/in-flight.js';
-import type { InFlightCalls } from '../middleware/in-flight.js';
+import { createInFlightCalls } from '../pipeline/in-flight.js';
+import type { InFlightCalls } from '../pipeline/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
 import { createAuditLog } from '../policy/audit.js';
 import { DEFAULT_PIN_FILE } from '../policy/pins.js';

@@ -5,27 +5,27 @@
  */
 export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 export { composeMiddleware } from '../core/tool-middleware.js';
-export { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-export type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
-export { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
+export { createPathRewriteMiddleware } from '../pipeline/path-rewrite.js';
+export type { ChangeTrackingOptions } from '../pipeline/change-tracking.js';
+export { createChangeTrackingMiddleware } from '../pipeline/change-tracking.js';
 export type {
   ActiveSkillState,
   RollbackRecord,
   SandboxState,
   SandboxStateUpdate,
-} from '../middleware/state.js';
+} from '../thread/state.js';
 export {
   SandboxStateSchema,
   sandboxDeltaStateFields,
   sandboxStateFields,
   undoStack,
-} from '../middleware/state.js';
+} from '../thread/state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
   TrackedToolNodeOptions,
-} from '../middleware/tool-node.js';
-export { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
+} from '../pipeline/tool-node.js';
+export { createTrackedToolNode, routeToolCallsPerTask } from '../pipeline/tool-node.js';
 // pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
 export type { ToolPipeline, ToolPipelineOptions } from '../pipeline/tool-pipeline.js';
 export { createToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -39,10 +39,10 @@ export type {
   CheckpointedGraph,
   RollbackOptions,
   RollbackResult,
-} from '../middleware/rollback.js';
-export { listCheckpoints, rollback } from '../middleware/rollback.js';
-export type { UndoRollbackOptions } from '../middleware/undo-rollback.js';
-export { undoRollback } from '../middleware/undo-rollback.js';
+} from '../thread/rollback.js';
+export { listCheckpoints, rollback } from '../thread/rollback.js';
+export type { UndoRollbackOptions } from '../thread/undo-rollback.js';
+export { undoRollback } from '../thread/undo-rollback.js';
 // createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // serve: `@agents/langgraph-mcp/serve`. A tool call's context may carry the forwarder of the

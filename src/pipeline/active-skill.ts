@@ -1,5 +1,5 @@
-import { readActiveSkill } from '../middleware/state.js';
-import type { ActiveSkillState } from '../middleware/state.js';
+import { readActiveSkill } from '../thread/state.js';
+import type { ActiveSkillState } from '../thread/state.js';
 import type { ToolCallRequest } from '../core/tool-middleware.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { ACTIVATE_SKILL_TOOL_ID, isToolAllowed } from '../skills/agent-skills.js';

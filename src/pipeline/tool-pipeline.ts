@@ -1,6 +1,6 @@
-import { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
-import type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
-import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
+import { createChangeTrackingMiddleware } from './change-tracking.js';
+import type { ChangeTrackingOptions } from './change-tracking.js';
+import { createPathRewriteMiddleware } from './path-rewrite.js';
 import { composeMiddleware } from '../core/tool-middleware.js';
 import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
 import { createAuditMiddleware } from '../policy/audit.js';

@@ -6,7 +6,7 @@ import { Command } from '@langchain/langgraph';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor, pendingApprovalsOf } from '../../src/actors/actor.js';
 import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor.js';
-import { readSandboxState } from '../../src/middleware/state.js';
+import { readSandboxState } from '../../src/thread/state.js';
 import { readAuditLog } from '../../src/policy/audit.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/store.js';

@@ -4,8 +4,8 @@ import { END, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
-import { listCheckpoints } from '../../src/middleware/rollback.js';
-import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
+import { listCheckpoints } from '../../src/thread/rollback.js';
+import { readSandboxState, sandboxStateFields } from '../../src/thread/state.js';
 import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
 
 const State = new StateSchema({

@@ -13,7 +13,7 @@ import {
   scriptedReply,
   type StudioActor,
 } from '../../graphs/studio-actor.js';
-import { readSandboxState } from '../../src/middleware/state.js';
+import { readSandboxState } from '../../src/thread/state.js';
 import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
 
 describe('scripted model of the reference actor', () => {

@@ -70,11 +70,11 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           { formatSkippedPaths },
           { formatActivity },
         ] = await Promise.all([
-          import('../../middleware/rollback.js'),
+          import('../../thread/rollback.js'),
           import('../../core/sandbox-state.js'),
-          import('../../middleware/unattributed.js'),
+          import('../../thread/unattributed.js'),
           import('../../sandbox/skipped-paths.js'),
-          import('../../middleware/step-activity.js'),
+          import('../../thread/step-activity.js'),
         ]);
         // One more than shown, to say whether older ones exist.
         const listed = await listCheckpoints({

@@ -1,4 +1,4 @@
-import type { RollbackResult } from '../../middleware/rollback.js';
+import type { RollbackResult } from '../../thread/rollback.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption, usageError } from '../args.js';
@@ -66,8 +66,8 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
       try {
         // Loaded on use: rollback brings LangGraph, LangChain and git.
         const [{ rollback, resolveCheckpointId }, { undoRollback }] = await Promise.all([
-          import('../../middleware/rollback.js'),
-          import('../../middleware/undo-rollback.js'),
+          import('../../thread/rollback.js'),
+          import('../../thread/undo-rollback.js'),
         ]);
         // `--to` may be a unique prefix of the id, as git takes a short sha.
         const checkpointId = undo

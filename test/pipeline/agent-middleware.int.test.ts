@@ -7,13 +7,13 @@ import { fakeModel } from '@langchain/core/testing';
 import { MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { z } from 'zod';
-import { createSandboxAgentMiddleware } from '../../src/middleware/agent-middleware.js';
-import { findChangeRecord } from '../../src/middleware/change-tracking.js';
-import { listCheckpoints, rollback } from '../../src/middleware/rollback.js';
-import { readSandboxState } from '../../src/middleware/state.js';
+import { createSandboxAgentMiddleware } from '../../src/pipeline/agent-middleware.js';
+import { findChangeRecord } from '../../src/pipeline/change-tracking.js';
+import { listCheckpoints, rollback } from '../../src/thread/rollback.js';
+import { readSandboxState } from '../../src/thread/state.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { makeRepo, readTree, trackedFileTools } from './helpers.js';
+import { makeRepo, readTree, trackedFileTools } from '../thread/helpers.js';
 
 describe('createAgent middleware (real git sandbox)', () => {
   let repo: Awaited<ReturnType<typeof makeRepo>>;

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { formatActivity, stepActivity } from '../../src/middleware/step-activity.js';
+import { formatActivity, stepActivity } from '../../src/thread/step-activity.js';
 
 describe('stepActivity', () => {
   const prompt = new HumanMessage('write the files');

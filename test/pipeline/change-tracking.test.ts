@@ -5,18 +5,18 @@ import {
   createChangeTracker,
   createChangeTrackingMiddleware,
   findChangeRecord,
-} from '../../src/middleware/change-tracking.js';
+} from '../../src/pipeline/change-tracking.js';
 import {
   appendChangeRecords,
   chainTip,
   readSandboxState,
   sandboxStateFields,
-} from '../../src/middleware/state.js';
-import { changeUpdateFromMessages } from '../../src/middleware/tool-node.js';
+} from '../../src/thread/state.js';
+import { changeUpdateFromMessages } from '../../src/pipeline/tool-node.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ChangedPath, ChangeRecord } from '../../src/core/tool-descriptor.js';
 import type { Sandbox, Snapshot } from '../../src/sandbox/types.js';
-import { descriptor } from './helpers.js';
+import { descriptor } from '../thread/helpers.js';
 
 /** An in-memory sandbox: files in a Map, snapshots as numbered copies. No git, no processes. */
 function memorySandbox() {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
+import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware, type ToolCallRequest } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor, ToolResult } from '../../src/core/tool-descriptor.js';
 import { createPathMap } from '../../src/sandbox/path-map.js';

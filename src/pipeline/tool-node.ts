@@ -12,8 +12,8 @@ import type { Sandbox } from '../sandbox/types.js';
 import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';
 import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
-import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from './state.js';
-import type { ActiveSkillState, SandboxStateUpdate } from './state.js';
+import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../thread/state.js';
+import type { ActiveSkillState, SandboxStateUpdate } from '../thread/state.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
 const MAX_PARALLEL_CALL_LISTENERS = 1_000;

@@ -4,7 +4,7 @@ import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ChangeRecord, ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { formatSkippedPaths, newSkippedPaths } from '../sandbox/skipped-paths.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { ChangeRecordSchema } from './state.js';
+import { ChangeRecordSchema } from '../thread/state.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 
 /**

@@ -6,13 +6,13 @@ import {
   createChangeTracker,
   createChangeTrackingMiddleware,
   findChangeRecord,
-} from '../../src/middleware/change-tracking.js';
+} from '../../src/pipeline/change-tracking.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { fileHandlers, makeRepo } from './helpers.js';
+import { fileHandlers, makeRepo } from '../thread/helpers.js';
 
 /** Delegates to a real sandbox and counts snapshot calls (the only git work tracking does). */
 function countingSandbox(inner: Sandbox): Sandbox & { snapshots: number } {

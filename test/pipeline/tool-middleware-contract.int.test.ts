@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolCallRequest } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
-import { createChangeTrackingMiddleware } from '../../src/middleware/change-tracking.js';
-import { createInFlightCalls } from '../../src/middleware/in-flight.js';
+import { createChangeTrackingMiddleware } from '../../src/pipeline/change-tracking.js';
+import { createInFlightCalls } from '../../src/pipeline/in-flight.js';
 import {
   createPathRewriteMiddleware,
   PATH_REFUSED_META_KEY,
-} from '../../src/middleware/path-rewrite.js';
+} from '../../src/pipeline/path-rewrite.js';
 import { createAuditLog, createAuditMiddleware } from '../../src/policy/audit.js';
 import { createOutputBudgetMiddleware } from '../../src/policy/output-budget.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
@@ -18,7 +18,7 @@ import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { createAllowedToolsMiddleware } from '../../src/skills/agent-skills.js';
 import { describeToolMiddlewareContract } from '../contracts/tool-middleware.contract.js';
 import type { ToolMiddlewareSubject } from '../contracts/tool-middleware.contract.js';
-import { descriptor } from './helpers.js';
+import { descriptor } from '../thread/helpers.js';
 
 function request(tool: ToolDescriptor, args: Record<string, unknown>, signal: AbortSignal) {
   return (): ToolCallRequest => ({

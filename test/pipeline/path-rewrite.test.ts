@@ -18,7 +18,7 @@ import { z } from 'zod';
 import {
   createPathRewriteMiddleware,
   PATH_REFUSED_META_KEY,
-} from '../../src/middleware/path-rewrite.js';
+} from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createPathMap } from '../../src/sandbox/path-map.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { AgentsError } from '../../src/errors.js';
-import { readSandboxState } from '../../src/middleware/state.js';
+import { readSandboxState } from '../../src/thread/state.js';
 import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import {
@@ -12,8 +12,8 @@ import {
   markRunActive,
   rollback,
   withActiveRun,
-} from '../../src/middleware/rollback.js';
-import { undoRollback } from '../../src/middleware/undo-rollback.js';
+} from '../../src/thread/rollback.js';
+import { undoRollback } from '../../src/thread/undo-rollback.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';

@@ -3,7 +3,7 @@ import { tool } from '@langchain/core/tools';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
-import { createTrackedToolNode } from '../../src/middleware/tool-node.js';
+import { createTrackedToolNode } from '../../src/pipeline/tool-node.js';
 
 const failing = (code: AgentsErrorCode, message: string) =>
   tool(

@@ -6,7 +6,7 @@ import type { ChangeRecord, ToolDescriptor } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
 import { createChangeTracker, findChangeRecord, isWriteClassTool } from './change-tracking.js';
-import { SandboxStateSchema } from './state.js';
+import { SandboxStateSchema } from '../thread/state.js';
 
 /** Options of {@link createSandboxAgentMiddleware}. */
 export interface SandboxAgentMiddlewareOptions {
