@@ -1,5 +1,7 @@
-import { createSkillRegistry, planSkillConfigs } from './skill-registry.js';
-import type { NamedSkill, SkillRegistry } from './skill-registry.js';
+import { planSkillConfigs } from '../skills/skill-plan.js';
+import type { NamedSkill } from '../skills/skill-plan.js';
+import { createSkillRegistry } from '../skills/skill-registry.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ConfineMode } from '../servers/confinement.js';

@@ -12,14 +12,10 @@ export type {
   WorkspaceStoreOptions,
 } from '../workspace/store.js';
 export { createWorkspaceStore, defaultWorkspaceDir } from '../workspace/store.js';
-export type {
-  NamedSkill,
-  SkillPlan,
-  SkillRegistry,
-  SkillRegistryOptions,
-  SkillServer,
-} from '../actors/skill-registry.js';
-export { createSkillRegistry, planSkills, SKILL_TOOLS_GROUP } from '../actors/skill-registry.js';
+export type { NamedSkill, SkillPlan } from '../skills/skill-plan.js';
+export { planSkills } from '../skills/skill-plan.js';
+export type { SkillRegistry, SkillRegistryOptions, SkillServer } from '../skills/skill-registry.js';
+export { createSkillRegistry, SKILL_TOOLS_GROUP } from '../skills/skill-registry.js';
 export type { BuiltinToolName, BuiltinToolsOptions } from '../skills/builtin-tools.js';
 export { BUILTIN_TOOL_NAMES, createBuiltinTools } from '../skills/builtin-tools.js';
 export type { CustomToolReference } from '../skills/custom-tools.js';

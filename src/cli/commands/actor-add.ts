@@ -194,7 +194,7 @@ export const actorAddCommand: Command = {
         },
       );
     }
-    const { planSkills } = await import('../../actors/skill-registry.js');
+    const { planSkills } = await import('../../skills/skill-plan.js');
     const plan = await planSkills(store, values.skill);
     const script = await checkModel(store, name, values.model ?? 'scripted');
     if (script && values['no-validate'] !== true)

@@ -115,7 +115,7 @@ async function describeActors(
   sandbox: string,
   report: ConfinementReport,
 ): Promise<void> {
-  const { planSkillConfigs } = await import('../../actors/skill-registry.js');
+  const { planSkillConfigs } = await import('../../skills/skill-plan.js');
   const { records, problems } = await store.list('actor');
   for (const problem of problems) report.problems.push(problem.error.message);
   for (const record of records) {

@@ -126,7 +126,7 @@ export const toolCallCommand: Command = {
       { promptForApproval },
     ] = await Promise.all([
       import('../../servers/managed-server.js'),
-      import('../../actors/skill-registry.js'),
+      import('../../skills/skill-registry.js'),
       import('../../pipeline/tool-pipeline.js'),
       import('../../policy/audit.js'),
       import('../../config/policy-schema.js'),
