@@ -113,11 +113,16 @@ export interface CreateActorOptions {
   maxTurns?: number;
   /**
    * Tool calls one run may make (wins over the config's `maxToolCalls`; default no limit) and
-   * its wall time (`maxTime`: `10m`, `90s`, or a number of seconds). Checked before each model
-   * turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose `limit` says
-   * which). Throws `INVALID_ARGUMENTS` for a bad value.
+   * its wall time in milliseconds (`maxTimeMs`, wins over the config's). Checked before each
+   * model turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose
+   * `limit` says which). Throws `INVALID_ARGUMENTS` for a bad value.
    */
   maxToolCalls?: number;
+  maxTimeMs?: number;
+  /**
+   * @deprecated Use `maxTimeMs`. A duration (`10m`, `90s`, `500ms`) or a number of seconds; still
+   * read, with a deprecation warning. Setting both is `INVALID_ARGUMENTS`.
+   */
   maxTime?: string | number;
 }
 

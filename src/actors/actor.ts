@@ -36,7 +36,7 @@ import type { CleanupStack } from './cleanup-stack.js';
 import { resolveChatModel } from './model.js';
 import { startActor } from './start-actor.js';
 import type { ActiveActor } from './start-actor.js';
-import { createRunBudgets } from './run-budget.js';
+import { createRunBudgets, resolveMaxTimeMs } from './run-budget.js';
 import type { RunBudgets } from './run-budget.js';
 import { isValidMaxTurns } from './turn-limit.js';
 
@@ -123,10 +123,17 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
             resolvePath: (path) => store.resolvePath(path),
             defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
           });
+  const warn = (message: string): void => {
+    if (options.onWarning) options.onWarning(message);
+    else
+      process.emitWarning(message, { type: 'DeprecationWarning', code: 'AGENTS_DEPRECATED_KEY' });
+  };
   const budgets = createRunBudgets(
     {
       maxToolCalls: options.maxToolCalls ?? config.maxToolCalls,
-      maxTime: options.maxTime ?? config.maxTime,
+      maxTimeMs:
+        resolveMaxTimeMs(options, `the createActor options of "${config.name}"`, warn) ??
+        resolveMaxTimeMs(config, store.file('actor', config.name), warn),
     },
     config.name,
   );

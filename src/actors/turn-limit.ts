@@ -26,7 +26,7 @@ export interface TurnLimitPause {
   type: 'turn-limit';
   /**
    * Which limit stopped the run: `turns` (`maxTurns`), `tool-calls` (`maxToolCalls`) or `time`
-   * (`maxTime`). Absent in pauses stored before budgets existed: `turns`.
+   * (`maxTimeMs`). Absent in pauses stored before budgets existed: `turns`.
    */
   limit?: 'turns' | 'tool-calls' | 'time';
   /** Model turns this run took. */

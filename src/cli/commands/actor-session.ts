@@ -342,10 +342,7 @@ export async function withActiveCliActor(
     ...(settings.limits.maxToolCalls === undefined
       ? {}
       : { maxToolCalls: settings.limits.maxToolCalls }),
-    // createActor counts a number as seconds.
-    ...(settings.limits.maxTimeMs === undefined
-      ? {}
-      : { maxTime: settings.limits.maxTimeMs / 1000 }),
+    ...(settings.limits.maxTimeMs === undefined ? {} : { maxTimeMs: settings.limits.maxTimeMs }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });
