@@ -36,7 +36,8 @@ export interface ActiveSkills extends AsyncDisposable {
 /**
  * Starts the servers of some skills (in parallel) and flattens their tools, without a sandbox
  * or a graph: for validating a skill, showing its tools, or serving it over MCP. Throws the
- * ADR-0027 resolution errors; on failure nothing is left running.
+ * resolution errors of ADR-0027 "AEP tool contributions resolve to MCP"; on failure nothing is
+ * left running.
  */
 export async function activateSkills(options: ActivateSkillsOptions): Promise<ActiveSkills> {
   const { store } = options;

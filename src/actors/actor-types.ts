@@ -192,7 +192,8 @@ export interface ActorInstance extends AsyncDisposable {
    * checkpointer, then flattens the tools and compiles the graph. Idempotent while active.
    * On failure everything started is undone (servers stopped, files closed, locks released, a
    * sandbox or thread record it made removed; a reopened thread's sandbox stays) and the error
-   * (with its ADR-0027 code, or `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
+   * (with its code from ADR-0027 "AEP tool contributions resolve to MCP", or
+   * `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
    */
   activate(options?: ActivateOptions): Promise<void>;
   /**

@@ -57,8 +57,9 @@ export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from './approvals.
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
- * its skills (throwing the ADR-0027 resolution errors that need no server: missing skill,
- * missing or disabled tool resource, unknown server); nothing starts until `activate()`. A model
+ * its skills (throwing the resolution errors of ADR-0027 "AEP tool contributions resolve to MCP"
+ * that need no server: missing skill, missing or disabled tool resource, unknown server);
+ * nothing starts until `activate()`. A model
  * given as a string is made on the first agent turn, so an actor whose model cannot be made
  * (no script file, provider package missing) still activates and serves its tools; its first
  * run throws the model's `CONFIG_INVALID` error.

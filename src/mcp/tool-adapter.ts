@@ -256,7 +256,7 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
   errors?: 'tool-message' | 'throw';
 }
 
-/** ADR-029's MCPToolAdapter over one connected server. */
+/** The MCPToolAdapter of ADR-029 "Model Context Protocol (MCP) Adoption", over one server. */
 export interface MCPToolAdapter {
   readonly serverName: string;
   /**

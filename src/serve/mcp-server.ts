@@ -26,7 +26,8 @@ export const SERVED_ERROR_META_KEY = 'agents/error';
 
 /**
  * The default `instructions` of a served server: the one thing a client cannot infer from the
- * schemas is how results are shaped (ADR-006 spends the field on the same thing).
+ * schemas is how results are shaped (ADR-006 "Serve MCP as a second transport over the same
+ * tools, not a second implementation" spends the field on the same thing).
  */
 export const DEFAULT_SERVE_INSTRUCTIONS = [
   'Tools are served by an agents plugin over the same execution path its LangGraph agents use.',

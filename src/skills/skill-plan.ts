@@ -34,7 +34,8 @@ export interface SkillPlan {
 
 /**
  * Resolves skills by name from the workspace into a {@link SkillPlan}. Throws, each with its
- * own code and a message naming the skill and what to do (ADR-0027):
+ * own code and a message naming the skill and what to do (ADR-0027 "AEP tool contributions
+ * resolve to MCP": missing resources and disabled mappings fail explicitly):
  * - `SKILL_NOT_FOUND`: no `skills/NAME.yaml`;
  * - `TOOL_NOT_FOUND` (missing resource): a `tools` entry is neither a built-in, a `custom:`
  *   module nor a tool resource id in `tools/`;

@@ -80,13 +80,14 @@ export interface SkillRegistry extends ToolRegistry, AsyncDisposable {
  * (`resolveToolNames`: server tools become `server__tool`), and two overrides naming the same
  * name throw `TOOL_NAME_COLLISION`.
  *
- * A tool resource resolves to its server tool's descriptor under the resource's id (ADR-0027:
- * agents keep canonical tool resource ids), so policy rules, pins, known tools and the audit
+ * A tool resource resolves to its server tool's descriptor under the resource's id (ADR-0027
+ * "AEP tool contributions resolve to MCP": agents keep canonical tool resource ids), so policy
+ * rules, pins, known tools and the audit
  * log name `repo.status`, not `mcp:git/git_status`, and keep working when the server record is
  * renamed and the resource's `server` field follows. A server included whole as well does not
  * bring that tool a second time under its `mcp:` id.
  *
- * Throws at creation (ADR-0027): `SERVER_UNAVAILABLE` when a needed server is not running,
+ * Throws at creation (the same ADR): `SERVER_UNAVAILABLE` when a needed server is not running,
  * `TOOL_UNAVAILABLE` when a tool resource's tool is absent from its server; plus
  * `CONFIG_INVALID` for a broken custom module.
  */

@@ -100,7 +100,10 @@ export interface WorkspaceStore {
   ): Promise<string>;
   /** Deletes one record's file; false when there was none. */
   remove(kind: WorkspaceKind, name: string): Promise<boolean>;
-  /** Finds a tool resource by its stable id (ADR-0027) or by its file name. */
+  /**
+   * Finds a tool resource by its stable id (ADR-0027 "AEP tool contributions resolve to MCP")
+   * or by its file name.
+   */
   findTool(idOrName: string): Promise<WorkspaceRecord<'tool'> | undefined>;
   /** Resolves a path from a file against {@link projectDir}. */
   resolvePath(path: string): string;

@@ -236,7 +236,7 @@ describe('skill registry', () => {
     expect(registry.agentSkills.map((skill) => skill.name)).toEqual(['git-helper']);
   });
 
-  describe('ADR-0027 resolution errors', () => {
+  describe('resolution errors (ADR-0027 "AEP tool contributions resolve to MCP")', () => {
     it('missing resource: TOOL_NOT_FOUND naming the skill and the id', async () => {
       await store.put('skill', 's', { tools: ['nope.tool'] });
       await expect(planSkills(store, ['s'])).rejects.toMatchObject({
