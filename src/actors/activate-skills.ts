@@ -7,7 +7,7 @@ import { createServerManager } from '../servers/server-manager.js';
 import type { ConfineMode } from '../servers/confinement.js';
 import { inspectionSandbox } from './inspection-servers.js';
 import type { ServerLogger } from '../servers/server-logger.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** Options for {@link activateSkills}. */
 export interface ActivateSkillsOptions {

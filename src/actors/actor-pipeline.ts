@@ -1,9 +1,9 @@
 import { join, relative, sep } from 'node:path';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { createToolPipeline } from '../pipeline/tool-pipeline.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
-import type { AuditLog } from '../policy/audit.js';
+import type { AuditLog } from '../policy/audit-log.js';
 import { settleKnownTools } from '../policy/known-tools.js';
 import { createFileSpill } from '../policy/output-budget.js';
 import type { Spill } from '../policy/output-budget.js';
@@ -13,8 +13,8 @@ import type { SkillPlan } from '../skills/skill-plan.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import type { RunSandbox } from '../sandbox/backend.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** What {@link createActorPipeline} needs. */
 export interface ActorPipelineOptions {

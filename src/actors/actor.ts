@@ -3,21 +3,21 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { Command } from '@langchain/langgraph';
-import { ActorSchema } from '../config/schemas.js';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import { ActorSchema } from '../config/actor-schema.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
-import { auditLogPath } from '../policy/audit.js';
+import { auditLogPath } from '../policy/audit-log.js';
 import { parsePolicy } from '../config/policy-schema.js';
 import type { Policy } from '../config/policy-schema.js';
 import { planSkills } from '../skills/skill-plan.js';
 import type { SkillPlan } from '../skills/skill-plan.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { createSkillActivation } from '../skills/agent-skills.js';
+import { createSkillActivation } from '../skills/skill-activation.js';
 import type { AgentSkill } from '../skills/agent-skills.js';
 import { createWorkspaceStore } from '../workspace/store.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { ActorConfinement } from './actor-confinement.js';
 import { streamActorEvents } from './actor-events.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
@@ -39,21 +39,6 @@ import type { ActiveActor } from './start-actor.js';
 import { createRunBudgets, resolveMaxTimeMs } from './run-budget.js';
 import type { RunBudgets } from './run-budget.js';
 import { isValidMaxTurns } from './turn-limit.js';
-
-export type {
-  ActivateOptions,
-  ActorConfigInput,
-  ActorInstance,
-  ActorRunEvent,
-  ActorRunOptions,
-  ActorServers,
-  CreateActorOptions,
-  DeactivateOptions,
-} from './actor-types.js';
-export type { ActorGraph, ActorState } from './actor-graph.js';
-export { compileActorStateGraph } from './actor-graph.js';
-export type { PendingApproval, PendingInput } from './approvals.js';
-export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from './approvals.js';
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and

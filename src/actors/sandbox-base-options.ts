@@ -1,4 +1,4 @@
-import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 
 /** What an actor passes to `createSandbox` / `openThreadSandbox` about its sandbox's base. */
 export interface SandboxBaseOptions {

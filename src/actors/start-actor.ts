@@ -1,7 +1,7 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { join } from 'node:path';
 import type { StructuredTool } from '@langchain/core/tools';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import {
@@ -12,7 +12,7 @@ import {
 import { createInFlightCalls } from '../pipeline/in-flight.js';
 import type { InFlightCalls } from '../pipeline/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
-import { createAuditLog } from '../policy/audit.js';
+import { createAuditLog } from '../policy/audit-log.js';
 import { DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
 import { createSkillRegistry } from '../skills/skill-registry.js';
@@ -22,8 +22,8 @@ import type { RunSandbox } from '../sandbox/backend.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { actorConfinement } from './actor-confinement.js';
 import {
   refuseListsOnForeignManager,

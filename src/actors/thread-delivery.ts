@@ -3,7 +3,7 @@ import type { Checkpointer } from '../checkpoint/backend.js';
 import { createCheckpointer, isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { checkpointIdOf, type CheckpointedGraph } from '../thread/checkpointed-graph.js';
-import { readSandboxState } from '../thread/state.js';
+import { readSandboxState } from '../core/sandbox-state.js';
 import type { DeliveryStep, DeliveryThread } from '../sandbox/deliver/store-access.js';
 import { openSandbox } from '../sandbox/git/open-sandbox.js';
 import type { RunSandbox } from '../sandbox/backend.js';

@@ -12,7 +12,7 @@ import {
 import type { OpenedSandbox } from '../sandbox/git/open-sandbox.js';
 import type { SnapshotStore } from '../sandbox/backend.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
-import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 import type { ThreadReplica } from '../sandbox/git/shared-store.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */

@@ -1,8 +1,6 @@
 import { interrupt } from '@langchain/langgraph';
 import { z } from 'zod';
 
-export { DEFAULT_MAX_TURNS } from '../config/schemas.js';
-
 /**
  * Supersteps LangGraph counts per model turn in the actor graph: the agent step, then one tools
  * step. Parallel calls do not add steps: each call is its own `Send` task, and all tasks of a

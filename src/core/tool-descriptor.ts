@@ -116,9 +116,6 @@ export const ResultMetaKey = {
   Budget: 'agents/budget',
 } as const;
 
-// Change records: declared once, as zod schemas, in change-record.ts.
-export type { ChangedPath, ChangeRecord, SkippedPath } from './change-record.js';
-
 /** A descriptor plus the one function that runs it. */
 export interface ToolEntry {
   descriptor: ToolDescriptor;

@@ -1,5 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolOverride } from '../config/schemas.js';
+import type { ToolOverride } from '../config/tool-schema.js';
 import type { Capabilities, CapabilityVerdict } from '../core/tool-descriptor.js';
 
 /**

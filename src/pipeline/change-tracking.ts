@@ -1,10 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
-import type { ChangeRecord, ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
+import type { ChangeRecord } from '../core/change-record.js';
+import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { formatSkippedPaths, newSkippedPaths } from '../sandbox/skipped-paths.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { ChangeRecordSchema } from '../thread/state.js';
+import { ChangeRecordSchema } from '../core/change-record.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 
 /**

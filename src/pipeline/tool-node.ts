@@ -7,13 +7,14 @@ import { END, isCommand, isGraphBubbleUp, Send } from '@langchain/langgraph';
 import type { Command } from '@langchain/langgraph';
 import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
-import type { ChangeRecord } from '../core/tool-descriptor.js';
+import type { ChangeRecord } from '../core/change-record.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createChangeTracker, findChangeRecord } from './change-tracking.js';
 import type { ChangeTracker } from './change-tracking.js';
 import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
-import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../thread/state.js';
-import type { ActiveSkillState, SandboxStateUpdate } from '../thread/state.js';
+import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../core/sandbox-state.js';
+import type { ActiveSkillState } from '../core/sandbox-state.js';
+import type { SandboxStateUpdate } from '../thread/state.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
 const MAX_PARALLEL_CALL_LISTENERS = 1_000;

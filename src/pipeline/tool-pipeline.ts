@@ -12,8 +12,8 @@ import type { PolicyMiddlewareOptions } from '../policy/policy-middleware.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { createAllowedToolsMiddleware } from '../skills/agent-skills.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
+import { createAllowedToolsMiddleware } from '../skills/skill-allowed-tools.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
 import { activeSkillLookup, policyAllowedToolsOf } from './active-skill.js';
 
 /*

@@ -3,8 +3,6 @@ import { canonicalJson } from '../mcp/fingerprint.js';
 import { resolveToolNames, type ToolNameCandidate } from '../mcp/naming.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 
-export type { ToolEntry } from '../core/tool-descriptor.js';
-
 /**
  * The registry's one change event: what one swap did, by tool id, and the whole set after it.
  * Every reader (an actor's graph, `agents serve`, the CLI) follows this one event.

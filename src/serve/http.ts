@@ -16,17 +16,6 @@ import {
   type ServeHttpOptions,
 } from './http-options.js';
 
-// The defaults, options and endpoint type live in http-options.ts, the request helpers in
-// http-io.ts; re-exported here, where the rest of the library imports them from.
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_SESSIONS,
-  DEFAULT_SESSION_IDLE_MS,
-  type McpHttpServer,
-  type ServeHttpOptions,
-} from './http-options.js';
-export { isLoopbackHost } from './http-io.js';
-
 interface Session {
   id: string;
   transport: StreamableHTTPServerTransport;

@@ -13,7 +13,7 @@ export type {
   ServedToolSource,
 } from './served-tool-set.js';
 export { createServedToolSet } from './served-tool-set.js';
-export type { McpHttpServer, ServeHttpOptions } from './http.js';
+export type { McpHttpServer, ServeHttpOptions } from './http-options.js';
 export { serveHttp } from './http.js';
 export type { ServeEntriesOptions } from './serve-entries.js';
 export { serveEntries } from './serve-entries.js';

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { serveHttp } from './http.js';
-import type { ServeHttpOptions } from './http.js';
+import type { ServeHttpOptions } from './http-options.js';
 import { createMcpServer } from './mcp-server.js';
 import type { ServeApprovalOptions } from './mcp-server.js';
 import { createModernServing } from './modern-server.js';

@@ -4,21 +4,6 @@ import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { isInside } from './skill-activation.js';
 
-// The activation tool lives in skill-activation.ts and the allowed-tools guard in
-// skill-allowed-tools.ts; re-exported here, where the rest of the library imports them from.
-export {
-  ACTIVATE_SKILL_TOOL_ID,
-  ACTIVATE_SKILL_TOOL_NAME,
-  createAgentSkillTool,
-  createSkillActivation,
-  type SkillActivation,
-} from './skill-activation.js';
-export {
-  createAllowedToolsMiddleware,
-  isToolAllowed,
-  type ActiveSkillLookup,
-} from './skill-allowed-tools.js';
-
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
 export interface AgentSkill {
   name: string;

@@ -5,8 +5,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { NamedServerConfig, Skill, ToolResource } from '../config/schemas.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
+import type { Skill } from '../config/skill-schema.js';
+import type { ToolResource } from '../config/tool-schema.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { isBuiltinToolName } from './builtin-tools.js';
 import { isCustomToolReference } from './custom-tools.js';
 

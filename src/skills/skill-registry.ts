@@ -1,12 +1,14 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolOverride, ToolResource } from '../config/schemas.js';
+import type { ToolOverride, ToolResource } from '../config/tool-schema.js';
 import { resolveToolNames } from '../mcp/naming.js';
 import { createToolRegistry } from '../registry/tool-registry.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { ToolsChangedEvent } from '../servers/server-events.js';
 import type { PathMap } from '../sandbox/types.js';
-import { createAgentSkillTool, createSkillActivation, loadAgentSkills } from './agent-skills.js';
-import type { AgentSkill, AgentSkillWarning, SkillActivation } from './agent-skills.js';
+import { createAgentSkillTool, createSkillActivation } from './skill-activation.js';
+import { loadAgentSkills } from './agent-skills.js';
+import type { AgentSkill, AgentSkillWarning } from './agent-skills.js';
+import type { SkillActivation } from './skill-activation.js';
 import { createBuiltinTools } from './builtin-tools.js';
 import { loadCustomTools } from './custom-tools.js';
 import type { SkillInclusion, SkillPlan } from './skill-plan.js';

@@ -2,12 +2,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ChangeRecord, ChangedPath } from '../core/tool-descriptor.js';
+import type { ChangeRecord, ChangedPath } from '../core/change-record.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { checkpointIdOf } from './checkpointed-graph.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
-import { readSandboxState } from './state.js';
-import type { RollbackRecord } from './state.js';
+import { readSandboxState } from '../core/sandbox-state.js';
+import type { RollbackRecord } from '../core/sandbox-state.js';
 import { stepActivity } from './step-activity.js';
 import type { StepActivity } from './step-activity.js';
 

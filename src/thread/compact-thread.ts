@@ -2,7 +2,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { DeltaSnapshot } from '@langchain/langgraph-checkpoint';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { CheckpointedGraph } from './rollback.js';
+import type { CheckpointedGraph } from './checkpointed-graph.js';
 
 /** The better-sqlite3 calls used here (its type package is not a dependency). */
 interface Statement {

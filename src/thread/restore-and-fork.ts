@@ -2,12 +2,12 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ChangedPath } from '../core/tool-descriptor.js';
-import type { SkippedPath } from '../core/tool-descriptor.js';
+import type { ChangedPath } from '../core/change-record.js';
+import type { SkippedPath } from '../core/change-record.js';
 import type { RestoreResult, Sandbox } from '../sandbox/types.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
-import { readSandboxState, undoStack } from './state.js';
-import type { RollbackRecord } from './state.js';
+import { readSandboxState, undoStack } from '../core/sandbox-state.js';
+import type { RollbackRecord } from '../core/sandbox-state.js';
 
 /** What {@link rollback} did (or, for a dry run, would do). */
 export interface RollbackResult {

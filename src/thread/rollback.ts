@@ -6,33 +6,7 @@ import { loadCheckpoint, loadHead } from './checkpointed-graph.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
 import { restoreAndFork } from './restore-and-fork.js';
 import type { RollbackResult } from './restore-and-fork.js';
-import { readSandboxState, undoStack } from './state.js';
-
-// Rollback's pieces live in their own modules; re-exported so importers keep this one.
-export {
-  assertNoActiveRun,
-  isRunActive,
-  markRunActive,
-  withActiveRun,
-  type ActiveRunMark,
-} from './active-runs.js';
-export {
-  checkpointIdOf,
-  loadCheckpoint,
-  loadHead,
-  resolveCheckpointId,
-  type CheckpointedGraph,
-} from './checkpointed-graph.js';
-export {
-  listCheckpoints,
-  type CheckpointEntry,
-  type ListCheckpointsOptions,
-} from './checkpoint-list.js';
-export {
-  restoreAndFork,
-  type RestoreAndForkInput,
-  type RollbackResult,
-} from './restore-and-fork.js';
+import { readSandboxState, undoStack } from '../core/sandbox-state.js';
 
 /** Options of {@link rollback}. */
 export interface RollbackOptions {

@@ -9,20 +9,6 @@ import {
   type RollbackRecord,
 } from '../core/sandbox-state.js';
 
-// The change-record schemas are declared once, in core (the types are inferred from them).
-export { ChangedPathSchema, ChangeRecordSchema } from '../core/change-record.js';
-
-export type { ActiveSkillState, RollbackRecord, SandboxState } from '../core/sandbox-state.js';
-export {
-  ACTIVE_SKILL_META_KEY,
-  ActiveSkillSchema,
-  RollbackRecordSchema,
-  chainTip,
-  readActiveSkill,
-  readSandboxState,
-  undoStack,
-} from '../core/sandbox-state.js';
-
 /**
  * Appends change records. Safe for parallel tool calls: several writers in one superstep each
  * append, where a plain (LastValue) field would fail with `InvalidUpdateError`.

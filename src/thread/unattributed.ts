@@ -1,8 +1,8 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { ChangeRecord } from '../core/tool-descriptor.js';
+import type { ChangeRecord } from '../core/change-record.js';
 import type { Sandbox } from '../sandbox/types.js';
-import type { CheckpointedGraph } from './rollback.js';
-import { readSandboxState } from './state.js';
+import type { CheckpointedGraph } from './checkpointed-graph.js';
+import { readSandboxState } from '../core/sandbox-state.js';
 
 /** The `toolId` of a change record no tool call made (see {@link recordUnattributedChanges}). */
 export const UNATTRIBUTED_TOOL_ID = 'agents:unattributed-changes';

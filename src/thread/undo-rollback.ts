@@ -1,14 +1,11 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { Sandbox } from '../sandbox/types.js';
-import {
-  assertNoActiveRun,
-  loadCheckpoint,
-  loadHead,
-  markRunActive,
-  restoreAndFork,
-} from './rollback.js';
-import type { CheckpointedGraph, RollbackResult } from './rollback.js';
-import { readSandboxState, undoStack } from './state.js';
+import { assertNoActiveRun, markRunActive } from './active-runs.js';
+import { loadCheckpoint, loadHead } from './checkpointed-graph.js';
+import { restoreAndFork } from './restore-and-fork.js';
+import type { CheckpointedGraph } from './checkpointed-graph.js';
+import type { RollbackResult } from './restore-and-fork.js';
+import { readSandboxState, undoStack } from '../core/sandbox-state.js';
 
 /** Options of {@link undoRollback}. */
 export interface UndoRollbackOptions {

@@ -2,13 +2,10 @@
 import type { z } from 'zod';
 import type { AgentsError } from '../errors.js';
 import type { CONFIG_FILE_SCHEMAS, ConfigFileKind } from '../config/json-schema.js';
-import type {
-  Actor,
-  NamedServerConfig,
-  ServerConfig,
-  Skill,
-  ToolResource,
-} from '../config/schemas.js';
+import type { Actor } from '../config/actor-schema.js';
+import type { NamedServerConfig, ServerConfig } from '../config/server-schema.js';
+import type { Skill } from '../config/skill-schema.js';
+import type { ToolResource } from '../config/tool-schema.js';
 
 /** The kinds of records a workspace holds (one folder each). */
 export type WorkspaceKind = ConfigFileKind;

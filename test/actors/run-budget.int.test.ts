@@ -2,10 +2,10 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorRunEvent } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 
 /** `turns` tool-calling turns of one `read_file` call each (the fifth: five parallel calls). */

@@ -4,7 +4,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentsWithStdin as agents, agentsProcess, makeProjectRepo } from './helpers.js';
 import { main } from '../../src/cli/main.js';
-import type { AuditEntry } from '../../src/policy/audit.js';
+import type { AuditEntry } from '../../src/policy/audit-entry.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
 

@@ -6,15 +6,11 @@ import {
   createChangeTrackingMiddleware,
   findChangeRecord,
 } from '../../src/pipeline/change-tracking.js';
-import {
-  appendChangeRecords,
-  chainTip,
-  readSandboxState,
-  sandboxStateFields,
-} from '../../src/thread/state.js';
+import { appendChangeRecords, sandboxStateFields } from '../../src/thread/state.js';
+import { chainTip, readSandboxState } from '../../src/core/sandbox-state.js';
 import { changeUpdateFromMessages } from '../../src/pipeline/tool-node.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
-import type { ChangedPath, ChangeRecord } from '../../src/core/tool-descriptor.js';
+import type { ChangedPath, ChangeRecord } from '../../src/core/change-record.js';
 import type { Sandbox, Snapshot } from '../../src/sandbox/types.js';
 import { descriptor } from '../thread/helpers.js';
 

@@ -10,12 +10,13 @@ import {
   createPathRewriteMiddleware,
   PATH_REFUSED_META_KEY,
 } from '../../src/pipeline/path-rewrite.js';
-import { createAuditLog, createAuditMiddleware } from '../../src/policy/audit.js';
+import { createAuditLog } from '../../src/policy/audit-log.js';
+import { createAuditMiddleware } from '../../src/policy/audit.js';
 import { createOutputBudgetMiddleware } from '../../src/policy/output-budget.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { createAllowedToolsMiddleware } from '../../src/skills/agent-skills.js';
+import { createAllowedToolsMiddleware } from '../../src/skills/skill-allowed-tools.js';
 import { describeToolMiddlewareContract } from '../contracts/tool-middleware.contract.js';
 import type { ToolMiddlewareSubject } from '../contracts/tool-middleware.contract.js';
 import { descriptor } from '../thread/helpers.js';

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StdioServerConfigSchema } from '../../src/config/schemas.js';
+import { StdioServerConfigSchema } from '../../src/config/server-schema.js';
 import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';

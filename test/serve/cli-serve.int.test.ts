@@ -12,7 +12,7 @@ import {
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { threadSandboxDir } from '../../src/actors/thread-sandbox.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
-import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
+import type { ChangeRecord } from '../../src/core/change-record.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 import {
   bannerOf,

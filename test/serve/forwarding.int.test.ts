@@ -14,7 +14,7 @@ import type {
   ElicitRequest,
   LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { readAuditLog } from '../../src/policy/audit.js';
+import { readAuditLog } from '../../src/policy/audit-log.js';
 import { makeProjectRepo } from '../cli/helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 import { endpointOf, SPAWN_TIMEOUT, spawnServe, waitFor } from './cli-helpers.js';

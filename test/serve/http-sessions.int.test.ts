@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { serveHttp } from '../../src/serve/http.js';
-import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http.js';
+import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http-options.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { createServedToolSet } from '../../src/serve/served-tool-set.js';
 import type { ServedToolSet } from '../../src/serve/served-tool-set.js';

@@ -8,7 +8,7 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
 import { serveHttp } from '../../src/serve/http.js';
-import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http.js';
+import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http-options.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { createServedToolSet } from '../../src/serve/served-tool-set.js';
 import { echoEntry } from './helpers.js';

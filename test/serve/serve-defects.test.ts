@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { parseServeArgs } from '../../src/cli/commands/serve.js';
 import { errorMessage } from '../../src/errors.js';
-import { createClientCaller } from '../../src/mcp/tool-adapter.js';
+import { createClientCaller } from '../../src/mcp/tool-call.js';
 import { createMcpServer } from '../../src/serve/mcp-server.js';
 import { serveEntries } from '../../src/serve/serve-entries.js';
 import { echoEntry } from './helpers.js';

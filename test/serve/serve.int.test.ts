@@ -11,7 +11,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
-import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
+import type { ChangeRecord } from '../../src/core/change-record.js';
 import { makeProjectRepo } from '../cli/helpers.js';
 import { createFixtureServer } from '../fixtures/fixture-server.js';
 import {

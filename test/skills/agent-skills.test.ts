@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createAgentSkillTool, createSkillActivation } from '../../src/skills/skill-activation.js';
 import {
-  createAgentSkillTool,
   createAllowedToolsMiddleware,
-  createSkillActivation,
   isToolAllowed,
-  loadAgentSkills,
-} from '../../src/skills/agent-skills.js';
+} from '../../src/skills/skill-allowed-tools.js';
+import { loadAgentSkills } from '../../src/skills/agent-skills.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 

@@ -10,7 +10,7 @@ import { createToolRegistry } from '../../src/registry/tool-registry.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'workspace');
 

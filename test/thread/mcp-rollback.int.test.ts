@@ -6,8 +6,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createChangeTrackingMiddleware } from '../../src/pipeline/change-tracking.js';
-import { listCheckpoints, rollback } from '../../src/thread/rollback.js';
-import { readSandboxState } from '../../src/thread/state.js';
+import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
+import { rollback } from '../../src/thread/rollback.js';
+import { readSandboxState } from '../../src/core/sandbox-state.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';

@@ -4,15 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { AgentsError } from '../../src/errors.js';
-import { readSandboxState } from '../../src/thread/state.js';
+import { readSandboxState } from '../../src/core/sandbox-state.js';
 import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
-import {
-  listCheckpoints,
-  markRunActive,
-  rollback,
-  withActiveRun,
-} from '../../src/thread/rollback.js';
+import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
+import { markRunActive, withActiveRun } from '../../src/thread/active-runs.js';
+import { rollback } from '../../src/thread/rollback.js';
 import { undoRollback } from '../../src/thread/undo-rollback.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';

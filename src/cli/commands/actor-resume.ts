@@ -144,7 +144,7 @@ export const actorResumeCommand: Command = {
           : { type: 'approve', by };
 
     const { pendingApprovalsOf, pendingInputsOf, toResumeValue } =
-      await import('../../actors/actor.js');
+      await import('../../actors/approvals.js');
     const settings = {
       name,
       threadId,

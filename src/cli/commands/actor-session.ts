@@ -1,9 +1,5 @@
-import type {
-  ActorInstance,
-  ActorRunEvent,
-  PendingApproval,
-  PendingInput,
-} from '../../actors/actor.js';
+import type { ActorInstance, ActorRunEvent } from '../../actors/actor-types.js';
+import type { PendingApproval, PendingInput } from '../../actors/approvals.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
 import { parseDuration } from '../../config/duration.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';

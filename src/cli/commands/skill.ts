@@ -56,7 +56,7 @@ const skillAdd: Command = {
         },
       );
     }
-    const { SkillSchema } = await import('../../config/schemas.js');
+    const { SkillSchema } = await import('../../config/skill-schema.js');
     const skill: NamedSkill = { ...SkillSchema.parse(input), name };
     const warnings: string[] = [];
     let toolNames: string[] | undefined;

@@ -128,7 +128,7 @@ export const toolCallCommand: Command = {
       import('../../servers/managed-server.js'),
       import('../../skills/skill-registry.js'),
       import('../../pipeline/tool-pipeline.js'),
-      import('../../policy/audit.js'),
+      import('../../policy/audit-log.js'),
       import('../../config/policy-schema.js'),
       import('../../policy/pins.js'),
       import('../../policy/terminal-approval.js'),

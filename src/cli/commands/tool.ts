@@ -6,7 +6,7 @@ import {
   createBuiltinTools,
   isBuiltinToolName,
 } from '../../skills/builtin-tools.js';
-import type { WorkspaceStore } from '../../workspace/store.js';
+import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';

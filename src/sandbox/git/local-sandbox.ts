@@ -2,18 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import {
-  indexAtCommit,
-  makeRepositoryBase,
-  originOf,
-  parseSandboxFrom,
-  resolveBasePlan,
-  type SandboxBaseOrigin,
-  type SandboxFrom,
-  type SandboxWarning,
-} from './base-snapshot.js';
+import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
+import { originOf, parseSandboxFrom } from '../base-origin.js';
+import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../base-origin.js';
 import { GitSandbox } from './git-sandbox.js';
-import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from '../large-files.js';
+import { LargeFileGuard } from '../large-files.js';
+import { validateMaxFileBytes } from '../size-cap.js';
+import type { OversizedFile } from '../size-cap.js';
 import { NestedRepoTracker, type NestedRepo } from '../nested-repos.js';
 import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import {

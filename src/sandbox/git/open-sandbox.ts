@@ -1,8 +1,9 @@
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SandboxFrom, SandboxWarning } from './base-snapshot.js';
-import { LargeFileGuard, validateMaxFileBytes } from '../large-files.js';
+import type { SandboxFrom, SandboxWarning } from '../base-origin.js';
+import { LargeFileGuard } from '../large-files.js';
+import { validateMaxFileBytes } from '../size-cap.js';
 import {
   build,
   createSandbox,
