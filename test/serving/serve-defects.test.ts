@@ -13,8 +13,8 @@ import {
 import { parseServeArgs } from '../../src/cli/commands/serve.js';
 import { errorMessage } from '../../src/errors.js';
 import { createClientCaller } from '../../src/mcp/tool-call.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
-import { serveEntries } from '../../src/serve/serve-entries.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
+import { serveEntries } from '../../src/serving/serve-entries.js';
 import { echoEntry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

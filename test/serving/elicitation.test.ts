@@ -8,7 +8,7 @@ import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import type { PolicyInput } from '../../src/config/policy-schema.js';
 import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
 import { capabilities, descriptor, entry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileArgumentValidator } from '../../src/mcp/json-schema.js';
-import { exampleValueFromSchema } from '../../src/serve/example-value.js';
+import { exampleValueFromSchema } from '../../src/serving/example-value.js';
 
 describe('exampleValueFromSchema', () => {
   it('fills required properties with values of the right type', () => {

@@ -17,9 +17,9 @@ import {
   createMcpServer,
   DEFAULT_SERVE_INSTRUCTIONS,
   SERVED_ERROR_META_KEY,
-} from '../../src/serve/mcp-server.js';
-import type { CreateMcpServerOptions } from '../../src/serve/mcp-server.js';
-import { createServedToolSet } from '../../src/serve/served-tool-set.js';
+} from '../../src/serving/mcp-server.js';
+import type { CreateMcpServerOptions } from '../../src/serving/mcp-server.js';
+import { createServedToolSet } from '../../src/serving/served-tool-set.js';
 import { capabilities, descriptor, echoEntry, entry, CountingRegistry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -6,11 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { serveHttp } from '../../src/serve/http.js';
-import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http-options.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
-import { createServedToolSet } from '../../src/serve/served-tool-set.js';
-import type { ServedToolSet } from '../../src/serve/served-tool-set.js';
+import { serveHttp } from '../../src/serving/http.js';
+import type { McpHttpServer, ServeHttpOptions } from '../../src/serving/http-options.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
+import { createServedToolSet } from '../../src/serving/served-tool-set.js';
+import type { ServedToolSet } from '../../src/serving/served-tool-set.js';
 import { TSX_LOADER } from '../fixtures/fixture-process.js';
 import { descriptor, echoEntry, entry } from './helpers.js';
 

@@ -7,10 +7,10 @@ import {
   ErrorCode,
   LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
-import { serveHttp } from '../../src/serve/http.js';
-import type { McpHttpServer, ServeHttpOptions } from '../../src/serve/http-options.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
-import { createServedToolSet } from '../../src/serve/served-tool-set.js';
+import { serveHttp } from '../../src/serving/http.js';
+import type { McpHttpServer, ServeHttpOptions } from '../../src/serving/http-options.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
+import { createServedToolSet } from '../../src/serving/served-tool-set.js';
 import { echoEntry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { InputNotAnswered } from '../../src/serve/paused-calls.js';
-import { PausableCall, PausedCalls } from '../../src/serve/paused-calls.js';
+import type { InputNotAnswered } from '../../src/serving/paused-calls.js';
+import { PausableCall, PausedCalls } from '../../src/serving/paused-calls.js';
 
 const question = { method: 'elicitation/create' as const, params: { message: 'ok?' } };
 

@@ -5,8 +5,8 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
-import { serveEntries } from '../../src/serve/serve-entries.js';
-import type { ServeEntriesOptions } from '../../src/serve/serve-entries.js';
+import { serveEntries } from '../../src/serving/serve-entries.js';
+import type { ServeEntriesOptions } from '../../src/serving/serve-entries.js';
 import type { ToolEntry } from '../../src/core/tool-descriptor.js';
 import { capabilities, descriptor, echoEntry, entry } from './helpers.js';
 

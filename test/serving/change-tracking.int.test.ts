@@ -16,7 +16,7 @@ import type { ChangeRecord } from '../../src/core/change-record.js';
 import type { ToolEntry } from '../../src/core/tool-descriptor.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
 import { capabilities, descriptor } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

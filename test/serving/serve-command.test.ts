@@ -5,7 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createServeCommand, parseServeArgs } from '../../src/cli/commands/serve.js';
 import type { ServeResolution, ServeTarget } from '../../src/cli/commands/serve.js';
 import type { CommandContext } from '../../src/cli/command.js';
-import { serveEntries } from '../../src/serve/serve-entries.js';
+import { serveEntries } from '../../src/serving/serve-entries.js';
 import { echoEntry } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
