@@ -136,8 +136,8 @@ export interface OpenThreadSandboxOptions {
   from?: SandboxFrom;
   /** Older spelling of `from` for a revision. */
   revision?: string;
-  /** Warnings about the base, on the first run only (see `CreateSandboxOptions.onWarning`). */
-  onWarning?: (warning: SandboxWarning) => void;
+  /** Warnings about the base, on the first run only (see `CreateSandboxOptions.onSandboxWarning`). */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /** The project folder of the run, recorded so later commands resolve the same checkpoint file. */
   projectDir?: string;
   /** Make it when missing (default true). */
@@ -197,7 +197,9 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     source: options.source,
     ...(options.from === undefined ? {} : { from: options.from }),
     ...(options.revision === undefined ? {} : { revision: options.revision }),
-    ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    ...(options.onSandboxWarning === undefined
+      ? {}
+      : { onSandboxWarning: options.onSandboxWarning }),
     id: sandboxId,
     lock: options.lock ?? true,
     ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),

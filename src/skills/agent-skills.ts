@@ -30,8 +30,11 @@ export interface AgentSkillWarning {
 
 /** Options for {@link loadAgentSkills}. */
 export interface LoadAgentSkillsOptions {
-  /** Called for each warning as it is found (they are also returned). */
-  onWarning?: (warning: AgentSkillWarning) => void;
+  /**
+   * Called for each warning as it is found (they are also returned). The structured record, so
+   * `on…Warning` like `onSandboxWarning`; `onWarning` hooks take a sentence.
+   */
+  onSkillWarning?: (warning: AgentSkillWarning) => void;
   /** Most files listed per skill (default 200). */
   maxFiles?: number;
 }
@@ -63,7 +66,7 @@ export async function loadAgentSkills(
   const warn = (dir: string, message: string) => {
     const warning = { dir, message };
     warnings.push(warning);
-    options.onWarning?.(warning);
+    options.onSkillWarning?.(warning);
   };
   const byName = new Map<string, AgentSkill>();
   for (const folder of folders) {

@@ -136,7 +136,7 @@ export async function createSkillRegistry(options: SkillRegistryOptions): Promis
     }
   }
   const agentSkillSet = await loadAgentSkills(agentSkillFolders, {
-    onWarning: (warning: AgentSkillWarning) => warn(`Agent Skill: ${warning.message}`),
+    onSkillWarning: (warning: AgentSkillWarning) => warn(`Agent Skill: ${warning.message}`),
   });
   const agentSkillTool = createAgentSkillTool(agentSkillSet.skills, activation);
   const skillsByName = new Map(plan.skills.map((skill) => [skill.name, skill]));

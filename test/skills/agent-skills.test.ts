@@ -19,7 +19,7 @@ describe('loadAgentSkills', () => {
   it('loads SKILL.md folders, warns on spec violations and skips unusable ones', async () => {
     const warnings: string[] = [];
     const { skills } = await loadAgentSkills([SKILLS], {
-      onWarning: (w) => warnings.push(w.message),
+      onSkillWarning: (w) => warnings.push(w.message),
     });
     expect(skills.map((skill) => skill.name).sort()).toEqual(['Bad_Name', 'git-helper']);
     const git = skills.find((skill) => skill.name === 'git-helper');

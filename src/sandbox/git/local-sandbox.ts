@@ -42,7 +42,7 @@ export interface CreateSandboxOptions {
    * the user's files as they are now, uncommitted edits and untracked (not ignored) files
    * included, taken without touching their index, refs, objects or config; that snapshot is
    * the base that diff, apply and commit work against. `head`: the last commit (a working tree
-   * with uncommitted changes is reported once, through `onWarning` and `baseWarnings`). Any
+   * with uncommitted changes is reported once, through `onSandboxWarning` and `baseWarnings`). Any
    * other value is a revision (branch, tag, sha); one that names no commit throws
    * `REVISION_NOT_FOUND` before anything is made. A plain folder is always copied as it is
    * (`head` or a revision there throws `CONFIG_INVALID`).
@@ -53,8 +53,12 @@ export interface CreateSandboxOptions {
    * when `from` is absent, ignored for a plain folder.
    */
   revision?: string;
-  /** Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`. */
-  onWarning?: (warning: SandboxWarning) => void;
+  /**
+   * Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`.
+   * Named like `createActor`'s: every `onWarning` hook of the library takes a sentence, every
+   * `on…Warning` hook the structured record.
+   */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /** Sandbox id (`[A-Za-z0-9_-]`, up to 64 chars); names the tree's folder. Default: random. */
   id?: string;
   /**
@@ -327,7 +331,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       baseWarnings: warnings,
       ...(lockFile === undefined ? {} : { lockFile }),
     });
-    for (const warning of warnings) options.onWarning?.(warning);
+    for (const warning of warnings) options.onSandboxWarning?.(warning);
     return sandbox;
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);
