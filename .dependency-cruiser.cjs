@@ -30,14 +30,20 @@ const LAYERS = [
   ['registry', 'the registry of ToolDescriptors and known servers'],
   ['servers', 'MCP server processes and connections: launch, supervise, OAuth'],
   ['policy', 'policy decisions, approvals, pins, audit, output budget'],
-  ['middleware', 'tool-call middleware, change tracking, rollback, graph state'],
+  [
+    'thread',
+    "a thread's graph state (change log, rollbacks), its checkpoints, rollback and undo, compaction",
+  ],
   ['skills', 'skills: built-in, custom and Agent Skills tools'],
   [
     'pipeline',
-    'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs',
+    'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs; its layers (path rewrite, change tracking, ...) and the tracked ToolNode',
   ],
   ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
-  ['serve', '`agents serve`: an actor or tool set served as an MCP server'],
+  [
+    'serving',
+    '`agents serve`: an actor or tool set served as an MCP server (servers/ connects to them)',
+  ],
   [
     'studio',
     'LangGraph Studio graphs: createStudioGraph and the janitor that removes their sandboxes',
@@ -59,7 +65,7 @@ const PUBLIC_ENTRIES = [
   'src/adapter.ts',
   'src/entries/',
   'src/langchain.ts',
-  'src/serve/index.ts',
+  'src/serving/index.ts',
   'src/studio/index.ts',
   'src/testing/index.ts',
 ];

@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * starts one (or uses AGENTS_TEST_POSTGRES_URL); vitest runs it only when these files run.
  */
 const POSTGRES_TESTS = [
-  'test/middleware/checkpointer.int.test.ts',
+  'test/checkpoint/checkpointer.int.test.ts',
   'test/integration/several-workers.int.test.ts',
 ];
 

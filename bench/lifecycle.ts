@@ -7,9 +7,9 @@
  *    of the spawned groups still alive afterwards (goal: 0).
  */
 import { fileURLToPath } from 'node:url';
-import type { NamedServerConfig } from '../src/config/schemas.js';
+import type { NamedServerConfig } from '../src/config/server-schema.js';
 import { createServerManager } from '../src/servers/server-manager.js';
-import { isProcessGroupAlive } from '../src/servers/stdio-transport.js';
+import { isProcessGroupAlive } from '../src/servers/process-group.js';
 import { benchRounds } from './harness.js';
 
 const FAULT_SERVER = fileURLToPath(new URL('../test/fixtures/fault-server.mjs', import.meta.url));

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { createPathRewriteMiddleware } from '../src/middleware/path-rewrite.js';
+import { createPathRewriteMiddleware } from '../src/pipeline/path-rewrite.js';
 import { composeMiddleware, type ToolCallRequest } from '../src/core/tool-middleware.js';
 import type { ToolDescriptor, ToolResult } from '../src/core/tool-descriptor.js';
 import { benchRounds } from './harness.js';

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ToolEntry } from '../src/index.js';
-import { createMcpServer, createServedToolSet, serveHttp } from '../src/serve/index.js';
+import { createMcpServer, createServedToolSet, serveHttp } from '../src/serving/index.js';
 
 /** The `agents` binary from source (what `npx agents` runs once built), argv passed as is. */
 const AGENTS = [

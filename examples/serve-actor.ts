@@ -17,7 +17,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createActor } from '../src/index.js';
 import { createWorkspaceStore } from '../src/entries/actors.js';
 import { ResultMetaKey } from '../src/entries/graph.js';
-import { createMcpServer } from '../src/serve/index.js';
+import { createMcpServer } from '../src/serving/index.js';
 import { createScriptedModel } from '../src/testing/index.js';
 import { check, makeGitRepo } from './support/helpers.js';
 

@@ -16,8 +16,8 @@ export type {
 export type {
   MCPToolAdapter,
   McpToolAdapterOptions,
-  McpToolCaller,
   PathArgumentDetector,
 } from './mcp/tool-adapter.js';
+export type { McpToolCaller } from './mcp/tool-call.js';
 export { createMcpToolAdapter } from './mcp/tool-adapter.js';
 export type { McpToolArtifact } from './mcp/content.js';

@@ -17,15 +17,15 @@
  * - `/servers`: managed server lifecycles; `/policy`: policy, pins, approvals, budget, audit;
  * - `/config`: the config schemas; `/serve`, `/studio`, `/testing`, `/langchain` as before.
  */
-import type { ActorInstance, CreateActorOptions } from './actors/actor.js';
+import type { ActorInstance, CreateActorOptions } from './actors/actor-types.js';
 
 // errors
 export type { AgentsErrorOptions, ServerErrorDetails, ServerPhase } from './errors.js';
 export { AgentsError, AgentsErrorCode, ServerError, errorMessage } from './errors.js';
 
 // the records every tool becomes, and what a tool call changed
+export type { ChangeRecord } from './core/change-record.js';
 export type {
-  ChangeRecord,
   JsonSchemaObject,
   ToolCallContext,
   ToolDescriptor,
@@ -34,20 +34,21 @@ export type {
 } from './core/tool-descriptor.js';
 
 // config: YAML files of servers, skills and actors
+export type { Actor } from './config/actor-schema.js';
 export type {
-  Actor,
   HttpServerConfig,
   NamedServerConfig,
   ServerConfig,
   ServerConfigInput,
-  Skill,
   StdioServerConfig,
-} from './config/schemas.js';
+} from './config/server-schema.js';
+export type { Skill } from './config/skill-schema.js';
 export type { ConfigProblem, ParseYamlOptions } from './config/load.js';
 export { loadYamlFile, parseYaml } from './config/load.js';
 
 // MCP tools → LangChain tools
-export type { MCPToolAdapter, McpToolAdapterOptions, McpToolCaller } from './mcp/tool-adapter.js';
+export type { MCPToolAdapter, McpToolAdapterOptions } from './mcp/tool-adapter.js';
+export type { McpToolCaller } from './mcp/tool-call.js';
 export { createMcpToolAdapter } from './mcp/tool-adapter.js';
 export type { McpToolArtifact } from './mcp/content.js';
 
@@ -62,14 +63,14 @@ export { createToolRegistry } from './registry/tool-registry.js';
 // actors
 export type {
   ActorConfigInput,
-  ActorGraph,
   ActorInstance,
   ActorRunEvent,
   ActorRunOptions,
   ActivateOptions,
   CreateActorOptions,
   DeactivateOptions,
-} from './actors/actor.js';
+} from './actors/actor-types.js';
+export type { ActorGraph } from './actors/actor-graph.js';
 
 /**
  * Creates an actor: an agent graph that owns its MCP servers, sandbox and checkpointer (see

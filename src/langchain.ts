@@ -1,5 +1,5 @@
 // The `@agents/langgraph-mcp/langchain` entry: what needs langchain's `createAgent` (the
 // optional `langchain` peer). Kept out of the package root so the root loads with the required
 // peers only.
-export type { SandboxAgentMiddlewareOptions } from './middleware/agent-middleware.js';
-export { createSandboxAgentMiddleware } from './middleware/agent-middleware.js';
+export type { SandboxAgentMiddlewareOptions } from './pipeline/agent-middleware.js';
+export { createSandboxAgentMiddleware } from './pipeline/agent-middleware.js';

@@ -1,11 +1,13 @@
-import { createSkillRegistry, planSkillConfigs } from './skill-registry.js';
-import type { NamedSkill, SkillRegistry } from './skill-registry.js';
+import { planSkillConfigs } from '../skills/skill-plan.js';
+import type { NamedSkill } from '../skills/skill-plan.js';
+import { createSkillRegistry } from '../skills/skill-registry.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ConfineMode } from '../servers/confinement.js';
 import { inspectionSandbox } from './inspection-servers.js';
 import type { ServerLogger } from '../servers/server-logger.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** Options for {@link activateSkills}. */
 export interface ActivateSkillsOptions {
@@ -34,7 +36,8 @@ export interface ActiveSkills extends AsyncDisposable {
 /**
  * Starts the servers of some skills (in parallel) and flattens their tools, without a sandbox
  * or a graph: for validating a skill, showing its tools, or serving it over MCP. Throws the
- * ADR-0027 resolution errors; on failure nothing is left running.
+ * resolution errors of ADR-0027 "AEP tool contributions resolve to MCP"; on failure nothing is
+ * left running.
  */
 export async function activateSkills(options: ActivateSkillsOptions): Promise<ActiveSkills> {
   const { store } = options;

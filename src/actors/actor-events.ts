@@ -1,7 +1,7 @@
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { describeToolContent } from '../mcp/content.js';
 import type { ToolProgressEvent, ToolRetryEvent } from '../mcp/structured-tool.js';
-import { findChangeRecord } from '../middleware/change-tracking.js';
+import { findChangeRecord } from '../pipeline/change-tracking.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
 import type { ActorRunEvent } from './actor-types.js';
 import { pendingApprovalsOf, pendingInputsOf } from './approvals.js';

@@ -6,7 +6,7 @@
 import { isGraphInterrupt } from '@langchain/langgraph';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { NetworkPolicyRule } from '../config/policy-schema.js';
-import type { NamedServerConfig } from '../config/schemas.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
 import { threadIdOf } from '../core/thread-id.js';
 import type { ApprovalPreview } from '../policy/approval.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -14,7 +14,7 @@ import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js
 import type { ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from '../policy/approval.js';
 import { boundApprover } from '../policy/approval-scope.js';
-import type { AuditEntry } from '../policy/audit.js';
+import type { AuditEntry } from '../policy/audit-entry.js';
 import { compileNetworkRules, unlistedHostHook } from '../policy/network-rules.js';
 import { createPinStore, hostPinKey, type PinStore } from '../policy/pins.js';
 import { createInterruptApprover } from '../policy/policy-middleware.js';

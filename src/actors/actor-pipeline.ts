@@ -1,19 +1,20 @@
 import { join, relative, sep } from 'node:path';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { createToolPipeline } from '../pipeline/tool-pipeline.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
-import type { AuditLog } from '../policy/audit.js';
+import type { AuditLog } from '../policy/audit-log.js';
 import { settleKnownTools } from '../policy/known-tools.js';
 import { createFileSpill } from '../policy/output-budget.js';
 import type { Spill } from '../policy/output-budget.js';
 import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
-import type { SkillPlan, SkillRegistry } from './skill-registry.js';
+import type { SkillPlan } from '../skills/skill-plan.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import type { RunSandbox } from '../sandbox/backend.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** What {@link createActorPipeline} needs. */
 export interface ActorPipelineOptions {

@@ -1,12 +1,12 @@
 import { access, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { removeEmptyDirs } from '../sandbox/empty-dirs.js';
 import { createSandbox } from '../sandbox/git/local-sandbox.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { SandboxBaseOptions } from './sandbox-base-options.js';
 import type { SharedThread } from './shared-thread.js';
 import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';

@@ -2,19 +2,21 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { StructuredTool } from '@langchain/core/tools';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { z } from 'zod';
-import type { ActorSchema } from '../config/schemas.js';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { ActorSchema } from '../config/actor-schema.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import type { Policy, PolicyInput } from '../config/policy-schema.js';
-import type { ChangeRecord, ToolEntry } from '../core/tool-descriptor.js';
-import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { ChangeRecord } from '../core/change-record.js';
+import type { ToolEntry } from '../core/tool-descriptor.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 import type { Sandbox } from '../sandbox/types.js';
-import type { ManagedServerStatus } from '../servers/managed-server.js';
+import type { ManagedServerStatus } from '../servers/server-core.js';
 import type { ServerEventSource } from '../servers/server-events.js';
 import type { ServerLogger } from '../servers/server-logger.js';
 import type { ServerManager } from '../servers/server-manager.js';
-import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { AgentSkill } from '../skills/agent-skills.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { ActorConfinement, ActorConfinementOptions } from './actor-confinement.js';
 import type { ActorGraph } from './actor-graph.js';
 import type { PendingApproval, PendingInput } from './approvals.js';
@@ -113,11 +115,16 @@ export interface CreateActorOptions {
   maxTurns?: number;
   /**
    * Tool calls one run may make (wins over the config's `maxToolCalls`; default no limit) and
-   * its wall time (`maxTime`: `10m`, `90s`, or a number of seconds). Checked before each model
-   * turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose `limit` says
-   * which). Throws `INVALID_ARGUMENTS` for a bad value.
+   * its wall time in milliseconds (`maxTimeMs`, wins over the config's). Checked before each
+   * model turn; a spent budget pauses the run like `maxTurns` (a `turn-limit` event whose
+   * `limit` says which). Throws `INVALID_ARGUMENTS` for a bad value.
    */
   maxToolCalls?: number;
+  maxTimeMs?: number;
+  /**
+   * @deprecated Use `maxTimeMs`. A duration (`10m`, `90s`, `500ms`) or a number of seconds; still
+   * read, with a deprecation warning. Setting both is `INVALID_ARGUMENTS`.
+   */
   maxTime?: string | number;
 }
 
@@ -187,7 +194,8 @@ export interface ActorInstance extends AsyncDisposable {
    * checkpointer, then flattens the tools and compiles the graph. Idempotent while active.
    * On failure everything started is undone (servers stopped, files closed, locks released, a
    * sandbox or thread record it made removed; a reopened thread's sandbox stays) and the error
-   * (with its ADR-0027 code, or `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
+   * (with its code from ADR-0027 "AEP tool contributions resolve to MCP", or
+   * `SERVER_START_FAILED`, `SANDBOX_FAILED`, ...) is thrown.
    */
   activate(options?: ActivateOptions): Promise<void>;
   /**

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors.js';
-import { recordUnattributedChanges } from '../middleware/unattributed.js';
-import type { AuditLog } from '../policy/audit.js';
+import { recordUnattributedChanges } from '../thread/unattributed.js';
+import type { AuditLog } from '../policy/audit-log.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { ActorGraph } from './actor-graph.js';
 

@@ -3,21 +3,21 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { Command } from '@langchain/langgraph';
-import { ActorSchema } from '../config/schemas.js';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import { ActorSchema } from '../config/actor-schema.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
-import { auditLogPath } from '../policy/audit.js';
+import { auditLogPath } from '../policy/audit-log.js';
 import { parsePolicy } from '../config/policy-schema.js';
 import type { Policy } from '../config/policy-schema.js';
-import { planSkills } from './skill-registry.js';
-import type { SkillPlan } from './skill-registry.js';
+import { planSkills } from '../skills/skill-plan.js';
+import type { SkillPlan } from '../skills/skill-plan.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { createSkillActivation } from '../skills/agent-skills.js';
+import { createSkillActivation } from '../skills/skill-activation.js';
 import type { AgentSkill } from '../skills/agent-skills.js';
 import { createWorkspaceStore } from '../workspace/store.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { ActorConfinement } from './actor-confinement.js';
 import { streamActorEvents } from './actor-events.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
@@ -36,29 +36,15 @@ import type { CleanupStack } from './cleanup-stack.js';
 import { resolveChatModel } from './model.js';
 import { startActor } from './start-actor.js';
 import type { ActiveActor } from './start-actor.js';
-import { createRunBudgets } from './run-budget.js';
+import { createRunBudgets, resolveMaxTimeMs } from './run-budget.js';
 import type { RunBudgets } from './run-budget.js';
 import { isValidMaxTurns } from './turn-limit.js';
 
-export type {
-  ActivateOptions,
-  ActorConfigInput,
-  ActorInstance,
-  ActorRunEvent,
-  ActorRunOptions,
-  ActorServers,
-  CreateActorOptions,
-  DeactivateOptions,
-} from './actor-types.js';
-export type { ActorGraph, ActorState } from './actor-graph.js';
-export { compileActorStateGraph } from './actor-graph.js';
-export type { PendingApproval, PendingInput } from './approvals.js';
-export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from './approvals.js';
-
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
- * its skills (throwing the ADR-0027 resolution errors that need no server: missing skill,
- * missing or disabled tool resource, unknown server); nothing starts until `activate()`. A model
+ * its skills (throwing the resolution errors of ADR-0027 "AEP tool contributions resolve to MCP"
+ * that need no server: missing skill, missing or disabled tool resource, unknown server);
+ * nothing starts until `activate()`. A model
  * given as a string is made on the first agent turn, so an actor whose model cannot be made
  * (no script file, provider package missing) still activates and serves its tools; its first
  * run throws the model's `CONFIG_INVALID` error.
@@ -123,10 +109,17 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
             resolvePath: (path) => store.resolvePath(path),
             defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
           });
+  const warn = (message: string): void => {
+    if (options.onWarning) options.onWarning(message);
+    else
+      process.emitWarning(message, { type: 'DeprecationWarning', code: 'AGENTS_DEPRECATED_KEY' });
+  };
   const budgets = createRunBudgets(
     {
       maxToolCalls: options.maxToolCalls ?? config.maxToolCalls,
-      maxTime: options.maxTime ?? config.maxTime,
+      maxTimeMs:
+        resolveMaxTimeMs(options, `the createActor options of "${config.name}"`, warn) ??
+        resolveMaxTimeMs(config, store.file('actor', config.name), warn),
     },
     config.name,
   );

@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
-import type { NamedServerConfig } from '../config/schemas.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
 import { probeConfinement, type ProbeConfinement } from '../servers/confinement-scope.js';
 import type { ConfineMode } from '../servers/confinement.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /**
  * The confinement mode for servers started outside a run (`server add|test`, `skill add|show`,

@@ -2,11 +2,11 @@ import { readdir, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { auditLogPath } from '../policy/audit.js';
+import { auditLogPath } from '../policy/audit-log.js';
 import { removeAuditEntries } from '../policy/audit-rewrite.js';
 import { diskUse } from '../sandbox/sandbox-inventory.js';
 import { acquireRunLock, lockHolder, readMarker } from '../sandbox/sandbox-marker.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { findThreadSandboxes } from './thread-sandbox.js';
 
 /** Options of {@link removeThread}. */

@@ -7,8 +7,41 @@ import type { TurnLimitPause } from './turn-limit.js';
 export interface RunBudgetSettings {
   /** Tool calls one run may make. */
   maxToolCalls?: number | undefined;
-  /** Wall time one run may take: `10m`, `90s`, ... or a number of seconds. */
+  /** Wall time one run may take, in milliseconds. */
+  maxTimeMs?: number | undefined;
+}
+
+/** Where a run's time budget is set: `maxTimeMs`, or the deprecated `maxTime` (a duration). */
+export interface MaxTimeSetting {
+  maxTimeMs?: number | undefined;
+  /** Deprecated: `10m`, `90s`, `500ms` or a number of seconds. */
   maxTime?: string | number | undefined;
+}
+
+/**
+ * The milliseconds of a time budget: `maxTimeMs`, or the deprecated `maxTime` converted (with a
+ * deprecation warning through `warn`, naming `where` and the `maxTimeMs` value to write instead).
+ * Both set is `INVALID_ARGUMENTS`: which one wins would be a guess.
+ */
+export function resolveMaxTimeMs(
+  setting: MaxTimeSetting,
+  where: string,
+  warn: (message: string) => void,
+): number | undefined {
+  const { maxTimeMs, maxTime } = setting;
+  if (maxTime === undefined) return maxTimeMs;
+  if (maxTimeMs !== undefined) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `${where} sets both maxTimeMs and the deprecated maxTime; keep only maxTimeMs (milliseconds).`,
+      { details: { where, maxTimeMs, maxTime } },
+    );
+  }
+  const ms = parseDuration(maxTime, `maxTime of ${where}`);
+  warn(
+    `${where}: "maxTime" is deprecated; write maxTimeMs: ${Math.round(ms)} (milliseconds, like every other ...Ms setting). The old key still works for now.`,
+  );
+  return Math.round(ms);
 }
 
 /** What one run has spent so far. */
@@ -34,10 +67,10 @@ export interface RunBudgets {
 }
 
 /**
- * Checks the settings (a bad `maxToolCalls` or `maxTime` throws `INVALID_ARGUMENTS` naming the
+ * Checks the settings (a bad `maxToolCalls` or `maxTimeMs` throws `INVALID_ARGUMENTS` naming the
  * actor) and returns the accounting the actor's agent node uses. Budgets are checked between
  * model turns, so a run stops cleanly with every result saved: the parallel calls of the turn
- * that crosses `maxToolCalls` all run, and a tool call running at `maxTime` is not cut off.
+ * that crosses `maxToolCalls` all run, and a tool call running at `maxTimeMs` is not cut off.
  */
 export function createRunBudgets(settings: RunBudgetSettings, actorName: string): RunBudgets {
   const { maxToolCalls } = settings;
@@ -48,10 +81,14 @@ export function createRunBudgets(settings: RunBudgetSettings, actorName: string)
       { details: { actor: actorName, maxToolCalls } },
     );
   }
-  const maxTimeMs =
-    settings.maxTime === undefined
-      ? undefined
-      : parseDuration(settings.maxTime, `maxTime of actor "${actorName}"`);
+  const { maxTimeMs } = settings;
+  if (maxTimeMs !== undefined && (!Number.isFinite(maxTimeMs) || maxTimeMs <= 0)) {
+    throw new AgentsError(
+      AgentsErrorCode.InvalidArguments,
+      `maxTimeMs ${maxTimeMs} of actor "${actorName}" is not a positive number of milliseconds.`,
+      { details: { actor: actorName, maxTimeMs } },
+    );
+  }
   const runs = new Map<string, Spent>();
   const spentOn = (threadId: string): Spent => {
     let spent = runs.get(threadId);
@@ -81,7 +118,7 @@ export function createRunBudgets(settings: RunBudgetSettings, actorName: string)
       if (!overCalls && !overTime) return;
       const what = overCalls
         ? `${spent.toolCalls} tool calls (maxToolCalls ${maxToolCalls})`
-        : `${(elapsedMs / 1000).toFixed(1)} s (maxTime ${String(settings.maxTime)})`;
+        : `${(elapsedMs / 1000).toFixed(1)} s (maxTimeMs ${maxTimeMs})`;
       const pause: TurnLimitPause = {
         type: 'turn-limit',
         limit: overCalls ? 'tool-calls' : 'time',

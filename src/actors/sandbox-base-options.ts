@@ -1,10 +1,10 @@
-import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 
 /** What an actor passes to `createSandbox` / `openThreadSandbox` about its sandbox's base. */
 export interface SandboxBaseOptions {
   from?: SandboxFrom;
   revision?: string;
-  onWarning: (warning: SandboxWarning) => void;
+  onSandboxWarning: (warning: SandboxWarning) => void;
 }
 
 /**
@@ -26,7 +26,7 @@ export function sandboxBaseOptions(
   return {
     ...(from === undefined ? {} : { from }),
     ...(settings.revision === undefined ? {} : { revision: settings.revision }),
-    onWarning: (warning) => {
+    onSandboxWarning: (warning) => {
       options.onSandboxWarning?.(warning);
       if (options.onWarning) options.onWarning(warning.message);
       else if (!options.onSandboxWarning)

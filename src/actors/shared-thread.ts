@@ -1,13 +1,13 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { resolveCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
-import type { CheckpointedGraph } from '../middleware/rollback.js';
+import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** What lets a thread move between workers: its lease and its shared snapshot store. */
 export interface SharedThread {

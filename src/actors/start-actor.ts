@@ -1,7 +1,7 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { join } from 'node:path';
 import type { StructuredTool } from '@langchain/core/tools';
-import type { Actor as ActorConfig } from '../config/schemas.js';
+import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import {
@@ -9,20 +9,21 @@ import {
   isEphemeralCheckpointer,
   isEphemeralSaver,
 } from '../checkpoint/backends.js';
-import { createInFlightCalls } from '../middleware/in-flight.js';
-import type { InFlightCalls } from '../middleware/in-flight.js';
+import { createInFlightCalls } from '../pipeline/in-flight.js';
+import type { InFlightCalls } from '../pipeline/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
-import { createAuditLog } from '../policy/audit.js';
+import { createAuditLog } from '../policy/audit-log.js';
 import { DEFAULT_PIN_FILE } from '../policy/pins.js';
 import type { Policy } from '../config/policy-schema.js';
-import { createSkillRegistry } from './skill-registry.js';
-import type { SkillPlan, SkillRegistry } from './skill-registry.js';
+import { createSkillRegistry } from '../skills/skill-registry.js';
+import type { SkillPlan } from '../skills/skill-plan.js';
+import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { actorConfinement } from './actor-confinement.js';
 import {
   refuseListsOnForeignManager,

@@ -12,7 +12,7 @@ import {
 import type { OpenedSandbox } from '../sandbox/git/open-sandbox.js';
 import type { SnapshotStore } from '../sandbox/backend.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
-import type { SandboxFrom, SandboxWarning } from '../sandbox/git/base-snapshot.js';
+import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 import type { ThreadReplica } from '../sandbox/git/shared-store.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
@@ -136,8 +136,8 @@ export interface OpenThreadSandboxOptions {
   from?: SandboxFrom;
   /** Older spelling of `from` for a revision. */
   revision?: string;
-  /** Warnings about the base, on the first run only (see `CreateSandboxOptions.onWarning`). */
-  onWarning?: (warning: SandboxWarning) => void;
+  /** Warnings about the base, on the first run only (see `CreateSandboxOptions.onSandboxWarning`). */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /** The project folder of the run, recorded so later commands resolve the same checkpoint file. */
   projectDir?: string;
   /** Make it when missing (default true). */
@@ -197,7 +197,9 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
     source: options.source,
     ...(options.from === undefined ? {} : { from: options.from }),
     ...(options.revision === undefined ? {} : { revision: options.revision }),
-    ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    ...(options.onSandboxWarning === undefined
+      ? {}
+      : { onSandboxWarning: options.onSandboxWarning }),
     id: sandboxId,
     lock: options.lock ?? true,
     ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),

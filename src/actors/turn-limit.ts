@@ -1,8 +1,6 @@
 import { interrupt } from '@langchain/langgraph';
 import { z } from 'zod';
 
-export { DEFAULT_MAX_TURNS } from '../config/schemas.js';
-
 /**
  * Supersteps LangGraph counts per model turn in the actor graph: the agent step, then one tools
  * step. Parallel calls do not add steps: each call is its own `Send` task, and all tasks of a
@@ -26,7 +24,7 @@ export interface TurnLimitPause {
   type: 'turn-limit';
   /**
    * Which limit stopped the run: `turns` (`maxTurns`), `tool-calls` (`maxToolCalls`) or `time`
-   * (`maxTime`). Absent in pauses stored before budgets existed: `turns`.
+   * (`maxTimeMs`). Absent in pauses stored before budgets existed: `turns`.
    */
   limit?: 'turns' | 'tool-calls' | 'time';
   /** Model turns this run took. */

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { createWorkspaceStore } from '../workspace/store.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { CommandContext } from './command.js';
 import { closest } from './suggest.js';
 

@@ -7,7 +7,7 @@ import type { NetworkSetting } from '../config/network-schema.js';
 import { findConfinementBackend } from '../servers/confinement-backends.js';
 import { hasHostLists } from '../servers/network/server-network.js';
 import { probeServerNetwork, type NetworkProbe } from './doctor-network-probe.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /** One server of one actor, as doctor shows it. */
 export interface ServerNetworkLine {

@@ -27,7 +27,7 @@ export const ExitCode = {
   /** The safety policy refused, or a run waits for an approval. */
   Policy: 8,
   /**
-   * A run reached its `maxTurns`, `maxToolCalls` or `maxTime` and paused; its thread is saved and
+   * A run reached its `maxTurns`, `maxToolCalls` or `maxTimeMs` and paused; its thread is saved and
    * `agents actor resume NAME --thread ID --continue` goes on.
    */
   TurnLimit: 9,

@@ -1,4 +1,8 @@
-import type { WorkspaceKind, WorkspaceListing, WorkspaceRecord } from '../workspace/store.js';
+import type {
+  WorkspaceKind,
+  WorkspaceListing,
+  WorkspaceRecord,
+} from '../workspace/workspace-types.js';
 import { parseCommandLine, storeOf } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { ExitCode } from './exit-codes.js';

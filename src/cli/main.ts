@@ -2,7 +2,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultWorkspaceDir, locateWorkspace } from '../workspace/store.js';
+import { defaultWorkspaceDir, locateWorkspace } from '../workspace/locate-workspace.js';
 import type { Command, CommandContext } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';

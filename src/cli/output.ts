@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { AgentsError, errorMessage } from '../errors.js';
-import { defaultWorkspaceDir } from '../workspace/store.js';
+import { defaultWorkspaceDir } from '../workspace/locate-workspace.js';
 import type { Capabilities, ToolDescriptor } from '../core/tool-descriptor.js';
 
 /**

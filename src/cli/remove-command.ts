@@ -1,6 +1,6 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { NOT_FOUND_CODES } from '../workspace/store.js';
-import type { WorkspaceKind, WorkspaceStore } from '../workspace/store.js';
+import { NOT_FOUND_CODES } from '../workspace/workspace-files.js';
+import type { WorkspaceKind, WorkspaceStore } from '../workspace/workspace-types.js';
 import { parseCommandLine, requirePositional, storeOf } from './args.js';
 import type { Command } from './command.js';
 import { printJson, println } from './output.js';

@@ -1,7 +1,7 @@
-import type { ActorConfigInput, ActorInstance } from '../actors/actor.js';
+import type { ActorConfigInput, ActorInstance } from '../actors/actor-types.js';
 import type { PolicyInput } from '../config/policy-schema.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
-import type { WorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import { storeOf } from './args.js';
 import type { CommandContext } from './command.js';

@@ -3,7 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
-import type { CheckpointedGraph } from '../middleware/rollback.js';
+import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
@@ -194,8 +194,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         const [{ saver }, { compileActorStateGraph }, { withCachedCheckpointReads }] =
           await Promise.all([
             openCheckpointer(),
-            import('../actors/actor.js'),
-            import('../middleware/cached-reads.js'),
+            import('../actors/actor-graph.js'),
+            import('../thread/cached-reads.js'),
           ]);
         // Writes wait for the shared store to hold the snapshots they name.
         const writing = openedShared?.saver(saver) ?? saver;

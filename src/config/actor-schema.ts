@@ -175,13 +175,23 @@ export const ActorSchema = z
           '`maxTurns` once it has made this many (the parallel calls of its last turn all run, ' +
           'so it can go over by one turn); `--max-tool-calls` overrides it. Default: no limit.',
       ),
+    maxTimeMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Wall time one run may take, in milliseconds (600000 = 10 minutes). Checked before ' +
+          'each model turn (a running tool call is not cut off): past it the run pauses like at ' +
+          '`maxTurns`; `--max-time` overrides it. Default: no limit.',
+      ),
     maxTime: z
       .union([z.number().positive(), z.string().regex(DURATION_PATTERN)])
       .optional()
+      .meta({ deprecated: true })
       .describe(
-        'Wall time one run may take: 90s, 10m, 1h, 500ms, or a number of seconds. Checked ' +
-          'before each model turn (a running tool call is not cut off): past it the run pauses ' +
-          'like at `maxTurns`; `--max-time` overrides it. Default: no limit.',
+        'Deprecated: use `maxTimeMs`. Wall time as 90s, 10m, 1h, 500ms or a number of ' +
+          'seconds; still read, with a deprecation warning. Setting both is an error.',
       ),
   })
   .describe('An actor.');

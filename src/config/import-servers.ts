@@ -9,10 +9,8 @@ import {
   type SecretSink,
 } from './import-secrets.js';
 import { stripJsonComments } from './jsonc.js';
-import { ServerConfigSchema, type ServerConfigInput } from './schemas.js';
-
-// Re-exported so importers keep this module.
-export { stripJsonComments } from './jsonc.js';
+import { ServerConfigSchema } from './server-schema.js';
+import type { ServerConfigInput } from './server-schema.js';
 
 /** The apps whose MCP config `agents server import --from` knows where to find. */
 export type ImportSource = 'claude' | 'cursor' | 'vscode';

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { keyAliasesOf } from './key-aliases.js';
-import { ActorSchema, ServerConfigSchema, SkillSchema, ToolResourceSchema } from './schemas.js';
+import { ActorSchema } from './actor-schema.js';
+import { ServerConfigSchema } from './server-schema.js';
+import { SkillSchema } from './skill-schema.js';
+import { ToolResourceSchema } from './tool-schema.js';
 
 /** The kinds of files a workspace holds, each with its own schema. */
 export type ConfigFileKind = 'server' | 'tool' | 'skill' | 'actor';

@@ -3,7 +3,8 @@
  *
  * Every YAML key is camelCase, the same name as the matching TypeScript option (`createActor`,
  * `createSandbox`...), so a file and the code that does the same thing read alike. Two skill keys
- * were first written in snake_case (`mcp_servers`, `agent_skills`, as in the early ADR); those
+ * were first written in snake_case (`mcp_servers`, `agent_skills`, as in ADR-029 "Model Context
+ * Protocol (MCP) Adoption"); those
  * spellings stay accepted, with a deprecation warning naming the file, the line and the new key.
  * Writing both spellings of one key in the same map is an error: which one wins would be a guess.
  */

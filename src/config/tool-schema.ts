@@ -32,7 +32,10 @@ export type ToolOverride = z.infer<typeof ToolOverrideSchema>;
 export const ToolOverridesSchema = z.record(z.string(), ToolOverrideSchema);
 export type ToolOverrides = z.infer<typeof ToolOverridesSchema>;
 
-/** A tool resource (ADR-0027): a stable id mapped to one server's tool. */
+/**
+ * A tool resource (ADR-0027 "AEP tool contributions resolve to MCP"): a stable id mapped to one
+ * server's tool.
+ */
 export const ToolResourceSchema = z
   .strictObject({
     id: z

@@ -4,7 +4,7 @@ import type { ChangeRecord } from './change-record.js';
 
 /*
  * The sandbox fields of a graph state as plain records: their zod schemas and readers, without
- * LangGraph. `middleware/state.ts` builds the LangGraph state fields from these; commands that
+ * LangGraph. `thread/state.ts` builds the LangGraph state fields from these; commands that
  * only read a checkpoint's values (`agents sandbox diff`, `checkpoints`) import this module and
  * so never load LangGraph (issue 29: start-up is module count).
  */

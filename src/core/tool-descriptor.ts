@@ -37,7 +37,8 @@ export type JsonSchemaObject = { type?: unknown; [key: string]: unknown };
 export interface ToolDescriptor {
   /**
    * Stable id, the one policy rules, pins, known tools and the audit log use: a tool resource's
-   * id (`repo.status`, ADR-0027) for a tool reached through one, so it survives a server
+   * id (`repo.status`; ADR-0027 "AEP tool contributions resolve to MCP") for a tool reached
+   * through one, so it survives a server
    * rename; otherwise `mcp:SERVER/TOOL`, `builtin:NAME`, `custom:NAME`, `skill:NAME`.
    */
   id: string;
@@ -114,9 +115,6 @@ export const ResultMetaKey = {
   /** Output budget record when the result was cut. */
   Budget: 'agents/budget',
 } as const;
-
-// Change records: declared once, as zod schemas, in change-record.ts.
-export type { ChangedPath, ChangeRecord, SkippedPath } from './change-record.js';
 
 /** A descriptor plus the one function that runs it. */
 export interface ToolEntry {

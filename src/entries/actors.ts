@@ -10,37 +10,33 @@ export type {
   WorkspaceRecord,
   WorkspaceStore,
   WorkspaceStoreOptions,
-} from '../workspace/store.js';
-export { createWorkspaceStore, defaultWorkspaceDir } from '../workspace/store.js';
-export type {
-  NamedSkill,
-  SkillPlan,
-  SkillRegistry,
-  SkillRegistryOptions,
-  SkillServer,
-} from '../actors/skill-registry.js';
-export { createSkillRegistry, planSkills, SKILL_TOOLS_GROUP } from '../actors/skill-registry.js';
+} from '../workspace/workspace-types.js';
+export { createWorkspaceStore } from '../workspace/store.js';
+export { defaultWorkspaceDir } from '../workspace/locate-workspace.js';
+export type { NamedSkill, SkillPlan } from '../skills/skill-plan.js';
+export { planSkills } from '../skills/skill-plan.js';
+export type { SkillRegistry, SkillRegistryOptions, SkillServer } from '../skills/skill-registry.js';
+export { createSkillRegistry, SKILL_TOOLS_GROUP } from '../skills/skill-registry.js';
 export type { BuiltinToolName, BuiltinToolsOptions } from '../skills/builtin-tools.js';
 export { BUILTIN_TOOL_NAMES, createBuiltinTools } from '../skills/builtin-tools.js';
 export type { CustomToolReference } from '../skills/custom-tools.js';
 export { loadCustomTools, toCustomToolEntry } from '../skills/custom-tools.js';
 export type { AgentSkill, AgentSkillSet, AgentSkillWarning } from '../skills/agent-skills.js';
-export {
-  createAgentSkillTool,
-  createAllowedToolsMiddleware,
-  loadAgentSkills,
-} from '../skills/agent-skills.js';
+export { createAgentSkillTool } from '../skills/skill-activation.js';
+export { createAllowedToolsMiddleware } from '../skills/skill-allowed-tools.js';
+export { loadAgentSkills } from '../skills/agent-skills.js';
 export type {
   ActorConfigInput,
-  ActorGraph,
   ActorInstance,
   ActorRunEvent,
   ActorRunOptions,
   ActivateOptions,
   CreateActorOptions,
   DeactivateOptions,
-} from '../actors/actor.js';
-export { compileActorStateGraph, createActor } from '../actors/actor.js';
+} from '../actors/actor-types.js';
+export type { ActorGraph } from '../actors/actor-graph.js';
+export { compileActorStateGraph } from '../actors/actor-graph.js';
+export { createActor } from '../actors/actor.js';
 export type { PendingApproval, PendingInput } from '../actors/approvals.js';
 export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from '../actors/approvals.js';
 export type { OpenThreadDeliveryOptions, ThreadDeliveryHandle } from '../actors/thread-delivery.js';

@@ -5,27 +5,23 @@
  */
 export type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 export { composeMiddleware } from '../core/tool-middleware.js';
-export { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
-export type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
-export { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
-export type {
-  ActiveSkillState,
-  RollbackRecord,
-  SandboxState,
-  SandboxStateUpdate,
-} from '../middleware/state.js';
+export { createPathRewriteMiddleware } from '../pipeline/path-rewrite.js';
+export type { ChangeTrackingOptions } from '../pipeline/change-tracking.js';
+export { createChangeTrackingMiddleware } from '../pipeline/change-tracking.js';
+export type { ActiveSkillState, RollbackRecord, SandboxState } from '../core/sandbox-state.js';
+export type { SandboxStateUpdate } from '../thread/state.js';
 export {
   SandboxStateSchema,
   sandboxDeltaStateFields,
   sandboxStateFields,
-  undoStack,
-} from '../middleware/state.js';
+} from '../thread/state.js';
+export { undoStack } from '../core/sandbox-state.js';
 export type {
   ToolCallRouteOptions,
   ToolCallTaskInput,
   TrackedToolNodeOptions,
-} from '../middleware/tool-node.js';
-export { createTrackedToolNode, routeToolCallsPerTask } from '../middleware/tool-node.js';
+} from '../pipeline/tool-node.js';
+export { createTrackedToolNode, routeToolCallsPerTask } from '../pipeline/tool-node.js';
 // pipeline: the one middleware order (audit → allowed-tools → policy → budget → paths → changes)
 export type { ToolPipeline, ToolPipelineOptions } from '../pipeline/tool-pipeline.js';
 export { createToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -34,15 +30,14 @@ export { createToolSet } from '../pipeline/tool-set.js';
 export type { Checkpointer, CheckpointBackend } from '../checkpoint/backend.js';
 export type { CheckpointerSettings } from '../checkpoint/backends.js';
 export { checkpointBackends, createCheckpointer } from '../checkpoint/backends.js';
-export type {
-  CheckpointEntry,
-  CheckpointedGraph,
-  RollbackOptions,
-  RollbackResult,
-} from '../middleware/rollback.js';
-export { listCheckpoints, rollback } from '../middleware/rollback.js';
-export type { UndoRollbackOptions } from '../middleware/undo-rollback.js';
-export { undoRollback } from '../middleware/undo-rollback.js';
+export type { CheckpointEntry } from '../thread/checkpoint-list.js';
+export type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
+export type { RollbackOptions } from '../thread/rollback.js';
+export type { RollbackResult } from '../thread/restore-and-fork.js';
+export { listCheckpoints } from '../thread/checkpoint-list.js';
+export { rollback } from '../thread/rollback.js';
+export type { UndoRollbackOptions } from '../thread/undo-rollback.js';
+export { undoRollback } from '../thread/undo-rollback.js';
 // createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
 // serve: `@agents/langgraph-mcp/serve`. A tool call's context may carry the forwarder of the
@@ -62,7 +57,7 @@ export type {
   Capabilities,
   CapabilitySource,
   CapabilityVerdict,
-  ChangedPath,
   ToolSource,
 } from '../core/tool-descriptor.js';
+export type { ChangedPath } from '../core/change-record.js';
 export { ResultMetaKey } from '../core/tool-descriptor.js';

@@ -39,10 +39,7 @@ export type { HumanInTheLoopPolicy } from '../policy/hitl.js';
 export { createHumanInTheLoopPolicy } from '../policy/hitl.js';
 export type { BudgetRecord, OutputBudgetOptions, Spill } from '../policy/output-budget.js';
 export { createFileSpill, createOutputBudgetMiddleware } from '../policy/output-budget.js';
-export type { AuditEntry, AuditLog } from '../policy/audit.js';
-export {
-  auditLogPath,
-  createAuditLog,
-  createAuditMiddleware,
-  readAuditLog,
-} from '../policy/audit.js';
+export type { AuditEntry } from '../policy/audit-entry.js';
+export type { AuditLog } from '../policy/audit-log.js';
+export { auditLogPath, createAuditLog, readAuditLog } from '../policy/audit-log.js';
+export { createAuditMiddleware } from '../policy/audit.js';

@@ -45,13 +45,9 @@ export type {
 export { commitSandbox } from '../sandbox/deliver/commit-branch.js';
 export type { DeliverySandbox, DeliveryThread } from '../sandbox/deliver/store-access.js';
 export { isDeliverySandbox } from '../sandbox/deliver/store-access.js';
-export type {
-  SandboxBaseOrigin,
-  SandboxFrom,
-  SandboxWarning,
-} from '../sandbox/git/base-snapshot.js';
+export type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 
 export { DEFAULT_SANDBOX_EXCLUDES } from '../sandbox/sandbox-excludes.js';
-export { DEFAULT_MAX_FILE_BYTES } from '../sandbox/large-files.js';
-export type { OversizedFile } from '../sandbox/large-files.js';
+export { DEFAULT_MAX_FILE_BYTES } from '../sandbox/size-cap.js';
+export type { OversizedFile } from '../sandbox/size-cap.js';
 export type { NestedRepo } from '../sandbox/nested-repos.js';

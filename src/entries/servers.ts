@@ -2,11 +2,8 @@
  * The `@agents/langgraph-mcp/servers` entry: managed MCP server lifecycles (spawn, restart,
  * close), the server manager and its events.
  */
-export type {
-  ManagedServer,
-  ManagedServerOptions,
-  ManagedServerStatus,
-} from '../servers/managed-server.js';
+export type { ManagedServer } from '../servers/managed-server.js';
+export type { ManagedServerOptions, ManagedServerStatus } from '../servers/server-core.js';
 export { createManagedServer } from '../servers/managed-server.js';
 export type {
   ServerLease,

@@ -1,8 +1,11 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolOverride } from '../config/schemas.js';
+import type { ToolOverride } from '../config/tool-schema.js';
 import type { Capabilities, CapabilityVerdict } from '../core/tool-descriptor.js';
 
-/** Name words that mean the tool changes something (ADR-029 plus the usual relatives). */
+/**
+ * Name words that mean the tool changes something (ADR-029 "Model Context Protocol (MCP)
+ * Adoption": create, write, delete, update; plus the usual relatives).
+ */
 export const WRITE_WORDS: ReadonlySet<string> = new Set([
   'create',
   'write',
@@ -80,7 +83,7 @@ export const DESTRUCTIVE_WORDS: ReadonlySet<string> = new Set([
   'uninstall',
 ]);
 
-/** Name words that mean the tool only reads (ADR-029 plus the usual relatives). */
+/** Name words that mean the tool only reads (the same ADR-029, plus the usual relatives). */
 export const READ_WORDS: ReadonlySet<string> = new Set([
   'get',
   'list',

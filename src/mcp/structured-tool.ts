@@ -15,9 +15,6 @@ import type { ToolCallContext, ToolDescriptor } from '../core/tool-descriptor.js
 import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
 import { threadIdOf } from '../core/thread-id.js';
 
-export { toToolMessageParts } from './content.js';
-export type { McpToolArtifact, ToolMessageContent, ToolMessageParts } from './content.js';
-
 interface ToolCallLike {
   id?: string;
   args: unknown;

@@ -1,7 +1,7 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { McpClient } from './mcp-client.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolOverride, ToolOverrides } from '../config/schemas.js';
+import type { ToolOverride, ToolOverrides } from '../config/tool-schema.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { inferCapabilities } from './capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from './path-arguments.js';
@@ -24,11 +24,6 @@ import {
   type ClientCallerOptions,
   type McpToolCaller,
 } from './tool-call.js';
-
-export type { ClientCallerOptions, McpToolCaller } from './tool-call.js';
-export { createClientCaller, toolCallSignal } from './tool-call.js';
-export type { ListAllToolsOptions } from './list-tools.js';
-export { listAllTools } from './list-tools.js';
 
 /** Finds path-typed arguments in an input schema (see `sandbox/path-arguments.ts`). */
 export type PathArgumentDetector = (inputSchema: JsonSchemaObject) => string[];
@@ -256,7 +251,7 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
   errors?: 'tool-message' | 'throw';
 }
 
-/** ADR-029's MCPToolAdapter over one connected server. */
+/** The MCPToolAdapter of ADR-029 "Model Context Protocol (MCP) Adoption", over one server. */
 export interface MCPToolAdapter {
   readonly serverName: string;
   /**

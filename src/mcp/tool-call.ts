@@ -11,7 +11,7 @@ import {
   withoutMcpErrorPrefix,
   type ServerErrorDetails,
 } from '../errors.js';
-import { resolveServerTimeouts } from '../config/schemas.js';
+import { resolveServerTimeouts } from '../config/server-schema.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
 import {

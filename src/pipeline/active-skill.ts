@@ -1,9 +1,11 @@
-import { readActiveSkill } from '../middleware/state.js';
-import type { ActiveSkillState } from '../middleware/state.js';
+import { readActiveSkill } from '../core/sandbox-state.js';
+import type { ActiveSkillState } from '../core/sandbox-state.js';
 import type { ToolCallRequest } from '../core/tool-middleware.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
-import { ACTIVATE_SKILL_TOOL_ID, isToolAllowed } from '../skills/agent-skills.js';
-import type { ActiveSkillLookup, SkillActivation } from '../skills/agent-skills.js';
+import { ACTIVATE_SKILL_TOOL_ID } from '../skills/skill-activation.js';
+import { isToolAllowed } from '../skills/skill-allowed-tools.js';
+import type { ActiveSkillLookup } from '../skills/skill-allowed-tools.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
 
 /**
  * The active skill recorded in the graph state of a call: LangGraph's `ToolNode` hands each tool

@@ -1,6 +1,6 @@
-import { createChangeTrackingMiddleware } from '../middleware/change-tracking.js';
-import type { ChangeTrackingOptions } from '../middleware/change-tracking.js';
-import { createPathRewriteMiddleware } from '../middleware/path-rewrite.js';
+import { createChangeTrackingMiddleware } from './change-tracking.js';
+import type { ChangeTrackingOptions } from './change-tracking.js';
+import { createPathRewriteMiddleware } from './path-rewrite.js';
 import { composeMiddleware } from '../core/tool-middleware.js';
 import type { ToolCallHandler, ToolMiddleware } from '../core/tool-middleware.js';
 import { createAuditMiddleware } from '../policy/audit.js';
@@ -12,8 +12,8 @@ import type { PolicyMiddlewareOptions } from '../policy/policy-middleware.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { createAllowedToolsMiddleware } from '../skills/agent-skills.js';
-import type { SkillActivation } from '../skills/agent-skills.js';
+import { createAllowedToolsMiddleware } from '../skills/skill-allowed-tools.js';
+import type { SkillActivation } from '../skills/skill-activation.js';
 import { activeSkillLookup, policyAllowedToolsOf } from './active-skill.js';
 
 /*

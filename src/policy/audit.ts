@@ -4,23 +4,13 @@ import { errorMessage } from '../errors.js';
 import { summarizeClientRequest } from '../core/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
-import type { ChangeRecord, ToolResult } from '../core/tool-descriptor.js';
+import type { ChangeRecord } from '../core/change-record.js';
+import type { ToolResult } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
 import { threadIdOf } from '../core/thread-id.js';
 import type { AuditEntry, AuditVerdict } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';
-
-// The audit log and entry shape live in their own modules; re-exported so importers keep this one.
-export type { AuditEntry, AuditVerdict } from './audit-entry.js';
-export {
-  DEFAULT_AUDIT_FILE,
-  auditLogPath,
-  createAuditLog,
-  readAuditLog,
-  type AuditLog,
-  type ReadAuditOptions,
-} from './audit-log.js';
 
 /** Options of {@link createAuditMiddleware}. */
 export interface AuditMiddlewareOptions {

@@ -102,9 +102,6 @@ export function effectiveCapabilities(
   return { readOnly, writes: writes || !readOnly, destructive, openWorld };
 }
 
-// Tool patterns use the library's one glob matcher (core/glob.ts); re-exported for callers.
-export { isGlob, matchesGlob };
-
 /**
  * True when a tool pattern (exact or glob) names this tool by id, by model-facing name, or (an
  * MCP tool) by its server address `mcp:SERVER/TOOL`. A tool reached through a tool resource has

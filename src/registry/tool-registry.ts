@@ -3,8 +3,6 @@ import { canonicalJson } from '../mcp/fingerprint.js';
 import { resolveToolNames, type ToolNameCandidate } from '../mcp/naming.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 
-export type { ToolEntry } from '../core/tool-descriptor.js';
-
 /**
  * The registry's one change event: what one swap did, by tool id, and the whole set after it.
  * Every reader (an actor's graph, `agents serve`, the CLI) follows this one event.
@@ -31,7 +29,8 @@ export type ToolRegistryListener = (change: ToolRegistryChange) => void;
  * may differ from the entry that was put in.
  *
  * Ids: `descriptor.id` is the tool's stable id, the one policy rules, pins, known tools and the
- * audit log use. A tool reached through a tool resource (ADR-0027) has the resource's id
+ * audit log use. A tool reached through a tool resource (ADR-0027 "AEP tool contributions
+ * resolve to MCP") has the resource's id
  * (`repo.status`), which stays the same when the server record is renamed; a tool included
  * with its whole server has `mcp:SERVER/TOOL`; others `builtin:NAME`, `custom:NAME`,
  * `skill:NAME`.

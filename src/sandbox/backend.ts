@@ -1,5 +1,5 @@
 import type { RunGitResult } from './git.js';
-import type { SandboxBaseOrigin, SandboxWarning } from './git/base-snapshot.js';
+import type { SandboxBaseOrigin, SandboxWarning } from './base-origin.js';
 import type { CreateSandboxOptions } from './git/local-sandbox.js';
 import type { OpenSandboxOptions } from './git/open-sandbox.js';
 import type { SandboxPathMap } from './path-map.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChangedPath } from '../core/tool-descriptor.js';
+import type { ChangedPath } from '../core/change-record.js';
 import { runGit } from './git.js';
 
 /** Options of {@link putBackIgnoredFiles}. */

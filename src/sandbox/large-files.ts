@@ -8,18 +8,6 @@ import { anchoredPattern, formatSize, type OversizedFile } from './size-cap.js';
 import { writeSizeCapSection } from './sandbox-excludes.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 
-// The cap's setting and formatting live in size-cap.ts, the raw diff parser in raw-tree-diff.ts;
-// re-exported here, where the rest of the library imports them from.
-export {
-  anchoredPattern,
-  DEFAULT_MAX_FILE_BYTES,
-  formatSize,
-  validateMaxFileBytes,
-  type OversizedFile,
-} from './size-cap.js';
-export { parseRawTreeDiff, type RawTreeChange } from './raw-tree-diff.js';
-export type { IndexGit } from './git/index-git.js';
-
 /** Where the skipped files are recorded in the run dir, so a reopened sandbox knows them. */
 const STATE_FILE = 'large-files.json';
 /** Tree modes of regular files; symlinks and gitlinks are never capped. */

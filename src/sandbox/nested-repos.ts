@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import type { ChangedPath } from '../core/tool-descriptor.js';
+import type { ChangedPath } from '../core/change-record.js';
 
 /** Mode git gives a nested repository (gitlink) in a tree. */
 const GITLINK_MODE = '160000';

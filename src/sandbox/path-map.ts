@@ -17,7 +17,6 @@ import type { PathMap } from './types.js';
 // The path map is assembled from files of one concern each: how a path is spelled
 // (path-spelling.ts), symlinks and the check cache (path-links.ts), results mapped back to
 // logical paths (path-result-map.ts) and path arguments found in nested args (path-args.ts).
-export { isGitComponent };
 
 /** A {@link PathMap} that also rewrites whole tool arguments and results. */
 export interface SandboxPathMap extends PathMap {

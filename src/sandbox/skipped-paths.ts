@@ -1,5 +1,5 @@
-import { formatSize } from './large-files.js';
-import type { SkippedPath } from '../core/tool-descriptor.js';
+import { formatSize } from './size-cap.js';
+import type { SkippedPath } from '../core/change-record.js';
 
 const REASONS: Record<SkippedPath['reason'], string> = {
   'size-cap': 'over the snapshot size cap',

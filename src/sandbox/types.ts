@@ -1,5 +1,5 @@
-import type { ChangedPath, SkippedPath } from '../core/tool-descriptor.js';
-import type { SandboxBaseOrigin, SandboxWarning } from './git/base-snapshot.js';
+import type { ChangedPath, SkippedPath } from '../core/change-record.js';
+import type { SandboxBaseOrigin, SandboxWarning } from './base-origin.js';
 
 /** A snapshot of the sandbox tree: a commit kept under a private ref. */
 export interface Snapshot {

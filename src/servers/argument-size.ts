@@ -1,6 +1,3 @@
-/** Default cap on the JSON size of one call's arguments (defined with the config schema). */
-export { DEFAULT_MAX_ARGUMENT_BYTES } from '../config/schemas.js';
-
 // Worst-case JSON expansion of one UTF-16 code unit: a control character becomes `\u00XX`.
 const MAX_EXPANSION = 6;
 // Past this many values the walk stops estimating and measures exactly.

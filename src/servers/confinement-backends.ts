@@ -9,6 +9,7 @@ export const noneBackend: ConfinementBackend = {
   probe: () => ({ available: true, path: '' }),
   wrap: (_path, input) => ({ command: input.command, args: [...input.args] }),
   hides: () => [],
+  doctorChecks: () => [],
 };
 
 /**

@@ -5,6 +5,7 @@ import {
   constants,
   existsSync,
   openSync,
+  readFileSync,
   readSync,
   realpathSync,
   statSync,
@@ -12,7 +13,12 @@ import {
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ConfinementBackend, ConfinementProbe, ConfinementWrapInput } from './confinement.js';
+import type {
+  ConfinementBackend,
+  ConfinementCheck,
+  ConfinementProbe,
+  ConfinementWrapInput,
+} from './confinement.js';
 import { npmCacheEnvironment } from './npm-cache.js';
 
 /**
@@ -32,7 +38,44 @@ export const bubblewrapBackend: ConfinementBackend = {
     }),
   wrap: (path, input) => ({ command: path, args: bubblewrapArguments(input) }),
   hides: (scope) => [...(scope.hidden ?? [])],
+  doctorChecks: (settings) => [checkBubblewrap(settings.bwrapPath)],
 };
+
+/** The sysctl that turns unprivileged user namespaces off, when one does. */
+function userNamespaceHint(): string {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  if (read('/proc/sys/kernel/unprivileged_userns_clone') === '0')
+    return 'enable user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1`';
+  if (read('/proc/sys/user/max_user_namespaces') === '0')
+    return 'enable user namespaces: `sysctl -w user.max_user_namespaces=15000`';
+  if (read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1')
+    return 'AppArmor restricts user namespaces (Ubuntu 24.04+): `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap';
+  return 'in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined), or set confine: off and accept unconfined servers';
+}
+
+/** `agents doctor`'s line about bubblewrap: found and working, or the install or kernel fix. */
+function checkBubblewrap(bwrapPath: string | undefined): ConfinementCheck {
+  const probe = probeBubblewrap(bwrapPath === undefined ? {} : { bwrapPath });
+  if (probe.available)
+    return {
+      name: 'bubblewrap',
+      status: 'ok',
+      detail: `${probe.path} makes sandboxes (user namespaces work)`,
+    };
+  const missing = probe.reason.includes('was not found');
+  return {
+    name: 'bubblewrap',
+    status: 'warn',
+    detail: `${probe.reason}; stdio servers run unconfined (confine: required refuses to start them)`,
+    fix: missing ? `install it: \`${BUBBLEWRAP_INSTALL_HINT}\`` : userNamespaceHint(),
+  };
+}
 
 /** The fix named in messages when bubblewrap is missing. */
 export const BUBBLEWRAP_INSTALL_HINT = 'apt-get install bubblewrap';

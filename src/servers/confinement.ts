@@ -129,6 +129,23 @@ export interface ConfinementBackend {
   wrap(path: string, input: ConfinementWrapInput): WrappedCommand;
   /** The folders a confined server cannot see (for `agents doctor` and docs). */
   hides(scope: ConfinementScope): string[];
+  /**
+   * What `agents doctor` prints about this backend on a platform it runs on: whether it works
+   * here and, when not, the fix (install it, the kernel setting...). Its own checks, so the
+   * doctor knows no backend by name. Empty for `none`.
+   */
+  doctorChecks(settings: { bwrapPath?: string | undefined }): ConfinementCheck[];
+}
+
+/** One `agents doctor` line about a confinement backend (the doctor's check shape). */
+export interface ConfinementCheck {
+  name: string;
+  /** `warn`: servers still run, unconfined. */
+  status: 'ok' | 'warn' | 'fail';
+  /** What was found. */
+  detail: string;
+  /** What to do about it (absent when `ok`). */
+  fix?: string;
 }
 
 const NONE_OFF: Confinement = {

@@ -1,11 +1,13 @@
 import type { Transport } from '@modelcontextprotocol/client';
 import { httpStatusOf } from '../mcp/mcp-client.js';
 import { expandEnvReferenceMap, expandEnvReferences } from '../config/env-references.js';
-import { resolveServerTimeouts, type NamedServerConfig } from '../config/schemas.js';
+import { resolveServerTimeouts } from '../config/server-schema.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
 import type { Confinement } from './confinement.js';
-import { createStdioTransport, type StdioTransport } from './stdio-transport.js';
+import { createStdioTransport } from './stdio-transport.js';
+import type { StdioTransport } from './stdio-transport-types.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
 import { createServerOAuthProvider, isStoredOAuthProvider } from './oauth/server-auth.js';

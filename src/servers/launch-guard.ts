@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { StdioServerConfig } from '../config/schemas.js';
+import type { StdioServerConfig } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { formatCommandLine } from '../redact.js';
 

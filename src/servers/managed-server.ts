@@ -1,17 +1,16 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import {
-  resolveServerRestartPolicy,
-  resolveServerTimeouts,
-  type NamedServerConfig,
-  type ServerRestartPolicy,
-  type ServerTimeouts,
-} from '../config/schemas.js';
+import { resolveServerRestartPolicy, resolveServerTimeouts } from '../config/server-schema.js';
+import type {
+  NamedServerConfig,
+  ServerRestartPolicy,
+  ServerTimeouts,
+} from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import type { McpToolCaller } from '../mcp/tool-call.js';
 import type { ToolCallContext, ToolEntry } from '../core/tool-descriptor.js';
-import { DEFAULT_MAX_ARGUMENT_BYTES } from './argument-size.js';
+import { DEFAULT_MAX_ARGUMENT_BYTES } from '../config/server-schema.js';
 import { SupervisedCaller } from './server-call.js';
 import { ServerConnector } from './server-connection.js';
 import type {
@@ -29,9 +28,6 @@ import { ServerFailures } from './server-failure.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
 import { ServerSupervisor } from './server-supervisor.js';
 import { ServerToolSet } from './server-tool-set.js';
-
-export type { ManagedServerOptions, ManagedServerStatus } from './server-core.js';
-export { argumentsTooLargeResult, toolNoLongerAvailableResult } from './server-call.js';
 
 /**
  * One MCP server under supervision: started (spawned or connected), initialized, its tools

@@ -7,7 +7,7 @@ import {
   type PriorDiscovery,
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
-import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
+import type { McpProtocolChoice, NamedServerConfig } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerErrorDetails } from '../errors.js';
 import { jsonRpcErrorCode, jsonRpcErrorData, jsonRpcErrorInHttpBody } from '../mcp/mcp-client.js';
 

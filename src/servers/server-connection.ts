@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Implementation, type PriorDiscovery } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpProtocolChoice, NamedServerConfig } from '../config/schemas.js';
+import type { McpProtocolChoice, NamedServerConfig } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
 import { listToolsWithHints } from '../mcp/list-tools.js';
 import { CHECKED_ELSEWHERE } from '../mcp/mcp-client.js';

@@ -4,8 +4,8 @@ import type {
   NamedServerConfig,
   ServerRestartPolicy,
   ServerTimeouts,
-  ToolOverrides,
-} from '../config/schemas.js';
+} from '../config/server-schema.js';
+import type { ToolOverrides } from '../config/tool-schema.js';
 import type { ServerError } from '../errors.js';
 import type { Confinement } from './confinement.js';
 import type { ServerTransport } from './connect.js';

@@ -1,11 +1,9 @@
-import type { NamedServerConfig } from '../config/schemas.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../mcp/fingerprint.js';
-import {
-  createManagedServer,
-  type ManagedServer,
-  type ManagedServerOptions,
-} from './managed-server.js';
+import { createManagedServer } from './managed-server.js';
+import type { ManagedServer } from './managed-server.js';
+import type { ManagedServerOptions } from './server-core.js';
 import { describeServerTarget } from './connect.js';
 import {
   ServerEventEmitter,

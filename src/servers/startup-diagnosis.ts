@@ -1,6 +1,6 @@
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import type { ServerErrorDetails } from '../errors.js';
-import type { StdioTransport } from './stdio-transport.js';
+import type { StdioTransport } from './stdio-transport-types.js';
 
 /**
  * How long a server may keep printing non-protocol text on stdout, without sending one JSON-RPC

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
-import { resolveServerTimeouts } from '../config/schemas.js';
+import { resolveServerTimeouts } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { formatCommandLine } from '../redact.js';
 import { defaultRunDir, reapOrphanedServersOnce, recordServerProcess } from './orphan-reaper.js';
@@ -25,18 +25,6 @@ import {
   type StdioTransportOptions,
 } from './stdio-transport-types.js';
 import { waitAtMost } from './wait-at-most.js';
-
-// The limits, options and interface live in stdio-transport-types.ts; re-exported here, where the
-// rest of the library imports them from.
-export {
-  DEFAULT_MAX_GARBAGE_LINES,
-  DEFAULT_MAX_LINE_BYTES,
-  DEFAULT_STDERR_BUFFER_BYTES,
-  type StdioTransport,
-  type StdioTransportOptions,
-} from './stdio-transport-types.js';
-export type { ProcessExit } from './process-group.js';
-export { isProcessGroupAlive } from './process-group.js';
 
 /**
  * Creates a stdio transport for one server process (not started: the SDK `Client.connect()`

@@ -4,21 +4,6 @@ import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { isInside } from './skill-activation.js';
 
-// The activation tool lives in skill-activation.ts and the allowed-tools guard in
-// skill-allowed-tools.ts; re-exported here, where the rest of the library imports them from.
-export {
-  ACTIVATE_SKILL_TOOL_ID,
-  ACTIVATE_SKILL_TOOL_NAME,
-  createAgentSkillTool,
-  createSkillActivation,
-  type SkillActivation,
-} from './skill-activation.js';
-export {
-  createAllowedToolsMiddleware,
-  isToolAllowed,
-  type ActiveSkillLookup,
-} from './skill-allowed-tools.js';
-
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
 export interface AgentSkill {
   name: string;
@@ -45,8 +30,11 @@ export interface AgentSkillWarning {
 
 /** Options for {@link loadAgentSkills}. */
 export interface LoadAgentSkillsOptions {
-  /** Called for each warning as it is found (they are also returned). */
-  onWarning?: (warning: AgentSkillWarning) => void;
+  /**
+   * Called for each warning as it is found (they are also returned). The structured record, so
+   * `on…Warning` like `onSandboxWarning`; `onWarning` hooks take a sentence.
+   */
+  onSkillWarning?: (warning: AgentSkillWarning) => void;
   /** Most files listed per skill (default 200). */
   maxFiles?: number;
 }
@@ -78,7 +66,7 @@ export async function loadAgentSkills(
   const warn = (dir: string, message: string) => {
     const warning = { dir, message };
     warnings.push(warning);
-    options.onWarning?.(warning);
+    options.onSkillWarning?.(warning);
   };
   const byName = new Map<string, AgentSkill>();
   for (const folder of folders) {

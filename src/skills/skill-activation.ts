@@ -1,6 +1,6 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
-import { ACTIVE_SKILL_META_KEY } from '../middleware/state.js';
+import { ACTIVE_SKILL_META_KEY } from '../core/sandbox-state.js';
 import type { ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import type { AgentSkill } from './agent-skills.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';

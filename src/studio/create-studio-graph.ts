@@ -11,16 +11,16 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { createActor, type ActorInstance, type CreateActorOptions } from '../actors/actor.js';
-import { ServerConfigSchema, type ServerConfigInput } from '../config/schemas.js';
+import { createActor } from '../actors/actor.js';
+import type { ActorInstance, CreateActorOptions } from '../actors/actor-types.js';
+import { ServerConfigSchema } from '../config/server-schema.js';
+import type { ServerConfigInput } from '../config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { createSandbox, type CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
-import {
-  createManagedServer,
-  type ManagedServer,
-  type ManagedServerOptions,
-} from '../servers/managed-server.js';
+import { createManagedServer } from '../servers/managed-server.js';
+import type { ManagedServer } from '../servers/managed-server.js';
+import type { ManagedServerOptions } from '../servers/server-core.js';
 import { confinementScope, probeConfinement } from '../servers/confinement-scope.js';
 import { reportUnconfinedOnce, resolveConfinement } from '../servers/confinement.js';
 import { startStudioJanitor, type StudioJanitor } from './janitor.js';

@@ -1,6 +1,6 @@
 /** Resolving the parts of a server config that name files of the project. */
 import { resolve } from 'node:path';
-import type { ServerConfig } from '../config/schemas.js';
+import type { ServerConfig } from '../config/server-schema.js';
 
 /** True for a `command`/`args` entry that names a file of the project: `./x` or `../x`. */
 function isProjectRelative(entry: string): boolean {

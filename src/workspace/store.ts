@@ -3,7 +3,8 @@ import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ServerConfig, Skill } from '../config/schemas.js';
+import type { ServerConfig } from '../config/server-schema.js';
+import type { Skill } from '../config/skill-schema.js';
 import { resolveServerPaths } from './server-paths.js';
 import {
   FOLDERS,
@@ -17,21 +18,6 @@ import {
   schemaLine,
 } from './workspace-files.js';
 import type {
-  WorkspaceKind,
-  WorkspaceListing,
-  WorkspaceProblem,
-  WorkspaceRecord,
-  WorkspaceStore,
-  WorkspaceStoreOptions,
-  WorkspaceValues,
-} from './workspace-types.js';
-
-// The store's pieces live in their own modules; re-exported so importers keep this one.
-export { defaultWorkspaceDir, locateWorkspace } from './locate-workspace.js';
-export { resolveServerPaths } from './server-paths.js';
-export { NOT_FOUND_CODES, WORKSPACE_GITIGNORE } from './workspace-files.js';
-export type {
-  WorkspaceInputs,
   WorkspaceKind,
   WorkspaceListing,
   WorkspaceProblem,

@@ -2,13 +2,10 @@
 import type { z } from 'zod';
 import type { AgentsError } from '../errors.js';
 import type { CONFIG_FILE_SCHEMAS, ConfigFileKind } from '../config/json-schema.js';
-import type {
-  Actor,
-  NamedServerConfig,
-  ServerConfig,
-  Skill,
-  ToolResource,
-} from '../config/schemas.js';
+import type { Actor } from '../config/actor-schema.js';
+import type { NamedServerConfig, ServerConfig } from '../config/server-schema.js';
+import type { Skill } from '../config/skill-schema.js';
+import type { ToolResource } from '../config/tool-schema.js';
 
 /** The kinds of records a workspace holds (one folder each). */
 export type WorkspaceKind = ConfigFileKind;
@@ -100,7 +97,10 @@ export interface WorkspaceStore {
   ): Promise<string>;
   /** Deletes one record's file; false when there was none. */
   remove(kind: WorkspaceKind, name: string): Promise<boolean>;
-  /** Finds a tool resource by its stable id (ADR-0027) or by its file name. */
+  /**
+   * Finds a tool resource by its stable id (ADR-0027 "AEP tool contributions resolve to MCP")
+   * or by its file name.
+   */
   findTool(idOrName: string): Promise<WorkspaceRecord<'tool'> | undefined>;
   /** Resolves a path from a file against {@link projectDir}. */
   resolvePath(path: string): string;

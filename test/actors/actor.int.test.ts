@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeServerStart } from '../../src/servers/server-start-line.js';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorRunEvent } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import { createScriptedModel } from '../../src/actors/scripted-model.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');
 const FAULT_SERVER = join(import.meta.dirname, '..', 'fixtures', 'fault-server.mjs');

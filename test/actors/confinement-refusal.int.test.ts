@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { confinementRefusalNote } from '../../src/servers/confinement.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 
 // The published memory server keeps its graph beside its own code by default

@@ -6,11 +6,12 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor.js';
+import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor-types.js';
 import { AgentsError } from '../../src/errors.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
-import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { hashTree } from '../sandbox/helpers.js';
 
 const HOSTILE_SERVER = join(import.meta.dirname, '..', 'fixtures', 'hostile-server.mjs');

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import { readAuditLog } from '../../src/policy/audit.js';
+import { readAuditLog } from '../../src/policy/audit-log.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
 
 describe('deactivating an actor while a tool call runs', () => {

@@ -5,10 +5,10 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorRunEvent } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 
 /**

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from '@langchain/langgraph';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createActor, pendingApprovalsOf } from '../../src/actors/actor.js';
-import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor.js';
-import { readSandboxState } from '../../src/middleware/state.js';
-import { readAuditLog } from '../../src/policy/audit.js';
+import { createActor } from '../../src/actors/actor.js';
+import { pendingApprovalsOf } from '../../src/actors/approvals.js';
+import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor-types.js';
+import { readSandboxState } from '../../src/core/sandbox-state.js';
+import { readAuditLog } from '../../src/policy/audit-log.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { fixtureStdioArgs } from '../fixtures/fixture-process.js';
 
 const exists = (path: string) =>

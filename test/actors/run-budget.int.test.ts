@@ -2,10 +2,10 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorRunEvent } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 
 /** `turns` tool-calling turns of one `read_file` call each (the fifth: five parallel calls). */
@@ -32,7 +32,7 @@ async function collect(events: AsyncIterable<ActorRunEvent>): Promise<ActorRunEv
 const callsIn = (events: readonly ActorRunEvent[]) =>
   events.filter((event) => event.type === 'tool-call-end').length;
 
-describe('run budgets: maxToolCalls and maxTime', () => {
+describe('run budgets: maxToolCalls and maxTimeMs', () => {
   let dir: string;
   let store: WorkspaceStore;
   beforeEach(async () => {
@@ -66,7 +66,7 @@ describe('run budgets: maxToolCalls and maxTime', () => {
     expect(rest.at(-1)).toEqual({ type: 'message', text: 'all read' });
   }, 60_000);
 
-  it('takes maxToolCalls and maxTime from createActor over the YAML, and stops on time', async () => {
+  it('takes maxToolCalls and maxTimeMs from createActor over the YAML, and stops on time', async () => {
     await using fewer = await createActor({
       name: 'eight',
       workspace: store,
@@ -89,13 +89,13 @@ describe('run budgets: maxToolCalls and maxTime', () => {
       name: 'many',
       workspace: store,
       threadId: 'b-3',
-      maxTime: '1ms',
+      maxTimeMs: 1,
     });
     await timed.activate();
     const stopped = await collect(timed.run('read'));
     const last = stopped.at(-1);
     expect(last).toMatchObject({ type: 'turn-limit', limit: 'time' });
-    expect(last?.type === 'turn-limit' ? last.message : '').toContain('maxTime 1ms');
+    expect(last?.type === 'turn-limit' ? last.message : '').toContain('maxTimeMs 1)');
     expect(callsIn(stopped)).toBeLessThan(64);
   }, 60_000);
 
@@ -107,8 +107,44 @@ describe('run budgets: maxToolCalls and maxTime', () => {
       message: expect.stringContaining('maxTime'),
     });
     await expect(
+      createActor({ name: 'eight', workspace: store, maxTimeMs: 0 }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      message: expect.stringContaining('maxTimeMs 0'),
+    });
+    await expect(
+      createActor({ name: 'eight', workspace: store, maxTimeMs: 1_000, maxTime: '1s' }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      message: expect.stringContaining('both'),
+    });
+    await expect(
       createActor({ name: 'eight', workspace: store, maxToolCalls: 0 }),
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+  });
+
+  it('reads the deprecated maxTime (a duration) as maxTimeMs, with a warning naming the value to write', async () => {
+    await store.put('actor', 'old', {
+      skills: ['reader'],
+      model: 'scripted:eight.yaml',
+      sandbox: { enabled: false },
+      maxTime: '90s',
+    });
+    const warnings: string[] = [];
+    await using actor = await createActor({
+      name: 'old',
+      workspace: store,
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(actor.name).toBe('old');
+    expect(warnings).toEqual([expect.stringContaining('write maxTimeMs: 90000')]);
+    expect(warnings[0]).toContain(store.file('actor', 'old'));
+    const both = { skills: ['reader'], model: 'scripted:eight.yaml', maxTime: 90, maxTimeMs: 5 };
+    await store.put('actor', 'both', { ...both, sandbox: { enabled: false } });
+    await expect(createActor({ name: 'both', workspace: store })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      message: expect.stringContaining('keep only maxTimeMs'),
+    });
   });
 
   it('`--max-tool-calls` exits with code 9 and --continue goes on; a bad --max-time is a usage error', async () => {

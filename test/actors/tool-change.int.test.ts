@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StructuredTool } from '@langchain/core/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createActor, type ActorInstance } from '../../src/actors/actor.js';
+import { createActor } from '../../src/actors/actor.js';
+import type { ActorInstance } from '../../src/actors/actor-types.js';
 import { createScriptedModel } from '../../src/actors/scripted-model.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createServerManager, type ServerManager } from '../../src/servers/server-manager.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
-import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 import { FAULT_SERVER, groupGone, toolEntry, waitFor } from '../servers/fixture.js';
 
 /** The descriptor behind a tool the actor hands to its graph (our StructuredTool keeps it). */

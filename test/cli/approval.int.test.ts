@@ -10,7 +10,7 @@ import {
   putFixtureFilesSkill,
 } from './helpers.js';
 import { main } from '../../src/cli/main.js';
-import type { AuditEntry } from '../../src/policy/audit.js';
+import type { AuditEntry } from '../../src/policy/audit-entry.js';
 
 async function audit(cwd: string, thread: string): Promise<AuditEntry[]> {
   const result = await agents(cwd, '', 'audit', '--thread', thread, '--json');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectStateDir } from '../../src/sandbox/state-dir.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 import { agents, agentsProcess, makeProjectRepo } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

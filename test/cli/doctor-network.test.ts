@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { actorNetworkReports, formatActorNetworkReports } from '../../src/cli/doctor-network.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 describe('agents doctor: each actor’s effective network', () => {
   let scratch: string;

@@ -6,9 +6,9 @@ import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { serveHttp } from '../../src/serve/http.js';
-import { createMcpServer } from '../../src/serve/mcp-server.js';
-import { capabilities, descriptor, entry } from '../serve/helpers.js';
+import { serveHttp } from '../../src/serving/http.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
+import { capabilities, descriptor, entry } from '../serving/helpers.js';
 import { agents, agentsWithStdin, makeProjectRepo } from './helpers.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');

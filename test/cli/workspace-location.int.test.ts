@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { locateWorkspace } from '../../src/workspace/store.js';
+import { locateWorkspace } from '../../src/workspace/locate-workspace.js';
 import { agents } from './helpers.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { importServers, importSourcePaths } from '../../src/config/import-servers.js';
-import { ServerConfigSchema } from '../../src/config/schemas.js';
+import { ServerConfigSchema } from '../../src/config/server-schema.js';
 import { AgentsError } from '../../src/errors.js';
 
 /** A Claude Desktop config as people have them (claude_desktop_config.json). */

@@ -11,7 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configJsonSchemas } from '../../src/config/json-schema.js';
 import { parseYaml, type ConfigProblem } from '../../src/config/load.js';
-import { SkillSchema } from '../../src/config/schemas.js';
+import { SkillSchema } from '../../src/config/skill-schema.js';
 import { AgentsError } from '../../src/errors.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 

@@ -6,7 +6,9 @@ import { z } from 'zod';
 import { loadYamlFile, parseYaml } from '../../src/config/load.js';
 import type { ConfigProblem } from '../../src/config/load.js';
 import { configJsonSchemas } from '../../src/config/json-schema.js';
-import { ActorSchema, ServerConfigSchema, SkillSchema } from '../../src/config/schemas.js';
+import { ActorSchema } from '../../src/config/actor-schema.js';
+import { ServerConfigSchema } from '../../src/config/server-schema.js';
+import { SkillSchema } from '../../src/config/skill-schema.js';
 import { AgentsError } from '../../src/errors.js';
 
 function problemsOf(run: () => unknown): { error: AgentsError; problems: ConfigProblem[] } {

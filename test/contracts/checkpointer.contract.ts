@@ -4,9 +4,10 @@ import { END, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
-import { listCheckpoints } from '../../src/middleware/rollback.js';
-import { readSandboxState, sandboxStateFields } from '../../src/middleware/state.js';
-import type { ChangeRecord } from '../../src/core/tool-descriptor.js';
+import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
+import { readSandboxState } from '../../src/core/sandbox-state.js';
+import { sandboxStateFields } from '../../src/thread/state.js';
+import type { ChangeRecord } from '../../src/core/change-record.js';
 
 const State = new StateSchema({
   ...sandboxStateFields,

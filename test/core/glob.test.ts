@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isGlob, matchesGlob } from '../../src/core/glob.js';
 import { matchesTool } from '../../src/policy/decide.js';
-import { isToolAllowed } from '../../src/skills/agent-skills.js';
+import { isToolAllowed } from '../../src/skills/skill-allowed-tools.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 
 describe('the one glob matcher', () => {

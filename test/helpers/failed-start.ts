@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, realpath, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');
 

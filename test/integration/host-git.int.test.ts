@@ -26,7 +26,7 @@ import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents } from '../cli/helpers.js';
 import { repoFingerprint } from '../sandbox/helpers.js';
-import { spawnServe } from '../serve/cli-helpers.js';
+import { spawnServe } from '../serving/cli-helpers.js';
 
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'isolation-server.mjs');
 const BUBBLEWRAP = probeBubblewrap();

@@ -20,7 +20,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createActor, type ActorRunEvent } from '../../src/actors/actor.js';
+import { createActor } from '../../src/actors/actor.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents } from '../cli/helpers.js';
 import { hashTree, repoFingerprint } from '../sandbox/helpers.js';

@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { createMcpToolEntries, type McpToolCaller } from '../../src/mcp/tool-adapter.js';
+import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
+import type { McpToolCaller } from '../../src/mcp/tool-call.js';
 
 function recordingCaller(): McpToolCaller & { calls: string[] } {
   const calls: string[] = [];

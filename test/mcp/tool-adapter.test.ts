@@ -2,11 +2,8 @@ import { AIMessage, type ToolMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { AgentsError, ServerError } from '../../src/errors.js';
-import {
-  createMcpToolAdapter,
-  createMcpToolEntries,
-  listAllTools,
-} from '../../src/mcp/tool-adapter.js';
+import { createMcpToolAdapter, createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
+import { listAllTools } from '../../src/mcp/list-tools.js';
 import { knownPathArgumentsOf } from '../../src/mcp/path-arguments.js';
 import { FIXTURE_NOOP_COUNT } from '../fixtures/fixture-server.js';
 import { connectFixture } from '../fixtures/fixture-client.js';

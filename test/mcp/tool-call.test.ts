@@ -8,7 +8,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsError } from '../../src/errors.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';

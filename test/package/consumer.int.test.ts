@@ -159,7 +159,7 @@ describe('the packed package in a consumer project with only the required peers'
       'dist/langchain.js',
       'dist/langchain.d.ts',
       'dist/testing/index.js',
-      'dist/serve/index.js',
+      'dist/serving/index.js',
       'dist/cli/main.js',
       'schemas/actor.schema.json',
       'src/index.ts',

@@ -15,7 +15,7 @@ interface Manifest {
   exports: Record<string, string | { default: string }>;
 }
 
-/** `./dist/serve/index.js` → `src/serve/index.ts`. */
+/** `./dist/serving/index.js` → `src/serving/index.ts`. */
 function sourceOf(target: string): string {
   return target.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts');
 }

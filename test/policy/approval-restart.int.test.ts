@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAuditLog } from '../../src/policy/audit.js';
+import { readAuditLog } from '../../src/policy/audit-log.js';
 
 const run = promisify(execFile);
 const script = fileURLToPath(new URL('./fixtures/approval-graph.ts', import.meta.url));

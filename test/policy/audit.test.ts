@@ -8,12 +8,8 @@ import type { CommandContext } from '../../src/cli/command.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
-import {
-  auditLogPath,
-  createAuditLog,
-  createAuditMiddleware,
-  readAuditLog,
-} from '../../src/policy/audit.js';
+import { auditLogPath, createAuditLog, readAuditLog } from '../../src/policy/audit-log.js';
+import { createAuditMiddleware } from '../../src/policy/audit.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { ResultMetaKey } from '../../src/core/tool-descriptor.js';

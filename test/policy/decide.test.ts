@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide, effectiveCapabilities, matchesGlob } from '../../src/policy/decide.js';
+import { matchesGlob } from '../../src/core/glob.js';
+import { decide, effectiveCapabilities } from '../../src/policy/decide.js';
 import { createMemoryPinStore } from '../../src/policy/pins.js';
 import { PolicySchema, parsePolicy } from '../../src/config/policy-schema.js';
 import type { PolicyInput } from '../../src/config/policy-schema.js';

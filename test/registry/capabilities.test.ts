@@ -11,7 +11,7 @@ type Row = {
   disagreement?: RegExp;
 };
 
-// ADR-029 heuristics plus every row of notes/security.md T5.
+// ADR-029 "Model Context Protocol (MCP) Adoption" heuristics plus every row of notes/security.md T5.
 const rows: Row[] = [
   { name: 'list_directory', readOnly: true, source: 'name-heuristic' },
   { name: 'list_files', readOnly: true, source: 'name-heuristic' },

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createMcpToolEntries, type McpToolCaller } from '../../src/mcp/tool-adapter.js';
+import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
+import type { McpToolCaller } from '../../src/mcp/tool-call.js';
 import { createToolRegistry } from '../../src/registry/tool-registry.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 

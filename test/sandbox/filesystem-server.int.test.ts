@@ -18,7 +18,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
+import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';

@@ -4,9 +4,9 @@ import {
   anchoredPattern,
   DEFAULT_MAX_FILE_BYTES,
   formatSize,
-  parseRawTreeDiff,
   validateMaxFileBytes,
-} from '../../src/sandbox/large-files.js';
+} from '../../src/sandbox/size-cap.js';
+import { parseRawTreeDiff } from '../../src/sandbox/raw-tree-diff.js';
 import { lfsPatterns } from '../../src/sandbox/sandbox-excludes.js';
 
 describe('lfsPatterns', () => {

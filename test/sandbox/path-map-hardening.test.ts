@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
+import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
-import { createPathMap, isGitComponent, type SandboxPathMap } from '../../src/sandbox/path-map.js';
+import { createPathMap, type SandboxPathMap } from '../../src/sandbox/path-map.js';
+import { isGitComponent } from '../../src/sandbox/path-spelling.js';
 import { writeFiles } from './helpers.js';
 
 let scratch: string;

@@ -2,12 +2,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
-import { ServerConfigSchema } from '../../src/config/schemas.js';
-import {
-  argumentBytesOverLimit,
-  DEFAULT_MAX_ARGUMENT_BYTES,
-} from '../../src/servers/argument-size.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
+import { ServerConfigSchema } from '../../src/config/server-schema.js';
+import { argumentBytesOverLimit } from '../../src/servers/argument-size.js';
+import { DEFAULT_MAX_ARGUMENT_BYTES } from '../../src/config/server-schema.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import { resultText } from './fixture.js';
 

@@ -8,14 +8,15 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { createClientRequestForwarder } from '../../src/core/client-requests.js';
 import type {
   ClientRequestForwarder,
   UpstreamClientRequest,
 } from '../../src/core/client-requests.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
-import type { ManagedServer, ManagedServerOptions } from '../../src/servers/managed-server.js';
+import type { ManagedServer } from '../../src/servers/managed-server.js';
+import type { ManagedServerOptions } from '../../src/servers/server-core.js';
 
 const CONFIG: NamedServerConfig = {
   name: 'up',

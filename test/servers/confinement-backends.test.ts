@@ -24,10 +24,18 @@ function platformBackend(name: string, available: boolean): ConfinementBackend {
       args: ['-p', 'profile', input.command, ...input.args],
     }),
     hides: (scope) => [...(scope.hidden ?? [])],
+    doctorChecks: () => [{ name, status: available ? 'ok' : 'warn', detail: name }],
   };
 }
 
 describe('confinement backends table', () => {
+  it("gives agents doctor each backend's own checks: bubblewrap names its install fix, none has none", () => {
+    expect(noneBackend.doctorChecks({})).toEqual([]);
+    const [check] = bubblewrapBackend.doctorChecks({ bwrapPath: '/nonexistent/bwrap' });
+    expect(check).toMatchObject({ name: 'bubblewrap', status: 'warn' });
+    expect(check?.fix).toBe('install it: `apt-get install bubblewrap`');
+  });
+
   it('holds bubblewrap (Linux) and none (every platform, never confines), none last', () => {
     expect(CONFINEMENT_BACKENDS.map((backend) => backend.name)).toEqual(['bubblewrap', 'none']);
     expect(runsOn(bubblewrapBackend, 'linux')).toBe(true);

@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import { resolveConfinement, type Confinement } from '../../src/servers/confinement.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { createStdioTransport, type StdioTransport } from '../../src/servers/stdio-transport.js';
+import { createStdioTransport } from '../../src/servers/stdio-transport.js';
+import type { StdioTransport } from '../../src/servers/stdio-transport-types.js';
 import { FAULT_SERVER, groupReaped } from './fixture.js';
 
 const BUBBLEWRAP = probeBubblewrap();

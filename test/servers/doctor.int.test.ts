@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RUN_DIR_ENV } from '../../src/servers/orphan-reaper.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 import { agents } from '../cli/helpers.js';
 import { groupReaped, processReaped } from './fixture.js';
 

@@ -1,13 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { NamedServerConfig, StdioServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig, StdioServerConfig } from '../../src/config/server-schema.js';
 import { createServerTransport, type ServerTransport } from '../../src/servers/connect.js';
-import {
-  createManagedServer,
-  type ManagedServer,
-  type ManagedServerOptions,
-} from '../../src/servers/managed-server.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+import { createManagedServer } from '../../src/servers/managed-server.js';
+import type { ManagedServer } from '../../src/servers/managed-server.js';
+import type { ManagedServerOptions } from '../../src/servers/server-core.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 
 /** The fault server fixture (plain .mjs: no tsx start-up cost per spawn). */
 export const FAULT_SERVER = fileURLToPath(new URL('../fixtures/fault-server.mjs', import.meta.url));

@@ -6,7 +6,7 @@ import {
   PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';

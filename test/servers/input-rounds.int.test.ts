@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import type { InputRequestRound } from '../../src/core/input-requests.js';
 import { AgentsError } from '../../src/errors.js';
 import { refusingInputHandler } from '../../src/policy/input-requests.js';

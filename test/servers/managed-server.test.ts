@@ -3,13 +3,11 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ListRootsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
-import {
-  createManagedServer,
-  type ManagedServer,
-  type ManagedServerOptions,
-} from '../../src/servers/managed-server.js';
+import { createManagedServer } from '../../src/servers/managed-server.js';
+import type { ManagedServer } from '../../src/servers/managed-server.js';
+import type { ManagedServerOptions } from '../../src/servers/server-core.js';
 import type { ServerEventMap } from '../../src/servers/server-events.js';
 import type { ServerTransport } from '../../src/servers/connect.js';
 

@@ -14,11 +14,12 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
-import type { ActorRunEvent } from '../../src/actors/actor.js';
-import type { AuditEntry } from '../../src/policy/audit.js';
+import type { ActorRunEvent } from '../../src/actors/actor-types.js';
+import type { AuditEntry } from '../../src/policy/audit-entry.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createServerManager } from '../../src/servers/server-manager.js';
-import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'network-server.mjs');
 const FILES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'hostile-server.mjs');

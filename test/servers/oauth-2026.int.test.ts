@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsError } from '../../src/errors.js';
 import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';

@@ -12,7 +12,7 @@ import {
   type ServerProcessRecord,
 } from '../../src/servers/orphan-reaper.js';
 import { createServerManager } from '../../src/servers/server-manager.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 import { faultServerConfig, groupReaped, processReaped } from './fixture.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPathRewriteMiddleware } from '../../src/middleware/path-rewrite.js';
+import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createPathMap } from '../../src/sandbox/path-map.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';

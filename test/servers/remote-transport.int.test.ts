@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServerConfigSchema, type NamedServerConfig } from '../../src/config/schemas.js';
+import { ServerConfigSchema } from '../../src/config/server-schema.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
 import { FAST_TIMEOUTS, resultText } from './fixture.js';
 

@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';

@@ -5,7 +5,7 @@ import {
   ServerTimeoutsSchema,
   resolveServerRestartPolicy,
   resolveServerTimeouts,
-} from '../../src/config/schemas.js';
+} from '../../src/config/server-schema.js';
 
 describe('server defaults come from the config schema only', () => {
   it('resolves a config built in code to the same timeouts as a parsed file', () => {

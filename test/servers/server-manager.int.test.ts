@@ -1,15 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { createServerTransport, type ServerTransport } from '../../src/servers/connect.js';
 import { createServerManager, type ServerManager } from '../../src/servers/server-manager.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
-import {
-  createManagedServer,
-  toolNoLongerAvailableResult,
-} from '../../src/servers/managed-server.js';
+import { createManagedServer } from '../../src/servers/managed-server.js';
+import { toolNoLongerAvailableResult } from '../../src/servers/server-call.js';
 import {
   FAST_TIMEOUTS,
   FAULT_SERVER,

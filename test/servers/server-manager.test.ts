@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NamedServerConfig } from '../../src/config/schemas.js';
+import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import type { ManagedServer } from '../../src/servers/managed-server.js';
 import { createServerManager } from '../../src/servers/server-manager.js';

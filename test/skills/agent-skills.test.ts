@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createAgentSkillTool, createSkillActivation } from '../../src/skills/skill-activation.js';
 import {
-  createAgentSkillTool,
   createAllowedToolsMiddleware,
-  createSkillActivation,
   isToolAllowed,
-  loadAgentSkills,
-} from '../../src/skills/agent-skills.js';
+} from '../../src/skills/skill-allowed-tools.js';
+import { loadAgentSkills } from '../../src/skills/agent-skills.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 
@@ -20,7 +19,7 @@ describe('loadAgentSkills', () => {
   it('loads SKILL.md folders, warns on spec violations and skips unusable ones', async () => {
     const warnings: string[] = [];
     const { skills } = await loadAgentSkills([SKILLS], {
-      onWarning: (w) => warnings.push(w.message),
+      onSkillWarning: (w) => warnings.push(w.message),
     });
     expect(skills.map((skill) => skill.name).sort()).toEqual(['Bad_Name', 'git-helper']);
     const git = skills.find((skill) => skill.name === 'git-helper');

@@ -2,14 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSkillRegistry, planSkills } from '../../src/actors/skill-registry.js';
-import type { SkillServer } from '../../src/actors/skill-registry.js';
+import { planSkills } from '../../src/skills/skill-plan.js';
+import { createSkillRegistry } from '../../src/skills/skill-registry.js';
+import type { SkillServer } from '../../src/skills/skill-registry.js';
 import type { ToolEntry } from '../../src/core/tool-descriptor.js';
 import { createToolRegistry } from '../../src/registry/tool-registry.js';
 import type { ToolsChangedEvent } from '../../src/servers/server-events.js';
 import { createLocalDescriptor } from '../../src/skills/local-descriptor.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'workspace');
 
@@ -235,7 +236,7 @@ describe('skill registry', () => {
     expect(registry.agentSkills.map((skill) => skill.name)).toEqual(['git-helper']);
   });
 
-  describe('ADR-0027 resolution errors', () => {
+  describe('resolution errors (ADR-0027 "AEP tool contributions resolve to MCP")', () => {
     it('missing resource: TOOL_NOT_FOUND naming the skill and the id', async () => {
       await store.put('skill', 's', { tools: ['nope.tool'] });
       await expect(planSkills(store, ['s'])).rejects.toMatchObject({

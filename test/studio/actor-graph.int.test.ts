@@ -13,8 +13,8 @@ import {
   scriptedReply,
   type StudioActor,
 } from '../../graphs/studio-actor.js';
-import { readSandboxState } from '../../src/middleware/state.js';
-import { isProcessGroupAlive } from '../../src/servers/stdio-transport.js';
+import { readSandboxState } from '../../src/core/sandbox-state.js';
+import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 
 describe('scripted model of the reference actor', () => {
   it('asks for write_file on a user turn and answers after the tool result', () => {

@@ -2,13 +2,11 @@ import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  WORKSPACE_GITIGNORE,
-  createWorkspaceStore,
-  resolveServerPaths,
-} from '../../src/workspace/store.js';
+import { WORKSPACE_GITIGNORE } from '../../src/workspace/workspace-files.js';
+import { createWorkspaceStore } from '../../src/workspace/store.js';
+import { resolveServerPaths } from '../../src/workspace/server-paths.js';
 import { writeFileAtomic } from '../../src/core/atomic-write.js';
-import type { WorkspaceStore } from '../../src/workspace/store.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 describe('workspace store', () => {
   let dir: string;

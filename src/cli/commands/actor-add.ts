@@ -182,7 +182,7 @@ export const actorAddCommand: Command = {
           { checkpointer: { type: values.checkpointer as 'memory' | 'sqlite' } }),
       ...(policyMode === undefined ? {} : { policy: { mode: policyMode } }),
     };
-    const { ActorSchema } = await import('../../config/schemas.js');
+    const { ActorSchema } = await import('../../config/actor-schema.js');
     ActorSchema.parse(input);
     const store = storeOf(context);
     if (!values.force && (await store.has('actor', name))) {
@@ -194,7 +194,7 @@ export const actorAddCommand: Command = {
         },
       );
     }
-    const { planSkills } = await import('../../actors/skill-registry.js');
+    const { planSkills } = await import('../../skills/skill-plan.js');
     const plan = await planSkills(store, values.skill);
     const script = await checkModel(store, name, values.model ?? 'scripted');
     if (script && values['no-validate'] !== true)

@@ -35,7 +35,7 @@ Options:
                     ended mid-way (killed, crashed, a login needed): from its last checkpoint
   --max-turns N     model turns the continued run may take (default: the actor's maxTurns)
   --max-tool-calls N  tool calls it may make (default: the actor's maxToolCalls)
-  --max-time DURATION  wall time it may take: 90s, 10m, 1h (default: the actor's maxTime)
+  --max-time DURATION  wall time it may take: 90s, 10m, 1h (default: the actor's maxTimeMs)
   --by NAME         who answered, recorded in the audit log (default: your user name)
   --keep-sandbox    leave the sandbox folder in place to inspect the result
   --no-prompt       never ask for later approvals; exit with code 8 instead
@@ -144,7 +144,7 @@ export const actorResumeCommand: Command = {
           : { type: 'approve', by };
 
     const { pendingApprovalsOf, pendingInputsOf, toResumeValue } =
-      await import('../../actors/actor.js');
+      await import('../../actors/approvals.js');
     const settings = {
       name,
       threadId,

@@ -29,7 +29,7 @@ Options:
                     go on with \`agents actor resume NAME --thread ID --continue\`
   --max-tool-calls N  tool calls this run may make (default: the actor's maxToolCalls, none);
                     checked before each model turn, then it stops as at --max-turns (exit 9)
-  --max-time DURATION  wall time this run may take: 90s, 10m, 1h (default: the actor's maxTime,
+  --max-time DURATION  wall time this run may take: 90s, 10m, 1h (default: the actor's maxTimeMs,
                     none); checked before each model turn, then it stops as at --max-turns (exit 9)
   --keep-sandbox    keep the sandbox of a run without --thread, to inspect the result (printed
                     at the end); a failed start never leaves a sandbox behind

@@ -1,9 +1,5 @@
-import type {
-  ActorInstance,
-  ActorRunEvent,
-  PendingApproval,
-  PendingInput,
-} from '../../actors/actor.js';
+import type { ActorInstance, ActorRunEvent } from '../../actors/actor-types.js';
+import type { PendingApproval, PendingInput } from '../../actors/approvals.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
 import { parseDuration } from '../../config/duration.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -342,10 +338,7 @@ export async function withActiveCliActor(
     ...(settings.limits.maxToolCalls === undefined
       ? {}
       : { maxToolCalls: settings.limits.maxToolCalls }),
-    // createActor counts a number as seconds.
-    ...(settings.limits.maxTimeMs === undefined
-      ? {}
-      : { maxTime: settings.limits.maxTimeMs / 1000 }),
+    ...(settings.limits.maxTimeMs === undefined ? {} : { maxTimeMs: settings.limits.maxTimeMs }),
     logger: cliServerLogger(context, settings.verbose),
     onWarning: (message) => println(context.stderr, `warning: ${message}`),
   });

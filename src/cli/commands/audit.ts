@@ -1,6 +1,6 @@
 import { isAbsolute, join } from 'node:path';
-import { auditLogPath, readAuditLog } from '../../policy/audit.js';
-import type { AuditEntry } from '../../policy/audit.js';
+import { auditLogPath, readAuditLog } from '../../policy/audit-log.js';
+import type { AuditEntry } from '../../policy/audit-entry.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, parsePositiveInteger } from '../args.js';
 

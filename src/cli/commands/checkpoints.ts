@@ -1,5 +1,5 @@
 import { quotePath } from '../../sandbox/deliver/guard.js';
-import type { ChangedPath } from '../../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/change-record.js';
 import type { Command, CommandContext } from '../command.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption, usageError } from '../args.js';
@@ -70,11 +70,11 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           { formatSkippedPaths },
           { formatActivity },
         ] = await Promise.all([
-          import('../../middleware/rollback.js'),
+          import('../../thread/checkpoint-list.js'),
           import('../../core/sandbox-state.js'),
-          import('../../middleware/unattributed.js'),
+          import('../../thread/unattributed.js'),
           import('../../sandbox/skipped-paths.js'),
-          import('../../middleware/step-activity.js'),
+          import('../../thread/step-activity.js'),
         ]);
         // One more than shown, to say whether older ones exist.
         const listed = await listCheckpoints({

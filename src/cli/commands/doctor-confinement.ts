@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NamedServerConfig } from '../../config/schemas.js';
+import type { NamedServerConfig } from '../../config/server-schema.js';
 import { formatCommandLine } from '../../redact.js';
 import { agentsStateDir } from '../../sandbox/state-dir.js';
 import { confinementScope } from '../../servers/confinement-scope.js';
 import { resolveConfinement } from '../../servers/confinement.js';
 import { findConfinementBackend } from '../../servers/confinement-backends.js';
-import type { WorkspaceStore } from '../../workspace/store.js';
+import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 
 /** What `agents doctor` finds out about OS confinement. */
 export interface ConfinementReport {
@@ -115,7 +115,7 @@ async function describeActors(
   sandbox: string,
   report: ConfinementReport,
 ): Promise<void> {
-  const { planSkillConfigs } = await import('../../actors/skill-registry.js');
+  const { planSkillConfigs } = await import('../../skills/skill-plan.js');
   const { records, problems } = await store.list('actor');
   for (const problem of problems) report.problems.push(problem.error.message);
   for (const record of records) {

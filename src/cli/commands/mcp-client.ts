@@ -1,7 +1,7 @@
 import { expandEnvReferences } from '../../config/env-references.js';
-import type { McpProtocolChoice, OAuthSettings } from '../../config/schemas.js';
+import type { McpProtocolChoice, OAuthSettings } from '../../config/server-schema.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import { exampleValueFromSchema } from '../../serve/example-value.js';
+import { exampleValueFromSchema } from '../../serving/example-value.js';
 import {
   createBrowserAuthorizer,
   createFollowRedirectsAuthorizer,

@@ -1,4 +1,4 @@
-import type { RollbackResult } from '../../middleware/rollback.js';
+import type { RollbackResult } from '../../thread/restore-and-fork.js';
 import type { Command, CommandContext } from '../command.js';
 import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption, usageError } from '../args.js';
@@ -65,9 +65,10 @@ export function createRollbackCommand(openThread: OpenThreadContext): Command {
       });
       try {
         // Loaded on use: rollback brings LangGraph, LangChain and git.
-        const [{ rollback, resolveCheckpointId }, { undoRollback }] = await Promise.all([
-          import('../../middleware/rollback.js'),
-          import('../../middleware/undo-rollback.js'),
+        const [{ rollback }, { resolveCheckpointId }, { undoRollback }] = await Promise.all([
+          import('../../thread/rollback.js'),
+          import('../../thread/checkpointed-graph.js'),
+          import('../../thread/undo-rollback.js'),
         ]);
         // `--to` may be a unique prefix of the id, as git takes a short sha.
         const checkpointId = undo

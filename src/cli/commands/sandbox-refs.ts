@@ -47,7 +47,7 @@ export async function resolveThreadRef(
   }
   // Loaded on use: reading a checkpoint needs LangGraph; the other refs need only git.
   const [{ loadCheckpoint, resolveCheckpointId }, { readSandboxState }] = await Promise.all([
-    import('../../middleware/rollback.js'),
+    import('../../thread/checkpointed-graph.js'),
     import('../../core/sandbox-state.js'),
   ]);
   const id = await resolveCheckpointId(thread.graph, thread.threadId, ref, signal);

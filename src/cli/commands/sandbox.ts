@@ -11,7 +11,7 @@ import {
   wantsColor,
   withThreadDelivery,
 } from './sandbox-refs.js';
-import type { ChangedPath } from '../../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/change-record.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
 

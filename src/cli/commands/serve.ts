@@ -3,7 +3,7 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ToolMiddleware } from '../../core/tool-middleware.js';
 import type { PolicyMode } from '../../config/policy-schema.js';
 import type { ToolEntry } from '../../core/tool-descriptor.js';
-import type { ServedToolSource } from '../../serve/served-tool-set.js';
+import type { ServedToolSource } from '../../serving/served-tool-set.js';
 import { parseCommandArgs, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 
@@ -271,7 +271,7 @@ export function createServeCommand(options: ServeCommandOptions): Command {
       let closeError: unknown;
       try {
         // Loaded on use: the MCP server and HTTP parts of the SDK.
-        const { serveEntries } = await import('../../serve/serve-entries.js');
+        const { serveEntries } = await import('../../serving/serve-entries.js');
         await serveEntries({
           entries: resolution.entries,
           ...(resolution.middleware === undefined ? {} : { middleware: resolution.middleware }),

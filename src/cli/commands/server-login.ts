@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import type { NamedServerConfig } from '../../config/schemas.js';
+import type { NamedServerConfig } from '../../config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { AuthorizeMode } from '../../servers/oauth/authorizers.js';
 import {

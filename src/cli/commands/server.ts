@@ -1,5 +1,5 @@
-import type { NamedServerConfig, ServerConfigInput } from '../../config/schemas.js';
-import type { WorkspaceStore } from '../../workspace/store.js';
+import type { NamedServerConfig, ServerConfigInput } from '../../config/server-schema.js';
+import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
@@ -204,7 +204,7 @@ const serverAdd: Command = {
       };
     }
     // Loaded on use: zod, which `agents --help` does without.
-    const { ServerConfigSchema } = await import('../../config/schemas.js');
+    const { ServerConfigSchema } = await import('../../config/server-schema.js');
     const parsed = ServerConfigSchema.safeParse(input);
     if (!parsed.success) {
       throw new AgentsError(

@@ -1,5 +1,5 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { NamedSkill } from '../../actors/skill-registry.js';
+import type { NamedSkill } from '../../skills/skill-plan.js';
 import { parseCommandLine, requirePositional, storeOf } from '../args.js';
 import { createRemoveCommand, usersOfSkill } from '../remove-command.js';
 import type { Command } from '../command.js';
@@ -56,12 +56,12 @@ const skillAdd: Command = {
         },
       );
     }
-    const { SkillSchema } = await import('../../config/schemas.js');
+    const { SkillSchema } = await import('../../config/skill-schema.js');
     const skill: NamedSkill = { ...SkillSchema.parse(input), name };
     const warnings: string[] = [];
     let toolNames: string[] | undefined;
     const { activateSkills } = await import('../../actors/activate-skills.js');
-    const { planSkillConfigs } = await import('../../actors/skill-registry.js');
+    const { planSkillConfigs } = await import('../../skills/skill-plan.js');
     if (values['no-validate']) {
       await planSkillConfigs(store, [skill]);
     } else {

@@ -52,7 +52,7 @@ export function createThreadCompactCommand(openThread: OpenThreadContext): Comma
             `Thread "${threadId}" has no checkpoint store to compact.`,
             { details: { threadId } },
           );
-        const { compactThread } = await import('../../middleware/compact-thread.js');
+        const { compactThread } = await import('../../thread/compact-thread.js');
         const result = await compactThread({
           graph: thread.graph,
           saver: await thread.saver(),

@@ -126,9 +126,9 @@ export const toolCallCommand: Command = {
       { promptForApproval },
     ] = await Promise.all([
       import('../../servers/managed-server.js'),
-      import('../../actors/skill-registry.js'),
+      import('../../skills/skill-registry.js'),
       import('../../pipeline/tool-pipeline.js'),
-      import('../../policy/audit.js'),
+      import('../../policy/audit-log.js'),
       import('../../config/policy-schema.js'),
       import('../../policy/pins.js'),
       import('../../policy/terminal-approval.js'),

@@ -42,7 +42,7 @@ export async function recordTrustedTools(
   for (const tool of tools) document.setIn(['trustedTools', tool.originalName], tool.fingerprint);
   const text = document.toString();
   // Validated as any record is before it is written.
-  const { ServerConfigSchema } = await import('../../config/schemas.js');
+  const { ServerConfigSchema } = await import('../../config/server-schema.js');
   const { parseYaml } = await import('../../config/load.js');
   parseYaml(text, ServerConfigSchema, { file });
   await writeFileAtomic(file, text);

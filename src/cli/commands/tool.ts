@@ -1,12 +1,12 @@
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SkillInclusion } from '../../actors/skill-registry.js';
+import type { SkillInclusion } from '../../skills/skill-plan.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import {
   BUILTIN_TOOL_NAMES,
   createBuiltinTools,
   isBuiltinToolName,
 } from '../../skills/builtin-tools.js';
-import type { WorkspaceStore } from '../../workspace/store.js';
+import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfTool } from '../remove-command.js';
 import type { Command, CommandContext } from '../command.js';
@@ -217,7 +217,7 @@ async function describeServerTools(
 ): Promise<ToolDescriptor[]> {
   const config = await store.get('server', serverName);
   const { createManagedServer } = await import('../../servers/managed-server.js');
-  const { createSkillRegistry } = await import('../../actors/skill-registry.js');
+  const { createSkillRegistry } = await import('../../skills/skill-registry.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
   const { warnTo } = await import('./server.js');
   // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).

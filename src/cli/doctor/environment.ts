@@ -1,18 +1,13 @@
 /**
- * `agents doctor`'s environment checks: what a run needs from the machine (Node, git,
- * bubblewrap and user namespaces, SQLite, the state folder), each with what to do when it is
- * missing. Cheap (a few short spawns); nothing is changed.
+ * `agents doctor`'s environment checks: what a run needs from the machine (Node, git, OS
+ * confinement through each backend's own checks, SQLite, the state folder), each with what to
+ * do when it is missing. Cheap (a few short spawns); nothing is changed.
  */
 import { gitVersionSync } from '../../sandbox/git.js';
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import {
-  BUBBLEWRAP_INSTALL_HINT,
-  bubblewrapBackend,
-  probeBubblewrap,
-} from '../../servers/confinement-bubblewrap.js';
-import { runsOn } from '../../servers/confinement-backends.js';
+import { CONFINEMENT_BACKENDS, runsOn } from '../../servers/confinement-backends.js';
 import { agentsStateDir, STATE_DIR_ENV } from '../../sandbox/state-dir.js';
 
 /** `ok`; `warn`: works, with less (no confinement, no SQLite); `fail`: runs will not work. */
@@ -91,43 +86,24 @@ function checkGit(path: string): EnvironmentCheck {
       };
 }
 
-/** The sysctl that turns unprivileged user namespaces off, when one does. */
-function userNamespaceHint(): string {
-  const read = (file: string) => {
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch {
-      return '';
-    }
-  };
-  if (read('/proc/sys/kernel/unprivileged_userns_clone') === '0')
-    return 'enable user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1`';
-  if (read('/proc/sys/user/max_user_namespaces') === '0')
-    return 'enable user namespaces: `sysctl -w user.max_user_namespaces=15000`';
-  if (read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1')
-    return 'AppArmor restricts user namespaces (Ubuntu 24.04+): `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap';
-  return 'in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined), or set confine: off and accept unconfined servers';
-}
-
-function checkBubblewrap(bwrapPath: string | undefined): EnvironmentCheck {
-  const probe = probeBubblewrap(bwrapPath === undefined ? {} : { bwrapPath });
-  if (probe.available)
+/**
+ * The confinement backends' own checks, for those that run on this platform; a line per
+ * confining backend when none does (servers run unconfined here, nothing to install).
+ */
+function checkConfinement(bwrapPath: string | undefined): EnvironmentCheck[] {
+  const settings = bwrapPath === undefined ? {} : { bwrapPath };
+  const confining = CONFINEMENT_BACKENDS.filter((backend) => backend.confines);
+  const here = confining.filter((backend) => runsOn(backend, process.platform));
+  if (here.length > 0) return here.flatMap((backend) => backend.doctorChecks(settings));
+  return confining.map((backend) => {
+    const platforms = backend.platforms === 'all' ? 'all' : backend.platforms.join(', ');
     return {
-      name: 'bubblewrap',
-      status: 'ok',
-      detail: `${probe.path} makes sandboxes (user namespaces work)`,
+      name: backend.name,
+      status: 'warn',
+      detail: `${backend.name} runs on ${platforms} only; stdio servers run unconfined (confine: required refuses to start them)`,
+      fix: `nothing to install here: ${backend.name} confinement needs ${platforms}`,
     };
-  const missing = probe.reason.includes('was not found');
-  return {
-    name: 'bubblewrap',
-    status: 'warn',
-    detail: `${probe.reason}; stdio servers run unconfined (confine: required refuses to start them)`,
-    fix: !runsOn(bubblewrapBackend, process.platform)
-      ? 'nothing to install here: confinement needs Linux'
-      : missing
-        ? `install it: \`${BUBBLEWRAP_INSTALL_HINT}\``
-        : userNamespaceHint(),
-  };
+  });
 }
 
 function checkSqlite(): EnvironmentCheck {
@@ -225,7 +201,7 @@ export function checkEnvironment(options: EnvironmentCheckOptions = {}): Environ
   return [
     checkNode(options.nodeVersion ?? process.versions.node),
     checkGit(options.gitPath ?? 'git'),
-    checkBubblewrap(options.bwrapPath),
+    ...checkConfinement(options.bwrapPath),
     checkSqlite(),
     checkStateDir(env),
   ];

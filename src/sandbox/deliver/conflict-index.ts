@@ -2,7 +2,8 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGit } from '../git.js';
-import { literalPathspec, type DeliveryGitOptions } from './store-access.js';
+import { literalPathspec } from '../git/git-store.js';
+import type { DeliveryGitOptions } from './store-access.js';
 import type { FileState } from './user-files.js';
 
 /** A conflicting path's three versions: the sandbox's base, the user's, the sandbox's. */

@@ -1,13 +1,7 @@
 import { screenChanges, type DeliveryScreenOptions, type SkippedChange } from './screen.js';
-import {
-  deliveryHead,
-  literalPathspec,
-  rawSnapshotDiff,
-  resolveSnapshot,
-  storeRun,
-  type DeliveryGitOptions,
-  type DeliverySandbox,
-} from './store-access.js';
+import { deliveryHead, rawSnapshotDiff, resolveSnapshot, storeRun } from './store-access.js';
+import type { DeliveryGitOptions, DeliverySandbox } from './store-access.js';
+import { literalPathspec } from '../git/git-store.js';
 
 /**
  * A patch never runs a program: no external diff, no textconv (a `.gitattributes` in the

@@ -3,8 +3,6 @@ import type { GitStoreAccess, RunSandbox } from '../backend.js';
 import { runGitBytes } from '../git.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 
-export { literalPathspec } from '../git/git-store.js';
-
 /**
  * What delivering a sandbox's work needs from it: its snapshot store, its tree, the user's
  * folder it was made from, and the base and latest snapshots. Any {@link RunSandbox} has it.

@@ -10,19 +10,6 @@ import { gitEnv, runGit } from '../git.js';
 import { importTree, NO_USER_CONFIG, storeGit, type StoreGitOptions } from './snapshot-store.js';
 import { changedPaths, snapshotWorktree, userGit } from './worktree-snapshot.js';
 
-// The types of a base live in base-origin.ts and the working-tree snapshot in
-// worktree-snapshot.ts; re-exported here, where the rest of the library imports them from.
-export {
-  originOf,
-  parseSandboxFrom,
-  type BasePlan,
-  type BaseRequest,
-  type SandboxBaseOrigin,
-  type SandboxFrom,
-  type SandboxWarning,
-} from '../base-origin.js';
-export { snapshotWorktree } from './worktree-snapshot.js';
-
 /**
  * Resolves the user's commit for `request` in `repo`, before anything is made on disk, so a
  * bad revision leaves nothing behind. Throws `REVISION_NOT_FOUND` naming the revision (or

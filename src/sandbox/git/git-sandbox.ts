@@ -1,13 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SandboxBaseOrigin, SandboxWarning } from './base-snapshot.js';
-import type { ChangedPath } from '../../core/tool-descriptor.js';
-import {
-  type LargeFileGuard,
-  parseRawTreeDiff,
-  type IndexGit,
-  type OversizedFile,
-} from '../large-files.js';
+import type { SandboxBaseOrigin, SandboxWarning } from '../base-origin.js';
+import type { ChangedPath } from '../../core/change-record.js';
+import type { LargeFileGuard } from '../large-files.js';
+import { parseRawTreeDiff } from '../raw-tree-diff.js';
+import type { IndexGit } from './index-git.js';
+import type { OversizedFile } from '../size-cap.js';
 import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from '../nested-repos.js';
 import type { SandboxPathMap } from '../path-map.js';
 import { writeMarkerSync, type SandboxMarker } from '../sandbox-marker.js';
@@ -21,7 +19,7 @@ import {
   storeGit,
 } from './snapshot-store.js';
 import { putBackIgnoredFiles } from '../ignored-files.js';
-import type { SkippedPath } from '../../core/tool-descriptor.js';
+import type { SkippedPath } from '../../core/change-record.js';
 import type { RestoreResult, Sandbox, Snapshot } from '../types.js';
 import type { SnapshotStore } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';

@@ -2,18 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import {
-  indexAtCommit,
-  makeRepositoryBase,
-  originOf,
-  parseSandboxFrom,
-  resolveBasePlan,
-  type SandboxBaseOrigin,
-  type SandboxFrom,
-  type SandboxWarning,
-} from './base-snapshot.js';
+import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
+import { originOf, parseSandboxFrom } from '../base-origin.js';
+import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../base-origin.js';
 import { GitSandbox } from './git-sandbox.js';
-import { LargeFileGuard, validateMaxFileBytes, type OversizedFile } from '../large-files.js';
+import { LargeFileGuard } from '../large-files.js';
+import { validateMaxFileBytes } from '../size-cap.js';
+import type { OversizedFile } from '../size-cap.js';
 import { NestedRepoTracker, type NestedRepo } from '../nested-repos.js';
 import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import {
@@ -47,7 +42,7 @@ export interface CreateSandboxOptions {
    * the user's files as they are now, uncommitted edits and untracked (not ignored) files
    * included, taken without touching their index, refs, objects or config; that snapshot is
    * the base that diff, apply and commit work against. `head`: the last commit (a working tree
-   * with uncommitted changes is reported once, through `onWarning` and `baseWarnings`). Any
+   * with uncommitted changes is reported once, through `onSandboxWarning` and `baseWarnings`). Any
    * other value is a revision (branch, tag, sha); one that names no commit throws
    * `REVISION_NOT_FOUND` before anything is made. A plain folder is always copied as it is
    * (`head` or a revision there throws `CONFIG_INVALID`).
@@ -58,8 +53,12 @@ export interface CreateSandboxOptions {
    * when `from` is absent, ignored for a plain folder.
    */
   revision?: string;
-  /** Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`. */
-  onWarning?: (warning: SandboxWarning) => void;
+  /**
+   * Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`.
+   * Named like `createActor`'s: every `onWarning` hook of the library takes a sentence, every
+   * `on…Warning` hook the structured record.
+   */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /** Sandbox id (`[A-Za-z0-9_-]`, up to 64 chars); names the tree's folder. Default: random. */
   id?: string;
   /**
@@ -332,7 +331,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       baseWarnings: warnings,
       ...(lockFile === undefined ? {} : { lockFile }),
     });
-    for (const warning of warnings) options.onWarning?.(warning);
+    for (const warning of warnings) options.onSandboxWarning?.(warning);
     return sandbox;
   } catch (error) {
     await rm(container, { recursive: true, force: true }).catch(() => undefined);

@@ -1,8 +1,9 @@
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SandboxFrom, SandboxWarning } from './base-snapshot.js';
-import { LargeFileGuard, validateMaxFileBytes } from '../large-files.js';
+import type { SandboxFrom, SandboxWarning } from '../base-origin.js';
+import { LargeFileGuard } from '../large-files.js';
+import { validateMaxFileBytes } from '../size-cap.js';
 import {
   build,
   createSandbox,
@@ -43,8 +44,8 @@ export interface OpenSandboxOptions {
   from?: SandboxFrom;
   /** Older spelling of `from` for a revision; ignored when reopening. */
   revision?: string;
-  /** Warnings about a new sandbox's base (see {@link CreateSandboxOptions.onWarning}). */
-  onWarning?: (warning: SandboxWarning) => void;
+  /** Warnings about a new sandbox's base (see {@link CreateSandboxOptions.onSandboxWarning}). */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
   /** Sandbox id for a new sandbox; when reopening, it must match the recorded id. */
   id?: string;
   /** Make the sandbox when `dir` holds none (default `true`; needs `source`). */
@@ -109,7 +110,9 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSa
       dir,
       ...(options.from === undefined ? {} : { from: options.from }),
       ...(options.revision === undefined ? {} : { revision: options.revision }),
-      ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+      ...(options.onSandboxWarning === undefined
+        ? {}
+        : { onSandboxWarning: options.onSandboxWarning }),
       ...(options.id === undefined ? {} : { id: options.id }),
       ...(signal === undefined ? {} : { signal }),
       ...(options.gitTimeoutMs === undefined ? {} : { gitTimeoutMs: options.gitTimeoutMs }),

@@ -1,7 +1,7 @@
 import { appendFile, lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { ChangedPath } from '../../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/change-record.js';
 import { gitEnv, runGit, type RunGitResult } from '../git.js';
 import type { UnrecordablePaths } from '../unrecordable-paths.js';
 

@@ -16,7 +16,7 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { ChangedPath } from '../../core/tool-descriptor.js';
+import type { ChangedPath } from '../../core/change-record.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type {
   ReopenedSandbox,

@@ -1,5 +1,5 @@
 import type { Client, OAuthClientProvider } from '@modelcontextprotocol/client';
-import type { OAuthSettings } from '../../config/schemas.js';
+import type { OAuthSettings } from '../../config/server-schema.js';
 import { AgentsErrorCode } from '../../errors.js';
 import {
   createRemoteTransport,

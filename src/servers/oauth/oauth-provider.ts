@@ -9,7 +9,7 @@ import {
   type OAuthDiscoveryState,
   type OAuthTokens,
 } from '@modelcontextprotocol/client';
-import type { OAuthSettings } from '../../config/schemas.js';
+import type { OAuthSettings } from '../../config/server-schema.js';
 import { AgentsError, AgentsErrorCode, ServerError } from '../../errors.js';
 import type { Authorizer } from './authorizers.js';
 import type { OAuthState, OAuthStateStore } from './oauth-store.js';

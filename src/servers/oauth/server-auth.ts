@@ -1,6 +1,6 @@
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { expandEnvReferences } from '../../config/env-references.js';
-import type { HttpServerConfig, OAuthSettings } from '../../config/schemas.js';
+import type { HttpServerConfig, OAuthSettings } from '../../config/server-schema.js';
 import type { Authorizer } from './authorizers.js';
 import {
   createClientCredentialsProvider,

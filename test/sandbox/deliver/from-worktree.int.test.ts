@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createActor } from '../../../src/actors/actor.js';
 import { threadSandboxDir } from '../../../src/actors/thread-sandbox.js';
-import type { SandboxWarning } from '../../../src/sandbox/git/base-snapshot.js';
+import type { SandboxWarning } from '../../../src/sandbox/base-origin.js';
 import { agents, makeProjectRepo } from '../../cli/helpers.js';
 import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../../fixtures/fixture-process.js';
 import { userGit, worktreeTree } from './helpers.js';
