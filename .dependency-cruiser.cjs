@@ -36,6 +36,10 @@ const LAYERS = [
     'pipeline',
     'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs',
   ],
+  [
+    'runtime',
+    'the AgentsRuntime: sandbox, confinement and checkpoint backends chosen from their tables, servers, tool set, one disposal order',
+  ],
   ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
   ['serve', '`agents serve`: an actor or tool set served as an MCP server'],
   [

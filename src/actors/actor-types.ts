@@ -15,7 +15,7 @@ import type { ServerLogger } from '../servers/server-logger.js';
 import type { ServerManager } from '../servers/server-manager.js';
 import type { AgentSkill, SkillActivation } from '../skills/agent-skills.js';
 import type { WorkspaceStore } from '../workspace/store.js';
-import type { ActorConfinement, ActorConfinementOptions } from './actor-confinement.js';
+import type { ActorConfinement, ActorConfinementOptions } from '../runtime/confinement.js';
 import type { ActorGraph } from './actor-graph.js';
 import type { PendingApproval, PendingInput } from './approvals.js';
 import type { TurnLimitPause } from './turn-limit.js';
