@@ -138,7 +138,7 @@ export async function startActor(
     ],
   });
   // The live, governed tools: they follow the registry, every call runs through the pipeline.
-  const toolSet = runtime.toolSet({ registry, pipeline });
+  const toolSet = await runtime.toolSet({ registry, pipeline });
 
   const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
   // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
@@ -296,13 +296,13 @@ async function startServers(
     : undefined;
   const manager =
     options.serverManager ??
-    runtime.serverManager({
+    (await runtime.serverManager({
       cwd: root,
       roots: () => [root],
       ...(confinement ? { confinement } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
-    });
+    }));
   const [leased, opened] = await Promise.allSettled([
     spec.plan.servers.length === 0
       ? Promise.resolve(undefined)

@@ -21,22 +21,15 @@ import type { ReopenedSandbox, RunSandbox, SandboxBackend } from '../sandbox/bac
 import { SANDBOX_BACKENDS } from '../sandbox/backends.js';
 import type { CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
 import type { OpenSandboxOptions } from '../sandbox/git/open-sandbox.js';
+// The tool set and the server modules load the MCP SDK and LangChain: loaded on first use, so
+// a command that only opens a sandbox (`agents sandbox diff`) starts fast.
 import type { ToolSet, CreateToolSetOptions } from '../pipeline/tool-set.js';
-import { createToolSet } from '../pipeline/tool-set.js';
 import type { ConfineMode, Confinement } from '../servers/confinement.js';
 import { confinementScope, probeConfinement } from '../servers/confinement-scope.js';
 import { reportUnconfinedOnce, resolveConfinement } from '../servers/confinement.js';
-import {
-  createManagedServer,
-  type ManagedServer,
-  type ManagedServerOptions,
-} from '../servers/managed-server.js';
+import type { ManagedServer, ManagedServerOptions } from '../servers/managed-server.js';
 import type { ServerNetworkHook } from '../servers/network/server-network.js';
-import {
-  createServerManager,
-  type ServerManager,
-  type ServerManagerOptions,
-} from '../servers/server-manager.js';
+import type { ServerManager, ServerManagerOptions } from '../servers/server-manager.js';
 import { createCleanupStack, type Disposer } from './cleanup-stack.js';
 import { actorConfinement, type ActorConfinementOptions } from './confinement.js';
 
@@ -113,7 +106,7 @@ export interface AgentsRuntime extends AsyncDisposable {
    */
   confine(place: ConfinementPlace): Confinement;
   /** A server manager; {@link close} closes it (stopping its servers). */
-  serverManager(options: ServerManagerOptions): ServerManager;
+  serverManager(options: ServerManagerOptions): Promise<ServerManager>;
   /**
    * One MCP server, started; {@link close} stops it. Without `options.confinement` it is
    * confined like an actor's servers: in `options.cwd`, or (without one) in an empty throwaway
@@ -124,8 +117,11 @@ export interface AgentsRuntime extends AsyncDisposable {
     config: ServerConfigInput & { name: string },
     options?: ManagedServerOptions & {
       signal?: AbortSignal;
-      /** Called with the server before it starts (a janitor tracks its process groups). */
-      beforeStart?: (server: ManagedServer) => void;
+      /**
+       * Called with the server and the options it got (its `cwd`, a throwaway folder when none
+       * was given) before it starts: a janitor tracks its process groups and folders.
+       */
+      beforeStart?: (server: ManagedServer, options: ManagedServerOptions) => void;
     },
   ): Promise<ManagedServer>;
   /**
@@ -141,7 +137,7 @@ export interface AgentsRuntime extends AsyncDisposable {
    * The live, governed tools of `registry` through `pipeline` (see `createToolSet`); on
    * {@link close} the set stops following the registry.
    */
-  toolSet(options: CreateToolSetOptions): ToolSet;
+  toolSet(options: CreateToolSetOptions): Promise<ToolSet>;
   /** Adds a step of one's own to the disposal order (it runs before what was made earlier). */
   defer(dispose: Disposer): void;
   /** Things still to dispose of. */
@@ -237,7 +233,8 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
         report,
       });
     },
-    serverManager(managerOptions) {
+    async serverManager(managerOptions) {
+      const { createServerManager } = await import('../servers/server-manager.js');
       const manager = createServerManager(managerOptions);
       stack.push(() => manager.close());
       return manager;
@@ -271,9 +268,10 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
           confined = { ...confined, confinement };
         }
       }
+      const { createManagedServer } = await import('../servers/managed-server.js');
       const server = createManagedServer({ ...parsed.data, name: config.name }, confined);
       stack.push(() => server.close());
-      beforeStart?.(server);
+      beforeStart?.(server, confined);
       await server.start(signal === undefined ? {} : { signal });
       return server;
     },
@@ -293,7 +291,8 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
       stack.push(() => checkpointer.close());
       return checkpointer;
     },
-    toolSet(toolOptions) {
+    async toolSet(toolOptions) {
+      const { createToolSet } = await import('../pipeline/tool-set.js');
       const set = createToolSet(toolOptions);
       stack.push(() => set.close());
       return set;
