@@ -141,7 +141,7 @@ class LocalActor implements ActorInstance {
   private activating: Promise<void> | undefined;
   private resolvingModel: Promise<BaseChatModel> | undefined;
   /** What the running activation was made with, and undoes last step first (see `startActor`). */
-  private runtime: AgentsRuntime | undefined;
+  private activeRuntime: AgentsRuntime | undefined;
   /** `deactivate({ keepSandbox })` of the stop under way. */
   private keepOnStop: boolean | undefined;
 
@@ -183,6 +183,10 @@ class LocalActor implements ActorInstance {
       network: confinement.network,
       ...(confinement.reason === undefined ? {} : { reason: confinement.reason }),
     };
+  }
+
+  get runtime(): AgentsRuntime | undefined {
+    return this.state === undefined ? undefined : this.activeRuntime;
   }
 
   get agentSkills(): readonly AgentSkill[] {
@@ -247,7 +251,7 @@ class LocalActor implements ActorInstance {
         cwd: this.store.projectDir,
         onWarning: this.options.onWarning,
       });
-      this.runtime = runtime;
+      this.activeRuntime = runtime;
       this.state = await startActor(
         {
           name: this.name,
@@ -299,7 +303,7 @@ class LocalActor implements ActorInstance {
     // Read by keepsSandbox while the stack unwinds; `state` stays set until then.
     this.keepOnStop = options.keepSandbox ?? false;
     try {
-      await this.runtime?.close(`Stopping actor "${this.name}"`);
+      await this.activeRuntime?.close(`Stopping actor "${this.name}"`);
     } finally {
       this.state = undefined;
       this.keepOnStop = undefined;
