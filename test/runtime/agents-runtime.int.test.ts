@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
+import { openThreadDelivery } from '../../src/actors/thread-delivery.js';
 import { listCheckpoints, rollback } from '../../src/entries/graph.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { createAgentsRuntime } from '../../src/runtime/agents-runtime.js';
+import { STATE_DIR_ENV } from '../../src/sandbox/state-dir.js';
 import { createWorkspaceStore, type WorkspaceStore } from '../../src/workspace/store.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');
@@ -30,7 +32,13 @@ describe('AgentsRuntime', () => {
   let dir: string;
   let store: WorkspaceStore;
   let sandboxBase: string;
+  let stateDir: string;
+  let previousStateDir: string | undefined;
   beforeEach(async () => {
+    // Thread sandboxes go to a state folder of this test's own.
+    stateDir = await realpath(await mkdtemp(join(tmpdir(), 'agents-runtime-state-')));
+    previousStateDir = process.env[STATE_DIR_ENV];
+    process.env[STATE_DIR_ENV] = stateDir;
     dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-runtime-')));
     sandboxBase = await realpath(await mkdtemp(join(tmpdir(), 'agents-runtime-sandboxes-')));
     const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
@@ -53,6 +61,9 @@ describe('AgentsRuntime', () => {
     );
   });
   afterEach(async () => {
+    if (previousStateDir === undefined) delete process.env[STATE_DIR_ENV];
+    else process.env[STATE_DIR_ENV] = previousStateDir;
+    await rm(stateDir, { recursive: true, force: true });
     await rm(dir, { recursive: true, force: true });
     await rm(sandboxBase, { recursive: true, force: true });
   });
@@ -104,6 +115,34 @@ describe('AgentsRuntime', () => {
     await actor.deactivate();
     expect(isAlive(pid)).toBe(false);
     expect(await exists(sandbox.container)).toBe(false);
+  });
+
+  it('reopens a kept git thread for delivery through the runtime and closes it again', async () => {
+    await store.put('actor', 'kept', {
+      skills: ['notes'],
+      model: 'scripted:script.yaml',
+      policy: { mode: 'auto' },
+      checkpointer: { type: 'sqlite', path: '.agents/checkpoints.sqlite' },
+      sandbox: { confine: 'off' },
+    });
+    const actor = await createActor({ name: 'kept', workspace: store, threadId: 't2' });
+    await actor.activate();
+    expect(actor.runtime?.ephemeral).toBe(false);
+    for await (const event of actor.run('write', { threadId: 't2' })) void event;
+    await actor.deactivate();
+    expect(actor.runtime).toBeUndefined();
+
+    const handle = await openThreadDelivery({ projectDir: dir, threadId: 't2' });
+    expect(handle.actor).toBe('kept');
+    const latest = await handle.thread.latestSnapshot();
+    expect(latest).toMatch(/^[0-9a-f]{40}$/);
+    expect((await handle.sandbox.store.readFile(latest!, 'docs/hello.md'))?.toString()).toBe(
+      'hi there',
+    );
+    await handle.close();
+    // Kept on disk for later commands, and no lock left: it opens again.
+    const again = await openThreadDelivery({ projectDir: dir, threadId: 't2' });
+    await again.close();
   });
 
   it('refuses an unknown sandbox backend with CONFIG_INVALID naming the known ones, before starting anything', async () => {
