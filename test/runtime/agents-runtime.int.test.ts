@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
+import { activateSkills } from '../../src/actors/activate-skills.js';
 import { openThreadDelivery } from '../../src/actors/thread-delivery.js';
 import { listCheckpoints, rollback } from '../../src/entries/graph.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
@@ -143,6 +144,21 @@ describe('AgentsRuntime', () => {
     // Kept on disk for later commands, and no lock left: it opens again.
     const again = await openThreadDelivery({ projectDir: dir, threadId: 't2' });
     await again.close();
+  });
+
+  it('activateSkills: servers run on a runtime; close stops them and removes their folder', async () => {
+    const active = await activateSkills({ store, skills: ['notes'], confine: 'off' });
+    expect(active.registry.entries().map((entry) => entry.descriptor.originalName)).toContain(
+      'write_note',
+    );
+    const started = await readdir(tmpdir());
+    await active.close();
+    await active.close(); // idempotent
+    const left = new Set(await readdir(tmpdir()));
+    // The throwaway working folder (agents-probe-*) is gone.
+    expect(
+      started.filter((name) => name.startsWith('agents-probe-') && !left.has(name)),
+    ).not.toEqual([]);
   });
 
   it('refuses an unknown sandbox backend with CONFIG_INVALID naming the known ones, before starting anything', async () => {
