@@ -39,6 +39,10 @@ const LAYERS = [
     'pipeline',
     'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs; its layers (path rewrite, change tracking, ...) and the tracked ToolNode',
   ],
+  [
+    'runtime',
+    'the AgentsRuntime: sandbox, confinement and checkpoint backends chosen from their tables, servers, tool set, one disposal order',
+  ],
   ['actors', 'actors: an agent graph with its servers, sandbox, policy and skills'],
   [
     'serving',

@@ -28,7 +28,6 @@ import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langch
 import { createToolRegistry } from '../src/index.js';
 import {
   createToolPipeline,
-  createToolSet,
   createTrackedToolNode,
   routeToolCallsPerTask,
   sandboxDeltaStateFields,
@@ -41,8 +40,9 @@ import {
   type Policy,
   type PolicyInput,
 } from '../src/entries/policy.js';
-import { createSandbox, type RunSandbox } from '../src/entries/sandbox.js';
-import { createManagedServer, type ManagedServer } from '../src/entries/servers.js';
+import { createAgentsRuntime, removeOnClose } from '../src/entries/runtime.js';
+import type { RunSandbox } from '../src/entries/sandbox.js';
+import type { ManagedServer } from '../src/entries/servers.js';
 import type { StudioJanitor } from '../src/studio/index.js';
 
 /** The graph state: chat messages plus the library's sandbox fields (`changeLog`, `sandboxHead`). */
@@ -294,46 +294,37 @@ function buildGraph(
 }
 
 /**
- * Starts the reference actor: sandbox (a repository of its own made from `source`), the filesystem MCP
- * server rooted at the sandbox, its tools wrapped with path rewriting + change tracking, and the
- * graph. The caller owns the result and must `close()` it. If any step fails, what was started
- * is closed before the error is rethrown.
+ * Starts the reference actor on an `AgentsRuntime`: sandbox (a repository of its own made from
+ * `source`), the filesystem MCP server rooted at the sandbox (confined like an actor's servers),
+ * its tools wrapped with path rewriting + change tracking, and the graph. The caller owns the
+ * result and must `close()` it (the runtime's one disposal order). If any step fails, what was
+ * started is closed before the error is rethrown.
  */
 export async function createStudioActor(options: StudioActorOptions = {}): Promise<StudioActor> {
   const tempDirs: string[] = [];
-  let sandbox: RunSandbox | undefined;
-  let server: ManagedServer | undefined;
-  let stopTools: (() => void) | undefined;
   const janitor = options.janitor;
+  // Git sandbox, servers confined where the host can (auto), no checkpoints: the dev server
+  // (or the caller compiling `builder`) brings its own.
+  const runtime = await createAgentsRuntime({
+    owner: 'the studio actor',
+    sandbox: { confine: 'auto' },
+    checkpointer: false,
+  });
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      const failures: unknown[] = [];
-      stopTools?.();
-      for (const step of [() => server?.close(), () => sandbox?.close()]) {
-        try {
-          await step();
-        } catch (error) {
-          failures.push(error);
-        }
-      }
-      for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-      if (failures.length > 0)
-        throw new AggregateError(failures, 'closing the studio actor failed');
-    })();
-    return closing;
-  };
+  const close = (): Promise<void> => (closing ??= runtime.close('Closing the studio actor'));
   try {
     let source = options.source;
     if (source === undefined) {
       sweepStaleStudioDirs();
       source = createTempRepo();
       tempDirs.push(path.dirname(source));
+      // Removed last, after the sandbox made inside it.
+      removeOnClose(runtime, path.dirname(source));
       janitor?.trackPath(path.dirname(source));
     }
     const baseDir =
       options.baseDir ?? (options.source === undefined ? path.dirname(source) : undefined);
-    sandbox = await createSandbox({
+    const sandbox = await runtime.createSandbox({
       source,
       ...(baseDir === undefined ? {} : { baseDir }),
       ...(options.sandboxId === undefined ? {} : { id: options.sandboxId }),
@@ -343,7 +334,7 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
     const sandboxRoot = sandbox.root;
     const require = createRequire(import.meta.url);
     const serverScript = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
-    server = createManagedServer(
+    const server = await runtime.startServer(
       {
         name: STUDIO_SERVER_NAME,
         transport: 'stdio',
@@ -352,11 +343,14 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
         trusted: false,
         overrides: FILESYSTEM_PATH_OVERRIDES,
       },
-      { cwd: sandboxRoot, roots: () => [sandboxRoot] },
+      {
+        cwd: sandboxRoot,
+        roots: () => [sandboxRoot],
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        // Every (re)start of the server gets a new process group; the janitor must know each one.
+        ...(janitor === undefined ? {} : { beforeStart: (made) => janitor.trackServers(made) }),
+      },
     );
-    // Every (re)start of the server gets a new process group; the janitor must know each one.
-    janitor?.trackServers(server);
-    await server.start(options.signal === undefined ? {} : { signal: options.signal });
     if (server.pid !== undefined) janitor?.trackProcessGroup(server.pid);
     const policy =
       options.policy === undefined ? undefined : parsePolicy(options.policy, 'the studio actor');
@@ -380,17 +374,12 @@ export async function createStudioActor(options: StudioActorOptions = {}): Promi
     // The live, governed tools: the server's tools (refreshed on its list_changed) through the
     // pipeline.
     const registry = createToolRegistry();
-    const managed = server;
-    registry.replaceGroup(managed.name, managed.entries());
-    const stopFollowing = managed.on('tools-changed', () =>
-      registry.replaceGroup(managed.name, managed.entries()),
+    registry.replaceGroup(server.name, server.entries());
+    const stopFollowing = server.on('tools-changed', () =>
+      registry.replaceGroup(server.name, server.entries()),
     );
-    const toolSet = createToolSet({ registry, pipeline });
-    stopTools = () => {
-      stopFollowing();
-      toolSet.close();
-    };
-    const { tools } = toolSet;
+    runtime.defer(stopFollowing);
+    const { tools } = await runtime.toolSet({ registry, pipeline });
     const writeTool = server
       .entries()
       .find((entry) => entry.descriptor.originalName === 'write_file');

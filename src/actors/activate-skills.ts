@@ -3,7 +3,7 @@ import type { NamedSkill } from '../skills/skill-plan.js';
 import { createSkillRegistry } from '../skills/skill-registry.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
-import { createServerManager } from '../servers/server-manager.js';
+import { createAgentsRuntime } from '../runtime/agents-runtime.js';
 import type { ConfineMode } from '../servers/confinement.js';
 import { inspectionSandbox } from './inspection-servers.js';
 import type { ServerLogger } from '../servers/server-logger.js';
@@ -48,22 +48,30 @@ export async function activateSkills(options: ActivateSkillsOptions): Promise<Ac
   const cwd = options.cwd ?? store.projectDir;
   // The servers run confined in an empty throwaway folder, never in the project (see
   // `inspectionSandbox`); `cwd` roots the built-in file tools only.
-  const sandbox = await inspectionSandbox({
-    store,
-    servers: plan.servers,
-    ...(options.confine === undefined ? {} : { mode: options.confine }),
-    ...(options.onWarning ? { report: options.onWarning } : {}),
-  });
-  const manager = createServerManager({
-    cwd: sandbox.dir,
-    confinement: sandbox.confinement,
-    ...(options.logger ? { logger: options.logger } : {}),
+  // The servers and what they run in, closed in one order: registry, lease, servers, folder.
+  const runtime = await createAgentsRuntime({
+    owner: 'activateSkills',
+    checkpointer: false,
+    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   });
   try {
+    const sandbox = await inspectionSandbox({
+      store,
+      servers: plan.servers,
+      ...(options.confine === undefined ? {} : { mode: options.confine }),
+      ...(options.onWarning ? { report: options.onWarning } : {}),
+    });
+    runtime.defer(() => sandbox.dispose());
+    const manager = await runtime.serverManager({
+      cwd: sandbox.dir,
+      confinement: sandbox.confinement,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     const lease =
       plan.servers.length === 0
         ? undefined
         : await manager.acquire(plan.servers, options.signal ? { signal: options.signal } : {});
+    if (lease !== undefined) runtime.defer(() => lease.release());
     const registry = await createSkillRegistry({
       plan,
       servers: new Map((lease?.servers ?? []).map((server) => [server.name, server])),
@@ -71,17 +79,12 @@ export async function activateSkills(options: ActivateSkillsOptions): Promise<Ac
       projectDir: store.projectDir,
       ...(options.onWarning ? { onWarning: options.onWarning } : {}),
     });
+    runtime.defer(() => registry.close());
     let closing: Promise<void> | undefined;
-    const close = (): Promise<void> =>
-      (closing ??= (async () => {
-        await registry.close();
-        await manager.close();
-        await sandbox.dispose();
-      })());
+    const close = (): Promise<void> => (closing ??= runtime.close('Stopping the skills'));
     return { registry, close, [Symbol.asyncDispose]: close };
   } catch (error) {
-    await manager.close().catch(() => {});
-    await sandbox.dispose();
+    await runtime.close().catch(() => {});
     throw error;
   }
 }

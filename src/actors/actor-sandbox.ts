@@ -3,8 +3,7 @@ import { dirname } from 'node:path';
 import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { removeEmptyDirs } from '../sandbox/empty-dirs.js';
-import { createSandbox } from '../sandbox/git/local-sandbox.js';
-import type { RunSandbox } from '../sandbox/backend.js';
+import type { RunSandbox, SandboxBackend } from '../sandbox/backend.js';
 import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { SandboxBaseOptions } from './sandbox-base-options.js';
@@ -13,6 +12,8 @@ import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thre
 
 /** What {@link openActorSandbox} needs. */
 export interface ActorSandboxOptions {
+  /** Makes a temporary sandbox (the runtime's, from `sandbox.backend`). */
+  backend: SandboxBackend;
   store: WorkspaceStore;
   actor: string;
   settings: ActorConfig['sandbox'];
@@ -55,7 +56,7 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
   const source = store.resolvePath(settings.source);
   const stateDir = agentsStateDir();
   if (threadId === undefined) {
-    const sandbox = await createSandbox({
+    const sandbox = await options.backend.create({
       source,
       ...options.base,
       ...snapshotSettings(settings),

@@ -17,7 +17,8 @@ import type { ServerManager } from '../servers/server-manager.js';
 import type { AgentSkill } from '../skills/agent-skills.js';
 import type { SkillActivation } from '../skills/skill-activation.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
-import type { ActorConfinement, ActorConfinementOptions } from './actor-confinement.js';
+import type { ActorConfinement, ActorConfinementOptions } from '../runtime/confinement.js';
+import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import type { ActorGraph } from './actor-graph.js';
 import type { PendingApproval, PendingInput } from './approvals.js';
 import type { TurnLimitPause } from './turn-limit.js';
@@ -234,6 +235,12 @@ export interface ActorInstance extends AsyncDisposable {
   readonly sandbox: Sandbox | undefined;
   /** How the actor's own stdio servers are confined, while active. */
   readonly confinement: ActorConfinement | undefined;
+  /**
+   * What the running activation is made of (sandbox backend, confinement, checkpoint store,
+   * servers, tool set) and disposes of on `deactivate`; undefined while inactive. A caller may
+   * hand it steps of its own (`runtime.defer`) to run first when the actor stops.
+   */
+  readonly runtime: AgentsRuntime | undefined;
   /** Agent Skills loaded for this actor. Active only. */
   readonly agentSkills: readonly AgentSkill[];
   readonly activation: SkillActivation;

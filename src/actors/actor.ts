@@ -18,7 +18,7 @@ import { createSkillActivation } from '../skills/skill-activation.js';
 import type { AgentSkill } from '../skills/agent-skills.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
-import type { ActorConfinement } from './actor-confinement.js';
+import type { ActorConfinement } from '../runtime/confinement.js';
 import { streamActorEvents } from './actor-events.js';
 import type { ActorGraph, ActorGraphInput } from './actor-graph.js';
 import type { ActorSandbox } from './actor-sandbox.js';
@@ -31,8 +31,7 @@ import type {
   CreateActorOptions,
   DeactivateOptions,
 } from './actor-types.js';
-import { createCleanupStack } from './cleanup-stack.js';
-import type { CleanupStack } from './cleanup-stack.js';
+import { createAgentsRuntime, type AgentsRuntime } from '../runtime/agents-runtime.js';
 import { resolveChatModel } from './model.js';
 import { startActor } from './start-actor.js';
 import type { ActiveActor } from './start-actor.js';
@@ -134,8 +133,8 @@ class LocalActor implements ActorInstance {
   private state: ActiveActor | undefined;
   private activating: Promise<void> | undefined;
   private resolvingModel: Promise<BaseChatModel> | undefined;
-  /** What the running activation must undo, last step first (see `startActor`). */
-  private cleanup: CleanupStack = createCleanupStack();
+  /** What the running activation was made with, and undoes last step first (see `startActor`). */
+  private activeRuntime: AgentsRuntime | undefined;
   /** `deactivate({ keepSandbox })` of the stop under way. */
   private keepOnStop: boolean | undefined;
 
@@ -177,6 +176,10 @@ class LocalActor implements ActorInstance {
       network: confinement.network,
       ...(confinement.reason === undefined ? {} : { reason: confinement.reason }),
     };
+  }
+
+  get runtime(): AgentsRuntime | undefined {
+    return this.state === undefined ? undefined : this.activeRuntime;
   }
 
   get agentSkills(): readonly AgentSkill[] {
@@ -228,12 +231,20 @@ class LocalActor implements ActorInstance {
   }
 
   private async start(options: ActivateOptions): Promise<void> {
-    const cleanup = createCleanupStack();
-    this.cleanup = cleanup;
+    let runtime: AgentsRuntime | undefined;
     try {
       options.signal?.throwIfAborted();
       // Before anything is made: a missing script or provider package leaves nothing behind.
       if (options.checkModel === true) await this.model();
+      runtime = await createAgentsRuntime({
+        owner: `actor "${this.name}"`,
+        sandbox: this.config.sandbox,
+        confinement: this.options.confinement,
+        checkpointer: this.options.checkpointer ?? this.config.checkpointer,
+        cwd: this.store.projectDir,
+        onWarning: this.options.onWarning,
+      });
+      this.activeRuntime = runtime;
       this.state = await startActor(
         {
           name: this.name,
@@ -250,13 +261,13 @@ class LocalActor implements ActorInstance {
           keepSandbox: (opened) => this.keepsSandbox(opened),
           ...(options.step === undefined ? {} : { step: options.step }),
         },
-        cleanup,
+        runtime,
         options.signal,
       );
     } catch (error) {
       // The start's own error is what the caller needs; a clean-up failure is only reported.
-      await cleanup
-        .unwind(`Cleaning up after the failed start of actor "${this.name}"`)
+      await runtime
+        ?.close(`Cleaning up after the failed start of actor "${this.name}"`)
         .catch((cleanupError: unknown) => this.warn(errorMessage(cleanupError)));
       throw error;
     }
@@ -285,7 +296,7 @@ class LocalActor implements ActorInstance {
     // Read by keepsSandbox while the stack unwinds; `state` stays set until then.
     this.keepOnStop = options.keepSandbox ?? false;
     try {
-      await this.cleanup.unwind(`Stopping actor "${this.name}"`);
+      await this.activeRuntime?.close(`Stopping actor "${this.name}"`);
     } finally {
       this.state = undefined;
       this.keepOnStop = undefined;

@@ -4,11 +4,6 @@ import type { StructuredTool } from '@langchain/core/tools';
 import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
-import {
-  createCheckpointer,
-  isEphemeralCheckpointer,
-  isEphemeralSaver,
-} from '../checkpoint/backends.js';
 import { createInFlightCalls } from '../pipeline/in-flight.js';
 import type { InFlightCalls } from '../pipeline/in-flight.js';
 import type { ToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -20,18 +15,16 @@ import type { SkillPlan } from '../skills/skill-plan.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { createPathMap } from '../sandbox/path-map.js';
-import { createServerManager } from '../servers/server-manager.js';
 import type { ServerLease, ServerManager } from '../servers/server-manager.js';
 import type { SkillActivation } from '../skills/skill-activation.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
-import { actorConfinement } from './actor-confinement.js';
 import {
   refuseListsOnForeignManager,
   startActorNetwork,
   type ActorNetwork,
 } from './actor-network.js';
-import type { ActorConfinement } from './actor-confinement.js';
-import { createToolSet } from '../pipeline/tool-set.js';
+import type { ActorConfinement } from '../runtime/confinement.js';
+import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorGraph } from './actor-graph.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
@@ -44,7 +37,6 @@ import { describeServerStart } from '../servers/server-start-line.js';
 import { recordUnattributed } from './actor-unattributed.js';
 import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
-import type { CleanupStack } from './cleanup-stack.js';
 
 /** How long a stop waits for running tool calls after stopping the servers. */
 const IN_FLIGHT_GRACE_MS = 30_000;
@@ -86,22 +78,23 @@ export interface ActiveActor {
 
 /**
  * Starts an actor in named steps: sandbox → servers and checkpointer → registry → audit log →
- * tool pipeline → graph (→ unattributed changes of a reopened thread). Each step pushes its
- * disposer on `cleanup` once it has succeeded; the caller unwinds the stack when a step throws
- * (a failed start) and again on deactivate, so both undo exactly what was done, in reverse. The
- * last disposer pushed stops the servers first and then waits for running calls, so a stop ends
- * calls that wait on a server before closing what they write to.
+ * tool pipeline → graph (→ unattributed changes of a reopened thread). Every piece is made
+ * through `runtime` (the backends its config chose) or handed to it once it has succeeded; the
+ * caller closes the runtime when a step throws (a failed start) and again on deactivate, so both
+ * undo exactly what was done, in reverse. The last step handed over stops the servers first and
+ * then waits for running calls, so a stop ends calls that wait on a server before closing what
+ * they write to.
  */
 export async function startActor(
   spec: ActorStartSpec,
-  cleanup: CleanupStack,
+  runtime: AgentsRuntime,
   signal: AbortSignal | undefined,
 ): Promise<ActiveActor> {
   signal?.throwIfAborted();
   const step: ActivationStep = spec.step ?? ((_text, work) => work());
   const opened = await step(
     `preparing the sandbox (a private copy of ${spec.store.projectDir})`,
-    () => openSandbox(spec, cleanup, signal),
+    () => openSandbox(spec, runtime, signal),
   );
   const sandbox = opened?.sandbox;
   const root = sandbox?.root ?? spec.store.projectDir;
@@ -109,7 +102,7 @@ export async function startActor(
     spec.plan.servers.length === 0
       ? 'opening the checkpointer'
       : `starting ${spec.plan.servers.map((server) => describeServerStart(server)).join(', ')}`,
-    () => startServers(spec, cleanup, root, sandbox, signal),
+    () => startServers(spec, runtime, root, sandbox, signal),
   );
   const paths = sandbox?.paths ?? createPathMap(root);
   const registry = await createSkillRegistry({
@@ -120,9 +113,9 @@ export async function startActor(
     activation: spec.activation,
     ...(spec.options.onWarning ? { onWarning: spec.options.onWarning } : {}),
   });
-  cleanup.push(() => registry.close());
+  runtime.defer(() => registry.close());
   const auditLog = createAuditLog(spec.auditFile);
-  cleanup.push(() => auditLog.close());
+  runtime.defer(() => auditLog.close());
   // Network decisions (the proxy's, and those made while servers started) go to the audit log.
   servers.network?.setAudit((entry) => void auditLog.append(entry).catch(() => undefined));
 
@@ -146,7 +139,7 @@ export async function startActor(
     ],
   });
   // The live, governed tools: they follow the registry, every call runs through the pipeline.
-  const toolSet = createToolSet({ registry, pipeline });
+  const toolSet = await runtime.toolSet({ registry, pipeline });
 
   const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
   // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
@@ -168,7 +161,7 @@ export async function startActor(
     sandbox,
     checkpointer: saver,
   });
-  cleanup.push(() => compiled.unsubscribe());
+  runtime.defer(() => compiled.unsubscribe());
 
   const threadId = spec.options.threadId;
   if (opened?.threadBound && opened.shared?.replica !== undefined && threadId !== undefined) {
@@ -197,7 +190,7 @@ export async function startActor(
       onWarning: spec.options.onWarning,
     });
   }
-  cleanup.push(() => stopServersThenWait(spec, servers, inFlight));
+  runtime.defer(() => stopServersThenWait(spec, servers, inFlight));
   return {
     sandbox: opened,
     confinement: servers.confinement,
@@ -216,15 +209,13 @@ export async function startActor(
  */
 async function openSandbox(
   spec: ActorStartSpec,
-  cleanup: CleanupStack,
+  runtime: AgentsRuntime,
   signal: AbortSignal | undefined,
 ): Promise<(ActorSandbox & { shared: SharedThread | undefined }) | undefined> {
   const settings = spec.config.sandbox;
-  // With an ephemeral (memory) checkpointer the thread dies with the process: a temporary sandbox.
-  const ephemeral = spec.options.checkpointer
-    ? await isEphemeralSaver(spec.options.checkpointer)
-    : isEphemeralCheckpointer(spec.config.checkpointer);
-  const threadId = ephemeral ? undefined : spec.options.threadId;
+  // With an ephemeral runtime (memory checkpoints or a memory sandbox) the thread dies with the
+  // process: a temporary sandbox.
+  const threadId = runtime.ephemeral ? undefined : spec.options.threadId;
   const shared =
     threadId === undefined
       ? undefined
@@ -240,9 +231,10 @@ async function openSandbox(
             : undefined,
           ...(signal ? { signal } : {}),
         });
-  if (shared) cleanup.push(() => shared.close());
+  if (shared) runtime.defer(() => shared.close());
   if (!settings.enabled) return undefined;
   const opened = await openActorSandbox({
+    backend: runtime.sandboxBackend,
     store: spec.store,
     actor: spec.name,
     settings,
@@ -252,7 +244,7 @@ async function openSandbox(
     shared,
     signal,
   });
-  cleanup.push(() => opened.dispose(!spec.keepSandbox(opened)));
+  runtime.defer(() => opened.dispose(!spec.keepSandbox(opened)));
   return Object.assign(opened, { shared });
 }
 
@@ -268,7 +260,7 @@ interface StartedServers {
 /** Step 2: the skills' servers (in parallel) and, at the same time, the checkpointer. */
 async function startServers(
   spec: ActorStartSpec,
-  cleanup: CleanupStack,
+  runtime: AgentsRuntime,
   root: string,
   sandbox: RunSandbox | undefined,
   signal: AbortSignal | undefined,
@@ -286,7 +278,7 @@ async function startServers(
         pinFile: join(store.root, DEFAULT_PIN_FILE),
       })
     : undefined;
-  if (network) cleanup.push(() => network.close());
+  if (network) runtime.defer(() => network.close());
   if (!ownsManager) {
     refuseListsOnForeignManager(
       spec.name,
@@ -295,56 +287,39 @@ async function startServers(
     );
   }
   const confinement = ownsManager
-    ? actorConfinement({
-        settings: spec.config.sandbox,
-        options: options.confinement,
-        ...(network === undefined ? {} : { network }),
-        sandboxRoot: root,
-        ...(sandbox === undefined ? {} : { sandboxContainer: sandbox.container }),
+    ? runtime.confine({
+        root,
+        container: sandbox?.container,
         projectDir: sandbox?.source ?? store.projectDir,
         workspaceRoot: store.root,
-        report: (message) => {
-          if (options.onWarning) options.onWarning(message);
-          else process.emitWarning(message, 'AgentsConfinementWarning');
-        },
+        network,
       })
     : undefined;
   const manager =
     options.serverManager ??
-    createServerManager({
+    (await runtime.serverManager({
       cwd: root,
       roots: () => [root],
       ...(confinement ? { confinement } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
-    });
-  if (ownsManager) cleanup.push(() => manager.close());
+    }));
   const [leased, opened] = await Promise.allSettled([
     spec.plan.servers.length === 0
       ? Promise.resolve(undefined)
       : manager.acquire(spec.plan.servers, signal ? { signal } : {}),
-    openCheckpointer(spec, signal),
+    spec.options.checkpointer
+      ? Promise.resolve(undefined)
+      : runtime.openCheckpointer(undefined, signal ? { signal } : {}),
   ]);
   // Either may have succeeded while the other failed: register what exists, then throw.
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;
   const checkpointer = opened.status === 'fulfilled' ? opened.value : undefined;
-  if (lease) cleanup.push(() => lease.release());
-  if (checkpointer) cleanup.push(() => checkpointer.close());
+  // The runtime closes the checkpointer it opened; the lease is handed to it here.
+  if (lease) runtime.defer(() => lease.release());
   if (leased.status === 'rejected') throw leased.reason;
   if (opened.status === 'rejected') throw opened.reason;
   return { manager, ownsManager, confinement, network, lease, checkpointer };
-}
-
-/** The config's checkpointer, unless the caller passed a saver. */
-function openCheckpointer(
-  spec: ActorStartSpec,
-  signal: AbortSignal | undefined,
-): Promise<Checkpointer | undefined> {
-  if (spec.options.checkpointer) return Promise.resolve(undefined);
-  return createCheckpointer(spec.config.checkpointer, {
-    cwd: spec.store.projectDir,
-    ...(signal ? { signal } : {}),
-  });
 }
 
 /**

@@ -1,13 +1,12 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { Checkpointer } from '../checkpoint/backend.js';
-import { createCheckpointer, isEphemeralCheckpointer } from '../checkpoint/backends.js';
+import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { checkpointIdOf, type CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
 import type { DeliveryStep, DeliveryThread } from '../sandbox/deliver/store-access.js';
-import { openSandbox } from '../sandbox/git/open-sandbox.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import { createWorkspaceStore } from '../workspace/store.js';
+import { createAgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorStateGraph } from './actor-graph.js';
 import { findSharedThreadActors, openSharedThread, resolveSharedRemote } from './shared-thread.js';
 import { findThreadSandboxes, openThreadSandbox } from './thread-sandbox.js';
@@ -157,6 +156,13 @@ export async function openThreadDelivery(
       { details: { threadId, actor } },
     );
   }
+  // The actor's backends; closing it closes the checkpointer, the sandbox, then the shared store.
+  const runtime = await createAgentsRuntime({
+    owner: `thread "${threadId}" (actor "${actor}")`,
+    sandbox: config.sandbox,
+    checkpointer: config.checkpointer,
+    cwd: store.projectDir,
+  });
   // Read-only: no lease (another worker may be running the thread).
   const shared = await openSharedThread({
     actor,
@@ -166,32 +172,36 @@ export async function openThreadDelivery(
     lease: false,
     ...(signal === undefined ? {} : { signal }),
   });
+  if (shared !== undefined) runtime.defer(() => shared.close());
   const replica = shared?.replica;
   let sandbox: RunSandbox;
   try {
-    sandbox =
-      location === undefined
-        ? await openThreadSandbox({
-            workspaceRoot: store.root,
-            ...stateOption,
-            actor,
-            threadId,
-            source: store.resolvePath(config.sandbox.source),
-            revision: config.sandbox.revision,
-            projectDir: store.projectDir,
-            create: false,
-            lock: false,
-            ...(replica === undefined ? {} : { replica }),
-            ...(signal === undefined ? {} : { signal }),
-          })
-        : await openSandbox({
-            dir: location.sandboxDir,
-            create: false,
-            lock: false,
-            ...(signal === undefined ? {} : { signal }),
-          });
+    if (location === undefined) {
+      const rebuilt = await openThreadSandbox({
+        workspaceRoot: store.root,
+        ...stateOption,
+        actor,
+        threadId,
+        source: store.resolvePath(config.sandbox.source),
+        revision: config.sandbox.revision,
+        projectDir: store.projectDir,
+        create: false,
+        lock: false,
+        ...(replica === undefined ? {} : { replica }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      runtime.defer(() => rebuilt.close({ remove: false }));
+      sandbox = rebuilt;
+    } else {
+      sandbox = await runtime.openSandbox({
+        dir: location.sandboxDir,
+        create: false,
+        lock: false,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    }
   } catch (error) {
-    await shared?.close().catch(() => undefined);
+    await runtime.close().catch(() => undefined);
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
       AgentsErrorCode.SandboxFailed,
@@ -199,14 +209,13 @@ export async function openThreadDelivery(
       { cause: error, details: { threadId, actor } },
     );
   }
-  let checkpointer: Checkpointer | undefined;
   let graph: CheckpointedGraph | undefined;
   const openGraph = async (): Promise<CheckpointedGraph> => {
     if (graph !== undefined) return graph;
-    checkpointer = await createCheckpointer(config.checkpointer, {
-      cwd: store.projectDir,
-      ...(signal === undefined ? {} : { signal }),
-    });
+    const checkpointer = await runtime.openCheckpointer(
+      undefined,
+      signal === undefined ? {} : { signal },
+    );
     graph = compileActorStateGraph(checkpointer.saver, actor);
     return graph;
   };
@@ -224,15 +233,6 @@ export async function openThreadDelivery(
       : { fetch: (fetchSignal) => replica.fetchInto(sandbox.store, fetchSignal) }),
   });
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      const results = await Promise.allSettled([
-        sandbox.close({ remove: false }),
-        checkpointer?.close(),
-        shared?.close(),
-      ]);
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed !== undefined) throw failed.reason;
-    })());
+  const close = (): Promise<void> => (closing ??= runtime.close(`Closing thread "${threadId}"`));
   return { actor, sandbox, thread, close, [Symbol.asyncDispose]: close };
 }

@@ -2,7 +2,6 @@ import type { ActorConfigInput, ActorInstance } from '../actors/actor-types.js';
 import type { PolicyInput } from '../config/policy-schema.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
-import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import { storeOf } from './args.js';
 import type { CommandContext } from './command.js';
 import type {
@@ -59,7 +58,7 @@ export async function resolveServeTarget(
   };
   // Say on stderr when an upstream goes down or comes back: its tools leave or rejoin the list.
   const say = (line: string): void => void context.stderr.write(`${line}\n`);
-  const stopReporting = [
+  const reporting = [
     servers.on('server-end', (event) => {
       if (event.reason !== 'closed')
         say(
@@ -73,6 +72,8 @@ export async function resolveServeTarget(
         );
     }),
   ];
+  // Stops reporting first when the actor stops (its runtime's disposal order).
+  actor.runtime?.defer(() => reporting.forEach((off) => off()));
   const serverNames = [
     ...new Set(
       actor
@@ -105,10 +106,7 @@ export async function resolveServeTarget(
       const pid = servers.pid(serverName);
       return { serverName, ...(pid === undefined ? {} : { pid }) };
     }),
-    close: async () => {
-      stopReporting.forEach((off) => off());
-      await actor.deactivate();
-    },
+    close: () => actor.deactivate(),
   };
 }
 
@@ -147,16 +145,16 @@ function sandboxInfo(
 ): ServeSandboxInfo {
   const root = actor.sandbox?.root;
   if (root === undefined) return { root: undefined, kept: false, workDir: store.projectDir };
-  // Mirrors the actor: a thread's sandbox lasts only with a checkpointer that outlives the process.
-  const threadSandbox =
-    options.threadId !== undefined && !isEphemeralCheckpointer(actor.config.checkpointer);
+  // As the actor's runtime decided: a thread's sandbox lasts only when the sandbox backend and
+  // the checkpointer both outlive the process.
+  const threadSandbox = options.threadId !== undefined && actor.runtime?.ephemeral === false;
   return {
     root,
     kept: options.keepSandbox || threadSandbox,
     ...(threadSandbox ? { threadId: options.threadId } : {}),
     ...(options.threadId !== undefined && !threadSandbox
       ? {
-          note: `${target.kind} "${target.name}" keeps checkpoints in memory, so thread "${options.threadId}" gets a temporary sandbox.`,
+          note: `${target.kind} "${target.name}" keeps its thread in memory (a memory checkpointer or sandbox backend), so thread "${options.threadId}" gets a temporary sandbox.`,
         }
       : {}),
   };

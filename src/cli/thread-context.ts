@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
+import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -68,14 +69,14 @@ export interface ThreadContextOpenerOptions {
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
-    // Loaded on use, in parallel: the thread records and the sandbox (git).
+    // Loaded on use, in parallel: the thread records, the runtime (sandbox backends).
     const [
       { findThreadSandboxes, openThreadSandbox },
-      { openSandbox },
+      { createAgentsRuntime },
       { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
-      import('../sandbox/git/open-sandbox.js'),
+      import('../runtime/agents-runtime.js'),
       import('../actors/shared-thread.js'),
     ]);
     const here = createWorkspaceStore(workspace, { projectDir: cwd });
@@ -95,7 +96,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     if (actorName === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
-        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
+        `No sandbox is recorded for thread "${threadId}" in workspace ${workspace}; check the thread id (\`agents actor run\` prints it, \`agents sandbox list\` shows the kept threads). Threads run with a memory checkpointer or the memory sandbox backend, or whose sandbox was removed or pruned (\`agents sandbox remove|prune\` take the record with it), cannot be listed or rolled back; \`agents thread remove\` drops the rest of a thread.`,
         { details: { threadId, workspace } },
       );
     }
@@ -116,6 +117,14 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     // thread's snapshots come from it, and with Postgres a changing command takes the lease.
     // Without either (read from the actor's file) nothing changes here.
     const sharedConfig = await readActorConfig().catch(() => undefined);
+    // The sandbox backend and checkpoint store the actor's config names (opened on use below);
+    // closing it closes what the command opened, last first.
+    const runtime: AgentsRuntime = await createAgentsRuntime({
+      owner: `thread "${threadId}" (actor "${actorName}")`,
+      sandbox: sharedConfig?.sandbox,
+      checkpointer: false,
+      cwd: store.projectDir,
+    });
     let shared: SharedThread | undefined;
     let sandbox: RunSandbox;
     try {
@@ -132,6 +141,9 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
               lease: options.lock,
               signal,
             });
+      // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
+      const openedLease = shared;
+      if (openedLease !== undefined) runtime.defer(() => openedLease.close());
       const lock = options.lock && shared?.lease === undefined;
       if (location === undefined) {
         // Rebuilt from the shared store (the open attaches the replica).
@@ -148,22 +160,24 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           ...(shared?.replica === undefined ? {} : { replica: shared.replica }),
           signal,
         });
+        const rebuilt = sandbox;
+        runtime.defer(() => rebuilt.close({ remove: false }));
       } else {
-        sandbox = await openSandbox({ dir: location.sandboxDir, create: false, lock, signal });
+        sandbox = await runtime.openSandbox({
+          dir: location.sandboxDir,
+          create: false,
+          lock,
+          signal,
+        });
         if (shared?.replica !== undefined) {
           // Reading only fetches (another worker may run the thread); changing also queues this
           // worker's snapshots for the store (and below brings the files to the latest checkpoint).
-          try {
-            if (options.lock) await shared.replica.attach(sandbox, signal);
-            else await shared.replica.fetchInto(sandbox.store, signal);
-          } catch (error) {
-            await sandbox.close({ remove: false }).catch(() => undefined);
-            throw error;
-          }
+          if (options.lock) await shared.replica.attach(sandbox, signal);
+          else await shared.replica.fetchInto(sandbox.store, signal);
         }
       }
     } catch (error) {
-      await shared?.close().catch(() => undefined);
+      await runtime.close().catch(() => undefined);
       if (AgentsError.isInstance(error)) throw error;
       throw new AgentsError(
         AgentsErrorCode.SandboxFailed,
@@ -185,8 +199,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             { details: { threadId, actor: config.name } },
           );
         }
-        const { createCheckpointer } = await import('../checkpoint/backends.js');
-        return createCheckpointer(config.checkpointer, { cwd: store.projectDir, signal });
+        return runtime.openCheckpointer(config.checkpointer, { signal });
       })());
     let compiled: Promise<CheckpointedGraph> | undefined;
     const openGraph = (): Promise<CheckpointedGraph> =>
@@ -206,30 +219,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         );
       })());
     let closing: Promise<void> | undefined;
-    const close = (): Promise<void> =>
-      (closing ??= (async () => {
-        const results = await Promise.allSettled([
-          sandbox.close({ remove: false }),
-          // One that failed to open was reported where it was needed.
-          checkpointer?.then(
-            (opened) => opened.close(),
-            () => undefined,
-          ),
-        ]);
-        // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
-        if (openedShared !== undefined) {
-          results.push(...(await Promise.allSettled([openedShared.close()])));
-        }
-        const errors = results.flatMap((result) =>
-          result.status === 'rejected' ? [result.reason as unknown] : [],
-        );
-        if (errors.length > 0) {
-          throw new AggregateError(
-            errors,
-            `Closing thread "${threadId}" failed: ${errors.map(errorMessage).join('; ')}`,
-          );
-        }
-      })());
+    // The checkpointer (when opened), then the sandbox, then the shared store and lease.
+    const close = (): Promise<void> => (closing ??= runtime.close(`Closing thread "${threadId}"`));
     if (options.lock && openedShared?.replica !== undefined) {
       // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
       try {

@@ -22,6 +22,13 @@ export const SandboxSettingsSchema = z
       .optional()
       .describe('Older spelling of `from` for a revision (`HEAD` = `head`); `from` wins.'),
     enabled: z.boolean().default(true),
+    backend: z
+      .string()
+      .min(1)
+      .default('git')
+      .describe(
+        'Where the sandbox lives: `git` (default: a copy of your files beside a private git snapshot store, kept on disk so threads resume later and `snapshots.remote` can share them) or `memory` (a copy of your files with snapshots held in memory: fast, gone when the process ends, so a thread gets a temporary sandbox as with a memory checkpointer; it starts from `worktree` only). An unknown name is refused at activation with the known ones.',
+      ),
     maxFileBytes: z
       .number()
       .int()
@@ -139,6 +146,7 @@ export const ActorSchema = z
     sandbox: SandboxSettingsSchema.default({
       source: '.',
       enabled: true,
+      backend: 'git',
       confine: 'auto',
       network: true,
     }),

@@ -8,24 +8,18 @@
  * resource made through the context is registered with a detached janitor (see `janitor.ts`)
  * that stops the servers and removes the folders however the process ends.
  */
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createActor } from '../actors/actor.js';
 import type { ActorInstance, CreateActorOptions } from '../actors/actor-types.js';
-import { ServerConfigSchema } from '../config/server-schema.js';
 import type { ServerConfigInput } from '../config/server-schema.js';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { RunSandbox } from '../sandbox/backend.js';
-import { createSandbox, type CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
-import { createManagedServer } from '../servers/managed-server.js';
+import type { CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
 import type { ManagedServer } from '../servers/managed-server.js';
 import type { ManagedServerOptions } from '../servers/server-core.js';
-import { confinementScope, probeConfinement } from '../servers/confinement-scope.js';
-import { reportUnconfinedOnce, resolveConfinement } from '../servers/confinement.js';
+import { createAgentsRuntime, removeOnClose } from '../runtime/agents-runtime.js';
 import { startStudioJanitor, type StudioJanitor } from './janitor.js';
-
-const warn = (message: string): void => process.emitWarning(message, 'AgentsConfinementWarning');
 
 /** What a {@link createStudioGraph} build function gets: makers whose results are cleaned up. */
 export interface StudioGraphContext {
@@ -75,56 +69,36 @@ export async function createStudioGraph<Graph>(
   build: (studio: StudioGraphContext) => Graph | Promise<Graph>,
 ): Promise<Graph> {
   const janitor = startStudioJanitor();
-  const closers: Array<() => Promise<unknown>> = [];
+  // What the graph runs in: git sandboxes, servers confined like an actor's (auto), no
+  // checkpoints (the dev server brings its own). The janitor covers the process's end.
+  const runtime = await createAgentsRuntime({
+    owner: 'createStudioGraph',
+    sandbox: { confine: 'auto' },
+    checkpointer: false,
+  });
   const context: StudioGraphContext = {
     janitor,
     async sandbox(options) {
-      const sandbox = await createSandbox(options);
+      const sandbox = await runtime.createSandbox(options);
       janitor.trackSandbox(sandbox);
-      closers.push(() => sandbox.close());
       return sandbox;
     },
     async server(config, options) {
-      const parsed = ServerConfigSchema.safeParse(config);
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map(
-          (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-        );
-        throw new AgentsError(
-          AgentsErrorCode.ConfigInvalid,
-          `createStudioGraph: server "${config.name}" has an invalid config; fix it and reload:\n${problems.join('\n')}`,
-          { cause: parsed.error, details: { server: config.name, problems } },
-        );
-      }
-      // Confined like an actor's servers unless the caller chose: its working folder (or an
-      // empty throwaway one) writable, the state folder, workspaces and home hidden.
-      let confined = options ?? {};
-      if (confined.confinement === undefined) {
-        if (confined.cwd === undefined) {
-          const probe = await probeConfinement({ mode: 'auto', report: warn });
-          janitor.trackPath(probe.dir);
-          closers.push(() => probe.dispose());
-          confined = { ...confined, cwd: probe.dir, confinement: probe.confinement };
-        } else {
-          const confinement = resolveConfinement(
-            { mode: 'auto' },
-            confinementScope({ sandboxRoot: confined.cwd }),
-          );
-          reportUnconfinedOnce(confinement, warn);
-          confined = { ...confined, confinement };
-        }
-      }
-      const server = createManagedServer({ ...parsed.data, name: config.name }, confined);
-      janitor.trackServers(server);
-      closers.push(() => server.close());
-      await server.start();
+      const server = await runtime.startServer(config, {
+        ...options,
+        beforeStart: (made, used) => {
+          // A throwaway working folder the runtime made for it.
+          if (options?.cwd === undefined && used.cwd !== undefined) janitor.trackPath(used.cwd);
+          janitor.trackServers(made);
+        },
+      });
       // A start event that fired before the listener was attached is covered by the pid.
       if (server.pid !== undefined) janitor.trackProcessGroup(server.pid);
       return server;
     },
     async actor(options) {
       const actor = await createActor(options);
-      closers.push(() => actor.deactivate());
+      runtime.defer(() => actor.deactivate());
       await actor.activate();
       const servers = actor.servers();
       janitor.trackServers(
@@ -139,7 +113,7 @@ export async function createStudioGraph<Graph>(
     tempDir(prefix = 'agents-studio-') {
       const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
       janitor.trackPath(dir);
-      closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+      removeOnClose(runtime, dir);
       return dir;
     },
   };
@@ -147,7 +121,7 @@ export async function createStudioGraph<Graph>(
     return await build(context);
   } catch (error) {
     // Newest first: a server started in a sandbox stops before the sandbox goes.
-    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await runtime.close().catch(() => undefined);
     janitor.dismiss();
     throw error;
   }

@@ -49,7 +49,7 @@ export function actorConfinement(input: {
   /** The folder holding the sandbox's store and records (hidden); absent with the sandbox off. */
   sandboxContainer?: string;
   projectDir: string;
-  workspaceRoot: string;
+  workspaceRoot?: string | undefined;
   report: (message: string) => void;
 }): Confinement {
   const { settings, options } = input;
@@ -66,7 +66,7 @@ export function actorConfinement(input: {
       sandboxRoot: input.sandboxRoot,
       ...(input.sandboxContainer === undefined ? {} : { sandboxContainer: input.sandboxContainer }),
       projectDir: input.projectDir,
-      workspaceRoot: input.workspaceRoot,
+      ...(input.workspaceRoot === undefined ? {} : { workspaceRoot: input.workspaceRoot }),
     }),
   );
   reportUnconfinedOnce(confinement, input.report);
