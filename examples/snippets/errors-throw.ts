@@ -1,6 +1,7 @@
 // examples/snippets/errors-throw.ts — run: npx tsx examples/snippets/errors-throw.ts
 import assert from 'node:assert/strict';
-import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage } from '@langchain/core/messages';
+import type { ToolMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -30,9 +31,9 @@ const { messages } = await new ToolNode(tools).invoke({
   messages: [new AIMessage({ content: '', tool_calls: [call] })],
 });
 const [answer] = messages as ToolMessage[];
-console.log(answer?.status, JSON.stringify(answer?.content));
+console.log(answer?.status, JSON.stringify(answer?.text));
 assert.equal(answer?.status, 'error');
-assert.match(String(answer?.content), /^Error: .*division by zero\n Please fix your mistakes\.$/);
+assert.match(answer?.text ?? '', /^Error: .*division by zero\n Please fix your mistakes\.$/);
 
 // A direct call throws (AgentsError TOOL_CALL_FAILED) instead of returning the error result.
 await assert.rejects(tools[0]!.invoke({ a: 1, b: 0 }), { code: 'TOOL_CALL_FAILED' });

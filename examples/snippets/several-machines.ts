@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor } from '@agents/langgraph-mcp';
-import type { ScriptedStep } from '@agents/langgraph-mcp/testing';
+import type { ModelScriptInput } from '@agents/langgraph-mcp/testing';
 import { createScriptedModel } from '@agents/langgraph-mcp/testing';
 
 // Two "machines" in one process: each has its own checkout of the project (so its own sandbox);
@@ -28,7 +28,7 @@ async function machine(name: string): Promise<string> {
 }
 
 /** One run of thread `task-1` of actor `coder` on a machine. */
-async function work(project: string, steps: ScriptedStep[]): Promise<string> {
+async function work(project: string, steps: ModelScriptInput): Promise<string> {
   await using actor = await createActor({
     config: {
       name: 'coder',
