@@ -9,6 +9,20 @@ const POSTGRES_TESTS = [
   'test/integration/several-workers.int.test.ts',
 ];
 
+/**
+ * End-to-end files: each drives a whole tool of the outside world (npm pack + install of the
+ * package, the LangGraph dev server, the docs' examples as child processes with `npx` servers
+ * from the registry, a tsc build of the binary). Their own project, so `npm run test:fast`
+ * (unit + int) leaves them out: no network, no build, no Postgres.
+ */
+const E2E_TESTS = [
+  'test/package/**/*.int.test.ts',
+  'test/studio/**/*.int.test.ts',
+  'test/examples/examples.int.test.ts',
+  'test/integration/known-servers.int.test.ts',
+  'test/cli/built-binary.int.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -28,12 +42,25 @@ export default defineConfig({
           name: 'int',
           globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
-          exclude: [...POSTGRES_TESTS, 'node_modules/**'],
+          exclude: [...POSTGRES_TESTS, ...E2E_TESTS, 'node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Integration tests spawn real servers and git; two cores, so keep it modest.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          globalSetup: ['test/global-setup.ts'],
+          include: E2E_TESTS,
+          exclude: ['node_modules/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: 2,
+          // After `int`, not beside it: two pools of two workers would overload two cores.
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -44,7 +71,7 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

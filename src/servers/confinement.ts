@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { findConfinementBackend } from './confinement-backends.js';
 import type { NetworkLaunch, ServerNetworkHook } from './network/server-network.js';
-import { privateNpmCache } from './npm-cache.js';
+import { beginNpmCacheStart, privateNpmCache } from './npm-cache.js';
 
 /**
  * How stdio servers are confined: `auto` confines where the OS allows it and says once when it
@@ -58,6 +58,11 @@ export interface WrapServer {
 export interface WrappedCommand {
   command: string;
   args: string[];
+  /**
+   * Set for an `npx`/`npm` server with a private npm cache: call with `true` once the server
+   * answered `initialize`, `false` when its start failed (see `beginNpmCacheStart`).
+   */
+  settle?: (started: boolean) => void;
 }
 
 /**
@@ -209,7 +214,8 @@ export function resolveConfinement(
     wrap: (command, args, cwd, server) => {
       // The network hook decides per server: cut, open, or only through the proxy.
       const net = hook?.launch(server?.name, true, command, args);
-      return backend.wrap(path, {
+      const npmCache = privateNpmCache(command, server?.name);
+      const wrapped = backend.wrap(path, {
         scope,
         network: net === undefined ? network : !net.unshareNet,
         command,
@@ -217,8 +223,12 @@ export function resolveConfinement(
         cwd,
         exceptions: server?.exceptions,
         ...(net === undefined ? {} : { launch: net }),
-        npmCache: privateNpmCache(command, server?.name),
+        npmCache,
       });
+      // A half install left by a start that was cut short is removed before npx sees it.
+      return npmCache === undefined
+        ? wrapped
+        : { ...wrapped, settle: beginNpmCacheStart(npmCache, server?.name) };
     },
   };
 }

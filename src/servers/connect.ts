@@ -37,6 +37,8 @@ export interface ServerTransport {
   stdio?: StdioTransport;
   /** Ends the connection: DELETE for a streamable-HTTP session, then close. Idempotent, never throws. */
   close(): Promise<void>;
+  /** Called once the server answered `initialize` (clears an npx server's start marker). */
+  started?(): void;
 }
 
 /** The target (command line or URL) of a server config, for messages; secrets redacted. */
@@ -86,7 +88,17 @@ export function createServerTransport(
       logger: options.logger,
       ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
     });
-    return { transport: stdio, target, stdio, close: () => stdio.close().catch(() => undefined) };
+    const settle = 'settle' in launch ? launch.settle : undefined;
+    return {
+      transport: stdio,
+      target,
+      stdio,
+      close: () => {
+        settle?.(false); // a start closed before it answered: a no-op after `started()`
+        return stdio.close().catch(() => undefined);
+      },
+      ...(settle === undefined ? {} : { started: () => settle(true) }),
+    };
   }
   const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
   // The actor's host lists apply to the library's own connection too (redirects included).

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -43,4 +43,76 @@ export function npmCacheEnvironment(dir: string): string[] {
     'npm_config_update_notifier',
     'false',
   ];
+}
+
+/**
+ * Written into a private cache before a server starts, removed once it answered `initialize`:
+ * found at the next start, it says the last start was cut short (the host killed, a start
+ * timeout) and may have left a half-extracted `npx` install. Holds the host's pid.
+ */
+export const NPM_START_MARKER = '.agents-start-pending';
+
+/** Starts in flight in this process, per cache folder. */
+const startsInFlight = new Map<string, number>();
+
+/** True when `pid` names a live process (ours included). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The pid recorded in a start marker, or undefined when there is none (or it is unreadable). */
+function markerPid(dir: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(join(dir, NPM_START_MARKER), 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Called before a server starts with a private npm cache. npm extracts an `npx` package into
+ * `_npx/<hash>/node_modules` bit by bit and only then records it; a start killed in between
+ * leaves a half install that npx later takes as installed, so every later start fails
+ * (`ERR_MODULE_NOT_FOUND`) until the folder is removed. When the previous start never finished
+ * (its marker is still here, and no live start holds it: not one in flight in this process, not
+ * another live process), `_npx` is removed with a one-line `notice` (npm installs it again,
+ * from its content cache when it can). Then the marker is written.
+ *
+ * Returns `settle(started)`: `true` once the server answered (the marker goes when no other start
+ * of this cache is in flight), `false` for a failed or abandoned start (the marker stays, so the
+ * next start cleans up). Only the first call counts.
+ */
+export function beginNpmCacheStart(
+  dir: string,
+  serverName: string | undefined,
+  notice: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+): (started: boolean) => void {
+  const inFlight = startsInFlight.get(dir) ?? 0;
+  const pid = markerPid(dir);
+  const heldElsewhere = pid !== undefined && pid !== process.pid && isAlive(pid);
+  const pending = existsSync(join(dir, NPM_START_MARKER));
+  if (pending && inFlight === 0 && !heldElsewhere && existsSync(join(dir, '_npx'))) {
+    rmSync(join(dir, '_npx'), { recursive: true, force: true });
+    notice(
+      `[agents] server "${serverName ?? 'server'}": removed a partial npm install left by a start ` +
+        `that was cut short (${join(dir, '_npx')}); npx installs it again.`,
+    );
+  }
+  writeFileSync(join(dir, NPM_START_MARKER), `${process.pid}\n`, { mode: 0o600 });
+  startsInFlight.set(dir, inFlight + 1);
+  let settled = false;
+  return (started) => {
+    if (settled) return;
+    settled = true;
+    const left = (startsInFlight.get(dir) ?? 1) - 1;
+    if (left > 0) startsInFlight.set(dir, left);
+    else startsInFlight.delete(dir);
+    if (started && left === 0) rmSync(join(dir, NPM_START_MARKER), { force: true });
+  };
 }

@@ -141,6 +141,7 @@ export class ServerConnector {
           stray.failed,
         ]),
       );
+      serverTransport.started?.();
       // The 2026 revision sets no version on the transport; the client knows it.
       connection.protocolVersion ??= client.getNegotiatedProtocolVersion();
       stray.stop();

@@ -20,9 +20,14 @@ const SELF_CHECKING: Array<[file: string, done: string]> = [
   ['custom-tool-and-agent-skill.ts', 'custom tool and agent skill ok'],
   ['mcp-client.ts', 'mcp-client self-check ok'],
   ['approvals.ts', 'approvals ok'],
-  // The README's snippets (test/examples/snippets.test.ts keeps README and files equal).
+  // The snippets of the README and docs/ (test/examples/snippets.test.ts keeps pages and files
+  // equal and requires each to be listed here).
   ['snippets/hand-built-graph.ts', 'echo says: Echo: hi'],
   ['snippets/create-agent.ts', "changed in the sandbox: [ { status: 'A', path: 'hello.txt' } ]"],
+  ['snippets/actor-approvals.ts', 'actor approvals ok'],
+  ['snippets/errors-throw.ts', 'errors throw ok'],
+  ['snippets/policy-pipeline.ts', 'policy pipeline ok'],
+  ['snippets/several-machines.ts', 'several machines ok'],
 ];
 
 interface ExampleRun {

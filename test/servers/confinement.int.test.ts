@@ -1,17 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import { resolveConfinement, type Confinement } from '../../src/servers/confinement.js';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createStdioTransport } from '../../src/servers/stdio-transport.js';
 import type { StdioTransport } from '../../src/servers/stdio-transport-types.js';
-import { FAULT_SERVER, groupReaped } from './fixture.js';
+import { FAULT_SERVER, faultServerConfig, groupReaped } from './fixture.js';
+import { createManagedServer } from '../../src/servers/managed-server.js';
+import { NPM_START_MARKER } from '../../src/servers/npm-cache.js';
 
 const BUBBLEWRAP = probeBubblewrap();
 const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';
@@ -327,6 +329,65 @@ describe('npx servers get a private writable npm cache', () => {
       const plain = confinement.wrap(process.execPath, [], sandbox, { name: 'fs' });
       expect(plain.args).not.toContain('npm_config_cache');
     } finally {
+      if (saved === undefined) delete process.env['XDG_CACHE_HOME'];
+      else process.env['XDG_CACHE_HOME'] = saved;
+    }
+  });
+});
+
+describe('an npx server whose first start was cut short', () => {
+  it('a failed start leaves its marker; the next start removes the half install, says so once, and clears the marker once the server answered', async () => {
+    if (!BUBBLEWRAP.available) {
+      expect(MUST_CONFINE).toBe(false);
+      return;
+    }
+    // Stand-in `npx` launchers: one that dies before answering (a start killed during the
+    // install), one that runs a real MCP server.
+    const bin = join(scratch, 'bin');
+    mkdirSync(join(bin, 'dies'), { recursive: true });
+    mkdirSync(join(bin, 'works'), { recursive: true });
+    writeFileSync(join(bin, 'dies', 'npx'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    writeFileSync(
+      join(bin, 'works', 'npx'),
+      `#!/bin/sh\nexec "${process.execPath}" "${FAULT_SERVER}" normal\n`,
+      { mode: 0o755 },
+    );
+    const saved = process.env['XDG_CACHE_HOME'];
+    process.env['XDG_CACHE_HOME'] = join(scratch, 'cache');
+    const cache = join(scratch, 'cache', 'agents', 'npm', 'cut-short');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const confinement = resolveConfinement(
+        { mode: 'auto' },
+        { sandboxRoot: sandbox, projectDir: project, hidden: [] },
+      );
+      const start = async (launcher: string): Promise<void> => {
+        const server = createManagedServer(
+          { ...faultServerConfig('cut-short'), command: launcher, args: ['-y', 'some-server'] },
+          { confinement, cwd: sandbox, runDir: null },
+        );
+        try {
+          await server.start();
+        } finally {
+          await server.close();
+        }
+      };
+      await expect(start(join(bin, 'dies', 'npx'))).rejects.toThrow(/cut-short/);
+      expect(existsSync(join(cache, NPM_START_MARKER))).toBe(true);
+      // What npm left when it was killed mid-extract.
+      mkdirSync(join(cache, '_npx', 'abc', 'node_modules', 'half'), { recursive: true });
+
+      await start(join(bin, 'works', 'npx'));
+      expect(existsSync(join(cache, '_npx'))).toBe(false);
+      expect(existsSync(join(cache, NPM_START_MARKER))).toBe(false);
+      const notices = stderr.mock.calls
+        .map(([text]) => String(text))
+        .filter((text) => text.includes('removed a partial npm install'));
+      expect(notices).toEqual([
+        `[agents] server "cut-short": removed a partial npm install left by a start that was cut short (${join(cache, '_npx')}); npx installs it again.\n`,
+      ]);
+    } finally {
+      stderr.mockRestore();
       if (saved === undefined) delete process.env['XDG_CACHE_HOME'];
       else process.env['XDG_CACHE_HOME'] = saved;
     }
