@@ -2,7 +2,6 @@ import type { ActorConfigInput, ActorInstance } from '../actors/actor.js';
 import type { PolicyInput } from '../config/policy-schema.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
 import type { WorkspaceStore } from '../workspace/store.js';
-import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import { storeOf } from './args.js';
 import type { CommandContext } from './command.js';
 import type {
@@ -26,7 +25,11 @@ export async function resolveServeTarget(
   options: ServeTargetOptions,
 ): Promise<ServeResolution> {
   const store = storeOf(context);
-  const { createActor } = await import('../actors/actor.js');
+  // Loaded on use, as the rest of serving: `agents --help` and the other commands start without them.
+  const [{ createActor }, { isEphemeralCheckpointer }] = await Promise.all([
+    import('../actors/actor.js'),
+    import('../checkpoint/backends.js'),
+  ]);
   const policy = await policyFor(target, store, options);
   const actor = await createActor({
     ...(target.kind === 'actor'
@@ -99,7 +102,7 @@ export async function resolveServeTarget(
       return () => offs.forEach((off) => off());
     },
     isAvailable,
-    sandbox: sandboxInfo(actor, target, options, store),
+    sandbox: sandboxInfo(actor, target, options, store, isEphemeralCheckpointer),
     policyMode: actor.policy.mode,
     upstream: serverNames.map((serverName) => {
       const pid = servers.pid(serverName);
@@ -144,6 +147,7 @@ function sandboxInfo(
   target: ServeTarget,
   options: ServeTargetOptions,
   store: WorkspaceStore,
+  isEphemeralCheckpointer: (settings: { type: string }) => boolean,
 ): ServeSandboxInfo {
   const root = actor.sandbox?.root;
   if (root === undefined) return { root: undefined, kept: false, workDir: store.projectDir };

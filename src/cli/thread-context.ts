@@ -2,7 +2,6 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
-import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../middleware/rollback.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -177,7 +176,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
-        const config = await readActorConfig();
+        const [config, { createCheckpointer, isEphemeralCheckpointer }] = await Promise.all([
+          readActorConfig(),
+          import('../checkpoint/backends.js'),
+        ]);
         if (isEphemeralCheckpointer(config.checkpointer)) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
@@ -185,7 +187,6 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             { details: { threadId, actor: config.name } },
           );
         }
-        const { createCheckpointer } = await import('../checkpoint/backends.js');
         return createCheckpointer(config.checkpointer, { cwd: store.projectDir, signal });
       })());
     let compiled: Promise<CheckpointedGraph> | undefined;
@@ -194,7 +195,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         const [{ saver }, { compileActorStateGraph }, { withCachedCheckpointReads }] =
           await Promise.all([
             openCheckpointer(),
-            import('../actors/actor.js'),
+            // The graph's shape alone, not the actor (its servers, skills, model and sandbox code).
+            import('../actors/actor-graph.js'),
             import('../middleware/cached-reads.js'),
           ]);
         // Writes wait for the shared store to hold the snapshots they name.
