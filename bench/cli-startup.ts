@@ -10,10 +10,10 @@
  * Prints a markdown table on stdout (bench/run.ts quotes it).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median } from './harness.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '..', '..');
@@ -114,6 +114,26 @@ const cases: Case[] = [
     argv: importingPackage('@langchain/langgraph-checkpoint'),
   },
 ];
+/**
+ * How many module files (ES and CommonJS, ours and node_modules') the command opens, counted by
+ * `bench/module-counter.mjs` in one extra run: the stable figure on a loaded machine.
+ */
+async function modulesLoaded(argv: string[], index: number): Promise<number> {
+  const out = join(project, `.modules-${index}.txt`);
+  const result = spawnSync(
+    process.execPath,
+    ['--import', pathToFileURL(join(root, 'bench', 'module-counter.mjs')).href, ...argv],
+    { cwd: project, stdio: 'ignore', env: { ...process.env, BENCH_MODULES_OUT: out } },
+  );
+  if (result.status !== 0) throw new Error(`counting modules of ${argv.join(' ')} failed`);
+  const text = await readFile(out, 'utf8').catch(() => '');
+  return new Set(text.split('\n').filter(Boolean)).size;
+}
+const modules = new Map<string, number>();
+for (const [index, item] of cases.entries()) {
+  modules.set(item.name, index === 0 ? 0 : await modulesLoaded(item.argv, index));
+}
+
 const loadBefore = loadavg();
 const samples = new Map<string, number[]>(cases.map((item) => [item.name, []]));
 for (let round = 0; round < rounds; round++) {
@@ -135,8 +155,11 @@ const lines = [
     .map((value) => value.toFixed(1))
     .join(' / ')}.`,
   '',
-  '| command | median ms | × `node -e 0` | goal | goal as ratio (at 40 ms) | met (by ratio) | issue 29 goal | met |',
-  '| --- | ---: | ---: | ---: | ---: | --- | ---: | --- |',
+  'Modules: the module files the process loads (ES and CommonJS), counted in one extra run with',
+  '`bench/module-counter.mjs`; unlike wall time it does not move with machine load.',
+  '',
+  '| command | modules | median ms | × `node -e 0` | goal | goal as ratio (at 40 ms) | met (by ratio) | issue 29 goal | met |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |',
   ...cases.map((item) => {
     const ms = median(samples.get(item.name)!);
     const ratio = ms / baseline;
@@ -144,10 +167,11 @@ const lines = [
       item.goalRatio === undefined
         ? '— | —'
         : `≤ ${item.goalRatio}× | ${ratio <= item.goalRatio ? 'yes' : '**no**'}`;
+    const count = modules.get(item.name)!;
     if (item.goalMs === undefined)
-      return `| ${item.name} | ${ms.toFixed(0)} | ${ratio.toFixed(2)}× | — | — | — | ${issue29} |`;
+      return `| ${item.name} | ${count} | ${ms.toFixed(0)} | ${ratio.toFixed(2)}× | — | — | — | ${issue29} |`;
     const goalRatio = item.goalMs / 40;
-    return `| ${item.name} | ${ms.toFixed(0)} | ${ratio.toFixed(2)}× | ${item.goalMs} ms | ${goalRatio.toFixed(2)}× | ${ratio <= goalRatio ? 'yes' : '**no**'} | ${issue29} |`;
+    return `| ${item.name} | ${count} | ${ms.toFixed(0)} | ${ratio.toFixed(2)}× | ${item.goalMs} ms | ${goalRatio.toFixed(2)}× | ${ratio <= goalRatio ? 'yes' : '**no**'} | ${issue29} |`;
   }),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

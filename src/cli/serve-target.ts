@@ -25,7 +25,11 @@ export async function resolveServeTarget(
   options: ServeTargetOptions,
 ): Promise<ServeResolution> {
   const store = storeOf(context);
-  const { createActor } = await import('../actors/actor.js');
+  // Loaded on use, as the rest of serving: `agents --help` and the other commands start without them.
+  const [{ createActor }, { isEphemeralCheckpointer }] = await Promise.all([
+    import('../actors/actor.js'),
+    import('../checkpoint/backends.js'),
+  ]);
   const policy = await policyFor(target, store, options);
   const actor = await createActor({
     ...(target.kind === 'actor'
@@ -100,7 +104,7 @@ export async function resolveServeTarget(
       return () => offs.forEach((off) => off());
     },
     isAvailable,
-    sandbox: sandboxInfo(actor, target, options, store),
+    sandbox: sandboxInfo(actor, target, options, store, isEphemeralCheckpointer),
     policyMode: actor.policy.mode,
     upstream: serverNames.map((serverName) => {
       const pid = servers.pid(serverName);
@@ -142,6 +146,7 @@ function sandboxInfo(
   target: ServeTarget,
   options: ServeTargetOptions,
   store: WorkspaceStore,
+  isEphemeralCheckpointer: (settings: { type: string }) => boolean,
 ): ServeSandboxInfo {
   const root = actor.sandbox?.root;
   if (root === undefined) return { root: undefined, kept: false, workDir: store.projectDir };

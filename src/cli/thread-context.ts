@@ -191,7 +191,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
-        const config = await readActorConfig();
+        const [config, { createCheckpointer, isEphemeralCheckpointer }] = await Promise.all([
+          readActorConfig(),
+          import('../checkpoint/backends.js'),
+        ]);
         if (isEphemeralCheckpointer(config.checkpointer)) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,
@@ -207,6 +210,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         const [{ saver }, { compileActorStateGraph }, { withCachedCheckpointReads }] =
           await Promise.all([
             openCheckpointer(),
+            // The graph's shape alone, not the actor (its servers, skills, model and sandbox code).
             import('../actors/actor-graph.js'),
             import('../thread/cached-reads.js'),
           ]);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { LineCounter, isMap, isNode, isScalar, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import {
@@ -9,6 +10,17 @@ import {
   renameAliasedKeys,
   warnDeprecatedKey,
 } from './key-aliases.js';
+
+let yamlModule: typeof Yaml | undefined;
+/**
+ * The yaml package (72 CommonJS modules), required on the first parse rather than on import:
+ * the package root exports {@link parseYaml} and should load in a blink (issue 29). `require`,
+ * not `import()`, so that parsing stays synchronous; under Node both give the same instance
+ * (its "node" export is the CommonJS build).
+ */
+function yaml(): typeof Yaml {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+}
 
 /** One problem found in a config file, with its position when known (1-based). */
 export interface ConfigProblem {
@@ -45,6 +57,7 @@ export function parseYaml<S extends z.ZodType>(
   options: ParseYamlOptions = {},
 ): z.output<S> {
   const file = options.file ?? '<input>';
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document.errors.length > 0) {
@@ -218,7 +231,7 @@ function findNodeOffset(document: Document, path: readonly PropertyKey[]): numbe
   for (let length = path.length; length >= 0; length--) {
     const node: unknown =
       length === 0 ? document.contents : document.getIn(path.slice(0, length), true);
-    if (isNode(node) && node.range) return node.range[0];
+    if (yaml().isNode(node) && node.range) return node.range[0];
   }
   return undefined;
 }
@@ -229,10 +242,11 @@ function findKeyOffset(
   key: string,
 ): number | undefined {
   const container: unknown = path.length === 0 ? document.contents : document.getIn(path, true);
-  if (!isMap(container)) return undefined;
+  if (!yaml().isMap(container)) return undefined;
   for (const pair of container.items) {
     const pairKey: unknown = pair.key;
-    if (isScalar(pairKey) && String(pairKey.value) === key) return (pairKey as YamlNode).range?.[0];
+    if (yaml().isScalar(pairKey) && String(pairKey.value) === key)
+      return (pairKey as YamlNode).range?.[0];
   }
   return undefined;
 }

@@ -2,28 +2,44 @@
 import { z } from 'zod';
 import { NetworkSettingSchema } from './network-schema.js';
 import { ToolOverridesSchema } from './tool-schema.js';
+import {
+  SERVER_RESTART_DEFAULTS,
+  SERVER_TIMEOUT_DEFAULTS,
+  type ServerRestartPolicy,
+  type ServerTimeouts,
+} from './server-defaults.js';
 
-/** Timeouts of one server; the defaults here are the only ones (the server code reads them). */
+/** Timeouts of one server; the defaults are the only ones (`server-defaults.ts`, read by the server code). */
 export const ServerTimeoutsSchema = z.strictObject({
   startupMs: z
     .number()
     .int()
     .positive()
-    .default(30_000)
+    .default(SERVER_TIMEOUT_DEFAULTS.startupMs)
     .describe('Spawn/connect + initialize + first tools/list.'),
-  callMs: z.number().int().positive().default(60_000).describe('Per tool call; reset by progress.'),
+  callMs: z
+    .number()
+    .int()
+    .positive()
+    .default(SERVER_TIMEOUT_DEFAULTS.callMs)
+    .describe('Per tool call; reset by progress.'),
   maxCallMs: z
     .number()
     .int()
     .positive()
-    .default(600_000)
+    .default(SERVER_TIMEOUT_DEFAULTS.maxCallMs)
     .describe('Per tool call, even while progress arrives.'),
-  pingMs: z.number().int().positive().default(5_000).describe('Health ping timeout.'),
+  pingMs: z
+    .number()
+    .int()
+    .positive()
+    .default(SERVER_TIMEOUT_DEFAULTS.pingMs)
+    .describe('Health ping timeout.'),
   healthCheckIntervalMs: z
     .number()
     .int()
     .nonnegative()
-    .default(0)
+    .default(SERVER_TIMEOUT_DEFAULTS.healthCheckIntervalMs)
     .describe(
       'Ping the server this often (ms) while it is idle and restart it when the ping times out; 0 turns periodic pings off.',
     ),
@@ -31,52 +47,28 @@ export const ServerTimeoutsSchema = z.strictObject({
     .number()
     .int()
     .positive()
-    .default(2_000)
+    .default(SERVER_TIMEOUT_DEFAULTS.shutdownMs)
     .describe('Each wait in stdin-close → SIGTERM → SIGKILL.'),
 });
-export type ServerTimeouts = z.infer<typeof ServerTimeoutsSchema>;
+export type { ServerRestartPolicy, ServerTimeouts } from './server-defaults.js';
+export { resolveServerRestartPolicy, resolveServerTimeouts } from './server-defaults.js';
 
-/** Restart policy of one server; the defaults here are the only ones. */
+/** Restart policy of one server; the defaults are the only ones (`server-defaults.ts`). */
 export const ServerRestartPolicySchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  maxAttempts: z.number().int().min(0).default(3),
-  initialDelayMs: z.number().int().min(0).default(200),
-  maxDelayMs: z.number().int().min(0).default(5_000),
+  enabled: z.boolean().default(SERVER_RESTART_DEFAULTS.enabled),
+  maxAttempts: z.number().int().min(0).default(SERVER_RESTART_DEFAULTS.maxAttempts),
+  initialDelayMs: z.number().int().min(0).default(SERVER_RESTART_DEFAULTS.initialDelayMs),
+  maxDelayMs: z.number().int().min(0).default(SERVER_RESTART_DEFAULTS.maxDelayMs),
 });
-export type ServerRestartPolicy = z.infer<typeof ServerRestartPolicySchema>;
-
-const SERVER_TIMEOUT_DEFAULTS: Readonly<ServerTimeouts> = Object.freeze(
-  ServerTimeoutsSchema.parse({}),
-);
-const SERVER_RESTART_DEFAULTS: Readonly<ServerRestartPolicy> = Object.freeze(
-  ServerRestartPolicySchema.parse({}),
-);
+// The schemas parse to exactly the plain types the server code reads.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _timeoutsMatch: Same<z.infer<typeof ServerTimeoutsSchema>, ServerTimeouts> = true;
+const _restartMatch: Same<z.infer<typeof ServerRestartPolicySchema>, ServerRestartPolicy> = true;
+void _timeoutsMatch;
+void _restartMatch;
 
 /** Largest tool-call arguments (JSON bytes) sent to a server without `maxArgumentBytes`: 8 MB. */
 export const DEFAULT_MAX_ARGUMENT_BYTES = 8 * 1024 * 1024;
-
-/** The fields of `value` that are set, so they can be laid over defaults. */
-function setFields<T extends object>(value: Partial<T> | undefined): Partial<T> {
-  if (value === undefined) return {};
-  return Object.fromEntries(
-    Object.entries(value).filter(([, field]) => field !== undefined),
-  ) as Partial<T>;
-}
-
-/**
- * A server's timeouts, each field it leaves out taken from {@link ServerTimeoutsSchema}'s
- * defaults (a config built in code need not name them; a parsed file has them already).
- */
-export function resolveServerTimeouts(timeouts?: Partial<ServerTimeouts>): ServerTimeouts {
-  return { ...SERVER_TIMEOUT_DEFAULTS, ...setFields(timeouts) };
-}
-
-/** A server's restart policy, the fields it leaves out from {@link ServerRestartPolicySchema}. */
-export function resolveServerRestartPolicy(
-  restart?: Partial<ServerRestartPolicy>,
-): ServerRestartPolicy {
-  return { ...SERVER_RESTART_DEFAULTS, ...setFields(restart) };
-}
 
 /** The MCP revisions a server config may pin; `auto` negotiates per server. */
 export const MCP_PROTOCOL_CHOICES = ['auto', '2026-07-28', '2025-11-25'] as const;

@@ -1,7 +1,5 @@
 import type { Client, jsonSchemaValidator } from '@modelcontextprotocol/client';
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * The MCP clients this library talks through. Our own connections use the SDK v2 `Client`
@@ -10,6 +8,85 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
  * 2025-era revisions only; the few calls that differ go through the helpers below.
  */
 export type McpClient = Client | V1Client;
+
+/**
+ * The SDKs' error classes, told apart without importing them: importing either SDK's errors
+ * loads zod and the SDK's schemas (about 100 modules), which a program that only imports the
+ * adapter should not pay for (issue 29). A program holding a client has loaded its SDK anyway.
+ *
+ * v2 errors carry their classes' brands under `Symbol.for('mcp.sdk.errorBrands')`: the SDK's
+ * own `isInstance`/`instanceof` read exactly this (it is how they match across bundled copies),
+ * and a subclass carries its parents' brands too (`SdkHttpError` is an `SdkError`).
+ */
+const MCP_ERROR_BRANDS = Symbol.for('mcp.sdk.errorBrands');
+
+type V2ErrorBrand = 'mcp.SdkError' | 'mcp.SdkHttpError' | 'mcp.ProtocolError';
+
+/** `SdkError.isInstance(error)` and the like, by the brand the SDK stamps on its errors. */
+function hasV2Brand(error: unknown, brand: V2ErrorBrand): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (!Object.prototype.hasOwnProperty.call(error, MCP_ERROR_BRANDS)) return false;
+  const brands = (error as { [MCP_ERROR_BRANDS]?: unknown })[MCP_ERROR_BRANDS];
+  return (
+    typeof (brands as { has?: unknown } | undefined)?.has === 'function' &&
+    (brands as Set<string>).has(brand)
+  );
+}
+
+/** An SDK v2 `SdkError` (or subclass): a local failure, with a string `code`. */
+interface V2SdkError extends Error {
+  code: string;
+  data?: unknown;
+}
+
+/** An SDK v2 `SdkHttpError`: a transport's HTTP error response. */
+interface V2SdkHttpError extends V2SdkError {
+  readonly status: number;
+}
+
+/** An SDK v2 `ProtocolError` or a v1 `McpError`: the server answered with a JSON-RPC error. */
+interface JsonRpcError extends Error {
+  code: number;
+  data?: unknown;
+}
+
+function isV2SdkError(error: unknown): error is V2SdkError {
+  return hasV2Brand(error, 'mcp.SdkError');
+}
+
+function isV2HttpError(error: unknown): error is V2SdkHttpError {
+  return hasV2Brand(error, 'mcp.SdkHttpError');
+}
+
+function isV2ProtocolError(error: unknown): error is JsonRpcError {
+  return hasV2Brand(error, 'mcp.ProtocolError');
+}
+
+/**
+ * `error instanceof McpError` of the v1 SDK (`@modelcontextprotocol/sdk/types.js`), which has no
+ * brands: an Error whose class or a parent class is named `McpError` (`UrlElicitationRequiredError`
+ * extends it), with the numeric JSON-RPC code it always sets.
+ */
+function isV1McpError(error: unknown): error is JsonRpcError {
+  if (!(error instanceof Error) || typeof (error as { code?: unknown }).code !== 'number')
+    return false;
+  for (
+    let proto: unknown = Object.getPrototypeOf(error);
+    proto !== null && proto !== Error.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    if ((proto as { constructor?: { name?: unknown } }).constructor?.name === 'McpError')
+      return true;
+  }
+  return false;
+}
+
+/** The v2 `SdkErrorCode` values read here (string enum members of `@modelcontextprotocol/client`). */
+const SdkErrorCode = {
+  RequestTimeout: 'REQUEST_TIMEOUT',
+  ConnectionClosed: 'CONNECTION_CLOSED',
+  InvalidResult: 'INVALID_RESULT',
+} as const;
 
 /** True for the SDK v2 client (it knows protocol eras; v1 does not). */
 export function isV2Client(client: McpClient): client is Client {
@@ -42,7 +119,7 @@ export function resultSchemaIssues(
   ) {
     return (error as unknown as { issues: Array<{ path?: unknown[]; message?: string }> }).issues;
   }
-  if (SdkError.isInstance(error) && error.code === SdkErrorCode.InvalidResult) {
+  if (isV2SdkError(error) && error.code === SdkErrorCode.InvalidResult) {
     const json = error.message.slice(error.message.indexOf('['));
     try {
       const issues: unknown = JSON.parse(json);
@@ -60,32 +137,32 @@ export type SdkFailureKind = 'timeout' | 'closed';
 
 /** The v1 codes of the two local failures (McpError -32001 / -32000) and their v2 names. */
 const V1_CODES: Record<SdkFailureKind, number> = { timeout: -32001, closed: -32000 };
-const V2_CODES: Record<SdkFailureKind, SdkErrorCode> = {
+const V2_CODES: Record<SdkFailureKind, string> = {
   timeout: SdkErrorCode.RequestTimeout,
   closed: SdkErrorCode.ConnectionClosed,
 };
 
 /** True when `error` is the SDK's own "request timed out" or "connection closed" (v1 or v2). */
 export function isSdkFailure(error: unknown, kind: SdkFailureKind): boolean {
-  if (error instanceof McpError) return error.code === V1_CODES[kind];
-  if (SdkError.isInstance(error)) return error.code === V2_CODES[kind];
+  if (isV1McpError(error)) return error.code === V1_CODES[kind];
+  if (isV2SdkError(error)) return error.code === V2_CODES[kind];
   return false;
 }
 
 /** The JSON-RPC error code the server answered with (v1 `McpError`, v2 `ProtocolError`), if any. */
 export function jsonRpcErrorCode(error: unknown): number | undefined {
-  if (error instanceof McpError) {
+  if (isV1McpError(error)) {
     return error.code === V1_CODES.closed || error.code === V1_CODES.timeout
       ? undefined
       : error.code;
   }
-  if (ProtocolError.isInstance(error)) return error.code;
+  if (isV2ProtocolError(error)) return error.code;
   return undefined;
 }
 
 /** The JSON-RPC error data the server sent along, if any. */
 export function jsonRpcErrorData(error: unknown): unknown {
-  if (error instanceof McpError || ProtocolError.isInstance(error)) return error.data;
+  if (isV1McpError(error) || isV2ProtocolError(error)) return error.data;
   return undefined;
 }
 
@@ -93,7 +170,7 @@ export function jsonRpcErrorData(error: unknown): unknown {
 export function jsonRpcErrorInHttpBody(
   error: unknown,
 ): { code: number; message?: string; data?: unknown } | undefined {
-  if (!SdkHttpError.isInstance(error)) return undefined;
+  if (!isV2HttpError(error)) return undefined;
   const text = (error.data as { text?: unknown }).text;
   if (typeof text !== 'string') return undefined;
   try {
@@ -108,7 +185,7 @@ export function jsonRpcErrorInHttpBody(
 
 /** The HTTP status an SDK transport error carries (v1 `StreamableHTTPError.code`, v2 `SdkHttpError.status`). */
 export function httpStatusOf(error: unknown): number | undefined {
-  if (SdkHttpError.isInstance(error)) return error.status;
+  if (isV2HttpError(error)) return error.status;
   if (error instanceof Error && error.name === 'StreamableHTTPError') {
     const code = (error as { code?: unknown }).code;
     return typeof code === 'number' ? code : undefined;

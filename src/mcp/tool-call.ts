@@ -1,9 +1,5 @@
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  type CallToolRequestOptions,
-  type RequestOptions,
-} from '@modelcontextprotocol/client';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequestOptions, RequestOptions } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   AgentsErrorCode,
   ServerError,
@@ -11,7 +7,7 @@ import {
   withoutMcpErrorPrefix,
   type ServerErrorDetails,
 } from '../errors.js';
-import { resolveServerTimeouts } from '../config/server-schema.js';
+import { resolveServerTimeouts } from '../config/server-defaults.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
 import {
@@ -140,6 +136,8 @@ export async function sendToolCall(
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
   const signal = toolCallSignal(context);
+  // Loaded here, not on import (issue 29): a v2 client's program has loaded the package anyway.
+  const { CLIENT_CAPABILITIES_META_KEY } = await import('@modelcontextprotocol/client');
   const capabilities = {
     elicitation: { form: {} },
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
@@ -210,7 +208,9 @@ async function sendLeg(
         })) as CallToolResult | InputRequiredResult)
       : await client.request(
           { method: 'tools/call', params: { name, arguments: params.arguments } },
-          CallToolResultSchema,
+          // The v1 SDK's own result schema, loaded on a v1 client's first call (not on import):
+          // the caller's program has loaded that SDK to make the client.
+          (await import('@modelcontextprotocol/sdk/types.js')).CallToolResultSchema,
           requestOptions,
         );
     return isInputRequired(result) ? result : fromLegacyResult(result);

@@ -116,19 +116,7 @@ export const InputResponseSchema = z.object({
 /** See {@link InputResponseSchema}. */
 export type InputResponse = z.infer<typeof InputResponseSchema>;
 
-/** The resume value answering `preview` with these answers (by question key). */
-export function answerInputRequest(
-  preview: InputRequestPreview,
-  responses: Record<string, ElicitAnswer>,
-  by?: string,
-): InputResponse {
-  return {
-    type: 'input',
-    responses,
-    ...(preview.requestState === undefined ? {} : { requestState: preview.requestState }),
-    ...(by === undefined ? {} : { by }),
-  };
-}
+export { answerInputRequest } from './input-answer.js';
 
 /**
  * Reads a resume value into the answers for `round`. `undefined` when it is not understood (the

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { answerInputRequest } from './input-requests.js';
+import { answerInputRequest } from './input-answer.js';
 import type {
   ElicitAnswer,
   InputQuestion,

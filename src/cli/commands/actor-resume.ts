@@ -3,7 +3,7 @@ import type { ApprovalResponse } from '../../policy/approval.js';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import type { Command } from '../command.js';
 import { formatApprovalPreview } from '../../policy/terminal-approval.js';
-import { answerInputRequest } from '../../policy/input-requests.js';
+import { answerInputRequest } from '../../policy/input-answer.js';
 import type { ElicitAnswer, InputRequestPreview } from '../../policy/input-requests.js';
 import { formatInputRequestPreview } from '../../policy/terminal-input.js';
 import { println } from '../output.js';

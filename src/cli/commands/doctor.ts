@@ -1,9 +1,5 @@
-import { reapOrphanedServers } from '../../servers/orphan-reaper.js';
-import { checkEnvironment, formatEnvironment } from '../doctor/environment.js';
-import { actorNetworkReports, formatActorNetworkReports } from '../doctor-network.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, storeOf } from '../args.js';
-import { confinementReport, formatConfinementReport } from './doctor-confinement.js';
 import { printJson, println } from '../output.js';
 
 const DOCTOR_USAGE = `Usage: agents doctor [--json]
@@ -33,6 +29,19 @@ export const doctorCommand: Command = {
   usage: DOCTOR_USAGE,
   async run(context: CommandContext): Promise<number> {
     parseCommandArgs(context.argv, {}, DOCTOR_USAGE);
+    // Loaded on use: the network probe loads the policy and proxy code (and zod), which the
+    // other commands and `agents --help` should not (issue 29).
+    const [
+      { reapOrphanedServers },
+      { checkEnvironment, formatEnvironment },
+      { actorNetworkReports, formatActorNetworkReports },
+      { confinementReport, formatConfinementReport },
+    ] = await Promise.all([
+      import('../../servers/orphan-reaper.js'),
+      import('../doctor/environment.js'),
+      import('../doctor-network.js'),
+      import('./doctor-confinement.js'),
+    ]);
     const environment = checkEnvironment();
     const report = await reapOrphanedServers();
     const confinement = await confinementReport(storeOf(context));
