@@ -56,6 +56,11 @@ export interface ToolDescriptor {
   inputSchema: JsonSchemaObject;
   outputSchema?: JsonSchemaObject;
   annotations?: ToolAnnotations;
+  /**
+   * The listed `execution.taskSupport` of an MCP tool (Tasks extension): `forbidden` is never
+   * offered a task, `required` always is.
+   */
+  taskSupport?: 'required' | 'optional' | 'forbidden';
   capabilities: Capabilities;
   /**
    * Argument locations that hold file paths, as dotted paths with `[]` for array items:

@@ -1,6 +1,7 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type CallToolRequestOptions,
+  type Client,
   type RequestOptions,
 } from '@modelcontextprotocol/client';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -28,6 +29,15 @@ import {
   type McpClient,
   type SdkFailureKind,
 } from './mcp-client.js';
+import {
+  awaitTask,
+  declaresTasks,
+  receiveTaskHandles,
+  taskHandleOf,
+  tasksMeta,
+  withTasksExtension,
+  type TaskSupport,
+} from './tasks.js';
 
 /**
  * The one module that sends `tools/call`. Every MCP tool call — through the adapter over a bare
@@ -44,6 +54,10 @@ import {
  *   model's) mistake, fixable by calling again differently: a tool failure (exit code 6), not a
  *   broken server (exit code 5). The JSON-RPC code is kept in `details.mcpErrorCode`.
  * - `PROTOCOL_ERROR`: the server answered with something that is not a `CallToolResult`.
+ *
+ * A 2026-07-28 server may answer with a task instead (the Tasks extension, `mcp/tasks.ts`): the
+ * call then follows the task to its end within the same timeouts and signal, and a failed or
+ * cancelled task is a `TOOL_CALL_FAILED` naming the task id and status.
  */
 
 /** The one thing an MCP tool entry needs from a connection: send `tools/call`. */
@@ -56,7 +70,14 @@ export interface McpToolCaller {
     name: string,
     args: Record<string, unknown>,
     context: ToolCallContext,
+    tool?: ListedToolHints,
   ): Promise<CallToolResult>;
+}
+
+/** What the tool's listing says about how to call it. */
+export interface ListedToolHints {
+  /** `execution.taskSupport`: `forbidden` never declares the Tasks extension, `required` always does. */
+  taskSupport?: TaskSupport;
 }
 
 /**
@@ -92,6 +113,8 @@ export interface SendToolCallOptions {
   inputSchema?: () => unknown;
   /** Extra error details (the target, a stdio server's stderr tail), read only on failure. */
   details?: () => Partial<ServerErrorDetails>;
+  /** The tool's listed `execution.taskSupport` (see {@link ListedToolHints}). */
+  taskSupport?: () => TaskSupport | undefined;
 }
 
 /**
@@ -127,6 +150,10 @@ export async function sendToolCall(
 ): Promise<CallToolResult> {
   const base: ToolCallParams = { name, arguments: args };
   const handler = context.inputRequests;
+  // The Tasks extension is declared per call too: only where the server offers it (or the tool
+  // requires it), and never for a tool that forbids it.
+  const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
+  if (tasks) receiveTaskHandles(client as Client);
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
   // handlers; 2025-era servers ask with their own requests, as before.
   if (
@@ -135,15 +162,17 @@ export async function sendToolCall(
     !isV2Client(client) ||
     client.getProtocolEra() !== 'modern'
   ) {
-    return (await sendLeg(client, base, context, options, false)) as CallToolResult;
+    const params = tasks ? { ...base, _meta: tasksMeta(client as Client) } : base;
+    return (await sendLeg(client, params, context, options, false)) as CallToolResult;
   }
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
   const signal = toolCallSignal(context);
-  const capabilities = {
+  const offered = {
     elicitation: { form: {} },
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
   };
+  const capabilities = tasks ? withTasksExtension(offered) : offered;
   return runInputRounds(
     (params) => sendLeg(client, params, context, options, true),
     { ...base, _meta: { [CLIENT_CAPABILITIES_META_KEY]: capabilities } },
@@ -213,6 +242,19 @@ async function sendLeg(
           CallToolResultSchema,
           requestOptions,
         );
+    const task = taskHandleOf(result);
+    if (task !== undefined && isV2Client(client)) {
+      clearTimeout(capTimer);
+      return await awaitTask(client, task, {
+        serverName: options.serverName,
+        toolName: name,
+        callMs: options.callMs,
+        maxCallMs: options.maxCallMs,
+        ...(signal === undefined ? {} : { signal }),
+        ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
+        ...(options.details === undefined ? {} : { details: options.details }),
+      });
+    }
     return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
     throw toolCallError(error, name, signal, options, cap.signal.aborted);
@@ -389,6 +431,15 @@ export function createClientCaller(
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
   };
   return {
-    callTool: (name, args, context) => sendToolCall(client, name, args, context, callOptions),
+    callTool: (name, args, context, tool) =>
+      sendToolCall(
+        client,
+        name,
+        args,
+        context,
+        tool?.taskSupport === undefined
+          ? callOptions
+          : { ...callOptions, taskSupport: () => tool.taskSupport },
+      ),
   };
 }

@@ -1,0 +1,353 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type Client,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/client';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  AgentsErrorCode,
+  ServerError,
+  errorMessage,
+  withoutMcpErrorPrefix,
+  type ServerErrorDetails,
+} from '../errors.js';
+import { jsonRpcErrorCode } from './mcp-client.js';
+
+/**
+ * The Tasks extension of MCP 2026-07-28 (SEP-2663, `io.modelcontextprotocol/tasks`) on the client
+ * side: a server may answer `tools/call` with a task handle (`resultType: "task"`) instead of
+ * the result; the client polls `tasks/get` (honouring the server's poll interval) until the task
+ * is `completed` (the tool's `CallToolResult` inlined), `failed` (a JSON-RPC error) or
+ * `cancelled`, and cancels it with `tasks/cancel`. Callers see the ordinary result.
+ *
+ * The SDK v2 client (2.4.0) has the 2025-era task schemas only: its 2026 decoder refuses a
+ * `"task"` result before anyone sees it. {@link receiveTaskHandles} therefore turns such an
+ * answer into a result carrying the handle under {@link TASK_HANDLE_META_KEY}, on the way in.
+ */
+
+/** The extension identifier, declared in a request's client capabilities and in `server/discover`. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** Where a rewritten `tools/call` answer carries the task handle (see {@link receiveTaskHandles}). */
+export const TASK_HANDLE_META_KEY = 'agents/task-handle';
+
+/** A tool's `execution.taskSupport` (as listed; absent means the server decides). */
+export type TaskSupport = 'required' | 'optional' | 'forbidden';
+
+/** Poll-interval bounds: a hint is honoured inside them (an untrusted server cannot make us spin or stall). */
+export const TASK_POLL_LIMITS = { defaultMs: 500, minMs: 10, maxMs: 60_000 } as const;
+
+const TaskSchema = z.looseObject({
+  taskId: z.string().min(1).max(1024),
+  status: z.string(),
+  statusMessage: z.string().optional(),
+  requestState: z
+    .string()
+    .max(256 * 1024)
+    .optional(),
+  pollIntervalMilliseconds: z.number().optional(),
+  pollIntervalMs: z.number().optional(),
+  pollInterval: z.number().optional(),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+});
+type TaskState = z.infer<typeof TaskSchema>;
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** Tasks answer `tasks/get`; the SDK checks nothing more than that it is an object. */
+const AnyResultSchema = z.looseObject({});
+
+/** The task-capable view of one tool: what its listing says and what the server advertises. */
+export function declaresTasks(client: Client, taskSupport: TaskSupport | undefined): boolean {
+  if (client.getProtocolEra() !== 'modern' || taskSupport === 'forbidden') return false;
+  // A tool that requires a task gets one even from a server that forgot to advertise the extension.
+  if (taskSupport === 'required') return true;
+  const extensions = client.getServerCapabilities()?.extensions;
+  return extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** `capabilities` with the Tasks extension declared. */
+export function withTasksExtension(capabilities: ClientCapabilities): ClientCapabilities {
+  return {
+    ...capabilities,
+    extensions: { ...capabilities.extensions, [TASKS_EXTENSION]: {} },
+  };
+}
+
+/**
+ * The `_meta` of a `tools/call` that declares the Tasks extension on top of the capabilities the
+ * client declares on every request (2026 capabilities travel per request; the SDK replaces the
+ * whole key with ours, so the client's own are merged in).
+ */
+export function tasksMeta(client: Client): Record<string, unknown> {
+  // The SDK keeps the constructor's capabilities here; it has no public getter for them.
+  const own = (client as unknown as { _capabilities?: ClientCapabilities })._capabilities ?? {};
+  return { [CLIENT_CAPABILITIES_META_KEY]: withTasksExtension(own) };
+}
+
+type MessageHandler = (message: unknown, extra?: unknown) => void;
+const receiving = new WeakSet<object>();
+
+/**
+ * Makes this client's connection hand task answers through: a `tools/call` result with
+ * `resultType: "task"` becomes `{ content: [], isError: true, _meta: { [TASK_HANDLE_META_KEY]:
+ * task } }` before the SDK decodes it (`isError` so no output-schema check runs on it;
+ * {@link taskHandleOf} picks it up first). Idempotent per transport; a reconnect brings a new
+ * transport, wrapped on its first task-capable call.
+ */
+export function receiveTaskHandles(client: Client): void {
+  const transport = client.transport as { onmessage?: MessageHandler } | undefined;
+  if (transport === undefined || receiving.has(transport)) return;
+  const inner = transport.onmessage;
+  if (inner === undefined) return;
+  receiving.add(transport);
+  transport.onmessage = (message, extra) => inner.call(transport, asHandle(message), extra);
+}
+
+function asHandle(message: unknown): unknown {
+  if (typeof message !== 'object' || message === null || !('result' in message)) return message;
+  const result = (message as { result?: unknown }).result;
+  if (typeof result !== 'object' || result === null) return message;
+  const { resultType, ...task } = result as Record<string, unknown>;
+  if (resultType !== 'task') return message;
+  return {
+    ...message,
+    result: {
+      resultType: 'complete',
+      content: [],
+      isError: true,
+      _meta: { [TASK_HANDLE_META_KEY]: task },
+    },
+  };
+}
+
+/** The task handle a rewritten `tools/call` answer carries, if it is one. */
+export function taskHandleOf(result: unknown): unknown {
+  if (typeof result !== 'object' || result === null) return undefined;
+  const meta = (result as { _meta?: unknown })._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  return (meta as Record<string, unknown>)[TASK_HANDLE_META_KEY];
+}
+
+/** Options of {@link awaitTask}. */
+export interface AwaitTaskOptions {
+  serverName: string;
+  toolName: string;
+  /** Timeout of each `tasks/get`. */
+  callMs: number;
+  /** Cap on the whole wait, from the task's creation. */
+  maxCallMs: number;
+  /** The caller's abort signal: fires → `tasks/cancel`, then an `ABORTED` error. */
+  signal?: AbortSignal;
+  /** Each answered poll (restarts a caller-kept no-answer deadline). */
+  onPoll?: () => void;
+  /** Extra error details (the target, a stdio server's stderr tail). */
+  details?: () => Partial<ServerErrorDetails>;
+}
+
+/**
+ * Follows the task a `tools/call` was answered with until it ends and returns the tool's
+ * result: `tasks/get` every `pollIntervalMilliseconds` (bounded by {@link TASK_POLL_LIMITS}),
+ * echoing the latest `requestState`.
+ * @throws ServerError phase `call`: `TOOL_CALL_FAILED` for a failed or cancelled task (details
+ *   name the task id and status), `ABORTED` / `TIMEOUT` after sending `tasks/cancel`,
+ *   `PROTOCOL_ERROR` for a handle or final result that is not what the extension defines.
+ */
+export async function awaitTask(
+  client: Client,
+  rawHandle: unknown,
+  options: AwaitTaskOptions,
+): Promise<CallToolResult> {
+  const where = `Tool "${options.toolName}" on server "${options.serverName}"`;
+  const parsed = TaskSchema.safeParse(rawHandle);
+  if (!parsed.success) {
+    throw failure(
+      options,
+      AgentsErrorCode.ProtocolError,
+      `${where} answered with a task handle that is not a valid Task (${parsed.error.issues[0]?.message ?? 'invalid'}). Report it to the server's authors.`,
+      {},
+    );
+  }
+  let task: TaskState = parsed.data;
+  const taskId = task.taskId;
+  const cap = new AbortController();
+  const capTimer = setTimeout(() => cap.abort(), options.maxCallMs);
+  capTimer.unref();
+  const stop =
+    options.signal === undefined ? cap.signal : AbortSignal.any([options.signal, cap.signal]);
+  let requestState = task.requestState;
+  try {
+    for (;;) {
+      const ended = endOf(task, where, options);
+      if (ended !== undefined) return ended;
+      await sleep(pollDelay(task), undefined, { signal: stop });
+      const answer = await client.request(
+        {
+          method: 'tasks/get',
+          params: { taskId, ...(requestState === undefined ? {} : { requestState }) },
+        } as never,
+        AnyResultSchema as never,
+        { signal: stop, timeout: options.callMs },
+      );
+      options.onPoll?.();
+      const next = TaskSchema.safeParse(answer);
+      if (!next.success || next.data.taskId !== taskId) {
+        throw failure(
+          options,
+          AgentsErrorCode.ProtocolError,
+          `${where} ran as task ${taskId}, and tasks/get answered with something that is not that task. Report it to the server's authors.`,
+          { taskId },
+        );
+      }
+      task = next.data;
+      // The spec: always echo the latest value; none in the latest message means none sent.
+      requestState = task.requestState;
+    }
+  } catch (error) {
+    if (error instanceof ServerError) {
+      if (!TERMINAL.has(task.status)) await cancelTask(client, taskId, requestState, options);
+      throw error;
+    }
+    if (stop.aborted) {
+      await cancelTask(client, taskId, requestState, options);
+      if (options.signal?.aborted === true) {
+        throw failure(
+          options,
+          AgentsErrorCode.Aborted,
+          `${where} was cancelled while it ran as task ${taskId}; tasks/cancel was sent.`,
+          { taskId },
+          options.signal.reason ?? error,
+        );
+      }
+      throw failure(
+        options,
+        AgentsErrorCode.Timeout,
+        `${where} ran as task ${taskId} for longer than its maximum of ${options.maxCallMs} ms; tasks/cancel was sent. Raise timeouts.maxCallMs if the tool needs longer.`,
+        { taskId },
+        error,
+      );
+    }
+    const code = jsonRpcErrorCode(error);
+    throw failure(
+      options,
+      AgentsErrorCode.ToolCallFailed,
+      `${where} ran as task ${taskId}, and following it failed: ${withoutMcpErrorPrefix(errorMessage(error))}`,
+      { taskId, ...(code === undefined ? {} : { mcpErrorCode: code }) },
+      error,
+    );
+  } finally {
+    clearTimeout(capTimer);
+  }
+}
+
+/** The tool's result when the task is over, or undefined while it still runs. */
+function endOf(
+  task: TaskState,
+  where: string,
+  options: AwaitTaskOptions,
+): CallToolResult | undefined {
+  const { taskId, status } = task;
+  const because = task.statusMessage === undefined ? '' : ` (${task.statusMessage.slice(0, 500)})`;
+  switch (status) {
+    case 'working':
+      return undefined;
+    case 'completed': {
+      const result = CallToolResultSchema.safeParse(task.result);
+      if (result.success) return result.data;
+      throw failure(
+        options,
+        AgentsErrorCode.ProtocolError,
+        `${where} completed task ${taskId} with a result that is not a valid CallToolResult. Report it to the server's authors.`,
+        { taskId, taskStatus: status },
+      );
+    }
+    case 'failed': {
+      const error = (typeof task.error === 'object' && task.error !== null ? task.error : {}) as {
+        code?: unknown;
+        message?: unknown;
+      };
+      const message =
+        typeof error.message === 'string' ? error.message.slice(0, 1000) : 'no error given';
+      const code = typeof error.code === 'number' ? error.code : undefined;
+      throw failure(
+        options,
+        AgentsErrorCode.ToolCallFailed,
+        `${where} ran as task ${taskId}, which failed${code === undefined ? '' : ` with MCP error ${code}`}: ${message}${because}`,
+        { taskId, taskStatus: status, ...(code === undefined ? {} : { mcpErrorCode: code }) },
+      );
+    }
+    case 'cancelled':
+      throw failure(
+        options,
+        AgentsErrorCode.ToolCallFailed,
+        `${where} ran as task ${taskId}, which the server cancelled${because}; the tool may have done part of its work.`,
+        { taskId, taskStatus: status },
+      );
+    case 'input_required':
+      // Answering needs tasks/update with the questions put to a person: not built yet.
+      throw failure(
+        options,
+        AgentsErrorCode.ToolCallFailed,
+        `${where} ran as task ${taskId}, which asks for input (tasks/update), and this client does not answer questions inside a task yet; the task was cancelled.`,
+        { taskId, taskStatus: status },
+      );
+    default:
+      throw failure(
+        options,
+        AgentsErrorCode.ProtocolError,
+        `${where} ran as task ${taskId}, which reports the unknown status "${status.slice(0, 40)}"; the task was cancelled. Report it to the server's authors.`,
+        { taskId },
+      );
+  }
+}
+
+function pollDelay(task: TaskState): number {
+  const hint = task.pollIntervalMilliseconds ?? task.pollIntervalMs ?? task.pollInterval;
+  if (hint === undefined || !Number.isFinite(hint)) return TASK_POLL_LIMITS.defaultMs;
+  return Math.min(Math.max(hint, TASK_POLL_LIMITS.minMs), TASK_POLL_LIMITS.maxMs);
+}
+
+/** Best effort: the server acknowledges any id; a dead connection only means nothing to cancel. */
+async function cancelTask(
+  client: Client,
+  taskId: string,
+  requestState: string | undefined,
+  options: AwaitTaskOptions,
+): Promise<void> {
+  try {
+    await client.request(
+      {
+        method: 'tasks/cancel',
+        params: { taskId, ...(requestState === undefined ? {} : { requestState }) },
+      } as never,
+      AnyResultSchema as never,
+      { timeout: Math.min(options.callMs, 5_000) },
+    );
+  } catch {
+    // Nothing more to do: the task ends with its TTL on the server.
+  }
+}
+
+function failure(
+  options: AwaitTaskOptions,
+  code: AgentsErrorCode,
+  message: string,
+  extra: Record<string, unknown>,
+  cause?: unknown,
+): ServerError {
+  return new ServerError(
+    code,
+    message,
+    {
+      serverName: options.serverName,
+      phase: 'call',
+      ...options.details?.(),
+      toolName: options.toolName,
+      ...extra,
+    },
+    cause === undefined ? {} : { cause },
+  );
+}
