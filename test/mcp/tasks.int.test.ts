@@ -1,0 +1,148 @@
+/**
+ * Tasks (SEP-2663) on a 2026-07-28 server: a `tools/call` answered with a task is followed with
+ * `tasks/get` to its result, which callers get as the tool's ordinary result (adapter, ToolNode,
+ * managed server); the tool runs once; a failed task is a typed error naming the task; an abort
+ * sends `tasks/cancel`.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AIMessage, type ToolMessage } from '@langchain/core/messages';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NamedServerConfig } from '../../src/config/schemas.js';
+import { AgentsErrorCode, ServerError } from '../../src/errors.js';
+import { createMcpToolAdapter, type MCPToolAdapter } from '../../src/mcp/tool-adapter.js';
+import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
+import { modernStdioArgs } from '../fixtures/fixture-process.js';
+
+let dir: string;
+let counter: string;
+let client: Client;
+let adapter: MCPToolAdapter;
+let managed: ManagedServer | undefined;
+
+async function counted(): Promise<string[]> {
+  const text = await readFile(counter, 'utf8').catch(() => '');
+  return text.split('\n').filter((line) => line !== '');
+}
+
+function fixtureEnv(): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    MODERN_FIXTURE_TASKS: '1',
+    MODERN_FIXTURE_POLL_MS: '20',
+    MODERN_FIXTURE_COUNTER: counter,
+  };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agents-tasks-'));
+  counter = join(dir, 'executions');
+  client = new Client(
+    { name: 'tasks-test', version: '1.0.0' },
+    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+  );
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: modernStdioArgs(),
+      env: fixtureEnv(),
+      stderr: 'pipe',
+    }),
+  );
+  adapter = createMcpToolAdapter({ serverName: 'modern', client, callTimeoutMs: 5_000 });
+}, 30_000);
+
+afterAll(async () => {
+  await managed?.close();
+  await client?.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('a tools/call answered with a task (Tasks extension, 2026-07-28)', () => {
+  it('delivers the task result through the adapter, and the tool runs once', async () => {
+    expect(client.getProtocolEra()).toBe('modern');
+    const before = (await counted()).length;
+    const result = await adapter.execute('slow_count', { text: 'one' });
+    expect(result.isError).toBeUndefined();
+    expect(result.content).toEqual([{ type: 'text', text: 'counted one' }]);
+    expect((await counted()).slice(before)).toEqual(['start slow_count']);
+  });
+
+  it('delivers it through ToolNode as an ordinary ToolMessage', async () => {
+    const tools = await adapter.tools();
+    const name = tools.find((tool) => tool.name.endsWith('slow_count'))!.name;
+    const output = (await new ToolNode(tools).invoke({
+      messages: [
+        new AIMessage({
+          content: '',
+          tool_calls: [{ id: 't1', name, args: { text: 'two' }, type: 'tool_call' }],
+        }),
+      ],
+    })) as { messages: ToolMessage[] };
+    expect(output.messages[0]?.status).toBe('success');
+    expect(JSON.stringify(output.messages[0]?.content)).toContain('counted two');
+  });
+
+  it('a failed task is a typed error naming server, tool, task id and status', async () => {
+    const error = await adapter.execute('slow_fail', {}).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ServerError);
+    const failure = error as ServerError;
+    expect(failure.code).toBe(AgentsErrorCode.ToolCallFailed);
+    expect(failure.details).toMatchObject({
+      serverName: 'modern',
+      toolName: 'slow_fail',
+      taskStatus: 'failed',
+      mcpErrorCode: -32603,
+    });
+    const taskId = failure.details['taskId'] as string;
+    expect(taskId).toMatch(/^task-/);
+    expect(failure.message).toContain(taskId);
+    expect(failure.message).toContain('backend exploded');
+  });
+
+  it('an abort sends tasks/cancel for the task and ends the call as ABORTED', async () => {
+    const abort = new AbortController();
+    const call = adapter.execute('slow_forever', {}, { signal: abort.signal });
+    // Abort once the task exists on the server (its start is counted when it is created).
+    for (let tries = 0; tries < 200 && !(await counted()).includes('start slow_forever'); tries++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    abort.abort();
+    const error = (await call.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )) as ServerError;
+    expect(error.code).toBe(AgentsErrorCode.Aborted);
+    const taskId = error.details['taskId'] as string;
+    expect(error.message).toContain(`task ${taskId}`);
+    expect(await counted()).toContain(`cancel ${taskId}`);
+  });
+
+  it('a managed server follows the task too', async () => {
+    const config = {
+      name: 'managed-modern',
+      transport: 'stdio',
+      command: process.execPath,
+      args: modernStdioArgs(),
+      env: {
+        MODERN_FIXTURE_TASKS: '1',
+        MODERN_FIXTURE_POLL_MS: '20',
+        MODERN_FIXTURE_COUNTER: counter,
+      },
+      trusted: true,
+      timeouts: { startupMs: 30_000, callMs: 5_000, maxCallMs: 20_000 },
+    } as NamedServerConfig;
+    managed = createManagedServer(config, { runDir: null });
+    await managed.start();
+    const before = (await counted()).length;
+    const result = await managed.callTool('slow_count', { text: 'three' }, {});
+    expect(result.content).toEqual([{ type: 'text', text: 'counted three' }]);
+    expect((await counted()).slice(before)).toEqual(['start slow_count']);
+  }, 40_000);
+});
