@@ -13,6 +13,8 @@ import {
   withoutMcpErrorPrefix,
   type ServerErrorDetails,
 } from '../errors.js';
+import { createHash } from 'node:crypto';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { jsonRpcErrorCode } from './mcp-client.js';
 
 /**
@@ -144,6 +146,8 @@ export interface AwaitTaskOptions {
   signal?: AbortSignal;
   /** Each answered poll (restarts a caller-kept no-answer deadline). */
   onPoll?: () => void;
+  /** The task's `requestState` changed (to note it where a resumed run finds it). */
+  onRequestState?: (requestState: string | undefined) => Promise<void>;
   /** Extra error details (the target, a stdio server's stderr tail). */
   details?: () => Partial<ServerErrorDetails>;
 }
@@ -204,7 +208,10 @@ export async function awaitTask(
       }
       task = next.data;
       // The spec: always echo the latest value; none in the latest message means none sent.
-      requestState = task.requestState;
+      if (task.requestState !== requestState) {
+        requestState = task.requestState;
+        await options.onRequestState?.(requestState);
+      }
     }
   } catch (error) {
     if (error instanceof ServerError) {
@@ -350,4 +357,82 @@ function failure(
     },
     cause === undefined ? {} : { cause },
   );
+}
+
+/** The task a call became, as noted for a resumed run. */
+export interface NotedTask {
+  taskId: string;
+  requestState?: string;
+}
+
+/** Where one call notes its task: the run's store, under its thread and tool call id. */
+export interface TaskLedger {
+  /** The task this same call (same server, tool and arguments) became before, if any. */
+  recall(): Promise<NotedTask | undefined>;
+  note(task: NotedTask): Promise<void>;
+}
+
+/** Store namespace of the noted tasks of one thread. */
+export const TASK_LEDGER_NAMESPACE = ['agents', 'mcp-tasks'] as const;
+
+/**
+ * The ledger of one call, when the run has a store and names the thread and the tool call
+ * (LangGraph's ToolNode does); otherwise undefined. Records are small and kept (no deletion): a
+ * finished task answers `tasks/get` with its result again until the server's TTL, so a step
+ * replayed after a pause gets the same result; the digest of server, tool and arguments guards
+ * against a reused tool call id meaning another call.
+ */
+export function taskLedger(
+  context: ToolCallContext,
+  serverName: string,
+  toolName: string,
+  args: Record<string, unknown>,
+): TaskLedger | undefined {
+  const store = context.taskStore;
+  const { threadId, toolCallId } = context;
+  if (store === undefined || threadId === undefined || toolCallId === undefined) return undefined;
+  const namespace = [...TASK_LEDGER_NAMESPACE, threadId];
+  const call = createHash('sha256')
+    .update(JSON.stringify([serverName, toolName, args]))
+    .digest('hex');
+  return {
+    async recall() {
+      let item;
+      try {
+        item = await bounded(store.get(namespace, toolCallId));
+      } catch {
+        return undefined;
+      }
+      const value = item?.value;
+      if (value?.['call'] !== call || typeof value['taskId'] !== 'string') return undefined;
+      const requestState = value['requestState'];
+      return {
+        taskId: value['taskId'],
+        ...(typeof requestState === 'string' ? { requestState } : {}),
+      };
+    },
+    async note(task) {
+      try {
+        await bounded(store.put(namespace, toolCallId, { call, serverName, toolName, ...task }));
+      } catch {
+        // Without the note a resumed run calls again, as it would without a store.
+      }
+    },
+  };
+}
+
+/** A store that does not answer within this long is treated as absent (the call goes on). */
+export const TASK_LEDGER_WAIT_MS = 5_000;
+
+async function bounded<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('store did not answer')), TASK_LEDGER_WAIT_MS);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -34,6 +34,7 @@ import {
   declaresTasks,
   receiveTaskHandles,
   taskHandleOf,
+  taskLedger,
   tasksMeta,
   withTasksExtension,
   type TaskSupport,
@@ -153,7 +154,15 @@ export async function sendToolCall(
   // The Tasks extension is declared per call too: only where the server offers it (or the tool
   // requires it), and never for a tool that forbids it.
   const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
-  if (tasks) receiveTaskHandles(client as Client);
+  if (tasks) {
+    receiveTaskHandles(client as Client);
+    // A run that paused after this call became a task follows that task, not a new call.
+    const noted = await taskLedger(context, options.serverName, name, args)?.recall();
+    if (noted !== undefined) {
+      const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
+      return followTask(client as Client, handle, name, args, context, options);
+    }
+  }
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
   // handlers; 2025-era servers ask with their own requests, as before.
   if (
@@ -245,15 +254,7 @@ async function sendLeg(
     const task = taskHandleOf(result);
     if (task !== undefined && isV2Client(client)) {
       clearTimeout(capTimer);
-      return await awaitTask(client, task, {
-        serverName: options.serverName,
-        toolName: name,
-        callMs: options.callMs,
-        maxCallMs: options.maxCallMs,
-        ...(signal === undefined ? {} : { signal }),
-        ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
-        ...(options.details === undefined ? {} : { details: options.details }),
-      });
+      return await followTask(client, task, name, params.arguments, context, options);
     }
     return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
@@ -261,6 +262,43 @@ async function sendLeg(
   } finally {
     clearTimeout(capTimer);
   }
+}
+
+/**
+ * Notes the task in the run's ledger (if it has one), then follows it to the tool's result
+ * within the call's timeouts and signal (see `mcp/tasks.ts`).
+ */
+async function followTask(
+  client: Client,
+  handle: unknown,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: SendToolCallOptions,
+): Promise<CallToolResult> {
+  const ledger = taskLedger(context, options.serverName, name, args);
+  const taskId = (handle as { taskId?: unknown }).taskId;
+  if (ledger !== undefined && typeof taskId === 'string') {
+    const state = (handle as { requestState?: unknown }).requestState;
+    await ledger.note({ taskId, ...(typeof state === 'string' ? { requestState: state } : {}) });
+  }
+  const signal = toolCallSignal(context);
+  const idle = options.idleDeadline;
+  return awaitTask(client, handle, {
+    serverName: options.serverName,
+    toolName: name,
+    callMs: options.callMs,
+    maxCallMs: options.maxCallMs,
+    ...(signal === undefined ? {} : { signal }),
+    ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
+    ...(options.details === undefined ? {} : { details: options.details }),
+    ...(ledger === undefined || typeof taskId !== 'string'
+      ? {}
+      : {
+          onRequestState: (requestState) =>
+            ledger.note({ taskId, ...(requestState === undefined ? {} : { requestState }) }),
+        }),
+  });
 }
 
 /** Request options of a leg whose `input_required` answer comes back to us (see `inputSchema`). */

@@ -7,13 +7,27 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AIMessage, type ToolMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import {
+  Command,
+  END,
+  InMemoryStore,
+  interrupt,
+  MemorySaver,
+  MessagesValue,
+  START,
+  StateGraph,
+  StateSchema,
+} from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { NamedServerConfig } from '../../src/config/schemas.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
+import { TASK_LEDGER_NAMESPACE } from '../../src/mcp/tasks.js';
 import { createMcpToolAdapter, type MCPToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import { modernStdioArgs } from '../fixtures/fixture-process.js';
@@ -122,6 +136,52 @@ describe('a tools/call answered with a task (Tasks extension, 2026-07-28)', () =
     const taskId = error.details['taskId'] as string;
     expect(error.message).toContain(`task ${taskId}`);
     expect(await counted()).toContain(`cancel ${taskId}`);
+  });
+
+  it('a graph run that pauses after the call became a task resumes on the same task', async () => {
+    // The tools step holds the task call and a tool that pauses the run (interrupt): the step
+    // is replayed on resume, and the task call must follow its noted task, not call again.
+    const approve = tool(() => `approved ${String(interrupt('go on?'))}`, {
+      name: 'approve',
+      description: 'Asks a person.',
+      schema: z.object({}),
+    });
+    const tools = await adapter.tools();
+    const name = tools.find((entry) => entry.name.endsWith('slow_count'))!.name;
+    const store = new InMemoryStore();
+    const script = [
+      new AIMessage({
+        content: '',
+        tool_calls: [
+          { id: 'r1', name, args: { text: 'resumed' }, type: 'tool_call' },
+          { id: 'r2', name: 'approve', args: {}, type: 'tool_call' },
+        ],
+      }),
+      new AIMessage({ content: 'done' }),
+    ];
+    let turn = 0;
+    const graph = new StateGraph(new StateSchema({ messages: MessagesValue }))
+      .addNode('agent', () => ({ messages: [script[turn++]!] }))
+      .addNode('tools', new ToolNode([...tools, approve]))
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', (state) =>
+        (state.messages.at(-1) as AIMessage).tool_calls?.length ? 'tools' : END,
+      )
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer: new MemorySaver(), store });
+    const config = { configurable: { thread_id: 'tasks-resume' } };
+    const before = (await counted()).length;
+    const paused = await graph.invoke({ messages: [new HumanMessage('go')] }, config);
+    expect((paused as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    // The person answers later; by then the call has become a task, noted in the run's store.
+    const ledger = [...TASK_LEDGER_NAMESPACE, 'tasks-resume'];
+    for (let tries = 0; tries < 400 && (await store.get(ledger, 'r1')) === null; tries++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await store.get(ledger, 'r1'))?.value).toMatchObject({ toolName: 'slow_count' });
+    const done = await graph.invoke(new Command({ resume: 'yes' }), config);
+    const results = done.messages.filter((message) => message instanceof ToolMessage);
+    expect(results.map((message) => message.content)).toEqual(['counted resumed', 'approved yes']);
+    expect((await counted()).slice(before)).toEqual(['start slow_count']);
   });
 
   it('a managed server follows the task too', async () => {
