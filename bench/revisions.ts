@@ -5,9 +5,15 @@
  * client: the raw `callTool`, our adapter's tool invoked directly, and the same tool through
  * `ToolNode`, rounds interleaved. The issue-24 goal: ours direct ≤ 1.5× the raw SDK v2 client
  * on the 2026 path.
+ *
+ * Then a row pair against `@langchain/mcp-adapters` through `ToolNode`: the peer runs on SDK v1,
+ * which speaks 2025-11-25 at most, so it is measured on the same both-era server at 2025-11-25
+ * while ours runs at 2026-07-28 (issue-24 goal: ours through ToolNode faster than the peer).
  */
 import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { loadMcpTools } from '@langchain/mcp-adapters';
 import { Client } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -69,11 +75,93 @@ async function connect(
   };
 }
 
-/** Runs both revisions, one after the other, in this process. */
+/** The row pair: ours on 2026-07-28 vs the peer on 2025-11-25, both through ToolNode. */
+export interface PeerPairResult {
+  ours: number;
+  peer: number;
+  /** Each side's own client, raw `callTool`: SDK v2 at 2026-07-28, SDK v1 at 2025-11-25. */
+  oursRaw: number;
+  peerRaw: number;
+  calls: number;
+}
+
+/** Both revisions, then the row pair against the peer. */
+export interface RevisionsRun {
+  revisions: RevisionResult[];
+  peer: PeerPairResult;
+}
+
+const PAIR = {
+  ours: 'ours via ToolNode, 2026-07-28',
+  peer: 'peer via ToolNode, 2025-11-25',
+  oursRaw: 'raw SDK v2 callTool, 2026-07-28',
+  peerRaw: 'raw SDK v1 callTool, 2025-11-25',
+} as const;
+
+/** Ours (SDK v2 client, 2026-07-28) against the peer (SDK v1 client, 2025-11-25), interleaved. */
+async function runPeerPair(
+  work: { warmup: number; rounds: number; perRound: number },
+  args: { text: string },
+  log: (line: string) => void,
+): Promise<PeerPairResult> {
+  const modern = await connect('2026-07-28');
+  const [peerSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const peerServer = serveStdio(() => benchServer(), { legacy: 'serve', transport: serverSide });
+  const peerClient = new V1Client({ name: 'bench-peer', version: '1.0.0' });
+  try {
+    await peerClient.connect(peerSide);
+    const negotiated = peerClient.getServerVersion() === undefined ? undefined : '2025-11-25';
+    if (negotiated === undefined) throw new Error('the SDK v1 client did not initialize');
+    const oursTool = findTool(
+      await createMcpToolAdapter({ serverName: 'bench', client: modern.client }).tools(),
+      'echo',
+    );
+    const peerTool = findTool(await loadMcpTools('bench', peerClient), 'echo');
+    const oursNode = new ToolNode([oursTool]);
+    const peerNode = new ToolNode([peerTool]);
+    const outputs = [
+      toolNodeText(await oursNode.invoke(toolCallInput(oursTool.name, args))),
+      toolNodeText(await peerNode.invoke(toolCallInput(peerTool.name, args))),
+    ];
+    if (outputs.some((output) => output !== args.text)) {
+      throw new Error(`ours or the peer returned the wrong text: ${outputs.join(' | ')}`);
+    }
+    const samples = await compare(
+      [
+        { name: PAIR.ours, call: () => oursNode.invoke(toolCallInput(oursTool.name, args)) },
+        { name: PAIR.peer, call: () => peerNode.invoke(toolCallInput(peerTool.name, args)) },
+        {
+          name: PAIR.oursRaw,
+          call: () => modern.client.callTool({ name: 'echo', arguments: args }),
+        },
+        { name: PAIR.peerRaw, call: () => peerClient.callTool({ name: 'echo', arguments: args }) },
+      ],
+      work,
+    );
+    const found = medians(samples);
+    const result = {
+      ours: found.get(PAIR.ours) ?? Number.NaN,
+      peer: found.get(PAIR.peer) ?? Number.NaN,
+      oursRaw: found.get(PAIR.oursRaw) ?? Number.NaN,
+      peerRaw: found.get(PAIR.peerRaw) ?? Number.NaN,
+      calls: work.rounds * work.perRound,
+    };
+    log(
+      `revisions peer pair: ${PAIR.ours}=${formatMicros(result.ours)}µs, ${PAIR.peer}=${formatMicros(result.peer)}µs`,
+    );
+    return result;
+  } finally {
+    await peerClient.close();
+    await peerServer.close();
+    await modern.close();
+  }
+}
+
+/** Runs both revisions, one after the other, in this process, then the row pair. */
 export async function runRevisions(
   quick: boolean,
   log: (line: string) => void,
-): Promise<RevisionResult[]> {
+): Promise<RevisionsRun> {
   const scale = quick ? 0.05 : 1;
   const size = (value: number): number => Math.max(2, Math.round(value * scale));
   const work = { warmup: size(1000), rounds: size(10), perRound: size(100) };
@@ -121,12 +209,12 @@ export async function runRevisions(
       await close();
     }
   }
-  return results;
+  return { revisions: results, peer: await runPeerPair(work, args, log) };
 }
 
 /** Markdown for the by-revision section. */
-export function revisionsMarkdown(results: readonly RevisionResult[]): string {
-  const rows = results.map((result) => {
+export function revisionsMarkdown(run: RevisionsRun): string {
+  const rows = run.revisions.map((result) => {
     const get = (name: string): number => result.medians.get(name) ?? Number.NaN;
     const ratio = get(COLUMN.direct) / get(COLUMN.raw);
     return [
@@ -153,6 +241,41 @@ export function revisionsMarkdown(results: readonly RevisionResult[]): string {
         '2026 goal ≤ 1.5×',
       ],
       rows,
+    ),
+    '',
+    'Through ToolNode against `@langchain/mcp-adapters` (issue-24 goal: ours faster). The peer',
+    'runs on SDK v1, which speaks 2025-11-25 at most, so the row pair uses one server that speaks',
+    'both: ours on 2026-07-28 (SDK v2 client), the peer on 2025-11-25 (SDK v1 client, its only',
+    'revision). Medians in µs per call, rounds interleaved, in-memory transport, 100 B. Each',
+    "side's own client called raw is beside it, so the stack's cost shows apart from the SDK's.",
+    '',
+    table(
+      [
+        'stack, revision',
+        'raw client callTool (µs)',
+        'via ToolNode (µs)',
+        'ToolNode − raw (µs)',
+        'ours / peer via ToolNode',
+        'ours faster',
+      ],
+      [
+        [
+          'ours (`createMcpToolAdapter`, SDK v2 client), 2026-07-28',
+          formatMicros(run.peer.oursRaw),
+          formatMicros(run.peer.ours),
+          formatMicros(run.peer.ours - run.peer.oursRaw),
+          formatRatio(run.peer.ours / run.peer.peer),
+          run.peer.ours < run.peer.peer ? 'yes' : '**no**',
+        ],
+        [
+          'peer (`@langchain/mcp-adapters` `loadMcpTools`, SDK v1 client), 2025-11-25 (the only one it speaks)',
+          formatMicros(run.peer.peerRaw),
+          formatMicros(run.peer.peer),
+          formatMicros(run.peer.peer - run.peer.peerRaw),
+          '-',
+          '-',
+        ],
+      ],
     ),
   ].join('\n');
 }

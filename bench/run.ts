@@ -2,7 +2,8 @@
  * `npm run bench`: every benchmark of issue 9 in one process, then `bench/results.md`.
  *
  * Sections: per-call cost of each stack (payloads × transports), per-call cost by MCP revision
- * (2026-07-28 and 2025-11-25 against the raw SDK v2 client), sandbox middleware (read-only
+ * (2026-07-28 and 2025-11-25 against the raw SDK v2 client; ours on 2026 against
+ * `@langchain/mcp-adapters` on 2025 through ToolNode), sandbox middleware (read-only
  * path rewrite, write + snapshot), discovery of 500 tools, heap after 10,000 calls, and the
  * lifecycle, snapshot and confinement figures of `bench/lifecycle.ts` / `bench/snapshot.ts` /
  * `bench/confinement.ts` (run as child processes when present; their stdout goes into the

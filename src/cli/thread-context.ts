@@ -2,7 +2,6 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
-import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
@@ -191,7 +190,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
-        const [config, { createCheckpointer, isEphemeralCheckpointer }] = await Promise.all([
+        const [config, { isEphemeralCheckpointer }] = await Promise.all([
           readActorConfig(),
           import('../checkpoint/backends.js'),
         ]);

@@ -57,6 +57,11 @@ export interface ToolDescriptor {
   inputSchema: JsonSchemaObject;
   outputSchema?: JsonSchemaObject;
   annotations?: ToolAnnotations;
+  /**
+   * The listed `execution.taskSupport` of an MCP tool (Tasks extension): `forbidden` is never
+   * offered a task, `required` always is.
+   */
+  taskSupport?: 'required' | 'optional' | 'forbidden';
   capabilities: Capabilities;
   /**
    * Argument locations that hold file paths, as dotted paths with `[]` for array items:
@@ -98,6 +103,19 @@ export interface ToolCallContext {
    * `clientRequests` is absent; without either, the SDK answers from its registered handlers.
    */
   inputRequests?: InputRequestHandler;
+  /**
+   * Where a call that became a server task (MCP Tasks extension) records the task id, keyed by
+   * `threadId` and `toolCallId`: the LangGraph store of the run (`compile({ store })`). A run
+   * that paused or crashed before the result then follows the same task when it resumes,
+   * instead of calling the tool again.
+   */
+  taskStore?: ToolTaskStore;
+}
+
+/** The part of LangGraph's `BaseStore` a {@link ToolCallContext.taskStore} needs. */
+export interface ToolTaskStore {
+  get(namespace: string[], key: string): Promise<{ value: Record<string, unknown> } | null>;
+  put(namespace: string[], key: string, value: Record<string, unknown>): Promise<void>;
 }
 
 /**

@@ -11,7 +11,7 @@ import type {
 } from '@langchain/core/tools';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolCallHandler } from '../core/tool-middleware.js';
-import type { ToolCallContext, ToolDescriptor } from '../core/tool-descriptor.js';
+import type { ToolCallContext, ToolDescriptor, ToolTaskStore } from '../core/tool-descriptor.js';
 import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
 import { threadIdOf } from '../core/thread-id.js';
 
@@ -25,6 +25,21 @@ function isToolCall(value: unknown): value is ToolCallLike & { type: 'tool_call'
     typeof value === 'object' &&
     value !== null &&
     (value as { type?: unknown }).type === 'tool_call'
+  );
+}
+
+/**
+ * LangGraph hands nodes its store wrapped in an `AsyncBatchedStore` that only works while the
+ * run does; a task is noted when the call's answer comes, which may be after the run paused
+ * (a sibling tool's interrupt), so the note goes to the store underneath.
+ */
+function underlyingStore(value: unknown): unknown {
+  return isRecord(value) && value['lg_name'] === 'AsyncBatchedStore' ? value['store'] : value;
+}
+
+function isTaskStore(value: unknown): value is ToolTaskStore {
+  return (
+    isRecord(value) && typeof value['get'] === 'function' && typeof value['put'] === 'function'
   );
 }
 
@@ -273,6 +288,9 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
       if (toolCallId !== undefined) context.toolCallId = toolCallId;
       const threadId = threadIdOf(record);
       if (threadId !== undefined) context.threadId = threadId;
+      // The graph's store (compile({ store })), where a call that became a server task is noted.
+      const store = underlyingStore(record?.['store']);
+      if (isTaskStore(store)) context.taskStore = store;
       // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's
       // runtime). Only inside a graph run with a writer: otherwise no progress callback, so no
       // per-call cost.

@@ -135,8 +135,16 @@ function buildDescriptor(
   if (tool.outputSchema !== undefined)
     descriptor.outputSchema = tool.outputSchema as JsonSchemaObject;
   if (tool.annotations !== undefined) descriptor.annotations = tool.annotations;
+  const taskSupport = listedTaskSupport(tool);
+  if (taskSupport !== undefined) descriptor.taskSupport = taskSupport;
   if (warnings.length > 0) descriptor.warnings = warnings;
   return descriptor;
+}
+
+/** A tool's `execution.taskSupport` when it is one of the three values the spec defines. */
+function listedTaskSupport(tool: Tool): ToolDescriptor['taskSupport'] {
+  const value = (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  return value === 'required' || value === 'optional' || value === 'forbidden' ? value : undefined;
 }
 
 /**
@@ -208,6 +216,8 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
   // to compile adds its warning to the descriptor then.
   let validator: ArgumentValidator | undefined;
   let outputValidator: ArgumentValidator | undefined;
+  const hints =
+    descriptor.taskSupport === undefined ? undefined : { taskSupport: descriptor.taskSupport };
   return {
     descriptor,
     execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
@@ -221,11 +231,11 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
       const verdict = validator.validate(args);
       if (!verdict.valid)
         return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
-      if (tool.outputSchema === undefined) return caller.callTool(toolName, args, context);
+      if (tool.outputSchema === undefined) return caller.callTool(toolName, args, context, hints);
       outputValidator ??= compileArgumentValidator(tool.outputSchema);
       const checker = outputValidator;
       return caller
-        .callTool(toolName, args, context)
+        .callTool(toolName, args, context, hints)
         .then((result) => assertToolOutput(result, checker, descriptor.serverName ?? '', toolName));
     },
   };

@@ -1,4 +1,4 @@
-import type { CallToolRequestOptions, RequestOptions } from '@modelcontextprotocol/client';
+import type { CallToolRequestOptions, Client, RequestOptions } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   AgentsErrorCode,
@@ -24,6 +24,14 @@ import {
   type McpClient,
   type SdkFailureKind,
 } from './mcp-client.js';
+import {
+  declaresTasks,
+  receiveTaskHandles,
+  taskHandleOf,
+  tasksMeta,
+  withTasksExtension,
+  type TaskSupport,
+} from './task-handles.js';
 
 /**
  * The one module that sends `tools/call`. Every MCP tool call — through the adapter over a bare
@@ -40,6 +48,10 @@ import {
  *   model's) mistake, fixable by calling again differently: a tool failure (exit code 6), not a
  *   broken server (exit code 5). The JSON-RPC code is kept in `details.mcpErrorCode`.
  * - `PROTOCOL_ERROR`: the server answered with something that is not a `CallToolResult`.
+ *
+ * A 2026-07-28 server may answer with a task instead (the Tasks extension, `mcp/tasks.ts`): the
+ * call then follows the task to its end within the same timeouts and signal, and a failed or
+ * cancelled task is a `TOOL_CALL_FAILED` naming the task id and status.
  */
 
 /** The one thing an MCP tool entry needs from a connection: send `tools/call`. */
@@ -52,7 +64,14 @@ export interface McpToolCaller {
     name: string,
     args: Record<string, unknown>,
     context: ToolCallContext,
+    tool?: ListedToolHints,
   ): Promise<CallToolResult>;
+}
+
+/** What the tool's listing says about how to call it. */
+export interface ListedToolHints {
+  /** `execution.taskSupport`: `forbidden` never declares the Tasks extension, `required` always does. */
+  taskSupport?: TaskSupport;
 }
 
 /**
@@ -88,6 +107,8 @@ export interface SendToolCallOptions {
   inputSchema?: () => unknown;
   /** Extra error details (the target, a stdio server's stderr tail), read only on failure. */
   details?: () => Partial<ServerErrorDetails>;
+  /** The tool's listed `execution.taskSupport` (see {@link ListedToolHints}). */
+  taskSupport?: () => TaskSupport | undefined;
 }
 
 /**
@@ -123,6 +144,19 @@ export async function sendToolCall(
 ): Promise<CallToolResult> {
   const base: ToolCallParams = { name, arguments: args };
   const handler = context.inputRequests;
+  // The Tasks extension is declared per call too: only where the server offers it (or the tool
+  // requires it), and never for a tool that forbids it.
+  const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
+  if (tasks) {
+    receiveTaskHandles(client as Client);
+    // A run that paused after this call became a task follows that task, not a new call.
+    const { taskLedger } = await import('./tasks.js');
+    const noted = await taskLedger(context, options.serverName, name, args)?.recall();
+    if (noted !== undefined) {
+      const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
+      return followTask(client as Client, handle, name, args, context, options);
+    }
+  }
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
   // handlers; 2025-era servers ask with their own requests, as before.
   if (
@@ -131,17 +165,19 @@ export async function sendToolCall(
     !isV2Client(client) ||
     client.getProtocolEra() !== 'modern'
   ) {
-    return (await sendLeg(client, base, context, options, false)) as CallToolResult;
+    const params = tasks ? { ...base, _meta: tasksMeta(client as Client) } : base;
+    return (await sendLeg(client, params, context, options, false)) as CallToolResult;
   }
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
   const signal = toolCallSignal(context);
   // Loaded here, not on import (issue 29): a v2 client's program has loaded the package anyway.
   const { CLIENT_CAPABILITIES_META_KEY } = await import('@modelcontextprotocol/client');
-  const capabilities = {
+  const offered = {
     elicitation: { form: {} },
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
   };
+  const capabilities = tasks ? withTasksExtension(offered) : offered;
   return runInputRounds(
     (params) => sendLeg(client, params, context, options, true),
     { ...base, _meta: { [CLIENT_CAPABILITIES_META_KEY]: capabilities } },
@@ -213,12 +249,56 @@ async function sendLeg(
           (await import('@modelcontextprotocol/sdk/types.js')).CallToolResultSchema,
           requestOptions,
         );
+    const task = taskHandleOf(result);
+    if (task !== undefined && isV2Client(client)) {
+      clearTimeout(capTimer);
+      return await followTask(client, task, name, params.arguments, context, options);
+    }
     return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
     throw toolCallError(error, name, signal, options, cap.signal.aborted);
   } finally {
     clearTimeout(capTimer);
   }
+}
+
+/**
+ * Notes the task in the run's ledger (if it has one), then follows it to the tool's result
+ * within the call's timeouts and signal (see `mcp/tasks.ts`).
+ */
+async function followTask(
+  client: Client,
+  handle: unknown,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: SendToolCallOptions,
+): Promise<CallToolResult> {
+  // Loaded on the first task (zod, the result schema): a plain call never pays for it.
+  const { awaitTask, taskLedger } = await import('./tasks.js');
+  const ledger = taskLedger(context, options.serverName, name, args);
+  const taskId = (handle as { taskId?: unknown }).taskId;
+  if (ledger !== undefined && typeof taskId === 'string') {
+    const state = (handle as { requestState?: unknown }).requestState;
+    await ledger.note({ taskId, ...(typeof state === 'string' ? { requestState: state } : {}) });
+  }
+  const signal = toolCallSignal(context);
+  const idle = options.idleDeadline;
+  return awaitTask(client, handle, {
+    serverName: options.serverName,
+    toolName: name,
+    callMs: options.callMs,
+    maxCallMs: options.maxCallMs,
+    ...(signal === undefined ? {} : { signal }),
+    ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
+    ...(options.details === undefined ? {} : { details: options.details }),
+    ...(ledger === undefined || typeof taskId !== 'string'
+      ? {}
+      : {
+          onRequestState: (requestState) =>
+            ledger.note({ taskId, ...(requestState === undefined ? {} : { requestState }) }),
+        }),
+  });
 }
 
 /** Request options of a leg whose `input_required` answer comes back to us (see `inputSchema`). */
@@ -389,6 +469,15 @@ export function createClientCaller(
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
   };
   return {
-    callTool: (name, args, context) => sendToolCall(client, name, args, context, callOptions),
+    callTool: (name, args, context, tool) =>
+      sendToolCall(
+        client,
+        name,
+        args,
+        context,
+        tool?.taskSupport === undefined
+          ? callOptions
+          : { ...callOptions, taskSupport: () => tool.taskSupport },
+      ),
   };
 }

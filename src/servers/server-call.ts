@@ -129,6 +129,7 @@ export class SupervisedCaller implements McpToolCaller {
         // A 2026 server's roots question is answered with the sandbox root, never the user's tree.
         ...(core.options.roots === undefined ? {} : { roots: core.options.roots }),
         inputSchema: () => this.toolSet.get(name)?.descriptor.inputSchema,
+        taskSupport: () => this.toolSet.get(name)?.descriptor.taskSupport,
         details: () => core.failures.details('call', connection.serverTransport),
       });
       this.supervisor.answered();
