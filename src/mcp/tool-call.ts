@@ -140,8 +140,10 @@ export async function sendToolCall(
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
   const signal = toolCallSignal(context);
+  // Sampling only when someone may answer it (the policy decides, see policy/input-gate.ts).
   const capabilities = {
     elicitation: { form: {} },
+    ...(handler.offersSampling === true ? { sampling: {} } : {}),
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
   };
   return runInputRounds(
@@ -152,6 +154,7 @@ export async function sendToolCall(
       toolName: name,
       handler,
       ...(options.roots === undefined ? {} : { roots: options.roots }),
+      ...(context.inputObserver === undefined ? {} : { observe: context.inputObserver }),
       ...(signal === undefined ? {} : { signal }),
     },
   );
