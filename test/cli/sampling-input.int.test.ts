@@ -45,6 +45,11 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
         '  tool_calls: [{ name: sampled_note, args: { topic: tests } }, { name: roots_seen }]\n' +
         '- content: done\n',
     );
+    await writeFile(
+      join(dir, 'deny.yaml'),
+      '- tool_calls: [{ name: sampled_note, args: { topic: tests } }, { name: confirm_write, args: { path: b.txt } }]\n' +
+        '- content: done\n',
+    );
     await store.put('actor', 'person', {
       skills: ['sampling'],
       model: 'scripted:person.yaml',
@@ -57,8 +62,8 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
     });
     await store.put('actor', 'denier', {
       skills: ['sampling'],
-      model: 'scripted:person.yaml',
-      policy: { mode: 'auto', clientRequests: { sampling: 'deny' } },
+      model: 'scripted:deny.yaml',
+      policy: { mode: 'auto', clientRequests: { sampling: 'deny', elicitation: 'deny' } },
     });
   });
   afterAll(async () => {
@@ -140,7 +145,38 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
       );
       expect(denied.stdout).toContain('before running tool "sampled_note"');
       expect(denied.stdout).toContain('clientRequests.sampling is deny; the tool did not run.');
+      expect(denied.stdout).toContain('clientRequests.elicitation is deny; the tool did not run.');
       expect(await executions(counter)).toBe(before + 1);
     },
   );
+
+  it('agents audit shows every question: who asked, what, and who answered or refused it', async () => {
+    const audit = await agents(dir, 'audit');
+    expect(audit.code, audit.stderr).toBe(0);
+    const lines = audit.stdout.split('\n');
+    const line = (pattern: RegExp): string | undefined => lines.find((text) => pattern.test(text));
+    const from =
+      'mcp:modern/sampled_note  sampling/createMessage from server "modern" (round 1, note)';
+    expect(line(new RegExp(`${escape(from)} put to a person`))).toBeDefined();
+    expect(line(new RegExp(`${escape(from)} answered by person \\([^)]+\\)`))).toBeDefined();
+    expect(line(new RegExp(`${escape(from)} declined by person`))).toMatch(/ERROR .*declined/);
+    expect(line(new RegExp(`${escape(from)} answered by model \\(scripted\\)`))).toBeDefined();
+    expect(line(/sampling\/createMessage from server "modern" .* refused by policy/)).toMatch(
+      /ERROR Refused by actor "denier".*clientRequests\.sampling is deny/,
+    );
+    expect(
+      line(
+        /mcp:modern\/confirm_write {2}elicitation\/create from server "modern" \(round 1, confirm\) refused by policy \(actor "denier"\)/,
+      ),
+    ).toBeDefined();
+    expect(
+      line(
+        /mcp:modern\/roots_seen {2}roots\/list from server "modern" \(round 1, roots\) answered by client \(sandbox root\)/,
+      ),
+    ).toBeDefined();
+  });
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
