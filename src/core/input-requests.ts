@@ -88,7 +88,7 @@ export interface InputQuestionOutcome {
   serverName: string;
   toolName: string;
   round: number;
-  /** The question's key in `inputRequests`. */
+  /** The question's key in `inputRequests` (empty: the server refused to ask, see `refusal`). */
   key: string;
   method: string;
   /** A short, capped summary of what was asked (never the full untrusted text). */

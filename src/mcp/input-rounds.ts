@@ -121,7 +121,7 @@ export async function runInputRounds(
       // not offer with -32021 instead of asking it: say which policy withheld it.
       const refused = withheldCapability(error, handler, options.serverName, where);
       if (refused === undefined) throw error;
-      tell(round, '(not asked)', { method: refused.method }, 'refused', refused.source, {
+      tell(round, '', { method: refused.method }, 'refused', refused.source, {
         reason: refused.text,
       });
       return notRun(refused.text);

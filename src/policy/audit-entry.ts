@@ -98,7 +98,10 @@ export interface AuditEntry {
     method: string;
     /** The server that asked (the tool is the entry's). */
     serverName: string;
-    /** The question's key in the server's `inputRequests`, and its round (1 first). */
+    /**
+     * The question's key in the server's `inputRequests` (empty when the server refused to ask
+     * for a capability the policy withheld), and its round (1 first).
+     */
     key: string;
     round: number;
     outcome: InputQuestionOutcome['outcome'];

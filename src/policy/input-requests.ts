@@ -213,8 +213,8 @@ function withCompletions(
     ) {
       throw new AgentsError(
         AgentsErrorCode.PolicyDenied,
-        `The completion server "${round.serverName}" asked for (sampling) before running ` +
-          `${toolId} was declined${by === undefined ? '' : ` by ${by}`}; the tool did not run.`,
+        `Declined by ${by ?? 'the user'}: server "${round.serverName}" asked for a completion ` +
+          `(sampling) before running ${toolId}; the tool did not run.`,
         { details: { toolId, declined: true, ...(by === undefined ? {} : { decidedBy: by }) } },
       );
     }

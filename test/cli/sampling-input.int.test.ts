@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { modernStdioArgs } from '../fixtures/fixture-process.js';
-import { agents, agentsWithStdin, makeProjectRepo } from './helpers.js';
+import { agents, agentsProcess, agentsWithStdin, makeProjectRepo } from './helpers.js';
 
 /** The fixture's executions of `sampled_note`: one line per run, none before it runs. */
 async function executions(counter: string): Promise<number> {
@@ -88,35 +88,29 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
       expect(paused.stderr).toContain('text "Completion to send back"');
       expect(await executions(counter)).toBe(before);
 
-      const resumed = await agents(
-        dir,
+      // A new process: only the checkpoint (question and requestState) links it to the first.
+      const resumed = await agentsProcess(dir, [
         ...['actor', 'resume', 'person', '--thread', thread],
         ...['--answer', '{"text":"a person wrote this"}', '--no-prompt'],
-      );
+      ]);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stdout).toContain(
         'noted a person wrote this (role assistant, model person, stop endTurn, state ok)',
       );
       expect(await executions(counter)).toBe(before + 1);
 
-      // On a terminal: answer, then the text; declining ends the call before the tool runs.
-      const typed = await agentsWithStdin(
-        dir,
-        'a\ntyped here\n',
-        ...['actor', 'run', 'person', '--input', 'go'],
-      );
-      expect(typed.code, typed.stderr).toBe(0);
-      expect(typed.stdout).toContain('noted typed here (role assistant, model person');
+      // On a terminal the same one-field form is asked; declining ends the call unrun.
       const declined = await agentsWithStdin(
         dir,
         'd\n',
         ...['actor', 'run', 'person', '--input', 'go'],
       );
       expect(declined.code, declined.stderr).toBe(0);
-      expect(declined.stdout).toContain(
-        '(sampling) before running mcp:modern/sampled_note was declined',
+      expect(declined.stdout).toContain('[a]nswer, [d]ecline, [c]ancel?');
+      expect(declined.stdout).toMatch(
+        /Declined by \S+: server "modern" asked for a completion \(sampling\) before running mcp:modern\/sampled_note; the tool did not run\./,
       );
-      expect(await executions(counter)).toBe(before + 2);
+      expect(await executions(counter)).toBe(before + 1);
     },
   );
 
@@ -159,7 +153,7 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
       'mcp:modern/sampled_note  sampling/createMessage from server "modern" (round 1, note)';
     expect(line(new RegExp(`${escape(from)} put to a person`))).toBeDefined();
     expect(line(new RegExp(`${escape(from)} answered by person \\([^)]+\\)`))).toBeDefined();
-    expect(line(new RegExp(`${escape(from)} declined by person`))).toMatch(/ERROR .*declined/);
+    expect(line(new RegExp(`${escape(from)} declined by person`))).toMatch(/ERROR Declined by/);
     expect(line(new RegExp(`${escape(from)} answered by model \\(scripted\\)`))).toBeDefined();
     expect(line(/sampling\/createMessage from server "modern" .* refused by policy/)).toMatch(
       /ERROR Refused by actor "denier".*clientRequests\.sampling is deny/,

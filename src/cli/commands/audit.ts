@@ -94,7 +94,7 @@ export function formatAuditEntry(entry: AuditEntry): string {
   } else if (entry.event === 'input-request' && entry.inputRequest !== undefined) {
     const asked = entry.inputRequest;
     parts.push(
-      `${asked.method} from server "${asked.serverName}" (round ${asked.round}, ${asked.key}) ` +
+      `${asked.method} from server "${asked.serverName}" (round ${asked.round}${asked.key === '' ? '' : `, ${asked.key}`}) ` +
         `${asked.outcome === 'asked' ? 'put to a person' : `${asked.outcome} by ${asked.by}`}` +
         (asked.name === undefined ? '' : ` (${asked.name})`) +
         (asked.action === undefined ? '' : `: ${asked.action}`),
