@@ -198,9 +198,10 @@ export async function runInputRounds(
         if (AgentsError.hasCode(error, AgentsErrorCode.PolicyDenied)) {
           const by = error.details['decidedBy'];
           const declined = error.details['declined'] === true;
+          // A person declined, the model failed to answer, or the policy refused.
           each(declined ? 'declined' : 'refused', {
-            by: declined ? 'person' : 'policy',
-            ...(typeof by === 'string' ? { name: by } : {}),
+            by: declined ? 'person' : by === 'model' ? 'model' : 'policy',
+            ...(typeof by === 'string' && by !== 'model' ? { name: by } : {}),
           });
           return notRun(error.message);
         }
