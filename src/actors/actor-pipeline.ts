@@ -1,4 +1,5 @@
 import { join, relative, sep } from 'node:path';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { createToolPipeline } from '../pipeline/tool-pipeline.js';
@@ -8,6 +9,7 @@ import { settleKnownTools } from '../policy/known-tools.js';
 import { createFileSpill } from '../policy/output-budget.js';
 import type { Spill } from '../policy/output-budget.js';
 import { createPinStore, DEFAULT_PIN_FILE } from '../policy/pins.js';
+import { createModelSampler } from '../policy/model-sampling.js';
 import type { Policy } from '../config/policy-schema.js';
 import type { SkillPlan } from '../skills/skill-plan.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
@@ -31,6 +33,8 @@ export interface ActorPipelineOptions {
   root: string;
   /** Outermost layers (the in-flight counter, the caller's `middleware` option). */
   outer: readonly ToolMiddleware[];
+  /** The actor's chat model, made on first use: writes completions for `sampling: model`. */
+  model?: () => Promise<BaseChatModel>;
 }
 
 /**
@@ -63,6 +67,9 @@ export async function createActorPipeline(options: ActorPipelineOptions): Promis
       skillOf: skillLookup(options.plan),
       isAddedAtRuntime: (descriptor) =>
         !idsAtActivation.has(descriptor.id) || newSinceLastRun.has(descriptor.id),
+      ...(options.model !== undefined && options.policy.clientRequests.sampling === 'model'
+        ? { sampler: createModelSampler(options.model) }
+        : {}),
     },
     budget: { ...(options.config.budget ?? {}), ...(spill === undefined ? {} : { spill }) },
     ...(sandbox === undefined ? {} : { sandbox }),

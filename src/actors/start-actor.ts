@@ -131,6 +131,7 @@ export async function startActor(
     auditLog,
     sandbox,
     root,
+    model: spec.model,
     // Outermost: a stop waits for every running call before closing the audit log.
     outer: [
       inFlight.middleware,

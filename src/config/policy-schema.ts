@@ -76,28 +76,33 @@ export const SkillPolicySchema = z
   .describe('Policy refinements for the tools of one skill.');
 export type SkillPolicy = z.infer<typeof SkillPolicySchema>;
 
-/** What upstream servers may ask of the MCP client behind a served call. */
+/** What upstream servers may ask of the MCP client behind a served call, or in a graph run. */
 export const ClientRequestPolicySchema = z
   .strictObject({
     sampling: z
-      .enum(['allow', 'deny'])
+      .enum(['allow', 'ask', 'model', 'deny'])
       .default('allow')
       .describe(
-        "`deny` refuses an upstream server's sampling/createMessage (a completion from the MCP " +
-          "client's model) during a served call.",
+        "A server's sampling/createMessage (a completion it wants written). Under `agents serve` " +
+          'every value but `deny` forwards it to the MCP client. In a graph run (MCP 2026-07-28 ' +
+          'servers): `allow` (the default) and `ask` pause the run so a person writes the ' +
+          "completion; `model` has the actor's own chat model write it (text only, no tools; a " +
+          'person when there is no model); `deny` refuses it and does not declare sampling. ' +
+          'The tool runs once in every case, after the answer.',
       ),
     elicitation: z
       .enum(['allow', 'deny'])
       .default('allow')
       .describe(
         "`deny` refuses an upstream server's elicitation/create (a question to the MCP client's " +
-          'user) during a served call.',
+          'user, or to a person in a graph run).',
       ),
   })
   .describe(
-    'Requests the upstream MCP servers make of their client while one of their tools runs, ' +
-      'forwarded to the MCP client that made the call under `agents serve` (a graph run never ' +
-      'offers them). Only calls the policy let run can make them; each is audited.',
+    'Requests the upstream MCP servers make of their client while one of their tools runs: ' +
+      'forwarded to the MCP client that made the call under `agents serve`, put to a person (or ' +
+      "the actor's model) in a graph run. Only calls the policy let run can make them; each is " +
+      'audited.',
   );
 export type ClientRequestPolicy = z.infer<typeof ClientRequestPolicySchema>;
 

@@ -1,6 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientRequestForwarder } from './client-requests.js';
-import type { InputRequestHandler } from './input-requests.js';
+import type { InputRequestHandler, InputRequestObserver } from './input-requests.js';
 
 /** Where a tool comes from. */
 export type ToolSource = 'mcp' | 'builtin' | 'custom' | 'agent-skill';
@@ -98,11 +98,14 @@ export interface ToolCallContext {
    */
   clientRequests?: ClientRequestForwarder;
   /**
-   * Who answers a 2026-07-28 server's `input_required` questions (elicitation) for this call:
-   * in a graph run, LangGraph `interrupt()` (set by `createToolSet`). Used only when
-   * `clientRequests` is absent; without either, the SDK answers from its registered handlers.
+   * Who answers a 2026-07-28 server's `input_required` questions (elicitation, sampling when
+   * offered) for this call: in a graph run, LangGraph `interrupt()` (set by `createToolSet`),
+   * behind the policy's gate. Used only when `clientRequests` is absent; without either, the SDK
+   * answers from its registered handlers.
    */
   inputRequests?: InputRequestHandler;
+  /** Told how each of those questions ended, roots and refusals included (the audit log). */
+  inputObserver?: InputRequestObserver;
   /**
    * Where a call that became a server task (MCP Tasks extension) records the task id, keyed by
    * `threadId` and `toolCallId`: the LangGraph store of the run (`compile({ store })`). A run

@@ -35,6 +35,10 @@ export type {
   PolicyRecord,
 } from '../policy/policy-middleware.js';
 export { createInterruptApprover, createPolicyMiddleware } from '../policy/policy-middleware.js';
+// `clientRequests.sampling: model` in your own graph: createToolPipeline({ policy: { policy, sampler } }).
+export type { Sampler, SamplingOrigin } from '../policy/model-sampling.js';
+export { createModelSampler } from '../policy/model-sampling.js';
+export type { SamplingRequest, SamplingResult } from '../policy/sampling-request.js';
 export type { HumanInTheLoopPolicy } from '../policy/hitl.js';
 export { createHumanInTheLoopPolicy } from '../policy/hitl.js';
 export type { BudgetRecord, OutputBudgetOptions, Spill } from '../policy/output-budget.js';

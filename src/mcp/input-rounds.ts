@@ -2,21 +2,26 @@ import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type {
-  InputRequestEntry,
-  InputRequestHandler,
-  InputRequestRound,
+import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import {
+  summarizeInputQuestion,
+  type InputAnswerSource,
+  type InputQuestionOutcome,
+  type InputRequestEntry,
+  type InputRequestHandler,
+  type InputRequestObserver,
+  type InputRequestRound,
 } from '../core/input-requests.js';
 
 /**
  * The multi-round-trip loop of one `tools/call` on a 2026-07-28 server, run by us instead of the
  * SDK's auto-fulfilment so a question can become a LangGraph interrupt: each `input_required`
  * answer is split into what we answer ourselves (`roots/list`: the sandbox root), what we refuse
- * (sampling, URL elicitation: not offered) and what goes to the {@link InputRequestHandler}
- * (form elicitation); then the call is sent again with `inputResponses` and the echoed
- * `requestState`. The server has executed nothing before the last leg, so pausing, resuming
- * from another process and re-sending the first leg all leave the tool run exactly once.
+ * (URL elicitation; sampling unless the handler offers it) and what goes to the
+ * {@link InputRequestHandler} (form elicitation, offered sampling); then the call is sent again
+ * with `inputResponses` and the echoed `requestState`. The server has executed nothing before
+ * the last leg, so pausing, resuming from another process and re-sending the first leg all leave
+ * the tool run exactly once. Every question's outcome goes to the observer (the audit log).
  */
 
 /** The wire shape of an `input_required` result (the SDK's manual mode hands it back as is). */
@@ -53,7 +58,12 @@ export interface InputRoundsOptions {
   /** Folders `roots/list` is answered with (the sandbox root); without it roots are refused. */
   roots?: () => string[];
   signal?: AbortSignal;
+  /** Told how each question ended (the audit log); its failures are ignored. */
+  observe?: InputRequestObserver;
 }
+
+/** JSON-RPC code of a server's "the client did not declare a capability this needs" (2026-07-28). */
+const MISSING_CLIENT_CAPABILITY = -32021;
 
 /** True for an `input_required` result. */
 export function isInputRequired(value: unknown): value is InputRequiredResult {
@@ -75,10 +85,47 @@ export async function runInputRounds(
   base: ToolCallParams,
   options: InputRoundsOptions,
 ): Promise<CallToolResult> {
+  const { handler } = options;
   const where = `Tool "${options.toolName}" on server "${options.serverName}"`;
+  const tell = (
+    round: number,
+    key: string,
+    entry: InputRequestEntry,
+    outcome: InputQuestionOutcome['outcome'],
+    source: InputAnswerSource,
+    extra: Partial<Pick<InputQuestionOutcome, 'action' | 'model' | 'reason'>> = {},
+  ): void => {
+    try {
+      options.observe?.({
+        serverName: options.serverName,
+        toolName: options.toolName,
+        round,
+        key,
+        method: entry.method,
+        summary: summarizeInputQuestion(entry),
+        outcome,
+        source,
+        ...extra,
+      });
+    } catch {
+      // An observer (the audit) must not change the call.
+    }
+  };
   let params = base;
   for (let round = 1; ; round++) {
-    const result = await leg(params);
+    let result: CallToolResult | InputRequiredResult;
+    try {
+      result = await leg(params);
+    } catch (error) {
+      // A server that checks the declared capabilities (the SDK's do) answers a question we did
+      // not offer with -32021 instead of asking it: say which policy withheld it.
+      const refused = withheldCapability(error, handler, options.serverName, where);
+      if (refused === undefined) throw error;
+      tell(round, '', { method: refused.method }, 'refused', refused.source, {
+        reason: refused.text,
+      });
+      return notRun(refused.text);
+    }
     if (!isInputRequired(result)) return result;
     if (round > INPUT_ROUND_LIMITS.rounds) {
       return notRun(
@@ -103,12 +150,29 @@ export async function runInputRounds(
       const entry = plainObject(raw);
       const method = typeof entry?.['method'] === 'string' ? entry['method'] : '(no method)';
       const entryParams = plainObject(entry?.['params']);
+      const question = { method, ...(entryParams === undefined ? {} : { params: entryParams }) };
       if (method === 'roots/list' && options.roots !== undefined) {
         responses[key] = rootsResult(options.roots());
-      } else if (method === 'elicitation/create' && (entryParams?.['mode'] ?? 'form') === 'form') {
-        questions[key] = { method, ...(entryParams === undefined ? {} : { params: entryParams }) };
+        tell(round, key, question, 'answered', { by: 'client', name: 'sandbox root' });
+      } else if (
+        (method === 'elicitation/create' && (entryParams?.['mode'] ?? 'form') === 'form') ||
+        (method === 'sampling/createMessage' && handler.offersSampling === true)
+      ) {
+        questions[key] = question;
       } else {
-        return notRun(refusalText(where, method));
+        const byPolicy = handler.refusal?.(method, options.serverName);
+        const text = byPolicy ?? refusalText(where, method);
+        tell(
+          round,
+          key,
+          question,
+          'refused',
+          { by: byPolicy === undefined ? 'client' : 'policy' },
+          {
+            reason: text,
+          },
+        );
+        return notRun(text);
       }
     }
     let echoed = state;
@@ -122,14 +186,49 @@ export async function runInputRounds(
       };
       let answer;
       try {
-        answer = await options.handler(asked);
+        answer = await handler(asked);
       } catch (error) {
-        if (AgentsError.hasCode(error, AgentsErrorCode.PolicyDenied)) return notRun(error.message);
+        const each = (outcome: InputQuestionOutcome['outcome'], source: InputAnswerSource) => {
+          for (const [key, entry] of Object.entries(questions)) {
+            tell(round, key, entry, outcome, source, {
+              ...(outcome === 'asked' ? {} : { reason: errorMessage(error) }),
+            });
+          }
+        };
+        if (AgentsError.hasCode(error, AgentsErrorCode.PolicyDenied)) {
+          const by = error.details['decidedBy'];
+          const declined = error.details['declined'] === true;
+          // A person declined, the model failed to answer, or the policy refused.
+          each(declined ? 'declined' : 'refused', {
+            by: declined ? 'person' : by === 'model' ? 'model' : 'policy',
+            ...(typeof by === 'string' && by !== 'model' ? { name: by } : {}),
+          });
+          return notRun(error.message);
+        }
+        // LangGraph's interrupt (by name: this layer does not import LangGraph): the run pauses
+        // until a person answers; the resumed run asks again and records the answer.
+        if (isInterrupt(error)) each('asked', { by: 'person' });
         throw error;
       }
       // Only answers to what was asked: a resume value naming other keys adds nothing.
-      for (const key of Object.keys(questions)) {
-        if (key in answer.responses) responses[key] = answer.responses[key];
+      for (const [key, entry] of Object.entries(questions)) {
+        if (!(key in answer.responses)) continue;
+        const response = answer.responses[key];
+        responses[key] = response;
+        const source = answer.sources?.[key] ?? { by: 'person' };
+        const action = plainObject(response)?.['action'];
+        const model = plainObject(response)?.['model'];
+        tell(
+          round,
+          key,
+          entry,
+          action === 'decline' || action === 'cancel' ? 'declined' : 'answered',
+          source,
+          {
+            ...(typeof action === 'string' ? { action } : {}),
+            ...(typeof model === 'string' ? { model } : {}),
+          },
+        );
       }
       echoed = answer.requestState ?? state;
     } else if (entries.length === 0) {
@@ -144,6 +243,34 @@ export async function runInputRounds(
   }
 }
 
+/**
+ * The policy's refusal when a server answered -32021 (a client capability it needs is missing)
+ * for a capability the handler withheld on purpose; undefined for any other error.
+ */
+function withheldCapability(
+  error: unknown,
+  handler: InputRequestHandler,
+  serverName: string,
+  where: string,
+): { method: string; text: string; source: InputAnswerSource } | undefined {
+  if (!AgentsError.hasCode(error, AgentsErrorCode.ToolCallFailed)) return undefined;
+  if (error.details['mcpErrorCode'] !== MISSING_CLIENT_CAPABILITY) return undefined;
+  const data = plainObject(plainObject(error.cause)?.['data']);
+  const missing = plainObject(data?.['requiredCapabilities']) ?? {};
+  // Without the data, the message still names what is missing.
+  if (!('sampling' in missing) && !/sampling/i.test(error.message)) return undefined;
+  const method = 'sampling/createMessage';
+  const byPolicy = handler.refusal?.(method, serverName);
+  return byPolicy === undefined
+    ? { method, text: refusalText(where, method), source: { by: 'client' } }
+    : { method, text: byPolicy, source: { by: 'policy' } };
+}
+
+function isInterrupt(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === 'GraphInterrupt' || name === 'NodeInterrupt';
+}
+
 function rootsResult(paths: string[]): { roots: Array<{ uri: string; name: string }> } {
   return { roots: paths.map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) })) };
 }
@@ -151,7 +278,7 @@ function rootsResult(paths: string[]): { roots: Array<{ uri: string; name: strin
 function refusalText(where: string, method: string): string {
   const what =
     method === 'sampling/createMessage'
-      ? 'sampling (an LLM completion from the client), which this client does not offer to servers in a graph run'
+      ? 'sampling (an LLM completion from the client), which nobody here can answer for this call'
       : method === 'elicitation/create'
         ? 'a URL-mode elicitation, which this client does not offer (form elicitation only)'
         : method === 'roots/list'

@@ -173,8 +173,10 @@ export async function sendToolCall(
   const signal = toolCallSignal(context);
   // Loaded here, not on import (issue 29): a v2 client's program has loaded the package anyway.
   const { CLIENT_CAPABILITIES_META_KEY } = await import('@modelcontextprotocol/client');
+  // Sampling only when someone may answer it (the policy decides, see policy/input-gate.ts).
   const offered = {
     elicitation: { form: {} },
+    ...(handler.offersSampling === true ? { sampling: {} } : {}),
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
   };
   const capabilities = tasks ? withTasksExtension(offered) : offered;
@@ -186,6 +188,7 @@ export async function sendToolCall(
       toolName: name,
       handler,
       ...(options.roots === undefined ? {} : { roots: options.roots }),
+      ...(context.inputObserver === undefined ? {} : { observe: context.inputObserver }),
       ...(signal === undefined ? {} : { signal }),
     },
   );

@@ -1,5 +1,6 @@
 /** The shape of one audit log line. */
 import type { ClientRequestOutcome } from '../core/client-requests.js';
+import type { InputAnswerSource, InputQuestionOutcome } from '../core/input-requests.js';
 import type { CapabilitySource } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
@@ -19,6 +20,8 @@ export interface AuditEntry {
    * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
    * paused for a human; `client-request` for a request the call's upstream server made of the
    * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
+   * `input-request` for a question a 2026-07-28 server asked before running the tool
+   * (`input_required`: elicitation, sampling, roots) and how it ended: `args` holds its summary;
    * `unattributed-changes` for file changes found when a thread was reopened that no recorded
    * call made (a call killed before its snapshot); `network` for a connection a server with
    * network host lists made (through the proxy) or the library made to a remote server: allowed or
@@ -29,6 +32,7 @@ export interface AuditEntry {
     | 'tool-call-start'
     | 'approval-requested'
     | 'client-request'
+    | 'input-request'
     | 'unattributed-changes'
     | 'network';
   /** Links a call's `tool-call-start` entry to its other entries. */
@@ -87,6 +91,27 @@ export interface AuditEntry {
     /** The client's answer to an elicitation: accept, decline or cancel. */
     action?: string;
     /** The model that answered a sampling request. */
+    model?: string;
+  };
+  /** For `event: 'input-request'`: who asked what, and who answered or refused it. */
+  inputRequest?: {
+    method: string;
+    /** The server that asked (the tool is the entry's). */
+    serverName: string;
+    /**
+     * The question's key in the server's `inputRequests` (empty when the server refused to ask
+     * for a capability the policy withheld), and its round (1 first).
+     */
+    key: string;
+    round: number;
+    outcome: InputQuestionOutcome['outcome'];
+    /** person, model, policy, or client (roots answered from the sandbox, a built-in refusal). */
+    by: InputAnswerSource['by'];
+    /** The person's, model's or policy's name. */
+    name?: string;
+    /** An elicitation answer's action. */
+    action?: string;
+    /** The model named in a sampling answer. */
     model?: string;
   };
 }

@@ -184,6 +184,47 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
           },
         };
       }
+      // A 2026-07-28 server's questions (input_required) and how each ended: who asked, what,
+      // and who answered or refused it (a person, the model, the policy, or the client itself).
+      const priorObserver = request.context.inputObserver;
+      request = {
+        ...request,
+        context: {
+          ...request.context,
+          inputObserver: (outcome) => {
+            priorObserver?.(outcome);
+            const reason = outcome.reason;
+            void record({
+              ...base,
+              time: new Date(now()).toISOString(),
+              event: 'input-request',
+              args: outcome.summary,
+              durationMs: 0,
+              // A refusal, or a decline that ended the call (it carries the reason).
+              isError: outcome.outcome === 'refused' || reason !== undefined,
+              ...(reason === undefined
+                ? {}
+                : {
+                    error:
+                      reason.length > MAX_ERROR_CHARS
+                        ? `${reason.slice(0, MAX_ERROR_CHARS)}…`
+                        : reason,
+                  }),
+              inputRequest: {
+                method: outcome.method,
+                serverName: outcome.serverName,
+                key: outcome.key,
+                round: outcome.round,
+                outcome: outcome.outcome,
+                by: outcome.source.by,
+                ...(outcome.source.name === undefined ? {} : { name: outcome.source.name }),
+                ...(outcome.action === undefined ? {} : { action: outcome.action }),
+                ...(outcome.model === undefined ? {} : { model: outcome.model }),
+              },
+            });
+          },
+        },
+      };
       let result: ToolResult;
       try {
         result = await next(request);

@@ -1,27 +1,44 @@
 import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
 import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type {
-  InputRequestAnswer,
-  InputRequestHandler,
-  InputRequestRound,
+import {
+  describeInputHandler,
+  type InputAnswerSource,
+  type InputRequestAnswer,
+  type InputRequestHandler,
+  type InputRequestRound,
 } from '../core/input-requests.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import { sanitizeDescription } from '../mcp/sanitize.js';
+import { readSamplingRequest, renderSamplingRequest, samplingResult } from './sampling-request.js';
+import type { SamplingMessage } from './sampling-request.js';
 
 /** Marks an interrupt value as questions of a tool's server (so UIs and the CLI can recognise it). */
 export const INPUT_REQUEST_KIND = 'agents/tool-input';
 
-/** One question of an {@link InputRequestPreview}: a form the server wants filled in. */
+/**
+ * One question of an {@link InputRequestPreview}: a form the server wants filled in, or a
+ * completion it wants written (sampling), shown as a one-field form (`text`) so every UI and
+ * `actor resume --answer '{"text":"..."}'` answer it like any form.
+ */
 export interface InputQuestion {
   /** The key the answer goes under (`inputResponses[key]`). */
   key: string;
-  method: 'elicitation/create';
-  /** The server's message, sanitized and capped (it is untrusted). */
+  method: 'elicitation/create' | 'sampling/createMessage';
+  /** The server's message (for sampling: its messages rendered), sanitized and capped. */
   message: string;
   /** The flat JSON Schema of the form (properties of primitive types), as the server sent it. */
   requestedSchema: Record<string, unknown>;
+  /** For sampling: the request, bounded and sanitized (text only, no tools). */
+  sampling?: { messages: SamplingMessage[]; systemPrompt?: string; maxTokens: number };
 }
+
+/** The form a person answers a sampling question with. */
+const COMPLETION_FORM = {
+  type: 'object',
+  properties: { text: { type: 'string', title: 'Completion to send back' } },
+  required: ['text'],
+} as const;
 
 /**
  * What a human sees when a 2026-07-28 server asks something before running a tool (an
@@ -65,6 +82,20 @@ export function toInputRequestPreview(
   toolCallId?: string,
 ): InputRequestPreview {
   const questions: InputQuestion[] = Object.entries(round.questions).map(([key, entry]) => {
+    if (entry.method === 'sampling/createMessage') {
+      const request = readSamplingRequest(entry.params);
+      return {
+        key,
+        method: 'sampling/createMessage',
+        message: renderSamplingRequest(request),
+        requestedSchema: structuredClone(COMPLETION_FORM) as unknown as Record<string, unknown>,
+        sampling: {
+          messages: request.messages,
+          ...(request.systemPrompt === undefined ? {} : { systemPrompt: request.systemPrompt }),
+          maxTokens: request.maxTokens,
+        },
+      };
+    }
     const params = entry.params ?? {};
     const message = typeof params['message'] === 'string' ? params['message'] : '';
     const schema = params['requestedSchema'];
@@ -120,7 +151,8 @@ export { answerInputRequest } from './input-answer.js';
 
 /**
  * Reads a resume value into the answers for `round`. `undefined` when it is not understood (the
- * caller refuses the call: a garbled answer is no consent to anything).
+ * caller refuses the call: a garbled answer is no consent to anything). Sampling answers stay
+ * as given here ({@link createInterruptInputHandler} turns them into `CreateMessageResult`s).
  */
 export function parseInputResponse(
   value: unknown,
@@ -128,9 +160,14 @@ export function parseInputResponse(
 ): InputRequestAnswer | undefined {
   const full = InputResponseSchema.safeParse(value);
   if (full.success) {
+    const source: InputAnswerSource = {
+      by: 'person',
+      ...(full.data.by === undefined ? {} : { name: full.data.by }),
+    };
     return {
       responses: full.data.responses,
       ...(full.data.requestState === undefined ? {} : { requestState: full.data.requestState }),
+      sources: Object.fromEntries(Object.keys(full.data.responses).map((key) => [key, source])),
     };
   }
   const bare = ElicitAnswerSchema.safeParse(value);
@@ -138,6 +175,40 @@ export function parseInputResponse(
   return {
     responses: Object.fromEntries(Object.keys(round.questions).map((key) => [key, bare.data])),
   };
+}
+
+/**
+ * The person's answers to the sampling questions of `round` as `CreateMessageResult`s (model
+ * `person`). A decline, a cancel or an answer without text ends the call: sampling has no
+ * "declined" answer to send back, and the tool has not run.
+ */
+function withCompletions(
+  answer: InputRequestAnswer,
+  round: InputRequestRound,
+  toolId: string,
+): InputRequestAnswer {
+  const responses = { ...answer.responses };
+  for (const [key, entry] of Object.entries(round.questions)) {
+    if (entry.method !== 'sampling/createMessage' || !(key in responses)) continue;
+    const given = ElicitAnswerSchema.safeParse(responses[key]);
+    const text = given.success ? given.data.content?.['text'] : undefined;
+    const by = answer.sources?.[key]?.name;
+    if (
+      !given.success ||
+      given.data.action !== 'accept' ||
+      typeof text !== 'string' ||
+      text === ''
+    ) {
+      throw new AgentsError(
+        AgentsErrorCode.PolicyDenied,
+        `Declined by ${by ?? 'the user'}: server "${round.serverName}" asked for a completion ` +
+          `(sampling) before running ${toolId}; the tool did not run.`,
+        { details: { toolId, declined: true, ...(by === undefined ? {} : { decidedBy: by }) } },
+      );
+    }
+    responses[key] = samplingResult(text, 'person');
+  }
+  return { ...answer, responses };
 }
 
 /**
@@ -151,7 +222,9 @@ export function createInterruptInputHandler(
   args: Record<string, unknown>,
   toolCallId?: string,
 ): InputRequestHandler {
-  return (round) => {
+  // A person can write a completion too; the policy's gate decides whether they are asked to.
+  return describeInputHandler(ask, { offersSampling: true });
+  function ask(round: InputRequestRound): InputRequestAnswer {
     const preview = toInputRequestPreview(descriptor, args, round, toolCallId);
     let raw: unknown;
     try {
@@ -176,8 +249,8 @@ export function createInterruptInputHandler(
         { details: { toolId: descriptor.id } },
       );
     }
-    return answer;
-  };
+    return withCompletions(answer, round, descriptor.id);
+  }
 }
 
 /** A handler that refuses every question (policy `clientRequests.elicitation: deny`). */

@@ -6,6 +6,8 @@ import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from './approval.js';
 import { refusingInputHandler } from './input-requests.js';
+import { gateInputRequests } from './input-gate.js';
+import type { Sampler } from './model-sampling.js';
 import type { ApprovalPreview } from './approval.js';
 import { boundApprover } from './approval-scope.js';
 import { decide } from './decide.js';
@@ -57,6 +59,11 @@ export interface PolicyMiddlewareOptions {
   skillOf?: (descriptor: ToolDescriptor) => string | undefined;
   /** True for tools that appeared after activation (they start as `ask` in ask mode). */
   isAddedAtRuntime?: (descriptor: ToolDescriptor) => boolean;
+  /**
+   * Writes the completions a 2026-07-28 server asks for when `clientRequests.sampling` is
+   * `model` (an actor passes its chat model, see `createModelSampler`). Without it a person does.
+   */
+  sampler?: Sampler;
   /** `allowed-tools` of the active Agent Skill(s) for this call, or undefined for none. */
   activeSkillAllowedTools?: (request: ToolCallRequest) => readonly string[] | undefined;
 }
@@ -92,13 +99,26 @@ function withClientRequestGate(
   request: ToolCallRequest,
   policy: Policy,
   name: string,
+  sampler: Sampler | undefined,
 ): ToolCallRequest {
   const forwarder = request.context.clientRequests;
   if (forwarder === undefined) {
-    // A 2026 server asks through input_required instead (see createToolSet): same rule.
-    if (policy.clientRequests.elicitation !== 'deny') return request;
-    const refuse = refusingInputHandler(name, request.descriptor.name);
-    return { ...request, context: { ...request.context, inputRequests: refuse } };
+    // A 2026 server asks through input_required instead (see createToolSet): same rules, and
+    // sampling answered by a person or the actor's model (see gateInputRequests).
+    const base = request.context.inputRequests;
+    if (base === undefined) {
+      if (policy.clientRequests.elicitation !== 'deny') return request;
+      const refuse = refusingInputHandler(name, request.descriptor.name);
+      return { ...request, context: { ...request.context, inputRequests: refuse } };
+    }
+    const gated = gateInputRequests(base, {
+      policyName: name,
+      toolName: request.descriptor.name,
+      rules: policy.clientRequests,
+      ...(sampler === undefined ? {} : { sampler }),
+      ...(request.context.signal === undefined ? {} : { signal: request.context.signal }),
+    });
+    return { ...request, context: { ...request.context, inputRequests: gated } };
   }
   const rules = policy.clientRequests;
   const gated = forwarder.withGate((clientRequest, info) => {
@@ -185,7 +205,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
 
       if (verdict.decision === 'allow') {
         await pinOnce(descriptor, 'policy');
-        const result = await next(withClientRequestGate(request, policy, name));
+        const result = await next(withClientRequestGate(request, policy, name, options.sampler));
         return withPolicyMeta(result, { ...base, outcome: 'allowed', decidedBy: 'policy' });
       }
 
@@ -235,7 +255,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
       await pinOnce(descriptor, by);
       if (answer.type === 'edit') {
         const result = await next(
-          withClientRequestGate({ ...request, args: answer.args }, policy, name),
+          withClientRequestGate({ ...request, args: answer.args }, policy, name, options.sampler),
         );
         return withPolicyMeta(result, {
           ...base,
@@ -244,7 +264,7 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
           editedArgs: answer.args,
         });
       }
-      const result = await next(withClientRequestGate(request, policy, name));
+      const result = await next(withClientRequestGate(request, policy, name, options.sampler));
       return withPolicyMeta(result, { ...base, outcome: 'approved', decidedBy: by });
     },
   };

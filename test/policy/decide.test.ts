@@ -232,7 +232,7 @@ describe('policy schema', () => {
       clientRequests: { sampling: 'allow', elicitation: 'allow' },
       network: [],
     });
-    expect(() => parsePolicy({ clientRequests: { sampling: 'ask' } })).toThrow(/sampling/);
+    expect(() => parsePolicy({ clientRequests: { sampling: 'maybe' } })).toThrow(/sampling/);
     expect(() => parsePolicy({ network: [{ host: 'http://x.test', decision: 'ask' }] })).toThrow(
       /network\.0\.host|host/,
     );

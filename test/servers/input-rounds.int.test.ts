@@ -2,7 +2,8 @@
  * A 2026-07-28 server's multi-round-trip questions (`input_required`) through the managed
  * server when the call brings an answerer (as graph runs do): elicitation goes to it with the
  * round's requestState, roots are answered from the configured root (the sandbox), sampling is
- * not offered, a refusal ends the call before the tool runs.
+ * not offered to an answerer that does not declare it (`offersSampling`), a refusal ends the
+ * call before the tool runs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/server-schema.js';
-import type { InputRequestRound } from '../../src/core/input-requests.js';
+import {
+  describeInputHandler,
+  type InputQuestionOutcome,
+  type InputRequestRound,
+} from '../../src/core/input-requests.js';
+import { PolicySchema } from '../../src/config/policy-schema.js';
+import { gateInputRequests } from '../../src/policy/input-gate.js';
+import { samplingResult } from '../../src/policy/sampling-request.js';
 import { AgentsError } from '../../src/errors.js';
 import { refusingInputHandler } from '../../src/policy/input-requests.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
@@ -107,5 +115,67 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     expect(result.isError).toBe(true);
     expect(resultText(result)).toContain('clientRequests.elicitation is deny');
     expect(resultText(result)).not.toContain('wrote');
+  });
+
+  it('puts sampling to an answerer that offers it, and tells the observer who answered', async () => {
+    const seen: InputQuestionOutcome[] = [];
+    const result = await server.callTool(
+      'sampled_note',
+      { topic: 'rounds' },
+      {
+        inputRequests: describeInputHandler(
+          (round) => ({
+            responses: { note: samplingResult('short note', 'test-model') },
+            ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+            sources: { note: { by: 'model', name: 'test-model' } },
+          }),
+          { offersSampling: true },
+        ),
+        inputObserver: (outcome) => seen.push(outcome),
+      },
+    );
+    expect(resultText(result)).toBe(
+      'noted short note (role assistant, model test-model, stop endTurn, state ok)',
+    );
+    expect(seen).toEqual([
+      expect.objectContaining({
+        method: 'sampling/createMessage',
+        key: 'note',
+        outcome: 'answered',
+        source: { by: 'model', name: 'test-model' },
+        model: 'test-model',
+        summary: expect.objectContaining({ messages: 1, maxTokens: 50 }),
+      }),
+    ]);
+  });
+
+  it('sampling: deny withholds the capability and ends the call naming the policy key', async () => {
+    const seen: InputQuestionOutcome[] = [];
+    const person = describeInputHandler(
+      () => {
+        throw new Error('nobody may be asked');
+      },
+      { offersSampling: true },
+    );
+    const gated = gateInputRequests(person, {
+      policyName: 'actor "a"',
+      toolName: 'sampled_note',
+      rules: PolicySchema.parse({ clientRequests: { sampling: 'deny' } }).clientRequests,
+    });
+    expect(gated.offersSampling).toBe(false);
+    const result = await server.callTool(
+      'sampled_note',
+      { topic: 'denied' },
+      { inputRequests: gated, inputObserver: (outcome) => seen.push(outcome) },
+    );
+    expect(result.isError).toBe(true);
+    expect(resultText(result)).toBe(
+      'Refused by actor "a": server "modern" asked for sampling (a completion from this ' +
+        'client\'s model) before running tool "sampled_note", and clientRequests.sampling is ' +
+        'deny; the tool did not run.',
+    );
+    expect(seen).toEqual([
+      expect.objectContaining({ outcome: 'refused', source: { by: 'policy' } }),
+    ]);
   });
 });

@@ -21,7 +21,8 @@ checkpoint: the call that did not finish runs again (once; a write call passes t
 so an approval given before is asked again), and what the killed call left in the sandbox is
 recorded as unattributed changes. A run paused because a server asked a question before running
 a tool (MCP 2026-07-28 input_required) is answered with --answer (the form's fields as a JSON
-object) or --decline; the call is then sent again with the answer and the tool runs once.
+object; a completion the server asked for: '{"text":"..."}') or --decline; the call is then sent
+again with the answer and the tool runs once.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)

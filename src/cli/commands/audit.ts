@@ -7,7 +7,8 @@ import { parseCommandArgs, parsePositiveInteger } from '../args.js';
 const USAGE = `Usage: agents audit [--thread ID] [--limit N] [--json] [--file PATH]
 
 Shows the audit log of tool calls: time, thread, tool, capability verdicts, the policy decision
-and who decided, duration, result size, errors and the snapshot of changed files. Calls whose
+and who decided, duration, result size, errors and the snapshot of changed files; and what the
+tools' servers asked before running (elicitation, sampling, roots) and who answered or refused. Calls whose
 process stopped mid-call show as UNFINISHED; changes no recorded call made (found when the thread
 was reopened) as unattributed changes.
 
@@ -89,6 +90,14 @@ export function formatAuditEntry(entry: AuditEntry): string {
     parts.push(
       `${request.method} from server "${request.serverName}" ${request.outcome}` +
         (request.action === undefined ? '' : ` (${request.action})`),
+    );
+  } else if (entry.event === 'input-request' && entry.inputRequest !== undefined) {
+    const asked = entry.inputRequest;
+    parts.push(
+      `${asked.method} from server "${asked.serverName}" (round ${asked.round}${asked.key === '' ? '' : `, ${asked.key}`}) ` +
+        `${asked.outcome === 'asked' ? 'put to a person' : `${asked.outcome} by ${asked.by}`}` +
+        (asked.name === undefined ? '' : ` (${asked.name})`) +
+        (asked.action === undefined ? '' : `: ${asked.action}`),
     );
   } else if (entry.policy !== undefined) {
     parts.push(
