@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -11,17 +11,29 @@ import {
   zlibWrap,
   type TreeEntry,
 } from '../../src/sandbox/git/git-objects.js';
+import { writeLooseRef } from '../../src/sandbox/git/watched-snapshots.js';
 
 const scratch: string[] = [];
 afterEach(() => {
   for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function git(cwd: string, args: string[], input?: string): string {
+function git(cwd: string, args: string[], input?: string, identity = false): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', GIT_CONFIG_GLOBAL: '/dev/null' },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      ...(identity
+        ? {
+            GIT_AUTHOR_NAME: 'test',
+            GIT_AUTHOR_EMAIL: 'test@localhost',
+            GIT_COMMITTER_NAME: 'test',
+            GIT_COMMITTER_EMAIL: 'test@localhost',
+          }
+        : {}),
+    },
     ...(input === undefined ? {} : { input }),
   });
 }
@@ -63,5 +75,25 @@ describe('git objects written without git', () => {
     // Writing the same object again is a no-op, and the store stays sound.
     expect(await writeObject(objects, 'tree', serializeTree(sorted))).toBe(tree);
     git(repo, ['fsck', '--strict', '--no-dangling', '--no-progress']);
+  });
+
+  it('writes snapshot refs git reads, and leaves a ref whose lock git holds to git', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'agents-git-refs-'));
+    scratch.push(repo);
+    git(repo, ['init', '-q', '--bare']);
+    const tree = git(repo, ['mktree'], '').trim();
+    const commit = git(repo, ['commit-tree', tree, '-m', 'one'], undefined, true).trim();
+    expect(writeLooseRef(repo, commit)).toBe(true);
+    // Idempotent: the ref names its own sha.
+    expect(writeLooseRef(repo, commit)).toBe(true);
+    expect(git(repo, ['for-each-ref', '--format=%(refname) %(objectname)'])).toBe(
+      `refs/snapshots/${commit} ${commit}\n`,
+    );
+    git(repo, ['fsck', '--strict', '--no-progress']);
+    const other = git(repo, ['commit-tree', tree, '-m', 'two'], undefined, true).trim();
+    writeFileSync(join(repo, 'refs', 'snapshots', `${other}.lock`), 'held\n');
+    expect(writeLooseRef(repo, other)).toBe(false);
+    expect(writeLooseRef(repo, 'not-a-sha')).toBe(false);
+    expect(git(repo, ['for-each-ref', '--format=%(refname)'])).toBe(`refs/snapshots/${commit}\n`);
   });
 });
