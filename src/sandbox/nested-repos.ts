@@ -62,6 +62,12 @@ export class NestedRepoTracker {
       .sort((a, b) => a.path.localeCompare(b.path));
   }
 
+  /** Takes the set as recorded earlier (the sandbox marker's, for the same head). */
+  load(repos: readonly NestedRepo[]): void {
+    this.#found.clear();
+    for (const { path, kind } of repos) this.#found.set(path, kind);
+  }
+
   /**
    * Full scan from `git ls-tree -r -t -z <tree>` output: gitlinks are nested repos; each
    * tracked folder (up to a bound) is checked for a stray `.git`.

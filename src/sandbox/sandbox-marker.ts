@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { writeFileAtomic, writeFileAtomicSync } from '../core/atomic-write.js';
+import type { NestedRepo } from './nested-repos.js';
 
 /** Marker written into each sandbox's run dir; prune and remove only touch folders that carry it. */
 export const MARKER_FILE = 'sandbox.json';
@@ -38,6 +39,30 @@ export interface SandboxMarker {
   head?: string;
   /** The snapshot size cap (`0`: off), kept so a reopened sandbox uses the same one. */
   maxFileBytes?: number;
+  /**
+   * The nested repositories and stray `.git` entries known at snapshot `head` (see
+   * `NestedRepoTracker`), so a reopen (every read-only command) need not list the whole head
+   * tree to find them again. Used only while `head` equals the marker's head.
+   */
+  nested?: { head: string; repos: NestedRepo[] };
+}
+
+const NESTED_KINDS: readonly string[] = ['repository', 'git-file', 'git-dir'];
+
+/** The marker's `nested` record when well-formed, else undefined (the reopen scans). */
+function readNested(value: unknown): SandboxMarker['nested'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { head, repos } = value as { head?: unknown; repos?: unknown };
+  if (typeof head !== 'string' || !SHA_PATTERN.test(head) || !Array.isArray(repos))
+    return undefined;
+  const valid = repos.every(
+    (repo: unknown) =>
+      typeof repo === 'object' &&
+      repo !== null &&
+      typeof (repo as { path?: unknown }).path === 'string' &&
+      NESTED_KINDS.includes((repo as { kind?: unknown }).kind as string),
+  );
+  return valid ? { head, repos: repos as NestedRepo[] } : undefined;
 }
 
 /**
@@ -62,6 +87,7 @@ export async function readMarker(runDir: string): Promise<SandboxMarker | 'legac
     return typeof value === 'string' && SHA_PATTERN.test(value) ? { [key]: value } : {};
   };
   const maxFileBytes = record['maxFileBytes'];
+  const nested = readNested(record['nested']);
   return {
     kind: MARKER_KIND,
     version: MARKER_VERSION,
@@ -81,6 +107,7 @@ export async function readMarker(runDir: string): Promise<SandboxMarker | 'legac
     ...(typeof maxFileBytes === 'number' && Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0
       ? { maxFileBytes }
       : {}),
+    ...(nested === undefined ? {} : { nested }),
   };
 }
 

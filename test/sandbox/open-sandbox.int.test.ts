@@ -71,6 +71,42 @@ describe('openSandbox (sandboxes that outlive a process)', () => {
     expect(repoFingerprint(repo)).toEqual(userRepo);
   });
 
+  it('takes nested repos from the marker for its head on reopen, and scans when it names another', async () => {
+    const made = await openSandbox({ dir, source: repo, id: 'keep-nested' });
+    await mkdir(join(made.root, 'vendor', 'lib', '.git'), { recursive: true });
+    await writeFile(join(made.root, 'vendor', 'lib', 'x.txt'), 'x');
+    const snap = await made.snapshot('stray .git');
+    await made.close({ remove: false });
+    const markerFile = join(dir, 'run', 'sandbox.json');
+    const marker = JSON.parse(await readFile(markerFile, 'utf8')) as {
+      head: string;
+      nested: { head: string; repos: Array<{ path: string; kind: string }> };
+    };
+    // Recorded with the head it describes.
+    expect(marker.head).toBe(snap.sha);
+    expect(marker.nested).toEqual({
+      head: snap.sha,
+      repos: [{ path: 'vendor/lib', kind: 'git-dir' }],
+    });
+    // A record for this head is taken as it is (no listing of the head tree): one planted here
+    // shows up, which a scan would not find.
+    const planted = { head: snap.sha, repos: [{ path: 'planted', kind: 'git-file' }] };
+    await writeFile(markerFile, JSON.stringify({ ...marker, nested: planted }));
+    const reopened = await openSandbox({ dir, create: false });
+    expect(reopened.nestedRepos()).toEqual([{ path: 'planted', kind: 'git-file' }]);
+    await reopened.close({ remove: false });
+    // A record for another head (or a malformed one) is ignored: the reopen scans.
+    for (const nested of [
+      { ...planted, head: made.base },
+      { head: snap.sha, repos: 'x' },
+    ]) {
+      await writeFile(markerFile, JSON.stringify({ ...marker, nested }));
+      const scanned = await openSandbox({ dir, create: false });
+      expect(scanned.nestedRepos()).toEqual([{ path: 'vendor/lib', kind: 'git-dir' }]);
+      await scanned.close({ remove: false });
+    }
+  });
+
   it('holds a run lock: a second locking open is refused, a dead holder is taken over', async () => {
     const held = await openSandbox({ dir, source: repo, lock: true });
     try {

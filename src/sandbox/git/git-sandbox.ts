@@ -483,6 +483,7 @@ export class GitSandbox implements Sandbox {
 
   async #persistHead(): Promise<void> {
     this.#marker.head = this.#head;
+    this.#marker.nested = { head: this.#head, repos: this.#nested.list() };
     writeMarkerSync(this.runDir, this.#marker);
   }
 

@@ -14,6 +14,7 @@ import type { LongLivedGit } from '../git.js';
 import {
   compareEntries,
   serializeTree,
+  sortTree,
   TREE_MODE,
   writeObject,
   type TreeEntry,
@@ -138,38 +139,55 @@ export async function buildTree(
   }
 }
 
+/** Writes a tree of `entries` (in any order) and keeps it, sorted, in the reader's cache. */
 async function writeTree(context: TreeBuildContext, entries: TreeEntry[]): Promise<string> {
-  const sha = await writeObject(context.objectsDir, 'tree', serializeTree(entries));
-  context.trees.remember(sha, entries);
+  return writeSortedTree(context, sortTree(entries));
+}
+
+async function writeSortedTree(context: TreeBuildContext, sorted: TreeEntry[]): Promise<string> {
+  const sha = await writeObject(context.objectsDir, 'tree', serializeTree(sorted));
+  context.trees.remember(sha, sorted);
   return sha;
 }
 
-/** The folder `dir` with the changes of `node` applied; undefined when it ends up empty. */
+/**
+ * The folder `dir` with the changes of `node` applied; undefined when it ends up empty. The
+ * entries stay in the head tree's order unless a name comes or a file becomes a folder (or
+ * the reverse): only then is the folder sorted again.
+ */
 async function rebuild(
   context: TreeBuildContext,
   dir: string,
   treeSha: string,
   node: Trie,
 ): Promise<string | undefined> {
-  const entries = new Map((await context.trees.read(treeSha)).map((entry) => [entry.name, entry]));
-  let changed = false;
+  const { entries, positions } = await context.trees.readIndexed(treeSha);
+  const replaced = new Map<number, TreeEntry | undefined>();
+  const added: TreeEntry[] = [];
+  let reordered = false;
   for (const [name, child] of node.children) {
     const path = dir === '' ? name : `${dir}/${name}`;
-    const old = entries.get(name);
+    const at = positions.get(name);
+    const old = at === undefined ? undefined : entries[at];
     const next = await examine(context, path, old, child);
-    if (next === undefined) {
-      if (old !== undefined) {
-        entries.delete(name);
-        changed = true;
-      }
-    } else if (old === undefined || old.sha !== next.sha || old.mode !== next.mode) {
-      entries.set(name, next);
-      changed = true;
+    if (at === undefined || old === undefined) {
+      if (next !== undefined) added.push(next);
+    } else if (next === undefined) {
+      replaced.set(at, undefined);
+    } else if (old.sha !== next.sha || old.mode !== next.mode) {
+      replaced.set(at, next);
+      if ((old.mode === TREE_MODE) !== (next.mode === TREE_MODE)) reordered = true;
     }
   }
-  if (!changed) return treeSha;
-  if (entries.size === 0) return undefined;
-  return writeTree(context, [...entries.values()]);
+  if (replaced.size === 0 && added.length === 0) return treeSha;
+  const kept: TreeEntry[] = [];
+  entries.forEach((entry, index) => {
+    const change = replaced.has(index) ? replaced.get(index) : entry;
+    if (change !== undefined) kept.push(change);
+  });
+  kept.push(...added);
+  if (kept.length === 0) return undefined;
+  return writeSortedTree(context, reordered || added.length > 0 ? sortTree(kept) : kept);
 }
 
 /** The entry `path` gets now (undefined: none), given its entry in the head tree. */
@@ -374,7 +392,10 @@ const FILE_TYPE = (mode: string): string => (mode === TREE_MODE ? 'tree' : mode.
 
 /**
  * `diff-tree -r --raw --no-renames` between two trees, from the trees alone (only folders whose
- * ids differ are read): the change list of a snapshot built here.
+ * ids differ are read): the change list of a snapshot built here. Both entry lists are in git's
+ * order (as git writes them, and as {@link TreeReader} keeps the trees written here), so one
+ * merge walk pairs them: equal entries are passed over without a sort or a lookup (a root of
+ * 1,000 folders costs a string compare per entry, not a sort of the union).
  */
 export async function diffTrees(
   trees: TreeReader,
@@ -383,61 +404,74 @@ export async function diffTrees(
   prefix = '',
 ): Promise<RawTreeChange[]> {
   if (from === to) return [];
-  const before = new Map((await trees.read(from)).map((entry) => [entry.name, entry]));
-  const after = new Map((await trees.read(to)).map((entry) => [entry.name, entry]));
-  const keys: TreeEntry[] = [];
-  const seen = new Set<string>();
-  for (const entry of [...before.values(), ...after.values()]) {
-    const key = `${entry.mode === TREE_MODE ? 'd' : 'f'}:${entry.name}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    keys.push(entry);
-  }
-  keys.sort(compareEntries);
+  const before = await trees.read(from);
+  const after = await trees.read(to);
   const changes: RawTreeChange[] = [];
   const zero = '0'.repeat(40);
-  for (const key of keys) {
-    const isTree = key.mode === TREE_MODE;
-    const old = before.get(key.name);
-    const now = after.get(key.name);
-    const oldHere = old !== undefined && (old.mode === TREE_MODE) === isTree ? old : undefined;
-    const nowHere = now !== undefined && (now.mode === TREE_MODE) === isTree ? now : undefined;
-    const path = `${prefix}${key.name}`;
-    if (isTree) {
-      const empty = emptyTreeId(trees);
-      changes.push(
-        ...(await diffTrees(trees, oldHere?.sha ?? empty, nowHere?.sha ?? empty, `${path}/`)),
-      );
-      continue;
+  const removed = async (old: TreeEntry): Promise<void> => {
+    const path = `${prefix}${old.name}`;
+    if (old.mode === TREE_MODE) {
+      changes.push(...(await diffTrees(trees, old.sha, emptyTreeId(trees), `${path}/`)));
+      return;
     }
-    if (oldHere !== undefined && nowHere !== undefined) {
-      if (oldHere.sha === nowHere.sha && oldHere.mode === nowHere.mode) continue;
-      changes.push({
-        status: FILE_TYPE(oldHere.mode) === FILE_TYPE(nowHere.mode) ? 'M' : 'T',
-        path,
-        srcMode: oldHere.mode,
-        dstMode: nowHere.mode,
-        srcSha: oldHere.sha,
-        dstSha: nowHere.sha,
-      });
-    } else if (oldHere !== undefined) {
-      changes.push({
-        status: 'D',
-        path,
-        srcMode: oldHere.mode,
-        dstMode: '000000',
-        srcSha: oldHere.sha,
-        dstSha: zero,
-      });
-    } else if (nowHere !== undefined) {
-      changes.push({
-        status: 'A',
-        path,
-        srcMode: '000000',
-        dstMode: nowHere.mode,
-        srcSha: zero,
-        dstSha: nowHere.sha,
-      });
+    changes.push({
+      status: 'D',
+      path,
+      srcMode: old.mode,
+      dstMode: '000000',
+      srcSha: old.sha,
+      dstSha: zero,
+    });
+  };
+  const added = async (now: TreeEntry): Promise<void> => {
+    const path = `${prefix}${now.name}`;
+    if (now.mode === TREE_MODE) {
+      changes.push(...(await diffTrees(trees, emptyTreeId(trees), now.sha, `${path}/`)));
+      return;
+    }
+    changes.push({
+      status: 'A',
+      path,
+      srcMode: '000000',
+      dstMode: now.mode,
+      srcSha: zero,
+      dstSha: now.sha,
+    });
+  };
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const old = before[i];
+    const now = after[j];
+    if (old !== undefined && now !== undefined && old.name === now.name) {
+      const oldTree = old.mode === TREE_MODE;
+      if (oldTree === (now.mode === TREE_MODE)) {
+        i++;
+        j++;
+        if (old.sha === now.sha && old.mode === now.mode) continue;
+        if (oldTree) {
+          changes.push(...(await diffTrees(trees, old.sha, now.sha, `${prefix}${now.name}/`)));
+          continue;
+        }
+        changes.push({
+          status: FILE_TYPE(old.mode) === FILE_TYPE(now.mode) ? 'M' : 'T',
+          path: `${prefix}${now.name}`,
+          srcMode: old.mode,
+          dstMode: now.mode,
+          srcSha: old.sha,
+          dstSha: now.sha,
+        });
+        continue;
+      }
+    }
+    // Different names (or a file and a folder of one name, which git sorts apart): the one
+    // that sorts first is only on its side.
+    if (now === undefined || (old !== undefined && compareEntries(old, now) < 0)) {
+      await removed(old!);
+      i++;
+    } else {
+      await added(now);
+      j++;
     }
   }
   return changes;

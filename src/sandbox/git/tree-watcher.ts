@@ -1,4 +1,4 @@
-import { rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { closeSync, openSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -8,6 +8,9 @@ import { join } from 'node:path';
  * report `IN_Q_OVERFLOW`), and a burst this large is where that could happen.
  */
 export const MAX_WATCHED_CHANGES = 5_000;
+/** The marker file {@link TreeWatcher.settle} writes to, in a folder of the watcher's own. */
+const MARKER_NAME = 'marker';
+const MARKER_BYTE = Buffer.from('m');
 /** How long {@link TreeWatcher.settle} waits for its own marker event before giving up. */
 const SETTLE_TIMEOUT_MS = 2_000;
 
@@ -31,8 +34,9 @@ export class TreeWatcher {
   #renamed = new Set<string>();
   #unknown: string | undefined;
   #marker: FSWatcher | undefined;
-  #markerCount = 0;
-  readonly #waiting = new Map<string, () => void>();
+  /** The marker file, open for writing: one byte rewritten per settle (an IN_MODIFY event). */
+  #markerFd: number | undefined;
+  #waiting: (() => void) | undefined;
   #closed = false;
 
   /** `markerDir`: a folder of our own (outside the tree) for {@link settle}'s marker files. */
@@ -46,9 +50,9 @@ export class TreeWatcher {
     await rm(this.#markerDir, { recursive: true, force: true });
     await mkdir(this.#markerDir, { recursive: true });
     try {
+      this.#markerFd = openSync(join(this.#markerDir, MARKER_NAME), 'w');
       this.#marker = watch(this.#markerDir, { persistent: false }, (_event, name) => {
-        const done = name === null ? undefined : this.#waiting.get(String(name));
-        if (done !== undefined) done();
+        if (name !== null && String(name) === MARKER_NAME) this.#waiting?.();
       });
       this.#marker.on('error', () => this.#markUnknown('the marker watch failed'));
       return true;
@@ -105,21 +109,21 @@ export class TreeWatcher {
    * answered) come first. A marker that never comes back makes the change set unknown.
    */
   async settle(): Promise<void> {
-    if (this.#marker === undefined || this.#unknown !== undefined) return;
-    const name = `m${++this.#markerCount}`;
+    const fd = this.#markerFd;
+    if (this.#marker === undefined || fd === undefined || this.#unknown !== undefined) return;
     const seen = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), SETTLE_TIMEOUT_MS);
-      this.#waiting.set(name, () => {
+      this.#waiting = () => {
         clearTimeout(timer);
         resolve(true);
-      });
+      };
     });
-    const file = join(this.#markerDir, name);
-    // Synchronous: an empty file, on every snapshot's hot path (see git-objects.ts writeObject).
-    writeFileSync(file, '');
+    // One byte rewritten in place: an event without making or removing a file (two changes to
+    // the marker folder per snapshot otherwise). One settle at a time (snapshots are serialised),
+    // and a late event after a timeout is harmless: the change set is unknown from then on.
+    writeSync(fd, MARKER_BYTE, 0, 1, 0);
     const arrived = await seen;
-    this.#waiting.delete(name);
-    rmSync(file, { force: true });
+    this.#waiting = undefined;
     if (!arrived) this.#markUnknown('the watcher did not report its own marker in time');
   }
 
@@ -142,6 +146,8 @@ export class TreeWatcher {
   close(): void {
     this.#closed = true;
     this.#marker?.close();
+    if (this.#markerFd !== undefined) closeSync(this.#markerFd);
+    this.#markerFd = undefined;
     for (const { watcher } of this.#watches.values()) watcher.close();
     this.#watches.clear();
   }

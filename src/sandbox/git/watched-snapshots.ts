@@ -1,3 +1,4 @@
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
 import { TreeReader, writeObject } from './git-objects.js';
@@ -16,8 +17,8 @@ import { TreeWatcher } from './tree-watcher.js';
 /**
  * Watched snapshots (issue 29): a snapshot from the watcher's change set instead of a scan of
  * the whole tree. Only the changed paths are read, the new tree is the head tree with their
- * ancestors rewritten, objects and the commit are written without a git process, the ref
- * through a long-lived `update-ref`. `GitSandbox` asks {@link WatchedSnapshots.take} first and
+ * ancestors rewritten, objects, the commit and the ref are written without a git process
+ * (`update-ref` is the ref's fallback). `GitSandbox` asks {@link WatchedSnapshots.take} first and
  * scans whenever it answers with a reason instead of a tree.
  */
 
@@ -98,10 +99,14 @@ export class WatchedSnapshots {
     return sha;
   }
 
-  /** Writes (or rewrites) `refs/snapshots/<sha>` through the long-lived `update-ref`. */
+  /**
+   * Writes (or rewrites) `refs/snapshots/<sha>`: as a loose ref file the way git's files
+   * backend does (see {@link writeLooseRef}), else through the long-lived `update-ref`.
+   */
   async keepRef(sha: string): Promise<void> {
     const state = this.#state;
     if (state === undefined) throw new Error('watched snapshots are not running');
+    if (writeLooseRef(join(this.#init.runDir, STORE_DIR), sha)) return;
     await state.refs.request(
       `start\0update ${SNAPSHOT_REF_PREFIX}/${sha}\0${sha}\0\0commit\0`,
       (out) => {
@@ -180,6 +185,34 @@ export class WatchedSnapshots {
     state.context.trees.close();
     state.context.ignore.close();
     state.refs.close();
+  }
+}
+
+/**
+ * Writes `refs/snapshots/<sha>` (holding `<sha>`) as git's files backend does, without a git
+ * process: the lock file `<ref>.lock` made exclusively (so a git holding the lock is never
+ * overwritten), then renamed onto the ref. A snapshot ref names its own sha, so its value never
+ * changes and there is no old value to check; the store keeps no reflog (a bare repository).
+ * False when that cannot be done here (a lock held, an odd sha, no files backend): then
+ * `update-ref` writes it.
+ */
+export function writeLooseRef(gitDir: string, sha: string): boolean {
+  if (!/^[0-9a-f]{40}$/.test(sha)) return false;
+  const refs = join(gitDir, 'refs');
+  const dir = join(refs, 'snapshots');
+  const lock = join(dir, `${sha}.lock`);
+  let locked = false;
+  try {
+    // A store without a `refs` folder is not one the files backend made: leave it to git.
+    if (!statSync(refs).isDirectory()) return false;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(lock, `${sha}\n`, { flag: 'wx' });
+    locked = true;
+    renameSync(lock, join(dir, sha));
+    return true;
+  } catch {
+    if (locked) rmSync(lock, { force: true });
+    return false;
   }
 }
 
