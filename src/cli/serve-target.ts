@@ -26,10 +26,7 @@ export async function resolveServeTarget(
 ): Promise<ServeResolution> {
   const store = storeOf(context);
   // Loaded on use, as the rest of serving: `agents --help` and the other commands start without them.
-  const [{ createActor }, { isEphemeralCheckpointer }] = await Promise.all([
-    import('../actors/actor.js'),
-    import('../checkpoint/backends.js'),
-  ]);
+  const { createActor } = await import('../actors/actor.js');
   const policy = await policyFor(target, store, options);
   const actor = await createActor({
     ...(target.kind === 'actor'
@@ -104,7 +101,7 @@ export async function resolveServeTarget(
       return () => offs.forEach((off) => off());
     },
     isAvailable,
-    sandbox: sandboxInfo(actor, target, options, store, isEphemeralCheckpointer),
+    sandbox: sandboxInfo(actor, target, options, store),
     policyMode: actor.policy.mode,
     upstream: serverNames.map((serverName) => {
       const pid = servers.pid(serverName);
@@ -146,7 +143,6 @@ function sandboxInfo(
   target: ServeTarget,
   options: ServeTargetOptions,
   store: WorkspaceStore,
-  isEphemeralCheckpointer: (settings: { type: string }) => boolean,
 ): ServeSandboxInfo {
   const root = actor.sandbox?.root;
   if (root === undefined) return { root: undefined, kept: false, workDir: store.projectDir };
