@@ -37,37 +37,40 @@ export async function probeServer(
     progress?: Progress;
   },
 ): Promise<ServerProbe> {
-  const { createManagedServer } = await import('../../servers/managed-server.js');
+  const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
-  await using sandbox = await inspectionSandbox({
+  // The one assembly (see `runtime/`): closing it stops the server, then removes the folder.
+  await using runtime = await createAgentsRuntime({
+    owner: `server "${config.name}"`,
+    checkpointer: false,
+  });
+  const sandbox = await inspectionSandbox({
     store: options.store,
     servers: [config],
     ...(options.stderr ? { report: warnTo(options.stderr) } : {}),
   });
-  const server = createManagedServer(config, {
-    cwd: sandbox.dir,
-    confinement: sandbox.confinement,
-  });
-  try {
-    const start = () => server.start(options.signal ? { signal: options.signal } : {});
-    // Starting includes the handshake and tools/list: a first `npx` download takes a while.
-    await (options.progress === undefined
-      ? start()
-      : options.progress.step(
-          `starting ${describeServerStart(config)} and listing its tools`,
-          start,
-        ));
-    return {
-      serverName: config.name,
-      protocolVersion: server.protocolVersion,
-      serverInfo: server.serverInfo
-        ? { name: server.serverInfo.name, version: server.serverInfo.version }
-        : undefined,
-      tools: server.entries().map((entry) => entry.descriptor),
-    };
-  } finally {
-    await server.close();
-  }
+  runtime.defer(() => sandbox.dispose());
+  const start = () =>
+    runtime.startServer(config, {
+      cwd: sandbox.dir,
+      confinement: sandbox.confinement,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  // Starting includes the handshake and tools/list: a first `npx` download takes a while.
+  const server = await (options.progress === undefined
+    ? start()
+    : options.progress.step(
+        `starting ${describeServerStart(config)} and listing its tools`,
+        start,
+      ));
+  return {
+    serverName: config.name,
+    protocolVersion: server.protocolVersion,
+    serverInfo: server.serverInfo
+      ? { name: server.serverInfo.name, version: server.serverInfo.version }
+      : undefined,
+    tools: server.entries().map((entry) => entry.descriptor),
+  };
 }
 
 /** Says a confinement warning (e.g. servers run unconfined: bubblewrap missing) on stderr. */

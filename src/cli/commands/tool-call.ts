@@ -117,7 +117,7 @@ export const toolCallCommand: Command = {
     const config = await store.get('server', serverName);
     // Loaded on use: the server, registry and pipeline bring the SDK and LangChain.
     const [
-      { createManagedServer },
+      { createAgentsRuntime },
       { createSkillRegistry },
       { createToolPipeline },
       { auditLogPath, createAuditLog },
@@ -125,7 +125,7 @@ export const toolCallCommand: Command = {
       { createPinStore, DEFAULT_PIN_FILE },
       { promptForApproval },
     ] = await Promise.all([
-      import('../../servers/managed-server.js'),
+      import('../../runtime/agents-runtime.js'),
       import('../../skills/skill-registry.js'),
       import('../../pipeline/tool-pipeline.js'),
       import('../../policy/audit-log.js'),
@@ -134,12 +134,21 @@ export const toolCallCommand: Command = {
       import('../../policy/terminal-approval.js'),
     ]);
     const confinement = await toolCallConfinement(store, context);
-    const server = createManagedServer(config, { cwd: store.projectDir, confinement });
+    // The one assembly (see `runtime/`): closing it stops the server.
+    await using runtime = await createAgentsRuntime({
+      owner: `server "${config.name}"`,
+      checkpointer: false,
+    });
     const auditLog = createAuditLog(auditLogPath(context.workspace));
     try {
-      await createProgress(context.stderr).step(
+      const server = await createProgress(context.stderr).step(
         `starting ${describeServerStart(config)} and listing its tools`,
-        () => server.start({ signal: context.signal }),
+        () =>
+          runtime.startServer(config, {
+            cwd: store.projectDir,
+            confinement,
+            signal: context.signal,
+          }),
       );
       const skill = 'tool-call';
       const registry = await createSkillRegistry({
@@ -199,7 +208,6 @@ export const toolCallCommand: Command = {
         await registry.close();
       }
     } finally {
-      await server.close();
       await auditLog[Symbol.asyncDispose]();
     }
   },

@@ -216,46 +216,48 @@ async function describeServerTools(
   inclusion: SkillInclusion,
 ): Promise<ToolDescriptor[]> {
   const config = await store.get('server', serverName);
-  const { createManagedServer } = await import('../../servers/managed-server.js');
+  const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
   const { createSkillRegistry } = await import('../../skills/skill-registry.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
   const { warnTo } = await import('./server.js');
+  // Closing the runtime stops the server, then removes its folder.
+  await using runtime = await createAgentsRuntime({
+    owner: `server "${config.name}"`,
+    checkpointer: false,
+  });
   // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).
-  await using sandbox = await inspectionSandbox({
+  const sandbox = await inspectionSandbox({
     store,
     servers: [config],
     report: warnTo(context.stderr),
   });
-  const server = createManagedServer(config, {
+  runtime.defer(() => sandbox.dispose());
+  const server = await runtime.startServer(config, {
     cwd: sandbox.dir,
     confinement: sandbox.confinement,
+    signal: context.signal,
   });
-  try {
-    await server.start({ signal: context.signal });
-    const registry = await createSkillRegistry({
-      plan: {
-        skills: [
-          {
-            name: SHOW_SKILL,
-            description: '',
-            tools: [],
-            mcpServers: [],
-            agentSkills: [],
-            overrides: {},
-          },
-        ],
-        servers: [config],
-        inclusions: [inclusion],
-      },
-      servers: new Map([[config.name, server]]),
-      projectDir: store.projectDir,
-    });
-    const descriptors = registry.entries().map((entry) => entry.descriptor);
-    await registry.close();
-    return descriptors;
-  } finally {
-    await server.close();
-  }
+  const registry = await createSkillRegistry({
+    plan: {
+      skills: [
+        {
+          name: SHOW_SKILL,
+          description: '',
+          tools: [],
+          mcpServers: [],
+          agentSkills: [],
+          overrides: {},
+        },
+      ],
+      servers: [config],
+      inclusions: [inclusion],
+    },
+    servers: new Map([[config.name, server]]),
+    projectDir: store.projectDir,
+  });
+  const descriptors = registry.entries().map((entry) => entry.descriptor);
+  await registry.close();
+  return descriptors;
 }
 
 const SHOW_USAGE = `Usage: agents tool show TOOL [--json]
