@@ -106,6 +106,19 @@ function git(cwd: string, ...args: string[]): string {
   });
 }
 
+/**
+ * The filesystem servers among `pids`: the server processes themselves, not the bubblewrap
+ * processes around a confined one (whose arguments name the server too).
+ */
+function filesystemServers(pids: number[]): number[] {
+  return pids.filter((pid) => {
+    const argv = cmdline(pid);
+    return (
+      argv.includes('server-filesystem') && path.basename(argv.split(' ')[0] ?? '') !== 'bwrap'
+    );
+  });
+}
+
 function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
@@ -202,7 +215,7 @@ describe('reference actor graph in the LangGraph dev server', () => {
   it('activated the filesystem MCP server and the sandbox when the graph module loaded', () => {
     const pids = server!.treePids();
     // One filesystem server per graph module (actor, approvals), each in its own sandbox.
-    expect(pids.filter((pid) => cmdline(pid).includes('server-filesystem'))).toHaveLength(2);
+    expect(filesystemServers(pids)).toHaveLength(2);
     for (const id of [SANDBOX_ID, APPROVALS_SANDBOX_ID]) {
       const root = sandboxRoot(id);
       expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toBe('# user project\n');
@@ -512,7 +525,7 @@ describe('reference actor graph in the LangGraph dev server', () => {
 
   it('stops on SIGINT and leaves nothing running (dev server, graph workers, MCP servers)', async () => {
     const pids = server!.treePids();
-    const mcpServer = pids.filter((pid) => cmdline(pid).includes('server-filesystem'));
+    const mcpServer = filesystemServers(pids);
     const roots = [sandboxRoot(), sandboxRoot(APPROVALS_SANDBOX_ID)];
     expect(mcpServer).toHaveLength(2);
     await server!.stop();
