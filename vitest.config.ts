@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files that need a PostgreSQL server. They run in their own project, whose global setup
- * starts one (or uses AGENTS_TEST_POSTGRES_URL); vitest runs it only when these files run.
+ * Test files that need a PostgreSQL server. They run in the `e2e` project, whose global setup
+ * starts one (or uses AGENTS_TEST_POSTGRES_URL) when that project has files to run.
  */
 const POSTGRES_TESTS = [
   'test/checkpoint/checkpointer.int.test.ts',
@@ -53,25 +53,16 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
-          globalSetup: ['test/global-setup.ts'],
-          include: E2E_TESTS,
+          // The Postgres files run here too: a pool of their own after this one cost CI a minute
+          // it does not have (20 min). PostgreSQL starts only when this project has files to run.
+          globalSetup: ['test/global-setup.ts', 'test/helpers/postgres-global-setup.ts'],
+          include: [...E2E_TESTS, ...POSTGRES_TESTS],
           exclude: ['node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           maxWorkers: 2,
           // After `int`, not beside it: two pools of two workers would overload two cores.
           sequence: { groupOrder: 2 },
-        },
-      },
-      {
-        test: {
-          name: 'int-postgres',
-          include: POSTGRES_TESTS,
-          globalSetup: ['test/helpers/postgres-global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          maxWorkers: 1,
-          sequence: { groupOrder: 3 },
         },
       },
     ],

