@@ -191,7 +191,7 @@ describe('the packed package in a consumer project with only the required peers'
     expect(snippet).toContain(README_TRANSPORT);
     const program =
       snippet.replace(README_TRANSPORT, LOCAL_TRANSPORT) +
-      `\nconsole.log(JSON.stringify({ tools: tools.map((tool) => tool.name), toolNode: toolNode.constructor.name }));\nawait client.close();\n`;
+      `\nconsole.log(JSON.stringify({ tools: toolNode.tools.map((tool) => tool.name), toolNode: toolNode.constructor.name }));\nawait client.close();\n`;
     await writeFile(join(consumer, 'snippet.mjs'), program);
     const result = await timed('README snippet', () => node('snippet.mjs'));
     expect(result.stderr).not.toContain('ERR_MODULE_NOT_FOUND');
