@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER, fixtureStdioArgs } from '../fixtures/fixture-process.js';
+import {
+  FIXTURE_SERVER_PATH,
+  TSX_LOADER,
+  fixtureStdioArgs,
+  modernStdioArgs,
+} from '../fixtures/fixture-process.js';
+import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
@@ -167,4 +173,38 @@ export async function threadFiles(actor: string, thread: string): Promise<string
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
     .filter((path) => path.includes(`/threads/${actor}/${thread}/`));
+}
+
+/** A project whose workspace has the 2026-only fixture server `modern` and a skill over it. */
+export interface CountingModernProject {
+  dir: string;
+  store: WorkspaceStore;
+  /** Outside the sandbox (writable to the server): the fixture's own bookkeeping. */
+  counterDir: string;
+  /** `$MODERN_FIXTURE_COUNTER`: a line per execution of the fixture's counting tools. */
+  counter: string;
+}
+
+/**
+ * Makes a project repo whose workspace registers the 2026-07-28 fixture server as `modern`
+ * (counting its executions in a file outside the sandbox) and a skill `skill` over it.
+ */
+export async function makeCountingModernProject(
+  prefix: string,
+  skill: string,
+): Promise<CountingModernProject> {
+  const dir = await makeProjectRepo(prefix);
+  const counterDir = await realpath(await mkdtemp(join(tmpdir(), `${prefix}counter-`)));
+  const counter = join(counterDir, 'executions.txt');
+  const store = createWorkspaceStore(join(dir, '.agents'));
+  await store.put('server', 'modern', {
+    transport: 'stdio',
+    command: process.execPath,
+    args: modernStdioArgs(),
+    env: { MODERN_FIXTURE_COUNTER: counter },
+    // The counter lives outside the sandbox: the fixture's own bookkeeping, not the tool's work.
+    sandbox: { writable: [counterDir] },
+  });
+  await store.put('skill', skill, { mcpServers: ['modern'] });
+  return { dir, store, counterDir, counter };
 }

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { modernStdioArgs } from '../fixtures/fixture-process.js';
-import { agents, agentsProcess, agentsWithStdin, makeProjectRepo } from './helpers.js';
+import { agents, agentsProcess, agentsWithStdin, makeCountingModernProject } from './helpers.js';
 
 /** The fixture's executions of `confirm_write`: one line per run, none before it runs. */
 async function executions(counter: string): Promise<string[]> {
@@ -20,19 +17,9 @@ describe('a server question (MCP 2026-07-28 input_required) in an actor run', ()
   let counterDir: string;
   let counter: string;
   beforeAll(async () => {
-    dir = await makeProjectRepo('agents-input-');
-    counterDir = await mkdtemp(join(tmpdir(), 'agents-input-counter-'));
-    counter = join(counterDir, 'executions.txt');
-    const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('server', 'modern', {
-      transport: 'stdio',
-      command: process.execPath,
-      args: modernStdioArgs(),
-      env: { MODERN_FIXTURE_COUNTER: counter },
-      // The counter lives outside the sandbox: the fixture's own bookkeeping, not the tool's work.
-      sandbox: { writable: [counterDir] },
-    });
-    await store.put('skill', 'asking', { mcpServers: ['modern'] });
+    const project = await makeCountingModernProject('agents-input-', 'asking');
+    ({ dir, counterDir, counter } = project);
+    const { store } = project;
     await writeFile(
       join(dir, 'script.yaml'),
       '- tool_calls: [{ name: confirm_write, args: { path: a.txt } }]\n- content: done\n',

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { modernStdioArgs } from '../fixtures/fixture-process.js';
-import { agents, agentsProcess, agentsWithStdin, makeProjectRepo } from './helpers.js';
+import { agents, agentsProcess, agentsWithStdin, makeCountingModernProject } from './helpers.js';
 
 /** The fixture's executions of `sampled_note`: one line per run, none before it runs. */
 async function executions(counter: string): Promise<number> {
@@ -21,18 +18,9 @@ describe('a server asking for sampling (MCP 2026-07-28 input_required) in an act
   let counterDir: string;
   let counter: string;
   beforeAll(async () => {
-    dir = await makeProjectRepo('agents-sampling-');
-    counterDir = await mkdtemp(join(tmpdir(), 'agents-sampling-counter-'));
-    counter = join(counterDir, 'executions.txt');
-    const store = createWorkspaceStore(join(dir, '.agents'));
-    await store.put('server', 'modern', {
-      transport: 'stdio',
-      command: process.execPath,
-      args: modernStdioArgs(),
-      env: { MODERN_FIXTURE_COUNTER: counter },
-      sandbox: { writable: [counterDir] },
-    });
-    await store.put('skill', 'sampling', { mcpServers: ['modern'] });
+    const project = await makeCountingModernProject('agents-sampling-', 'sampling');
+    ({ dir, counterDir, counter } = project);
+    const { store } = project;
     await writeFile(
       join(dir, 'person.yaml'),
       '- tool_calls: [{ name: sampled_note, args: { topic: tests } }]\n- content: done\n',
