@@ -1,7 +1,10 @@
 import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
 
-/** The SDK's `CLIENT_CAPABILITIES_META_KEY` (2026 capabilities per request), without loading the SDK. */
-const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+/**
+ * The SDK's `CLIENT_CAPABILITIES_META_KEY` (2026 capabilities travel in each request's `_meta`),
+ * without loading the SDK on import; `test/mcp/tasks.test.ts` keeps it equal to the SDK's.
+ */
+export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /**
  * The Tasks extension of MCP 2026-07-28 (SEP-2663, `io.modelcontextprotocol/tasks`) on the client

@@ -1,5 +1,5 @@
 import type { CallToolRequestOptions, Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   AgentsErrorCode,
   ServerError,
@@ -25,6 +25,7 @@ import {
   type SdkFailureKind,
 } from './mcp-client.js';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   declaresTasks,
   receiveTaskHandles,
   taskHandleOf,
@@ -171,8 +172,6 @@ export async function sendToolCall(
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
   const signal = toolCallSignal(context);
-  // Loaded here, not on import (issue 29): a v2 client's program has loaded the package anyway.
-  const { CLIENT_CAPABILITIES_META_KEY } = await import('@modelcontextprotocol/client');
   // Sampling only when someone may answer it (the policy decides, see policy/input-gate.ts).
   const offered = {
     elicitation: { form: {} },
@@ -247,9 +246,7 @@ async function sendLeg(
         })) as CallToolResult | InputRequiredResult)
       : await client.request(
           { method: 'tools/call', params: { name, arguments: params.arguments } },
-          // The v1 SDK's own result schema, loaded on a v1 client's first call (not on import):
-          // the caller's program has loaded that SDK to make the client.
-          (await import('@modelcontextprotocol/sdk/types.js')).CallToolResultSchema,
+          await v1ResultSchema(),
           requestOptions,
         );
     const task = taskHandleOf(result);
@@ -263,6 +260,18 @@ async function sendLeg(
   } finally {
     clearTimeout(capTimer);
   }
+}
+
+let v1Schema: Promise<typeof CallToolResultSchema> | undefined;
+
+/**
+ * The v1 SDK's own result schema, loaded on a v1 client's first call (not on import: the caller's
+ * program loaded that SDK to make the client) and kept, so later calls do no import.
+ */
+function v1ResultSchema(): Promise<typeof CallToolResultSchema> {
+  return (v1Schema ??= import('@modelcontextprotocol/sdk/types.js').then(
+    (types) => types.CallToolResultSchema,
+  ));
 }
 
 /**

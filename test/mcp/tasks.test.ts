@@ -6,7 +6,12 @@ import { CLIENT_CAPABILITIES_META_KEY, Client } from '@modelcontextprotocol/clie
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { declaresTasks, tasksMeta, TASKS_EXTENSION } from '../../src/mcp/task-handles.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY as OUR_META_KEY,
+  declaresTasks,
+  tasksMeta,
+  TASKS_EXTENSION,
+} from '../../src/mcp/task-handles.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -44,6 +49,10 @@ async function connect(options: { advertise: boolean; modern: boolean }): Promis
 }
 
 describe('declaring the Tasks extension on a tools/call', () => {
+  it('names the client-capabilities meta key exactly as the SDK does', () => {
+    expect(OUR_META_KEY).toBe(CLIENT_CAPABILITIES_META_KEY);
+  });
+
   it('declares it to a 2026 server that advertises it, unless the tool forbids tasks', async () => {
     const client = await connect({ advertise: true, modern: true });
     expect(client.getProtocolEra()).toBe('modern');
