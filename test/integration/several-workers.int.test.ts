@@ -11,8 +11,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { openThreadDelivery } from '../../src/entries/actors.js';
 import { applySandbox, commitSandbox, diffSandbox } from '../../src/entries/sandbox.js';
-import { agents, agentsProcess, makeProjectRepo, type CliRun } from '../cli/helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../fixtures/fixture-process.js';
+import {
+  addFixtureFilesSkill,
+  agentsProcess,
+  makeProjectRepo,
+  type CliRun,
+} from '../cli/helpers.js';
 import { treeHash } from '../helpers/tree-hash.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { acquireThreadLease } from '../../src/checkpoint/postgres-lease.js';
@@ -97,24 +101,7 @@ beforeAll(async () => {
   workerC = await makeWorker('C', origin);
   // One workspace, written on A and copied to B (as a checkout of the same project would be).
   const a = workerA.project;
-  const added = await agents(
-    a,
-    'server',
-    'add',
-    'fx',
-    '--no-validate',
-    '--',
-    process.execPath,
-    '--import',
-    TSX_LOADER,
-    FIXTURE_SERVER_PATH,
-    '--transport',
-    'stdio',
-  );
-  expect(added.code, added.stderr).toBe(0);
-  expect((await agents(a, 'skill', 'add', 'files', '--server', 'fx', '--no-validate')).code).toBe(
-    0,
-  );
+  await addFixtureFilesSkill(a);
   await mkdir(join(a, '.agents', 'actors'), { recursive: true });
   const shared = [
     'checkpointer:',

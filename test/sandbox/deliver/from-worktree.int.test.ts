@@ -7,8 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { createActor } from '../../../src/actors/actor.js';
 import { threadSandboxDir } from '../../../src/actors/thread-sandbox.js';
 import type { SandboxWarning } from '../../../src/sandbox/base-origin.js';
-import { agents, makeProjectRepo } from '../../cli/helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, makeProjectRepo } from '../../cli/helpers.js';
 import { userGit, worktreeTree } from './helpers.js';
 
 /**
@@ -80,24 +79,7 @@ describe('sandbox.from through the CLI (fixture file server, scripted model)', (
     await writeFile(join(dir, 'src', 'app.txt'), 'one\ntwo\n');
     userGit(dir, 'add', '-A');
     userGit(dir, 'commit', '-q', '-m', 'project');
-    const server = await run(
-      'server',
-      'add',
-      'fx',
-      '--no-validate',
-      '--',
-      process.execPath,
-      '--import',
-      TSX_LOADER,
-      FIXTURE_SERVER_PATH,
-      '--transport',
-      'stdio',
-      '--tools',
-      'basic',
-    );
-    expect(server.code, server.stderr).toBe(0);
-    const skill = await run('skill', 'add', 'files', '--server', 'fx', '--no-validate');
-    expect(skill.code, skill.stderr).toBe(0);
+    await addFixtureFilesSkill(dir, { tools: 'basic' });
     await writeFile(
       join(dir, 'script.yaml'),
       [

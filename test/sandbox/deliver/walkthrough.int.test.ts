@@ -3,8 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agents, makeProjectRepo } from '../../cli/helpers.js';
-import { FIXTURE_SERVER_PATH, TSX_LOADER } from '../../fixtures/fixture-process.js';
+import { addFixtureFilesSkill, agents, makeProjectRepo } from '../../cli/helpers.js';
 import { userGit } from './helpers.js';
 
 /**
@@ -47,26 +46,7 @@ describe('the delivery walkthrough of docs/delivery.md (#26)', () => {
       userGit(project, 'add', '-A');
       userGit(project, 'commit', '-q', '-m', 'project');
       const run = (...argv: string[]) => agents(project, ...argv);
-      expect(
-        (
-          await run(
-            'server',
-            'add',
-            'fx',
-            '--no-validate',
-            '--',
-            process.execPath,
-            '--import',
-            TSX_LOADER,
-            FIXTURE_SERVER_PATH,
-            '--transport',
-            'stdio',
-            '--tools',
-            'basic',
-          )
-        ).code,
-      ).toBe(0);
-      expect((await run('skill', 'add', 'files', '--server', 'fx', '--no-validate')).code).toBe(0);
+      await addFixtureFilesSkill(project, { tools: 'basic' });
       await mkdir(join(project, '.agents', 'actors'), { recursive: true });
       await writeFile(
         join(project, '.agents', 'actors', 'coder.yaml'),
