@@ -17,6 +17,9 @@ import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
 import type { Capabilities, ToolDescriptor } from '../../src/core/tool-descriptor.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
+import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import { createCheckpointer } from '../../src/checkpoint/backends.js';
+import type { Checkpointer } from '../../src/checkpoint/backend.js';
 
 /** Capabilities of a read-only or a writing tool, as the registry would infer them. */
 export function capabilities(readOnly: boolean): Capabilities {
@@ -210,4 +213,34 @@ export function buildGraph(
     .addConditionalEdges('agent', toolsCondition, ['tools', END])
     .addEdge('tools', 'agent')
     .compile({ checkpointer: saver });
+}
+
+/** A user repo, its sandbox and a SQLite checkpointer in a temp folder: a thread's parts. */
+export interface ThreadParts {
+  sandbox: LocalSandbox;
+  checkpointer: Checkpointer;
+  /** A new checkpointer on the same SQLite file (a later process). */
+  openCheckpointer(): Promise<Checkpointer>;
+  /** Closes both and removes the repo and the SQLite folder. */
+  cleanup(checkpointer: Checkpointer): Promise<void>;
+}
+
+/** Makes {@link ThreadParts}: `makeRepo`, `createSandbox` (default options), a SQLite file. */
+export async function makeThreadParts(): Promise<ThreadParts> {
+  const repo = await makeRepo();
+  const sandbox = await createSandbox({ source: repo.dir });
+  const dbDir = await mkdtemp(join(tmpdir(), 'agents-thread-db-'));
+  const openCheckpointer = () =>
+    createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+  return {
+    sandbox,
+    checkpointer: await openCheckpointer(),
+    openCheckpointer,
+    async cleanup(checkpointer) {
+      await checkpointer.close();
+      await sandbox.close();
+      await repo.cleanup();
+      await rm(dbDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,40 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { AgentsError } from '../../src/errors.js';
 import { readSandboxState } from '../../src/core/sandbox-state.js';
-import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
 import { markRunActive, withActiveRun } from '../../src/thread/active-runs.js';
 import { rollback } from '../../src/thread/rollback.js';
 import { undoRollback } from '../../src/thread/undo-rollback.js';
-import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { buildGraph, makeRepo, readTree, trackedFileTools } from './helpers.js';
+import { buildGraph, makeThreadParts, readTree, trackedFileTools } from './helpers.js';
+import type { ThreadParts } from './helpers.js';
 
 describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
-  let repo: Awaited<ReturnType<typeof makeRepo>>;
+  let parts: ThreadParts;
   let sandbox: LocalSandbox;
-  let dbDir: string;
   let checkpointer: Checkpointer;
   const threadId = 'thread-1';
   const config = { configurable: { thread_id: threadId } };
 
   beforeEach(async () => {
-    repo = await makeRepo();
-    sandbox = await createSandbox({ source: repo.dir });
-    dbDir = await mkdtemp(join(tmpdir(), 'agents-cp-db-'));
-    checkpointer = await createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+    parts = await makeThreadParts();
+    ({ sandbox, checkpointer } = parts);
   });
 
   afterEach(async () => {
-    await checkpointer.close();
-    await sandbox.close();
-    await repo.cleanup();
-    await rm(dbDir, { recursive: true, force: true });
+    await parts.cleanup(checkpointer);
   });
 
   async function runScript() {
@@ -147,7 +139,7 @@ describe('tracked ToolNode + SQLite checkpointer + rollback', () => {
 
     // Close and reopen the SQLite file: history (both branches) and rollback still work.
     await checkpointer.close();
-    checkpointer = await createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+    checkpointer = await parts.openCheckpointer();
     const reopened = buildGraph(trackedFileTools(sandbox), sandbox, checkpointer.saver);
     const after = await listCheckpoints({ graph: reopened, threadId, sandbox });
     expect(after.length).toBeGreaterThan(historyBefore);

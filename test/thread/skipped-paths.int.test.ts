@@ -1,11 +1,9 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createChangeTrackingMiddleware } from '../../src/pipeline/change-tracking.js';
-import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
 import { rollback } from '../../src/thread/rollback.js';
@@ -13,10 +11,9 @@ import { withActiveRun } from '../../src/thread/active-runs.js';
 import { readSandboxState } from '../../src/core/sandbox-state.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
-import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { buildGraph, descriptor, makeRepo, trackedFileTools } from './helpers.js';
-import type { ScriptedCall } from './helpers.js';
+import { buildGraph, descriptor, makeThreadParts, trackedFileTools } from './helpers.js';
+import type { ScriptedCall, ThreadParts } from './helpers.js';
 
 const BIG = 60 * 1024 * 1024;
 
@@ -27,26 +24,20 @@ const SCRIPT: ScriptedCall[][] = [
 ];
 
 describe('files left out of snapshots are reported', () => {
-  let repo: Awaited<ReturnType<typeof makeRepo>>;
+  let parts: ThreadParts;
   let sandbox: LocalSandbox;
-  let dbDir: string;
   let checkpointer: Checkpointer;
   const threadId = 'big-1';
   const config = { configurable: { thread_id: threadId } };
 
   beforeEach(async () => {
-    repo = await makeRepo();
     // The default size cap (50 MiB).
-    sandbox = await createSandbox({ source: repo.dir });
-    dbDir = await mkdtemp(join(tmpdir(), 'agents-skipped-db-'));
-    checkpointer = await createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+    parts = await makeThreadParts();
+    ({ sandbox, checkpointer } = parts);
   });
 
   afterEach(async () => {
-    await checkpointer.close();
-    await sandbox.close();
-    await repo.cleanup();
-    await rm(dbDir, { recursive: true, force: true });
+    await parts.cleanup(checkpointer);
   });
 
   it('names a 60 MB file on the call’s change record, to the model, in checkpoints and in the rollback preview', async () => {

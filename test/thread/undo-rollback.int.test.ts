@@ -1,21 +1,18 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import type { Checkpointer } from '../../src/checkpoint/backend.js';
 import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
 import { rollback } from '../../src/thread/rollback.js';
 import { withActiveRun } from '../../src/thread/active-runs.js';
 import { readSandboxState, undoStack } from '../../src/core/sandbox-state.js';
 import { undoRollback } from '../../src/thread/undo-rollback.js';
-import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import type { LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
 import { treeDigest } from '../helpers/tree-hash.js';
-import { buildGraph, makeRepo, trackedFileTools } from './helpers.js';
-import type { ScriptedCall } from './helpers.js';
+import { buildGraph, makeThreadParts, trackedFileTools } from './helpers.js';
+import type { ScriptedCall, ThreadParts } from './helpers.js';
 
 const SCRIPT: ScriptedCall[][] = [
   [{ name: 'write_file', args: { path: 'a.txt', content: 'A1' } }],
@@ -25,25 +22,19 @@ const SCRIPT: ScriptedCall[][] = [
 ];
 
 describe('undoRollback through a graph', () => {
-  let repo: Awaited<ReturnType<typeof makeRepo>>;
+  let parts: ThreadParts;
   let sandbox: LocalSandbox;
-  let dbDir: string;
   let checkpointer: Checkpointer;
   const threadId = 'thread 1';
   const config = { configurable: { thread_id: threadId } };
 
   beforeEach(async () => {
-    repo = await makeRepo();
-    sandbox = await createSandbox({ source: repo.dir });
-    dbDir = await mkdtemp(join(tmpdir(), 'agents-undo-db-'));
-    checkpointer = await createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+    parts = await makeThreadParts();
+    ({ sandbox, checkpointer } = parts);
   });
 
   afterEach(async () => {
-    await checkpointer.close();
-    await sandbox.close();
-    await repo.cleanup();
-    await rm(dbDir, { recursive: true, force: true });
+    await parts.cleanup(checkpointer);
   });
 
   it('undoes two rollbacks one level at a time back to the exact tree, recorded in graph state across a reopen', async () => {
@@ -68,7 +59,7 @@ describe('undoRollback through a graph', () => {
 
     // The stack lives in the checkpointer: a fresh graph on a reopened file sees it.
     await checkpointer.close();
-    checkpointer = await createCheckpointer({ type: 'sqlite', path: join(dbDir, 'cp.sqlite') });
+    checkpointer = await parts.openCheckpointer();
     const reopened = buildGraph(trackedFileTools(sandbox), sandbox, checkpointer.saver, SCRIPT);
     const state = readSandboxState((await reopened.getState(config)).values);
     expect(undoStack(state.rollbacks).map((item) => item.safety)).toEqual([
