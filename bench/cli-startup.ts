@@ -97,7 +97,8 @@ const cases: Case[] = [
     goalRatio: 3,
   },
   { name: 'import the package root', argv: importing('index.js'), goalMs: 400, goalRatio: 3 },
-  { name: 'import `/langchain`', argv: importing('langchain.js'), goalRatio: 3 },
+  // Not an issue 29 goal: this entry exists to load `langchain` (createAgent middleware).
+  { name: 'import `/langchain` (loads `langchain` by design)', argv: importing('langchain.js') },
   {
     name: 'import `/adapter` (`createMcpToolAdapter` alone)',
     argv: importing('adapter.js'),

@@ -223,6 +223,11 @@ async function main(): Promise<void> {
     ],
     ['Spawn cost of OS confinement (bench/confinement.ts)', 'confinement.ts', [quick ? '2' : '20']],
     [
+      'Host gits under bubblewrap? (bench/host-git.ts, issue 23)',
+      'host-git.ts',
+      quick ? ['100', '2'] : ['1000', '15'],
+    ],
+    [
       'Network proxy overhead per request and per connection (bench/network-proxy.ts)',
       'network-proxy.ts',
       [quick ? '50' : '300'],
