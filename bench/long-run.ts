@@ -193,6 +193,15 @@ function child(calls: number, perTurn: number): Promise<RunFigures> {
 const f1 = (value: number) => value.toFixed(1);
 const f2 = (value: number) => value.toFixed(2);
 const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+/**
+ * Issue 19's time goal is for a run of 1,000 calls: in a shorter run the process's warm-up
+ * (module load, JIT, the first checkpoint's table set-up) is spread over few calls, so those
+ * rows show the figure without a verdict.
+ */
+const timeGoal = (calls: number, msPerCall: number) =>
+  calls >= 1000
+    ? `${f2(msPerCall)}: ${yes(msPerCall <= GOAL_MS_PER_CALL)}`
+    : `${f2(msPerCall)} (goal at 1,000)`;
 
 if (values.one !== undefined) {
   const {
@@ -287,11 +296,11 @@ if (values.one !== undefined) {
       .map((value) => value.toFixed(1))
       .join(' / ')}.`,
     '',
-    '| calls | turns | wall ms per call (goal ≤ 3) | CPU ms per call (goal ≤ 3) | first / last tenth (wall ms per call) | checkpoint bytes per call (goal ≤ 2,048 + result) | checkpoints | RSS at end (MiB) | heap (MiB) |',
+    '| calls | turns | wall ms per call (goal ≤ 3 at 1,000) | CPU ms per call (goal ≤ 3 at 1,000) | first / last tenth (wall ms per call) | checkpoint bytes per call (goal ≤ 2,048 + result) | checkpoints | RSS at end (MiB) | heap (MiB) |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (row) =>
-        `| ${row.calls.toLocaleString('en-US')} | ${row.turns} | ${f2(row.ms / row.calls)}: ${yes(row.ms / row.calls <= GOAL_MS_PER_CALL)} | ${f2(row.cpuMs / row.calls)}: ${yes(row.cpuMs / row.calls <= GOAL_MS_PER_CALL)} | ${f2(row.firstTenthMsPerCall)} / ${f2(row.lastTenthMsPerCall)} | ${Math.round(row.bytes / row.calls)}: ${yes(row.bytes / row.calls <= GOAL_BYTES_PER_CALL + 100)} | ${row.checkpoints} | ${f1(row.rssMiB)} | ${f1(row.heapMiB)} |`,
+        `| ${row.calls.toLocaleString('en-US')} | ${row.turns} | ${timeGoal(row.calls, row.ms / row.calls)} | ${timeGoal(row.calls, row.cpuMs / row.calls)} | ${f2(row.firstTenthMsPerCall)} / ${f2(row.lastTenthMsPerCall)} | ${Math.round(row.bytes / row.calls)}: ${yes(row.bytes / row.calls <= GOAL_BYTES_PER_CALL + 100)} | ${row.checkpoints} | ${f1(row.rssMiB)} | ${f1(row.heapMiB)} |`,
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
