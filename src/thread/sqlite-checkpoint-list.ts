@@ -68,6 +68,9 @@ export interface ListSqliteCheckpointsOptions {
   signal?: AbortSignal | undefined;
 }
 
+const isSqliteError = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'SqliteError';
+
 /** LangGraph's `uuid5(name, namespace)` (task ids). */
 function uuid5(name: string, namespace: string): string {
   const hex = namespace.replace(/-/g, '');
@@ -361,7 +364,13 @@ export async function listSqliteCheckpoints(
 ): Promise<SqliteCheckpointList | undefined> {
   const { file, threadId, sandbox, limit, signal } = options;
   signal?.throwIfAborted();
-  const tables = await openSqliteCheckpointTables(file);
+  let tables: SqliteCheckpointTables | undefined;
+  try {
+    tables = await openSqliteCheckpointTables(file);
+  } catch (error) {
+    if (isSqliteError(error)) return undefined;
+    throw error;
+  }
   if (tables === undefined) return undefined;
   try {
     // One more than asked: the oldest listed entry's parent, usually the next one in history.
@@ -424,7 +433,9 @@ export async function listSqliteCheckpoints(
       rollbacks: current.state.rollbacks,
     };
   } catch (error) {
-    if (error instanceof NotUnderstood) return undefined;
+    // A file SQLite or JSON cannot read: LangGraph's path says what is wrong, in its words.
+    if (error instanceof NotUnderstood || error instanceof SyntaxError || isSqliteError(error))
+      return undefined;
     throw error;
   } finally {
     tables.close();

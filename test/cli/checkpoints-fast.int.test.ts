@@ -7,7 +7,7 @@
  * either way; what it does not understand sends it back to LangGraph.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -245,6 +245,10 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
       expect(
         await listSqliteCheckpoints({ file: copy, threadId: 'no such thread' }),
       ).toBeUndefined();
+      // Not a SQLite file at all: LangGraph's path names the problem.
+      const garbage = join(copy, '..', 'garbage.sqlite');
+      await writeFile(garbage, 'not a database, but long enough to be read as a header '.repeat(4));
+      expect(await listSqliteCheckpoints({ file: garbage, threadId: 't1' })).toBeUndefined();
       // The command then lists through LangGraph: the same table.
       const broken: OpenThreadContext = async (...args) => ({
         ...(await real(...args)),
