@@ -194,6 +194,11 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
         },
       );
       expect(hidden.stdout).toBe((await agents(dir, 'checkpoints', '--thread', 't1')).stdout);
+
+      // Compaction deletes older rows: the kept ones' parents are gone, their state reseeded.
+      const compact = await agents(dir, 'thread', 'compact', '--thread', 't1', '--keep', '6');
+      expect(compact.code, compact.stderr).toBe(0);
+      expect((await expectSameListings('t1')).entries).toHaveLength(6);
     },
   );
 
