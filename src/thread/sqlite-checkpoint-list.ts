@@ -122,7 +122,10 @@ function nextOf(row: CheckpointRow, writes: readonly WriteRow[]): string[] {
   // No channel written yet: no node is triggered.
   if (versionList.length === 0) return next;
   const nullVersion = 0;
-  const step = typeof row.metadata['step'] === 'number' ? row.metadata['step'] + 1 : 0;
+  const stored = row.metadata['step'] ?? -1;
+  if (typeof stored !== 'number') throw new NotUnderstood('checkpoint step');
+  // The task ids of the step that runs from here (checked against the ids LangGraph writes).
+  const step = stored + 1;
   for (const [node, trigger] of ACTOR_GRAPH_TRIGGERS) {
     if (writes.length > 0) {
       // A node whose task already wrote under its node-named id is not run again.
