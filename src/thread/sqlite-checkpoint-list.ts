@@ -124,7 +124,7 @@ function nextOf(row: CheckpointRow, writes: readonly WriteRow[]): string[] {
   const nullVersion = 0;
   const stored = row.metadata['step'] ?? -1;
   if (typeof stored !== 'number') throw new NotUnderstood('checkpoint step');
-  // The task ids of the step that runs from here (checked against the ids LangGraph writes).
+  // LangGraph's task ids name the step that runs from here.
   const step = stored + 1;
   for (const [node, trigger] of ACTOR_GRAPH_TRIGGERS) {
     if (writes.length > 0) {
