@@ -26,6 +26,11 @@ export interface ThreadContext extends AsyncDisposable {
   sandbox: Sandbox;
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
   saver?: () => Promise<BaseCheckpointSaver>;
+  /**
+   * The thread's SQLite checkpoint file when its checkpointer is SQLite, else `undefined`:
+   * `agents checkpoints` reads it without LangGraph (issue 29).
+   */
+  checkpointFile(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -240,6 +245,13 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       graph: lazyGraph(openGraph),
       sandbox,
       saver: async () => (await openCheckpointer()).saver,
+      async checkpointFile() {
+        const settings = (await readActorConfig()).checkpointer;
+        if (settings.type !== 'sqlite') return undefined;
+        const { sqliteCheckpointBackend } = await import('../checkpoint/sqlite.js');
+        // Resolved as `openCheckpointer` resolves it (the run's project folder).
+        return sqliteCheckpointBackend.locate(settings, store.projectDir).name;
+      },
       close,
       [Symbol.asyncDispose]: close,
     };

@@ -53,18 +53,8 @@ export function readActiveSkill(value: unknown): ActiveSkillState | undefined {
 /** One rollback or undo of a thread (see {@link RollbackRecordSchema}). */
 export type RollbackRecord = z.infer<typeof RollbackRecordSchema>;
 
-/**
- * The rollbacks that can still be undone, oldest first: each `undo` cancels the latest rollback
- * not yet undone. The last one is what `undoRollback()` restores next.
- */
-export function undoStack(records: readonly RollbackRecord[]): RollbackRecord[] {
-  const stack: RollbackRecord[] = [];
-  for (const record of records) {
-    if (record.kind === 'rollback') stack.push(record);
-    else stack.pop();
-  }
-  return stack;
-}
+// Kept in its own zod-free module: `agents checkpoints` reads it without zod (issue 29).
+export { undoStack } from './undo-stack.js';
 
 /** The values of the sandbox fields in a graph state. */
 export interface SandboxState {

@@ -1,43 +1,14 @@
 /** Listing a thread's checkpoints with the file changes each one made. */
-import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ChangeRecord, ChangedPath } from '../core/change-record.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { checkpointIdOf } from './checkpointed-graph.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
-import type { RollbackRecord } from '../core/sandbox-state.js';
-import { stepActivity } from './step-activity.js';
-import type { StepActivity } from './step-activity.js';
+import { buildCheckpointEntries } from './checkpoint-entries.js';
+import type { CheckpointEntry, CheckpointView } from './checkpoint-entries.js';
 
-/** One checkpoint of a thread, with the file state it belongs to. */
-export interface CheckpointEntry {
-  checkpointId: string;
-  parentCheckpointId?: string;
-  /** LangGraph superstep (`-1` for the input checkpoint). */
-  step: number;
-  /** `input`, `loop`, `update` or `fork`. */
-  source: string;
-  createdAt?: string;
-  /** Nodes that would run next from here. */
-  next: string[];
-  /** Snapshot sha of the sandbox tree at this checkpoint (absent before any tracked write). */
-  sandboxHead?: string;
-  /** Files this checkpoint changed compared with its parent checkpoint. */
-  changed: ChangedPath[];
-  /** Change records added by this checkpoint (tool calls since the parent). */
-  records: ChangeRecord[];
-  /**
-   * The rollback or undo that made this checkpoint (its fork), with the safety snapshot taken
-   * just before it; absent for other checkpoints.
-   */
-  rollback?: RollbackRecord;
-  /** The prompt, tool calls and answer this checkpoint's step added to the messages. */
-  activity: StepActivity;
-  /** Config that addresses this checkpoint (for `getState`, `invoke(null, config)`). */
-  config: RunnableConfig;
-}
+export type { CheckpointEntry } from './checkpoint-entries.js';
 
 /** Options of {@link listCheckpoints}. */
 export interface ListCheckpointsOptions {
@@ -54,65 +25,6 @@ export interface ListCheckpointsOptions {
    */
   limit?: number;
   signal?: AbortSignal;
-}
-
-function mergeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
-  const byPath = new Map<string, ChangedPath>();
-  for (const record of records) {
-    for (const change of record.changed) byPath.set(change.path, change);
-  }
-  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
-}
-
-/**
- * The net change of serialized records per path, as a tree diff from the first call's start to
- * the last call's end reports it: added then modified is added, added then deleted is nothing,
- * deleted then added is modified.
- */
-function composeChanges(records: readonly ChangeRecord[]): ChangedPath[] {
-  const byPath = new Map<string, ChangedPath | undefined>();
-  const existedBefore = new Map<string, boolean>();
-  for (const record of records) {
-    for (const change of record.changed) {
-      if (!existedBefore.has(change.path)) existedBefore.set(change.path, change.status !== 'A');
-      const existed = existedBefore.get(change.path)!;
-      if (change.status === 'D') byPath.set(change.path, existed ? change : undefined);
-      else
-        byPath.set(
-          change.path,
-          existed
-            ? { ...change, status: change.status === 'A' ? 'M' : change.status }
-            : { ...change, status: 'A' },
-        );
-    }
-  }
-  // Byte order, as git lists paths.
-  return [...byPath.values()]
-    .filter((change): change is ChangedPath => change !== undefined)
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/**
- * The records that change the tree, in call order, when they lead from `from` to `to` (each
- * call starting where the previous one ended); `undefined` otherwise. Their composed change lists
- * then equal the tree diff between the two snapshots.
- */
-function recordChain(
-  records: readonly ChangeRecord[],
-  from: string,
-  to: string,
-): ChangeRecord[] | undefined {
-  const advancing = records.filter((record) => record.snapshot !== record.parent);
-  const byParent = new Map(advancing.map((record) => [record.parent, record]));
-  if (advancing.length === 0 || byParent.size !== advancing.length) return undefined;
-  const chain: ChangeRecord[] = [];
-  for (let at = from; chain.length < advancing.length;) {
-    const record = byParent.get(at);
-    if (record === undefined) return undefined;
-    chain.push(record);
-    at = record.snapshot;
-  }
-  return chain.at(-1)?.snapshot === to ? chain : undefined;
 }
 
 /**
@@ -138,65 +50,34 @@ export async function listCheckpoints(options: ListCheckpointsOptions): Promise<
       { details: { threadId } },
     );
   }
-  const byId = new Map<string, StateSnapshot>();
-  for (const snapshot of snapshots) {
-    const id = checkpointIdOf(snapshot.config);
-    if (id !== undefined) byId.set(id, snapshot);
-  }
-  const selected = options.limit === undefined ? snapshots : snapshots.slice(0, options.limit);
-  const entries: CheckpointEntry[] = [];
-  for (const snapshot of selected) {
-    signal?.throwIfAborted();
-    const checkpointId = checkpointIdOf(snapshot.config);
-    if (checkpointId === undefined) continue;
+  const view = (snapshot: StateSnapshot): CheckpointView => {
     const parentCheckpointId = checkpointIdOf(snapshot.parentConfig);
-    const state = readSandboxState(snapshot.values);
-    const parent =
-      parentCheckpointId === undefined
-        ? undefined
-        : (byId.get(parentCheckpointId) ??
-          // A fork's parent can lie outside the listed window: read just that one.
-          (await graph.getState({
-            configurable: { thread_id: threadId, checkpoint_id: parentCheckpointId },
-          })));
-    const parentState = readSandboxState(parent?.values);
-    // The change log is append-only along a branch, so what this checkpoint added is its tail.
-    const records = state.changeLog.slice(
-      parentState.changeLog.length <= state.changeLog.length ? parentState.changeLog.length : 0,
-    );
-    // A fork made by a rollback or undo carries one record more than its parent: that one.
-    const made = state.rollbacks.at(-1);
-    const rollbackRecord =
-      made !== undefined &&
-      snapshot.metadata?.source === 'update' &&
-      !parentState.rollbacks.some((item) => item.safety === made.safety && item.time === made.time)
-        ? made
-        : undefined;
-    let changed = mergeChanges(records);
-    if (sandbox !== undefined) {
-      const head = state.sandboxHead ?? sandbox.base;
-      const parentHead =
-        parent === undefined ? sandbox.base : (parentState.sandboxHead ?? sandbox.base);
-      // Records that chain from the parent's head to this head say what the tree diff would
-      // (each is a diff-tree of its call): a git process per checkpoint only when they do not.
-      const chain = head === parentHead ? [] : recordChain(records, parentHead, head);
-      changed = chain === undefined ? await sandbox.diff(parentHead, head) : composeChanges(chain);
-    }
-    const metadata = snapshot.metadata;
-    entries.push({
-      checkpointId,
+    return {
+      checkpointId: checkpointIdOf(snapshot.config) ?? '',
       ...(parentCheckpointId === undefined ? {} : { parentCheckpointId }),
-      step: typeof metadata?.step === 'number' ? metadata.step : -1,
-      source: typeof metadata?.source === 'string' ? metadata.source : 'unknown',
+      ...(snapshot.metadata === undefined ? {} : { metadata: snapshot.metadata }),
       ...(snapshot.createdAt === undefined ? {} : { createdAt: snapshot.createdAt }),
       next: [...snapshot.next],
-      ...(state.sandboxHead === undefined ? {} : { sandboxHead: state.sandboxHead }),
-      changed,
-      records,
-      ...(rollbackRecord === undefined ? {} : { rollback: rollbackRecord }),
-      activity: stepActivity(snapshot.values, parent?.values),
+      values: snapshot.values,
+      state: readSandboxState(snapshot.values),
       config: snapshot.config,
-    });
-  }
-  return entries;
+    };
+  };
+  const views = snapshots
+    .filter((snapshot) => checkpointIdOf(snapshot.config) !== undefined)
+    .map(view);
+  const byId = new Map(views.map((item) => [item.checkpointId, item]));
+  const selected = options.limit === undefined ? views : views.slice(0, options.limit);
+  return buildCheckpointEntries(selected, {
+    byId,
+    // A fork's parent can lie outside the listed window: read just that one.
+    loadParent: async (parentCheckpointId) =>
+      view(
+        await graph.getState({
+          configurable: { thread_id: threadId, checkpoint_id: parentCheckpointId },
+        }),
+      ),
+    sandbox,
+    signal,
+  });
 }

@@ -4,8 +4,9 @@ import type { Sandbox } from '../sandbox/types.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
 
-/** The `toolId` of a change record no tool call made (see {@link recordUnattributedChanges}). */
-export const UNATTRIBUTED_TOOL_ID = 'agents:unattributed-changes';
+import { UNATTRIBUTED_TOOL_ID } from './unattributed-id.js';
+
+export { UNATTRIBUTED_TOOL_ID } from './unattributed-id.js';
 
 /** What {@link recordUnattributedChanges} found and recorded. */
 export interface UnattributedChanges {

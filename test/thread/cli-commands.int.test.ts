@@ -35,7 +35,9 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
       const close = async () => {
         closed++;
       };
-      return { threadId, graph, sandbox, close, [Symbol.asyncDispose]: close };
+      // A memory saver: no SQLite file, so `checkpoints` lists through LangGraph.
+      const checkpointFile = async () => undefined;
+      return { threadId, graph, sandbox, checkpointFile, close, [Symbol.asyncDispose]: close };
     };
   });
   afterEach(async () => {

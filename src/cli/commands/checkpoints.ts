@@ -62,35 +62,48 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
         signal: context.signal,
       });
       try {
-        // Loaded on use: LangGraph, LangChain's messages, zod; `--help` stays fast.
+        // Loaded on use; `--help` stays fast.
         const [
-          { listCheckpoints },
-          { readSandboxState, undoStack },
+          { undoStack },
           { UNATTRIBUTED_TOOL_ID },
           { formatSkippedPaths },
           { formatActivity },
         ] = await Promise.all([
-          import('../../thread/checkpoint-list.js'),
-          import('../../core/sandbox-state.js'),
-          import('../../thread/unattributed.js'),
+          import('../../core/undo-stack.js'),
+          import('../../thread/unattributed-id.js'),
           import('../../sandbox/skipped-paths.js'),
           import('../../thread/step-activity.js'),
         ]);
         // One more than shown, to say whether older ones exist.
-        const listed = await listCheckpoints({
-          graph: thread.graph,
+        const listOptions = {
           threadId,
           sandbox: thread.sandbox,
           signal: context.signal,
           ...(limit === undefined ? {} : { limit: limit + 1 }),
-        });
+        };
+        // The SQLite saver's tables read directly (no LangGraph: issue 29), else LangGraph.
+        const file = await thread.checkpointFile();
+        const fast =
+          file === undefined
+            ? undefined
+            : await (
+                await import('../../thread/sqlite-checkpoint-list.js')
+              ).listSqliteCheckpoints({ file, ...listOptions });
+        const listed =
+          fast?.entries ??
+          (await (
+            await import('../../thread/checkpoint-list.js')
+          ).listCheckpoints({ graph: thread.graph, ...listOptions }));
         const entries = limit === undefined ? listed : listed.slice(0, limit);
         const older = listed.length > entries.length;
         if (context.json) {
           write(
             context.stdout,
             JSON.stringify(
-              entries.map(({ config: _config, ...entry }) => entry),
+              entries.map((entry) => {
+                const { config: _config, ...shown } = entry as typeof entry & { config?: unknown };
+                return shown;
+              }),
               null,
               2,
             ),
@@ -135,8 +148,14 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
             context.stderr,
             `(older checkpoints not shown: ${agentsCommandLine(context, ['checkpoints', '--thread', threadId, '--limit', String(limit! * 5)])} or --all lists more)`,
           );
-        const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
-        const stack = undoStack(readSandboxState(current.values).rollbacks).reverse();
+        const rollbacks =
+          fast?.rollbacks ??
+          (await (async () => {
+            const { readSandboxState } = await import('../../core/sandbox-state.js');
+            const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
+            return readSandboxState(current.values).rollbacks;
+          })());
+        const stack = undoStack(rollbacks).reverse();
         if (stack.length > 0) {
           write(
             context.stdout,

@@ -1,0 +1,14 @@
+import type { RollbackRecord } from './sandbox-state.js';
+
+/**
+ * The rollbacks that can still be undone, oldest first: each `undo` cancels the latest rollback
+ * not yet undone. The last one is what `undoRollback()` restores next.
+ */
+export function undoStack(records: readonly RollbackRecord[]): RollbackRecord[] {
+  const stack: RollbackRecord[] = [];
+  for (const record of records) {
+    if (record.kind === 'rollback') stack.push(record);
+    else stack.pop();
+  }
+  return stack;
+}
