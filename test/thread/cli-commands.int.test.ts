@@ -35,7 +35,9 @@ describe('CLI: checkpoints, rollback, sandbox diff', () => {
       const close = async () => {
         closed++;
       };
-      return { threadId, graph, sandbox, close, [Symbol.asyncDispose]: close };
+      // A MemorySaver: no checkpoint file.
+      const checkpointFile = () => Promise.resolve(undefined);
+      return { threadId, graph, sandbox, checkpointFile, close, [Symbol.asyncDispose]: close };
     };
   });
   afterEach(async () => {
