@@ -170,22 +170,19 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let shared: SharedThread | undefined;
     let sandbox: RunSandbox;
     try {
-      shared =
-        sharedConfig === undefined
-          ? undefined
-          : await (
-              await sharedThreads()
-            ).openSharedThread({
-              actor: actorName,
-              threadId,
-              checkpointer: sharedConfig.checkpointer,
-              remote: (await sharedThreads()).resolveSharedRemote(
-                sharedConfig.snapshots?.remote,
-                (path) => store.resolvePath(path),
-              ),
-              lease: options.lock,
-              signal,
-            });
+      if (sharedConfig !== undefined) {
+        const { openSharedThread, resolveSharedRemote } = await sharedThreads();
+        shared = await openSharedThread({
+          actor: actorName,
+          threadId,
+          checkpointer: sharedConfig.checkpointer,
+          remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
+            store.resolvePath(path),
+          ),
+          lease: options.lock,
+          signal,
+        });
+      }
       // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
       const openedLease = shared;
       if (openedLease !== undefined) runtime.defer(() => openedLease.close());
