@@ -8,7 +8,13 @@ import { agentsStateDir } from '../sandbox/state-dir.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { SandboxBaseOptions } from './sandbox-base-options.js';
 import type { SharedThread } from './shared-thread.js';
-import { findThreadSandboxes, openThreadSandbox, threadSandboxDir } from './thread-sandbox.js';
+import { describeActorFile } from './thread-config.js';
+import {
+  findThreadSandboxes,
+  openThreadSandbox,
+  recordThreadConfig,
+  threadSandboxDir,
+} from './thread-sandbox.js';
 
 /** What {@link openActorSandbox} needs. */
 export interface ActorSandboxOptions {
@@ -104,6 +110,13 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
     if (!existed) await removeThread().catch(() => undefined);
     throw error;
   }
+  // What the thread's read-only commands need from this actor's config, for them to skip reading
+  // it while the file is unchanged (issue 29). A cache: failing to write it fails nothing.
+  await recordThreadConfig(dir, (record) =>
+    record.projectDir === undefined
+      ? Promise.resolve(undefined)
+      : describeActorFile(store.dir('actor'), actor, record.projectDir),
+  ).catch(() => undefined);
   const opened: ActorSandbox = {
     sandbox,
     threadBound: true,

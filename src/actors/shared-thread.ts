@@ -8,6 +8,10 @@ import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-stor
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
+import { resolveSharedRemote } from './thread-config.js';
+
+// Moved beside the thread's recorded config facts (which resolve it too); still exported here.
+export { resolveSharedRemote };
 
 /** What lets a thread move between workers: its lease and its shared snapshot store. */
 export interface SharedThread {
@@ -145,19 +149,6 @@ export async function syncSandboxToThread(input: {
   if (target === from) return undefined;
   const restored = await sandbox.restore(target, signal === undefined ? {} : { signal });
   return { from, to: target, safety: restored.safety.sha };
-}
-
-/**
- * `snapshots.remote` as git gets it: URLs (`scheme://…`, `host:path`) as written, paths resolved
- * with `resolvePath` (the project folder for relative ones).
- */
-export function resolveSharedRemote(
-  remote: string | undefined,
-  resolvePath: (path: string) => string,
-): string | undefined {
-  if (remote === undefined) return undefined;
-  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/]+:/.test(remote);
-  return isUrl ? remote : resolvePath(remote);
 }
 
 /**

@@ -14,6 +14,7 @@ import type { SnapshotStore } from '../sandbox/backend.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 import type { ThreadReplica } from '../sandbox/git/shared-store.js';
+import { parseThreadConfigFacts, type ThreadConfigFacts } from './thread-config.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
 export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
@@ -41,6 +42,12 @@ export interface ThreadSandboxRecord {
   /** The project folder the run resolved relative paths against (e.g. the SQLite checkpoint file). */
   projectDir?: string;
   createdAt: number;
+  /**
+   * What the thread's read-only commands need from the actor's config, with the fingerprint of
+   * the config file it was read from (see `thread-config.ts`): refreshed by every run, used only
+   * while the file is unchanged. Absent in records of older versions.
+   */
+  config?: ThreadConfigFacts;
 }
 
 /** A thread's sandbox location in the state folder, with its record when one exists. */
@@ -115,7 +122,37 @@ async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined>
     sandboxDir: String(record['sandboxDir']),
     ...(typeof record['projectDir'] === 'string' ? { projectDir: record['projectDir'] } : {}),
     createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
+    // A field that does not have the writer's shape is dropped (the commands read the config).
+    ...withConfig(parseThreadConfigFacts(record['config'])),
   };
+}
+
+function withConfig(config: ThreadConfigFacts | undefined): { config?: ThreadConfigFacts } {
+  return config === undefined ? {} : { config };
+}
+
+/**
+ * Records in a thread's `thread.json` (in `dir`, see {@link threadSandboxDir}) what its actor's
+ * config says, as `describe` derives it from the record (undefined: nothing trustworthy, and
+ * any older facts are dropped). Rewrites the record only when the facts changed. The caller holds
+ * the thread's run lock. Returns false when there is no record to update.
+ */
+export async function recordThreadConfig(
+  dir: string,
+  describe: (record: ThreadSandboxRecord) => Promise<ThreadConfigFacts | undefined>,
+): Promise<boolean> {
+  const record = await readRecord(dir);
+  if (record === undefined) return false;
+  const config = await describe(record);
+  if (JSON.stringify(config) === JSON.stringify(record.config)) return true;
+  const rest: ThreadSandboxRecord = { ...record };
+  delete rest.config;
+  await writeFileAtomic(
+    join(dir, RECORD_FILE),
+    `${JSON.stringify({ ...rest, ...withConfig(config) }, null, 2)}
+`,
+  );
+  return true;
 }
 
 /** Options of {@link openThreadSandbox}. */

@@ -1,12 +1,15 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
+import type { ThreadConfigFacts } from '../actors/thread-config.js';
+import type { ThreadSandboxRecord } from '../actors/thread-sandbox.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /**
  * What the checkpoint commands need from the actor/workspace layer for one thread: the
@@ -27,8 +30,11 @@ export interface ThreadContext extends AsyncDisposable {
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
   saver?: () => Promise<BaseCheckpointSaver>;
   /**
-   * The thread's SQLite checkpoint file when its checkpointer is SQLite, else `undefined`:
-   * `agents checkpoints` reads it without LangGraph (issue 29).
+   * The SQLite checkpoint file of the thread's checkpointer (absolute, resolved as the store
+   * opens it) when the actor keeps its checkpoints in SQLite; `undefined` for postgres and
+   * memory. Opens nothing (the thread's record answers while the actor's config is unchanged).
+   * Throws the actor config's error (`ACTOR_NOT_FOUND`, `CONFIG_INVALID`) when it must be read
+   * and cannot be.
    */
   checkpointFile(): Promise<string | undefined>;
   close(): Promise<void>;
@@ -59,10 +65,16 @@ export interface ThreadContextOpenerOptions {
  * Makes the {@link OpenThreadContext} the `checkpoints`, `rollback` and `sandbox diff` commands
  * use. For a thread it finds the sandbox record (in the workspace's folder of the per-user state folder, see `threadSandboxDir`)
  * (written by `agents actor run --thread`) and reopens the thread's sandbox. On first use of the
- * graph it loads that actor's config, opens its checkpointer and compiles its graph without a
+ * graph it opens that actor's checkpointer and compiles its graph without a
  * model, tools or MCP servers (listing and forking state needs only the graph's shape and the
  * checkpointer). Closing the context closes the checkpointer and releases the sandbox, keeping it
  * on disk.
+ *
+ * What it needs from the actor's config (sandbox backend, shared snapshot store, checkpointer)
+ * comes from the facts the last run recorded in the thread's record when the config file still
+ * has the bytes they were read from (its sha256): no YAML parser, no zod (issue 29). Otherwise
+ * (an older record, an edited or missing config, a thread this worker never ran, a shared
+ * store, a Postgres lease to take) it reads and validates the actor's config as before.
  *
  * Throws `CHECKPOINT_NOT_FOUND` when no actor ran the thread with a kept sandbox,
  * `INVALID_ARGUMENTS` when several actors did, `SANDBOX_FAILED` when its sandbox cannot be
@@ -73,22 +85,26 @@ export interface ThreadContextOpenerOptions {
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
   return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
     signal.throwIfAborted();
-    // Loaded on use, in parallel: the thread records, the runtime (sandbox backends).
+    // Loaded on use, in parallel: the thread records, the runtime (sandbox backends). The shared
+    // store's code (with the checkpoint table's zod schemas) only when the config names one.
     const [
       { findThreadSandboxes, openThreadSandbox },
-      { createAgentsRuntime },
-      { findSharedThreadActors, openSharedThread, resolveSharedRemote, syncSandboxToThread },
+      { createAgentsRuntime, sandboxBackendNamed },
+      { actorConfigFacts, actorFileUnchanged },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
       import('../runtime/agents-runtime.js'),
-      import('../actors/shared-thread.js'),
+      import('../actors/thread-config.js'),
     ]);
+    const sharedThreads = () => import('../actors/shared-thread.js');
     const here = createWorkspaceStore(workspace, { projectDir: cwd });
     const found = await findThreadSandboxes(here.root, threadId);
     const location = found[0];
     // A thread this worker never ran: its actor's shared snapshot store may hold it.
     const sharedActors =
-      location === undefined ? await findSharedThreadActors(here, threadId, signal) : [];
+      location === undefined
+        ? await (await sharedThreads()).findSharedThreadActors(here, threadId, signal)
+        : [];
     if (sharedActors.length > 1) {
       throw new AgentsError(
         AgentsErrorCode.InvalidArguments,
@@ -117,34 +133,56 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     });
     let actorConfig: Promise<Awaited<ReturnType<typeof store.get<'actor'>>>> | undefined;
     const readActorConfig = () => (actorConfig ??= store.get('actor', actorName));
+    const owner = `thread "${threadId}" (actor "${actorName}")`;
+    // The facts the last run recorded, while the actor's file is unchanged and they leave
+    // nothing to do across workers; else undefined and the config is read below.
+    const recorded =
+      location === undefined
+        ? undefined
+        : await usableFacts(location.record, {
+            store,
+            actor: actorName,
+            lock: options.lock,
+            unchanged: actorFileUnchanged,
+            knownBackend: (name) => {
+              try {
+                sandboxBackendNamed(name, owner);
+                return true;
+              } catch {
+                return false;
+              }
+            },
+          });
     // Across workers (README "Running on several machines"): with a shared snapshot store the
     // thread's snapshots come from it, and with Postgres a changing command takes the lease.
     // Without either (read from the actor's file) nothing changes here.
-    const sharedConfig = await readActorConfig().catch(() => undefined);
+    const sharedConfig =
+      recorded === undefined ? await readActorConfig().catch(() => undefined) : undefined;
     // The sandbox backend and checkpoint store the actor's config names (opened on use below);
     // closing it closes what the command opened, last first.
     const runtime: AgentsRuntime = await createAgentsRuntime({
-      owner: `thread "${threadId}" (actor "${actorName}")`,
-      sandbox: sharedConfig?.sandbox,
+      owner,
+      sandbox:
+        recorded === undefined ? sharedConfig?.sandbox : { backend: recorded.sandboxBackend },
       checkpointer: false,
       cwd: store.projectDir,
     });
     let shared: SharedThread | undefined;
     let sandbox: RunSandbox;
     try {
-      shared =
-        sharedConfig === undefined
-          ? undefined
-          : await openSharedThread({
-              actor: actorName,
-              threadId,
-              checkpointer: sharedConfig.checkpointer,
-              remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
-                store.resolvePath(path),
-              ),
-              lease: options.lock,
-              signal,
-            });
+      if (sharedConfig !== undefined) {
+        const { openSharedThread, resolveSharedRemote } = await sharedThreads();
+        shared = await openSharedThread({
+          actor: actorName,
+          threadId,
+          checkpointer: sharedConfig.checkpointer,
+          remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
+            store.resolvePath(path),
+          ),
+          lease: options.lock,
+          signal,
+        });
+      }
       // Last: push what the command snapshotted (a rollback's safety snapshot), then the lease.
       const openedLease = shared;
       if (openedLease !== undefined) runtime.defer(() => openedLease.close());
@@ -195,19 +233,25 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
+        // The recorded SQLite file; a Postgres URL is never recorded (a secret): read it.
+        if (recorded?.checkpointFile !== undefined) {
+          return runtime.openCheckpointer(
+            { type: 'sqlite', path: recorded.checkpointFile },
+            { signal },
+          );
+        }
+        if (recorded?.checkpointer === 'memory') throw inMemory(actorName, threadId);
         const [config, { isEphemeralCheckpointer }] = await Promise.all([
           readActorConfig(),
           import('../checkpoint/backends.js'),
         ]);
-        if (isEphemeralCheckpointer(config.checkpointer)) {
-          throw new AgentsError(
-            AgentsErrorCode.CheckpointNotFound,
-            `Actor "${config.name}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
-            { details: { threadId, actor: config.name } },
-          );
-        }
+        if (isEphemeralCheckpointer(config.checkpointer)) throw inMemory(config.name, threadId);
         return runtime.openCheckpointer(config.checkpointer, { signal });
       })());
+    const checkpointFile = async (): Promise<string | undefined> =>
+      recorded === undefined
+        ? (await actorConfigFacts(await readActorConfig(), store.projectDir)).checkpointFile
+        : recorded.checkpointFile;
     let compiled: Promise<CheckpointedGraph> | undefined;
     const openGraph = (): Promise<CheckpointedGraph> =>
       (compiled ??= (async () => {
@@ -232,6 +276,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     if (options.lock && openedShared?.replica !== undefined) {
       // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
       try {
+        const { syncSandboxToThread } = await sharedThreads();
         await syncSandboxToThread({ graph: await openGraph(), threadId, sandbox, signal });
       } catch (error) {
         await close().catch(() => undefined);
@@ -245,17 +290,51 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       graph: lazyGraph(openGraph),
       sandbox,
       saver: async () => (await openCheckpointer()).saver,
-      async checkpointFile() {
-        const settings = (await readActorConfig()).checkpointer;
-        if (settings.type !== 'sqlite') return undefined;
-        const { sqliteCheckpointBackend } = await import('../checkpoint/sqlite.js');
-        // Resolved as `openCheckpointer` resolves it (the run's project folder).
-        return sqliteCheckpointBackend.locate(settings, store.projectDir).name;
-      },
+      checkpointFile,
       close,
       [Symbol.asyncDispose]: close,
     };
   };
+}
+
+/**
+ * The config facts of a thread's record when the opener may use them instead of reading the
+ * actor's config: they passed the record's checks (see `parseThreadConfigFacts`), the record
+ * names the project folder they were resolved against, the actor's file still has the bytes they
+ * were read from, the backend is a known one, and there is nothing to do across workers (no
+ * shared snapshot store to fetch from; no Postgres lease to take, which needs the URL).
+ */
+async function usableFacts(
+  record: ThreadSandboxRecord,
+  input: {
+    store: WorkspaceStore;
+    actor: string;
+    lock: boolean;
+    unchanged: (facts: ThreadConfigFacts, actorsDir: string, actor: string) => Promise<boolean>;
+    knownBackend: (name: string) => boolean;
+  },
+): Promise<ThreadConfigFacts | undefined> {
+  const facts = record.config;
+  if (facts === undefined || record.projectDir === undefined) return undefined;
+  if (facts.sharedRemote !== null || (input.lock && facts.checkpointer === 'postgres')) {
+    return undefined;
+  }
+  if (!input.knownBackend(facts.sandboxBackend)) return undefined;
+  try {
+    // A name the store would refuse (the record is a file anyone may edit): read the config.
+    input.store.file('actor', input.actor);
+  } catch {
+    return undefined;
+  }
+  return (await input.unchanged(facts, input.store.dir('actor'), input.actor)) ? facts : undefined;
+}
+
+function inMemory(actor: string, threadId: string): AgentsError {
+  return new AgentsError(
+    AgentsErrorCode.CheckpointNotFound,
+    `Actor "${actor}" keeps checkpoints in memory, so thread "${threadId}" has none left to list or roll back; set its checkpointer to sqlite or postgres.`,
+    { details: { threadId, actor } },
+  );
 }
 
 /** A graph compiled on its first call (see {@link createThreadContextOpener}). */

@@ -42,6 +42,12 @@ export { pendingApprovalsOf, pendingInputsOf, toResumeValue } from '../actors/ap
 export type { OpenThreadDeliveryOptions, ThreadDeliveryHandle } from '../actors/thread-delivery.js';
 export { deliveryThreadOf, openThreadDelivery } from '../actors/thread-delivery.js';
 export type { OpenThreadSandboxOptions, ThreadSandboxRecord } from '../actors/thread-sandbox.js';
+/** What `ThreadSandboxRecord.config` holds: the actor config facts a run recorded (issue 29). */
+export type {
+  ActorConfigFacts,
+  ActorFileFingerprint,
+  ThreadConfigFacts,
+} from '../actors/thread-config.js';
 export {
   findThreadSandboxes,
   openThreadSandbox,

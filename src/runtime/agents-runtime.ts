@@ -7,15 +7,11 @@
 import { rm } from 'node:fs/promises';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Checkpointer, CheckpointBackend } from '../checkpoint/backend.js';
-import {
-  DEFAULT_CHECKPOINTER_TYPE,
-  createCheckpointer,
-  isEphemeralSaver,
-  resolveCheckpointer,
-  type CheckpointerSettings,
-} from '../checkpoint/backends.js';
+// The checkpoint table and the server schema are zod schemas: loaded on use, so a runtime that
+// only reopens a sandbox (`agents sandbox diff`) loads no zod (issue 29).
+import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { NetworkSetting } from '../config/network-schema.js';
-import { ServerConfigSchema, type ServerConfigInput } from '../config/server-schema.js';
+import type { ServerConfigInput } from '../config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ReopenedSandbox, RunSandbox, SandboxBackend } from '../sandbox/backend.js';
 import { SANDBOX_BACKENDS } from '../sandbox/backends.js';
@@ -186,14 +182,17 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
   );
   const setting = options.checkpointer;
   const callerSaver = isSaver(setting) ? setting : undefined;
+  const stores = setting === false ? undefined : await import('../checkpoint/backends.js');
   const settings: CheckpointerSettings | undefined =
-    setting === false || callerSaver !== undefined
+    stores === undefined || callerSaver !== undefined
       ? undefined
-      : ((setting as CheckpointerSettings | undefined) ?? { type: DEFAULT_CHECKPOINTER_TYPE });
-  const resolved = settings === undefined ? undefined : resolveCheckpointer(settings);
+      : ((setting as CheckpointerSettings | undefined) ?? {
+          type: stores.DEFAULT_CHECKPOINTER_TYPE,
+        });
+  const resolved = settings === undefined ? undefined : stores?.resolveCheckpointer(settings);
   const ephemeralStore =
     callerSaver !== undefined
-      ? await isEphemeralSaver(callerSaver)
+      ? ((await stores?.isEphemeralSaver(callerSaver)) ?? false)
       : (resolved?.backend.ephemeral ?? false);
   const confineMode = options.confinement?.mode ?? options.sandbox?.confine ?? 'auto';
   const cwd = options.cwd ?? process.cwd();
@@ -241,6 +240,7 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
       return manager;
     },
     async startServer(config, serverOptions = {}) {
+      const { ServerConfigSchema } = await import('../config/server-schema.js');
       const parsed = ServerConfigSchema.safeParse(config);
       if (!parsed.success) {
         const problems = parsed.error.issues.map(
@@ -285,6 +285,7 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
           { details: { problems: [] } },
         );
       }
+      const { createCheckpointer } = await import('../checkpoint/backends.js');
       const checkpointer = await createCheckpointer(chosen, {
         cwd,
         ...(openOptions.signal === undefined ? {} : { signal: openOptions.signal }),

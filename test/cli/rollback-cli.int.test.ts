@@ -88,6 +88,16 @@ describe('rollback from the CLI (per-thread sandboxes)', () => {
         sandboxDir: string;
       };
       expect(record).toMatchObject({ actor: 'bot', threadId: THREAD });
+      // What the commands below need from the actor's config, recorded by the run (issue 29).
+      expect(record).toMatchObject({
+        config: {
+          source: { file: join(dir, '.agents', 'actors', 'bot.yaml') },
+          sandboxBackend: 'git',
+          sharedRemote: null,
+          checkpointer: 'sqlite',
+          checkpointFile: join(dir, '.agents', 'checkpoints.sqlite'),
+        },
+      });
       const marker = JSON.parse(
         await readFile(join(record.sandboxDir, 'run', 'sandbox.json'), 'utf8'),
       ) as { root: string; base: string; head: string };

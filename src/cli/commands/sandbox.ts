@@ -60,17 +60,15 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
         const { signal } = context;
         const from = delivery.from ?? sandbox.base;
         const to = delivery.to ?? sandbox.head;
-        const changed = underPaths(await thread.sandbox.diff(from, to), paths);
+        const configPrefixes = configPrefixesOf(context.workspace, sandbox.source);
+        // Two git reads of the same range, side by side (start-up counts, issue 29).
+        const [names, leftOut] = await Promise.all([
+          thread.sandbox.diff(from, to),
+          leftOutByDelivery(sandbox, { from, to, paths, signal, configPrefixes }),
+        ]);
+        const changed = underPaths(names, paths);
         // Left out of every snapshot: the diff cannot show them, and a rollback leaves them.
         const skipped = thread.sandbox.skippedPaths?.() ?? [];
-        const configPrefixes = configPrefixesOf(context.workspace, sandbox.source);
-        const leftOut = await leftOutByDelivery(sandbox, {
-          from,
-          to,
-          paths,
-          signal,
-          configPrefixes,
-        });
         if (context.json) {
           const diff = await diffSandbox(sandbox, { from, to, paths, signal, configPrefixes });
           const { patch, files } = diff;

@@ -1,0 +1,234 @@
+/**
+ * What a thread's read-only commands need from its actor's config, recorded in the thread's
+ * sandbox record (`thread.json`) at run time, so that `agents sandbox diff` / `checkpoints` can
+ * skip reading and validating the actor's YAML (the yaml package and the zod schemas are most of
+ * their start-up, issue 29). The facts are a cache of a function of the config file's bytes: they
+ * are used only while the file still has the bytes they were derived from (its fingerprint), and
+ * are derived by {@link actorConfigFacts}, the same function the full read uses.
+ *
+ * Loads nothing heavy on import: the parsers and the checkpoint table load inside the functions
+ * that derive facts (at run time, or on the read-only commands' full path).
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { CheckpointerSettings } from '../checkpoint/backends.js';
+
+/** Bump when {@link actorConfigFacts} or a default it relies on changes: older facts are ignored. */
+const FACTS_VERSION = 1;
+/** The checkpointer kinds a record may name (`checkpointer.type`). */
+const CHECKPOINTER_KINDS = ['sqlite', 'postgres', 'memory'] as const;
+const SHA256 = /^[0-9a-f]{64}$/;
+/** A sandbox backend name as the table spells them (the opener still checks it is known). */
+const BACKEND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/** Which bytes of the actor's config file the facts were derived from. */
+export interface ActorFileFingerprint {
+  /** Absolute path of the file (`actors/NAME.yaml`, or `.yml` when only that exists). */
+  file: string;
+  /** Its size in bytes. */
+  size: number;
+  /** sha256 of its bytes (hex). */
+  sha256: string;
+}
+
+/** The facts of an actor's config that a thread's read-only commands need. */
+export interface ActorConfigFacts {
+  /** `sandbox.backend`. */
+  sandboxBackend: string;
+  /** `snapshots.remote`, resolved against the project folder; null without a shared store. */
+  sharedRemote: string | null;
+  /** `checkpointer.type`. */
+  checkpointer: (typeof CHECKPOINTER_KINDS)[number];
+  /** The SQLite checkpoint file, resolved as the store opens it; only for `sqlite`. */
+  checkpointFile?: string;
+}
+
+/** What `thread.json` records under `config`: the facts and the bytes they came from. */
+export interface ThreadConfigFacts extends ActorConfigFacts {
+  version: typeof FACTS_VERSION;
+  source: ActorFileFingerprint;
+}
+
+/**
+ * `snapshots.remote` as git gets it: URLs (`scheme://…`, `host:path`) as written, paths resolved
+ * with `resolvePath` (the project folder for relative ones).
+ */
+export function resolveSharedRemote(
+  remote: string | undefined,
+  resolvePath: (path: string) => string,
+): string | undefined {
+  if (remote === undefined) return undefined;
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/]+:/.test(remote);
+  return isUrl ? remote : resolvePath(remote);
+}
+
+/**
+ * The facts of a parsed actor config, relative paths resolved against `projectDir` (the folder
+ * the thread's run resolved them against). The one derivation: run time records it, the
+ * read-only commands' full path computes it, so both paths agree by construction.
+ */
+export async function actorConfigFacts(
+  config: {
+    sandbox: { backend: string };
+    snapshots?: { remote: string } | undefined;
+    checkpointer: CheckpointerSettings;
+  },
+  projectDir: string,
+): Promise<ActorConfigFacts> {
+  const kind = config.checkpointer.type;
+  if (!(CHECKPOINTER_KINDS as readonly string[]).includes(kind)) {
+    throw new Error(`unknown checkpointer type "${kind}"`);
+  }
+  const sharedRemote =
+    resolveSharedRemote(config.snapshots?.remote, (path) =>
+      // As `WorkspaceStore.resolvePath` does (an absolute path stays as written).
+      isAbsolute(path) ? path : resolve(projectDir, path),
+    ) ?? null;
+  const facts: ActorConfigFacts = {
+    sandboxBackend: config.sandbox.backend,
+    sharedRemote,
+    checkpointer: kind as ActorConfigFacts['checkpointer'],
+  };
+  if (kind !== 'sqlite') return facts;
+  // The path the store itself opens (its `locate`), not a copy of its default and resolution.
+  const { checkpointBackendFor } = await import('../checkpoint/backends.js');
+  return {
+    ...facts,
+    checkpointFile: checkpointBackendFor(config.checkpointer).locate(
+      config.checkpointer,
+      projectDir,
+    ).name,
+  };
+}
+
+/**
+ * The actor's config file as the workspace store finds it (`NAME.yaml`, else `NAME.yml`) with
+ * its bytes and fingerprint; undefined when neither exists or cannot be read.
+ */
+export async function readActorFile(
+  actorsDir: string,
+  actor: string,
+): Promise<{ fingerprint: ActorFileFingerprint; bytes: Buffer } | undefined> {
+  for (const file of [join(actorsDir, `${actor}.yaml`), join(actorsDir, `${actor}.yml`)]) {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      return undefined;
+    }
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    return { fingerprint: { file, size: bytes.length, sha256 }, bytes };
+  }
+  return undefined;
+}
+
+/**
+ * Reads the actor's config file once and derives its facts from exactly those bytes (parsed
+ * and validated as the workspace store does): what `agents actor run --thread` records.
+ * Undefined when the file is missing or does not parse (the read-only commands then take the
+ * full read, which reports it).
+ */
+export async function describeActorFile(
+  actorsDir: string,
+  actor: string,
+  projectDir: string,
+): Promise<ThreadConfigFacts | undefined> {
+  const read = await readActorFile(actorsDir, actor);
+  if (read === undefined) return undefined;
+  const { configParsers } = await import('../workspace/workspace-files.js');
+  const { parseYaml, CONFIG_FILE_SCHEMAS } = await configParsers();
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseYaml(read.bytes.toString('utf8'), CONFIG_FILE_SCHEMAS.actor, {
+      file: read.fingerprint.file,
+      // The run reading the same file has said it already.
+      onWarning: () => undefined,
+    }) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  // The store refuses a file whose `name:` is another actor's; so does the cache.
+  if (typeof parsed['name'] === 'string' && parsed['name'] !== actor) return undefined;
+  const facts = await actorConfigFacts(
+    parsed as unknown as Parameters<typeof actorConfigFacts>[0],
+    projectDir,
+  ).catch(() => undefined);
+  if (facts === undefined) return undefined;
+  return { version: FACTS_VERSION, source: read.fingerprint, ...facts };
+}
+
+/**
+ * The `config` field of a record, checked by hand (it is a file on disk anyone may have edited):
+ * undefined unless every field has the shape the writer gives it.
+ */
+export function parseThreadConfigFacts(raw: unknown): ThreadConfigFacts | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const value = raw as Record<string, unknown>;
+  const source = value['source'] as Record<string, unknown> | null | undefined;
+  if (
+    value['version'] !== FACTS_VERSION ||
+    typeof source !== 'object' ||
+    source === null ||
+    !isPath(source['file']) ||
+    typeof source['size'] !== 'number' ||
+    !Number.isSafeInteger(source['size']) ||
+    source['size'] < 0 ||
+    typeof source['sha256'] !== 'string' ||
+    !SHA256.test(source['sha256']) ||
+    typeof value['sandboxBackend'] !== 'string' ||
+    !BACKEND_NAME.test(value['sandboxBackend']) ||
+    !(value['sharedRemote'] === null || isRemote(value['sharedRemote'])) ||
+    !(CHECKPOINTER_KINDS as readonly unknown[]).includes(value['checkpointer'])
+  ) {
+    return undefined;
+  }
+  const checkpointer = value['checkpointer'] as ThreadConfigFacts['checkpointer'];
+  const checkpointFile = value['checkpointFile'];
+  // A SQLite store names its file; the others name none.
+  if (checkpointer === 'sqlite' ? !isPath(checkpointFile) : checkpointFile !== undefined) {
+    return undefined;
+  }
+  return {
+    version: FACTS_VERSION,
+    source: {
+      file: source['file'] as string,
+      size: source['size'],
+      sha256: source['sha256'],
+    },
+    sandboxBackend: value['sandboxBackend'],
+    sharedRemote: value['sharedRemote'] as string | null,
+    checkpointer,
+    ...(checkpointer === 'sqlite' ? { checkpointFile: checkpointFile as string } : {}),
+  };
+}
+
+/**
+ * True when the actor's config file (found as the store finds it) still has the bytes the facts
+ * were derived from: same file, size and sha256. The hash decides; a changed mtime with the same
+ * bytes (a checkout, a copy) keeps the facts, and an edit that keeps size and mtime does not.
+ */
+export async function actorFileUnchanged(
+  facts: ThreadConfigFacts,
+  actorsDir: string,
+  actor: string,
+): Promise<boolean> {
+  const read = await readActorFile(actorsDir, actor);
+  return (
+    read !== undefined &&
+    read.fingerprint.file === facts.source.file &&
+    read.fingerprint.size === facts.source.size &&
+    read.fingerprint.sha256 === facts.source.sha256
+  );
+}
+
+function isPath(value: unknown): value is string {
+  return typeof value === 'string' && isAbsolute(value) && !value.includes('\0');
+}
+
+function isRemote(value: unknown): value is string {
+  return (
+    typeof value === 'string' && value !== '' && !value.startsWith('-') && !value.includes('\0')
+  );
+}
