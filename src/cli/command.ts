@@ -31,3 +31,21 @@ export interface Command {
   usage: string;
   run(context: CommandContext): Promise<number>;
 }
+
+/**
+ * A command known by its words and summary before its module is loaded (`commands/index.ts`):
+ * `agents --help` lists it, and only the command that runs is loaded.
+ */
+export interface CommandEntry {
+  path: string[];
+  summary: string;
+  load(): Promise<Command>;
+}
+
+/** A command, loaded or not. */
+export type CommandLike = Command | CommandEntry;
+
+/** The command itself: loads an entry's module, returns a loaded command as is. */
+export async function loadCommand(command: CommandLike): Promise<Command> {
+  return 'run' in command ? command : await command.load();
+}

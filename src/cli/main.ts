@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultWorkspaceDir, locateWorkspace } from '../workspace/locate-workspace.js';
-import type { Command, CommandContext } from './command.js';
+import { loadCommand, type CommandContext, type CommandLike } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { usageError } from './args.js';
@@ -19,7 +19,7 @@ export interface MainIo {
   cwd?: string;
   /** Aborts the running command (Ctrl-C). */
   signal?: AbortSignal;
-  commands?: readonly Command[];
+  commands?: readonly CommandLike[];
   /** True when an abort needs no message (stdout's reader went away, e.g. `| head`). */
   quietAbort?: () => boolean;
 }
@@ -68,7 +68,7 @@ Global options:
   --json            machine-readable output on list/show commands
   --help, -h        help for any command`;
 
-function overview(commands: readonly Command[]): string {
+function overview(commands: readonly CommandLike[]): string {
   const width = Math.max(...commands.map((command) => command.path.join(' ').length));
   return [
     USAGE,
@@ -82,10 +82,10 @@ function overview(commands: readonly Command[]): string {
 
 /** The command whose path is the longest prefix of the positional words. */
 function findCommand(
-  commands: readonly Command[],
+  commands: readonly CommandLike[],
   words: readonly string[],
-): { command: Command; rest: string[] } | undefined {
-  let best: Command | undefined;
+): { command: CommandLike; rest: string[] } | undefined {
+  let best: CommandLike | undefined;
   for (const command of commands) {
     const matches = command.path.every((word, index) => words[index] === word);
     if (matches && (!best || command.path.length > best.path.length)) best = command;
@@ -97,7 +97,7 @@ function findCommand(
  * "Unknown command" alone, with the closest command when one is near (`actor rnu` → `actor
  * run`, `chekpoints` → `checkpoints`) and where to list them, instead of the whole overview.
  */
-function unknownCommand(words: readonly string[], commands: readonly Command[]): AgentsError {
+function unknownCommand(words: readonly string[], commands: readonly CommandLike[]): AgentsError {
   const typed = words.filter((word) => !word.startsWith('-'));
   let meant: string | undefined;
   // The nearest command word by word: every word must be close, the group word first.
@@ -153,8 +153,9 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       println(global.help ? stdout : stderr, overview(group));
       return global.help ? ExitCode.Ok : ExitCode.Usage;
     }
+    const command = await loadCommand(found.command);
     if (global.help) {
-      println(stdout, found.command.usage);
+      println(stdout, command.usage);
       return ExitCode.Ok;
     }
     const cwd = io.cwd ?? process.cwd();
@@ -172,7 +173,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       stdin: io.stdin ?? process.stdin,
       signal: io.signal ?? new AbortController().signal,
     };
-    return await found.command.run(context);
+    return await command.run(context);
   } catch (error) {
     const code = io.signal?.aborted ? ExitCode.Interrupted : exitCodeFor(error);
     if (code === ExitCode.Interrupted) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../src/cli/commands/index.js';
+import { loadCommand } from '../../src/cli/command.js';
 import { main } from '../../src/cli/main.js';
 
 let dir: string;
@@ -32,6 +33,18 @@ async function run(...argv: string[]): Promise<{ code: number; stdout: string; s
 }
 
 describe('agents main', () => {
+  // The index lists each command's words and summary without loading it: they must be the
+  // loaded command's own, or `agents --help` would describe a command that is not there.
+  it.each(commands.map((command) => [command.path.join(' '), command] as const))(
+    'the index entry "%s" loads the command with its words and summary',
+    async (_path, entry) => {
+      const command = await loadCommand(entry);
+      expect(command.path).toEqual(entry.path);
+      expect(command.summary).toBe(entry.summary);
+      expect(typeof command.run).toBe('function');
+    },
+  );
+
   it.each(commands.map((command) => [command.path.join(' ')]))(
     '"%s --help" prints the command usage and exits 0',
     async (path) => {
