@@ -95,6 +95,10 @@ describe.concurrent('entries load without the heavy packages (issue 29)', () => 
       const fast = await counted(argv, project.dir);
       expect(fast.stdout).toBe(hidden.stdout);
       expect(fast.loaded.filter((url) => HEAVY_FILE.test(url))).toEqual([]);
+      // Commands load on use: none of the other commands' modules (serve, login, delivery).
+      const OTHER_COMMANDS =
+        /\/cli\/commands\/(serve|server|server-login|sandbox-apply|actor-run)\.|\/deliver\/apply\./;
+      expect(fast.loaded.filter((url) => OTHER_COMMANDS.test(url))).toEqual([]);
       // Edited: the file no longer has the recorded bytes, so the command parses and validates
       // it, with the same diff.
       await appendFile(join(project.workspace, 'actors', `${ACTOR}.yaml`), 'description: edited\n');
