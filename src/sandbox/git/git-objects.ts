@@ -43,6 +43,11 @@ export async function writeObject(
   type: string,
   content: Buffer,
 ): Promise<string> {
+  return writeLooseObject(objectsDir, type, content);
+}
+
+/** {@link writeObject}, synchronous (a snapshot's objects go through an ObjectBatch). */
+export function writeLooseObject(objectsDir: string, type: string, content: Buffer): string {
   const sha = objectId(type, content);
   const dir = join(objectsDir, sha.slice(0, 2));
   const file = join(dir, sha.slice(2));

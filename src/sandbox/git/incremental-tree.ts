@@ -16,10 +16,10 @@ import {
   serializeTree,
   sortTree,
   TREE_MODE,
-  writeObject,
   type TreeEntry,
   type TreeReader,
 } from './git-objects.js';
+import type { ObjectBatch } from './object-batch.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 import type { TreeWatcher } from './tree-watcher.js';
 
@@ -64,7 +64,11 @@ export class IgnoreChecker {
 /** What building needs: the tree, the store's objects, readers, the watcher, the size cap. */
 export interface TreeBuildContext {
   root: string;
-  objectsDir: string;
+  /**
+   * Where new objects go: named at once, written when the snapshot is (one pack, or loose when
+   * few). Trees are also kept in `trees`' cache, so a build reads its own trees before that.
+   */
+  objects: ObjectBatch;
   trees: TreeReader;
   ignore: IgnoreChecker;
   watcher: TreeWatcher;
@@ -145,7 +149,7 @@ async function writeTree(context: TreeBuildContext, entries: TreeEntry[]): Promi
 }
 
 async function writeSortedTree(context: TreeBuildContext, sorted: TreeEntry[]): Promise<string> {
-  const sha = await writeObject(context.objectsDir, 'tree', serializeTree(sorted));
+  const sha = context.objects.add('tree', serializeTree(sorted));
   context.trees.remember(sha, sorted);
   return sha;
 }
@@ -242,7 +246,7 @@ async function fileEntry(
   const absolute = join(context.root, path);
   if (stats.isSymbolicLink()) {
     const target = readlinkSync(absolute, { encoding: 'buffer' });
-    return { mode: '120000', name, sha: await writeObject(context.objectsDir, 'blob', target) };
+    return { mode: '120000', name, sha: context.objects.add('blob', target) };
   }
   if (!stats.isFile()) throw new NeedsScan(`"${path}" is not a regular file, folder or symlink`);
   // A hard link can change without an event in this folder (written through its other name).
@@ -253,7 +257,7 @@ async function fileEntry(
   return {
     mode: (Number(stats.mode) & 0o100) !== 0 ? '100755' : '100644',
     name,
-    sha: await writeObject(context.objectsDir, 'blob', content),
+    sha: context.objects.add('blob', content),
   };
 }
 
@@ -266,7 +270,7 @@ async function fileEntry(
  * home never has the host copy a file from there into the snapshot.
  */
 export async function readInside(absolute: string, ino: number | bigint): Promise<Buffer> {
-  // Synchronous: a few small calls one after another (see writeObject).
+  // Synchronous: a few small calls one after another (see writeObject in git-objects.ts).
   let fd: number;
   try {
     fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
