@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   serializeTree,
   sortTree,
+  storedMaxBytes,
   writeObject,
   zlibWrap,
   type TreeEntry,
@@ -41,13 +42,17 @@ function git(cwd: string, args: string[], input?: string, identity = false): str
 
 describe('git objects written without git', () => {
   it('wraps bytes in a zlib stream that inflates back, stored or deflated by size', () => {
-    for (const size of [0, 1, 100, 5552, 5553, 16_384, 16_385, 200_000]) {
+    for (const size of [0, 1, 100, 5552, 5553, 16_384, 16_385, 65_535, 65_536, 200_000]) {
       const data = Buffer.alloc(size);
       for (let index = 0; index < size; index++) data[index] = (index * 2654435761) & 255;
       const wrapped = zlibWrap(data);
       expect(inflateSync(wrapped).equals(data), `size ${size}`).toBe(true);
       // Small objects are stored: the zlib stream is the bytes plus 11 of framing.
       if (size <= 16_384) expect(wrapped.length).toBe(size + 11);
+      // Trees are stored up to one stored block (object ids do not compress).
+      const tree = zlibWrap(data, storedMaxBytes('tree'));
+      expect(inflateSync(tree).equals(data), `tree size ${size}`).toBe(true);
+      expect(tree.length === size + 11, `tree size ${size}`).toBe(size <= 65_535);
     }
   });
 

@@ -57,7 +57,10 @@ export function writeLooseObject(objectsDir: string, type: string, content: Buff
   try {
     writeFileSync(
       temp,
-      zlibWrap(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])),
+      zlibWrap(
+        Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]),
+        storedMaxBytes(type),
+      ),
       { mode: 0o444, flag: 'wx' },
     );
     renameSync(temp, file);
@@ -74,10 +77,22 @@ export function writeLooseObject(objectsDir: string, type: string, content: Buff
  * a file-system block or two whatever its compressed size. Larger ones are deflated (level 1).
  */
 const STORED_MAX_BYTES = 16 * 1024;
+/** The most one stored block holds. */
+const STORED_BLOCK_MAX_BYTES = 0xffff;
+
+/**
+ * The largest object of `type` written stored: a tree is mostly object ids, which do not
+ * compress (a root of 1,000 folders: 31 KB, 24.5 KB deflated for 0.25 ms of deflate on every
+ * snapshot), so trees are stored up to one stored block; blobs up to {@link STORED_MAX_BYTES}.
+ */
+export function storedMaxBytes(type: string): number {
+  return type === 'tree' ? STORED_BLOCK_MAX_BYTES : STORED_MAX_BYTES;
+}
 
 /** The zlib stream git expects in a loose object: deflated, or stored blocks when small. */
-export function zlibWrap(data: Buffer): Buffer {
-  if (data.length > STORED_MAX_BYTES) return deflateSync(data, { level: 1 });
+export function zlibWrap(data: Buffer, storedMax = STORED_MAX_BYTES): Buffer {
+  if (data.length > Math.min(storedMax, STORED_BLOCK_MAX_BYTES))
+    return deflateSync(data, { level: 1 });
   // One stored block (up to 65,535 bytes): CMF 0x78 (deflate, 32 KiB window), FLG 0x01
   // (0x7801 is a multiple of 31); BFINAL set, BTYPE 00; LEN and its one's complement.
   const out = Buffer.allocUnsafe(2 + 5 + data.length + 4);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { objectId, writeLooseObject, zlibWrap } from './git-objects.js';
+import { objectId, storedMaxBytes, writeLooseObject, zlibWrap } from './git-objects.js';
 
 /**
  * The objects of one watched snapshot, written together (issue 29). Creating a file costs
@@ -13,8 +13,11 @@ import { objectId, writeLooseObject, zlibWrap } from './git-objects.js';
  * up now and then (`git repack --geometric`, off the hot path; see WatchedSnapshots).
  */
 
-/** Fewer objects than this are written loose (a pack is two files). */
-export const PACK_MIN_OBJECTS = 5;
+/**
+ * Fewer objects than this are written loose (a pack is two files): a one-file snapshot (blob,
+ * folder, root, commit) is packed too; a root-level delete or mode change (root, commit) is not.
+ */
+export const PACK_MIN_OBJECTS = 3;
 /** Objects larger than this are written loose at once, never held for a pack. */
 const PACK_OBJECT_MAX_BYTES = 1024 * 1024;
 /** A batch holding this many bytes is written out before it grows further (bounded memory). */
@@ -101,7 +104,7 @@ export function writePack(objectsDir: string, objects: ReadonlyMap<string, Pendi
     const { type, content } = objects.get(id)!;
     const entry = Buffer.concat([
       entryHeader(PACK_TYPES[type]!, content.length),
-      zlibWrap(content),
+      zlibWrap(content, storedMaxBytes(type)),
     ]);
     offsets.push(offset);
     crcs.push(crc32(entry));
