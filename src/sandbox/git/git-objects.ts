@@ -192,18 +192,22 @@ export class TreeReader {
   readonly #cache = new Map<string, TreeEntry[]>();
   /** Entry positions by name, for the trees a snapshot rewrote (made on first ask). */
   readonly #positions = new Map<string, Map<string, number>>();
+  /** Each cached tree's content, so a rewrite that only changes ids can patch a copy. */
+  readonly #contents = new Map<string, Buffer>();
 
   constructor(git: LongLivedGit) {
     this.#git = git;
   }
 
   /** Keeps a tree's entries (in git's order) by its id. */
-  remember(sha: string, entries: TreeEntry[]): void {
+  remember(sha: string, entries: TreeEntry[], content?: Buffer): void {
     if (this.#cache.size >= MAX_CACHED_TREES) {
       this.#cache.clear();
       this.#positions.clear();
+      this.#contents.clear();
     }
     this.#cache.set(sha, entries);
+    if (content !== undefined) this.#contents.set(sha, content);
   }
 
   /** A tree's entries and each name's position among them. */
@@ -223,9 +227,36 @@ export class TreeReader {
   async read(sha: string): Promise<TreeEntry[]> {
     const cached = this.#cache.get(sha);
     if (cached !== undefined) return cached;
-    const entries = parseTree(await this.#object(sha, 'tree'));
-    this.remember(sha, entries);
+    const content = await this.#object(sha, 'tree');
+    const entries = parseTree(content);
+    this.remember(sha, entries, content);
     return entries;
+  }
+
+  /**
+   * The content of cached tree `sha` with the ids of some entries replaced (by position; names
+   * and modes unchanged), patched into a copy: a root of 1,000 folders is rewritten on every
+   * snapshot, and serialising it again costs ~0.2 ms. Undefined when its content is not kept.
+   */
+  patched(sha: string, ids: ReadonlyMap<number, string>): Buffer | undefined {
+    const content = this.#contents.get(sha);
+    if (content === undefined) return undefined;
+    const out = Buffer.from(content);
+    let offset = 0;
+    let index = 0;
+    let left = ids.size;
+    while (left > 0 && offset < out.length) {
+      const nul = out.indexOf(0, offset);
+      if (nul < 0) return undefined;
+      const id = ids.get(index);
+      if (id !== undefined) {
+        out.write(id, nul + 1, 'hex');
+        left--;
+      }
+      offset = nul + 21;
+      index++;
+    }
+    return left === 0 ? out : undefined;
   }
 
   /** A blob's bytes (never cached: a restore writes each once). */

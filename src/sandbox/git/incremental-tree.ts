@@ -149,8 +149,9 @@ async function writeTree(context: TreeBuildContext, entries: TreeEntry[]): Promi
 }
 
 async function writeSortedTree(context: TreeBuildContext, sorted: TreeEntry[]): Promise<string> {
-  const sha = context.objects.add('tree', serializeTree(sorted));
-  context.trees.remember(sha, sorted);
+  const content = serializeTree(sorted);
+  const sha = context.objects.add('tree', content);
+  context.trees.remember(sha, sorted, content);
   return sha;
 }
 
@@ -185,12 +186,26 @@ async function rebuild(
   }
   if (replaced.size === 0 && added.length === 0) return treeSha;
   const kept: TreeEntry[] = [];
+  // Only ids changed (no entry came, went or changed mode): patch the old content's ids.
+  const ids = new Map<number, string>();
+  for (const [at, next] of replaced) {
+    if (next === undefined || next.mode !== entries[at]!.mode) break;
+    ids.set(at, next.sha);
+  }
   entries.forEach((entry, index) => {
     const change = replaced.has(index) ? replaced.get(index) : entry;
     if (change !== undefined) kept.push(change);
   });
   kept.push(...added);
   if (kept.length === 0) return undefined;
+  if (added.length === 0 && ids.size === replaced.size) {
+    const content = context.trees.patched(treeSha, ids);
+    if (content !== undefined) {
+      const sha = context.objects.add('tree', content);
+      context.trees.remember(sha, kept, content);
+      return sha;
+    }
+  }
   return writeSortedTree(context, reordered || added.length > 0 ? sortTree(kept) : kept);
 }
 
