@@ -108,12 +108,14 @@ export class WatchedSnapshots {
         { timeoutMs },
       )
         .then(
-          () => undefined,
-          // A failed roll-up loses nothing (the packs stay): the next snapshot tries again.
-          () => undefined,
+          () => false,
+          () => true,
         )
-        .finally(() => {
-          this.#packs = countPacks(join(runDir, STORE_DIR, 'objects'));
+        .then((failed) => {
+          // A failed roll-up loses nothing (the packs stay); the next try comes after as many
+          // packs again, not on every snapshot.
+          this.#packs =
+            countPacks(join(runDir, STORE_DIR, 'objects')) - (failed ? ROLL_UP_PACKS : 0);
           this.#rollUp = undefined;
         });
     }
