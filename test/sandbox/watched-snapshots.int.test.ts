@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandbox, type LocalSandbox } from '../../src/sandbox/git/local-sandbox.js';
+import { ROLL_UP_PACKS } from '../../src/sandbox/git/watched-snapshots.js';
 import { makeRepo, storeGit } from './helpers.js';
 
 /**
@@ -184,11 +185,14 @@ describe('watched snapshots', () => {
       const scans = { watched: 0, full: 0 };
       const restores = { changed: 0, full: 0 };
       const snapshots: string[] = [];
+      const watchedShas: string[] = [];
       for (let step = 0; step < 24; step++) {
         const script = stepScript(next, step);
         execFileSync(process.execPath, ['-e', script], { cwd: sandbox.root });
         const snapshot = await sandbox.snapshot(`step ${step}`);
         scans[snapshot.scan ?? 'full']++;
+        if (snapshot.scan === 'watched' && snapshot.sha !== snapshot.parent)
+          watchedShas.push(snapshot.sha);
         const tree = storeGit(sandbox, 'rev-parse', `${snapshot.sha}^{tree}`).trim();
         const reference = referenceTree(sandbox, snapshot.parent);
         const difference =
@@ -250,6 +254,13 @@ describe('watched snapshots', () => {
       }
       // The store stays sound (objects written without git are valid objects).
       storeGit(sandbox, 'fsck', '--no-dangling', '--no-progress');
+      // Watched snapshots were written as packs (their commits are not loose objects).
+      const loose = (sha: string) =>
+        existsSync(join(sandbox.runDir, 'git', 'objects', sha.slice(0, 2), sha.slice(2)));
+      expect(
+        watchedShas.some((sha) => !loose(sha)),
+        `seed ${seed}: no packed snapshot`,
+      ).toBe(true);
       // Most steps take the watched path; the first one of a process (and a few others) scan.
       expect(scans.watched).toBeGreaterThan(12);
       // Restores write only what differs whenever the watcher runs (it does after a scan).
@@ -289,5 +300,39 @@ describe('watched snapshots', () => {
       cwd: sandbox.root,
     });
     expect((await sandbox.snapshot('again')).scan).toBe('watched');
+  });
+
+  it('rolls the packs of many snapshots up, and every snapshot stays readable and right', async () => {
+    const sandbox = await createSandbox({ source: repo, baseDir: join(scratch, 'sandboxes') });
+    open.push(sandbox);
+    await sandbox.snapshot('first');
+    const packDir = join(sandbox.runDir, 'git', 'objects', 'pack');
+    const packs = () => readdirSync(packDir).filter((name) => name.endsWith('.idx')).length;
+    const shas: string[] = [];
+    let most = 0;
+    for (let round = 0; round <= ROLL_UP_PACKS + 4; round++) {
+      // Five files in five folders: a snapshot of a dozen objects, written as one pack.
+      for (const dir of ['src', 'src/deep', 'docs', 'new', 'new/inner']) {
+        mkdirSync(join(sandbox.root, dir), { recursive: true });
+        writeFileSync(join(sandbox.root, dir, 'r.txt'), `round ${round}\n`);
+      }
+      const snapshot = await sandbox.snapshot(`round ${round}`);
+      expect(snapshot.scan).toBe('watched');
+      // Rewrites that only change ids patch the old trees' content: still the tree add -A gives.
+      if (round % 8 === 1)
+        expect(storeGit(sandbox, 'rev-parse', `${snapshot.sha}^{tree}`).trim()).toBe(
+          referenceTree(sandbox, snapshot.parent),
+        );
+      shas.push(snapshot.sha);
+      most = Math.max(most, packs());
+    }
+    expect(most).toBeGreaterThan(ROLL_UP_PACKS);
+    // Closing waits for the roll-up under way (nothing left running).
+    await sandbox.close({ remove: false });
+    expect(packs()).toBeLessThan(ROLL_UP_PACKS);
+    storeGit(sandbox, 'fsck', '--no-dangling', '--no-progress');
+    shas.forEach((sha, round) =>
+      expect(storeGit(sandbox, 'show', `${sha}:new/inner/r.txt`)).toBe(`round ${round}\n`),
+    );
   });
 });

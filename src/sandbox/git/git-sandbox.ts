@@ -183,7 +183,7 @@ export class GitSandbox implements Sandbox {
     this.#closing ??= this.#queue
       .catch(() => undefined)
       .then(async () => {
-        this.#watched.stop();
+        await this.#watched.shutdown();
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
         if (remove) await this.#remove();
       });

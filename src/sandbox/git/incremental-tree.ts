@@ -16,10 +16,10 @@ import {
   serializeTree,
   sortTree,
   TREE_MODE,
-  writeObject,
   type TreeEntry,
   type TreeReader,
 } from './git-objects.js';
+import type { ObjectBatch } from './object-batch.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 import type { TreeWatcher } from './tree-watcher.js';
 
@@ -64,7 +64,11 @@ export class IgnoreChecker {
 /** What building needs: the tree, the store's objects, readers, the watcher, the size cap. */
 export interface TreeBuildContext {
   root: string;
-  objectsDir: string;
+  /**
+   * Where new objects go: named at once, written when the snapshot is (one pack, or loose when
+   * few). Trees are also kept in `trees`' cache, so a build reads its own trees before that.
+   */
+  objects: ObjectBatch;
   trees: TreeReader;
   ignore: IgnoreChecker;
   watcher: TreeWatcher;
@@ -131,11 +135,40 @@ export async function buildTree(
     if (renamed.has(path)) node.renamed = true;
   }
   try {
+    await prefetch(context, headTree, trie);
     const tree = await rebuild(context, '', headTree, trie);
     return { tree: tree ?? (await writeTree(context, [])) };
   } catch (error) {
     if (error instanceof NeedsScan) return { scan: error.message };
     throw error;
+  }
+}
+
+/**
+ * Reads the head's folders along the changed paths into the tree cache, one level at a time,
+ * each level's folders asked for together: one round trip to `cat-file --batch` per level, not
+ * one per folder (on a loaded machine each round trip waits for git to be scheduled: ten
+ * changed folders cost ten of them). Best effort: a folder it cannot read, the build reads
+ * again and reports.
+ */
+async function prefetch(context: TreeBuildContext, headTree: string, trie: Trie): Promise<void> {
+  let level: Array<{ sha: string; node: Trie }> = [{ sha: headTree, node: trie }];
+  while (level.length > 0) {
+    const read = await Promise.all(
+      level.map(({ sha }) => context.trees.readIndexed(sha).catch(() => undefined)),
+    );
+    const next: Array<{ sha: string; node: Trie }> = [];
+    level.forEach(({ node }, index) => {
+      const tree = read[index];
+      if (tree === undefined) return;
+      for (const [name, child] of node.children) {
+        if (child.children.size === 0) continue;
+        const at = tree.positions.get(name);
+        const entry = at === undefined ? undefined : tree.entries[at];
+        if (entry?.mode === TREE_MODE) next.push({ sha: entry.sha, node: child });
+      }
+    });
+    level = next;
   }
 }
 
@@ -145,8 +178,9 @@ async function writeTree(context: TreeBuildContext, entries: TreeEntry[]): Promi
 }
 
 async function writeSortedTree(context: TreeBuildContext, sorted: TreeEntry[]): Promise<string> {
-  const sha = await writeObject(context.objectsDir, 'tree', serializeTree(sorted));
-  context.trees.remember(sha, sorted);
+  const content = serializeTree(sorted);
+  const sha = context.objects.add('tree', content);
+  context.trees.remember(sha, sorted, content);
   return sha;
 }
 
@@ -181,12 +215,26 @@ async function rebuild(
   }
   if (replaced.size === 0 && added.length === 0) return treeSha;
   const kept: TreeEntry[] = [];
+  // Only ids changed (no entry came, went or changed mode): patch the old content's ids.
+  const ids = new Map<number, string>();
+  for (const [at, next] of replaced) {
+    if (next === undefined || next.mode !== entries[at]!.mode) break;
+    ids.set(at, next.sha);
+  }
   entries.forEach((entry, index) => {
     const change = replaced.has(index) ? replaced.get(index) : entry;
     if (change !== undefined) kept.push(change);
   });
   kept.push(...added);
   if (kept.length === 0) return undefined;
+  if (added.length === 0 && ids.size === replaced.size) {
+    const content = context.trees.patched(treeSha, ids);
+    if (content !== undefined) {
+      const sha = context.objects.add('tree', content);
+      context.trees.remember(sha, kept, content);
+      return sha;
+    }
+  }
   return writeSortedTree(context, reordered || added.length > 0 ? sortTree(kept) : kept);
 }
 
@@ -242,7 +290,7 @@ async function fileEntry(
   const absolute = join(context.root, path);
   if (stats.isSymbolicLink()) {
     const target = readlinkSync(absolute, { encoding: 'buffer' });
-    return { mode: '120000', name, sha: await writeObject(context.objectsDir, 'blob', target) };
+    return { mode: '120000', name, sha: context.objects.add('blob', target) };
   }
   if (!stats.isFile()) throw new NeedsScan(`"${path}" is not a regular file, folder or symlink`);
   // A hard link can change without an event in this folder (written through its other name).
@@ -253,7 +301,7 @@ async function fileEntry(
   return {
     mode: (Number(stats.mode) & 0o100) !== 0 ? '100755' : '100644',
     name,
-    sha: await writeObject(context.objectsDir, 'blob', content),
+    sha: context.objects.add('blob', content),
   };
 }
 
@@ -266,7 +314,7 @@ async function fileEntry(
  * home never has the host copy a file from there into the snapshot.
  */
 export async function readInside(absolute: string, ino: number | bigint): Promise<Buffer> {
-  // Synchronous: a few small calls one after another (see writeObject).
+  // Synchronous: a few small calls one after another (see writeObject in git-objects.ts).
   let fd: number;
   try {
     fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

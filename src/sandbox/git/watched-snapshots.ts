@@ -1,7 +1,7 @@
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
-import { TreeReader, writeObject } from './git-objects.js';
+import { TreeReader } from './git-objects.js';
 import {
   buildTree,
   diffTrees,
@@ -9,6 +9,7 @@ import {
   watchTree,
   type TreeBuildContext,
 } from './incremental-tree.js';
+import { ObjectBatch } from './object-batch.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 import { SNAPSHOT_REF_PREFIX, STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
 import { applyTreeDiff } from './tree-restore.js';
@@ -45,10 +46,21 @@ interface WatchedState {
   refs: ReturnType<typeof startGit>;
 }
 
+/**
+ * Packs in the store past which watched snapshots roll their packs up (`git repack -d
+ * --geometric=2`, in the background): git looks an object up pack by pack, so hundreds of small
+ * packs would slow every later read of the store.
+ */
+export const ROLL_UP_PACKS = 32;
+
 /** The watcher and long-lived git processes of one sandbox (started by a full scan). */
 export class WatchedSnapshots {
   readonly #init: WatchedSnapshotsInit;
   #state: WatchedState | undefined;
+  /** Packs in the store, as last counted plus those written since. */
+  #packs = 0;
+  /** A roll-up of the store's packs, while one runs (awaited by {@link shutdown}). */
+  #rollUp: Promise<void> | undefined;
   /** Why this sandbox never watches (the system refused a watch); full scans only. */
   #off: string | undefined =
     process.env['AGENTS_SNAPSHOT_SCAN'] === 'full' ? 'AGENTS_SNAPSHOT_SCAN=full' : undefined;
@@ -70,10 +82,49 @@ export class WatchedSnapshots {
     if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
     if (taken.paths.length === 0) return { unchanged: true };
     const built = await buildTree(state.context, headTree, taken.paths, taken.renamed);
+    // The new objects are named, not yet written: a new tree's are written with its commit
+    // (one pack per snapshot); otherwise now (harmless, unnamed, as a scan's leftovers).
+    if ('scan' in built || built.tree === headTree) this.#flush(state);
     if ('scan' in built) return { reason: built.scan };
     if (built.tree === headTree) return { unchanged: true };
     const raw = await diffTrees(state.context.trees, headTree, built.tree);
     return { unchanged: false, tree: built.tree, raw };
+  }
+
+  /**
+   * Writes the objects a build named (before anything that names them), and starts a roll-up
+   * of the store's packs when they have piled up.
+   */
+  #flush(state: WatchedState): void {
+    const before = state.context.objects.packsWritten;
+    state.context.objects.flush();
+    this.#packs += state.context.objects.packsWritten - before;
+    if (this.#packs > ROLL_UP_PACKS && this.#rollUp === undefined) {
+      const { runDir, root, timeoutMs } = this.#init;
+      this.#rollUp = storeGit(
+        runDir,
+        root,
+        ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'],
+        { timeoutMs },
+      )
+        .then(
+          () => false,
+          () => true,
+        )
+        .then((failed) => {
+          // A failed roll-up loses nothing (the packs stay); the next try comes after as many
+          // packs again, not on every snapshot.
+          this.#packs =
+            countPacks(join(runDir, STORE_DIR, 'objects')) - (failed ? ROLL_UP_PACKS : 0);
+          this.#rollUp = undefined;
+        });
+    }
+  }
+
+  /** Stops watching and waits for a roll-up of the store's packs that is under way. */
+  async shutdown(): Promise<void> {
+    this.stop();
+    await this.#rollUp;
   }
 
   /** Why no watcher runs now (the next snapshot scans); undefined while watching. */
@@ -88,13 +139,14 @@ export class WatchedSnapshots {
     if (state === undefined) throw new Error('watched snapshots are not running');
     const now = Math.floor(Date.now() / 1000);
     const who = `${SNAPSHOT_IDENTITY.GIT_COMMITTER_NAME} <${SNAPSHOT_IDENTITY.GIT_COMMITTER_EMAIL}> ${now} +0000`;
-    const sha = await writeObject(
-      state.context.objectsDir,
+    const sha = state.context.objects.add(
       'commit',
       Buffer.from(
         `tree ${tree}\nparent ${parent}\nauthor ${who}\ncommitter ${who}\n\n${label || 'snapshot'}\n`,
       ),
     );
+    // The snapshot's objects (with its trees and blobs, named by take()), then its ref.
+    this.#flush(state);
     await this.keepRef(sha);
     return sha;
   }
@@ -147,9 +199,11 @@ export class WatchedSnapshots {
       this.#off = 'this system cannot watch folders';
       return;
     }
+    const objectsDir = join(runDir, STORE_DIR, 'objects');
+    if (this.#rollUp === undefined) this.#packs = countPacks(objectsDir);
     const context: TreeBuildContext = {
       root,
-      objectsDir: join(runDir, STORE_DIR, 'objects'),
+      objects: new ObjectBatch(objectsDir),
       trees: new TreeReader(start(['cat-file', '--batch'])),
       ignore: new IgnoreChecker(
         start([
@@ -185,6 +239,15 @@ export class WatchedSnapshots {
     state.context.trees.close();
     state.context.ignore.close();
     state.refs.close();
+  }
+}
+
+/** The packs in an objects folder (0 when it has none). */
+function countPacks(objectsDir: string): number {
+  try {
+    return readdirSync(join(objectsDir, 'pack')).filter((name) => name.endsWith('.idx')).length;
+  } catch {
+    return 0;
   }
 }
 
