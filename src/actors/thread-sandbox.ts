@@ -149,8 +149,7 @@ export async function recordThreadConfig(
   delete rest.config;
   await writeFileAtomic(
     join(dir, RECORD_FILE),
-    `${JSON.stringify({ ...rest, ...withConfig(config) }, null, 2)}
-`,
+    `${JSON.stringify({ ...rest, ...withConfig(config) }, null, 2)}\n`,
   );
   return true;
 }

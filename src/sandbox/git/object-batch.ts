@@ -75,12 +75,6 @@ export class ObjectBatch {
     writePack(this.#objectsDir, pending);
     this.packsWritten++;
   }
-
-  /** Drops the pending objects (nothing names them). */
-  discard(): void {
-    this.#pending = new Map();
-    this.#bytes = 0;
-  }
 }
 
 /**
