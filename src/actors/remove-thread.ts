@@ -8,6 +8,7 @@ import { diskUse } from '../sandbox/sandbox-inventory.js';
 import { acquireRunLock, lockHolder, readMarker } from '../sandbox/sandbox-marker.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { findThreadSandboxes } from './thread-sandbox.js';
+import { sharedThreadScope } from './thread-scope.js';
 
 /** Options of {@link removeThread}. */
 export interface RemoveThreadOptions {
@@ -119,34 +120,46 @@ async function deleteCheckpoints(
 ): Promise<Array<{ store: string; count: number }>> {
   const { store, threadId, signal } = options;
   const projectDir = recordedProjectDir ?? store.projectDir;
-  const settings: CheckpointerSettings[] = [];
+  // Each store with the actor that used it: a store several projects share (Postgres) keeps a
+  // thread per project and actor (see `withThreadNamespace`), so it is asked once per actor.
+  const settings: Array<{ setting: CheckpointerSettings; actor: string | undefined }> = [];
   if (actors.length > 0) {
     for (const actor of actors) {
       // An actor whose file was removed since: its thread was kept in the default store.
-      settings.push(
-        (await store.has('actor', actor))
+      settings.push({
+        setting: (await store.has('actor', actor))
           ? (await store.get('actor', actor)).checkpointer
           : { type: 'sqlite' },
-      );
+        actor,
+      });
     }
   } else {
     const listing = await store.list('actor');
-    settings.push(...listing.records.map((record) => record.value.checkpointer));
-    settings.push({ type: 'sqlite' });
+    settings.push(
+      ...listing.records.map((record) => ({
+        setting: record.value.checkpointer,
+        actor: record.name,
+      })),
+    );
+    settings.push({ setting: { type: 'sqlite' }, actor: undefined });
   }
   const { resolveCheckpointer } = await import('../checkpoint/backends.js');
   const seen = new Set<string>();
   const results: Array<{ store: string; count: number }> = [];
-  for (const setting of settings) {
+  for (const { setting, actor } of settings) {
     const { backend, settings: resolved } = resolveCheckpointer(setting);
     // An ephemeral store died with its process: there is nothing left to remove.
     if (backend.ephemeral) continue;
     const { name, exists } = backend.locate(resolved, projectDir);
-    if (seen.has(name)) continue;
-    seen.add(name);
+    const scope =
+      actor === undefined ? undefined : await sharedThreadScope(backend, projectDir, actor);
+    const key = scope === undefined ? name : `${name}\0${scope.actor}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
     if (!exists) continue;
     const checkpointer = await backend.open(resolved, {
       cwd: projectDir,
+      ...(scope === undefined ? {} : { threadScope: scope }),
       ...(signal === undefined ? {} : { signal }),
     });
     try {

@@ -7,8 +7,11 @@ import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
+import { projectIdOf } from '../workspace/project-id.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { resolveSharedRemote } from './thread-config.js';
+
+export { sharedThreadScope } from './thread-scope.js';
 
 // Moved beside the thread's recorded config facts (which resolve it too); still exported here.
 export { resolveSharedRemote };
@@ -30,6 +33,11 @@ export interface SharedThread {
 
 /** Options of {@link openSharedThread}. */
 export interface OpenSharedThreadOptions {
+  /**
+   * The project folder: its id (`projectIdOf`) is part of the lease, so two projects sharing a
+   * database never hold each other's threads.
+   */
+  projectDir?: string;
   actor: string;
   threadId: string;
   checkpointer: CheckpointerSettings | undefined;
@@ -58,6 +66,9 @@ export async function openSharedThread(
   const lease =
     wantsLease && store !== undefined
       ? await store.backend.lease?.(store.settings, {
+          ...(options.projectDir === undefined
+            ? {}
+            : { project: await projectIdOf(options.projectDir) }),
           actor,
           threadId,
           ...(options.signal === undefined ? {} : { signal: options.signal }),

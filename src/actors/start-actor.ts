@@ -35,7 +35,12 @@ import type { ActorSandbox } from './actor-sandbox.js';
 import type { ActivationStep, CreateActorOptions } from './actor-types.js';
 import { describeServerStart } from '../servers/server-start-line.js';
 import { recordUnattributed } from './actor-unattributed.js';
-import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
+import {
+  openSharedThread,
+  resolveSharedRemote,
+  sharedThreadScope,
+  syncSandboxToThread,
+} from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
 
 /** How long a stop waits for running tool calls after stopping the servers. */
@@ -221,6 +226,7 @@ async function openSandbox(
     threadId === undefined
       ? undefined
       : await openSharedThread({
+          projectDir: spec.store.projectDir,
           actor: spec.name,
           threadId,
           checkpointer: spec.options.checkpointer ? undefined : spec.config.checkpointer,
@@ -311,7 +317,13 @@ async function startServers(
       : manager.acquire(spec.plan.servers, signal ? { signal } : {}),
     spec.options.checkpointer
       ? Promise.resolve(undefined)
-      : runtime.openCheckpointer(undefined, signal ? { signal } : {}),
+      : sharedThreadScope(runtime.checkpointBackend, spec.store.projectDir, spec.name).then(
+          (threadScope) =>
+            runtime.openCheckpointer(undefined, {
+              ...(signal ? { signal } : {}),
+              ...(threadScope === undefined ? {} : { threadScope }),
+            }),
+        ),
   ]);
   // Either may have succeeded while the other failed: register what exists, then throw.
   const lease = leased.status === 'fulfilled' ? leased.value : undefined;

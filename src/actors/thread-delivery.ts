@@ -9,6 +9,7 @@ import { createWorkspaceStore } from '../workspace/store.js';
 import { createAgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorStateGraph } from './actor-graph.js';
 import { findSharedThreadActors, openSharedThread, resolveSharedRemote } from './shared-thread.js';
+import { sharedThreadScope } from './thread-scope.js';
 import { findThreadSandboxes, openThreadSandbox } from './thread-sandbox.js';
 
 /**
@@ -165,6 +166,7 @@ export async function openThreadDelivery(
   });
   // Read-only: no lease (another worker may be running the thread).
   const shared = await openSharedThread({
+    projectDir: store.projectDir,
     actor,
     threadId,
     checkpointer: config.checkpointer,
@@ -212,10 +214,11 @@ export async function openThreadDelivery(
   let graph: CheckpointedGraph | undefined;
   const openGraph = async (): Promise<CheckpointedGraph> => {
     if (graph !== undefined) return graph;
-    const checkpointer = await runtime.openCheckpointer(
-      undefined,
-      signal === undefined ? {} : { signal },
-    );
+    const threadScope = await sharedThreadScope(runtime.checkpointBackend, store.projectDir, actor);
+    const checkpointer = await runtime.openCheckpointer(undefined, {
+      ...(signal === undefined ? {} : { signal }),
+      ...(threadScope === undefined ? {} : { threadScope }),
+    });
     graph = compileActorStateGraph(checkpointer.saver, actor);
     return graph;
   };

@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { z } from 'zod';
+import type { ThreadScope } from './thread-namespace.js';
 
 /** A LangGraph checkpoint saver plus the one way to release what it holds. */
 export interface Checkpointer extends AsyncDisposable {
@@ -17,6 +18,11 @@ export interface OpenCheckpointerOptions {
   cwd?: string;
   /** Postgres schema for the checkpoint tables. Default `public`. */
   postgresSchema?: string;
+  /**
+   * Whose threads these are: a store several projects share (Postgres) keeps thread ids under
+   * `<project>/<actor>/` (see `withThreadNamespace`). Stores one project owns ignore it.
+   */
+  threadScope?: ThreadScope;
   signal?: AbortSignal;
 }
 
@@ -32,6 +38,8 @@ export interface ThreadLease extends AsyncDisposable {
 
 /** What {@link CheckpointBackend.lease} needs besides the settings. */
 export interface ThreadLeaseRequest {
+  /** The project id (`projectIdOf`), so two projects' threads of one name are two leases. */
+  project?: string;
   actor: string;
   threadId: string;
   signal?: AbortSignal;

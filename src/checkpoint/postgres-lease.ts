@@ -9,14 +9,22 @@ import type { ThreadLease } from './backend.js';
 export interface AcquireThreadLeaseOptions {
   /** The Postgres URL of the checkpointer (`checkpointer.url`). */
   url: string;
+  /** The project id, part of the lock key (see {@link threadLeaseKey}). */
+  project?: string;
   actor: string;
   threadId: string;
   signal?: AbortSignal;
 }
 
-/** The advisory lock key of a thread: 64 bits of sha256 over a fixed prefix, actor and thread. */
-export function threadLeaseKey(actor: string, threadId: string): bigint {
-  const digest = createHash('sha256').update(`agents-thread-lease\0${actor}\0${threadId}`).digest();
+/**
+ * The advisory lock key of a thread: 64 bits of sha256 over a fixed prefix, the project (when
+ * known: two projects' threads of one name are two leases), actor and thread.
+ */
+export function threadLeaseKey(actor: string, threadId: string, project?: string): bigint {
+  const scope = project === undefined ? '' : `${project}\0`;
+  const digest = createHash('sha256')
+    .update(`agents-thread-lease\0${scope}${actor}\0${threadId}`)
+    .digest();
   return digest.readBigInt64BE(0);
 }
 
@@ -55,7 +63,7 @@ export async function acquireThreadLease(options: AcquireThreadLeaseOptions): Pr
       { cause: error, details: { threadId, actor } },
     );
   }
-  const key = threadLeaseKey(actor, threadId).toString();
+  const key = threadLeaseKey(actor, threadId, options.project).toString();
   try {
     const taken = await client.query<{ ok: boolean }>(
       'SELECT pg_try_advisory_lock($1::bigint) AS ok',

@@ -9,6 +9,8 @@ import { redactUrl } from '../redact.js';
 import { checkpointerOf } from './backend.js';
 import type { CheckpointBackend } from './backend.js';
 import { acquireThreadLease } from './postgres-lease.js';
+import { adoptLegacyPostgresThread } from './postgres-legacy-thread.js';
+import { withThreadNamespace } from './thread-namespace.js';
 
 const PostgresSettingsSchema = z.strictObject({ type: z.literal('postgres'), url: z.string() });
 
@@ -114,7 +116,17 @@ export const postgresCheckpointBackend = {
       await saver.setup();
       options.signal?.throwIfAborted();
       const opened = saver;
-      return checkpointerOf('postgres', opened, () => opened.end());
+      // Shared by projects and actors: each one's thread ids get a namespace of their own.
+      const scope = options.threadScope;
+      const schema = options.postgresSchema ?? 'public';
+      const scoped =
+        scope === undefined
+          ? opened
+          : withThreadNamespace(opened, scope, {
+              adoptLegacyThread: (legacyId, storedId) =>
+                adoptLegacyPostgresThread(pool, schema, legacyId, storedId),
+            });
+      return checkpointerOf('postgres', scoped, () => opened.end());
     } catch (error) {
       await saver?.end().catch(() => {});
       throw new AgentsError(

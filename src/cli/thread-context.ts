@@ -173,6 +173,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       if (sharedConfig !== undefined) {
         const { openSharedThread, resolveSharedRemote } = await sharedThreads();
         shared = await openSharedThread({
+          projectDir: store.projectDir,
           actor: actorName,
           threadId,
           checkpointer: sharedConfig.checkpointer,
@@ -241,12 +242,21 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           );
         }
         if (recorded?.checkpointer === 'memory') throw inMemory(actorName, threadId);
-        const [config, { isEphemeralCheckpointer }] = await Promise.all([
+        const [config, { isEphemeralCheckpointer, resolveCheckpointer }] = await Promise.all([
           readActorConfig(),
           import('../checkpoint/backends.js'),
         ]);
         if (isEphemeralCheckpointer(config.checkpointer)) throw inMemory(config.name, threadId);
-        return runtime.openCheckpointer(config.checkpointer, { signal });
+        const { sharedThreadScope } = await sharedThreads();
+        const threadScope = await sharedThreadScope(
+          resolveCheckpointer(config.checkpointer).backend,
+          store.projectDir,
+          actorName,
+        );
+        return runtime.openCheckpointer(config.checkpointer, {
+          signal,
+          ...(threadScope === undefined ? {} : { threadScope }),
+        });
       })());
     const checkpointFile = async (): Promise<string | undefined> =>
       recorded === undefined

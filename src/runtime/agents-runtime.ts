@@ -10,6 +10,7 @@ import type { Checkpointer, CheckpointBackend } from '../checkpoint/backend.js';
 // The checkpoint table and the server schema are zod schemas: loaded on use, so a runtime that
 // only reopens a sandbox (`agents sandbox diff`) loads no zod (issue 29).
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
+import type { ThreadScope } from '../checkpoint/thread-namespace.js';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { ServerConfigInput } from '../config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -128,7 +129,7 @@ export interface AgentsRuntime extends AsyncDisposable {
    */
   openCheckpointer(
     settings?: CheckpointerSettings,
-    options?: { signal?: AbortSignal },
+    options?: { signal?: AbortSignal; threadScope?: ThreadScope },
   ): Promise<Checkpointer>;
   /**
    * The live, governed tools of `registry` through `pipeline` (see `createToolSet`); on
@@ -289,6 +290,7 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
       const checkpointer = await createCheckpointer(chosen, {
         cwd,
         ...(openOptions.signal === undefined ? {} : { signal: openOptions.signal }),
+        ...(openOptions.threadScope === undefined ? {} : { threadScope: openOptions.threadScope }),
       });
       stack.push(() => checkpointer.close());
       return checkpointer;
