@@ -156,7 +156,7 @@ export async function undoApply(
   if (changed.length > 0 && options.force !== true) {
     throw new AgentsError(
       AgentsErrorCode.RollbackFailed,
-      `Not undoing apply ${record.id}: ${changed.map(quotePath).join(', ')} changed after it was applied; undoing would lose those edits. Pass --force to put the files back anyway (your later edits are saved in a backup folder first, and its path printed).`,
+      `Not undoing apply ${record.id}: ${changed.map(quotePath).join(', ')} changed after it was applied (by you or a merge tool such as git mergetool); undoing would lose what is there now. Keep it and leave the apply in place, or pass --force to put back what you had before the apply (what is there now is saved in a backup folder first, and its path printed).`,
       { details: { applyId: record.id, changed } },
     );
   }

@@ -290,7 +290,10 @@ export async function applySandbox(
       target,
       from,
       to,
-      files: planned.map(({ path, before, after }) => ({ path, before, after })),
+      files: [
+        ...planned.map(({ path, before, after }) => ({ path, before, after })),
+        ...keptInConflict(stages, planned),
+      ],
       ...(index === undefined || index.length === 0 ? {} : { index }),
     },
   );
@@ -300,6 +303,23 @@ export async function applySandbox(
   }
   if (index !== undefined) await writeConflictIndex(target, index, options);
   return { ...result, applied: true, applyId, unmerged: (index ?? []).map((item) => item.path) };
+}
+
+/**
+ * The conflicted paths whose file the apply left as the user had it (a binary or a file both
+ * added: the sandbox's version went beside it as PATH.agent; a file the sandbox deleted), but
+ * put unmerged in the index: `git mergetool` then rewrites or deletes that file. Recorded as
+ * written with its own bytes, so the undo notices such a rewrite and, rather than lose the
+ * user's version, refuses (or, forced, saves the rewrite first and puts the user's version back).
+ */
+function keptInConflict(
+  stages: readonly ConflictStages[],
+  planned: readonly Planned[],
+): Array<{ path: string; before: FileState | undefined; after: FileState | undefined }> {
+  const written = new Set(planned.map((item) => item.path));
+  return stages
+    .filter((stage) => !written.has(stage.path))
+    .map((stage) => ({ path: stage.path, before: stage.yours, after: stage.yours }));
 }
 
 /**

@@ -108,16 +108,35 @@ describe('conflicts a person can resolve (#26)', () => {
       expect(userGit(p.dir, 'show', ':gone-yours.txt')).toBe('agent edit\n');
       expect(await exists(join(p.dir, 'gone-agent.txt'))).toBe(false);
 
-      // The user works on a .agent file, then forces the undo: the edit is kept in a backup.
+      // The user works on a .agent file. The undo now would lose what mergetool wrote over
+      // the user's own versions (both.txt, img.bin, text.txt; gone-agent.txt deleted): refused,
+      // naming each path.
       await writeFile(join(p.dir, 'both.txt.agent'), 'merged by hand\n');
       const blocked = await cli(p, 'sandbox', 'apply', '--thread', T, '--undo');
       expect(blocked.code).toBe(7);
+      const refusal = blocked.stderr + blocked.stdout;
+      const named = /Not undoing apply \S+: (.*) changed after it was applied/.exec(refusal)?.[1];
+      expect(named?.split(', ').sort(), refusal).toEqual(
+        ['both.txt', 'both.txt.agent', 'gone-agent.txt', 'img.bin', 'text.txt'].sort(),
+      );
+      expect(blocked.stderr + blocked.stdout).toContain('--force');
+      expect(await readFile(join(p.dir, 'both.txt'), 'utf8')).toBe('agent added\n');
+      // Forced: what is there now is saved first, then every file is exactly what the user had
+      // before the apply, in all five kinds.
       const forced = await cli(p, 'sandbox', 'apply', '--thread', T, '--undo', '--force');
       expect(forced.code, forced.stderr).toBe(0);
       const saved = /were saved first in (\S+)/.exec(forced.stdout)?.[1];
       expect(saved, forced.stdout).toBeDefined();
       expect(await readFile(join(saved!, 'both.txt.agent'), 'utf8')).toBe('merged by hand\n');
+      expect(await readFile(join(saved!, 'both.txt'), 'utf8')).toBe('agent added\n');
+      expect(await readFile(join(saved!, 'img.bin'))).toEqual(Buffer.from([0, 9, 9]));
+      expect(await readFile(join(saved!, 'text.txt'), 'utf8')).toBe('agent line\n');
       expect(await exists(join(p.dir, 'both.txt.agent'))).toBe(false);
+      expect(await readFile(join(p.dir, 'both.txt'), 'utf8')).toBe('you added\n');
+      expect(await readFile(join(p.dir, 'img.bin'))).toEqual(Buffer.from([0, 7, 7]));
+      expect(await readFile(join(p.dir, 'text.txt'), 'utf8')).toBe('your line\n');
+      expect(await readFile(join(p.dir, 'gone-agent.txt'), 'utf8')).toBe('your edit\n');
+      expect(await exists(join(p.dir, 'gone-yours.txt'))).toBe(false);
       // The undo put the index entries back too: as before the apply, nothing unmerged.
       expect(userGit(p.dir, 'ls-files', '-s')).toBe(indexBefore);
     },
