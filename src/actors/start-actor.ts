@@ -26,6 +26,7 @@ import {
 import type { ActorConfinement } from '../runtime/confinement.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorGraph } from './actor-graph.js';
+import { withHeadCheck } from '../thread/head-check.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
@@ -149,7 +150,9 @@ export async function startActor(
 
   const plainSaver = spec.options.checkpointer ?? servers.checkpointer?.saver;
   // With a shared store, checkpoint writes wait until the snapshots they name are pushed.
-  const saver = plainSaver && (opened?.shared?.saver(plainSaver) ?? plainSaver);
+  // A checkpoint whose head is not a snapshot its own step recorded is refused (head-check.ts).
+  const checkedSaver = plainSaver && withHeadCheck(plainSaver);
+  const saver = checkedSaver && (opened?.shared?.saver(checkedSaver) ?? checkedSaver);
   if (!saver) {
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,

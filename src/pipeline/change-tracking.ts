@@ -54,10 +54,19 @@ export interface ChangeTracker {
   takeFailedRecord(toolCallId: string): ChangeRecord | undefined;
   /** Resolves when no write call on this sandbox is queued or running. */
   idle(): Promise<void>;
+  /**
+   * The snapshots `sha` descends from, newest first: the parents of the snapshots trackers of
+   * this sandbox took in this process, ending with the first one they did not take (the head
+   * the sandbox was opened or restored at), or with `stopAt` (the head the step started from)
+   * when the walk reaches it. What a head claim carries (see `core/head-claim.ts`).
+   */
+  ancestors(sha: string, stopAt?: string): string[];
 }
 
 /** How many records of failed calls are kept for pick-up before the oldest is dropped. */
 const MAX_STASHED_RECORDS = 256;
+/** How many snapshot parents are kept for head claims (far more than one step's calls). */
+const MAX_REMEMBERED_PARENTS = 4_096;
 
 /** Per-sandbox shared state: the write lock, the idle waiters and the failed-record stash. */
 class SandboxLock {
@@ -65,6 +74,17 @@ class SandboxLock {
   private pending = 0;
   private idleWaiters: Array<() => void> = [];
   readonly stash = new Map<string, ChangeRecord>();
+  /** Parent of each snapshot taken here (bounded: only a step's recent chain is ever walked). */
+  readonly parents = new Map<string, string>();
+
+  rememberParent(sha: string, parent: string): void {
+    if (sha === parent) return;
+    this.parents.set(sha, parent);
+    if (this.parents.size > MAX_REMEMBERED_PARENTS) {
+      const oldest = this.parents.keys().next().value;
+      if (oldest !== undefined) this.parents.delete(oldest);
+    }
+  }
 
   async acquire(): Promise<() => void> {
     this.pending++;
@@ -194,6 +214,7 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
         try {
           // No call signal here on purpose: an aborted call may still have written files.
           const snapshot = await sandbox.snapshot(label);
+          lock.rememberParent(snapshot.sha, snapshot.parent);
           const skipped =
             skippedBefore === undefined
               ? []
@@ -238,6 +259,18 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
       return record;
     },
     idle: () => lock.idle(),
+    ancestors(sha: string, stopAt?: string): string[] {
+      const chain: string[] = [];
+      const visited = new Set<string>([sha]);
+      let parent = sha === stopAt ? undefined : lock.parents.get(sha);
+      while (parent !== undefined && !visited.has(parent)) {
+        chain.push(parent);
+        if (parent === stopAt) break;
+        visited.add(parent);
+        parent = lock.parents.get(parent);
+      }
+      return chain;
+    },
   };
 }
 

@@ -15,6 +15,7 @@ import { isHumanOnlyToolError, toolErrorMessage } from './tool-errors.js';
 import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../core/sandbox-state.js';
 import type { ActiveSkillState } from '../core/sandbox-state.js';
 import type { SandboxStateUpdate } from '../thread/state.js';
+import type { HeadClaim } from '../core/head-claim.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
 const MAX_PARALLEL_CALL_LISTENERS = 1_000;
@@ -159,10 +160,12 @@ class TrackedToolNode extends ToolNode {
     };
     if (changes !== undefined && isToolCallTask(input) && this.tracker !== undefined) {
       // One task per call (routeToolCallsPerTask): sibling tasks of the superstep each write
-      // `sandboxHead`, applied in task order, not finishing order. Waiting until the sandbox is
-      // idle makes every task that changed files report the same, final head.
+      // `sandboxHead`, applied in task order, not finishing order, and a sibling may not even
+      // have taken the lock yet when this one is done. So each task claims the newest head it
+      // saw, with the chain it descends from, and the reducer keeps the newest claim of the
+      // step (core/head-claim.ts): never last write wins.
       await this.tracker.idle();
-      update.sandboxHead = this.tracker.sandbox.head;
+      update.sandboxHead = headClaimOf(this.tracker, input, config);
     }
     if (Array.isArray(output)) return [...output, update];
     if (typeof output === 'object' && output !== null) return { ...output, ...update };
@@ -174,6 +177,30 @@ class TrackedToolNode extends ToolNode {
 export interface ToolCallTaskInput {
   lg_tool_call: ToolCall;
   [key: string]: unknown;
+}
+
+/** The claim of a task on its step's head: the sandbox's head now and the chain to it. */
+function headClaimOf(
+  tracker: ChangeTracker,
+  input: ToolCallTaskInput,
+  config: LangGraphRunnableConfig,
+): HeadClaim {
+  const sha = tracker.sandbox.head;
+  const base = typeof input['sandboxHead'] === 'string' ? input['sandboxHead'] : undefined;
+  const thread = String(config.configurable?.['thread_id'] ?? '');
+  // The task's namespace ends with its own `node:taskId` segment; siblings share the rest.
+  const namespace = String(config.configurable?.['checkpoint_ns'] ?? '')
+    .split('|')
+    .slice(0, -1)
+    .join('|');
+  const stepValue: unknown = config.metadata?.['langgraph_step'];
+  const step = typeof stepValue === 'number' || typeof stepValue === 'string' ? stepValue : '';
+  return {
+    kind: 'head-claim',
+    sha,
+    step: `${thread}|${namespace}|${step}`,
+    ancestors: tracker.ancestors(sha, base === '' ? undefined : base),
+  };
 }
 
 function hasActiveSkillField(input: unknown): boolean {
@@ -209,7 +236,11 @@ export interface ToolCallRouteOptions {
  */
 export function routeToolCallsPerTask(
   options: ToolCallRouteOptions = {},
-): (state: { messages: BaseMessage[]; activeSkill?: ActiveSkillState | null }) => Send[] | string {
+): (state: {
+  messages: BaseMessage[];
+  activeSkill?: ActiveSkillState | null;
+  sandboxHead?: string;
+}) => Send[] | string {
   const tools = options.tools ?? 'tools';
   const end = options.end ?? END;
   return (state) => {
@@ -220,7 +251,12 @@ export function routeToolCallsPerTask(
     // would store every message once per call (quadratic storage). The tools need no state but
     // the active skill, whose `allowed-tools` the tool pipeline enforces (a few names).
     const skill = 'activeSkill' in state ? { activeSkill: state.activeSkill ?? null } : {};
-    return calls.map((call) => new Send(tools, { lg_tool_call: call, ...skill }));
+    // The step's starting head: where a task's head claim stops walking back (one sha).
+    const head =
+      typeof state.sandboxHead === 'string' && state.sandboxHead !== ''
+        ? { sandboxHead: state.sandboxHead }
+        : {};
+    return calls.map((call) => new Send(tools, { lg_tool_call: call, ...skill, ...head }));
   };
 }
 

@@ -1,6 +1,8 @@
 import { DeltaValue, ReducedValue, StateSchema } from '@langchain/langgraph';
 import { z } from 'zod';
 import { ChangeRecordSchema } from '../core/change-record.js';
+import { reduceSandboxHead } from '../core/head-claim.js';
+import type { HeadClaim } from '../core/head-claim.js';
 import type { ChangeRecord } from '../core/change-record.js';
 import {
   ActiveSkillSchema,
@@ -55,6 +57,14 @@ function latestActiveSkill(
   return next === undefined ? (current ?? null) : next;
 }
 
+/** zod schema of a {@link HeadClaim} (a tool task's write to `sandboxHead`). */
+const HeadClaimSchema = z.object({
+  kind: z.literal('head-claim'),
+  sha: z.string(),
+  step: z.string(),
+  ancestors: z.array(z.string()),
+});
+
 /**
  * The graph state fields this library reads and writes. Spread them into your own
  * `StateSchema`:
@@ -64,8 +74,10 @@ function latestActiveSkill(
  * ```
  *
  * - `changeLog`: every `ChangeRecord` of the thread, in order (append reducer).
- * - `sandboxHead`: snapshot sha of the sandbox tree this state belongs to. Every LangGraph
- *   checkpoint therefore records its file state, which is what rollback restores.
+ * - `sandboxHead`: snapshot sha of the sandbox tree this state belongs to ('' before the first
+ *   snapshot). Every LangGraph checkpoint therefore records its file state, which is what
+ *   rollback restores. Parallel tool tasks write head claims (see `core/head-claim.ts`), so the
+ *   step's newest snapshot wins whatever order the tasks finish in.
  * - `rollbacks`: the thread's rollbacks and undos with their safety snapshots, written whole by
  *   `rollback()` and `undoRollback()` (a fork starts from an older checkpoint, so the list is
  *   carried over from the thread's head rather than appended to the target's).
@@ -81,10 +93,13 @@ export const sandboxStateFields = {
       reducer: appendChangeRecords,
     },
   ),
-  sandboxHead: new ReducedValue(z.string().optional(), {
+  // Default '' (no head yet; readers treat it as absent) so that every write, the first one
+  // included, goes through the reducer: LangGraph stores the first write of an empty channel
+  // as is, which would keep a claim object instead of a sha.
+  sandboxHead: new ReducedValue(z.string().default(''), {
     // Optional so that `createAgent` does not demand it in the first input.
-    inputSchema: z.string().optional(),
-    reducer: lastWriteWins<string>,
+    inputSchema: z.union([z.string(), HeadClaimSchema]).optional(),
+    reducer: reduceSandboxHead,
   }),
   rollbacks: new ReducedValue(
     z.array(RollbackRecordSchema).default(() => []),
@@ -130,6 +145,7 @@ export const SandboxStateSchema = new StateSchema(sandboxStateFields);
 /** The update a node returns to record changes: records to append and the new head. */
 export interface SandboxStateUpdate {
   changeLog?: ChangeRecord | ChangeRecord[];
-  sandboxHead?: string;
+  /** A sha sets the head; a {@link HeadClaim} competes with its step's other claims. */
+  sandboxHead?: string | HeadClaim;
   activeSkill?: ActiveSkillState | null;
 }
