@@ -20,6 +20,11 @@ import type {
   ConfinementWrapInput,
 } from './confinement.js';
 import { npmCacheEnvironment } from './npm-cache.js';
+import {
+  launchWithSeccomp,
+  PRIVILEGE_ARGUMENTS,
+  SECCOMP_ARGUMENTS,
+} from './confinement-privilege.js';
 
 /**
  * The bubblewrap confinement backend (Linux): user, mount and pid namespaces, the file system
@@ -36,7 +41,7 @@ export const bubblewrapBackend: ConfinementBackend = {
       network: settings.network,
       ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }),
     }),
-  wrap: (path, input) => ({ command: path, args: bubblewrapArguments(input) }),
+  wrap: (path, input) => launchWithSeccomp(path, bubblewrapArguments(input)),
   hides: (scope) => [...(scope.hidden ?? [])],
   doctorChecks: (settings) => [checkBubblewrap(settings.bwrapPath)],
 };
@@ -118,22 +123,24 @@ function runProbe(name: string, network: boolean): BubblewrapProbe {
       reason: `bubblewrap ("${name}") was not found${name.includes('/') ? '' : ' on PATH'}; install it with \`${BUBBLEWRAP_INSTALL_HINT}\``,
     };
   }
-  // Exactly the namespaces and mounts a server gets, around a command that always exists.
-  const result = spawnSync(
-    path,
-    [
-      ...baseArguments(network),
-      '--ro-bind',
-      '/',
-      '/',
-      '--proc',
-      '/proc',
-      '--',
-      process.execPath,
-      '--version',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
-  );
+  // Exactly the namespaces, privileges, filter and mounts a server gets, around a command that
+  // always exists.
+  const launch = launchWithSeccomp(path, [
+    ...baseArguments(network),
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--',
+    process.execPath,
+    '--version',
+  ]);
+  const result = spawnSync(launch.command, launch.args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) {
     const stderr = (result.stderr ?? '').trim().split('\n').slice(-2).join(' ');
     return {
@@ -144,8 +151,14 @@ function runProbe(name: string, network: boolean): BubblewrapProbe {
   return { available: true, path };
 }
 
+/** Namespaces, privileges and the seccomp filter (see `confinement-privilege.ts`). */
 function baseArguments(network: boolean): string[] {
-  return ['--die-with-parent', '--unshare-pid', ...(network ? [] : ['--unshare-net'])];
+  return [
+    '--die-with-parent',
+    ...PRIVILEGE_ARGUMENTS,
+    ...(network ? [] : ['--unshare-net']),
+    ...SECCOMP_ARGUMENTS,
+  ];
 }
 
 /** An executable by path, or by name on PATH; undefined when missing or not executable. */
