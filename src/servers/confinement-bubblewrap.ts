@@ -20,6 +20,7 @@ import type {
   ConfinementWrapInput,
 } from './confinement.js';
 import { npmCacheEnvironment } from './npm-cache.js';
+import { filesLinkedInto } from './confinement-sockets.js';
 import {
   launchWithSeccomp,
   PRIVILEGE_ARGUMENTS,
@@ -222,8 +223,15 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
 
   const mounts: Mount[] = [];
   for (const root of TMPFS_ROOTS) if (existsSync(root)) mounts.push({ kind: 'tmpfs', dest: root });
+  // Host sockets: private and writable like /tmp (programs keep locks in /run), never remounted
+  // read-only; a folder the sandbox or the project lies in is covered by their binds anyway.
+  const socketFolders = existingReal(scope.sockets ?? []).filter(
+    (path) => path !== sep && path !== sandbox && !TMPFS_ROOTS.includes(path),
+  );
+  for (const path of socketFolders) mounts.push({ kind: 'tmpfs', dest: path });
+  const privateTmpfs = new Set([...TMPFS_ROOTS, ...socketFolders]);
   for (const path of existingReal(scope.hidden ?? [])) {
-    if (path === sep || TMPFS_ROOTS.includes(path)) continue;
+    if (path === sep || privateTmpfs.has(path)) continue;
     // The sandbox itself is never hidden; folders the project bind covers need no tmpfs (and a
     // tmpfs there would create a mount point inside the sandbox).
     if (path === sandbox) continue;
@@ -266,6 +274,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
       : serverFolders(input.launch.command, input.launch.args, scope.sandboxRoot)),
     ...(cwd === sandbox ? [] : [cwd]),
     ...existingReal(scope.readable ?? []),
+    ...filesLinkedInto(socketFolders),
     ...existingReal(expandAll(input.exceptions?.readOnly)),
   ];
   // Put back only what the plan so far hides (a tmpfs is its most specific mount): a folder
@@ -318,7 +327,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     // Hidden folders are read-only too (once everything inside them is mounted): a write there
     // fails with EROFS, like any write outside the sandbox, instead of vanishing with a tmpfs.
     ...ordered
-      .filter((mount) => mount.kind === 'tmpfs' && !TMPFS_ROOTS.includes(mount.dest))
+      .filter((mount) => mount.kind === 'tmpfs' && !privateTmpfs.has(mount.dest))
       .flatMap((mount) => ['--remount-ro', mount.dest]),
     // The network hook's launch: its binds (the proxy socket's folder) and variables.
     ...(input.launch?.binds ?? []).flatMap((bind) => ['--bind', bind.src, bind.dest]),
