@@ -20,6 +20,12 @@ import type {
   ConfinementWrapInput,
 } from './confinement.js';
 import { npmCacheEnvironment } from './npm-cache.js';
+import { filesLinkedInto } from './confinement-sockets.js';
+import {
+  launchWithSeccomp,
+  PRIVILEGE_ARGUMENTS,
+  SECCOMP_ARGUMENTS,
+} from './confinement-privilege.js';
 
 /**
  * The bubblewrap confinement backend (Linux): user, mount and pid namespaces, the file system
@@ -36,7 +42,7 @@ export const bubblewrapBackend: ConfinementBackend = {
       network: settings.network,
       ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }),
     }),
-  wrap: (path, input) => ({ command: path, args: bubblewrapArguments(input) }),
+  wrap: (path, input) => launchWithSeccomp(path, bubblewrapArguments(input)),
   hides: (scope) => [...(scope.hidden ?? [])],
   doctorChecks: (settings) => [checkBubblewrap(settings.bwrapPath)],
 };
@@ -118,22 +124,24 @@ function runProbe(name: string, network: boolean): BubblewrapProbe {
       reason: `bubblewrap ("${name}") was not found${name.includes('/') ? '' : ' on PATH'}; install it with \`${BUBBLEWRAP_INSTALL_HINT}\``,
     };
   }
-  // Exactly the namespaces and mounts a server gets, around a command that always exists.
-  const result = spawnSync(
-    path,
-    [
-      ...baseArguments(network),
-      '--ro-bind',
-      '/',
-      '/',
-      '--proc',
-      '/proc',
-      '--',
-      process.execPath,
-      '--version',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
-  );
+  // Exactly the namespaces, privileges, filter and mounts a server gets, around a command that
+  // always exists.
+  const launch = launchWithSeccomp(path, [
+    ...baseArguments(network),
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--',
+    process.execPath,
+    '--version',
+  ]);
+  const result = spawnSync(launch.command, launch.args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) {
     const stderr = (result.stderr ?? '').trim().split('\n').slice(-2).join(' ');
     return {
@@ -144,8 +152,14 @@ function runProbe(name: string, network: boolean): BubblewrapProbe {
   return { available: true, path };
 }
 
+/** Namespaces, privileges and the seccomp filter (see `confinement-privilege.ts`). */
 function baseArguments(network: boolean): string[] {
-  return ['--die-with-parent', '--unshare-pid', ...(network ? [] : ['--unshare-net'])];
+  return [
+    '--die-with-parent',
+    ...PRIVILEGE_ARGUMENTS,
+    ...(network ? [] : ['--unshare-net']),
+    ...SECCOMP_ARGUMENTS,
+  ];
 }
 
 /** An executable by path, or by name on PATH; undefined when missing or not executable. */
@@ -209,8 +223,15 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
 
   const mounts: Mount[] = [];
   for (const root of TMPFS_ROOTS) if (existsSync(root)) mounts.push({ kind: 'tmpfs', dest: root });
+  // Host sockets: private and writable like /tmp (programs keep locks in /run), never remounted
+  // read-only; a folder the sandbox or the project lies in is covered by their binds anyway.
+  const socketFolders = existingReal(scope.sockets ?? []).filter(
+    (path) => path !== sep && path !== sandbox && !TMPFS_ROOTS.includes(path),
+  );
+  for (const path of socketFolders) mounts.push({ kind: 'tmpfs', dest: path });
+  const privateTmpfs = new Set([...TMPFS_ROOTS, ...socketFolders]);
   for (const path of existingReal(scope.hidden ?? [])) {
-    if (path === sep || TMPFS_ROOTS.includes(path)) continue;
+    if (path === sep || privateTmpfs.has(path)) continue;
     // The sandbox itself is never hidden; folders the project bind covers need no tmpfs (and a
     // tmpfs there would create a mount point inside the sandbox).
     if (path === sandbox) continue;
@@ -253,6 +274,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
       : serverFolders(input.launch.command, input.launch.args, scope.sandboxRoot)),
     ...(cwd === sandbox ? [] : [cwd]),
     ...existingReal(scope.readable ?? []),
+    ...filesLinkedInto(socketFolders),
     ...existingReal(expandAll(input.exceptions?.readOnly)),
   ];
   // Put back only what the plan so far hides (a tmpfs is its most specific mount): a folder
@@ -305,7 +327,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     // Hidden folders are read-only too (once everything inside them is mounted): a write there
     // fails with EROFS, like any write outside the sandbox, instead of vanishing with a tmpfs.
     ...ordered
-      .filter((mount) => mount.kind === 'tmpfs' && !TMPFS_ROOTS.includes(mount.dest))
+      .filter((mount) => mount.kind === 'tmpfs' && !privateTmpfs.has(mount.dest))
       .flatMap((mount) => ['--remount-ro', mount.dest]),
     // The network hook's launch: its binds (the proxy socket's folder) and variables.
     ...(input.launch?.binds ?? []).flatMap((bind) => ['--bind', bind.src, bind.dest]),

@@ -2,6 +2,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { agentsStateDir } from '../sandbox/state-dir.js';
+import { hostSocketFolders } from './confinement-sockets.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
@@ -17,7 +18,8 @@ import {
  * - the workspace (`.agents/`: audit, checkpoints, pins): hidden;
  * - the home folder: hidden, except the npm cache (read-only, so `npx` servers start) and what
  *   the server itself needs (its install folder, configured working folder, `sandbox:` paths);
- * - the sandbox's own folder (its `run/` beside the tree): hidden.
+ * - the sandbox's own folder (its `run/` beside the tree): hidden;
+ * - the folders holding host sockets (`/run`, `$XDG_RUNTIME_DIR`, ...): private and empty.
  * Other workspaces are hidden where they live under the home folder or /tmp (private to each
  * server); one elsewhere is read-only, not hidden.
  */
@@ -49,6 +51,7 @@ export function confinementScope(input: {
     sandboxRoot: input.sandboxRoot,
     ...(input.projectDir === undefined ? {} : { projectDir: input.projectDir }),
     hidden,
+    sockets: hostSocketFolders(env),
     readable: [env['npm_config_cache'] || join(home, '.npm')],
     guarded: [stateDir, ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot])],
   };

@@ -36,6 +36,11 @@ export interface ConfinementScope {
    * files: those are mounted back over it (the most specific mount wins).
    */
   hidden?: readonly string[];
+  /**
+   * Folders holding host sockets (`/run`, `$XDG_RUNTIME_DIR`, ...; see `hostSocketFolders`):
+   * each a private empty tmpfs, writable like `/tmp`, unless a server's rule names a path inside.
+   */
+  sockets?: readonly string[];
   /** Folders kept readable (read-only) even inside a hidden one (e.g. the npm cache). */
   readable?: readonly string[];
   /** Folders a server's `writable` exception may not overlap (the state folder, the workspace). */

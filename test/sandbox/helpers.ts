@@ -96,6 +96,10 @@ export function repoFingerprint(
         HOME: repo,
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_OPTIONAL_LOCKS: '0',
+        // A repo owned by another user (the unprivileged variants of the confinement tests).
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: 'safe.directory',
+        GIT_CONFIG_VALUE_0: '*',
       },
     });
   return {

@@ -83,7 +83,9 @@ describe('resolveConfinement', () => {
       { sandboxRoot: sandbox, projectDir: project, hidden: [workspace, scratch + '/missing'] },
     );
     const wrapped = confinement.wrap('/usr/bin/env', ['node', 'server.js'], sandbox);
-    expect(wrapped.command).toBe(BUBBLEWRAP.path);
+    // bubblewrap starts through /bin/sh only to get the seccomp filter on fd 3.
+    expect(wrapped.command).toBe('/bin/sh');
+    expect(wrapped.args[3]).toBe(BUBBLEWRAP.path);
     expect(wrapped.args).toEqual(
       expect.arrayContaining(['--die-with-parent', '--unshare-pid', '--unshare-net']),
     );
