@@ -1,7 +1,8 @@
 /**
  * An actor's network: each server's effective setting, the proxy for servers with host lists
- * (started at activation, stopped with the actor), and the audit entry of every decision,
- * linked to the tool call in flight on that server.
+ * (started at activation, stopped with the actor), and the audit entry of every decision, filed
+ * under its server with the tool calls in flight then (the proxy cannot tell which of a server's
+ * processes connected, so no call is named as the one that did), floods of refusals coalesced.
  */
 import { isGraphInterrupt } from '@langchain/langgraph';
 import type { NetworkSetting } from '../config/network-schema.js';
@@ -14,6 +15,7 @@ import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js
 import type { ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from '../policy/approval.js';
 import { boundApprover } from '../policy/approval-scope.js';
+import { createAuditCoalescer } from '../policy/audit-coalesce.js';
 import type { AuditEntry } from '../policy/audit-entry.js';
 import { compileNetworkRules, unlistedHostHook } from '../policy/network-rules.js';
 import { createPinStore, hostPinKey, type PinStore } from '../policy/pins.js';
@@ -115,10 +117,13 @@ export async function startActorNetwork(input: {
   const inFlight = new Map<string, Set<InFlightCall>>();
   let append: ((entry: AuditEntry) => void) | undefined;
   const early: AuditEntry[] = [];
-  const write = (entry: AuditEntry): void => {
-    if (append === undefined) early.push(entry);
-    else append(entry);
-  };
+  const coalescer = createAuditCoalescer({
+    write(entry) {
+      if (append === undefined) early.push(entry);
+      else append(entry);
+    },
+  });
+  const write = (entry: AuditEntry): void => coalescer.add(entry);
   const onDecision = (decision: NetworkDecision): void => {
     const calls = [...(inFlight.get(decision.serverName) ?? [])];
     if (decision.approval !== undefined) {
@@ -221,6 +226,7 @@ export async function startActorNetwork(input: {
     },
     async close() {
       await proxy?.close();
+      coalescer.flush();
     },
   };
 }
@@ -253,7 +259,11 @@ function askNetworkApproval(options: {
     needs: NetworkApprovalNeed[],
   ): Promise<{ approved: true } | { approved: false; note: string }> => {
     const hosts = needs.map(hostOf);
-    const reason = `server "${server}" tried to reach ${hosts.join(', ')}, on none of its network lists: ${needs[0]!.reason}`;
+    // Says "during", not "this call did it": a background process of the server may have
+    // connected, and the question must not put the blame on an innocent call.
+    const reason =
+      `server "${server}" tried to reach ${hosts.join(', ')}, on none of its network lists: ${needs[0]!.reason}. ` +
+      `It was refused during call ${call.toolCallId ?? call.toolId} (${call.toolName}); the proxy sees the server, not which of its processes connected`;
     const preview: ApprovalPreview = {
       ...toApprovalPreview(
         request.descriptor,
@@ -302,6 +312,7 @@ function askNetworkApproval(options: {
           },
           [call],
           approved ? 'approved' : 'rejected',
+          call,
         ),
       );
     }
@@ -314,6 +325,11 @@ function askNetworkApproval(options: {
   };
 }
 
+/**
+ * The audit entry of a decision. `certain` is the call it certainly belongs to: only a human's
+ * answer to that call's question is; a connection is filed under the server (`network:SERVER`)
+ * with the calls in flight then as `during`. The thread is kept when those calls share one.
+ */
 function auditEntry(
   actor: string,
   decision: NetworkDecision,
@@ -321,13 +337,16 @@ function auditEntry(
   approval: 'needed' | 'approved' | 'rejected' | undefined = decision.approval === undefined
     ? undefined
     : 'needed',
+  certain?: InFlightCall,
 ): AuditEntry {
-  const call = calls.length === 1 ? calls[0] : undefined;
+  const call = certain;
+  const threads = new Set(calls.map((item) => item.thread));
+  const thread = call?.thread ?? (threads.size === 1 ? [...threads][0] : undefined);
   return {
     time: decision.time,
     event: 'network',
     actor,
-    ...(call?.thread === undefined ? {} : { thread: call.thread }),
+    ...(thread === undefined ? {} : { thread }),
     ...(call?.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
     toolId: call?.toolId ?? `network:${decision.serverName}`,
     toolName: call?.toolName ?? 'network',
@@ -347,9 +366,10 @@ function auditEntry(
       decision: decision.decision,
       reason: decision.reason,
       ...(decision.rule === undefined ? {} : { rule: decision.rule }),
-      ...(calls.length > 1
-        ? { inFlight: calls.map((item) => item.toolCallId ?? item.toolId) }
-        : {}),
+      ...(calls.length === 0
+        ? {}
+        : { during: calls.map((item) => item.toolCallId ?? item.toolId) }),
+      ...(decision.unparsed === undefined ? {} : { unparsed: decision.unparsed }),
       ...(approval === undefined ? {} : { approval }),
     },
   };

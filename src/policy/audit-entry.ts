@@ -25,7 +25,7 @@ export interface AuditEntry {
    * `unattributed-changes` for file changes found when a thread was reopened that no recorded
    * call made (a call killed before its snapshot); `network` for a connection a server with
    * network host lists made (through the proxy) or the library made to a remote server: allowed or
-   * refused, with the tool call in flight on that server when there was exactly one.
+   * refused, filed under the server (`toolId` `network:SERVER`) with the calls in flight then.
    */
   event:
     | 'tool-call'
@@ -77,8 +77,21 @@ export interface AuditEntry {
     decision: 'allow' | 'deny';
     reason: string;
     rule?: string;
-    /** The tool calls in flight on the server when it was not exactly one. */
-    inFlight?: string[];
+    /**
+     * The tool calls in flight on the server (their tool call ids) when a connection was made or
+     * refused. The proxy sees only the server's socket, not which of its processes connected
+     * (a background process may connect between or during calls), so a connection is filed
+     * under the server (`toolId` `network:SERVER`) and names these calls as "during", never as
+     * the call that made it.
+     */
+    during?: string[];
+    /**
+     * A summary of refusals like the entry before it (same server, host, port and reason)
+     * that were counted rather than written one by one: `count` more in `windowMs` since `since`.
+     */
+    repeated?: { count: number; windowMs: number; since: string };
+    /** For a request the proxy could not parse: its first bytes (escaped when printed). */
+    unparsed?: string;
     /** `needed`: refused until a human approves; `approved` / `rejected`: the answer. */
     approval?: 'needed' | 'approved' | 'rejected';
   };

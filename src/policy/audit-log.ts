@@ -3,6 +3,7 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { AuditEntry } from './audit-entry.js';
+import { safeJsonLine } from './audit-escape.js';
 
 /** The default audit file name inside a workspace folder. */
 export const DEFAULT_AUDIT_FILE = 'audit.jsonl';
@@ -39,7 +40,8 @@ export function createAuditLog(file: string): AuditLog {
           ),
         );
       }
-      const line = `${JSON.stringify(entry)}\n`;
+      // Escaped: no field can end the line early or put a control character in the file.
+      const line = `${safeJsonLine(entry)}\n`;
       const write = async (): Promise<void> => {
         // One O_APPEND handle kept open: each entry is a single write() of one line (atomic
         // for other appending processes), instead of open + write + close on every tool call.

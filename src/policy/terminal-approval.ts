@@ -1,16 +1,18 @@
 import { createInterface } from 'node:readline/promises';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from './approval.js';
+import { printable } from './audit-escape.js';
 
 /** Renders an approval preview for a terminal: tool, server, why, capabilities with provenance, args. */
 export function formatApprovalPreview(preview: ApprovalPreview): string {
   const lines = [
     `Approval needed: ${preview.toolId}${preview.serverName === undefined ? '' : ` (server "${preview.serverName}")`}`,
-    `  why: ${preview.reason} [${preview.rule}]`,
+    // Escaped: a reason may quote what a server sent (a host, a message).
+    `  why: ${printable(preview.reason)} [${printable(preview.rule)}]`,
   ];
   if (preview.network !== undefined) {
     lines.push(
-      `  network: server "${preview.network.serverName}" was refused ${preview.network.hosts.join(', ')} (on no list); approve to allow it for this server from now on and run the call again`,
+      `  network: server "${preview.network.serverName}" was refused ${printable(preview.network.hosts.join(', '))} (on no list); approve to allow it for this server from now on and run the call again`,
     );
   }
   if (preview.pinnedFingerprint !== undefined) {

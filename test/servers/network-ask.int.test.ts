@@ -113,9 +113,9 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)(
         expect(askedHits).toEqual([]);
         const host = `127.0.0.2:${asked.port}`;
         let audit = await auditEntries();
-        expect(audit.map((entry) => [entry.toolCallId, entry.network!.approval])).toEqual([
-          ['probe_0', 'needed'],
-        ]);
+        expect(
+          audit.map((entry) => [entry.toolCallId, entry.network!.during, entry.network!.approval]),
+        ).toEqual([[undefined, ['probe_0'], 'needed']]);
         expect(audit[0]!.network!.reason).toMatch(
           new RegExp(`network approval needed for ${host.replace(/\./g, '\\.')}`),
         );
@@ -132,6 +132,10 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)(
           '--no-prompt',
         ]);
         expect(resumed.code, resumed.stderr).toBe(0);
+        // The question names the call as the one in flight, not as the one that connected.
+        expect(resumed.stdout).toMatch(
+          /refused during call probe_0 \(probe\); the proxy sees the server, not which of its processes connected/,
+        );
         expect(resumed.stdout).toContain('OK 200 hello from 127.0.0.2');
         // Reached once: the refused replay on resume never connected.
         expect(askedHits).toEqual(['/asked']);
@@ -154,7 +158,15 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)(
         ]);
         expect(audit[2]!.network!.reason).toBe('approved by tester; pinned for server "fetcher"');
         expect(audit[3]!.network!.rule).toMatch(/approved by tester/);
-        expect(audit.every((entry) => entry.toolCallId === 'probe_0')).toBe(true);
+        // Refusals and connections are filed under the server, during the call; the human's
+        // answer to that call's question is the call's own.
+        expect(audit.map((entry) => entry.toolCallId)).toEqual([
+          undefined,
+          undefined,
+          'probe_0',
+          undefined,
+        ]);
+        expect(audit.every((entry) => entry.network!.during?.join() === 'probe_0')).toBe(true);
       },
     );
 

@@ -218,14 +218,22 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
       const network = audit.filter((entry) => entry.event === 'network');
       const denied = network.filter((entry) => entry.network!.decision === 'deny');
       const allowedEntries = network.filter((entry) => entry.network!.decision === 'allow');
-      expect(allowedEntries.map((entry) => entry.toolCallId)).toEqual([
+      // Filed under the server, never under a call (the proxy cannot tell which of the server's
+      // processes connected), with the call in flight then as "during".
+      for (const entry of network) {
+        expect(entry.toolId).toBe('network:fetcher');
+        expect(entry.toolCallId).toBeUndefined();
+      }
+      expect(allowedEntries.map((entry) => entry.network!.during?.join())).toEqual([
         'probe_0',
         'probe_1',
         'probe_2',
         'probe_3',
       ]);
       // Each refusal the proxy saw, with the tool call it belongs to and why.
-      const byCall = new Map(denied.map((entry) => [entry.toolCallId, entry.network!]));
+      const byCall = new Map(
+        denied.map((entry) => [entry.network!.during?.join(), entry.network!]),
+      );
       for (const index of [4, 5, 6, 7])
         expect(byCall.get(`probe_${index}`)?.reason).toMatch(/denied by "evil.example.test"/);
       expect(byCall.get('probe_13')?.reason).toMatch(/169\.254\.169\.254, a metadata address/);
@@ -269,7 +277,11 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
         expect(leaks).toBe(0);
         const network = audit.filter((entry) => entry.event === 'network');
         expect(
-          network.map((entry) => [entry.toolCallId, entry.serverName, entry.network!.decision]),
+          network.map((entry) => [
+            entry.network!.during?.join(),
+            entry.serverName,
+            entry.network!.decision,
+          ]),
         ).toEqual([
           ['probe_1', 'fetcher', 'allow'],
           ['probe_2', 'fetcher', 'deny'],

@@ -1,6 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { auditLogPath, readAuditLog } from '../../policy/audit-log.js';
 import type { AuditEntry } from '../../policy/audit-entry.js';
+import { printable, safeJsonLine } from '../../policy/audit-escape.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, parsePositiveInteger } from '../args.js';
 
@@ -65,8 +66,33 @@ function capabilityFlags(entry: AuditEntry): string {
   return flags.join(',');
 }
 
-/** One human-readable line per entry. */
+/**
+ * One human-readable line per entry. Every field is escaped ({@link printable}): a host, reason
+ * or error with a newline or ANSI escape in it shows as `\n` / `\x1b`, never as a second line
+ * or a repainted terminal.
+ */
 export function formatAuditEntry(entry: AuditEntry): string {
+  return printable(auditLine(entry));
+}
+
+function networkLine(net: NonNullable<AuditEntry['network']>): string {
+  const target =
+    net.host === '*'
+      ? 'other hosts'
+      : `${net.host.includes(':') ? `[${net.host}]` : net.host}:${net.port}`;
+  const verdict = net.decision === 'allow' ? 'ALLOWED' : 'REFUSED';
+  const during =
+    net.during === undefined || net.during.length === 0
+      ? ''
+      : ` during call ${net.during.join(', ')}`;
+  if (net.repeated !== undefined) {
+    return `network ${verdict} ${net.repeated.count} more time(s) in ${net.repeated.windowMs / 1000} s since ${net.repeated.since}: ${net.host === '' ? 'unparsable requests' : target} (${net.protocol}) from server "${net.serverName}"${during}: ${net.reason}`;
+  }
+  const unparsed = net.unparsed === undefined ? '' : ` [bytes: ${net.unparsed}]`;
+  return `network ${verdict} ${net.host === '' ? 'an unparsable request' : target} (${net.protocol}) from server "${net.serverName}"${during}: ${net.reason}${unparsed}`;
+}
+
+function auditLine(entry: AuditEntry): string {
   const parts = [entry.time, entry.thread ?? '-', entry.toolId];
   if (entry.event === 'unattributed-changes') {
     parts.push(
@@ -75,10 +101,7 @@ export function formatAuditEntry(entry: AuditEntry): string {
     return parts.join('  ');
   }
   if (entry.event === 'network' && entry.network !== undefined) {
-    const net = entry.network;
-    parts.push(
-      `network ${net.decision === 'allow' ? 'ALLOWED' : 'REFUSED'} ${net.host}:${net.port} (${net.protocol}) from server "${net.serverName}": ${net.reason}`,
-    );
+    parts.push(networkLine(entry.network));
     return parts.join('  ');
   }
   if (entry.event === 'tool-call-start') {
@@ -129,7 +152,7 @@ export const auditCommand: Command = {
       ...(args.limit === undefined ? {} : { limit: args.limit }),
     });
     if (args.json) {
-      for (const entry of entries) context.stdout.write(`${JSON.stringify(entry)}\n`);
+      for (const entry of entries) context.stdout.write(`${safeJsonLine(entry)}\n`);
     } else if (entries.length === 0) {
       context.stdout.write(
         `No audit entries${args.threadId === undefined ? '' : ` for thread ${args.threadId}`} in ${args.file}.\n`,

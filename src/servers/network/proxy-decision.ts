@@ -29,6 +29,8 @@ export interface NetworkDecision {
   rule?: string;
   /** Refused until a human approves (policy `network` rule `ask`). */
   approval?: NetworkApprovalNeed;
+  /** A request the proxy could not parse (host '' and port 0): its first bytes, as latin1. */
+  unparsed?: string;
 }
 
 /** Name resolution: the addresses of a host (several for round-robin names). */
@@ -76,6 +78,10 @@ export async function decideTarget(
   options: DecisionOptions,
 ): Promise<TargetVerdict> {
   const host = normalizeHost(rawHost);
+  // Checked before any list: a name with a newline, an escape or a space in it is no host, and
+  // must not reach a wildcard rule, the resolver or an approval question.
+  if (!isHostName(host) || rawHost.trim() !== rawHost)
+    return { allowed: false, reason: `not a valid host name or address (${host.length} chars)` };
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     return { allowed: false, reason: `invalid port ${port}` };
   const verdict = rules.check(host, port);
@@ -124,4 +130,26 @@ export async function decideTarget(
     reason: `${host} resolves to ${refused.address}, a ${refused.kind} address (allow it only by naming the address in sandbox.network.allow)`,
     rule: verdict.rule,
   };
+}
+
+/**
+ * True for an IP literal or a DNS name (labels of letters, digits, `-` and `_`, at most 63
+ * characters each, 253 in all), as {@link normalizeHost} leaves it.
+ */
+export function isHostName(host: string): boolean {
+  if (isIP(host) !== 0) return true;
+  return (
+    host.length > 0 &&
+    host.length <= 253 &&
+    host.split('.').every((label) => /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/.test(label))
+  );
+}
+
+/**
+ * At most `maxBytes` bytes of a request the proxy refused unparsed, for the audit (latin1: one
+ * char per byte; escaped when written and printed).
+ */
+export function wireExcerpt(bytes: Buffer, maxBytes = 64): string {
+  const head = bytes.subarray(0, maxBytes).toString('latin1');
+  return bytes.length > maxBytes ? `${head}…(${bytes.length} bytes)` : head;
 }

@@ -18,6 +18,7 @@ import {
   type NetworkDecision,
   type ProxyProtocol,
   type TargetVerdict,
+  wireExcerpt,
 } from './proxy-decision.js';
 import { handleSocks5 } from './socks5.js';
 import { spliceTunnel } from './tls-sni.js';
@@ -53,7 +54,14 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
   let closed = false;
 
   const report =
-    (serverName: string, protocol: ProxyProtocol, host: string, port: number) =>
+    (
+      serverName: string,
+      protocol: ProxyProtocol,
+      host: string,
+      port: number,
+      /** The bytes of a request refused before it could be parsed. */
+      unparsed?: Buffer,
+    ) =>
     (verdict: TargetVerdict): TargetVerdict => {
       options.onDecision?.({
         time: new Date().toISOString(),
@@ -68,18 +76,25 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
         ...(!verdict.allowed && verdict.approval !== undefined
           ? { approval: verdict.approval }
           : {}),
+        ...(unparsed === undefined ? {} : { unparsed: wireExcerpt(unparsed) }),
       });
       return verdict;
     };
 
   const decide =
     (serverName: string, rules: HostRules, protocol: ProxyProtocol) =>
-    async (host: string, port: number, refusal?: string): Promise<TargetVerdict> =>
+    async (
+      host: string,
+      port: number,
+      refusal?: string,
+      unparsed?: Buffer,
+    ): Promise<TargetVerdict> =>
       report(
         serverName,
         protocol,
         host,
         port,
+        unparsed,
       )(
         refusal === undefined
           ? await decideTarget(rules, host, port, options)
@@ -163,7 +178,20 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
     http.on('request', (req: IncomingMessage, res: ServerResponse) => {
       void forwardPlainHttp(req, res, decide(serverName, rules, 'http'), track);
     });
-    http.on('clientError', (_error, socket) => socket.destroy());
+    // A request the parser rejects is a refusal too, audited with its first bytes (a reset or
+    // a timeout of an idle connection is not).
+    http.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket) => {
+      if (error.code?.startsWith('HPE_') === true) {
+        void decide(serverName, rules, 'http')(
+          '',
+          0,
+          `unparsable HTTP request (${error.code})`,
+          error.rawPacket ?? Buffer.alloc(0),
+        );
+        if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      }
+      socket.destroy();
+    });
     return http;
   };
 
@@ -231,7 +259,12 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
 async function forwardPlainHttp(
   req: IncomingMessage,
   res: ServerResponse,
-  decide: (host: string, port: number) => Promise<TargetVerdict>,
+  decide: (
+    host: string,
+    port: number,
+    refusal?: string,
+    unparsed?: Buffer,
+  ) => Promise<TargetVerdict>,
   track: (socket: Duplex) => void,
 ): Promise<void> {
   let url: URL;
@@ -241,11 +274,17 @@ async function forwardPlainHttp(
       req.url?.startsWith('/') ? `http://${req.headers.host ?? ''}` : undefined,
     );
   } catch {
-    refuse(res, 400, 'the request line needs an absolute http:// URL');
+    const reason = 'the request line needs an absolute http:// URL';
+    await decide('', 0, reason, Buffer.from(`${req.method ?? ''} ${req.url ?? ''}`, 'latin1'));
+    req.resume();
+    refuse(res, 400, reason);
     return;
   }
   if (url.protocol !== 'http:') {
-    refuse(res, 400, `${url.protocol} is not proxied as a plain request; use CONNECT`);
+    const reason = `${url.protocol} is not proxied as a plain request; use CONNECT`;
+    await decide(url.hostname, url.port === '' ? 0 : Number(url.port), reason);
+    req.resume();
+    refuse(res, 400, reason);
     return;
   }
   const port = url.port === '' ? 80 : Number(url.port);

@@ -29,11 +29,21 @@ class ByteReader {
     });
   }
 
+  /** Every byte read so far (capped), for the audit of a handshake that fails to parse. */
+  seen = Buffer.alloc(0);
+
   private readonly onData = (chunk: Buffer): void => {
     this.buffer = Buffer.concat([this.buffer, chunk]);
-    if (this.buffer.length > 1024) this.socket.destroy(); // a handshake is a few dozen bytes
+    if (this.seen.length < 256) this.seen = Buffer.concat([this.seen, chunk]).subarray(0, 256);
+    if (this.buffer.length > 1024) {
+      // A handshake is a few dozen bytes.
+      this.overflowed = true;
+      this.socket.destroy();
+    }
     this.settle();
   };
+
+  overflowed = false;
 
   private settle(): void {
     if (this.waiting === undefined || this.buffer.length < this.waiting.n) return;
@@ -69,10 +79,21 @@ export type Splice = (
   port: number,
 ) => Promise<void>;
 
+/**
+ * Decides a target (audited); with `refusal`, records that refusal instead (host '' and port 0
+ * with the bytes read, for a handshake that did not parse).
+ */
+export type Socks5Decide = (
+  host: string,
+  port: number,
+  refusal?: string,
+  unparsed?: Buffer,
+) => Promise<TargetVerdict>;
+
 /** Runs the SOCKS5 exchange on `socket`, then pipes it to the checked upstream address. */
 export function handleSocks5(
   socket: Socket,
-  decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
+  decide: Socks5Decide,
   upstream: (address: string, port: number) => Promise<Socket>,
   splice: Splice,
 ): void {
@@ -81,21 +102,33 @@ export function handleSocks5(
 
 async function run(
   socket: Socket,
-  decide: (host: string, port: number, refusal?: string) => Promise<TargetVerdict>,
+  decide: Socks5Decide,
   upstream: (address: string, port: number) => Promise<Socket>,
   splice: Splice,
 ): Promise<void> {
   const reader = new ByteReader(socket);
+  // A handshake the parser rejects is refused and audited (a client that just hangs up is not).
+  const malformed = async (what: string): Promise<void> => {
+    await decide('', 0, `malformed SOCKS5 handshake: ${what}`, reader.seen);
+    socket.destroy();
+  };
+  const overflowed = (): Promise<void> | undefined =>
+    reader.overflowed ? malformed('over 1024 bytes before the request ended') : undefined;
   const greeting = await reader.read(2);
-  if (greeting.length < 2 || greeting[0] !== VERSION) return void socket.destroy();
+  if (greeting.length < 2) return overflowed() ?? void socket.destroy();
+  if (greeting[0] !== VERSION) return malformed(`version ${greeting[0]}`);
   const methods = await reader.read(greeting[1]!);
+  if (methods.length < greeting[1]!) return overflowed() ?? void socket.destroy();
   if (!methods.includes(0x00)) {
+    await decide('', 0, 'SOCKS5 client offers no method but "no authentication"', reader.seen);
     socket.end(Buffer.from([VERSION, 0xff])); // no acceptable method
     return;
   }
   socket.write(Buffer.from([VERSION, 0x00]));
   const head = await reader.read(4);
-  if (head.length < 4 || head[0] !== VERSION) return void socket.destroy();
+  if (head.length < 4) return overflowed() ?? void socket.destroy();
+  if (head[0] !== VERSION || head[2] !== 0x00)
+    return malformed(`request header ${head.toString('hex')}`);
   const command = head[1]!;
   const type = head[3]!;
   let host: string;
@@ -106,11 +139,12 @@ async function run(
     const bytes = await reader.read(16);
     host = Array.from({ length: 8 }, (_, i) => bytes.readUInt16BE(i * 2).toString(16)).join(':');
   } else {
+    await decide('', 0, `SOCKS5 address type ${type} is not supported`, reader.seen);
     reply(socket, REPLY.addressNotSupported, true);
     return;
   }
   const portBytes = await reader.read(2);
-  if (portBytes.length < 2) return void socket.destroy();
+  if (portBytes.length < 2) return overflowed() ?? void socket.destroy();
   const port = portBytes.readUInt16BE(0);
   if (command !== 0x01) {
     // Decided (and so reported) as a refusal: a UDP relay would be a way out past the lists.
