@@ -64,6 +64,11 @@ export interface McpToolCaller {
 export interface ListedToolHints {
   /** `execution.taskSupport`: `forbidden` never declares the Tasks extension, `required` always does. */
   taskSupport?: TaskSupport;
+  /**
+   * The listed input schema: on 2026 a tool without `x-mcp-header` declarations needs no header
+   * mirroring, so the call skips the SDK's `callTool` (see `sendV2`).
+   */
+  inputSchema?: unknown;
 }
 
 /**
@@ -377,6 +382,21 @@ export function createClientCaller(
     callMs: options.callTimeoutMs ?? defaults.callMs,
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
   };
+  // One options object per listed tool, made on its first call (hints are kept per tool).
+  const byTool = new WeakMap<ListedToolHints, SendToolCallOptions>();
+  const optionsFor = (tool: ListedToolHints): SendToolCallOptions => {
+    let found = byTool.get(tool);
+    if (found === undefined) {
+      const { taskSupport, inputSchema } = tool;
+      found = {
+        ...callOptions,
+        ...(taskSupport === undefined ? {} : { taskSupport: () => taskSupport }),
+        ...(inputSchema === undefined ? {} : { inputSchema: () => inputSchema }),
+      };
+      byTool.set(tool, found);
+    }
+    return found;
+  };
   return {
     callTool: (name, args, context, tool) =>
       sendToolCall(
@@ -384,9 +404,7 @@ export function createClientCaller(
         name,
         args,
         context,
-        tool?.taskSupport === undefined
-          ? callOptions
-          : { ...callOptions, taskSupport: () => tool.taskSupport },
+        tool === undefined ? callOptions : optionsFor(tool),
       ),
   };
 }
