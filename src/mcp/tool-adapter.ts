@@ -22,6 +22,7 @@ import {
   assertToolOutput,
   createClientCaller,
   type ClientCallerOptions,
+  type ListedToolHints,
   type McpToolCaller,
 } from './tool-call.js';
 
@@ -216,8 +217,10 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
   // to compile adds its warning to the descriptor then.
   let validator: ArgumentValidator | undefined;
   let outputValidator: ArgumentValidator | undefined;
-  const hints =
-    descriptor.taskSupport === undefined ? undefined : { taskSupport: descriptor.taskSupport };
+  const hints: ListedToolHints =
+    descriptor.taskSupport === undefined
+      ? { inputSchema: tool.inputSchema }
+      : { inputSchema: tool.inputSchema, taskSupport: descriptor.taskSupport };
   return {
     descriptor,
     execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {

@@ -1,12 +1,6 @@
 import type { CallToolRequestOptions, Client, RequestOptions } from '@modelcontextprotocol/client';
 import type { CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  AgentsErrorCode,
-  ServerError,
-  errorMessage,
-  withoutMcpErrorPrefix,
-  type ServerErrorDetails,
-} from '../errors.js';
+import { AgentsErrorCode, ServerError, type ServerErrorDetails } from '../errors.js';
 import { resolveServerTimeouts } from '../config/server-defaults.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
@@ -16,14 +10,11 @@ import {
   type InputRequiredResult,
   type ToolCallParams,
 } from './input-rounds.js';
-import {
-  isSdkFailure,
-  isV2Client,
-  jsonRpcErrorCode,
-  resultSchemaIssues,
-  type McpClient,
-  type SdkFailureKind,
-} from './mcp-client.js';
+import { isV2Client, type McpClient } from './mcp-client.js';
+import { toolCallError } from './call-errors.js';
+
+export { isMcpErrorCode } from './call-errors.js';
+import { PASS_THROUGH, legRequest, mayMirrorHeaders } from './call-request.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasks,
@@ -73,6 +64,11 @@ export interface McpToolCaller {
 export interface ListedToolHints {
   /** `execution.taskSupport`: `forbidden` never declares the Tasks extension, `required` always does. */
   taskSupport?: TaskSupport;
+  /**
+   * The listed input schema: on 2026 a tool without `x-mcp-header` declarations needs no header
+   * mirroring, so the call skips the SDK's `callTool` (see `sendV2`).
+   */
+  inputSchema?: unknown;
 }
 
 /**
@@ -208,58 +204,56 @@ async function sendLeg(
   const name = params.name;
   // An already-aborted signal is refused by the SDK and mapped below like any cancellation.
   const signal = toolCallSignal(context);
-  const idle = options.idleDeadline;
-  const onProgress = context.onProgress;
-  // The overall cap is ours, as a signal: aborting is what makes the SDK cancel the call on the
-  // server (notifications/cancelled, or closing the request stream on 2026-07-28); the SDK's own
-  // maxTotalTimeout only rejects locally.
-  // A timer cleared when the call ends (AbortSignal.timeout's would live on for maxCallMs).
-  const cap = new AbortController();
-  const capTimer = setTimeout(() => cap.abort(), options.maxCallMs);
-  capTimer.unref();
-  const signals = [signal, idle?.signal, cap.signal].filter(
-    (s): s is AbortSignal => s !== undefined,
-  );
-  const requestOptions: RequestOptions = {
-    signal: signals.length === 1 ? cap.signal : AbortSignal.any(signals),
-    // With an idle deadline the SDK only enforces the overall cap.
-    timeout: idle === undefined ? options.callMs : options.maxCallMs,
-    resetTimeoutOnProgress: true,
-    // Passing onprogress makes the SDK send a progress token, which is what lets progress
-    // restart the timeout at all; the cap above still ends the call.
-    onprogress: (progress) => {
-      idle?.touch();
-      onProgress?.({
-        progress: progress.progress,
-        ...(progress.total === undefined ? {} : { total: progress.total }),
-        ...(progress.message === undefined ? {} : { message: progress.message }),
-      });
-    },
-  };
+  const leg = legRequest(client, signal, context.onProgress, options);
   try {
-    // v2 (ours): callTool reads `resultType`, mirrors `Mcp-Param-*` headers from the listed
-    // definition and carries the 2026 `_meta` envelope; a v1 client sends the plain request.
     const result = isV2Client(client)
-      ? ((await client.callTool(params as Parameters<typeof client.callTool>[0], {
-          ...requestOptions,
-          ...(manual ? manualOptions(name, options) : {}),
-        })) as CallToolResult | InputRequiredResult)
+      ? await sendV2(client, params, leg.options, manual, options)
       : await client.request(
           { method: 'tools/call', params: { name, arguments: params.arguments } },
           await v1ResultSchema(),
-          requestOptions,
+          leg.options,
         );
     const task = taskHandleOf(result);
     if (task !== undefined && isV2Client(client)) {
-      clearTimeout(capTimer);
       return await followTask(client, task, name, params.arguments, context, options);
     }
     return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
-    throw toolCallError(error, name, signal, options, cap.signal.aborted);
-  } finally {
-    clearTimeout(capTimer);
+    throw toolCallError(error, name, signal, options, leg.cap?.reached === true);
   }
+}
+
+/**
+ * A leg over the SDK v2 client. `callTool` is only needed where it adds something: a leg whose
+ * `input_required` answer comes back to us, and header mirroring (`Mcp-Param-*` from the tool's
+ * `x-mcp-header` declarations, 2026 only). Otherwise `request` skips what `callTool` redoes per
+ * call: the output-validator cache look-up (we check `outputSchema` ourselves, `assertToolOutput`),
+ * the header scan, and on 2026 a second schema pass over a result the 2026 codec has already
+ * parsed against the wire schema.
+ */
+function sendV2(
+  client: Client,
+  params: ToolCallParams,
+  requestOptions: RequestOptions,
+  manual: boolean,
+  options: SendToolCallOptions,
+): Promise<CallToolResult | InputRequiredResult> {
+  const modern = client.getProtocolEra() === 'modern';
+  if (manual || (modern && mayMirrorHeaders(options.inputSchema?.()))) {
+    return client.callTool(params as Parameters<typeof client.callTool>[0], {
+      ...requestOptions,
+      ...(manual ? manualOptions(params.name, options) : {}),
+    }) as Promise<CallToolResult | InputRequiredResult>;
+  }
+  const request = {
+    method: 'tools/call' as const,
+    params: params as unknown as Record<string, unknown>,
+  };
+  return (
+    modern
+      ? client.request(request, PASS_THROUGH, requestOptions)
+      : client.request(request, requestOptions)
+  ) as Promise<CallToolResult>;
 }
 
 let v1Schema: Promise<typeof CallToolResultSchema> | undefined;
@@ -335,98 +329,6 @@ function fromLegacyResult(result: CallToolResult): CallToolResult {
   };
 }
 
-/** The one mapping of a failed `tools/call` to a {@link ServerError} (see the module comment). */
-function toolCallError(
-  error: unknown,
-  toolName: string,
-  signal: AbortSignal | undefined,
-  options: SendToolCallOptions,
-  capReached = false,
-): ServerError {
-  if (error instanceof ServerError) return error;
-  const { serverName } = options;
-  const where = `Tool "${toolName}" on server "${serverName}"`;
-  const details = (extra: Record<string, unknown> = {}): ServerErrorDetails => ({
-    serverName,
-    phase: 'call',
-    ...options.details?.(),
-    toolName,
-    ...extra,
-  });
-  if (signal?.aborted === true) {
-    return new ServerError(
-      AgentsErrorCode.Aborted,
-      `${where} was cancelled; notifications/cancelled was sent.`,
-      details(),
-      { cause: signal.reason ?? error },
-    );
-  }
-  const idle = options.idleDeadline;
-  if (capReached || idle?.expired === true || isMcpErrorCode(error, 'timeout')) {
-    // With an idle deadline the SDK's own timeout is the overall cap.
-    const capped = capReached || (idle !== undefined && !idle.expired);
-    return new ServerError(
-      AgentsErrorCode.Timeout,
-      capped
-        ? `${where} ran longer than its maximum of ${options.maxCallMs} ms even though progress ` +
-            'kept arriving; it was cancelled (notifications/cancelled sent). Raise timeouts.maxCallMs if the tool needs longer.'
-        : `${where} got no answer within ${options.callMs} ms; it was cancelled ` +
-            '(notifications/cancelled sent). Raise timeouts.callMs if the tool is slow.',
-      details(),
-      { cause: error },
-    );
-  }
-  if (isMcpErrorCode(error, 'closed')) {
-    return new ServerError(
-      AgentsErrorCode.ServerUnavailable,
-      `${where} failed: the connection closed (${errorMessage(error)}). The server may have exited; see its stderr.`,
-      details(),
-      { cause: error },
-    );
-  }
-  const rpcCode = jsonRpcErrorCode(error);
-  if (rpcCode !== undefined) {
-    return new ServerError(
-      AgentsErrorCode.ToolCallFailed,
-      `${where} failed with MCP error ${rpcCode}: ${withoutMcpErrorPrefix(errorMessage(error))}`,
-      details({ mcpErrorCode: rpcCode }),
-      { cause: error },
-    );
-  }
-  if (isSchemaMismatch(error)) {
-    return new ServerError(
-      AgentsErrorCode.ProtocolError,
-      `${where} answered with a result that is not a valid MCP CallToolResult (${schemaIssues(error)}). Report it to the server's authors.`,
-      details(),
-      { cause: error },
-    );
-  }
-  return new ServerError(
-    AgentsErrorCode.ToolCallFailed,
-    `${where} failed: ${errorMessage(error)}`,
-    details(),
-    { cause: error },
-  );
-}
-
-/** True for the SDK's own timeout or connection-closed error (v1 `McpError` or v2 `SdkError`). */
-export function isMcpErrorCode(error: unknown, kind: SdkFailureKind): boolean {
-  return isSdkFailure(error, kind);
-}
-
-/** The SDK rejects a result that fails its schema (v1: the zod error; v2: `INVALID_RESULT`). */
-function isSchemaMismatch(error: unknown): boolean {
-  return resultSchemaIssues(error) !== undefined;
-}
-
-function schemaIssues(error: unknown): string {
-  const issues = resultSchemaIssues(error) ?? [];
-  return issues
-    .slice(0, 5)
-    .map((issue) => `${(issue.path ?? []).join('.') || '(result)'}: ${issue.message ?? 'invalid'}`)
-    .join('; ');
-}
-
 /**
  * Checks a tool's `structuredContent` against the `outputSchema` it declared (the spec: a tool
  * with an output schema MUST return conforming structured content, unless `isError`).
@@ -480,6 +382,21 @@ export function createClientCaller(
     callMs: options.callTimeoutMs ?? defaults.callMs,
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
   };
+  // One options object per listed tool, made on its first call (hints are kept per tool).
+  const byTool = new WeakMap<ListedToolHints, SendToolCallOptions>();
+  const optionsFor = (tool: ListedToolHints): SendToolCallOptions => {
+    let found = byTool.get(tool);
+    if (found === undefined) {
+      const { taskSupport, inputSchema } = tool;
+      found = {
+        ...callOptions,
+        ...(taskSupport === undefined ? {} : { taskSupport: () => taskSupport }),
+        ...(inputSchema === undefined ? {} : { inputSchema: () => inputSchema }),
+      };
+      byTool.set(tool, found);
+    }
+    return found;
+  };
   return {
     callTool: (name, args, context, tool) =>
       sendToolCall(
@@ -487,9 +404,7 @@ export function createClientCaller(
         name,
         args,
         context,
-        tool?.taskSupport === undefined
-          ? callOptions
-          : { ...callOptions, taskSupport: () => tool.taskSupport },
+        tool === undefined ? callOptions : optionsFor(tool),
       ),
   };
 }

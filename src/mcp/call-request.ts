@@ -1,0 +1,186 @@
+import type { RequestOptions } from '@modelcontextprotocol/client';
+import type { ToolCallContext } from '../core/tool-descriptor.js';
+import type { McpClient } from './mcp-client.js';
+
+/**
+ * The SDK request options of one `tools/call` leg, built from what differs per call and nothing
+ * more (issue 37). A fresh `AbortSignal` per call cost 7–10 µs on Node 20 (the SDK adds an
+ * `abort` listener to it, and the first listener on a fresh signal is the slow one), so the time
+ * cap is no signal of ours:
+ *
+ * - No progress can restart the timeout (`callMs >= maxCallMs`, nobody listening): no progress
+ *   token; the SDK's own timeout, at the cap, ends the call and cancels it on the server.
+ * - Progress restarts the `callMs` timeout (the default): the SDK gets a progress handler, and the
+ *   handler keeps the cap. The first progress that arrives past `maxCallMs` expires the request
+ *   through the SDK's own timeout path, which is what cancels it on the server
+ *   (`notifications/cancelled`, or closing a 2026 request stream). The SDK's own
+ *   `maxTotalTimeout` only rejects locally and sends nothing, so it is set one `callMs` later,
+ *   as a backstop should the SDK's internals ever change under us.
+ * - An idle deadline (`servers/client-request-router.ts`) keeps the no-answer clock itself: the
+ *   SDK's timeout is then the exact cap, not restarted by progress, and progress only touches the
+ *   deadline.
+ *
+ * Without progress the cap is exact; with progress it is reached at the first progress past it
+ * (or `callMs` after the last one), which is when the SDK's own `maxTotalTimeout` would act too.
+ */
+
+/** What a leg needs to build its request options. */
+export interface LegTimeouts {
+  callMs: number;
+  maxCallMs: number;
+  idleDeadline?: { readonly signal: AbortSignal; touch(): void };
+}
+
+/** The options of one leg, and whether its cap ended it (for the error message). */
+export interface LegRequest {
+  readonly options: RequestOptions;
+  /** Kept where progress restarts the timeout; `reached` once the cap expired the request. */
+  readonly cap?: { readonly reached: boolean };
+}
+
+/**
+ * Builds the request options of one leg. `signal` is the caller's (already combined with the
+ * RunnableConfig's, see `toolCallSignal`); it is passed as is.
+ */
+export function legRequest(
+  client: McpClient,
+  signal: AbortSignal | undefined,
+  onProgress: ToolCallContext['onProgress'],
+  timeouts: LegTimeouts,
+): LegRequest {
+  const { callMs, maxCallMs } = timeouts;
+  const idle = timeouts.idleDeadline;
+  const combined =
+    idle === undefined
+      ? signal
+      : signal === undefined
+        ? idle.signal
+        : AbortSignal.any([signal, idle.signal]);
+  if (idle !== undefined) {
+    // The caller's deadline is the no-answer clock; the SDK's timeout is the exact cap.
+    const options: RequestOptions = {
+      signal: combined,
+      timeout: maxCallMs,
+      onprogress: (progress) => {
+        idle.touch();
+        forward(onProgress, progress);
+      },
+    };
+    return { options };
+  }
+  if (onProgress === undefined && callMs >= maxCallMs) {
+    // Nothing could restart the timeout, so no progress token is asked for.
+    const options: RequestOptions =
+      combined === undefined ? { timeout: maxCallMs } : { signal: combined, timeout: maxCallMs };
+    return { options };
+  }
+  const cap = new ProgressCap(client, maxCallMs, onProgress);
+  const options: RequestOptions = {
+    timeout: callMs,
+    resetTimeoutOnProgress: true,
+    maxTotalTimeout: maxCallMs + callMs,
+    onprogress: cap.onProgress,
+  };
+  if (combined !== undefined) options.signal = combined;
+  return { options, cap };
+}
+
+type ProgressParams = Parameters<NonNullable<RequestOptions['onprogress']>>[0];
+
+function forward(onProgress: ToolCallContext['onProgress'], progress: ProgressParams): void {
+  if (onProgress === undefined) return;
+  onProgress({
+    progress: progress.progress,
+    ...(progress.total === undefined ? {} : { total: progress.total }),
+    ...(progress.message === undefined ? {} : { message: progress.message }),
+  });
+}
+
+/**
+ * The overall cap of a call whose timeout progress restarts: checked when progress arrives
+ * (only progress can keep a call alive past `callMs`), at no cost to a call that gets none.
+ */
+class ProgressCap {
+  reached = false;
+  private readonly started = Date.now();
+
+  constructor(
+    private readonly client: McpClient,
+    private readonly maxCallMs: number,
+    private readonly consumer: ToolCallContext['onProgress'],
+  ) {}
+
+  readonly onProgress = (progress: ProgressParams): void => {
+    if (this.reached) return;
+    if (Date.now() - this.started >= this.maxCallMs) {
+      this.reached = expireRequest(this.client, this.onProgress);
+      if (this.reached) return;
+    }
+    forward(this.consumer, progress);
+  };
+}
+
+/**
+ * The SDK's protocol state this module reads (`Protocol` in both SDK majors): the progress
+ * handler of each request id, and each request's timeout with the handler that cancels it.
+ */
+interface ProtocolInternals {
+  _progressHandlers?: Map<number, unknown>;
+  _timeoutInfo?: Map<number, { onTimeout?: () => void }>;
+}
+
+/**
+ * Expires the request whose progress handler is `handler` through the SDK's own timeout path:
+ * it rejects the call with the SDK's timeout error and cancels it on the server. Returns false
+ * when the SDK's internals are not what this expects (the `maxTotalTimeout` backstop then ends
+ * the call locally).
+ */
+function expireRequest(client: McpClient, handler: unknown): boolean {
+  const internals = client as unknown as ProtocolInternals;
+  const handlers = internals._progressHandlers;
+  if (!(handlers instanceof Map) || !(internals._timeoutInfo instanceof Map)) return false;
+  for (const [id, each] of handlers) {
+    if (each !== handler) continue;
+    const onTimeout = internals._timeoutInfo.get(id)?.onTimeout;
+    if (typeof onTimeout !== 'function') return false;
+    onTimeout();
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A result schema that accepts the result as parsed: on 2026 the SDK's codec has already checked
+ * it against the wire schema, and `outputSchema` is checked by `assertToolOutput`.
+ */
+export const PASS_THROUGH = {
+  '~standard': {
+    version: 1,
+    vendor: 'agents',
+    validate: (value: unknown) => ({ value }),
+  },
+} as const;
+
+const mirrorsBySchema = new WeakMap<object, boolean>();
+
+/**
+ * Whether a tool's input schema declares `x-mcp-header` on a property (SEP-2243: a 2026 client
+ * mirrors those arguments into `Mcp-Param-*` headers, which the SDK's `callTool` does). An
+ * unknown schema may: the caller then goes through `callTool`. Kept per schema object.
+ */
+export function mayMirrorHeaders(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return true;
+  let known = mirrorsBySchema.get(schema);
+  if (known === undefined) {
+    const properties = (schema as { properties?: unknown }).properties;
+    known =
+      typeof properties === 'object' &&
+      properties !== null &&
+      Object.values(properties).some(
+        (property) =>
+          typeof property === 'object' && property !== null && 'x-mcp-header' in property,
+      );
+    mirrorsBySchema.set(schema, known);
+  }
+  return known;
+}
