@@ -34,7 +34,7 @@ interface GlobalOptions {
 
 /**
  * Pulls the global options out of argv, wherever they are (before `--`): `--workspace DIR`,
- * `--json`, `--help`/`-h`, `--version`. Everything else is left, in order, for the command.
+ * `--json`, `--help`/`-h`, `--version` (`-v` before the command). Everything else is left, in order, for the command.
  */
 function extractGlobalOptions(argv: readonly string[]): GlobalOptions {
   const options: GlobalOptions = { json: false, help: false, version: false, rest: [] };
@@ -46,7 +46,9 @@ function extractGlobalOptions(argv: readonly string[]): GlobalOptions {
     }
     if (arg === '--json') options.json = true;
     else if (arg === '--help' || arg === '-h') options.help = true;
-    else if (arg === '--version') options.version = true;
+    // `-v` only before the command: a command's values (`--input -v`) are not ours to take.
+    else if (arg === '--version' || (arg === '-v' && options.rest.length === 0))
+      options.version = true;
     else if (arg === '--workspace') {
       const value = argv[index + 1];
       if (value === undefined) throw usageError('--workspace needs a folder.', USAGE);
@@ -66,7 +68,8 @@ a workspace folder (default .agents/), then run actors with sandboxed, change-tr
 Global options:
   --workspace DIR   workspace folder (default ./.agents)
   --json            machine-readable output on list/show commands
-  --help, -h        help for any command`;
+  --help, -h        help for any command
+  --version, -v     the version of this package`;
 
 function overview(commands: readonly CommandLike[]): string {
   const width = Math.max(...commands.map((command) => command.path.join(' ').length));

@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AgentsError, errorMessage } from '../errors.js';
 import { defaultWorkspaceDir } from '../workspace/locate-workspace.js';
@@ -24,6 +25,24 @@ export function agentsCommandLine(
       ? []
       : ['--workspace', context.workspace];
   return ['agents', ...workspace, ...args].map(shellQuote).join(' ');
+}
+
+/**
+ * True when two streams write to the same file, pipe or terminal (`2>&1`, both to one log): a
+ * line meant for both then appears once, not twice. Streams without a file descriptor (tests'
+ * buffers) are different destinations.
+ */
+export function sameDestination(a: NodeJS.WritableStream, b: NodeJS.WritableStream): boolean {
+  const fdA = (a as { fd?: unknown }).fd;
+  const fdB = (b as { fd?: unknown }).fd;
+  if (typeof fdA !== 'number' || typeof fdB !== 'number') return false;
+  try {
+    const statA = fstatSync(fdA);
+    const statB = fstatSync(fdB);
+    return statA.dev === statB.dev && statA.ino === statB.ino && statA.rdev === statB.rdev;
+  } catch {
+    return false;
+  }
 }
 
 /** Writes one line. */

@@ -2,7 +2,12 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEnvironment, formatEnvironment } from '../../src/cli/doctor/environment.js';
+import { createRequire } from 'node:module';
+import {
+  checkEnvironment,
+  checkSqlite,
+  formatEnvironment,
+} from '../../src/cli/doctor/environment.js';
 
 describe('agents doctor: environment checks', () => {
   let dir: string;
@@ -23,6 +28,21 @@ describe('agents doctor: environment checks', () => {
     expect(checks['git']?.detail).toMatch(/^git version \d+\.\d+/);
     expect(checks['sqlite']?.status).toBe('ok');
     expect(checks['state folder']?.status).toBe('ok');
+  });
+
+  it('names both packages of the SQLite checkpointer when neither is found, with one install line', () => {
+    // Looked up from an empty folder: a real resolution that finds nothing.
+    const check = checkSqlite(createRequire(join(dir, 'nothing-here.js')));
+    expect(check).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining(
+        '@langchain/langgraph-checkpoint-sqlite and better-sqlite3 are not installed',
+      ),
+      fix: expect.stringContaining(
+        'npm install @langchain/langgraph-checkpoint-sqlite better-sqlite3',
+      ),
+    });
+    expect(checkSqlite().detail).toContain('@langchain/langgraph-checkpoint-sqlite found');
   });
 
   it('names each problem and what to do: old Node, no git, no bubblewrap, a bad state folder', async () => {

@@ -33,6 +33,17 @@ async function run(...argv: string[]): Promise<{ code: number; stdout: string; s
 }
 
 describe('agents main', () => {
+  it('prints the version for -v and --version, and leaves a later -v to the command', async () => {
+    const { version } = (await import('../../package.json', { with: { type: 'json' } })).default;
+    for (const flag of ['-v', '--version']) {
+      const result = await run(flag);
+      expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    }
+    const later = await run('actor', 'run', 'x', '-v');
+    expect(later.code).toBe(2);
+    expect(later.stdout).toBe('');
+  });
+
   // The index lists each command's words and summary without loading it: they must be the
   // loaded command's own, or `agents --help` would describe a command that is not there.
   it.each(commands.map((command) => [command.path.join(' '), command] as const))(

@@ -1,6 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { printError } from '../../src/cli/output.js';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { printError, sameDestination } from '../../src/cli/output.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 
 function printed(error: unknown): string {
@@ -34,5 +37,23 @@ describe('printError', () => {
     expect(text).toBe(
       `agents: Server "fs" did not answer in 30 s.\n--- server stderr (last lines) ---\n${STDERR.trimEnd()}\n`,
     );
+  });
+});
+
+describe('sameDestination', () => {
+  it('is true for two descriptors of one file (2>&1), false for two files or buffers', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agents-output-'));
+    const log = openSync(join(dir, 'log'), 'w');
+    const again = openSync(join(dir, 'log'), 'a');
+    const other = openSync(join(dir, 'other'), 'w');
+    try {
+      const stream = (fd: number) => Object.assign(new PassThrough(), { fd });
+      expect(sameDestination(stream(log), stream(again))).toBe(true);
+      expect(sameDestination(stream(log), stream(other))).toBe(false);
+      expect(sameDestination(new PassThrough(), new PassThrough())).toBe(false);
+    } finally {
+      for (const fd of [log, again, other]) closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

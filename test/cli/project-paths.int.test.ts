@@ -122,4 +122,23 @@ describe('a server named by a project-relative path (./...)', () => {
       ]);
     },
   );
+
+  it(
+    'takes the same file without ./, and a missing one is named with the folder looked in',
+    { timeout: 60_000 },
+    async () => {
+      const add = await agents(dir, 'server', 'add', 'notes', '--', 'node', 'tools/notes.mjs');
+      expect(add.stderr).toBe('');
+      expect(add.code).toBe(0);
+      const record = await readFile(join(dir, '.agents', 'servers', 'notes.yaml'), 'utf8');
+      expect(record).toContain('- tools/notes.mjs');
+
+      const missing = await agents(dir, 'server', 'add', 'gone', '--', 'node', 'tools/gone.mjs');
+      expect(missing.code).toBe(5);
+      expect(missing.stderr).toContain(
+        `"tools/gone.mjs" is not a file of the project folder ${dir} (looked there`,
+      );
+      expect(existsSync(join(dir, '.agents', 'servers', 'gone.yaml'))).toBe(false);
+    },
+  );
 });

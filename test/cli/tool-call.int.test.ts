@@ -44,7 +44,7 @@ describe('agents tool call SERVER/TOOL', () => {
       '--args',
       args,
     );
-    expect(rejected.code).toBe(1);
+    expect(rejected.code).toBe(8);
     expect(rejected.stderr).toContain('write_note');
     expect(rejected.stdout).toContain('not now');
     expect(existsSync(join(dir, 'a.md'))).toBe(false);
@@ -107,7 +107,7 @@ describe('agents tool call SERVER/TOOL', () => {
         '--args',
         args,
       );
-      expect(result.code, `${path}: ${result.stdout}${result.stderr}`).toBe(1);
+      expect(result.code, `${path}: ${result.stdout}${result.stderr}`).toBe(6);
     }
     expect(await readFile(join(dir, '.git', 'config'), 'utf8')).toBe(gitConfig);
     expect(existsSync(join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);

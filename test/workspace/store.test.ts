@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WORKSPACE_GITIGNORE } from '../../src/workspace/workspace-files.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
-import { resolveServerPaths } from '../../src/workspace/server-paths.js';
+import { missingProjectFiles, resolveServerPaths } from '../../src/workspace/server-paths.js';
 import { writeFileAtomic } from '../../src/core/atomic-write.js';
 import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 
@@ -145,6 +145,27 @@ describe('workspace store', () => {
     expect(
       resolveServerPaths({ transport: 'stdio', command: '../x', args: [], trusted: false }, '/p/q'),
     ).toMatchObject({ command: '/p/x' });
+  });
+
+  it('resolves a bare argument that names a file of the project; folders and the rest stay as written', async () => {
+    await mkdir(join(dir, 'node_modules', 'pkg'), { recursive: true });
+    await writeFile(join(dir, 'node_modules', 'pkg', 'index.js'), '');
+    await mkdir(join(dir, 'src'));
+    const config = resolveServerPaths(
+      {
+        transport: 'stdio',
+        command: 'node',
+        args: ['node_modules/pkg/index.js', '.', 'src', '--flag', 'missing/x.js'],
+        trusted: false,
+      },
+      dir,
+    );
+    expect(config).toMatchObject({
+      command: 'node',
+      args: [join(dir, 'node_modules/pkg/index.js'), '.', 'src', '--flag', 'missing/x.js'],
+    });
+    // The one that names no file is what a failed start's message points at, with the folder.
+    expect(missingProjectFiles(config, dir)).toEqual(['missing/x.js']);
   });
 
   it("writes .agents/.gitignore for run state when it creates the folder, never over a user's", async () => {

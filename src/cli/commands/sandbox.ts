@@ -1,6 +1,5 @@
 import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
-import { formatChanges } from './checkpoints.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { diffSandbox, formatSandboxDiff, leftOutByDelivery } from '../../sandbox/deliver/diff.js';
@@ -100,7 +99,8 @@ export function createSandboxDiffCommand(openThread: OpenThreadContext): Command
             }),
           );
         } else if (changed.length === 0) {
-          context.stdout.write(`No changes in thread ${threadId} (${formatChanges(changed)}).\n`);
+          const under = paths.length === 0 ? '' : ` under ${paths.map(quotePath).join(', ')}`;
+          context.stdout.write(`No changes in thread ${threadId}${under}.\n`);
         } else {
           const mark = { config: ' [config]', 'symlink-out': ' [link out]', 'nested-repo': '' };
           context.stdout.write(

@@ -6,6 +6,7 @@ import type { ToolEntry } from '../../core/tool-descriptor.js';
 import type { ServedToolSource } from '../../serving/served-tool-set.js';
 import { parseCommandArgs, parsePositiveInteger, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
+import { sameDestination } from '../output.js';
 
 /** What `agents serve` was asked to expose. */
 export interface ServeTarget {
@@ -302,9 +303,13 @@ export function createServeCommand(options: ServeCommandOptions): Command {
           onListening: ({ url }) => {
             // Beside the banner on stderr, where a person (or a script watching stderr) looks;
             // and on stdout for scripts that read it, unless stdout is that same terminal.
+            // Once when both go to the same place (a terminal, `2>&1`, one log file).
             log(`MCP endpoint: ${url.href}`);
             if (context.json) context.stdout.write(`${JSON.stringify({ url: url.href })}\n`);
-            else if ((context.stdout as { isTTY?: boolean }).isTTY !== true)
+            else if (
+              (context.stdout as { isTTY?: boolean }).isTTY !== true &&
+              !sameDestination(context.stdout, context.stderr)
+            )
               context.stdout.write(`MCP endpoint: ${url.href}\n`);
           },
           signal: context.signal,

@@ -1,4 +1,9 @@
-import type { NamedServerConfig, ServerConfigInput } from '../../config/server-schema.js';
+import type {
+  NamedServerConfig,
+  ServerConfig,
+  ServerConfigInput,
+} from '../../config/server-schema.js';
+import { missingProjectFiles } from '../../workspace/server-paths.js';
 import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
@@ -73,6 +78,27 @@ export async function probeServer(
   };
 }
 
+/**
+ * A start failure whose command line names scripts that are not files of the project gets a
+ * last line saying so and which folder they were looked for in: the usual cause is a path
+ * that exists only where the user typed the command (`MODULE_NOT_FOUND` from the sandbox).
+ */
+export function withMissingFiles(
+  error: unknown,
+  config: ServerConfig,
+  projectDir: string,
+): unknown {
+  if (!AgentsError.hasCode(error, AgentsErrorCode.ServerStartFailed)) return error;
+  const missing = missingProjectFiles(config, projectDir);
+  if (missing.length === 0) return error;
+  const names = missing.map((entry) => `"${entry}"`).join(', ');
+  return new AgentsError(
+    error.code,
+    `${error.message}\n${names} ${missing.length === 1 ? 'is not a file' : 'are not files'} of the project folder ${projectDir} (looked there; the server itself starts in the sandbox). Check the path, or install what provides it.`,
+    { cause: error, details: { ...error.details, missingFiles: missing, projectDir } },
+  );
+}
+
 /** Says a confinement warning (e.g. servers run unconfined: bubblewrap missing) on stderr. */
 export function warnTo(stderr: NodeJS.WritableStream): (message: string) => void {
   return (message) => void stderr.write(`warning: ${message}\n`);
@@ -86,10 +112,11 @@ answers), the MCP handshake succeeds and its tools are listed. A remote server t
 OAuth login is registered all the same; log in with \`agents server login NAME\`.
 
 A stdio server runs in the sandbox of each actor run (its working folder is the sandbox root),
-so name files of your project with ./ or ../: COMMAND and every ARG that starts with ./ or ../
-is resolved against the project folder (the folder holding .agents/) when the server starts;
-the YAML keeps what you typed. Other arguments are passed as written (".", "src" stay relative
-to the sandbox), and bare commands (node, npx) are looked up on PATH.
+so COMMAND and every ARG that names a file of your project (with or without ./, e.g.
+node_modules/pkg/dist/index.js) or starts with ./ or ../ is resolved against the project folder
+(the folder holding .agents/) when the server starts; the YAML keeps what you typed. Other
+arguments are passed as written (folders such as "." and "src" stay relative to the sandbox),
+and bare commands (node, npx) are looked up on PATH.
 
 Options:
   --url URL           remote server endpoint (streamable HTTP by default)
@@ -241,7 +268,8 @@ const serverAdd: Command = {
         });
       } catch (error) {
         // The server answered and wants a login: that is a working server, not a broken one.
-        if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired)) throw error;
+        if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired))
+          throw withMissingFiles(error, parsed.data, store.projectDir);
         needsLogin = true;
       }
     }
@@ -320,6 +348,8 @@ const serverTest: Command = {
       signal: context.signal,
       stderr: context.stderr,
       progress: createProgress(context.stderr),
+    }).catch((error: unknown) => {
+      throw withMissingFiles(error, config, store.projectDir);
     });
     const durationMs = Date.now() - started;
     if (context.json) {

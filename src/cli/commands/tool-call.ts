@@ -5,6 +5,9 @@ import type { Confinement } from '../../servers/confinement.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
+import { ExitCode } from '../exit-codes.js';
+import { ResultMetaKey } from '../../core/tool-descriptor.js';
+import { PATH_REFUSED_META_KEY } from '../../pipeline/path-rewrite.js';
 import { createProgress } from '../progress.js';
 import { describeServerStart } from '../../servers/server-start-line.js';
 
@@ -23,7 +26,20 @@ Options:
   --policy MODE   ask (default), auto or read-only
   --json          print the whole result (content, structuredContent, _meta) as JSON
 
-Exit code 1 when the tool answered with an error or the call was refused.`;
+Exit code 6 when the tool answered with an error, 8 when the policy or the person refused the
+call, 7 when an argument named a path outside the project.`;
+
+/**
+ * The documented exit code of a call's result: refused by the policy or the person (8), a path
+ * refused by the sandbox (7), an error answer of the tool (6), else 0.
+ */
+export function exitCodeOfResult(result: ToolResult): ExitCode {
+  if (result.isError !== true) return ExitCode.Ok;
+  const policy = result._meta?.[ResultMetaKey.Policy] as { outcome?: string } | undefined;
+  if (policy?.outcome === 'rejected' || policy?.outcome === 'denied') return ExitCode.Policy;
+  if (result._meta?.[PATH_REFUSED_META_KEY] !== undefined) return ExitCode.Sandbox;
+  return ExitCode.Tool;
+}
 
 /**
  * The confinement of a server called by hand: confined like any server (nothing starts
@@ -203,7 +219,7 @@ export const toolCallCommand: Command = {
         });
         if (json) printJson(context.stdout, result);
         else println(context.stdout, textOf(result));
-        return result.isError === true ? 1 : 0;
+        return exitCodeOfResult(result);
       } finally {
         await registry.close();
       }

@@ -106,8 +106,34 @@ function checkConfinement(bwrapPath: string | undefined): EnvironmentCheck[] {
   });
 }
 
-function checkSqlite(): EnvironmentCheck {
-  const require = createRequire(import.meta.url);
+/** The packages the SQLite checkpointer (the CLI's default) needs, and the line that adds both. */
+const SQLITE_PACKAGES = ['@langchain/langgraph-checkpoint-sqlite', 'better-sqlite3'] as const;
+const SQLITE_INSTALL = `npm install ${SQLITE_PACKAGES.join(' ')}`;
+
+/**
+ * Both packages of the SQLite checkpointer, named as `actor run` names them: the saver must
+ * resolve and better-sqlite3 must load (a native module built for another Node does not).
+ * `require` is where they are looked up (this package's own, by default).
+ */
+export function checkSqlite(
+  require: NodeJS.Require = createRequire(import.meta.url),
+): EnvironmentCheck {
+  const missing = SQLITE_PACKAGES.filter((name) => {
+    try {
+      require.resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length > 0) {
+    return {
+      name: 'sqlite',
+      status: 'warn',
+      detail: `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not installed: the sqlite checkpointer (the CLI default) cannot open`,
+      fix: `${SQLITE_INSTALL} (or use checkpointer: memory / postgres)`,
+    };
+  }
   try {
     const Database = require('better-sqlite3') as new (file: string) => {
       prepare(sql: string): { get(): unknown };
@@ -116,19 +142,17 @@ function checkSqlite(): EnvironmentCheck {
     const db = new Database(':memory:');
     const row = db.prepare('select sqlite_version() as v').get() as { v: string };
     db.close();
-    return { name: 'sqlite', status: 'ok', detail: `better-sqlite3 loads (SQLite ${row.v})` };
+    return {
+      name: 'sqlite',
+      status: 'ok',
+      detail: `${SQLITE_PACKAGES[0]} found, better-sqlite3 loads (SQLite ${row.v})`,
+    };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const notInstalled = code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND';
     return {
       name: 'sqlite',
       status: 'warn',
-      detail: notInstalled
-        ? 'better-sqlite3 is not installed: the sqlite checkpointer (the CLI default) cannot open'
-        : `better-sqlite3 is installed but does not load: ${(error as Error).message.split('\n')[0]}`,
-      fix: notInstalled
-        ? 'npm install better-sqlite3 (or use checkpointer: memory / postgres)'
-        : 'rebuild it for this Node: `npm rebuild better-sqlite3` (needs python3, make and a C++ compiler when no prebuilt binary matches)',
+      detail: `better-sqlite3 is installed but does not load: ${(error as Error).message.split('\n')[0]}`,
+      fix: 'rebuild it for this Node: `npm rebuild better-sqlite3` (needs python3, make and a C++ compiler when no prebuilt binary matches)',
     };
   }
 }

@@ -72,6 +72,10 @@ describe('agents sandbox diff (review a thread`s work)', () => {
     expect(stat.stdout).toMatch(/docs\/\{long\.txt => renamed\.txt\} +\| +0/);
     expect(stat.stdout).toMatch(/5 files changed/);
 
+    // A path with nothing changed under it says so in words.
+    const none = await cli(p, 'sandbox', 'diff', '--thread', T, 'nowhere');
+    expect(none.stdout).toBe(`No changes in thread ${T} under nowhere.\n`);
+
     // Limited to one path, in JSON, with structured hunks.
     const json = await cli(p, 'sandbox', 'diff', '--thread', T, '--json', 'src');
     expect(json.code, json.stderr).toBe(0);
