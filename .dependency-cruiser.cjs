@@ -40,6 +40,10 @@ const LAYERS = [
     'the tool-call pipeline: one middleware order for actors, Studio, serve and hand-built graphs; its layers (path rewrite, change tracking, ...) and the tracked ToolNode',
   ],
   [
+    'replay',
+    'record and replay: the cassette format, the recording and replaying MCP transports and chat models, the replay of a hand-built graph',
+  ],
+  [
     'runtime',
     'the AgentsRuntime: sandbox, confinement and checkpoint backends chosen from their tables, servers, tool set, one disposal order',
   ],

@@ -33,6 +33,10 @@ export const AgentsErrorCode = {
   Aborted: 'ABORTED',
   Timeout: 'TIMEOUT',
   Closed: 'CLOSED',
+  /** A cassette (a recorded run) is malformed or written in a format version this copy cannot read. */
+  CassetteInvalid: 'CASSETTE_INVALID',
+  /** A replayed run asked for something its cassette does not hold (a request, an argument, a turn). */
+  ReplayDiverged: 'REPLAY_DIVERGED',
 } as const;
 export type AgentsErrorCode = (typeof AgentsErrorCode)[keyof typeof AgentsErrorCode];
 

@@ -36,6 +36,11 @@ export const ExitCode = {
    * it is done; nothing was changed.
    */
   Busy: 10,
+  /**
+   * A replay left its cassette (`REPLAY_DIVERGED`): a request, argument or model turn the
+   * recording does not have, or a different tree; the message names the first step.
+   */
+  ReplayDiverged: 11,
   /** Timed out. */
   Timeout: 124,
   /** Interrupted (Ctrl-C) or aborted. */
@@ -72,6 +77,8 @@ const BY_ERROR_CODE: Record<AgentsErrorCodeType, ExitCode> = {
   [AgentsErrorCode.Aborted]: ExitCode.Interrupted,
   [AgentsErrorCode.Timeout]: ExitCode.Timeout,
   [AgentsErrorCode.Closed]: ExitCode.Failure,
+  [AgentsErrorCode.CassetteInvalid]: ExitCode.Config,
+  [AgentsErrorCode.ReplayDiverged]: ExitCode.ReplayDiverged,
 };
 
 /** Maps any thrown value to the exit code `agents` ends with. */
@@ -89,4 +96,5 @@ export function exitCodeFor(error: unknown): ExitCode {
 export const EXIT_CODE_HELP = `Exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 not found (or nothing to undo),
 5 server (or a login needed: the run paused), 6 tool, 7 sandbox/path (or a delivery conflict),
 8 policy (or waiting for approval: the run paused), 9 turn limit or budget reached (resumable),
-10 thread busy (another run, rollback or worker has it), 124 timeout, 130 interrupted.`;
+10 thread busy (another run, rollback or worker has it), 11 replay diverged from its cassette,
+124 timeout, 130 interrupted.`;

@@ -1,0 +1,86 @@
+/**
+ * Collects a run's entries in the order they happened and writes them as one cassette. The
+ * recording transports and the recording chat model hold one recorder between them, so model
+ * turns and MCP exchanges of one run land in one file, redacted the same way.
+ */
+import { writeFileAtomic } from '../core/atomic-write.js';
+import {
+  CASSETTE_FORMAT,
+  CASSETTE_FORMAT_VERSION,
+  formatCassette,
+  type Cassette,
+  type CassetteEntry,
+  type McpExchangeEntry,
+  type ModelTurnEntry,
+  type RecordedMessage,
+} from './cassette.js';
+import { createCassetteRedactor, type CassetteRedactOptions } from './cassette-redact.js';
+
+/** Options of {@link createCassetteRecorder}. */
+export type CassetteRecorderOptions = CassetteRedactOptions & {
+  /** Written into the header as `createdBy` (default `@agents/langgraph-mcp`). */
+  createdBy?: string;
+};
+
+/** The entries of one recording; hand it to the recording transports and model. */
+export interface CassetteRecorder {
+  /** Records one model turn (messages in, message out), redacted. */
+  recordModelTurn(input: RecordedMessage[], output: RecordedMessage): void;
+  /** Records one exchange on `server`; returns its `seq`. */
+  recordExchange(
+    server: string,
+    exchange: Omit<McpExchangeEntry, 'kind' | 'server' | 'seq'>,
+  ): number;
+  /** Records a message `server` sent between exchanges. */
+  recordNotification(server: string, message: unknown): void;
+  /** The cassette so far (header and entries). */
+  cassette(): Cassette;
+  /** Writes the cassette to `path` atomically (JSON lines). */
+  save(path: string): Promise<void>;
+}
+
+/** Creates an empty recorder. */
+export function createCassetteRecorder(options: CassetteRecorderOptions = {}): CassetteRecorder {
+  const redact = createCassetteRedactor(options);
+  const header = {
+    format: CASSETTE_FORMAT,
+    version: CASSETTE_FORMAT_VERSION,
+    createdBy: options.createdBy ?? '@agents/langgraph-mcp',
+    createdAt: new Date().toISOString(),
+  } as const;
+  const entries: CassetteEntry[] = [];
+  const seqByServer = new Map<string, number>();
+  let turns = 0;
+  return {
+    recordModelTurn(input, output) {
+      const entry: ModelTurnEntry = {
+        kind: 'model',
+        turn: ++turns,
+        input: redact(input) as RecordedMessage[],
+        output: redact(output) as RecordedMessage,
+      };
+      entries.push(entry);
+    },
+    recordExchange(server, exchange) {
+      const seq = (seqByServer.get(server) ?? 0) + 1;
+      seqByServer.set(server, seq);
+      entries.push({
+        kind: 'mcp',
+        server,
+        seq,
+        ...(redact(exchange) as Omit<McpExchangeEntry, 'kind' | 'server' | 'seq'>),
+      });
+      return seq;
+    },
+    recordNotification(server, message) {
+      entries.push({
+        kind: 'mcp-notification',
+        server,
+        after: seqByServer.get(server) ?? 0,
+        message: redact(message),
+      });
+    },
+    cassette: () => ({ header: { ...header }, entries: [...entries] }),
+    save: (path) => writeFileAtomic(path, formatCassette({ header, entries })),
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The cassette: a recorded run as JSON lines. The first line is the header (format name and
+ * version), every other line one entry: a model turn, an MCP exchange (request with its answer
+ * and what the server sent while answering), or a notification a server sent between exchanges.
+ * Text a diff can read, one file a person can attach to a bug report. The format and its
+ * stability promise are described in docs/replay.md; change them together.
+ */
+import { readFile } from 'node:fs/promises';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+
+/** The `format` value of a cassette's header line. */
+export const CASSETTE_FORMAT = 'agents-cassette';
+
+/**
+ * The format version this copy writes and reads. Bump it whenever a reader of the previous
+ * version would misread a new cassette (a renamed field, a changed meaning); adding an optional
+ * field that old readers may ignore does not bump it.
+ */
+export const CASSETTE_FORMAT_VERSION = 1;
+
+/** The first line of a cassette. */
+export interface CassetteHeader {
+  format: typeof CASSETTE_FORMAT;
+  version: number;
+  /** The package and version that wrote it, for bug reports. */
+  createdBy?: string;
+  /** ISO time the recording started. */
+  createdAt?: string;
+}
+
+/** A chat message as recorded: what a model sees of it, nothing more. */
+export interface RecordedMessage {
+  type: string;
+  content: unknown;
+  name?: string;
+  tool_calls?: Array<{ id?: string; name: string; args: Record<string, unknown> }>;
+  tool_call_id?: string;
+}
+
+/** One model turn: the messages in and the AI message out. */
+export interface ModelTurnEntry {
+  kind: 'model';
+  /** 1-based, in the order the turns were made. */
+  turn: number;
+  input: RecordedMessage[];
+  output: RecordedMessage;
+}
+
+/** One JSON-RPC request the client made and how the server answered it. */
+export interface McpExchangeEntry {
+  kind: 'mcp';
+  /** The server's name as the recording named it. */
+  server: string;
+  /** 1-based per server, in the order the answers arrived. */
+  seq: number;
+  method: string;
+  params?: unknown;
+  /**
+   * The answer's `result`, or its `error`; neither when the request was still open when the
+   * connection closed (a `subscriptions/listen` stream): a replay never answers it either.
+   */
+  result?: unknown;
+  error?: unknown;
+  /** Notifications and requests the server sent while answering, in order. */
+  serverMessages?: unknown[];
+}
+
+/** A message a server sent when no request was in flight (a tool list change, say). */
+export interface McpNotificationEntry {
+  kind: 'mcp-notification';
+  server: string;
+  /** The `seq` of the exchange it followed on that server (0: before any). */
+  after: number;
+  message: unknown;
+}
+
+/** One line after the header. */
+export type CassetteEntry = ModelTurnEntry | McpExchangeEntry | McpNotificationEntry;
+
+/** A parsed cassette. */
+export interface Cassette {
+  header: CassetteHeader;
+  entries: CassetteEntry[];
+}
+
+const ENTRY_KINDS = new Set<string>(['model', 'mcp', 'mcp-notification']);
+
+function invalid(source: string, message: string, details: Record<string, unknown> = {}): never {
+  throw new AgentsError(AgentsErrorCode.CassetteInvalid, `Cassette ${source}: ${message}`, {
+    details: { source, ...details },
+  });
+}
+
+/** Refuses a header this copy cannot read, saying how to get a copy (or a cassette) that can. */
+function checkHeader(value: unknown, source: string): CassetteHeader {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    (value as { format?: unknown }).format !== CASSETTE_FORMAT
+  ) {
+    invalid(
+      source,
+      `line 1 is not a cassette header (expected {"format":"${CASSETTE_FORMAT}","version":N}). ` +
+        'Record the run again with `--record` or createRecordingTransport.',
+      { line: 1 },
+    );
+  }
+  const version = (value as { version?: unknown }).version;
+  if (typeof version !== 'number' || !Number.isInteger(version)) {
+    invalid(source, 'the header has no integer "version".', { line: 1 });
+  }
+  if (version > CASSETTE_FORMAT_VERSION) {
+    invalid(
+      source,
+      `format version ${version} is newer than this copy reads (${CASSETTE_FORMAT_VERSION}). ` +
+        'Upgrade @agents/langgraph-mcp (npm install @agents/langgraph-mcp@latest) to replay it.',
+      { line: 1, version, supported: CASSETTE_FORMAT_VERSION },
+    );
+  }
+  if (version < CASSETTE_FORMAT_VERSION) {
+    invalid(
+      source,
+      `format version ${version} predates version ${CASSETTE_FORMAT_VERSION}, the oldest this copy ` +
+        'reads. Record the run again with this version (`agents actor run … --record`, or ' +
+        'createRecordingTransport in code), or replay it with the package version that wrote it' +
+        ((value as CassetteHeader).createdBy ? ` (${(value as CassetteHeader).createdBy})` : '') +
+        '.',
+      { line: 1, version, supported: CASSETTE_FORMAT_VERSION },
+    );
+  }
+  return value as CassetteHeader;
+}
+
+/** Parses a cassette's text; throws `CASSETTE_INVALID` naming the line that is wrong. */
+export function parseCassette(text: string, source = '<cassette>'): Cassette {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (lines.length === 0) invalid(source, 'the file is empty.');
+  const parsed = lines.map((line, index) => {
+    try {
+      return JSON.parse(line) as unknown;
+    } catch (error) {
+      return invalid(source, `line ${index + 1} is not JSON (${(error as Error).message}).`, {
+        line: index + 1,
+      });
+    }
+  });
+  const header = checkHeader(parsed[0], source);
+  const entries = parsed.slice(1).map((value, index) => {
+    const kind = (value as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== 'string' || !ENTRY_KINDS.has(kind)) {
+      invalid(
+        source,
+        `line ${index + 2} has an unknown kind ${JSON.stringify(kind)} for format version ` +
+          `${header.version} (known: ${[...ENTRY_KINDS].join(', ')}).`,
+        { line: index + 2 },
+      );
+    }
+    return value as CassetteEntry;
+  });
+  return { header, entries };
+}
+
+/** Reads and parses a cassette file. */
+export async function readCassette(path: string): Promise<Cassette> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `Cassette ${path} cannot be read: ${(error as Error).message}.`,
+      { cause: error, details: { source: path } },
+    );
+  }
+  return parseCassette(text, path);
+}
+
+/** A cassette as its text: the header line, then one line per entry. */
+export function formatCassette(cassette: Cassette): string {
+  return (
+    [cassette.header, ...cassette.entries].map((line) => JSON.stringify(line)).join('\n') + '\n'
+  );
+}

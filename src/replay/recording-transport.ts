@@ -1,0 +1,155 @@
+/**
+ * A recording decorator for any MCP SDK `Transport` (v1 or v2, stdio, HTTP, in-memory): every
+ * message passes through unchanged, and each request the client makes is written to the
+ * recorder with its answer once it arrives, together with what the server sent while answering
+ * (an `input_required` round's request, a tool list change). Messages that change no state
+ * (pings, progress, log lines, cancellations) are left out: a replay does not need them and a
+ * diff reads better without them.
+ */
+import type { CassetteRecorder } from './cassette-recorder.js';
+
+/** The members of an SDK transport this file uses; both SDKs' transports have them. */
+export interface TransportLike {
+  start(): Promise<void>;
+  send(message: never, options?: never): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The untyped view of a transport the decorators work on. */
+export interface RawTransport {
+  start(): Promise<void>;
+  send(message: JsonRpcMessage, options?: unknown): Promise<void>;
+  close(): Promise<void>;
+  onmessage?: ((message: JsonRpcMessage, extra?: unknown) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  sessionId?: string | undefined;
+  hasPerRequestStream?: boolean;
+  setProtocolVersion?: ((version: string) => void) | undefined;
+  setSupportedProtocolVersions?: ((versions: string[]) => void) | undefined;
+}
+
+/** A JSON-RPC message as it crosses a transport. */
+export interface JsonRpcMessage {
+  jsonrpc?: string;
+  id?: string | number;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+/** Methods and notifications that change no state; neither recorded nor replayed. */
+export const UNRECORDED_METHODS: ReadonlySet<string> = new Set([
+  'ping',
+  'notifications/progress',
+  'notifications/message',
+  'notifications/cancelled',
+]);
+
+/** A request that may stay open for the whole connection (its answer is a stream). */
+const LONG_LIVED_METHODS = new Set(['subscriptions/listen']);
+
+/** Options of {@link createRecordingTransport}. */
+export interface RecordingTransportOptions {
+  /** The recorder the run's entries go to (share one between servers and the model). */
+  recorder: CassetteRecorder;
+  /** The server's name in the cassette (what a replay asks for). */
+  server: string;
+}
+
+interface Pending {
+  method: string;
+  params?: unknown;
+  serverMessages: unknown[];
+}
+
+/** The wrapper's members as the SDK sees them; the callbacks are set by the SDK's `connect`. */
+function forwardedTransport(inner: RawTransport): RawTransport {
+  const outer: RawTransport = {
+    start: () => inner.start(),
+    send: (message, options) => inner.send(message, options),
+    close: () => inner.close(),
+    get sessionId() {
+      return inner.sessionId;
+    },
+    get hasPerRequestStream() {
+      return inner.hasPerRequestStream;
+    },
+  };
+  if (inner.setProtocolVersion) {
+    outer.setProtocolVersion = (version) => inner.setProtocolVersion?.(version);
+  }
+  if (inner.setSupportedProtocolVersions) {
+    outer.setSupportedProtocolVersions = (versions) =>
+      inner.setSupportedProtocolVersions?.(versions);
+  }
+  inner.onclose = () => outer.onclose?.();
+  inner.onerror = (error) => outer.onerror?.(error);
+  return outer;
+}
+
+/**
+ * Wraps `inner` so that the run's exchanges with it are recorded. Hand the result to the SDK
+ * client's `connect` instead of `inner`; the client cannot tell them apart. Requests still open
+ * when the transport closes (a `subscriptions/listen` stream) are recorded without an answer.
+ */
+export function createRecordingTransport<T extends TransportLike>(
+  inner: T,
+  options: RecordingTransportOptions,
+): T {
+  const { recorder, server } = options;
+  const raw = inner as unknown as RawTransport;
+  const outer = forwardedTransport(raw);
+  const pending = new Map<string | number, Pending>();
+
+  /** The request a server message belongs to: the newest open one that is not a stream. */
+  const answering = (): Pending | undefined =>
+    [...pending.values()].reverse().find((open) => !LONG_LIVED_METHODS.has(open.method));
+
+  raw.onmessage = (message, extra) => {
+    if (message.method === undefined && message.id !== undefined) {
+      const open = pending.get(message.id);
+      if (open) {
+        pending.delete(message.id);
+        recorder.recordExchange(server, {
+          method: open.method,
+          ...(open.params === undefined ? {} : { params: open.params }),
+          ...('error' in message ? { error: message.error } : { result: message.result }),
+          ...(open.serverMessages.length > 0 ? { serverMessages: open.serverMessages } : {}),
+        });
+      }
+    } else if (message.method !== undefined && !UNRECORDED_METHODS.has(message.method)) {
+      const open = answering();
+      if (open) open.serverMessages.push(message);
+      else recorder.recordNotification(server, message);
+    }
+    outer.onmessage?.(message, extra);
+  };
+  outer.send = (message, sendOptions) => {
+    if (
+      message.method !== undefined &&
+      message.id !== undefined &&
+      !UNRECORDED_METHODS.has(message.method)
+    ) {
+      pending.set(message.id, {
+        method: message.method,
+        ...(message.params === undefined ? {} : { params: message.params }),
+        serverMessages: [],
+      });
+    }
+    return raw.send(message, sendOptions);
+  };
+  outer.close = async () => {
+    for (const open of pending.values()) {
+      recorder.recordExchange(server, {
+        method: open.method,
+        ...(open.params === undefined ? {} : { params: open.params }),
+        ...(open.serverMessages.length > 0 ? { serverMessages: open.serverMessages } : {}),
+      });
+    }
+    pending.clear();
+    await raw.close();
+  };
+  return outer as unknown as T;
+}
