@@ -7,11 +7,21 @@ import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
-import { projectIdOf } from '../workspace/project-id.js';
+import { PATH_PROJECT_ID_PREFIX, projectIdOf } from '../workspace/project-id.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { resolveSharedRemote } from './thread-config.js';
 
 export { sharedThreadScope } from './thread-scope.js';
+
+/**
+ * The project id to namespace a shared snapshot store's refs with: one the same on every machine
+ * (`.agents/project-id`, `git-<root commit>`). A path hash names the project on one machine
+ * only, so such a project keeps the store's namespace without a project (as before).
+ */
+async function portableProjectId(projectDir: string): Promise<string | undefined> {
+  const id = await projectIdOf(projectDir);
+  return id.startsWith(PATH_PROJECT_ID_PREFIX) ? undefined : id;
+}
 
 // Moved beside the thread's recorded config facts (which resolve it too); still exported here.
 export { resolveSharedRemote };
@@ -74,10 +84,19 @@ export async function openSharedThread(
           ...(options.signal === undefined ? {} : { signal: options.signal }),
         })
       : undefined;
+  const project =
+    options.remote === undefined || options.projectDir === undefined
+      ? undefined
+      : await portableProjectId(options.projectDir);
   const replica =
     options.remote === undefined
       ? undefined
-      : new ThreadReplica({ remote: options.remote, actor, threadId });
+      : new ThreadReplica({
+          remote: options.remote,
+          actor,
+          threadId,
+          ...(project === undefined ? {} : { project }),
+        });
   let closing: Promise<void> | undefined;
   return {
     lease,
@@ -174,16 +193,25 @@ export async function findSharedThreadActors(
 ): Promise<string[]> {
   const { records } = await store.list('actor');
   const found: string[] = [];
+  let project: Promise<string | undefined> | undefined;
   for (const { name, value } of records) {
     const remote = resolveSharedRemote(value.snapshots?.remote, (path) => store.resolvePath(path));
     if (remote === undefined) continue;
-    const ref = `${sharedThreadNamespace(name, threadId)}/keep`;
-    const listed = await runGit(['ls-remote', '--end-of-options', remote, ref], {
+    project ??= portableProjectId(store.projectDir);
+    const projectId = await project;
+    // The project's namespace, and the one threads were pushed to before it had one.
+    const refs = [
+      ...(projectId === undefined
+        ? []
+        : [`${sharedThreadNamespace(name, threadId, projectId)}/keep`]),
+      `${sharedThreadNamespace(name, threadId)}/keep`,
+    ];
+    const listed = await runGit(['ls-remote', '--end-of-options', remote, ...refs], {
       cwd: store.root,
       env: gitRemoteEnv(),
       ...(signal === undefined ? {} : { signal }),
     }).catch(() => undefined);
-    if (listed?.stdout.includes(ref) === true) found.push(name);
+    if (refs.some((ref) => listed?.stdout.includes(`\t${ref}`) === true)) found.push(name);
   }
   return found;
 }

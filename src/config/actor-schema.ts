@@ -69,7 +69,8 @@ export const SharedSnapshotsSettingsSchema = z
       .describe(
         'A git remote every worker can reach: a bare repository on shared storage (a path, ' +
           'relative to the project) or a git URL (ssh://, https://, file://). Snapshots go under ' +
-          '`refs/agents/threads/<actor>/<thread>/` there.',
+          '`refs/agents/projects/<project>/threads/<actor>/<thread>/` there (`refs/agents/threads/<actor>/<thread>/` ' +
+          'for a project outside git without `.agents/project-id`).',
       ),
   })
   .describe('Shared snapshot store for threads that move between workers.');

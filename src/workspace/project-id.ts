@@ -10,6 +10,9 @@ export const PROJECT_ID_FILE = join('.agents', 'project-id');
 /** What a project id may hold: it becomes a path segment of stored thread ids and git refs. */
 const PROJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+/** How an id made from the folder's path starts: such an id names a project on one machine only. */
+export const PATH_PROJECT_ID_PREFIX = 'path-';
+
 const cache = new Map<string, Promise<string>>();
 
 /**
@@ -54,7 +57,7 @@ async function resolveProjectId(projectDir: string): Promise<string> {
   const root = await rootCommitOf(projectDir);
   if (root !== undefined) return `git-${root}`;
   const real = await realpath(projectDir).catch(() => projectDir);
-  return `path-${createHash('sha256').update(real).digest('hex').slice(0, 16)}`;
+  return `${PATH_PROJECT_ID_PREFIX}${createHash('sha256').update(real).digest('hex').slice(0, 16)}`;
 }
 
 /** The oldest root commit of the repository holding `dir`, or undefined outside git / no commit. */

@@ -202,7 +202,11 @@ describe('a thread that moves between two workers (shared Postgres + shared git 
       expect(await workerTree(workerA, thread)).toBe(afterA);
       // Every snapshot of the thread is in the shared store, under the thread's own namespace.
       const refs = git(bare, 'for-each-ref', '--format=%(refname)');
-      expect(refs).toMatch(new RegExp(`^refs/agents/threads/bot/${thread}/keep$`, 'm'));
+      // Under the project's namespace (the workers are clones: one root commit, one project id).
+      const projectId = `git-${git(workerA.project, 'rev-list', '--max-parents=0', 'HEAD').trim()}`;
+      expect(refs).toMatch(
+        new RegExp(`^refs/agents/projects/${projectId}/threads/bot/${thread}/keep$`, 'm'),
+      );
       expect(refs).not.toMatch(/refs\/heads\//);
 
       // 2. Worker B has never seen the thread: it rebuilds the sandbox from the store, exact.

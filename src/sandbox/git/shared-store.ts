@@ -5,10 +5,15 @@ import type { GitStoreAccess, SnapshotStore } from '../backend.js';
 import type { RunGitResult } from '../git.js';
 
 /**
- * Where threads live in a shared snapshot store: `refs/agents/threads/<actor>/<thread>/keep`.
- * Private refs (not branches or tags), so a store that is also someone's repository shows none.
+ * Where threads live in a shared snapshot store:
+ * `refs/agents/projects/<project>/threads/<actor>/<thread>/keep` for a project whose id is the
+ * same on every machine (`.agents/project-id`, `git-<root commit>`), so projects sharing a store
+ * keep threads of one name apart; `refs/agents/threads/<actor>/<thread>/keep` otherwise (and for
+ * threads pushed before projects had a namespace). Private refs (not branches or tags), so a
+ * store that is also someone's repository shows none.
  */
 export const SHARED_REF_ROOT = 'refs/agents/threads';
+const SHARED_PROJECTS_ROOT = 'refs/agents/projects';
 /** The local copy of the thread's `keep` ref, in the sandbox's own store. */
 const LOCAL_REF_ROOT = 'refs/shared';
 const LOCAL_KEEP_REF = `${LOCAL_REF_ROOT}/keep`;
@@ -47,9 +52,15 @@ function refSegment(name: string, what: string): string {
   return `${what}-${createHash('sha256').update(name).digest('hex').slice(0, 24)}`;
 }
 
-/** The ref namespace of one thread in a shared store (no trailing slash). */
-export function sharedThreadNamespace(actor: string, threadId: string): string {
-  return `${SHARED_REF_ROOT}/${refSegment(actor, 'actor')}/${refSegment(threadId, 'thread')}`;
+/**
+ * The ref namespace of one thread in a shared store (no trailing slash); under its project's
+ * when `project` is given (see {@link SHARED_REF_ROOT}).
+ */
+export function sharedThreadNamespace(actor: string, threadId: string, project?: string): string {
+  const thread = `${refSegment(actor, 'actor')}/${refSegment(threadId, 'thread')}`;
+  return project === undefined
+    ? `${SHARED_REF_ROOT}/${thread}`
+    : `${SHARED_PROJECTS_ROOT}/${refSegment(project, 'project')}/threads/${thread}`;
 }
 
 /** A remote as shown in messages: credentials and secret query values hidden. */
@@ -74,6 +85,8 @@ export function displayRemote(remote: string): string {
 export class ThreadReplica {
   readonly remote: string;
   readonly namespace: string;
+  /** Where the thread was pushed before projects had a namespace (read when `namespace` is empty). */
+  readonly #legacyNamespace: string | undefined;
   readonly #timeoutMs: number | undefined;
   #store: ShareableStore | undefined;
   #keep: string | undefined;
@@ -83,7 +96,14 @@ export class ThreadReplica {
   #running: Promise<void> | undefined;
   #failure: unknown;
 
-  constructor(options: { remote: string; actor: string; threadId: string; gitTimeoutMs?: number }) {
+  constructor(options: {
+    remote: string;
+    actor: string;
+    threadId: string;
+    /** A project id the same on every machine; omitted: the namespace without a project. */
+    project?: string;
+    gitTimeoutMs?: number;
+  }) {
     if (options.remote === '' || options.remote.startsWith('-')) {
       throw new AgentsError(
         AgentsErrorCode.ConfigInvalid,
@@ -92,7 +112,11 @@ export class ThreadReplica {
       );
     }
     this.remote = options.remote;
-    this.namespace = sharedThreadNamespace(options.actor, options.threadId);
+    this.namespace = sharedThreadNamespace(options.actor, options.threadId, options.project);
+    this.#legacyNamespace =
+      options.project === undefined
+        ? undefined
+        : sharedThreadNamespace(options.actor, options.threadId);
     this.#timeoutMs = options.gitTimeoutMs;
   }
 
@@ -113,21 +137,14 @@ export class ThreadReplica {
     signal?: AbortSignal,
   ): Promise<(SharedThreadMeta & { head: string }) | undefined> {
     this.#store = this.#shareable(store);
-    try {
-      // A glob refspec: a thread the store has never seen is not an error, just nothing.
-      await this.#store.fetch(this.remote, [`+${this.namespace}/*:${LOCAL_REF_ROOT}/*`], {
-        ...(signal === undefined ? {} : { signal }),
-        ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
-      });
-    } catch (error) {
-      throw this.#storeError('fetch the snapshots of', error);
+    await this.#fetchNamespace(this.namespace, signal);
+    this.#keep = await this.#localKeep(signal);
+    if (this.#keep === undefined && this.#legacyNamespace !== undefined) {
+      // Pushed before projects had a namespace: read from there; the next push writes the
+      // thread under its project's namespace (the old ref stays, for workers not upgraded).
+      await this.#fetchNamespace(this.#legacyNamespace, signal);
+      this.#keep = await this.#localKeep(signal);
     }
-    const resolved = await this.#git(
-      ['rev-parse', '--verify', '--quiet', `${LOCAL_KEEP_REF}^{commit}`],
-      signal,
-      [1],
-    );
-    this.#keep = resolved.exitCode === 0 ? resolved.stdout.trim() : undefined;
     if (this.#keep === undefined) return undefined;
     const text = (await this.#git(['cat-file', 'blob', `${this.#keep}:${META_FILE}`], signal))
       .stdout;
@@ -148,6 +165,27 @@ export class ThreadReplica {
       .trim()
       .split(' ');
     return { ...meta, head: parents.length > 1 ? parents.at(-1)! : meta.base };
+  }
+
+  async #fetchNamespace(namespace: string, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      // A glob refspec: a thread the store has never seen is not an error, just nothing.
+      await this.#store!.fetch(this.remote, [`+${namespace}/*:${LOCAL_REF_ROOT}/*`], {
+        ...(signal === undefined ? {} : { signal }),
+        ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
+      });
+    } catch (error) {
+      throw this.#storeError('fetch the snapshots of', error);
+    }
+  }
+
+  async #localKeep(signal: AbortSignal | undefined): Promise<string | undefined> {
+    const resolved = await this.#git(
+      ['rev-parse', '--verify', '--quiet', `${LOCAL_KEEP_REF}^{commit}`],
+      signal,
+      [1],
+    );
+    return resolved.exitCode === 0 ? resolved.stdout.trim() : undefined;
   }
 
   /**
