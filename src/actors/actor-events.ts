@@ -19,6 +19,11 @@ export async function* streamActorEvents(
 ): AsyncGenerator<ActorRunEvent, void, undefined> {
   const config = {
     configurable: { thread_id: threadId },
+    // Exactly once (issue 38): a step starts only when the previous step's checkpoint and its
+    // tasks' writes are durable (and, with a shared store, their snapshots pushed: the saver's
+    // barrier). With the default "async", the next model turn and tool call ran while the
+    // checkpoint recording a finished call was still being written, so a crash re-ran that call.
+    durability: 'sync' as const,
     // `custom` carries the tools' progress notifications while a call runs.
     streamMode: ['updates' as const, 'custom' as const],
     ...(signal ? { signal } : {}),
