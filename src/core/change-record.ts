@@ -20,11 +20,12 @@ export type ChangedPath = z.infer<typeof ChangedPathSchema>;
 /**
  * A path the snapshots leave out, so a rollback neither restores nor removes it: over the size
  * cap (`size-cap`), a nested repository kept only as a gitlink or a stray `.git`
- * (`nested-repo`), or a name git refuses to record (`git-name`, `empty-repo`).
+ * (`nested-repo`), a name git refuses to record (`git-name`, `empty-repo`), or a fifo where git
+ * reads a file (`special-file`).
  */
 export const SkippedPathSchema = z.object({
   path: z.string().describe('Logical path, relative to the sandbox root.'),
-  reason: z.enum(['size-cap', 'nested-repo', 'git-name', 'empty-repo']),
+  reason: z.enum(['size-cap', 'nested-repo', 'git-name', 'empty-repo', 'special-file']),
   size: z.number().optional().describe('Size in bytes when last seen (`size-cap`).'),
 });
 

@@ -1,6 +1,13 @@
 import { execFile, spawnSync, spawn } from 'node:child_process';
 import type { SimpleGit } from 'simple-git';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import {
+  heldLockFiles,
+  removeLockFiles,
+  waitingOn,
+  watchHostGit,
+  type HostGitWatch,
+} from './host-git-watch.js';
 
 /** Default time a single git command may take before it is killed. */
 export const DEFAULT_GIT_TIMEOUT_MS = 120_000;
@@ -148,6 +155,11 @@ export interface RunGitOptions {
   input?: string;
   /** Exit codes that are not failures (e.g. 1 for `diff --quiet`). */
   okExitCodes?: readonly number[];
+  /**
+   * Told of each fifo git blocked opening and was let through (see host-git-watch.ts): git
+   * read it as an empty file and recorded nothing of it.
+   */
+  onFifo?: (path: string) => void;
 }
 
 /** The outcome of one git command. */
@@ -186,7 +198,19 @@ function execGit<E extends 'utf8' | 'buffer'>(
   type Out = E extends 'utf8' ? string : Buffer;
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const command = `git ${args.join(' ')}`;
   return new Promise((resolve, reject) => {
+    // Why a git was killed by us (the timeout, or a fifo it was stuck reading), and the lock
+    // files it held then: a killed git cannot remove them, and a stale `index.lock` would fail
+    // every later snapshot (issue 35, item 6).
+    let killed: { stuckOn: string | undefined; fifoRead: boolean } | undefined;
+    let heldLocks: Promise<string[]> = Promise.resolve([]);
+    const kill = (stuckOn: string | undefined, fifoRead: boolean) => {
+      if (killed !== undefined || child.pid === undefined) return;
+      killed = { stuckOn, fifoRead };
+      heldLocks = heldLockFiles(child.pid);
+      void heldLocks.finally(() => child.kill('SIGKILL'));
+    };
     const child = execFile(
       'git',
       args,
@@ -194,12 +218,14 @@ function execGit<E extends 'utf8' | 'buffer'>(
         cwd: options.cwd,
         env: withFixedGitConfig(options.env ?? gitEnv()),
         signal: options.signal,
-        timeout: timeoutMs,
         maxBuffer,
         encoding,
         killSignal: 'SIGKILL',
       },
       (error, stdoutRaw, stderrRaw) => {
+        clearTimeout(timer);
+        watch?.stop();
+        for (const path of watch?.letThrough ?? []) options.onFifo?.(path);
         const stdout = stdoutRaw as Out;
         if (error === null) {
           resolve({ stdout, exitCode: 0 });
@@ -207,11 +233,14 @@ function execGit<E extends 'utf8' | 'buffer'>(
         }
         const stderr = Buffer.isBuffer(stderrRaw) ? stderrRaw.toString('utf8') : stderrRaw;
         const code = (error as NodeJS.ErrnoException & { code?: unknown }).code;
-        if (typeof code === 'number' && options.okExitCodes?.includes(code)) {
+        if (
+          killed === undefined &&
+          typeof code === 'number' &&
+          options.okExitCodes?.includes(code)
+        ) {
           resolve({ stdout, exitCode: code });
           return;
         }
-        const command = `git ${args.join(' ')}`;
         if (options.signal?.aborted === true) {
           reject(
             new AgentsError(
@@ -224,12 +253,24 @@ function execGit<E extends 'utf8' | 'buffer'>(
           );
           return;
         }
-        if ((error as { killed?: boolean }).killed === true) {
-          reject(
-            new AgentsError(
-              AgentsErrorCode.Timeout,
-              `"${command}" in ${options.cwd} took longer than ${timeoutMs} ms and was killed; the filesystem may be slow or the tree very large.`,
-              { cause: error, details: { command: args, cwd: options.cwd, timeoutMs } },
+        if (killed !== undefined) {
+          const { stuckOn, fifoRead } = killed;
+          void heldLocks.then(removeLockFiles).finally(() =>
+            reject(
+              fifoRead
+                ? new AgentsError(
+                    AgentsErrorCode.SandboxFailed,
+                    `"${command}" in ${options.cwd} was stopped: it was stuck reading "${String(stuckOn)}", a fifo that a process in the sandbox holds open. Remove that fifo (or stop the process holding it) and try again.`,
+                    { cause: error, details: { command: args, cwd: options.cwd, stuckOn } },
+                  )
+                : new AgentsError(
+                    AgentsErrorCode.Timeout,
+                    `"${command}" in ${options.cwd} took longer than ${timeoutMs} ms and was killed${stuckOn === undefined ? '' : ` while it waited on "${stuckOn}"`}; the filesystem may be slow or the tree very large.`,
+                    {
+                      cause: error,
+                      details: { command: args, cwd: options.cwd, timeoutMs, stuckOn },
+                    },
+                  ),
             ),
           );
           return;
@@ -243,6 +284,14 @@ function execGit<E extends 'utf8' | 'buffer'>(
         );
       },
     );
+    const watch =
+      child.pid === undefined
+        ? undefined
+        : watchHostGit(child.pid, (block) => kill(block.path, true));
+    const timer = setTimeout(() => {
+      if (child.pid === undefined) return;
+      void waitingOn(child.pid).then((path) => kill(path, false));
+    }, timeoutMs);
     // A git that exits before reading its input (a failure) closes the pipe: that EPIPE must
     // not crash the process; the exit code above reports the failure.
     child.stdin?.on('error', () => undefined);
@@ -332,7 +381,12 @@ export function startGit(
   let stderr = '';
   let alive = true;
   let timer: NodeJS.Timeout | undefined;
+  // Looks at git only while a request waits (see host-git-watch.ts): a fifo planted as a
+  // `.gitignore` is let through; one a process holds open fails the request with its path.
+  let watch: HostGitWatch | undefined;
   const idle = () => {
+    watch?.stop();
+    watch = undefined;
     // Idle: nothing waits on git, so it must not keep the event loop (and the process) alive.
     child.unref();
     (child.stdout as unknown as { unref?: () => void }).unref?.();
@@ -344,19 +398,41 @@ export function startGit(
   const busy = () => {
     child.ref();
     (child.stdout as unknown as { ref?: () => void }).ref?.();
-    timer ??= setTimeout(() => {
-      fail(
-        new AgentsError(
-          AgentsErrorCode.Timeout,
-          `"${command}" in ${options.cwd} gave no answer in ${timeoutMs} ms and was killed.`,
-          { details: { command: args, cwd: options.cwd, timeoutMs } },
+    if (child.pid !== undefined) {
+      const pid = child.pid;
+      watch ??= watchHostGit(pid, (block) =>
+        fail(
+          new AgentsError(
+            AgentsErrorCode.SandboxFailed,
+            `"${command}" in ${options.cwd} was stopped: it was stuck reading "${block.path}", a fifo that a process in the sandbox holds open. Remove that fifo (or stop the process holding it) and try again.`,
+            { details: { command: args, cwd: options.cwd, stuckOn: block.path } },
+          ),
         ),
       );
+    }
+    timer ??= setTimeout(() => {
+      const pid = child.pid;
+      void (pid === undefined ? Promise.resolve(undefined) : waitingOn(pid)).then((stuckOn) => {
+        if (pending.length === 0) return; // answered meanwhile
+        fail(
+          new AgentsError(
+            AgentsErrorCode.Timeout,
+            `"${command}" in ${options.cwd} gave no answer in ${timeoutMs} ms and was killed${stuckOn === undefined ? '' : ` while it waited on "${stuckOn}"`}.`,
+            { details: { command: args, cwd: options.cwd, timeoutMs, stuckOn } },
+          ),
+        );
+      });
     }, timeoutMs);
   };
   const fail = (error: unknown) => {
+    if (!alive) return;
     alive = false;
-    child.kill('SIGKILL');
+    // Lock files it holds (`update-ref --stdin`) are removed once it is gone.
+    const pid = child.pid;
+    void (pid === undefined ? Promise.resolve([]) : heldLockFiles(pid)).then((locks) => {
+      child.kill('SIGKILL');
+      if (locks.length > 0) child.once('exit', () => void removeLockFiles(locks));
+    });
     for (const entry of pending.splice(0)) entry.reject(error);
     idle();
   };

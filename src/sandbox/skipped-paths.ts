@@ -6,6 +6,7 @@ const REASONS: Record<SkippedPath['reason'], string> = {
   'nested-repo': 'a nested git repository, kept only as a link',
   'git-name': 'a name git refuses to record',
   'empty-repo': 'a nested repository with no commit',
+  'special-file': 'a fifo where git reads a file',
 };
 
 /** One line naming skipped paths and why: `big.bin (60.0 MiB, over the snapshot size cap), ...`. */

@@ -1,13 +1,15 @@
 import { lstat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 
 /**
  * Why git refuses to record a path: `git-name` — a name git treats as `.git` on some platform
  * (`.git.`, `.git `, `GIT~1`, …; git refuses them everywhere so a checkout on Windows or macOS
  * can never write into a `.git`); `empty-repo` — a nested repository with no commit yet, which
- * has no gitlink to record.
+ * has no gitlink to record; `special-file` — a fifo git blocked opening under a name it reads
+ * (`.gitignore`, a nested repo's `.git/HEAD`): it was let through as an empty file (see
+ * host-git-watch.ts), and git never records a fifo.
  */
-export type UnrecordableReason = 'git-name' | 'empty-repo';
+export type UnrecordableReason = 'git-name' | 'empty-repo' | 'special-file';
 
 const INVALID_PATH = /^error: invalid path '(.+)'$/gm;
 const EMPTY_REPO = /^error: '(.+?)\/?' does not have a commit checked out$/gm;
@@ -27,8 +29,9 @@ export class UnrecordablePaths {
 
   /** Pathspec arguments for `add -A`: everything but the refused paths (none: no arguments). */
   pathspec(): string[] {
-    if (this.#found.size === 0) return [];
-    return ['--', '.', ...[...this.#found.keys()].map((path) => `:(exclude,literal)${path}`)];
+    const refused = [...this.#found].filter(([, reason]) => reason !== 'special-file');
+    if (refused.length === 0) return [];
+    return ['--', '.', ...refused.map(([path]) => `:(exclude,literal)${path}`)];
   }
 
   /**
@@ -50,11 +53,19 @@ export class UnrecordablePaths {
     return learnt;
   }
 
+  /** Notes a fifo git was let through (an absolute path; one outside the tree is ignored). */
+  noteSpecialFile(absolute: string): void {
+    const path = relative(this.#root, absolute);
+    if (path === '' || path.startsWith('..') || isAbsolute(path)) return;
+    this.#found.set(path.split(sep).join('/'), 'special-file');
+  }
+
   /** Forgets paths that are gone, so they are recorded normally once they come back fixed. */
   async forgetMissing(): Promise<void> {
     for (const path of [...this.#found.keys()]) {
+      const special = this.#found.get(path) === 'special-file';
       const exists = await lstat(join(this.#root, ...path.split('/'))).then(
-        () => true,
+        (stats) => !special || stats.isFIFO(),
         () => false,
       );
       if (!exists) this.#found.delete(path);
@@ -73,7 +84,9 @@ export class UnrecordablePaths {
     return [...this.#found].map(([path, reason]) =>
       reason === 'git-name'
         ? `"${path}" is a name git refuses to record (it stands for ".git" on Windows or macOS); it is left out of snapshots and restores.`
-        : `"${path}" is a nested git repository with no commit yet; it is left out of snapshots until it is removed.`,
+        : reason === 'empty-repo'
+          ? `"${path}" is a nested git repository with no commit yet; it is left out of snapshots until it is removed.`
+          : `"${path}" is a fifo where git reads a file; the snapshot read it as empty and did not record it.`,
     );
   }
 }

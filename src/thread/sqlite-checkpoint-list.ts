@@ -306,7 +306,11 @@ const changedPath = objectOf<ChangedPath>((record) => ({
 const skippedPath = objectOf<SkippedPath>((record) =>
   compact({
     path: field(record, 'path', str),
-    reason: field(record, 'reason', oneOf('size-cap', 'nested-repo', 'git-name', 'empty-repo')),
+    reason: field(
+      record,
+      'reason',
+      oneOf('size-cap', 'nested-repo', 'git-name', 'empty-repo', 'special-file'),
+    ),
     size: field(
       record,
       'size',

@@ -4,6 +4,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ChangedPath } from '../../core/change-record.js';
 import { gitEnv, runGit, type RunGitResult } from '../git.js';
 import type { UnrecordablePaths } from '../unrecordable-paths.js';
+import { removeStaleLock } from '../stale-lock.js';
 
 /**
  * The snapshot store: a git dir of the sandbox's own, in its run dir (`<container>/run/git`),
@@ -64,23 +65,38 @@ export const NO_USER_CONFIG = {
 export interface StoreGitOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /** Told of each fifo the git was let through (see host-git-watch.ts). */
+  onFifo?: ((path: string) => void) | undefined;
 }
 
-/** Runs git on a sandbox's store (cwd: the tree, so pathspecs are relative to it). */
-export function storeGit(
+/**
+ * Runs git on a sandbox's store (cwd: the tree, so pathspecs are relative to it). A lock file
+ * in the run dir that git finds already there and that no process holds open (a git of an
+ * earlier process killed mid-command) is removed and the command run once more: only the host
+ * writes in the run dir, so nothing else can have made it (issue 35, item 6).
+ */
+export async function storeGit(
   runDir: string,
   root: string,
   args: readonly string[],
   options: StoreGitOptions & { input?: string; okExitCodes?: number[] } = {},
 ): Promise<RunGitResult> {
-  return runGit(args, {
-    cwd: root,
-    env: storeEnv(runDir, root),
-    signal: options.signal,
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.input === undefined ? {} : { input: options.input }),
-    ...(options.okExitCodes === undefined ? {} : { okExitCodes: options.okExitCodes }),
-  });
+  const run = () =>
+    runGit(args, {
+      cwd: root,
+      env: storeEnv(runDir, root),
+      signal: options.signal,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.okExitCodes === undefined ? {} : { okExitCodes: options.okExitCodes }),
+      ...(options.onFifo === undefined ? {} : { onFifo: options.onFifo }),
+    });
+  try {
+    return await run();
+  } catch (error) {
+    if (!(await removeStaleLock(runDir, error))) throw error;
+    return run();
+  }
 }
 
 /** Makes the empty store in `runDir` (bare: its work tree comes from `GIT_WORK_TREE`). */
@@ -204,7 +220,13 @@ async function addAllOnce(
         runDir,
         root,
         ['-c', `core.excludesFile=${excludeFile}`, 'add', '-A', ...unrecordable.pathspec()],
-        options,
+        {
+          ...options,
+          onFifo: (path) => {
+            unrecordable.noteSpecialFile(path);
+            options.onFifo?.(path);
+          },
+        },
       );
       return;
     } catch (error) {

@@ -115,7 +115,12 @@ export class TreeWatcher {
       const timer = setTimeout(() => resolve(false), SETTLE_TIMEOUT_MS);
       this.#waiting = () => {
         clearTimeout(timer);
-        resolve(true);
+        // Resolved from the next turn of the event loop, never from inside the watch callback:
+        // libuv reads inotify events until none is left, so a caller whose next snapshot
+        // (synchronous up to its own marker write) ran from here kept that read going for a
+        // whole run of back-to-back snapshots, and no timer, child exit or other I/O was
+        // handled meanwhile (the pack roll-up's `git repack` stayed unreaped; issue 38, item 6).
+        setImmediate(() => resolve(true));
       };
     });
     // One byte rewritten in place: an event without making or removing a file (two changes to

@@ -52,6 +52,8 @@ interface WatchedState {
  * packs would slow every later read of the store.
  */
 export const ROLL_UP_PACKS = 32;
+/** Wait after a failed roll-up before the next try, doubled with each failure in a row. */
+const ROLL_UP_RETRY_MS = 1_000;
 
 /** The watcher and long-lived git processes of one sandbox (started by a full scan). */
 export class WatchedSnapshots {
@@ -61,6 +63,9 @@ export class WatchedSnapshots {
   #packs = 0;
   /** A roll-up of the store's packs, while one runs (awaited by {@link shutdown}). */
   #rollUp: Promise<void> | undefined;
+  /** Roll-ups that failed in a row, and when the next may start (back-off). */
+  #failures = 0;
+  #retryAt = 0;
   /** Why this sandbox never watches (the system refused a watch); full scans only. */
   #off: string | undefined =
     process.env['AGENTS_SNAPSHOT_SCAN'] === 'full' ? 'AGENTS_SNAPSHOT_SCAN=full' : undefined;
@@ -77,6 +82,8 @@ export class WatchedSnapshots {
     const state = this.#state;
     const idle = this.idleReason();
     if (state === undefined || idle !== undefined) return { reason: idle ?? 'not watching' };
+    // Never write while the store's packs are being rolled up (a few hundred ms, once in 32).
+    await this.#rollUp;
     await state.watcher.settle();
     const taken = state.watcher.take();
     if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
@@ -91,34 +98,42 @@ export class WatchedSnapshots {
     return { unchanged: false, tree: built.tree, raw };
   }
 
-  /**
-   * Writes the objects a build named (before anything that names them), and starts a roll-up
-   * of the store's packs when they have piled up.
-   */
+  /** Writes the objects a build named (before anything that names them). */
   #flush(state: WatchedState): void {
     const before = state.context.objects.packsWritten;
     state.context.objects.flush();
     this.#packs += state.context.objects.packsWritten - before;
-    if (this.#packs > ROLL_UP_PACKS && this.#rollUp === undefined) {
-      const { runDir, root, timeoutMs } = this.#init;
-      this.#rollUp = storeGit(
-        runDir,
-        root,
-        ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'],
-        { timeoutMs },
+  }
+
+  /**
+   * Starts a roll-up of the store's packs (`git repack -d --geometric=2`, in the background)
+   * when they have piled up: called once a snapshot has written everything (its ref too), and
+   * the next snapshot waits for it before writing (see {@link take}), so a roll-up never runs
+   * while a snapshot writes. A failed roll-up loses nothing (the packs stay); it is tried again
+   * after a back-off that doubles with each failure in a row.
+   */
+  #rollUpIfDue(): void {
+    if (this.#packs <= ROLL_UP_PACKS || this.#rollUp !== undefined) return;
+    if (Date.now() < this.#retryAt) return;
+    const { runDir, root, timeoutMs } = this.#init;
+    this.#rollUp = storeGit(
+      runDir,
+      root,
+      ['repack', '-d', '-q', '--geometric=2', '--no-write-bitmap-index'],
+      { timeoutMs },
+    )
+      .then(
+        () => true,
+        () => false,
       )
-        .then(
-          () => false,
-          () => true,
-        )
-        .then((failed) => {
-          // A failed roll-up loses nothing (the packs stay); the next try comes after as many
-          // packs again, not on every snapshot.
-          this.#packs =
-            countPacks(join(runDir, STORE_DIR, 'objects')) - (failed ? ROLL_UP_PACKS : 0);
-          this.#rollUp = undefined;
-        });
-    }
+      .then((done) => {
+        this.#failures = done ? 0 : this.#failures + 1;
+        this.#retryAt = done
+          ? 0
+          : Date.now() + ROLL_UP_RETRY_MS * 2 ** Math.min(this.#failures - 1, 10);
+        this.#packs = countPacks(join(runDir, STORE_DIR, 'objects'));
+        this.#rollUp = undefined;
+      });
   }
 
   /** Stops watching and waits for a roll-up of the store's packs that is under way. */
@@ -148,6 +163,7 @@ export class WatchedSnapshots {
     // The snapshot's objects (with its trees and blobs, named by take()), then its ref.
     this.#flush(state);
     await this.keepRef(sha);
+    this.#rollUpIfDue();
     return sha;
   }
 
@@ -189,6 +205,8 @@ export class WatchedSnapshots {
 
   /** Starts watching the tree for the next snapshots (no-op when this sandbox cannot watch). */
   async start(headTree: string): Promise<void> {
+    // A full scan follows: it writes objects too, so a roll-up under way ends first.
+    await this.#rollUp;
     if (this.#off !== undefined) return;
     const { root, runDir, excludeFile, timeoutMs, maxFileBytes } = this.#init;
     const env = storeEnv(runDir, root);
