@@ -267,6 +267,7 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
       );
     }
   }
+  refuseStateFolderPaths(scope, sandbox, command, args);
   const restores = [
     ...serverFolders(command, args, scope.sandboxRoot),
     ...(input.launch === undefined
@@ -342,6 +343,33 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
   ];
 }
 
+/**
+ * A server's executable or absolute argument inside the state folder (OAuth tokens, other
+ * sandboxes' stores) would be put back readable as the server's "own files": refused, unless it
+ * lies in this server's own sandbox.
+ *
+ * @throws AgentsError `CONFIG_INVALID` naming the path and the fix.
+ */
+function refuseStateFolderPaths(
+  scope: BubblewrapInput['scope'],
+  sandbox: string,
+  command: string,
+  args: readonly string[],
+): void {
+  if (scope.stateDir === undefined) return;
+  const state = realOrResolved(scope.stateDir);
+  for (const path of [command, ...args].filter((arg) => isAbsolute(arg))) {
+    const real = realOrResolved(path);
+    if (real === sandbox || isWithin(real, sandbox)) continue;
+    if (real !== state && !isWithin(real, state)) continue;
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `The server's command line names ${path}, inside the agents state folder ${state} (OAuth tokens, sandboxes), which confined servers never see. Install the server elsewhere and point its command or arguments there.`,
+      { details: { path, stateDir: state } },
+    );
+  }
+}
+
 // At one path a tmpfs goes first and a bind over it wins.
 const KIND_ORDER: Record<Mount['kind'], number> = { tmpfs: 0, ro: 1, rw: 2 };
 
@@ -391,7 +419,7 @@ function serverFolders(command: string, args: readonly string[], cwd: string): s
     const named = resolve(path);
     folders.push(isDirectory(named) ? named : dirname(named));
     const real = realOrResolved(path);
-    folders.push(installFolder(isDirectory(real) ? real : dirname(real), program));
+    folders.push(...installFolders(isDirectory(real) ? real : dirname(real), program));
   };
   for (const program of programs) add(program, true);
   for (const arg of args) if (isAbsolute(arg)) add(arg, false);
@@ -400,18 +428,25 @@ function serverFolders(command: string, args: readonly string[], cwd: string): s
 
 const PACKAGE_MARKERS = ['package.json', 'pyproject.toml', 'Cargo.toml'];
 
-function installFolder(folder: string, program: boolean): string {
+// What a prefix (`X` of `X/bin/program`) holds that its programs load: never the rest of `X`
+// (`~/.cargo/credentials.toml`, `~/.local/share`, ...).
+const PREFIX_PARTS = ['bin', 'lib', 'lib64', 'pyvenv.cfg'];
+
+function installFolders(folder: string, program: boolean): string[] {
   const parts = folder.split(sep);
   const modules = parts.indexOf('node_modules');
-  if (modules > 1) return parts.slice(0, modules).join(sep);
+  if (modules > 1) return [parts.slice(0, modules).join(sep)];
   const tmp = TMPFS_ROOTS.find((root) => isWithin(folder, root));
   const home = homedir();
   for (let at = folder; at !== dirname(at) && at !== home && at !== tmp; at = dirname(at)) {
-    if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return at;
+    if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return [at];
   }
-  if (tmp !== undefined) return join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!);
-  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) return dirname(folder);
-  return folder;
+  if (tmp !== undefined) return [join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!)];
+  if (program && basename(folder) === 'bin' && dirname(folder) !== sep) {
+    const prefix = dirname(folder);
+    return PREFIX_PARTS.map((part) => join(prefix, part)).filter((path) => existsSync(path));
+  }
+  return [folder];
 }
 
 /** The interpreter a script's `#!` line names (`/usr/bin/env X` looks X up on PATH). */

@@ -52,6 +52,7 @@ export function confinementScope(input: {
     ...(input.projectDir === undefined ? {} : { projectDir: input.projectDir }),
     hidden,
     sockets: hostSocketFolders(env),
+    stateDir,
     readable: [env['npm_config_cache'] || join(home, '.npm')],
     guarded: [stateDir, ...(input.workspaceRoot === undefined ? [] : [input.workspaceRoot])],
   };

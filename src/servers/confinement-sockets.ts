@@ -24,9 +24,18 @@ export function hostSocketFolders(env: NodeJS.ProcessEnv = process.env): string[
   for (const socket of named) {
     if (socket === undefined || !isAbsolute(socket)) continue;
     const folder = dirname(socket);
-    if (folder.split(sep).filter((part) => part !== '').length >= 2) folders.push(folder);
+    if (depth(folder) >= 2) folders.push(folder);
   }
+  // The host's temp folder when it is not /tmp (private already): every server's proxy socket
+  // folder and other programs' sockets live there; each server gets only its own proxy folder,
+  // bound at /tmp/.agents-network.
+  const temp = env['TMPDIR'];
+  if (temp !== undefined && isAbsolute(temp) && depth(temp) >= 1) folders.push(temp);
   return [...new Set(folders)];
+}
+
+function depth(path: string): number {
+  return path.split(sep).filter((part) => part !== '').length;
 }
 
 /** The path of a `unix:` address (`unix:///run/docker.sock`, `unix:path=/run/bus,guid=…`). */

@@ -43,6 +43,8 @@ export interface ConfinementScope {
   sockets?: readonly string[];
   /** Folders kept readable (read-only) even inside a hidden one (e.g. the npm cache). */
   readable?: readonly string[];
+  /** The agents state folder: a server's command line may not name a path inside it. */
+  stateDir?: string;
   /** Folders a server's `writable` exception may not overlap (the state folder, the workspace). */
   guarded?: readonly string[];
 }

@@ -39,3 +39,22 @@ export function unprivilegedUser(): UnprivilegedUser | undefined {
     prefix: ['setpriv', '--reuid', String(uid), '--regid', String(gid), '--init-groups', '--'],
   };
 }
+
+/**
+ * A bubblewrap argument list without what issue 35 added (user and IPC namespaces, dropped
+ * capabilities, the seccomp filter): the command line servers got before, for preconditions.
+ */
+export function withoutPrivilegeDrop(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (arg === '--') return [...out, ...args.slice(index)];
+    if (arg === '--unshare-user' || arg === '--unshare-ipc') continue;
+    if (arg === '--cap-drop' || arg === '--seccomp') {
+      index++;
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}

@@ -28,28 +28,12 @@ import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, agentsArgv } from '../cli/helpers.js';
 import { hashTree, repoFingerprint } from '../sandbox/helpers.js';
-import { unprivilegedUser } from '../helpers/unprivileged.js';
+import { unprivilegedUser, withoutPrivilegeDrop } from '../helpers/unprivileged.js';
 
 const BUBBLEWRAP = probeBubblewrap();
 const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';
 const IS_ROOT = process.getuid?.() === 0;
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'privilege-server.mjs');
-
-/** The arguments this issue added: without them, the command line servers got before. */
-function withoutPrivilegeDrop(args: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const arg = args[index]!;
-    if (arg === '--') return [...out, ...args.slice(index)];
-    if (arg === '--unshare-user' || arg === '--unshare-ipc') continue;
-    if (arg === '--cap-drop' || arg === '--seccomp') {
-      index++;
-      continue;
-    }
-    out.push(arg);
-  }
-  return out;
-}
 
 /** The attack, each step printing `step=exit code`. */
 function attackScript(paths: { project: string; canary: string; state: string }): string {

@@ -63,6 +63,9 @@ describe('agents doctor: confinement (issue 23)', () => {
 
     const text = await agents(dir, 'doctor');
     expect(text.stdout).toContain('Probe: OK');
+    expect(text.stdout).toMatch(/^Privileges: OK: CapEff 0{16}, no_new_privs, seccomp filter on/m);
+    expect(text.stdout).toMatch(/^Namespaces: OK: own user, pid, ipc, mnt/m);
+    expect(text.stdout).toMatch(/^Sockets: OK: no Unix socket visible under \/run/m);
     expect(text.stdout).toContain('Actor "coder", server "fault" runs as:');
     expect(text.stdout).toContain('Exception: server "fault" may also use: read-only /opt.');
   }, 60_000);

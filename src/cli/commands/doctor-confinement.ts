@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamedServerConfig } from '../../config/server-schema.js';
@@ -7,6 +8,7 @@ import { agentsStateDir } from '../../sandbox/state-dir.js';
 import { confinementScope } from '../../servers/confinement-scope.js';
 import { resolveConfinement } from '../../servers/confinement.js';
 import { findConfinementBackend } from '../../servers/confinement-backends.js';
+import { privilegeChecks, type PrivilegeCheck } from './doctor-privileges.js';
 import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 
 /** What `agents doctor` finds out about OS confinement. */
@@ -21,6 +23,8 @@ export interface ConfinementReport {
    * its own sandbox; absent without bubblewrap.
    */
   probe?: { ok: boolean; detail: string };
+  /** Privileges, namespaces and host sockets, proved from inside (absent without bubblewrap). */
+  privileges?: PrivilegeCheck[];
   /** Each actor's stdio servers and the bubblewrap command line each would get. */
   actors: Array<{ actor: string; servers: Array<{ server: string; commandLine: string }> }>;
   /** The servers' explicit `sandbox:` exceptions. */
@@ -100,6 +104,13 @@ export async function confinementReport(
             ? `a confined process READ a file planted in the state folder (${planted}): confinement does not hide it`
             : `the confined probe did not run as expected (exit ${String(result.status)}${result.stderr ? `: ${result.stderr.trim().split('\n').slice(-2).join(' ')}` : ''})`,
       };
+      // The state folder's cover: a tmpfs the probe must not be able to unmount.
+      report.privileges = privilegeChecks(
+        confinement,
+        sandbox,
+        state,
+        (scope.sockets ?? []).filter((folder) => existsSync(folder)),
+      );
       if (store !== undefined) await describeActors(store, confinement, sandbox, report);
     }
     if (store !== undefined) await listExceptions(store, report);
@@ -170,6 +181,8 @@ export function formatConfinementReport(report: ConfinementReport): string[] {
   );
   if (report.probe !== undefined)
     lines.push(`Probe: ${report.probe.ok ? 'OK' : 'FAILED'}: ${report.probe.detail}.`);
+  for (const check of report.privileges ?? [])
+    lines.push(`${check.name}: ${check.ok ? 'OK' : 'FAILED'}: ${check.detail}.`);
   for (const actor of report.actors) {
     for (const server of actor.servers) {
       lines.push(`Actor "${actor.actor}", server "${server.server}" runs as:`);

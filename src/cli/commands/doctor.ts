@@ -14,7 +14,10 @@ stopped only when the run that started it is dead and the group is provably the 
 Then checks OS confinement: finds bubblewrap, proves with a real confined process that a file
 planted in the state folder (beside a sandbox, where its private run/ store lives) cannot be
 read, prints the bubblewrap command line each actor's stdio servers get, and lists the servers'
-explicit \`sandbox:\` exceptions. Exits 1 when the probe could read the planted file.
+explicit \`sandbox:\` exceptions. Proves from inside a confined process that it has no
+privilege (CapEff 0, no_new_privs, the seccomp filter; unmount, remount, setns and a nested user
+namespace refused), namespaces of its own and no host socket in sight (Privileges, Namespaces,
+Sockets). Exits 1 when the probe could read the planted file or one of these does not hold.
 
 Then shows each actor's effective network per server (open, none, or host lists through the
 proxy) and says when a server with host lists would refuse to start here. Each stdio server
@@ -52,6 +55,7 @@ export const doctorCommand: Command = {
     const code =
       environment.some((check) => check.status === 'fail') ||
       confinement.probe?.ok === false ||
+      confinement.privileges?.some((check) => !check.ok) === true ||
       networkProbeFailed
         ? 1
         : 0;

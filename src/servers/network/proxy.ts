@@ -11,6 +11,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { HostRules } from './host-rules.js';
 import {
   decideTarget,
@@ -48,7 +49,7 @@ export interface NetworkProxy {
 export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkProxy {
   const ownDir = options.socketDir === undefined;
   // Unix socket paths are limited to ~107 bytes: a short private folder under the temp dir.
-  const dir = options.socketDir ?? mkdtempSync(join(tmpdir(), 'agents-net-'));
+  const dir = options.socketDir ?? privateSocketFolder();
   const servers = new Map<string, { server: Server; path: string }>();
   const sockets = new Set<Duplex>();
   let closed = false;
@@ -205,6 +206,7 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
       const folder = join(dir, String(servers.size));
       mkdirSync(folder, { mode: 0o700 });
       const path = join(folder, 'proxy.sock');
+      checkSocketPath(path, options.socketDir === undefined);
       const http = httpHandler(serverName, rules);
       const socksDecide = decide(serverName, rules, 'socks5');
       const server = createServer((socket) => {
@@ -253,6 +255,49 @@ export function startNetworkProxy(options: NetworkProxyOptions = {}): NetworkPro
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The longest pathname a Unix socket may have on Linux (`sun_path` is 108 bytes with its NUL). */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * Refuses a socket path the kernel would cut short (Node would listen on the truncated path and
+ * the server's forwarder would find nothing there: a dead proxy with no error).
+ *
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` naming the path, its length and the fix.
+ */
+function checkSocketPath(path: string, fromTmpdir: boolean): void {
+  const bytes = Buffer.byteLength(path);
+  if (bytes <= MAX_SOCKET_PATH_BYTES) return;
+  throw new AgentsError(
+    AgentsErrorCode.ConfinementUnavailable,
+    `The network proxy's socket path ${path} is ${bytes} bytes, over the ${MAX_SOCKET_PATH_BYTES} a Unix socket path may have; the server was not started. ` +
+      (fromTmpdir
+        ? 'Point TMPDIR at a shorter folder (e.g. TMPDIR=/tmp) and start again.'
+        : 'Give the proxy a shorter socket folder.'),
+    { details: { path, bytes, limit: MAX_SOCKET_PATH_BYTES } },
+  );
+}
+
+/**
+ * A fresh private folder for the sockets under the temp folder.
+ *
+ * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the temp folder is missing or not writable,
+ *   naming it and the fix.
+ */
+function privateSocketFolder(): string {
+  const temp = tmpdir();
+  try {
+    return mkdtempSync(join(temp, 'agents-net-'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+    throw new AgentsError(
+      AgentsErrorCode.ConfinementUnavailable,
+      `The network proxy could not make its socket folder in the temp folder ${temp} (${code}${code === 'ENOENT' ? ': the folder does not exist' : ''}). ` +
+        `Create it (\`mkdir -p ${temp}\`) or point TMPDIR at a folder that exists and is writable (e.g. TMPDIR=/tmp), then start again.`,
+      { details: { temp, code }, cause: error },
+    );
+  }
 }
 
 /** A plain `http://` request through the proxy (absolute URL in the request line). */
