@@ -2,7 +2,19 @@
  * Keeping secrets out of imported server configs: `${...}` variables of other apps rewritten,
  * secret values (env, headers, arguments, URL parameters) replaced by `${VAR}` references.
  */
-import { isSecretName, urlCredentials } from '../redact.js';
+import { urlCredentials } from '../redact.js';
+import {
+  claim,
+  isCredentialName,
+  isSecretFlag,
+  isShell,
+  REFERENCE_ONLY,
+  scrubJson,
+  scrubText,
+  type SecretSink,
+} from './import-credentials.js';
+
+export type { SecretSink } from './import-credentials.js';
 
 /** `${env:X}` → `${X}`, `${input:x-y}` → `${X_Y}`, `${workspaceFolder}` → `.` (the sandbox root). */
 export function rewriteVariables(text: string, variables: Set<string>, notes: string[]): string {
@@ -34,34 +46,6 @@ export function rewriteVariables(text: string, variables: Set<string>, notes: st
     notes.push(`${match} is not understood here; it was kept as written`);
     return match;
   });
-}
-
-const REFERENCE_ONLY = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
-
-/** What the import found: the variables records refer to, notes, and the values they replace. */
-export interface SecretSink {
-  variables: Set<string>;
-  notes: string[];
-  /**
-   * The secret values moved out, by variable: printed as `export` lines on a terminal, never
-   * written to a file.
-   */
-  values: Map<string, string>;
-}
-
-/** `NAME`, or `NAME_2`... when NAME already holds a different value. */
-function claim(sink: SecretSink, base: string, value: string): string {
-  const name = base.toUpperCase().replace(/[^A-Z0-9_]+/g, '_');
-  for (let n = 1; ; n++) {
-    const variable = n === 1 ? name : `${name}_${n}`;
-    const held = sink.values.get(variable);
-    if (held === undefined && !sink.variables.has(variable)) {
-      sink.variables.add(variable);
-      sink.values.set(variable, value);
-      return variable;
-    }
-    if (held === value) return variable;
-  }
 }
 
 /**
@@ -124,8 +108,8 @@ export function secretValues(
       out[key] = text;
       continue;
     }
-    if (!isSecretName(key) || text.includes('${')) {
-      out[key] = secretUrl(text, variableFor(key), sink, `${field}.${key}`);
+    if (!isCredentialName(key) || text.includes('${')) {
+      out[key] = scrubFreeText(text, variableFor(key), sink, `${field}.${key}`);
       continue;
     }
     // Keep a scheme word such as "Bearer" so only the secret itself moves to the environment.
@@ -139,16 +123,34 @@ export function secretValues(
   return out;
 }
 
+/** Package runners whose `-p` names a package or a version, not a password. */
+const PACKAGE_RUNNER = /(?:^|\/)(?:npx|npm|pnpm|pnpx|yarn|bunx|uvx|pipx)$/;
+
+/** A JSON value, a URL with credentials, or other free text: each with its own scrubber. */
+function scrubFreeText(text: string, base: string, sink: SecretSink, field: string): string {
+  const json = scrubJson(text, base, sink, field);
+  if (json !== undefined) return json;
+  if (urlCredentials(text) !== undefined) return secretUrl(text, base, sink, field);
+  return scrubText(text, base, sink, field);
+}
+
 /**
- * Arguments: `--token=VALUE` and `--api-key VALUE` (a secret-looking flag) and URLs with
- * credentials (`postgresql://user:PASSWORD@host/db`, `?key=VALUE`) become `${VAR}` references.
+ * Arguments: `--token=VALUE` and `--api-key VALUE`, `-p VALUE`, `--pw VALUE` (a credential
+ * flag), `-H "Authorization: Bearer …"`, key-like `NAME=value` / `NAME: value`, token-shaped
+ * values, JSON arguments, an `sh -c` string, and URLs with credentials
+ * (`postgresql://user:PASSWORD@host/db`, `?key=VALUE`) become `${VAR}` references.
  */
-export function secretArguments(args: string[], prefix: string, sink: SecretSink): string[] {
+export function secretArguments(
+  args: string[],
+  prefix: string,
+  sink: SecretSink,
+  command = '',
+): string[] {
   const flagVariable = (flag: string) => `${prefix}_${flag.replace(/^-+/, '')}`;
   return args.map((arg, index) => {
     const eq = arg.indexOf('=');
     const previous = args[index - 1];
-    if (eq > 0 && arg.startsWith('-') && isSecretName(arg.slice(0, eq))) {
+    if (eq > 0 && arg.startsWith('-') && isSecretFlag(arg.slice(0, eq))) {
       const value = arg.slice(eq + 1);
       if (value === '' || REFERENCE_ONLY.test(value)) return arg;
       const variable = claim(sink, flagVariable(arg.slice(0, eq)), value);
@@ -159,20 +161,36 @@ export function secretArguments(args: string[], prefix: string, sink: SecretSink
     }
     if (
       previous !== undefined &&
-      /^--?[\w-]+$/.test(previous) &&
-      isSecretName(previous) &&
+      isSecretFlag(previous) &&
       !arg.startsWith('-') &&
-      !REFERENCE_ONLY.test(arg)
+      !REFERENCE_ONLY.test(arg) &&
+      // `-p 8080` is a port, `npx -p PKG` a package; `-u name` a user name unless it carries
+      // `name:password`.
+      !(/^-p$/i.test(previous) && (/^\d+$/.test(arg) || PACKAGE_RUNNER.test(command))) &&
+      !(previous === '-u' && !arg.includes(':'))
     ) {
       const variable = claim(sink, flagVariable(previous), arg);
       sink.notes.push(
-        `argument after ${previous}: the secret value was not copied; it is read from \${${variable}}`,
+        `argument after ${previous}: the secret value was not copied; it is read from \${${variable}}` +
+          (/^-p$/i.test(previous) ? ' (taken for a password; if it is not one, put it back)' : ''),
       );
       return `\${${variable}}`;
     }
-    if (eq > 0 && arg.startsWith('-'))
+    if (previous === '-c' && isShell(command))
+      return scrubText(arg, prefix, sink, `args[${index}] (shell command)`);
+    const json =
+      eq > 0 && arg.startsWith('-')
+        ? scrubJson(
+            arg.slice(eq + 1),
+            flagVariable(arg.slice(0, eq)),
+            sink,
+            `argument ${arg.slice(0, eq)}`,
+          )
+        : undefined;
+    if (json !== undefined) return `${arg.slice(0, eq + 1)}${json}`;
+    if (eq > 0 && arg.startsWith('-') && urlCredentials(arg.slice(eq + 1)) !== undefined)
       return `${arg.slice(0, eq + 1)}${secretUrl(arg.slice(eq + 1), flagVariable(arg.slice(0, eq)), sink, `argument ${arg.slice(0, eq)}`)}`;
-    return secretUrl(arg, prefix, sink, `args[${index}]`);
+    return scrubFreeText(arg, prefix, sink, `args[${index}]`);
   });
 }
 

@@ -225,6 +225,7 @@ function translateEntry(
               value.map((arg) => (typeof arg === 'string' ? rewrite(arg) : String(arg))),
               prefix,
               sink,
+              typeof entry['command'] === 'string' ? entry['command'] : '',
             )
           : value;
         break;
