@@ -23,6 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { callsMarkdown, runCallScenarios } from './calls.js';
 import { discoveryMarkdown, runDiscovery } from './discovery.js';
+import {
+  callGoalRows,
+  goalLines,
+  readLastFigures,
+  revisionGoalRows,
+  writeLastFigures,
+  type GoalRow,
+} from './goals.js';
 import { memoryMarkdown, runMemory } from './memory.js';
 import { middlewareMarkdown, runMiddleware } from './middleware.js';
 import { revisionsMarkdown, runRevisions } from './revisions.js';
@@ -175,12 +183,17 @@ async function main(): Promise<void> {
     log(`== ${title}: ${((Date.now() - sectionStart) / 1000).toFixed(1)} s`);
   };
 
-  await section('Per-call cost', 'calls', async () =>
-    callsMarkdown(await runCallScenarios(quick, log)),
-  );
-  await section('Per-call cost by MCP revision', 'revisions', async () =>
-    revisionsMarkdown(await runRevisions(quick, log)),
-  );
+  const goalRows: GoalRow[] = [];
+  await section('Per-call cost', 'calls', async () => {
+    const results = await runCallScenarios(quick, log);
+    goalRows.push(...callGoalRows(results));
+    return callsMarkdown(results);
+  });
+  await section('Per-call cost by MCP revision', 'revisions', async () => {
+    const run = await runRevisions(quick, log);
+    goalRows.push(...revisionGoalRows(run));
+    return revisionsMarkdown(run);
+  });
   await section('Sandbox middleware', 'middleware', async () =>
     middlewareMarkdown(await runMiddleware(quick, log)),
   );
@@ -249,6 +262,11 @@ async function main(): Promise<void> {
         ? ['--repo-files', '100', '--calls', '10']
         : ['--repo-files', '10000', '--calls', '300'],
     ],
+    [
+      'Long run against a plain LangGraph loop (bench/long-run-loop.ts, issue 37)',
+      'long-run-loop.ts',
+      ['--calls', quick ? '100' : '1000'],
+    ],
     ['CLI start-up (bench/cli-startup.ts)', 'cli-startup.ts', [quick ? '1' : '7']],
   ] as const) {
     await section(title, 'external', async () => {
@@ -266,6 +284,13 @@ async function main(): Promise<void> {
       ].join('\n');
     });
   }
+  // Each ratio beside its goal and the last committed full run's figure; REGRESSED per row past
+  // its goal (issue 37). Printed on every run (CI's bench:quick included); never fails the run.
+  const figuresFile = path.join(here, 'goal-figures.json');
+  const lines = goalLines(goalRows, readLastFigures(figuresFile));
+  for (const line of lines) log(line);
+  if (lines.length > 0) parts.push('## Goals', '', '```text', ...lines, '```', '');
+  if (complete && !quick && failures.length === 0) writeLastFigures(figuresFile, goalRows);
   // Hand-written analysis of the goals (profiling notes), kept beside the generated tables.
   const findings = path.join(here, 'findings.md');
   if (existsSync(findings)) parts.push(readFileSync(findings, 'utf8').trim(), '');

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { RequestOptions } from '@modelcontextprotocol/client';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import type { McpClient } from './mcp-client.js';
@@ -49,6 +50,7 @@ export function legRequest(
   timeouts: LegTimeouts,
 ): LegRequest {
   const { callMs, maxCallMs } = timeouts;
+  if (signal !== undefined) allowParallelListeners(signal);
   const idle = timeouts.idleDeadline;
   const combined =
     idle === undefined
@@ -83,6 +85,19 @@ export function legRequest(
   };
   if (combined !== undefined) options.signal = combined;
   return { options, cap };
+}
+
+const raised = new WeakSet<AbortSignal>();
+
+/**
+ * The caller's signal goes to the SDK as is, and the SDK adds one `abort` listener per request
+ * (removed when it ends): a run's ten parallel calls on the run's signal would print Node's
+ * MaxListenersExceededWarning, which is no leak here. Lifted once per signal.
+ */
+function allowParallelListeners(signal: AbortSignal): void {
+  if (raised.has(signal)) return;
+  raised.add(signal);
+  setMaxListeners(0, signal);
 }
 
 type ProgressParams = Parameters<NonNullable<RequestOptions['onprogress']>>[0];

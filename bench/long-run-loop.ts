@@ -1,0 +1,297 @@
+/**
+ * Long run against a plain LangGraph loop (issue 37): the same scripted model, the same stdio
+ * filesystem server (`@modelcontextprotocol/server-filesystem`) and the same SQLite checkpointer,
+ * N read-only `read_text_file` calls in turns of 10 parallel calls, once as
+ *
+ * - a hand-built `StateGraph` (model node + `ToolNode` over `@langchain/mcp-adapters` tools, SDK v1
+ *   client), and once as
+ * - our actor (sandbox on, policy auto, the server spawned and supervised by the actor).
+ *
+ * Each stack runs in a fresh child process (so module loading, JIT and RSS are its own), with the
+ * V8 CPU profiler on during the run only; self time is grouped by where the code lives (a
+ * per-phase profile: the model step, LangGraph's step and checkpoint write, the SDK and its
+ * transport, our pipeline, the sandbox).
+ *
+ *   npx tsx bench/long-run-loop.ts                 # 1,000 calls each
+ *   npx tsx bench/long-run-loop.ts --calls 100     # what bench:quick runs
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { createRequire } from 'node:module';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { goalLines, readLastFigures } from './goals.js';
+
+const here = fileURLToPath(import.meta.url);
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '1000' },
+    stack: { type: 'string' },
+  },
+});
+const PER_TURN = 10;
+/** Goal from issue 37: ours ≤ 1.2× the plain loop per call. */
+const GOAL_RATIO = 1.2;
+
+type Stack = 'plain' | 'ours';
+
+interface Figures {
+  stack: Stack;
+  calls: number;
+  ms: number;
+  cpuMs: number;
+  rssMiB: number;
+  /** Share of profiled CPU time per phase, in percent. */
+  phases: Record<string, number>;
+}
+
+const serverEntry = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+
+function script(calls: number): string {
+  const lines: string[] = [];
+  for (let made = 0; made < calls;) {
+    const items: string[] = [];
+    for (let index = 0; index < PER_TURN && made < calls; index++, made++)
+      items.push(`{ name: read_text_file, args: { path: README.md }, id: c${made} }`);
+    lines.push(`- tool_calls: [${items.join(', ')}]`);
+  }
+  lines.push('- content: done');
+  return `${lines.join('\n')}\n`;
+}
+
+async function makeRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agents-bench-loop-'));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'b@example.com');
+  git('config', 'user.name', 'B');
+  await writeFile(join(dir, 'README.md'), 'hello\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'init');
+  return dir;
+}
+
+/** Where a profiled function's code lives, as a phase of the run. */
+function phaseOf(url: string): string {
+  if (url === '') return 'V8 (GC, compiler, native)';
+  if (url.includes('/src/actors/scripted-model')) return 'model step (scripted model)';
+  if (url.includes('/src/sandbox/') || url.includes('/src/pipeline/path-')) return 'ours: sandbox';
+  if (url.includes('/src/')) return 'ours: pipeline, actor, adapter';
+  if (url.includes('langgraph-checkpoint') || url.includes('better-sqlite3'))
+    return 'checkpoint write (SQLite saver)';
+  if (url.includes('@langchain/langgraph')) return 'LangGraph step';
+  if (url.includes('@langchain/mcp-adapters')) return 'peer adapter';
+  if (url.includes('@langchain/core') || url.includes('langsmith')) return 'LangChain core';
+  if (url.includes('@modelcontextprotocol') || url.includes('zod')) return 'MCP SDK + zod';
+  if (url.includes('/yaml/')) return 'YAML';
+  if (url.includes('json-schema') || url.includes('ajv')) return 'JSON Schema validation';
+  if (url.startsWith('node:')) return 'Node (streams, pipes, timers)';
+  return 'other';
+}
+
+async function profiled<T>(
+  run: () => Promise<T>,
+): Promise<{ value: T; phases: Figures['phases'] }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  const value = await run();
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const totals = new Map<string, number>();
+  const deltas = profile.timeDeltas ?? [];
+  let all = 0;
+  (profile.samples ?? []).forEach((id, index) => {
+    const node = byId.get(id)!;
+    const name = node.callFrame.functionName;
+    const phase = name === '(idle)' ? 'idle (waiting on the server)' : phaseOf(node.callFrame.url);
+    const delta = deltas[index] ?? 0;
+    if (process.env['BENCH_LOOP_OTHER'] === '1' && phase === 'other')
+      process.stderr.write(`other: ${name} ${node.callFrame.url}\n`);
+    totals.set(phase, (totals.get(phase) ?? 0) + delta);
+    all += delta;
+  });
+  const phases: Figures['phases'] = {};
+  for (const [phase, time] of totals) phases[phase] = (100 * time) / all;
+  return { value, phases };
+}
+
+async function runPlain(dir: string, calls: number): Promise<() => Promise<number>> {
+  const [{ StateGraph, MessagesAnnotation, END, START }, { ToolNode }, { SqliteSaver }] =
+    await Promise.all([
+      import('@langchain/langgraph'),
+      import('@langchain/langgraph/prebuilt'),
+      import('@langchain/langgraph-checkpoint-sqlite'),
+    ]);
+  const { loadMcpTools } = await import('@langchain/mcp-adapters');
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const { createScriptedModel } = await import('../src/actors/scripted-model.js');
+  const client = new Client({ name: 'plain-loop', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [serverEntry, dir],
+      cwd: dir,
+      stderr: 'ignore',
+    }),
+  );
+  const tools = await loadMcpTools('fs', client);
+  const model = (await createScriptedModel({ file: join(dir, 'script.yaml') })).bindTools(tools);
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode('model', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+    .addNode('tools', new ToolNode(tools))
+    .addEdge(START, 'model')
+    .addConditionalEdges('model', (state) => {
+      const last = state.messages.at(-1) as { tool_calls?: unknown[] } | undefined;
+      return (last?.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+    })
+    .addEdge('tools', 'model')
+    .compile({ checkpointer: SqliteSaver.fromConnString(join(dir, 'plain.sqlite')) });
+  return async () => {
+    let seen = 0;
+    const config = { configurable: { thread_id: 't' }, recursionLimit: 10 * calls };
+    for await (const update of await graph.stream({ messages: [['user', 'go']] }, config)) {
+      const messages = (update as { tools?: { messages?: unknown[] } }).tools?.messages ?? [];
+      for (const message of messages) {
+        const text = (message as { content?: unknown }).content;
+        if (typeof text !== 'string' || !text.includes('hello'))
+          throw new Error(`plain loop: unexpected tool result ${JSON.stringify(text)}`);
+        seen++;
+      }
+    }
+    await client.close();
+    return seen;
+  };
+}
+
+async function runOurs(dir: string): Promise<() => Promise<number>> {
+  const { createActor } = await import('../src/actors/actor.js');
+  const { createWorkspaceStore } = await import('../src/workspace/store.js');
+  const store = createWorkspaceStore(join(dir, '.agents'));
+  await store.put('server', 'fs', {
+    transport: 'stdio',
+    command: process.execPath,
+    // No folder argument: the server takes the sandbox from the actor's MCP roots.
+    args: [serverEntry],
+  });
+  await store.put('skill', 'files', { mcpServers: ['fs'] });
+  await store.put('actor', 'bench', {
+    skills: ['files'],
+    model: 'scripted:script.yaml',
+    policy: { mode: 'auto' },
+    maxTurns: 100_000,
+  });
+  const { createScriptedModel } = await import('../src/actors/scripted-model.js');
+  // Parsed outside the timing, as for the plain loop (a 1,000-call script is a second of YAML).
+  const model = await createScriptedModel({ file: join(dir, 'script.yaml') });
+  const sandboxBaseDir = await mkdtemp(join(tmpdir(), 'agents-bench-loop-sandboxes-'));
+  const actor = await createActor({ name: 'bench', workspace: store, sandboxBaseDir, model });
+  await actor.activate();
+  if (actor.sandbox === undefined) throw new Error('ours: the actor has no sandbox');
+  return async () => {
+    let seen = 0;
+    for await (const event of actor.run('go')) {
+      if (event.type !== 'tool-call-end') continue;
+      if (event.isError) throw new Error(`ours: call failed: ${event.text}`);
+      seen++;
+    }
+    await actor.deactivate();
+    await rm(sandboxBaseDir, { recursive: true, force: true });
+    return seen;
+  };
+}
+
+async function one(stack: Stack, calls: number): Promise<Figures> {
+  const dir = await makeRepo();
+  try {
+    await writeFile(join(dir, 'script.yaml'), script(calls));
+    const run = stack === 'plain' ? await runPlain(dir, calls) : await runOurs(dir);
+    const cpuStart = process.cpuUsage();
+    const started = performance.now();
+    const { value: seen, phases } = await profiled(run);
+    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuStart);
+    if (seen !== calls) throw new Error(`${stack}: expected ${calls} calls, saw ${seen}`);
+    return {
+      stack,
+      calls,
+      ms,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      rssMiB: process.memoryUsage().rss / 2 ** 20,
+      phases,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function child(stack: Stack, calls: number): Promise<Figures> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', here, '--stack', stack, '--calls', String(calls)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.on('close', (code) => {
+      if (code !== 0) reject(new Error(`long-run-loop child (${stack}) exited with ${code}`));
+      else resolve(JSON.parse(out) as Figures);
+    });
+  });
+}
+
+const f2 = (value: number) => value.toFixed(2);
+
+if (values.stack !== undefined) {
+  process.stdout.write(JSON.stringify(await one(values.stack as Stack, Number(values.calls))));
+} else {
+  const calls = Number(values.calls);
+  const plain = await child('plain', calls);
+  const ours = await child('ours', calls);
+  const ratio = ours.ms / plain.ms;
+  // The goal line (and REGRESSED past it) on stderr, so CI's log shows it beside the others.
+  const figures = fileURLToPath(new URL('./goal-figures.json', import.meta.url));
+  const row = {
+    name: `long-run loop, ${calls} calls: ours / plain LangGraph`,
+    value: ratio,
+    goal: GOAL_RATIO,
+  };
+  for (const line of goalLines([row], readLastFigures(figures))) process.stderr.write(`${line}\n`);
+  const phases = [...new Set([...Object.keys(plain.phases), ...Object.keys(ours.phases)])].sort();
+  process.stdout.write(
+    [
+      `One run of ${calls.toLocaleString('en-US')} read-only \`read_text_file\` calls per stack, in turns of`,
+      `${PER_TURN} parallel calls, each stack in a fresh process: the same scripted model, the same`,
+      'stdio filesystem server, the same SQLite checkpointer. Plain: a hand-built `StateGraph`',
+      '(model node + `ToolNode` over `@langchain/mcp-adapters` tools). Ours: the actor, sandbox on,',
+      `policy auto. Load average (1/5/15 min) at the end: ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' / ')}.`,
+      '',
+      `| stack | wall ms per call | CPU ms per call | RSS at end (MiB) | ours / plain (goal ≤ ${GOAL_RATIO}×) |`,
+      '| --- | ---: | ---: | ---: | ---: |',
+      `| plain LangGraph loop | ${f2(plain.ms / calls)} | ${f2(plain.cpuMs / calls)} | ${plain.rssMiB.toFixed(1)} | — |`,
+      `| ours (actor, sandbox + policy) | ${f2(ours.ms / calls)} | ${f2(ours.cpuMs / calls)} | ${ours.rssMiB.toFixed(1)} | ${f2(ratio)}× ${ratio <= GOAL_RATIO ? '' : '**REGRESSED**'} |`,
+      '',
+      'Per-phase profile (V8 sampling profiler during the run, self time grouped by where the code',
+      'lives; percent of each run):',
+      '',
+      '| phase | plain | ours |',
+      '| --- | ---: | ---: |',
+      ...phases.map(
+        (phase) =>
+          `| ${phase} | ${(plain.phases[phase] ?? 0).toFixed(1)} % | ${(ours.phases[phase] ?? 0).toFixed(1)} % |`,
+      ),
+    ].join('\n') + '\n',
+  );
+}
