@@ -4,7 +4,7 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { CommandContext } from './command.js';
-import { closest } from './suggest.js';
+import { closest } from '../core/suggest.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

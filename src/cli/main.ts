@@ -7,7 +7,7 @@ import { loadCommand, type CommandContext, type CommandLike } from './command.js
 import { commands as defaultCommands } from './commands/index.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { usageError } from './args.js';
-import { closest } from './suggest.js';
+import { closest } from '../core/suggest.js';
 import { EXIT_CODE_HELP, ExitCode, exitCodeFor } from './exit-codes.js';
 import { errorToJson, printError, println } from './output.js';
 

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
+import { closest } from '../core/suggest.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import {
   bothSpellingsMessage,
@@ -109,6 +110,7 @@ export function parseYaml<S extends z.ZodType>(
       document,
       lineCounter,
       document.toJS({ maxAliasCount: 100 }),
+      schema,
     ),
   );
   throw configError(file, problems, parsed.error);
@@ -177,6 +179,7 @@ function issueToProblem(
   document: Document,
   lineCounter: LineCounter,
   value: unknown,
+  schema?: z.ZodType,
 ): ConfigProblem {
   const path = issue.path.map((segment) =>
     typeof segment === 'symbol' ? String(segment) : segment,
@@ -187,9 +190,18 @@ function issueToProblem(
     // Point at the first unknown key itself, not at the object holding it.
     const keyName = issue.keys[0];
     offset = keyName === undefined ? undefined : findKeyOffset(document, path, keyName);
+    const known = schema === undefined ? [] : knownKeysAt(schema, path);
+    const meant = issue.keys.map((key) => [key, closest(key, known)] as const);
+    const hints = meant.filter(([, near]) => near !== undefined);
     message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
       .map((key) => `"${key}"`)
-      .join(', ')} (check the spelling; allowed fields are in the JSON Schema)`;
+      .join(', ')} (${
+      hints.length > 0
+        ? `did you mean ${hints.map(([key, near]) => `"${near}"${issue.keys.length > 1 ? ` for "${key}"` : ''}`).join(', ')}?`
+        : known.length > 0
+          ? `allowed here: ${known.join(', ')}`
+          : 'check the spelling; allowed fields are in the JSON Schema'
+    })`;
   } else if (issue.code === 'invalid_type') {
     // zod 4 leaves `issue.input` out unless asked, so look the value up in the document.
     const actual = valueAt(value, path);
@@ -204,6 +216,54 @@ function issueToProblem(
     message,
     ...(position ? { line: position.line, column: position.col } : {}),
   };
+}
+
+/** Wrappers whose inner schema holds the fields (optional, default, ...), by their def key. */
+const INNER: Record<string, string> = {
+  optional: 'innerType',
+  nullable: 'innerType',
+  default: 'innerType',
+  prefault: 'innerType',
+  nonoptional: 'innerType',
+  readonly: 'innerType',
+  catch: 'innerType',
+  pipe: 'in',
+};
+
+/**
+ * The field names the schema allows in the object at `path` (every branch of a union), for a
+ * "did you mean" on an unknown one. Best effort: a schema shape it does not know gives none.
+ */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const keys = new Set<string>();
+  const visit = (node: unknown, at: number, depth: number): void => {
+    if (depth > 40 || typeof node !== 'object' || node === null) return;
+    const def = (node as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
+    if (def === undefined) return;
+    const type = def['type'] as string;
+    const inner = INNER[type];
+    if (inner !== undefined) return visit(def[inner], at, depth + 1);
+    if (type === 'lazy') return visit((def['getter'] as () => unknown)(), at, depth + 1);
+    if (type === 'union')
+      return (def['options'] as unknown[]).forEach((option) => visit(option, at, depth + 1));
+    if (type === 'intersection') {
+      visit(def['left'], at, depth + 1);
+      return visit(def['right'], at, depth + 1);
+    }
+    if (at === path.length) {
+      if (type === 'object') for (const key of Object.keys(def['shape'] as object)) keys.add(key);
+      return;
+    }
+    if (type === 'object') {
+      const segment = path[at];
+      const field = (def['shape'] as Record<string, unknown>)[String(segment)];
+      return visit(field, at + 1, depth + 1);
+    }
+    if (type === 'array') return visit(def['element'], at + 1, depth + 1);
+    if (type === 'record') return visit(def['valueType'], at + 1, depth + 1);
+  };
+  visit(schema, 0, 0);
+  return [...keys];
 }
 
 /** The value at `path` in the parsed document, and whether the path exists at all. */

@@ -111,6 +111,11 @@ export function revisionMismatchError(
   serverName: string,
   choice: McpProtocolChoice,
   details: ServerErrorDetails,
+  /** Where the pin was set and how to change it (a CLI flag rather than the config). */
+  pin: { where: string; fix: string } = {
+    where: `its config pins protocol: ${choice}`,
+    fix: 'Set `protocol: auto` in its config (or the revision it speaks) and retry.',
+  },
 ): ServerError | undefined {
   const serverRevisions = serverRevisionsOf(error);
   const pinnedModernFailed =
@@ -128,11 +133,11 @@ export function revisionMismatchError(
   const fix =
     choice === 'auto'
       ? 'Upgrade the server or this library; nothing in the config can bridge them.'
-      : `Set \`protocol: auto\` in its config (or the revision it speaks) and retry.`;
+      : pin.fix;
   return new ServerError(
     AgentsErrorCode.ServerStartFailed,
     `Server "${serverName}" ${theirs}; this client offered ${offered.join(', ')}` +
-      `${choice === 'auto' ? '' : ` (its config pins protocol: ${choice})`}. ${fix}`,
+      `${choice === 'auto' ? '' : ` (${pin.where})`}. ${fix}`,
     {
       ...details,
       ...(serverRevisions === undefined ? {} : { serverRevisions }),

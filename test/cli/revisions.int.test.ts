@@ -60,6 +60,14 @@ describe('a 2026-07-28-only server beside a 2025-only server, through the CLI', 
     expect(pinned.stderr).not.toMatch(/SSE error|405/);
   });
 
+  it('agents mcp-client --protocol 2025-11-25 against it: exit 5 naming both sides and the flag', async () => {
+    const run = await agents(dir, 'mcp-client', http.url.href, '--protocol', '2025-11-25');
+    expect(run.code).toBe(5);
+    expect(run.stderr).toContain('speaks MCP 2026-07-28');
+    expect(run.stderr).toContain('this client offered 2025-11-25 (--protocol 2025-11-25)');
+    expect(run.stderr).not.toContain('Is the server running');
+  });
+
   it('agents mcp-client lists and calls over 2026-07-28', async () => {
     const run = await agents(dir, 'mcp-client', http.url.href, '--tool', 'echo', '--strict');
     expect(run.code, run.stderr).toBe(0);

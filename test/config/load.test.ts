@@ -104,8 +104,19 @@ describe('parseYaml', () => {
     expect(typo.error.code).toBe('CONFIG_INVALID');
     // The unknown key, and the required field it was meant to be, each with its position.
     expect(typo.error.message).toContain(
-      'actors/coder.yaml:6:7: policy.rules[0]: unknown field "decison"',
+      'actors/coder.yaml:6:7: policy.rules[0]: unknown field "decison" (did you mean "decision"?)',
     );
+    // An optional field, at the top: no missing-field error to hint at it, the schema does.
+    const top = problemsOf(() => parseYaml('skills: [files]\nmaxTurnz: 3\n', ActorSchema));
+    expect(top.problems[0]?.message).toBe('unknown field "maxTurnz" (did you mean "maxTurns"?)');
+    // Nothing close: the fields allowed there are listed instead.
+    const far = problemsOf(() =>
+      parseYaml(
+        'a: 1\nzzzzzz: 2\n',
+        z.object({ a: z.number(), b: z.string().optional() }).strict(),
+      ),
+    );
+    expect(far.problems[0]?.message).toBe('unknown field "zzzzzz" (allowed here: a, b)');
     expect(typo.problems).toContainEqual(
       expect.objectContaining({ path: 'policy.rules[0].decision', line: 5, column: 7 }),
     );

@@ -73,7 +73,7 @@ export async function runMcpClient(
     { Client },
     { createMcpToolAdapter },
     { openOAuthClientSession },
-    { versionNegotiationFor },
+    { versionNegotiationFor, revisionMismatchError },
   ] = await Promise.all([
     import('@modelcontextprotocol/client'),
     import('../../mcp/tool-adapter.js'),
@@ -129,6 +129,19 @@ export async function runMcpClient(
       AgentsError.hasCode(error, AgentsErrorCode.ConfigInvalid)
     )
       throw error;
+    // The server answered, on another revision: say which, as `server add` does.
+    const choice = options.protocol ?? 'auto';
+    const mismatch = revisionMismatchError(
+      error,
+      url.href,
+      choice,
+      { serverName: url.href, phase: 'initialize' },
+      {
+        where: `--protocol ${choice}`,
+        fix: 'Drop --protocol (or give the revision it speaks) and retry.',
+      },
+    );
+    if (mismatch !== undefined) throw mismatch;
     throw new AgentsError(
       AgentsErrorCode.ServerStartFailed,
       `Could not initialize an MCP session with ${url.href}: ${errorMessage(error)}. Is the server running, and is the URL its MCP endpoint?`,

@@ -38,7 +38,8 @@ ${DELIVERY_SCREEN_USAGE}
   --undo       put back the files the latest apply wrote, byte for byte (refused where you
                changed them since, unless --force)`;
 
-const ACTION_WIDTH = 8;
+/** The longest action (`unmerged`, `markers`) and a space: a path never touches its action. */
+const ACTION_WIDTH = 9;
 
 function printResult(context: CommandContext, threadId: string, result: ApplyResult): void {
   const out = context.stdout;

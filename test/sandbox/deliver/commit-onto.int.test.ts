@@ -86,19 +86,21 @@ describe('agents sandbox commit --branch: a PR-ready branch (#26)', () => {
     'a conflict with the user`s commit writes no branch and says what to do',
     { timeout: 240_000 },
     async () => {
-      const p = (project = await makeProject('agents-onto-conflict-', { 'app.txt': text(LINES) }));
-      await editThread(p, T, {
-        'app.txt': text(LINES.map((line) => (line === 'line 5' ? 'line 5 (agent)' : line))),
-      });
-      await writeFile(
-        join(p.dir, 'app.txt'),
-        text(LINES.map((line) => (line === 'line 5' ? 'line 5 (user)' : line))),
-      );
+      // Three conflicting files: the message names every one, not the first.
+      const names = ['app.txt', 'b.txt', 'c.txt'];
+      const p = (project = await makeProject(
+        'agents-onto-conflict-',
+        Object.fromEntries(names.map((name) => [name, text(LINES)])),
+      ));
+      const edited = (who: string) =>
+        text(LINES.map((line) => (line === 'line 5' ? `line 5 (${who})` : line)));
+      await editThread(p, T, Object.fromEntries(names.map((name) => [name, edited('agent')])));
+      for (const name of names) await writeFile(join(p.dir, name), edited('user'));
       userGit(p.dir, 'commit', '-q', '-am', 'user work');
       const made = await cli(p, 'sandbox', 'commit', '--thread', T, '--branch', 'agent/work');
       expect(made.code).toBe(7);
       expect(made.stderr).toContain(
-        'conflicts with the commit it would go on (1 path(s): app.txt)',
+        'conflicts with the commit it would go on (3 path(s): app.txt, b.txt, c.txt)',
       );
       expect(made.stderr).toContain('agents sandbox apply');
       expect(userGit(p.dir, 'branch', '--list', 'agent/work')).toBe('');

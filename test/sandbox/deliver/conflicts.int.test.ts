@@ -70,6 +70,8 @@ describe('conflicts a person can resolve (#26)', () => {
       expect(await readFile(join(p.dir, 'gone-agent.txt'), 'utf8')).toBe('your edit\n');
       expect(await readFile(join(p.dir, 'text.txt'), 'utf8')).toContain('>>>>>>> sandbox');
       expect(markers.stdout).toContain('git mergetool');
+      // Each listed change keeps a space between its action and path, the longest action too.
+      expect(markers.stdout).toMatch(/^ {2}unmerged gone-yours\.txt$/m);
 
       // Every kind is unmerged in the index: git status sees it, git mergetool resolves it.
       const status = userGit(p.dir, 'status', '--porcelain');

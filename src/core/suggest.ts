@@ -1,5 +1,5 @@
 /**
- * "Did you mean" for command-line typos: the closest known word within a small edit distance
+ * "Did you mean" for typos on the command line and in config files: the closest known word within a small edit distance
  * (insertions, deletions, substitutions and swaps of neighbours, so `--inptu` finds `--input`).
  */
 
