@@ -26,13 +26,15 @@ export type CassetteRecorderOptions = CassetteRedactOptions & {
 export interface CassetteRecorder {
   /** Records one model turn (messages in, message out), redacted. */
   recordModelTurn(input: RecordedMessage[], output: RecordedMessage): void;
-  /** Records one exchange on `server`; returns its `seq`. */
-  recordExchange(
-    server: string,
-    exchange: Omit<McpExchangeEntry, 'kind' | 'server' | 'seq'>,
-  ): number;
-  /** Records a message `server` sent between exchanges. */
-  recordNotification(server: string, message: unknown): void;
+  /**
+   * The next exchange number on `server`, taken when its request is sent (so a notification can
+   * say which request it followed, answered or not).
+   */
+  nextSeq(server: string): number;
+  /** Records one exchange on `server` under the `seq` taken for it. */
+  recordExchange(server: string, exchange: Omit<McpExchangeEntry, 'kind' | 'server'>): void;
+  /** Records a message `server` sent between exchanges, after request `after` was sent. */
+  recordNotification(server: string, message: unknown, after: number): void;
   /** The cassette so far (header and entries). */
   cassette(): Cassette;
   /** Writes the cassette to `path` atomically (JSON lines). */
@@ -61,24 +63,22 @@ export function createCassetteRecorder(options: CassetteRecorderOptions = {}): C
       };
       entries.push(entry);
     },
-    recordExchange(server, exchange) {
+    nextSeq(server) {
       const seq = (seqByServer.get(server) ?? 0) + 1;
       seqByServer.set(server, seq);
+      return seq;
+    },
+    recordExchange(server, exchange) {
+      const { seq, ...rest } = exchange;
       entries.push({
         kind: 'mcp',
         server,
         seq,
-        ...(redact(exchange) as Omit<McpExchangeEntry, 'kind' | 'server' | 'seq'>),
+        ...(redact(rest) as Omit<McpExchangeEntry, 'kind' | 'server' | 'seq'>),
       });
-      return seq;
     },
-    recordNotification(server, message) {
-      entries.push({
-        kind: 'mcp-notification',
-        server,
-        after: seqByServer.get(server) ?? 0,
-        message: redact(message),
-      });
+    recordNotification(server, message, after) {
+      entries.push({ kind: 'mcp-notification', server, after, message: redact(message) });
     },
     cassette: () => ({ header: { ...header }, entries: [...entries] }),
     save: (path) => writeFileAtomic(path, formatCassette({ header, entries })),

@@ -51,7 +51,10 @@ export interface McpExchangeEntry {
   kind: 'mcp';
   /** The server's name as the recording named it. */
   server: string;
-  /** 1-based per server, in the order the answers arrived. */
+  /**
+   * 1-based per server, in the order the requests were sent (lines are written in the order the
+   * answers arrived, so parallel calls may appear out of `seq` order).
+   */
   seq: number;
   method: string;
   params?: unknown;
@@ -69,7 +72,10 @@ export interface McpExchangeEntry {
 export interface McpNotificationEntry {
   kind: 'mcp-notification';
   server: string;
-  /** The `seq` of the exchange it followed on that server (0: before any). */
+  /**
+   * The `seq` of the last request sent to that server before it arrived (0: before any); a
+   * replay delivers it once it has handled that request.
+   */
   after: number;
   message: unknown;
 }

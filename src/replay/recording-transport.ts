@@ -59,9 +59,19 @@ export interface RecordingTransportOptions {
 }
 
 interface Pending {
+  seq: number;
   method: string;
   params?: unknown;
   serverMessages: unknown[];
+}
+
+/** `params` without `_meta.progressToken` (a per-run counter: noise in a diff). */
+function withoutProgressToken(params: unknown): unknown {
+  const meta = (params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (meta === undefined || !('progressToken' in meta)) return params;
+  const { progressToken: _dropped, ...rest } = meta;
+  const { _meta: _old, ...others } = params as Record<string, unknown>;
+  return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest };
 }
 
 /** The wrapper's members as the SDK sees them; the callbacks are set by the SDK's `connect`. */
@@ -102,6 +112,7 @@ export function createRecordingTransport<T extends TransportLike>(
   const raw = inner as unknown as RawTransport;
   const outer = forwardedTransport(raw);
   const pending = new Map<string | number, Pending>();
+  let lastSent = 0;
 
   /** The request a server message belongs to: the newest open one that is not a stream. */
   const answering = (): Pending | undefined =>
@@ -113,6 +124,7 @@ export function createRecordingTransport<T extends TransportLike>(
       if (open) {
         pending.delete(message.id);
         recorder.recordExchange(server, {
+          seq: open.seq,
           method: open.method,
           ...(open.params === undefined ? {} : { params: open.params }),
           ...('error' in message ? { error: message.error } : { result: message.result }),
@@ -122,7 +134,7 @@ export function createRecordingTransport<T extends TransportLike>(
     } else if (message.method !== undefined && !UNRECORDED_METHODS.has(message.method)) {
       const open = answering();
       if (open) open.serverMessages.push(message);
-      else recorder.recordNotification(server, message);
+      else recorder.recordNotification(server, message, lastSent);
     }
     outer.onmessage?.(message, extra);
   };
@@ -132,24 +144,29 @@ export function createRecordingTransport<T extends TransportLike>(
       message.id !== undefined &&
       !UNRECORDED_METHODS.has(message.method)
     ) {
+      const params = withoutProgressToken(message.params);
+      lastSent = recorder.nextSeq(server);
       pending.set(message.id, {
+        seq: lastSent,
         method: message.method,
-        ...(message.params === undefined ? {} : { params: message.params }),
+        ...(params === undefined ? {} : { params }),
         serverMessages: [],
       });
     }
     return raw.send(message, sendOptions);
   };
-  outer.close = async () => {
+  // However the connection ends (our close, the owner closing `inner`, the server leaving).
+  raw.onclose = () => {
     for (const open of pending.values()) {
       recorder.recordExchange(server, {
+        seq: open.seq,
         method: open.method,
         ...(open.params === undefined ? {} : { params: open.params }),
         ...(open.serverMessages.length > 0 ? { serverMessages: open.serverMessages } : {}),
       });
     }
     pending.clear();
-    await raw.close();
+    outer.onclose?.();
   };
   return outer as unknown as T;
 }

@@ -48,9 +48,9 @@ function describeCall(server: string, method: string, tool: string | undefined):
 export function createReplayTransport(options: ReplayTransportOptions): ReplayTransport {
   const { cassette, server } = options;
   const redact = createCassetteRedactor(options);
-  const exchanges = cassette.entries.filter(
-    (entry): entry is McpExchangeEntry => entry.kind === 'mcp' && entry.server === server,
-  );
+  const exchanges = cassette.entries
+    .filter((entry): entry is McpExchangeEntry => entry.kind === 'mcp' && entry.server === server)
+    .sort((a, b) => a.seq - b.seq);
   const notifications = cassette.entries.filter(
     (entry): entry is McpNotificationEntry =>
       entry.kind === 'mcp-notification' && entry.server === server,
@@ -145,7 +145,7 @@ export function createReplayTransport(options: ReplayTransportOptions): ReplayTr
       if ('error' in exchange) deliver({ jsonrpc: '2.0', id: request.id, error: exchange.error });
       else if ('result' in exchange) {
         deliver({ jsonrpc: '2.0', id: request.id, result: exchange.result });
-      } else return; // recorded without an answer (a stream left open): never answered
+      } // else: recorded without an answer (a stream left open), never answered
       notificationsAfter(exchange.seq);
     });
   };

@@ -13,11 +13,12 @@ describe('cassette format', () => {
   it('writes a version header first, then one JSON line per entry, and reads it back', async () => {
     const recorder = createCassetteRecorder();
     recorder.recordExchange('fx', {
+      seq: 1,
       method: 'tools/call',
       params: { name: 'add' },
       result: { n: 1 },
     });
-    recorder.recordNotification('fx', { method: 'notifications/tools/list_changed' });
+    recorder.recordNotification('fx', { method: 'notifications/tools/list_changed' }, 1);
     recorder.recordModelTurn([{ type: 'human', content: 'hi' }], { type: 'ai', content: 'done' });
     const dir = await mkdtemp(join(tmpdir(), 'cassette-'));
     try {
@@ -42,6 +43,7 @@ describe('cassette format', () => {
   it('redacts secrets by the audit rules and writes machine paths as logical ones', () => {
     const recorder = createCassetteRecorder({ pathAliases: [{ path: '/srv/sbx-1234', as: '.' }] });
     recorder.recordExchange('fx', {
+      seq: 1,
       method: 'tools/call',
       params: {
         name: 'fetch',
