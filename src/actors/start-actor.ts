@@ -37,6 +37,9 @@ import { describeServerStart } from '../servers/server-start-line.js';
 import { recordUnattributed } from './actor-unattributed.js';
 import { openSharedThread, resolveSharedRemote, syncSandboxToThread } from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
+import type { Transport } from '@modelcontextprotocol/client';
+import type { NamedServerConfig } from '../config/server-schema.js';
+import { createRecordingTransport } from '../replay/recording-transport.js';
 
 /** How long a stop waits for running tool calls after stopping the servers. */
 const IN_FLIGHT_GRACE_MS = 30_000;
@@ -268,6 +271,9 @@ async function startServers(
 ): Promise<StartedServers> {
   const { options, store } = spec;
   const ownsManager = options.serverManager === undefined;
+  // A recorded run writes its sandbox as `.`: a cassette holds no machine paths.
+  const recorder = options.record;
+  recorder?.addPathAlias({ path: root, as: '.' });
   // The proxy (for servers with host lists) runs before any server starts, and stops after.
   const network = ownsManager
     ? await startActorNetwork({
@@ -304,6 +310,12 @@ async function startServers(
       ...(confinement ? { confinement } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
+      ...(recorder === undefined
+        ? {}
+        : {
+            wrapTransport: (transport: Transport, config: NamedServerConfig) =>
+              createRecordingTransport(transport, { recorder, server: config.name }),
+          }),
     }));
   const [leased, opened] = await Promise.allSettled([
     spec.plan.servers.length === 0
