@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { ActorSchema } from '../config/actor-schema.js';
 import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
+import type { CassetteRecorder } from '../replay/cassette-recorder.js';
 import type { Policy, PolicyInput } from '../config/policy-schema.js';
 import type { ChangeRecord } from '../core/change-record.js';
 import type { ToolEntry } from '../core/tool-descriptor.js';
@@ -76,6 +77,11 @@ export interface CreateActorOptions {
   threadId?: string;
   /** Middleware placed outermost (outside the actor's own audit log). */
   middleware?: readonly ToolMiddleware[];
+  /**
+   * Records the runs into this cassette recorder: every model turn and every exchange with the
+   * actor's MCP servers, the sandbox written as `.` (docs/replay.md). The caller saves it.
+   */
+  record?: CassetteRecorder;
   /**
    * The safety policy; wins over the config's `policy:`. Without either, the actor uses the
    * default policy: mode `ask` (read-only tools run, every other call waits for approval).

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RecordingChatModel } from '../replay/chat-models.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { HumanMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
@@ -100,13 +101,22 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
   // Made on first use (the first agent turn), not here: serving an actor's tools over MCP or
   // reading its state never calls the model, so a missing script or provider package must not
   // stop them. A bad model still fails its first run, with the same error.
-  const model: ModelSource =
+  const plainModel: ModelSource =
     typeof options.model === 'object'
       ? options.model
       : () =>
           resolveChatModel(modelSpec, {
             resolvePath: (path) => store.resolvePath(path),
             defaultScript: `${store.dir('actor')}/${actorName}.script.yaml`,
+          });
+  const recorder = options.record;
+  const model: ModelSource =
+    recorder === undefined
+      ? plainModel
+      : async () =>
+          new RecordingChatModel({
+            model: typeof plainModel === 'function' ? await plainModel() : plainModel,
+            recorder,
           });
   const warn = (message: string): void => {
     if (options.onWarning) options.onWarning(message);

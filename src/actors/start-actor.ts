@@ -43,6 +43,9 @@ import {
   syncSandboxToThread,
 } from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
+import type { Transport } from '@modelcontextprotocol/client';
+import type { NamedServerConfig } from '../config/server-schema.js';
+import { createRecordingTransport } from '../replay/recording-transport.js';
 
 /** How long a stop waits for running tool calls after stopping the servers. */
 const IN_FLIGHT_GRACE_MS = 30_000;
@@ -277,6 +280,9 @@ async function startServers(
 ): Promise<StartedServers> {
   const { options, store } = spec;
   const ownsManager = options.serverManager === undefined;
+  // A recorded run writes its sandbox as `.`: a cassette holds no machine paths.
+  const recorder = options.record;
+  recorder?.addPathAlias({ path: root, as: '.' });
   // The proxy (for servers with host lists) runs before any server starts, and stops after.
   const network = ownsManager
     ? await startActorNetwork({
@@ -313,6 +319,12 @@ async function startServers(
       ...(confinement ? { confinement } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.forwardClientRequests === true ? { forwardClientRequests: true } : {}),
+      ...(recorder === undefined
+        ? {}
+        : {
+            wrapTransport: (transport: Transport, config: NamedServerConfig) =>
+              createRecordingTransport(transport, { recorder, server: config.name }),
+          }),
     }));
   const [leased, opened] = await Promise.allSettled([
     spec.plan.servers.length === 0

@@ -16,6 +16,9 @@ const PostgresSettingsSchema = z.strictObject({ type: z.literal('postgres'), url
 
 type PostgresSettings = z.output<typeof PostgresSettingsSchema>;
 
+/** The advisory lock that serializes table setup (any fixed 64-bit number of our own). */
+const SETUP_LOCK_KEY = '7301526620390816001';
+
 /**
  * Hides the secrets of a connection URL before it goes into an error message: the password, and
  * secret-looking query values (`?password=...`, which `pg` also reads). User, host and other
@@ -69,10 +72,24 @@ export const postgresCheckpointBackend = {
         }
 
         override async setup(): Promise<void> {
-          await super.setup();
-          await pool.query(
-            `ALTER TABLE ${writesTable} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
-          );
+          // Two workers opening a fresh database at once raced on its CREATE ... IF NOT EXISTS
+          // (duplicate key in pg_namespace / pg_type, so one failed to open): one setup at a
+          // time per database, under a session advisory lock.
+          const client = await pool.connect();
+          try {
+            await client.query('SELECT pg_advisory_lock($1::bigint)', [SETUP_LOCK_KEY]);
+            try {
+              await super.setup();
+              await pool.query(
+                `ALTER TABLE ${writesTable} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
+              );
+            } finally {
+              await client.query('SELECT pg_advisory_unlock($1::bigint)', [SETUP_LOCK_KEY]);
+            }
+          } finally {
+            // Closed rather than pooled: a failed unlock must not leave the lock held.
+            client.release(true);
+          }
         }
 
         override async putWrites(

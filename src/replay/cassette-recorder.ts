@@ -14,7 +14,11 @@ import {
   type ModelTurnEntry,
   type RecordedMessage,
 } from './cassette.js';
-import { createCassetteRedactor, type CassetteRedactOptions } from './cassette-redact.js';
+import {
+  createCassetteRedactor,
+  type CassetteRedactOptions,
+  type PathAlias,
+} from './cassette-redact.js';
 
 /** Options of {@link createCassetteRecorder}. */
 export type CassetteRecorderOptions = CassetteRedactOptions & {
@@ -35,6 +39,11 @@ export interface CassetteRecorder {
   recordExchange(server: string, exchange: Omit<McpExchangeEntry, 'kind' | 'server'>): void;
   /** Records a message `server` sent between exchanges, after request `after` was sent. */
   recordNotification(server: string, message: unknown, after: number): void;
+  /**
+   * Writes `path` as `as` in the entries recorded from now on (a sandbox known only once the run
+   * has started).
+   */
+  addPathAlias(alias: PathAlias): void;
   /** The cassette so far (header and entries). */
   cassette(): Cassette;
   /** Writes the cassette to `path` atomically (JSON lines). */
@@ -43,7 +52,8 @@ export interface CassetteRecorder {
 
 /** Creates an empty recorder. */
 export function createCassetteRecorder(options: CassetteRecorderOptions = {}): CassetteRecorder {
-  const redact = createCassetteRedactor(options);
+  const aliases = [...(options.pathAliases ?? [])];
+  let redact = createCassetteRedactor({ pathAliases: aliases });
   const header = {
     format: CASSETTE_FORMAT,
     version: CASSETTE_FORMAT_VERSION,
@@ -79,6 +89,10 @@ export function createCassetteRecorder(options: CassetteRecorderOptions = {}): C
     },
     recordNotification(server, message, after) {
       entries.push({ kind: 'mcp-notification', server, after, message: redact(message) });
+    },
+    addPathAlias(alias) {
+      aliases.push(alias);
+      redact = createCassetteRedactor({ pathAliases: aliases });
     },
     cassette: () => ({ header: { ...header }, entries: [...entries] }),
     save: (path) => writeFileAtomic(path, formatCassette({ header, entries })),

@@ -51,9 +51,9 @@ export class ServerConnector {
   ) {
     const { options } = core;
     this.clientRequests = new ClientRequestRouter(core.name, core.logger);
-    this.transportFactory =
+    const build =
       options.transportFactory ??
-      ((serverConfig) =>
+      ((serverConfig: NamedServerConfig) =>
         createServerTransport(serverConfig, {
           cwd: options.cwd,
           logger: core.logger,
@@ -61,6 +61,14 @@ export class ServerConnector {
           ...(options.runDir === undefined ? {} : { runDir: options.runDir }),
           ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
         }));
+    const wrap = options.wrapTransport;
+    this.transportFactory =
+      wrap === undefined
+        ? build
+        : (serverConfig) => {
+            const made = build(serverConfig);
+            return { ...made, transport: wrap(made.transport, serverConfig) };
+          };
   }
 
   /** Connects a fresh client and lists all tools, within the startup budget. Cleans up on failure. */

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, Transport } from '@modelcontextprotocol/client';
 import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
 import type {
   NamedServerConfig,
@@ -44,6 +44,11 @@ export interface ManagedServerOptions {
   confinement?: Confinement;
   /** Builds the transport; defaults to `createServerTransport`. Tests pass in-memory ones. */
   transportFactory?: (config: NamedServerConfig) => ServerTransport;
+  /**
+   * Wraps each connection's transport, whichever factory built it (a run's recorder: see
+   * docs/replay.md). Default none.
+   */
+  wrapTransport?: (transport: Transport, config: NamedServerConfig) => Transport;
   /** Client name/version sent in `initialize`. */
   clientInfo?: Implementation;
   /**

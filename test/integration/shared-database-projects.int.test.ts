@@ -158,6 +158,23 @@ describe('two projects sharing one Postgres checkpointer', () => {
     // About 25 s on an idle machine (five `agents` processes); room for a loaded one.
   }, 180_000);
 
+  it('opens for two workers starting at once on a fresh database', async () => {
+    // Each round a fresh schema: its tables are made by whichever worker comes first. Unguarded,
+    // one of the two failed in 10 of 10 rounds (duplicate key in pg_namespace / pg_type).
+    for (let round = 0; round < 5; round += 1) {
+      const schema = `agents_setup_${process.pid}_${Date.now()}_${round}`;
+      const opened = await Promise.allSettled(
+        [0, 1].map(() =>
+          createCheckpointer({ type: 'postgres', url: postgresUrl }, { postgresSchema: schema }),
+        ),
+      );
+      for (const result of opened) {
+        if (result.status === 'fulfilled') await result.value.close();
+      }
+      expect(opened.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
+    }
+  });
+
   it('adopts a thread written under its bare id before namespacing, on first use', async () => {
     const legacy = `legacy-${process.pid}-${Date.now()}`;
     const scope = { project: first.id, actor: 'bot' };

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import type { Command } from '../command.js';
 
-const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--from worktree|head|REV] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--no-prompt] [--by NAME] [--verbose] [--json]
+const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--from worktree|head|REV] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--record [PATH]] [--no-prompt] [--by NAME] [--verbose] [--json]
 
 Activates the actor (starts its servers and sandbox), runs the input, prints tool calls and
 results as they happen, then deactivates, also on Ctrl-C.
@@ -33,6 +34,9 @@ Options:
                     none); checked before each model turn, then it stops as at --max-turns (exit 9)
   --keep-sandbox    keep the sandbox of a run without --thread, to inspect the result (printed
                     at the end); a failed start never leaves a sandbox behind
+  --record [PATH]   record the run into a cassette (model turns and MCP exchanges, secrets
+                    masked, the sandbox written as .); the last line says \`cassette: PATH\`
+                    (default PATH: THREAD.cassette.jsonl here). See docs/replay.md
   --no-prompt       never ask; exit with code 8 when a call needs approval
   --by NAME         who answers approvals, recorded in the audit log (default: your user name)
   --verbose         also print what the servers write on stderr (problems, restarts and tool
@@ -45,8 +49,14 @@ export const actorRunCommand: Command = {
   summary: 'Run an actor on one input, streaming tool calls and asking for approvals',
   usage: RUN_USAGE,
   async run(context) {
+    // `--record` takes an optional PATH: alone (or before another option) it means the default.
+    const argv = [...context.argv];
+    const at = argv.indexOf('--record');
+    if (at !== -1 && (argv[at + 1] === undefined || argv[at + 1]!.startsWith('-'))) {
+      argv.splice(at + 1, 0, '');
+    }
     const { values, positionals } = parseCommandLine(
-      context.argv,
+      argv,
       {
         input: { type: 'string' },
         thread: { type: 'string' },
@@ -55,6 +65,7 @@ export const actorRunCommand: Command = {
         'max-tool-calls': { type: 'string' },
         'max-time': { type: 'string' },
         'keep-sandbox': { type: 'boolean' },
+        record: { type: 'string' },
         'no-prompt': { type: 'boolean' },
         by: { type: 'string' },
         verbose: { type: 'boolean' },
@@ -72,6 +83,10 @@ export const actorRunCommand: Command = {
       throw usageError('--from needs worktree, head or a revision.', RUN_USAGE);
     const input = values.input;
     const threadId = values.thread ?? randomUUID();
+    const recordTo =
+      values.record === undefined
+        ? undefined
+        : resolve(context.cwd, values.record || `${threadId}.cassette.jsonl`);
     const settings = {
       name,
       threadId,
@@ -80,6 +95,7 @@ export const actorRunCommand: Command = {
       verbose: values.verbose === true,
       limits: parseRunLimits(values, RUN_USAGE),
       from: values.from,
+      ...(recordTo === undefined ? {} : { recordTo }),
     };
     return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {

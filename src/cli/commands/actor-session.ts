@@ -322,12 +322,19 @@ export async function withActiveCliActor(
     limits: RunLimits;
     /** `--from`: what a new sandbox starts from. */
     from?: string | undefined;
+    /** `--record`: the cassette file the run is recorded into. */
+    recordTo?: string;
   },
   work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
+  const recorder =
+    settings.recordTo === undefined
+      ? undefined
+      : (await import('../../replay/cassette-recorder.js')).createCassetteRecorder();
   const actor = await createActor({
+    ...(recorder === undefined ? {} : { record: recorder }),
     name: settings.name,
     workspace: storeOf(context),
     threadId: settings.threadId,
@@ -362,5 +369,12 @@ export async function withActiveCliActor(
   } finally {
     unwatch?.();
     await actor.deactivate({ keepSandbox: resumable });
+    // After deactivate: the servers' open streams are recorded when their connections close.
+    if (recorder !== undefined && settings.recordTo !== undefined) {
+      await recorder.save(settings.recordTo);
+      if (context.json) {
+        context.stdout.write(`${JSON.stringify({ type: 'cassette', path: settings.recordTo })}\n`);
+      } else println(context.stdout, `cassette: ${settings.recordTo}`);
+    }
   }
 }

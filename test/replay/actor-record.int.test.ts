@@ -1,0 +1,85 @@
+/**
+ * `agents actor run … --record`: a real run (the fixture server over stdio in the actor's
+ * sandbox, a scripted model) leaves a cassette with its model turns and MCP exchanges, the
+ * sandbox written as `.`, and says where on its last line.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCassette } from '../../src/testing/index.js';
+import {
+  addScriptedActors,
+  agents,
+  makeProjectRepo,
+  putFixtureFilesSkill,
+} from '../cli/helpers.js';
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await makeProjectRepo('actor-record-');
+  await putFixtureFilesSkill(dir);
+  await addScriptedActors(
+    dir,
+    [
+      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }, { name: add, args: { a: 2, b: 3 } }]',
+      '- content: done',
+    ],
+    { mode: 'auto' },
+  );
+});
+
+afterAll(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('agents actor run --record', () => {
+  it('writes a cassette of the run and names it on the last line', async () => {
+    const run = await agents(
+      dir,
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'go',
+      '--record',
+      '--thread',
+      'r1',
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const last = run.stdout.trimEnd().split('\n').at(-1);
+    expect(last).toBe(`cassette: ${join(dir, 'r1.cassette.jsonl')}`);
+    const text = await readFile(join(dir, 'r1.cassette.jsonl'), 'utf8');
+    const cassette = parseCassette(text);
+    const turns = cassette.entries.filter((entry) => entry.kind === 'model');
+    expect(turns).toHaveLength(2);
+    const calls = cassette.entries.flatMap((entry) =>
+      entry.kind === 'mcp' && entry.method === 'tools/call'
+        ? [(entry.params as { name: string }).name]
+        : [],
+    );
+    expect(calls.sort()).toEqual(['add', 'write_file']);
+    expect(text).toContain('"server":"fs"');
+    const stateDir = process.env['AGENTS_STATE_DIR'];
+    expect(stateDir, 'the test setup sets a state folder').toBeDefined();
+    expect(text).not.toContain(stateDir!);
+  });
+
+  it('takes an explicit PATH', async () => {
+    const run = await agents(
+      dir,
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'go',
+      '--record',
+      'runs/x.jsonl',
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(`cassette: ${join(dir, 'runs/x.jsonl')}`);
+    expect(
+      parseCassette(await readFile(join(dir, 'runs/x.jsonl'), 'utf8')).entries.length,
+    ).toBeGreaterThan(3);
+  });
+});
