@@ -7,7 +7,7 @@ import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
-import { PATH_PROJECT_ID_PREFIX, projectIdOf } from '../workspace/project-id.js';
+import { PATH_PROJECT_ID_PREFIX, projectIdOf } from './project-id.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import { resolveSharedRemote } from './thread-config.js';
 

@@ -1,6 +1,6 @@
 import type { CheckpointBackend } from '../checkpoint/backend.js';
 import type { ThreadScope } from '../checkpoint/thread-namespace.js';
-import { projectIdOf } from '../workspace/project-id.js';
+import { projectIdOf } from './project-id.js';
 
 /**
  * Whose threads an actor's checkpoints are, for a store several projects share (one whose

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import { storedThreadIdOf } from '../../src/checkpoint/thread-namespace.js';
-import { projectIdOf } from '../../src/workspace/project-id.js';
+import { projectIdOf } from '../../src/actors/project-id.js';
 import {
   addFixtureFilesSkill,
   agentsProcess,

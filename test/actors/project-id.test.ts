@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { projectIdOf } from '../../src/workspace/project-id.js';
+import { projectIdOf } from '../../src/actors/project-id.js';
 
 let root: string;
 beforeAll(async () => {

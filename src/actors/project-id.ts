@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { runGit } from '../sandbox/git.js';
 
 /** The file that names a project in shared stores, committed with it: `.agents/project-id`. */
 export const PROJECT_ID_FILE = join('.agents', 'project-id');
@@ -61,27 +61,16 @@ async function resolveProjectId(projectDir: string): Promise<string> {
 }
 
 /** The oldest root commit of the repository holding `dir`, or undefined outside git / no commit. */
-function rootCommitOf(dir: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      ['-C', dir, 'rev-list', '--max-parents=0', 'HEAD'],
-      { timeout: 30_000, env: withoutRepositoryOverrides(process.env) },
-      (error, stdout) => {
-        if (error !== null) return resolve(undefined);
-        // Newest first; the last line is the oldest root, which no later merge changes.
-        const roots = stdout.trim().split('\n').filter(Boolean);
-        resolve(roots.at(-1));
-      },
-    );
-  });
-}
-
-/** The environment without the variables that would point git at another repository. */
-function withoutRepositoryOverrides(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const copy = { ...env };
-  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR']) {
-    delete copy[name];
-  }
-  return copy;
+async function rootCommitOf(dir: string): Promise<string | undefined> {
+  // runGit builds git's environment from scratch, so a GIT_DIR or GIT_WORK_TREE of the caller's
+  // shell cannot point this at another repository.
+  const roots = await runGit(['rev-list', '--max-parents=0', 'HEAD'], {
+    cwd: dir,
+    timeoutMs: 30_000,
+  }).then(
+    ({ stdout }) => stdout.trim().split('\n').filter(Boolean),
+    () => [],
+  );
+  // Newest first; the last line is the oldest root, which no later merge changes.
+  return roots.at(-1);
 }
