@@ -9,6 +9,11 @@ import type { OpenThreadContext } from '../thread-context.js';
  * command it loads. Add a command by appending an entry here.
  */
 export const commands: readonly CommandEntry[] = [
+  entry(
+    ['init'],
+    'Write a working .agents/ (filesystem server, skill, actor) and print the next steps',
+    async () => (await import('./init.js')).initCommand,
+  ),
   entry(['server', 'add'], 'Register an MCP server (validated first)', servers),
   entry(['server', 'list'], 'List registered servers', servers),
   entry(

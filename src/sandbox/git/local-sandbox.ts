@@ -209,7 +209,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       );
     const first = await mkdir(baseDir, { recursive: true });
     if (first !== undefined) madeBase = { dir: baseDir, first: dirname(first) };
-    container = await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
+    container = await mkdtempIn(baseDir);
   } else {
     container = await prepareEmptyDir(options.dir, id);
   }
@@ -332,6 +332,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       baseWarnings: warnings,
       recordNested: true,
       ...(lockFile === undefined ? {} : { lockFile }),
+      ...(options.dir === undefined && options.baseDir === undefined
+        ? { emptyUpTo: options.stateDir ?? agentsStateDir() }
+        : {}),
     });
     for (const warning of warnings) options.onSandboxWarning?.(warning);
     return sandbox;
@@ -361,6 +364,11 @@ export async function build(init: {
   baseWarnings?: readonly SandboxWarning[];
   /** Write the nested repos found into the marker (a sandbox made by this process). */
   recordNested?: boolean;
+  /**
+   * The state folder a default-placed sandbox lives in: removing the sandbox also removes the
+   * project's folders there once empty, so a script that cleans up leaves nothing behind.
+   */
+  emptyUpTo?: string;
 }): Promise<GitSandbox> {
   const { marker, runDir, signal, timeoutMs } = init;
   const root = marker.root;
@@ -404,7 +412,11 @@ export async function build(init: {
     nested,
     largeFiles: init.largeFiles,
     ...(init.lockFile === undefined ? {} : { lockFile: init.lockFile }),
-    remove: () => removeContainer(marker.id, init.container),
+    remove: async () => {
+      await removeContainer(marker.id, init.container);
+      if (init.emptyUpTo !== undefined)
+        await removeEmptyDirs(dirname(init.container), init.emptyUpTo);
+    },
   });
 }
 
@@ -447,6 +459,20 @@ async function snapshotTrees(
     `Cannot open sandbox "${marker.id}" in ${container}: git could not read the trees of its snapshots ${shas.join(', ')}.`,
     { details: { sandboxId: marker.id } },
   );
+}
+
+/**
+ * A fresh container folder in `baseDir`. Another sandbox's removal may take an empty `baseDir`
+ * away between our `mkdir` and this call: then it is made again, once.
+ */
+async function mkdtempIn(baseDir: string): Promise<string> {
+  try {
+    return await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(baseDir, { recursive: true });
+    return await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
+  }
 }
 
 /** Removes a sandbox's folder (tree, store, run dir); nothing else exists to clean up. */
