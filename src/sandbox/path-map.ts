@@ -98,6 +98,17 @@ interface Base {
  * by string prefix. The check runs when the call is made; the server does the I/O, so a swap
  * between our check and its open needs OS-level sandboxing of the server.
  */
+/** True when a relative path's `..` segments reach above its start at any point. */
+function climbsAbove(path: string): boolean {
+  let depth = 0;
+  for (const part of path.split(/[\\/]/)) {
+    if (part === '..') depth--;
+    else if (part !== '' && part !== '.') depth++;
+    if (depth < 0) return true;
+  }
+  return false;
+}
+
 export function createPathMap(root: string, options: CreatePathMapOptions = {}): SandboxPathMap {
   const lexicalRoot = resolve(root);
   const realRoot = realpathSync.native(lexicalRoot);
@@ -150,7 +161,6 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
     const spelled = checkSpelling(input);
     if ('reason' in spelled) return refuse(String(input), spelled.reason, argument);
     const path = spelled.path;
-
     const absolute = isAbsolute(path) ? resolve(path) : resolve(realRoot, path);
     let rel: string | undefined;
     for (const base of bases) {
@@ -173,6 +183,15 @@ export function createPathMap(root: string, options: CreatePathMapOptions = {}):
         argument,
       );
     }
+    // `../../repo/src/main.py` lands inside, but lets a model probe the names of the folders
+    // above the project (a refusal or not tells whether `repo` is its name): refused.
+    if (!isAbsolute(path) && climbsAbove(path))
+      return refuse(
+        input,
+        'it climbs out of the project with ".." (even to come back in)',
+        argument,
+      );
+
     const components = rel === '' ? [] : rel.split(sep);
     if (components.some(isGitComponent)) {
       return refuse(
