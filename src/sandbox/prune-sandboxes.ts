@@ -1,7 +1,8 @@
-import { readdir, rm, rmdir } from 'node:fs/promises';
+import { readdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentsError } from '../errors.js';
 import { acquireRunLock } from './sandbox-marker.js';
+import { removeTree } from './remove-tree.js';
 import {
   listSandboxes,
   type ListSandboxesOptions,
@@ -121,7 +122,7 @@ export async function pruneSandboxes(
       continue;
     }
     try {
-      await rm(entry.dir, { recursive: true, force: true });
+      await removeTree(entry.dir);
       entries.push(entry);
       // The actor's folder of a thread goes with its last thread.
       if (entry.kind === 'thread') await removeIfEmpty(dirname(entry.dir));

@@ -1,4 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -65,13 +76,59 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** The pid recorded in a start marker, or undefined when there is none (or it is unreadable). */
+/**
+ * The pid recorded in a start marker, or undefined when there is none (or it is unreadable).
+ * The cache is writable by the server inside its confinement, so the marker is read the way
+ * anything a server can write is read (issue 35, item 4): never through a symlink (`O_NOFOLLOW`),
+ * never blocking (`O_NONBLOCK`: a fifo planted there hung the CLI), a regular file only, and
+ * only its first bytes.
+ */
 function markerPid(dir: string): number | undefined {
+  let fd: number | undefined;
   try {
-    const pid = Number.parseInt(readFileSync(join(dir, NPM_START_MARKER), 'utf8'), 10);
+    fd = openSync(
+      join(dir, NPM_START_MARKER),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(32);
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    const pid = Number.parseInt(buffer.subarray(0, read).toString('utf8'), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Whether the marker entry is there, whatever it is (a planted symlink is not followed). */
+function markerThere(dir: string): boolean {
+  try {
+    lstatSync(join(dir, NPM_START_MARKER));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the marker as a new regular file: whatever stands under its name (a symlink a server
+ * planted to make the host truncate another project's file, a fifo, a folder) is removed first
+ * (the link itself, never its target), and the file is created exclusively (`wx`: `O_EXCL`
+ * never follows a symlink), so a link planted in between fails the write instead of being
+ * followed. A marker that cannot be written only costs the clean-up of a later cut-short start.
+ */
+function writeMarker(dir: string): void {
+  const path = join(dir, NPM_START_MARKER);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    rmSync(path, { recursive: true, force: true });
+    try {
+      writeFileSync(path, `${process.pid}\n`, { mode: 0o600, flag: 'wx' });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return;
+    }
   }
 }
 
@@ -96,7 +153,7 @@ export function beginNpmCacheStart(
   const inFlight = startsInFlight.get(dir) ?? 0;
   const pid = markerPid(dir);
   const heldElsewhere = pid !== undefined && pid !== process.pid && isAlive(pid);
-  const pending = existsSync(join(dir, NPM_START_MARKER));
+  const pending = markerThere(dir);
   if (pending && inFlight === 0 && !heldElsewhere && existsSync(join(dir, '_npx'))) {
     rmSync(join(dir, '_npx'), { recursive: true, force: true });
     notice(
@@ -104,7 +161,7 @@ export function beginNpmCacheStart(
         `that was cut short (${join(dir, '_npx')}); npx installs it again.`,
     );
   }
-  writeFileSync(join(dir, NPM_START_MARKER), `${process.pid}\n`, { mode: 0o600 });
+  writeMarker(dir);
   startsInFlight.set(dir, inFlight + 1);
   let settled = false;
   return (started) => {
@@ -113,6 +170,7 @@ export function beginNpmCacheStart(
     const left = (startsInFlight.get(dir) ?? 1) - 1;
     if (left > 0) startsInFlight.set(dir, left);
     else startsInFlight.delete(dir);
-    if (started && left === 0) rmSync(join(dir, NPM_START_MARKER), { force: true });
+    if (started && left === 0)
+      rmSync(join(dir, NPM_START_MARKER), { recursive: true, force: true });
   };
 }

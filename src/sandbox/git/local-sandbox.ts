@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import { removeTree } from '../remove-tree.js';
 import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
 import { originOf, parseSandboxFrom } from '../base-origin.js';
 import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../base-origin.js';
@@ -339,7 +340,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     for (const warning of warnings) options.onSandboxWarning?.(warning);
     return sandbox;
   } catch (error) {
-    await rm(container, { recursive: true, force: true }).catch(() => undefined);
+    await removeTree(container).catch(() => undefined);
     if (madeBase !== undefined) await removeEmptyDirs(madeBase.dir, madeBase.first);
     if (AgentsError.isInstance(error)) throw error;
     throw new AgentsError(
@@ -478,7 +479,7 @@ async function mkdtempIn(baseDir: string): Promise<string> {
 /** Removes a sandbox's folder (tree, store, run dir); nothing else exists to clean up. */
 export async function removeContainer(id: string, container: string): Promise<void> {
   try {
-    await rm(container, { recursive: true, force: true });
+    await removeTree(container);
   } catch (error) {
     throw new AgentsError(
       AgentsErrorCode.SandboxFailed,
