@@ -38,7 +38,7 @@ import { startActor } from './start-actor.js';
 import type { ActiveActor } from './start-actor.js';
 import { createRunBudgets, resolveMaxTimeMs } from './run-budget.js';
 import type { RunBudgets } from './run-budget.js';
-import { isValidMaxTurns } from './turn-limit.js';
+import { isContinue, isValidMaxTurns } from './turn-limit.js';
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
@@ -336,8 +336,8 @@ class LocalActor implements ActorInstance {
    * failed: a crash, a login needed) goes on from its last checkpoint, where LangGraph runs the
    * steps that did not finish again. So an interrupted tool call runs once more: a write call
    * passes the policy again (an approval given before the crash is asked again, as the call's
-   * answer was never saved), and what the killed call left in the sandbox was recorded as
-   * unattributed changes when the sandbox was reopened.
+   * answer was never saved), and what the killed call left in the sandbox was discarded when
+   * the sandbox was reopened (kept in a safety snapshot; see `killed-call.ts`).
    */
   private async *continueRun(
     resume: unknown,
@@ -405,11 +405,4 @@ class LocalActor implements ActorInstance {
     }
     return this.state;
   }
-}
-
-/** The `{ type: 'continue' }` resume value. */
-function isContinue(value: unknown): boolean {
-  return (
-    typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'continue'
-  );
 }

@@ -2,7 +2,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { resolveCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
-import { readSandboxState } from '../core/sandbox-state.js';
+import { planResume } from '../thread/resume-plan.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
 import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
 import type { RunSandbox } from '../sandbox/backend.js';
@@ -174,7 +174,9 @@ export async function syncSandboxToThread(input: {
   const { graph, threadId, sandbox, signal } = input;
   const state = await graph.getState({ configurable: { thread_id: threadId } });
   if (state.createdAt === undefined) return undefined;
-  const target = readSandboxState(state.values).sandboxHead ?? sandbox.base;
+  // The head the thread goes on from: the checkpoint's, advanced by calls of an unfinished
+  // step that completed (their results are saved, so they never run again: keep their files).
+  const target = planResume(state).head ?? sandbox.base;
   const from = sandbox.head;
   if (target === from) return undefined;
   const restored = await sandbox.restore(target, signal === undefined ? {} : { signal });

@@ -27,6 +27,7 @@ import type { ActorConfinement } from '../runtime/confinement.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorGraph } from './actor-graph.js';
 import { withHeadCheck } from '../thread/head-check.js';
+import { discardKilledCallWrites } from './killed-call.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
@@ -191,7 +192,17 @@ export async function startActor(
       );
     }
   }
-  if (opened?.threadBound && opened.reopened && threadId !== undefined) {
+  // A run killed mid-call: its partial write is always discarded (kept in a safety snapshot)
+  // and the call runs again, on this worker as on any other (issue 38, item 3).
+  const discarded =
+    opened?.threadBound && opened.reopened && threadId !== undefined
+      ? await discardKilledCallWrites(compiled.graph, threadId, opened.sandbox, signal)
+      : undefined;
+  if (discarded !== undefined) {
+    spec.options.onWarning?.(
+      `Thread "${threadId}": its last run was killed during ${discarded.calls}; what it left in the sandbox is discarded (kept in snapshot ${discarded.safety}) and the call runs again on --continue.`,
+    );
+  } else if (opened?.threadBound && opened.reopened && threadId !== undefined) {
     await recordUnattributed({
       actor: spec.name,
       graph: compiled.graph,

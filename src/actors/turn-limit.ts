@@ -103,3 +103,10 @@ export function pauseAtTurnLimit(turnsSoFar: number, maxTurns: number, actorName
 export function isValidMaxTurns(value: number): boolean {
   return Number.isInteger(value) && value >= 1 && value <= 100_000;
 }
+
+/** The `{ type: 'continue' }` resume value (goes on past a turn limit, or after a crash). */
+export function isContinue(value: unknown): boolean {
+  return (
+    typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'continue'
+  );
+}

@@ -174,11 +174,11 @@ export const actorResumeCommand: Command = {
             { details: { actor: name, threadId } },
           );
         }
-        if (unfinished && !context.json) {
-          println(
-            context.stderr,
-            `Continuing thread ${threadId} from its last checkpoint: the step(s) that did not finish (${state.next.join(', ')}) run again; write calls pass the policy again.`,
-          );
+        if (unfinished) {
+          // Before anything runs: which calls run again (never completed) and which are kept.
+          // On stderr also with --json: stdout carries only the run's events.
+          const { planResume, describeResumePlan } = await import('../../thread/resume-plan.js');
+          println(context.stderr, describeResumePlan(planResume(state), threadId));
         }
         return driveRun(
           context,

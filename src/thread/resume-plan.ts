@@ -1,0 +1,85 @@
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import type { StateSnapshot } from '@langchain/langgraph';
+import { readSandboxState } from '../core/sandbox-state.js';
+import { isHeadClaim, reduceSandboxHead } from '../core/head-claim.js';
+import type { HeadClaim } from '../core/head-claim.js';
+
+/*
+ * What `--continue` will do with a thread whose last run ended mid-way (issue 38, items 3, 9):
+ * decided from the thread's latest checkpoint and the results its tasks saved, the same on
+ * every worker, and printed before anything runs.
+ */
+
+/** One tool call of the step that did not finish. */
+export interface PlannedCall {
+  id: string;
+  name: string;
+}
+
+/** What continuing a thread will run again, and from which files. */
+export interface ResumePlan {
+  /** True when the latest checkpoint has steps left to run (the run did not finish). */
+  unfinished: boolean;
+  /** The nodes that run next (`agent`: the model turn; `tools`: the calls below). */
+  next: string[];
+  /** Calls whose result was saved: they never run again. */
+  completed: PlannedCall[];
+  /** Calls with no saved result (they never finished, or never started): they run again. */
+  rerun: PlannedCall[];
+  /**
+   * The sandbox head the continued run must start from: the checkpoint's head, advanced by the
+   * head claims of the calls that completed (their files stay). `undefined` before any snapshot.
+   */
+  head: string | undefined;
+}
+
+/** Reads the {@link ResumePlan} of a thread from its latest state (`graph.getState`). */
+export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values'>): ResumePlan {
+  const values = state.values as { messages?: unknown[] } | undefined;
+  const last = values?.messages?.at(-1);
+  const calls =
+    last !== undefined && AIMessage.isInstance(last)
+      ? (last.tool_calls ?? []).map((call) => ({ id: call.id ?? '', name: call.name }))
+      : [];
+  const done = new Set<string>();
+  const claims: HeadClaim[] = [];
+  const plainHeads: string[] = [];
+  for (const task of state.tasks) {
+    const result = task.result as Record<string, unknown> | undefined;
+    if (result === undefined) continue;
+    const messages = result['messages'];
+    for (const message of Array.isArray(messages) ? messages : [messages]) {
+      if (ToolMessage.isInstance(message)) done.add(message.tool_call_id);
+    }
+    const head = result['sandboxHead'];
+    if (isHeadClaim(head)) claims.push(head);
+    else if (typeof head === 'string' && head !== '') plainHeads.push(head);
+  }
+  let head = readSandboxState(state.values).sandboxHead ?? '';
+  for (const plain of plainHeads) head = reduceSandboxHead(head, plain);
+  for (const claim of claims) head = reduceSandboxHead(head, claim);
+  const toolsNext = state.next.includes('tools');
+  return {
+    unfinished: state.next.length > 0,
+    next: [...state.next],
+    completed: toolsNext ? calls.filter((call) => done.has(call.id)) : [],
+    rerun: toolsNext ? calls.filter((call) => !done.has(call.id)) : [],
+    head: head === '' ? undefined : head,
+  };
+}
+
+/** The plan in one line for people: which calls run again, which are kept, and why. */
+export function describeResumePlan(plan: ResumePlan, threadId: string): string {
+  const list = (calls: PlannedCall[]): string =>
+    calls.map((call) => `${call.name} (${call.id})`).join(', ');
+  if (plan.rerun.length === 0 && plan.completed.length === 0) {
+    return `Continuing thread ${threadId} from its last checkpoint: ${plan.next.includes('agent') ? 'the model turn that did not finish runs again' : `the step(s) ${plan.next.join(', ')} run again`}; no tool call runs again.`;
+  }
+  const again =
+    plan.rerun.length === 0
+      ? 'no tool call runs again'
+      : `these calls never completed (no result was saved) and run again: ${list(plan.rerun)} (what they left in the sandbox is discarded, kept in a safety snapshot; write calls pass the policy again)`;
+  const kept =
+    plan.completed.length === 0 ? '' : `; kept, never run again: ${list(plan.completed)}`;
+  return `Continuing thread ${threadId} from its last checkpoint: ${again}${kept}.`;
+}
