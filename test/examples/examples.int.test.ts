@@ -28,6 +28,10 @@ const SELF_CHECKING: Array<[file: string, done: string]> = [
   ['snippets/errors-throw.ts', 'errors throw ok'],
   ['snippets/policy-pipeline.ts', 'policy pipeline ok'],
   ['snippets/several-machines.ts', 'several machines ok'],
+  // docs/replay.md: record a run, then replay the cassette committed next to the snippets.
+  ['snippets/replay-record.ts', 'replay record ok'],
+  ['snippets/replay-in-a-test.ts', 'replay in a test ok'],
+  ['snippets/replay-pieces.ts', 'replay pieces ok'],
 ];
 
 interface ExampleRun {
