@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentsStateDir } from '../sandbox/state-dir.js';
@@ -30,18 +38,29 @@ export const SECCOMP_ARGUMENTS: readonly string[] = ['--seccomp', String(SECCOMP
 const SHELL = '/bin/sh';
 const OPEN_FILTER_AND_EXEC = `exec "$@" ${SECCOMP_FD}<"$0"`;
 
-let filterFile: string | undefined;
+let compiled: { filter: Buffer; name: string } | undefined;
+/** The filter files this process wrote, by state folder (a test may switch the folder). */
+const filterFiles = new Map<string, string>();
 
 /**
  * The compiled filter as a file the host only can write: in the state folder (hidden from every
  * confined server), named by its content's hash, checked byte for byte once per process and
- * rewritten (atomically) when it differs. A state folder that cannot be written falls back to a
- * private folder under the temp folder, removed at exit.
+ * folder and rewritten (atomically) when it differs or is gone (a pruned state folder). A state
+ * folder that cannot be written falls back to a private folder under the temp folder, removed at
+ * exit.
  */
 export function seccompFilterFile(): string {
-  if (filterFile !== undefined) return filterFile;
-  const filter = compileSeccompFilter();
-  const name = `seccomp-${createHash('sha256').update(filter).digest('hex').slice(0, 16)}.bpf`;
+  compiled ??= (() => {
+    const filter = compileSeccompFilter();
+    const hash = createHash('sha256').update(filter).digest('hex').slice(0, 16);
+    return { filter, name: `seccomp-${hash}.bpf` };
+  })();
+  const { filter, name } = compiled;
+  const stateDir = agentsStateDir();
+  const known = filterFiles.get(stateDir);
+  // One stat per server start: a state folder removed under a long-lived process would
+  // otherwise leave the shell nothing to open (exit 2 before bubblewrap runs).
+  if (known !== undefined && existsSync(known)) return known;
   const write = (dir: string): string => {
     const path = join(dir, name);
     let current: Buffer | undefined;
@@ -57,16 +76,18 @@ export function seccompFilterFile(): string {
     }
     return path;
   };
+  let path: string;
   try {
-    const dir = join(agentsStateDir(), 'confinement');
+    const dir = join(stateDir, 'confinement');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    filterFile = write(dir);
+    path = write(dir);
   } catch {
     const dir = mkdtempSync(join(tmpdir(), 'agents-seccomp-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    filterFile = write(dir);
+    path = write(dir);
   }
-  return filterFile;
+  filterFiles.set(stateDir, path);
+  return path;
 }
 
 /**

@@ -52,8 +52,8 @@ describe('agents sandbox apply (take the work back)', () => {
 
     const dry = await cli(p, 'sandbox', 'apply', '--thread', T, '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('write   src/app.txt');
-    expect(dry.stdout).toContain('delete  gone.txt');
+    expect(dry.stdout).toContain('write    src/app.txt');
+    expect(dry.stdout).toContain('delete   gone.txt');
     expect(dry.stdout).toContain('Dry run, nothing written: 6 file(s) would be written');
     expect(await readFile(join(p.dir, 'src/app.txt'), 'utf8')).toBe(text(LINES));
 
