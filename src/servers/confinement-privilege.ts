@@ -8,9 +8,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentsStateDir } from '../sandbox/state-dir.js';
 import { compileSeccompFilter } from './seccomp-filter.js';
 
 /**
@@ -39,15 +38,16 @@ const SHELL = '/bin/sh';
 const OPEN_FILTER_AND_EXEC = `exec "$@" ${SECCOMP_FD}<"$0"`;
 
 let compiled: { filter: Buffer; name: string } | undefined;
-/** The filter files this process wrote, by state folder (a test may switch the folder). */
+/** The filter files this process wrote, by cache folder (a test may switch the folder). */
 const filterFiles = new Map<string, string>();
 
 /**
- * The compiled filter as a file the host only can write: in the state folder (hidden from every
- * confined server), named by its content's hash, checked byte for byte once per process and
- * folder and rewritten (atomically) when it differs or is gone (a pruned state folder). A state
- * folder that cannot be written falls back to a private folder under the temp folder, removed at
- * exit.
+ * The compiled filter as a file the host only can write: in the user's cache folder
+ * (`$XDG_CACHE_HOME/agents/confinement`, else `~/.cache/agents/confinement`; `$HOME` is hidden
+ * from every confined server, and the state folder stays as the user left it), named by its
+ * content's hash, checked byte for byte once per process and folder and rewritten (atomically)
+ * when it differs or is gone. A cache folder that cannot be written falls back to a private
+ * folder under the temp folder, removed at exit.
  */
 export function seccompFilterFile(): string {
   compiled ??= (() => {
@@ -56,9 +56,9 @@ export function seccompFilterFile(): string {
     return { filter, name: `seccomp-${hash}.bpf` };
   })();
   const { filter, name } = compiled;
-  const stateDir = agentsStateDir();
-  const known = filterFiles.get(stateDir);
-  // One stat per server start: a state folder removed under a long-lived process would
+  const cacheDir = filterCacheDir();
+  const known = filterFiles.get(cacheDir);
+  // One stat per server start: a cache folder removed under a long-lived process would
   // otherwise leave the shell nothing to open (exit 2 before bubblewrap runs).
   if (known !== undefined && existsSync(known)) return known;
   const write = (dir: string): string => {
@@ -78,7 +78,7 @@ export function seccompFilterFile(): string {
   };
   let path: string;
   try {
-    const dir = join(stateDir, 'confinement');
+    const dir = cacheDir;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     path = write(dir);
   } catch {
@@ -86,8 +86,14 @@ export function seccompFilterFile(): string {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     path = write(dir);
   }
-  filterFiles.set(stateDir, path);
+  filterFiles.set(cacheDir, path);
   return path;
+}
+
+/** Where the compiled filter is kept: the user's cache folder, as the private npm caches are. */
+function filterCacheDir(): string {
+  const home = process.env['HOME'] || homedir();
+  return join(process.env['XDG_CACHE_HOME'] || join(home, '.cache'), 'agents', 'confinement');
 }
 
 /**
