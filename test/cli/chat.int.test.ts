@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agents, agentsWithStdin, makeProjectRepo } from './helpers.js';
+
+/** The offline script `agents init` writes: each turn asks to write hello.txt, then answers. */
+const APPROVAL_PROMPT = '[a]pprove, [e]dit, [r]eject';
+
+describe('agents chat', () => {
+  let dir: string;
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'takes a turn per piped line, approvals inline from the same lines, /diff, /undo, /exit; EOF ends a later chat',
+    { timeout: 30_000 },
+    async () => {
+      dir = await makeProjectRepo('agents-chat-');
+      const init = await agents(dir, 'init');
+      expect(init.code, init.stderr).toBe(0);
+
+      // Turn one is rejected, turn two approved: an answer line must not be taken as a turn.
+      const script = [
+        'Write hello.txt please',
+        'r not yet',
+        'Now write it',
+        'a',
+        '/diff',
+        '/undo',
+        '/diff',
+        '/exit',
+        'never read: /exit came first',
+      ].join('\n');
+      const chat = await agentsWithStdin(dir, `${script}\n`, 'chat', 'coder', '--thread', 't1');
+      expect(chat.code, chat.stderr).toBe(0);
+      const out = chat.stdout;
+      expect(out.split(APPROVAL_PROMPT)).toHaveLength(3);
+      expect(out).toContain('The user rejected this call of "write_file"');
+      expect(out).toContain('not yet');
+      expect(out).toContain('changed: A hello.txt');
+      // /diff after the approved turn, then /undo rolls that turn back, then /diff is empty.
+      const afterTurns = out.slice(out.lastIndexOf('Wrote hello.txt.'));
+      expect(afterTurns).toMatch(/\nA hello\.txt\n[\s\S]*Restored thread t1 to checkpoint/);
+      expect(afterTurns).toContain('File changes: D hello.txt');
+      expect(afterTurns.trimEnd().endsWith('No changes in thread t1.')).toBe(true);
+      expect(out).not.toContain('never read');
+      expect(chat.stderr).toContain('Go on with this conversation: agents chat coder --thread t1');
+      // The sandbox only: the user's files are untouched until /apply.
+      expect(existsSync(join(dir, 'hello.txt'))).toBe(false);
+
+      // The same thread later: one approved turn, /apply, then the end of input (no /exit).
+      const again = await agentsWithStdin(
+        dir,
+        'Write hello.txt\na\n/apply\n',
+        ...['chat', 'coder', '--thread', 't1'],
+      );
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain('changed: A hello.txt');
+      expect(await readFile(join(dir, 'hello.txt'), 'utf8')).toBe('hello from the agent\n');
+    },
+  );
+});
