@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agents, agentsWithStdin, makeProjectRepo } from './helpers.js';
+import { agents, agentsArgv, agentsWithStdin, makeProjectRepo } from './helpers.js';
 
 /** The offline script `agents init` writes: each turn asks to write hello.txt, then answers. */
 const APPROVAL_PROMPT = '[a]pprove, [e]dit, [r]eject';
@@ -59,6 +60,42 @@ describe('agents chat', () => {
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toContain('changed: A hello.txt');
       expect(await readFile(join(dir, 'hello.txt'), 'utf8')).toBe('hello from the agent\n');
+    },
+  );
+
+  it(
+    'Ctrl-C stops the turn and the chat goes on; at the prompt it warns, and a second leaves with the resume line',
+    { timeout: 30_000 },
+    async () => {
+      dir = await makeProjectRepo('agents-chat-int-');
+      expect((await agents(dir, 'init')).code).toBe(0);
+      const [node, ...args] = agentsArgv('chat', 'coder', '--thread', 'c1');
+      const child = spawn(node!, args, { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+      let seen = '';
+      child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const shown = (text: string, from: number) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setInterval(() => {
+            if (seen.indexOf(text, from) !== -1) resolve(clearInterval(timer));
+          }, 50);
+          void closed.then(() => reject(new Error(`exited before "${text}":\n${seen}`)));
+        });
+      child.stdin.write('Write hello.txt\n');
+      // Precondition: the turn is underway, waiting for its approval on the open pipe.
+      await shown('Waiting for approval answers', 0);
+      child.kill('SIGINT');
+      await shown('Turn stopped; the thread keeps its last checkpoint.', 0);
+      let mark = seen.length;
+      child.stdin.write('/diff\n');
+      await shown('No changes in thread c1.', mark);
+      mark = seen.length;
+      child.kill('SIGINT');
+      await shown('Ctrl-C again, /exit or Ctrl-D leaves', mark);
+      child.kill('SIGINT');
+      expect(await closed).toBe(130);
+      expect(seen).toContain('Go on with this conversation: agents chat coder --thread c1');
     },
   );
 });

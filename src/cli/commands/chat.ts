@@ -90,10 +90,18 @@ export const chatCommand: Command = {
     const onOuterAbort = () => leave.abort(context.signal.reason);
     context.signal.addEventListener('abort', onOuterAbort, { once: true });
     let turn: AbortController | undefined;
+    // Set by a Ctrl-C that stopped a turn or warned; the next one leaves. A new line clears it.
+    let armed = false;
     const release = interrupts.takeInterrupts(() => {
       if (turn !== undefined && !turn.signal.aborted) {
         turn.abort(new Error('Turn stopped by Ctrl-C'));
         println(context.stderr, '\nStopping this turn (Ctrl-C again leaves the chat)...');
+        armed = true;
+        return true;
+      }
+      if (!armed) {
+        println(context.stderr, '\n(Ctrl-C again, /exit or Ctrl-D leaves the chat)');
+        armed = true;
         return true;
       }
       if (leave.signal.aborted) return false; // a third: the binary's default (force)
@@ -184,6 +192,7 @@ export const chatCommand: Command = {
               code = ExitCode.Ok;
               return 0;
             }
+            armed = false;
             if (line.trim() === '') continue;
             let next: Next;
             try {
