@@ -64,7 +64,7 @@ describe('agents chat', () => {
   );
 
   it(
-    'Ctrl-C stops the turn and the chat goes on; at the prompt it warns, and a second leaves with the resume line',
+    'Ctrl-C stops the turn and the chat goes on (the next line answers the waiting call); at the prompt it warns, a second leaves',
     { timeout: 30_000 },
     async () => {
       dir = await makeProjectRepo('agents-chat-int-');
@@ -90,6 +90,12 @@ describe('agents chat', () => {
       let mark = seen.length;
       child.stdin.write('/diff\n');
       await shown('No changes in thread c1.', mark);
+      // The stopped turn left its call waiting: the next line rejects it and goes to the model.
+      mark = seen.length;
+      child.stdin.write('Leave it\n');
+      await shown('mcp:fs/write_file waited for an answer: not run', mark);
+      await shown('Wrote hello.txt.', mark);
+      expect(seen.slice(mark)).toContain('wrote instead: Leave it');
       mark = seen.length;
       child.kill('SIGINT');
       await shown('Ctrl-C again, /exit or Ctrl-D leaves', mark);

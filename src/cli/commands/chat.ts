@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ActorInstance } from '../../actors/actor-types.js';
+import type { ActorInstance, ActorRunEvent } from '../../actors/actor-types.js';
 import { errorMessage } from '../../errors.js';
 import { parseCommandLine, requirePositional } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
@@ -25,7 +25,8 @@ Commands, on a line of their own (each takes the options of the command it stand
   /exit                   leave (so does the end of input, Ctrl-D)
 
 Ctrl-C stops the current turn (the thread keeps its last checkpoint); a second Ctrl-C leaves.
-On leaving, the line that goes on with the conversation is printed:
+A call left waiting for approval is not run: the next line rejects it, as the message to the
+model (a server's question is declined). On leaving, the line that goes on with the conversation is printed:
   agents chat NAME --thread ID
 
 Options:
@@ -126,7 +127,8 @@ export const chatCommand: Command = {
         turn = new AbortController();
         const signal = AbortSignal.any([leave.signal, turn.signal]);
         try {
-          await driveRun({ ...chat, signal }, actor, actor.run(line, { threadId, signal }), {
+          const events = await startTurn(actor, threadId, line, by, context.stderr, signal);
+          await driveRun({ ...chat, signal }, actor, events, {
             name,
             threadId,
             prompt: true,
@@ -225,6 +227,50 @@ export const chatCommand: Command = {
     }
   },
 };
+
+/**
+ * The events of a turn on `line`. A thread still waiting for an answer (a turn stopped at its
+ * approval, an earlier run left paused) would keep a tool call without its result, which models
+ * refuse; so the waiting calls are rejected (a server's questions declined) with the line as the
+ * message, and the run goes on from there with what the person wrote.
+ */
+async function startTurn(
+  actor: ActorInstance,
+  threadId: string,
+  line: string,
+  by: string,
+  stderr: NodeJS.WritableStream,
+  signal: AbortSignal,
+): Promise<AsyncGenerator<ActorRunEvent, void, undefined>> {
+  const state = await actor.graph.getState({ configurable: { thread_id: threadId } });
+  const interrupts = state.tasks.flatMap((task) => task.interrupts);
+  if (interrupts.length === 0) return actor.run(line, { threadId, signal });
+  const [{ pendingApprovalsOf, pendingInputsOf, toResumeValue }, { answerInputRequest }] =
+    await Promise.all([
+      import('../../actors/approvals.js'),
+      import('../../policy/input-answer.js'),
+    ]);
+  const approvals = pendingApprovalsOf(interrupts);
+  const inputs = pendingInputsOf(interrupts);
+  if (approvals.length === 0 && inputs.length === 0) return actor.run(line, { threadId, signal });
+  const waiting = [...approvals, ...inputs].map((item) => item.preview.toolId).join(', ');
+  println(
+    stderr,
+    `(${waiting} waited for an answer: not run; your line goes to the model with that.)`,
+  );
+  const message = `Not run: the user did not approve it and wrote instead: ${line}`;
+  const answers: unknown[] = [
+    ...approvals.map(() => ({ type: 'reject', message, by })),
+    ...inputs.map((item) =>
+      answerInputRequest(
+        item.preview,
+        Object.fromEntries(item.preview.questions.map((q) => [q.key, { action: 'decline' }])),
+        by,
+      ),
+    ),
+  ];
+  return actor.resume(toResumeValue([...approvals, ...inputs], answers), { threadId, signal });
+}
 
 /**
  * The checkpoint the last turn's input made (its files and messages are those before the turn):
