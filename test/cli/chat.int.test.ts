@@ -15,7 +15,7 @@ describe('agents chat', () => {
   });
 
   it(
-    'takes a turn per piped line, approvals inline from the same lines, /diff, /undo, /exit; EOF ends a later chat',
+    'takes a turn per piped line, approvals inline from the same lines, /diff, /undo, /rollback --undo, /exit; EOF ends a later chat',
     { timeout: 30_000 },
     async () => {
       dir = await makeProjectRepo('agents-chat-');
@@ -31,6 +31,8 @@ describe('agents chat', () => {
         '/diff',
         '/undo',
         '/diff',
+        '/rollback --undo',
+        '/diff',
         '/exit',
         'never read: /exit came first',
       ].join('\n');
@@ -45,7 +47,11 @@ describe('agents chat', () => {
       const afterTurns = out.slice(out.lastIndexOf('Wrote hello.txt.'));
       expect(afterTurns).toMatch(/\nA hello\.txt\n[\s\S]*Restored thread t1 to checkpoint/);
       expect(afterTurns).toContain('File changes: D hello.txt');
-      expect(afterTurns.trimEnd().endsWith('No changes in thread t1.')).toBe(true);
+      // /undo, then /diff is empty; /rollback --undo puts the turn's file back.
+      const undone = afterTurns.slice(afterTurns.indexOf('File changes: D hello.txt'));
+      expect(undone).toMatch(
+        /No changes in thread t1\.\n[\s\S]*Undid the latest rollback of thread t1[\s\S]*\nA hello\.txt\n$/,
+      );
       expect(out).not.toContain('never read');
       expect(chat.stderr).toContain('Go on with this conversation: agents chat coder --thread t1');
       // The sandbox only: the user's files are untouched until /apply.
@@ -58,7 +64,9 @@ describe('agents chat', () => {
         ...['chat', 'coder', '--thread', 't1'],
       );
       expect(again.code, again.stderr).toBe(0);
-      expect(again.stdout).toContain('changed: A hello.txt');
+      // The thread went on where it stopped: hello.txt is there, so the write changes nothing.
+      expect(again.stdout.split(APPROVAL_PROMPT)).toHaveLength(2);
+      expect(again.stdout).toContain('Successfully wrote to hello.txt');
       expect(await readFile(join(dir, 'hello.txt'), 'utf8')).toBe('hello from the agent\n');
     },
   );
