@@ -10,6 +10,7 @@ import { usageError } from './args.js';
 import { closest } from '../core/suggest.js';
 import { EXIT_CODE_HELP, ExitCode, exitCodeFor } from './exit-codes.js';
 import { errorToJson, printError, println } from './output.js';
+import { interruptTaken } from './interrupts.js';
 
 /** Where `main` reads and writes; the process streams by default, buffers in tests. */
 export interface MainIo {
@@ -214,6 +215,8 @@ if (isEntryPoint()) {
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
+    // `agents chat` stops a turn on Ctrl-C, not the command (cli/interrupts.ts).
+    if (signal === 'SIGINT' && interruptTaken()) return;
     interrupts++;
     // First Ctrl-C: abort and let the command clean up; second: give up waiting.
     if (interrupts > 1) process.exit(ExitCode.Interrupted);

@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os';
-import { createInterface } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import type { ApprovalPreview, ApprovalResponse } from '../../policy/approval.js';
 import { promptForApproval } from '../../policy/terminal-approval.js';
@@ -8,6 +7,7 @@ import { promptForInput } from '../../policy/terminal-input.js';
 import { editArgumentsInEditor, editorFromEnv } from '../edit-arguments.js';
 import type { CommandContext } from '../command.js';
 import { println } from '../output.js';
+import { createLineQueue, type LineQueue } from '../line-queue.js';
 
 export function defaultUser(): string {
   try {
@@ -32,44 +32,22 @@ export interface AnswerSource {
   close(): void;
 }
 
-/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /**
  * @param inputSchemaOf The input schema of a tool by id, to check arguments edited in `$EDITOR`.
+ * @param lines The lines answers are read from (`agents chat` shares them with its turns; the
+ *   caller closes them); default: a queue over `context.stdin`, closed by `close()`.
  */
 export function createAnswerSource(
   context: CommandContext,
   by: string,
   inputSchemaOf: (toolId: string) => unknown = () => undefined,
+  lines?: LineQueue,
 ): AnswerSource {
   const stdin = context.stdin as NodeJS.ReadableStream & { isTTY?: boolean };
   const output = context.json ? context.stderr : context.stdout;
-  let reader: ReturnType<typeof createInterface> | undefined;
-  let lines: AsyncIterator<string> | undefined;
-  const buffered: string[] = [];
-  let ended = false;
-  const next = async (): Promise<string | undefined> => {
-    const held = buffered.shift();
-    if (held !== undefined) return held;
-    if (ended) return undefined;
-    reader ??= createInterface({ input: stdin, terminal: false });
-    lines ??= reader[Symbol.asyncIterator]();
-    // A pipe may never send another line; Ctrl-C must still end the wait.
-    const result = await untilAborted(lines.next(), context.signal);
-    if (result.done === true) {
-      ended = true;
-      return undefined;
-    }
-    return result.value;
-  };
+  const queue = lines ?? createLineQueue(stdin);
+  // A pipe may never send another line; Ctrl-C must still end the wait.
+  const next = (): Promise<string | undefined> => queue.next(context.signal);
   /** Runs one prompt on its own stream, fed one line of ours each time it asks a question. */
   const prompted = <T>(
     prompt: (input: NodeJS.ReadableStream, output: NodeJS.WritableStream) => Promise<T>,
@@ -99,14 +77,14 @@ export function createAnswerSource(
     async hasInput() {
       // A terminal may answer later; reading ahead would hide the question behind the wait.
       if (stdin.isTTY === true) return true;
-      if (buffered.length === 0 && !ended)
+      if (queue.buffered === 0 && !queue.ended)
         println(
           context.stderr,
           'Waiting for approval answers on stdin (not a terminal); close stdin or pass --no-prompt to stop here and resume later.',
         );
       const line = await next();
       if (line === undefined) return false;
-      buffered.unshift(line);
+      queue.unshift(line);
       return true;
     },
     ask(preview) {
@@ -128,8 +106,8 @@ export function createAnswerSource(
                     editor,
                     inputSchema: inputSchemaOf(preview.toolId),
                     // The editor reads the terminal now: stop our reader taking its keystrokes.
-                    beforeSpawn: () => (reader === undefined ? stdin.pause() : reader.pause()),
-                    afterExit: () => (reader === undefined ? undefined : reader.resume()),
+                    beforeSpawn: () => queue.pause(),
+                    afterExit: () => queue.resume(),
                   }),
               }),
         }),
@@ -142,7 +120,7 @@ export function createAnswerSource(
       );
     },
     close() {
-      reader?.close();
+      if (lines === undefined) queue.close();
     },
   };
 }

@@ -12,6 +12,7 @@ import { createRunOutput } from '../run-output.js';
 import { isEndOfInput } from '../../policy/terminal-approval.js';
 import { formatInputRequestPreview } from '../../policy/terminal-input.js';
 import { createAnswerSource } from './actor-answers.js';
+import type { LineQueue } from '../line-queue.js';
 
 function printResumeHint(
   context: CommandContext,
@@ -163,6 +164,8 @@ export async function driveRun(
     by: string;
     /** Called when the run stops resumable (a resume hint was printed). */
     paused?: () => void;
+    /** Where answers are read (`agents chat` shares its turns' lines); default: stdin. */
+    lines?: LineQueue;
   },
 ): Promise<number> {
   const answers = createAnswerSource(
@@ -170,6 +173,7 @@ export async function driveRun(
     settings.by,
     (toolId) =>
       actor.entries().find((entry) => entry.descriptor.id === toolId)?.descriptor.inputSchema,
+    settings.lines,
   );
   const output = createRunOutput(context);
   try {

@@ -14,6 +14,11 @@ export const commands: readonly CommandEntry[] = [
     'Write a working .agents/ (filesystem server, skill, actor) and print the next steps',
     async () => (await import('./init.js')).initCommand,
   ),
+  entry(
+    ['chat'],
+    'Talk with an actor on one thread: a turn per line, approvals, /diff, /undo inline',
+    async () => (await import('./chat.js')).chatCommand,
+  ),
   entry(['server', 'add'], 'Register an MCP server (validated first)', servers),
   entry(['server', 'list'], 'List registered servers', servers),
   entry(
