@@ -33,7 +33,7 @@ export default defineConfig({
           // Sandboxes go to a temp state folder, never the real ~/.local/state/agents.
           globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.int.test.ts', 'node_modules/**'],
+          exclude: ['test/**/*.int.test.ts', '**/node_modules/**'],
           testTimeout: 20_000,
           sequence: { groupOrder: 0 },
         },
@@ -43,7 +43,7 @@ export default defineConfig({
           name: 'int',
           globalSetup: ['test/global-setup.ts'],
           include: ['test/**/*.int.test.ts'],
-          exclude: [...POSTGRES_TESTS, ...E2E_TESTS, 'node_modules/**'],
+          exclude: [...POSTGRES_TESTS, ...E2E_TESTS, '**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Integration tests spawn real servers and git; two cores, so keep it modest.
@@ -58,7 +58,7 @@ export default defineConfig({
           // it does not have (20 min). PostgreSQL starts only when this project has files to run.
           globalSetup: ['test/global-setup.ts', 'test/helpers/postgres-global-setup.ts'],
           include: [...E2E_TESTS, ...POSTGRES_TESTS],
-          exclude: ['node_modules/**'],
+          exclude: ['**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           maxWorkers: 2,

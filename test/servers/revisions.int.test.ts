@@ -6,7 +6,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
@@ -19,6 +19,7 @@ import {
   startModernFixtureProcess,
   type FixtureProcess,
 } from '../fixtures/fixture-process.js';
+import { ensureMastraPackages, MASTRA_INSTALL_TIMEOUT_MS } from '../fixtures/mastra-packages.js';
 import { FAST_TIMEOUTS, resultText, toolEntry, waitFor } from './fixture.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -164,6 +165,10 @@ describe('a 2025-era server (the v1 fixture)', () => {
 });
 
 describe("@mastra/mcp 2.0's MCPServer (2026-07-28 only, from npm)", () => {
+  // Its packages sit outside the root install (test/fixtures/mastra/, own lock): installed on
+  // first use, a no-op once there (.ci/run installs them before the suite).
+  beforeAll(ensureMastraPackages, MASTRA_INSTALL_TIMEOUT_MS);
+
   it('over stdio and HTTP: negotiated, listed and called', async () => {
     const fixture = await startMastraFixtureProcess();
     cleanups.push(() => fixture.close());
