@@ -60,12 +60,17 @@ export class UnrecordablePaths {
     this.#found.set(path.split(sep).join('/'), 'special-file');
   }
 
-  /** Forgets paths that are gone, so they are recorded normally once they come back fixed. */
+  /**
+   * Forgets paths that are gone, so they are recorded normally once they come back fixed. An
+   * empty repository is forgotten once it has no `.git` either: git can take a folder for one
+   * for a moment (a process swapping it for a symlink while `add -A` reads it, issue 35 item
+   * 5), and it must not stay out of every later snapshot for that.
+   */
   async forgetMissing(): Promise<void> {
-    for (const path of [...this.#found.keys()]) {
-      const special = this.#found.get(path) === 'special-file';
-      const exists = await lstat(join(this.#root, ...path.split('/'))).then(
-        (stats) => !special || stats.isFIFO(),
+    for (const [path, reason] of [...this.#found]) {
+      const absolute = join(this.#root, ...path.split('/'));
+      const exists = await lstat(reason === 'empty-repo' ? join(absolute, '.git') : absolute).then(
+        (stats) => reason !== 'special-file' || stats.isFIFO(),
         () => false,
       );
       if (!exists) this.#found.delete(path);

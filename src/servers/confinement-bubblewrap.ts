@@ -236,7 +236,10 @@ export function bubblewrapArguments(input: BubblewrapInput): string[] {
     // tmpfs there would create a mount point inside the sandbox).
     if (path === sandbox) continue;
     if (bindProject && (path === project || isWithin(path, project!))) continue;
-    mounts.push({ kind: 'tmpfs', dest: path });
+    // A hidden file (a linked worktree's `.git`, a gitfile) cannot take a tmpfs: an empty file
+    // is bound over it read-only instead, so it can be neither read nor rewritten nor removed.
+    if (isRegularFile(path)) mounts.push({ kind: 'ro', src: '/dev/null', dest: path });
+    else mounts.push({ kind: 'tmpfs', dest: path });
   }
   if (bindProject) {
     mounts.push({ kind: 'rw', src: sandbox, dest: project! });
@@ -492,6 +495,14 @@ function serverFilesUnder(
     const real = realOrResolved(path);
     return real === project || isWithin(real, project);
   });
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(path: string): boolean {

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolResult } from '../../core/tool-descriptor.js';
 import type { Confinement } from '../../servers/confinement.js';
@@ -65,17 +66,33 @@ async function toolCallConfinement(
     projectDir: store.projectDir,
     workspaceRoot: store.root,
   });
+  // The project's git folders: `.git`, and in a linked worktree (`.git` a gitfile) also the
+  // folders it names, the worktree's git dir and the main repository's (issue 35, item 8).
+  const gitFolders = [join(store.projectDir, '.git'), ...(await linkedGitDirs(store.projectDir))];
   const confinement = resolveConfinement(
     { mode: await inspectionConfineMode(store) },
     {
       ...scope,
-      hidden: [...(scope.hidden ?? []), join(store.projectDir, '.git')],
-      guarded: [...(scope.guarded ?? []), join(store.projectDir, '.git')],
+      hidden: [...(scope.hidden ?? []), ...gitFolders],
+      guarded: [...(scope.guarded ?? []), ...gitFolders],
     },
   );
   const { warnTo } = await import('./server.js');
   reportUnconfinedOnce(confinement, warnTo(context.stderr));
   return confinement;
+}
+
+/**
+ * The git dir and common dir a linked worktree's `.git` file names (`gitdir: PATH`, and that
+ * folder's `commondir`), or none when `.git` is not such a file. Read, never run: no git here.
+ */
+async function linkedGitDirs(projectDir: string): Promise<string[]> {
+  const gitfile = await readFile(join(projectDir, '.git'), 'utf8').catch(() => undefined);
+  const match = gitfile === undefined ? null : /^gitdir: (.+)$/m.exec(gitfile);
+  if (match === null) return [];
+  const gitDir = resolve(projectDir, match[1]!.trim());
+  const common = await readFile(join(gitDir, 'commondir'), 'utf8').catch(() => undefined);
+  return common === undefined ? [gitDir] : [gitDir, resolve(gitDir, common.trim())];
 }
 
 /** The actor name audit entries of hand-made calls carry. */

@@ -24,6 +24,7 @@ import type { RestoreResult, Sandbox, Snapshot } from '../types.js';
 import type { SnapshotStore } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from '../unrecordable-paths.js';
+import { revertIndexInfo, scanRaceWarning, verifyScan } from './scan-verify.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
 
 /** Mode of a gitlink (a nested repository) in a tree. */
@@ -80,6 +81,8 @@ export class GitSandbox implements Sandbox {
   readonly #nested: NestedRepoTracker;
   readonly #largeFiles: LargeFileGuard;
   readonly #unrecordable: UnrecordablePaths;
+  /** Warnings of full scans whose entries were taken back out (see scan-verify.ts). */
+  readonly #scanWarnings: string[] = [];
   readonly #timeoutMs: number | undefined;
   readonly #marker: SandboxMarker;
   readonly #lockFile: string | undefined;
@@ -287,8 +290,16 @@ export class GitSandbox implements Sandbox {
       ).stdout,
     );
     const kept = await this.#largeFiles.filter(raw, git);
-    if (kept !== undefined) {
-      raw = kept;
+    if (kept !== undefined) raw = kept;
+    // What the scan stored anew is read again without following symlinks (see scan-verify.ts).
+    const { revert } = await verifyScan(this.root, raw);
+    if (revert.length > 0) {
+      await git(['update-index', '-z', '--index-info'], revertIndexInfo(revert));
+      const reverted = new Set(revert.map(({ path }) => path));
+      raw = raw.filter(({ path }) => !reverted.has(path));
+      this.#scanWarnings.push(scanRaceWarning(revert.map(({ path }) => path)));
+    }
+    if (kept !== undefined || revert.length > 0) {
       tree = (await this.#git(['write-tree'], signal)).stdout.trim();
       if (tree === this.#headTree) return unchanged();
     }
@@ -453,6 +464,7 @@ export class GitSandbox implements Sandbox {
       ...nestedRepoWarnings(this.#nested.list()),
       ...this.#unrecordable.warnings(),
       ...this.#largeFiles.takeWarnings(),
+      ...this.#scanWarnings.splice(0),
     ];
     return warnings.length === 0 ? snapshot : { ...snapshot, warnings };
   }

@@ -1,4 +1,16 @@
-import { lstatSync, mkdirSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { join } from 'node:path';
 import type { TreeReader } from './git-objects.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
@@ -27,16 +39,57 @@ export async function applyTreeDiff(
   for (const change of raw) if (change.status === 'D') removeEmptyParents(root, change.path);
   for (const change of writes) {
     const content = await trees.readBlob(change.dstSha);
-    const absolute = join(root, change.path);
     makeFolders(root, change.path);
-    rmSync(absolute, { recursive: true, force: true });
-    if (change.dstMode === '120000') symlinkSync(content, absolute);
-    else
-      writeFileSync(absolute, content, {
-        flag: 'wx',
-        mode: change.dstMode === '100755' ? 0o777 : 0o666,
-      });
+    inFolder(root, change.path, (absolute) => {
+      rmSync(absolute, { recursive: true, force: true });
+      if (change.dstMode === '120000') symlinkSync(content, absolute);
+      else
+        writeFileSync(absolute, content, {
+          flag: 'wx',
+          mode: change.dstMode === '100755' ? 0o777 : 0o666,
+        });
+    });
   }
+}
+
+/**
+ * Runs `act` on the path of `path`'s entry as reached through its folder opened without
+ * following a link (`O_NOFOLLOW`) and located by the kernel (`/proc/self/fd`): a process in the
+ * sandbox that swaps the folder for a symlink after {@link makeFolders} looked at it (issue 35,
+ * items 5 and 6) makes the restore stop, never write or delete outside the tree. Where `/proc`
+ * cannot say (not Linux), the path itself.
+ */
+function inFolder(root: string, path: string, act: (absolute: string) => void): void {
+  const parts = path.split('/');
+  const name = parts.pop()!;
+  const folder = join(root, ...parts);
+  let fd: number;
+  try {
+    fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    throw changedDuringRestore(folder, (error as NodeJS.ErrnoException).code);
+  }
+  try {
+    let where: string | undefined;
+    try {
+      where = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      act(join(folder, name));
+      return;
+    }
+    if (where !== folder) throw changedDuringRestore(folder, `now ${where}`);
+    act(`/proc/self/fd/${fd}/${name}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function changedDuringRestore(folder: string, why: string | undefined): AgentsError {
+  return new AgentsError(
+    AgentsErrorCode.SandboxFailed,
+    `The folder ${folder} changed while the restore wrote into it (${why ?? 'error'}): a process in the sandbox replaced it. Nothing was written outside the sandbox; stop that process and restore again.`,
+    { details: { path: folder } },
+  );
 }
 
 function remove(root: string, path: string): void {
