@@ -71,7 +71,7 @@ export function urlCredentials(text: string): UrlCredentials | undefined {
 }
 
 /** `text` with its URL credentials (password, secret query values) replaced by `***`. */
-function maskUrlText(text: string): string {
+export function maskUrlText(text: string): string {
   const found = urlCredentials(text);
   if (found === undefined) return text;
   const spans = [...(found.password ? [found.password] : []), ...found.query].sort(

@@ -6,7 +6,7 @@
  * value still matches.
  */
 import { homedir } from 'node:os';
-import { isSecretName, urlCredentials } from '../redact.js';
+import { isSecretName, maskUrlText } from '../redact.js';
 
 const REDACTED = '***';
 
@@ -32,17 +32,6 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function maskUrl(text: string): string {
-  const found = urlCredentials(text);
-  if (found === undefined) return text;
-  const spans = [...(found.password ? [found.password] : []), ...found.query].sort(
-    (a, b) => b.start - a.start,
-  );
-  let out = text;
-  for (const span of spans) out = `${out.slice(0, span.start)}${REDACTED}${out.slice(span.end)}`;
-  return out;
-}
-
 /** Builds the redactor of one recording (or one replay, which must use the same options). */
 export function createCassetteRedactor(options: CassetteRedactOptions = {}): CassetteRedactor {
   const home = homedir();
@@ -62,7 +51,7 @@ export function createCassetteRedactor(options: CassetteRedactOptions = {}): Cas
         );
   const byPath = new Map(aliases.map((alias) => [alias.path, alias.as]));
   const mapString = (text: string): string => {
-    const masked = maskUrl(text);
+    const masked = maskUrlText(text);
     return pattern === undefined
       ? masked
       : masked.replace(pattern, (hit) => byPath.get(hit) ?? hit);
