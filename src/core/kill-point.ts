@@ -7,6 +7,8 @@
 
 /** The boundaries a run passes, in the order one tool step passes them. */
 export type KillPointName =
+  /** Making a sandbox in a given folder, its store and tree made, before its marker is written. */
+  | 'sandbox-create'
   /**
    * The agent node, before the model is called: the n-th pass is between steps (the previous
    * tools step's checkpoint is durable by then; the run's input too, on the first).

@@ -1,7 +1,7 @@
-import { readFile, rm } from 'node:fs/promises';
+import { access, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
+import { findThreadSandboxes, threadSandboxDir } from '../../src/actors/thread-sandbox.js';
 import {
   addFixtureFilesSkill,
   addScriptedActors,
@@ -104,6 +104,34 @@ describe('a run killed part-way (SIGKILL at a named boundary), then --continue',
       expect(endsOf(resumed.stdout), resumed.stdout).toEqual(['write_file', 'append_then_wait']);
       expect(await sandboxFile(dir, 'count.txt')).toBe('ran\n');
       expect(await sandboxFile(dir, 'a.txt')).toBe('A1');
+    },
+  );
+
+  it(
+    'killed while it made the sandbox: the next run removes the half-made sandbox and runs (#38 item 10)',
+    { timeout: 60_000 },
+    async () => {
+      const run = await killedRun('sandbox-create:1');
+      expect(run.code, run.stderr).toBeNull();
+      // Precondition: a half-made sandbox (store, no marker) is left in the thread's folder.
+      const sandboxDir = join(threadSandboxDir(join(dir, '.agents'), 'bot', THREAD), 'sandbox');
+      expect((await readdir(sandboxDir)).sort()).toContain('run');
+      await expect(access(join(sandboxDir, 'run', 'sandbox.json'))).rejects.toThrow();
+      const again = await agentsProcess(dir, [
+        'actor',
+        'run',
+        'bot',
+        '--input',
+        'go',
+        '--thread',
+        THREAD,
+        '--keep-sandbox',
+        '--json',
+      ]);
+      expect(again.stderr).not.toContain('the folder is not empty');
+      expect(again.code, again.stderr).toBe(0);
+      expect(endsOf(again.stdout)).toEqual(['write_file', 'append_then_wait']);
+      expect(await sandboxFile(dir, 'count.txt')).toBe('ran\n');
     },
   );
 });
