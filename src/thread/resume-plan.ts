@@ -58,10 +58,14 @@ export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values
   let head = readSandboxState(state.values).sandboxHead ?? '';
   for (const plain of plainHeads) head = reduceSandboxHead(head, plain);
   for (const claim of claims) head = reduceSandboxHead(head, claim);
-  const toolsNext = state.next.includes('tools');
+  // `next` omits tasks whose results were saved; a step killed before its checkpoint was
+  // written has all of them saved, so its tasks tell which step it was (#38 item 9).
+  const next =
+    state.next.length > 0 ? [...state.next] : [...new Set(state.tasks.map((t) => t.name))];
+  const toolsNext = next.includes('tools');
   return {
-    unfinished: state.next.length > 0,
-    next: [...state.next],
+    unfinished: next.length > 0,
+    next,
     completed: toolsNext ? calls.filter((call) => done.has(call.id)) : [],
     rerun: toolsNext ? calls.filter((call) => !done.has(call.id)) : [],
     head: head === '' ? undefined : head,

@@ -31,6 +31,11 @@ const CASES: KillCase[] = [
   { killAt: undefined, inFlight: [] },
   // Before the first tools/call is sent: nothing executed.
   { killAt: 'before-send:1', inFlight: [] },
+  // The checkpoint after the first model turn (puts: input, step 0, step 1): the turn's result
+  // is a saved write, no checkpoint names it yet.
+  { killAt: 'checkpoint-write:3', inFlight: [] },
+  // The checkpoint after the parallel step: both results are saved writes by then.
+  { killAt: 'checkpoint-write:4', inFlight: [] },
   // Between steps: the second model turn, after the parallel step's checkpoint.
   { killAt: 'before-model:2', inFlight: [] },
   // The last call answered, its snapshot not yet taken.
