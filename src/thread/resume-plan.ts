@@ -20,6 +20,8 @@ export interface PlannedCall {
 export interface ResumePlan {
   /** True when the latest checkpoint has steps left to run (the run did not finish). */
   unfinished: boolean;
+  /** The step's results were all saved, its checkpoint not written: nothing of it runs again. */
+  savedStep: boolean;
   /** The nodes that run next (`agent`: the model turn; `tools`: the calls below). */
   next: string[];
   /** Calls whose result was saved: they never run again. */
@@ -65,6 +67,7 @@ export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values
   const toolsNext = next.includes('tools');
   return {
     unfinished: next.length > 0,
+    savedStep: state.next.length === 0 && next.length > 0,
     next,
     completed: toolsNext ? calls.filter((call) => done.has(call.id)) : [],
     rerun: toolsNext ? calls.filter((call) => !done.has(call.id)) : [],
@@ -76,6 +79,9 @@ export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values
 export function describeResumePlan(plan: ResumePlan, threadId: string): string {
   const list = (calls: PlannedCall[]): string =>
     calls.map((call) => `${call.name} (${call.id})`).join(', ');
+  if (plan.savedStep && plan.rerun.length === 0 && plan.completed.length === 0) {
+    return `Continuing thread ${threadId} from its last checkpoint: the results of its last step (${plan.next.join(', ')}) were saved before the process stopped; the run goes on from them, nothing runs again.`;
+  }
   if (plan.rerun.length === 0 && plan.completed.length === 0) {
     return `Continuing thread ${threadId} from its last checkpoint: ${plan.next.includes('agent') ? 'the model turn that did not finish runs again' : `the step(s) ${plan.next.join(', ')} run again`}; no tool call runs again.`;
   }

@@ -121,6 +121,9 @@ async function runCase(killCase: KillCase): Promise<void> {
       '--keep-sandbox',
     ]);
     expect(resumed.code, `${label}: ${resumed.stderr}`).toBe(0);
+    // Said before running: a step whose results were saved never runs again.
+    if (killCase.killAt === 'checkpoint-write:3')
+      expect(resumed.stderr, label).toContain('nothing runs again');
   }
 
   const log = await readFile(sideLog, 'utf8').catch(() => {
