@@ -1,3 +1,5 @@
+import { killPoint } from '../core/kill-point.js';
+import { trackCheckpointWrites } from '../thread/durable-writes.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
@@ -116,6 +118,7 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   const { budgets } = options;
+  const writes = trackCheckpointWrites(options.checkpointer);
   const agent = async (state: ActorState['State'], config?: LangGraphRunnableConfig) => {
     // Before the model call: at a limit the run pauses here, every tool result saved.
     const runTurns = pauseAtTurnLimit(state.runTurns, maxTurns, name);
@@ -136,11 +139,14 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
     }
     const messages =
       instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
+    // The checkpoint holding the run's input is durable before the model runs (#38 item 9).
+    await writes.settled();
+    killPoint('before-model');
     const reply = toAIMessage(await bound.invoke(messages));
     budgets?.countCalls(threadId, reply.tool_calls?.length ?? 0);
     return { messages: [reply], runTurns };
   };
-  const graph = buildGraph(agent, toolNode, options.checkpointer, maxTurns);
+  const graph = buildGraph(agent, toolNode, writes.saver, maxTurns);
   graph.name = name;
   return { graph, tools, unsubscribe: () => toolSet.close() };
 }

@@ -351,7 +351,8 @@ class LocalActor implements ActorInstance {
       yield* this.stream(new Command({ resume }) as ActorGraphInput, options);
       return;
     }
-    if (state.next.length === 0) {
+    // Tasks with saved results and no checkpoint after them: killed mid-step, not finished.
+    if (state.next.length === 0 && state.tasks.length === 0) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
         `Thread "${threadId}" of actor "${this.name}" has nothing to continue: its last run finished (or it never ran). Start a new turn with a new input.`,

@@ -2,6 +2,7 @@ import type { StructuredTool } from '@langchain/core/tools';
 import type { McpClient } from './mcp-client.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrides } from '../config/tool-schema.js';
+import { killPoint } from '../core/kill-point.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { inferCapabilities } from './capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from './path-arguments.js';
@@ -234,6 +235,7 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
       const verdict = validator.validate(args);
       if (!verdict.valid)
         return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
+      killPoint('before-send');
       if (tool.outputSchema === undefined) return caller.callTool(toolName, args, context, hints);
       outputValidator ??= compileArgumentValidator(tool.outputSchema);
       const checker = outputValidator;

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { killPoint } from '../core/kill-point.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ChangeRecord } from '../core/change-record.js';
@@ -213,7 +214,9 @@ export function createChangeTracker(sandbox: Sandbox): ChangeTracker {
         let record: ChangeRecord;
         try {
           // No call signal here on purpose: an aborted call may still have written files.
+          killPoint('after-answer');
           const snapshot = await sandbox.snapshot(label);
+          killPoint('after-snapshot');
           lock.rememberParent(snapshot.sha, snapshot.parent);
           const skipped =
             skippedBefore === undefined

@@ -20,6 +20,8 @@ export interface PlannedCall {
 export interface ResumePlan {
   /** True when the latest checkpoint has steps left to run (the run did not finish). */
   unfinished: boolean;
+  /** The step's results were all saved, its checkpoint not written: nothing of it runs again. */
+  savedStep: boolean;
   /** The nodes that run next (`agent`: the model turn; `tools`: the calls below). */
   next: string[];
   /** Calls whose result was saved: they never run again. */
@@ -58,10 +60,15 @@ export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values
   let head = readSandboxState(state.values).sandboxHead ?? '';
   for (const plain of plainHeads) head = reduceSandboxHead(head, plain);
   for (const claim of claims) head = reduceSandboxHead(head, claim);
-  const toolsNext = state.next.includes('tools');
+  // `next` omits tasks whose results were saved; a step killed before its checkpoint was
+  // written has all of them saved, so its tasks tell which step it was (#38 item 9).
+  const next =
+    state.next.length > 0 ? [...state.next] : [...new Set(state.tasks.map((t) => t.name))];
+  const toolsNext = next.includes('tools');
   return {
-    unfinished: state.next.length > 0,
-    next: [...state.next],
+    unfinished: next.length > 0,
+    savedStep: state.next.length === 0 && next.length > 0,
+    next,
     completed: toolsNext ? calls.filter((call) => done.has(call.id)) : [],
     rerun: toolsNext ? calls.filter((call) => !done.has(call.id)) : [],
     head: head === '' ? undefined : head,
@@ -72,6 +79,9 @@ export function planResume(state: Pick<StateSnapshot, 'next' | 'tasks' | 'values
 export function describeResumePlan(plan: ResumePlan, threadId: string): string {
   const list = (calls: PlannedCall[]): string =>
     calls.map((call) => `${call.name} (${call.id})`).join(', ');
+  if (plan.savedStep && plan.rerun.length === 0 && plan.completed.length === 0) {
+    return `Continuing thread ${threadId} from its last checkpoint: the results of its last step (${plan.next.join(', ')}) were saved before the process stopped; the run goes on from them, nothing runs again.`;
+  }
   if (plan.rerun.length === 0 && plan.completed.length === 0) {
     return `Continuing thread ${threadId} from its last checkpoint: ${plan.next.includes('agent') ? 'the model turn that did not finish runs again' : `the step(s) ${plan.next.join(', ')} run again`}; no tool call runs again.`;
   }

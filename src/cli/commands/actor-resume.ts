@@ -163,7 +163,11 @@ export const actorResumeCommand: Command = {
         // Paused for an approval: that needs an answer, not --continue.
         const waiting = stopped === undefined && interrupts.length > 0;
         // A run that ended mid-way (killed, a crash, a login needed) has steps left to run.
-        const unfinished = stopped === undefined && !waiting && state.next.length > 0;
+        // Killed after a step's tasks saved their results but before its checkpoint was written,
+        // `next` is empty (LangGraph lists only tasks without results) while the step's tasks
+        // are still there: that run did not finish either (#38 item 9).
+        const unfinished =
+          stopped === undefined && !waiting && (state.next.length > 0 || state.tasks.length > 0);
         if (stopped === undefined && !unfinished) {
           throw new AgentsError(
             AgentsErrorCode.CheckpointNotFound,

@@ -3,6 +3,8 @@ import { cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { removeTree } from '../remove-tree.js';
+import { clearCreationMark, prepareCreationDir } from '../creation-mark.js';
+import { killPoint } from '../../core/kill-point.js';
 import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
 import { originOf, parseSandboxFrom } from '../base-origin.js';
 import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../base-origin.js';
@@ -17,7 +19,6 @@ import {
   ID_PATTERN,
   MARKER_KIND,
   MARKER_VERSION,
-  prepareEmptyDir,
   writeMarker,
   writeMarkerSync,
   type SandboxMarker,
@@ -212,7 +213,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
     if (first !== undefined) madeBase = { dir: baseDir, first: dirname(first) };
     container = await mkdtempIn(baseDir);
   } else {
-    container = await prepareEmptyDir(options.dir, id);
+    container = await prepareCreationDir(options.dir, id);
   }
   const runDir = join(container, 'run');
   const treeDir = join(container, id);
@@ -316,7 +317,9 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Loca
       head: head ?? base,
       maxFileBytes,
     };
+    killPoint('sandbox-create');
     await writeMarker(runDir, marker);
+    if (options.dir !== undefined) await clearCreationMark(container);
     // A run sandbox of the state folder (or a base dir) is locked while open, so `agents
     // sandbox prune` never deletes it under a live run; a `dir` sandbox is locked by
     // `openSandbox({ lock })` when its owner asks.
