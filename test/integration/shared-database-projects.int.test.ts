@@ -47,6 +47,9 @@ function rootCommit(dir: string): string {
 
 async function makeProject(name: string, file: string): Promise<Project> {
   const dir = await makeProjectRepo(`${name}-`, root);
+  // Two repos made in the same second from the same files share their root commit (and so, by
+  // design, their project id: clones of one repository are one project). Name each one's root.
+  execFileSync('git', ['commit', '-q', '--amend', '-m', `init ${name}`], { cwd: dir });
   await addFixtureFilesSkill(dir);
   await mkdir(join(dir, '.agents', 'actors'), { recursive: true });
   await writeFile(
