@@ -409,8 +409,9 @@ const TMPFS_ROOTS = ['/tmp', '/var/tmp'];
  * the absolute paths among its arguments live. A link is kept where it is named (its folder) and
  * where it really lives. A real file's folder widens to: inside `node_modules`, the folder holding
  * the outermost one; else the nearest package root (a `package.json`, `pyproject.toml` or
- * `Cargo.toml` above it, below the home folder or a tmp root); else, under a private tmp root,
- * the whole top folder (a checkout in /tmp/x resolves imports from /tmp/x/node_modules); for a
+ * `Cargo.toml` above it, below the home folder or a tmp root); else, under a private tmp root
+ * and outside the home folder, the whole top folder (a checkout in /tmp/x resolves imports from
+ * /tmp/x/node_modules); for a
  * program in `X/bin/`, `X` (an npm or Python prefix: `bin/` holds links into `lib/`).
  */
 function serverFolders(command: string, args: readonly string[], cwd: string): string[] {
@@ -444,7 +445,11 @@ function installFolders(folder: string, program: boolean): string[] {
   for (let at = folder; at !== dirname(at) && at !== home && at !== tmp; at = dirname(at)) {
     if (PACKAGE_MARKERS.some((marker) => existsSync(join(at, marker)))) return [at];
   }
-  if (tmp !== undefined) return [join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!)];
+  // Not inside the home folder: its tmpfs lies deeper than a tmp root's top folder and would
+  // cover that restore (a home under /tmp), and a top folder at or in the home would put the
+  // whole home back.
+  if (tmp !== undefined && folder !== home && !isWithin(folder, home))
+    return [join(tmp, folder.slice(tmp.length + 1).split(sep)[0]!)];
   if (program && basename(folder) === 'bin' && dirname(folder) !== sep) {
     const prefix = dirname(folder);
     return PREFIX_PARTS.map((part) => join(prefix, part)).filter((path) => existsSync(path));

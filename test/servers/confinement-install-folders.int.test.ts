@@ -34,13 +34,17 @@ it('a server in ~/.cargo/bin or ~/.local/bin runs, and cannot read the credentia
     expect(MUST_CONFINE).toBe(false);
     return;
   }
-  // A home outside /tmp (under /tmp every top folder of a checkout is kept readable whole).
+  // A home in the checkout (outside /tmp unless the checkout is there) and one under the
+  // private /tmp: there the home's tmpfs lies below /tmp's top folder, so only the prefix rule
+  // puts the server's lib back.
   mkdirSync(OUTSIDE_TMP, { recursive: true });
-  const home = realpathSync(mkdtempSync(join(OUTSIDE_TMP, 'home-')));
-  cleanups.push(home);
+  const homes = [realpathSync(mkdtempSync(join(OUTSIDE_TMP, 'home-'))), join(scratch, 'home')];
+  cleanups.push(homes[0]!);
   const sandbox = join(scratch, 'sandbox');
   mkdirSync(sandbox);
-  for (const prefix of ['.cargo', '.local']) {
+  for (const [home, prefix] of homes.flatMap((home) =>
+    ['.cargo', '.local'].map((prefix) => [home, prefix] as const),
+  )) {
     const root = join(home, prefix);
     mkdirSync(join(root, 'bin'), { recursive: true });
     mkdirSync(join(root, 'lib'), { recursive: true });

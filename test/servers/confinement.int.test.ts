@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { resolveConfinement, type Confinement } from '../../src/servers/confinem
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { createStdioTransport } from '../../src/servers/stdio-transport.js';
 import type { StdioTransport } from '../../src/servers/stdio-transport-types.js';
-import { FAULT_SERVER, faultServerConfig, groupReaped } from './fixture.js';
+import { FAULT_SERVER, faultServerConfig, groupReaped, launcherFolder } from './fixture.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
 import { NPM_START_MARKER } from '../../src/servers/npm-cache.js';
 
@@ -344,8 +344,8 @@ describe('an npx server whose first start was cut short', () => {
       return;
     }
     // Stand-in `npx` launchers: one that dies before answering (a start killed during the
-    // install), one that runs a real MCP server.
-    const bin = join(scratch, 'bin');
+    // install), one that runs a real MCP server (kept in the checkout: see launcherFolder).
+    const bin = launcherFolder('npx-');
     mkdirSync(join(bin, 'dies'), { recursive: true });
     mkdirSync(join(bin, 'works'), { recursive: true });
     writeFileSync(join(bin, 'dies', 'npx'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
@@ -392,6 +392,7 @@ describe('an npx server whose first start was cut short', () => {
       stderr.mockRestore();
       if (saved === undefined) delete process.env['XDG_CACHE_HOME'];
       else process.env['XDG_CACHE_HOME'] = saved;
+      rmSync(bin, { recursive: true, force: true });
     }
   });
 });

@@ -1,3 +1,5 @@
+import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { NamedServerConfig, StdioServerConfig } from '../../src/config/server-schema.js';
@@ -9,6 +11,19 @@ import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 
 /** The fault server fixture (plain .mjs: no tsx start-up cost per spawn). */
 export const FAULT_SERVER = fileURLToPath(new URL('../fixtures/fault-server.mjs', import.meta.url));
+
+/**
+ * A fresh folder for a stand-in launcher (a fake `npx` that runs FAULT_SERVER), inside this
+ * checkout (git-ignored `.test-tmp`); remove it after the test. Confined, the launcher's package
+ * root (the checkout: the fixture and its node_modules) is put back read-only. From the system
+ * tmp it would fail when the checkout lies under /tmp: the private /tmp hides the checkout, and
+ * nothing on the command line names the fixture.
+ */
+export function launcherFolder(prefix: string): string {
+  const base = fileURLToPath(new URL('../../.test-tmp', import.meta.url));
+  mkdirSync(base, { recursive: true });
+  return realpathSync(mkdtempSync(join(base, prefix)));
+}
 
 /** Short timeouts so fault tests finish quickly; override per test. */
 export const FAST_TIMEOUTS = {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
 import { NPM_START_MARKER } from '../../src/servers/npm-cache.js';
-import { FAULT_SERVER } from './fixture.js';
+import { FAULT_SERVER, launcherFolder } from './fixture.js';
 import { agentsProcess, makeProjectRepo } from '../cli/helpers.js';
 
 const BUBBLEWRAP = probeBubblewrap();
@@ -21,14 +21,18 @@ describe('what a server plants in its npm cache', () => {
   let dir: string;
   let xdg: string;
   let cache: string;
+  let bin: string;
   beforeEach(async () => {
     dir = await makeProjectRepo('agents-npm-planted-');
     xdg = join(dir, '..', `${dir.split('/').pop()!}-cache`);
     cache = join(xdg, 'agents', 'npm', 'npmsrv');
+    // In the checkout, so the stand-in `npx` can run the checkout's fixture: see launcherFolder.
+    bin = launcherFolder('npm-planted-');
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
     await rm(xdg, { recursive: true, force: true });
+    await rm(bin, { recursive: true, force: true });
   });
 
   it(
@@ -40,8 +44,7 @@ describe('what a server plants in its npm cache', () => {
         return;
       }
       // A stand-in `npx` that runs a real MCP server, or fails while `.fail` is in its cache.
-      const bin = join(xdg, 'bin');
-      await mkdir(bin, { recursive: true });
+      await mkdir(xdg, { recursive: true });
       const npx = join(bin, 'npx');
       await writeFile(
         npx,
