@@ -1,6 +1,7 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { resolveCheckpointer } from '../checkpoint/backends.js';
 import type { CheckpointerSettings } from '../checkpoint/backends.js';
+import { withSaverMethods } from '../checkpoint/saver-proxy.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { planResume } from '../thread/resume-plan.js';
 import { gitRemoteEnv, runGit } from '../sandbox/git.js';
@@ -127,19 +128,14 @@ export function withSnapshotBarrier(
   saver: BaseCheckpointSaver,
   barrier: () => Promise<void>,
 ): BaseCheckpointSaver {
-  return new Proxy(saver, {
-    get(target, property) {
-      if (property === 'put' || property === 'putWrites') {
-        const write = Reflect.get(target, property, target) as (...args: unknown[]) => unknown;
-        return async (...args: unknown[]) => {
-          await barrier();
-          return write.apply(target, args);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function'
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
+  return withSaverMethods(saver, {
+    put: async (...args: Parameters<BaseCheckpointSaver['put']>) => {
+      await barrier();
+      return saver.put(...args);
+    },
+    putWrites: async (...args: Parameters<BaseCheckpointSaver['putWrites']>) => {
+      await barrier();
+      return saver.putWrites(...args);
     },
   });
 }

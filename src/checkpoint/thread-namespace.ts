@@ -1,5 +1,6 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BaseCheckpointSaver, CheckpointTuple } from '@langchain/langgraph-checkpoint';
+import { withSaverMethods } from './saver-proxy.js';
 
 /**
  * Whose threads a saver keeps in a store several projects and actors share (a Postgres
@@ -77,8 +78,7 @@ export function withThreadNamespace(
   };
   const threadOf = (config: RunnableConfig | undefined): unknown =>
     config?.configurable?.['thread_id'];
-
-  const wrapped: Partial<Record<string | symbol, unknown>> = {
+  const wrapped: Partial<Record<keyof BaseCheckpointSaver, (...args: never[]) => unknown>> = {
     async get(config: RunnableConfig) {
       await ready(threadOf(config));
       return saver.get(inward(config));
@@ -123,13 +123,5 @@ export function withThreadNamespace(
       return saver.deleteThread(prefix + threadId);
     },
   };
-  return new Proxy(saver, {
-    get(target, property) {
-      if (Object.hasOwn(wrapped, property)) return wrapped[property];
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function'
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
-    },
-  });
+  return withSaverMethods(saver, wrapped);
 }

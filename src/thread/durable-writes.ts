@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { killPoint } from '../core/kill-point.js';
+import { withSaverMethods } from '../checkpoint/saver-proxy.js';
 
 /*
  * Issue 38 item 9: LangGraph writes the checkpoint holding a run's input (`source: "input"`)
@@ -21,25 +22,23 @@ export interface TrackedSaver {
 /** Wraps `saver` so that its writes in flight can be awaited (see {@link TrackedSaver}). */
 export function trackCheckpointWrites(saver: BaseCheckpointSaver): TrackedSaver {
   const inFlight = new Set<Promise<unknown>>();
-  const proxy = new Proxy(saver, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const method = value as (...args: unknown[]) => unknown;
-      if (property !== 'put' && property !== 'putWrites') return method.bind(target);
-      return (...args: unknown[]) => {
-        if (property === 'put') killPoint('checkpoint-write');
-        const write = Promise.resolve(method.apply(target, args));
-        // A failure is LangGraph's to report (it fails the run); here it only ends the wait.
-        const settled = write.then(
-          () => undefined,
-          () => undefined,
-        );
-        inFlight.add(settled);
-        void settled.then(() => inFlight.delete(settled));
-        return write;
-      };
+  const track = <T>(write: Promise<T>): Promise<T> => {
+    // A failure is LangGraph's to report (it fails the run); here it only ends the wait.
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
+    return write;
+  };
+  const proxy = withSaverMethods(saver, {
+    put: (...args: Parameters<BaseCheckpointSaver['put']>) => {
+      killPoint('checkpoint-write');
+      return track(saver.put(...args));
     },
+    putWrites: (...args: Parameters<BaseCheckpointSaver['putWrites']>) =>
+      track(saver.putWrites(...args)),
   });
   return {
     saver: proxy,

@@ -2,6 +2,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { ChangeRecordSchema } from '../core/change-record.js';
+import { withSaverMethods } from '../checkpoint/saver-proxy.js';
 
 /*
  * The write-time assertion of issue 38, item 1: a checkpoint written after a step whose tool
@@ -102,16 +103,7 @@ export function withHeadCheck(saver: BaseCheckpointSaver): BaseCheckpointSaver {
     }
     return saver.put(...args);
   };
-  return new Proxy(saver, {
-    get(target, property) {
-      if (property === 'put') return put;
-      if (property === 'putWrites') return putWrites;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function'
-        ? (value as (...args: unknown[]) => unknown).bind(target)
-        : value;
-    },
-  });
+  return withSaverMethods(saver, { put, putWrites });
 }
 
 /** The record snapshots in the pending writes of the checkpoint `config` names. */
