@@ -21,7 +21,8 @@ describe('agents init', () => {
       expect(init.stdout).toContain('actor "coder" (model: scripted, offline');
       const next = init.stdout.split('\n').filter((line) => line.startsWith('  agents '));
       expect(next).toHaveLength(3);
-      expect(next[0]).toContain('agents actor run coder --thread t1 --input "Write hello.txt"');
+      // A conversation first: the quick start's path (init, chat, review, apply, undo).
+      expect(next[0]).toContain('agents chat coder --thread t1');
       // The server works on the sandbox root only: "." is its one allowed folder.
       const server = await readFile(join(dir, '.agents', 'servers', 'fs.yaml'), 'utf8');
       expect(server).toMatch(/- \.\n/);
@@ -31,11 +32,11 @@ describe('agents init', () => {
       expect(again.code).toBe(3);
       expect(again.stderr).toContain('never overwrites one');
 
-      // The first next command, as printed, with the approval typed in.
+      // The first next command, as printed, with the turn and the approval typed in.
       const run = await agentsWithStdin(
         dir,
-        'a\n',
-        ...['actor', 'run', 'coder', '--thread', 't1', '--input', 'Write hello.txt'],
+        'Write hello.txt\na\n',
+        ...['chat', 'coder', '--thread', 't1'],
       );
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('changed: A hello.txt');

@@ -13,7 +13,8 @@ Writes a working workspace (.agents/) into the current project, refusing to touc
 exists: a filesystem MCP server confined to the sandbox (server "fs"), a skill using it ("files")
 and an actor ("coder"). The model is --model, else openai:gpt-4.1-mini when OPENAI_API_KEY is set
 and @langchain/openai is installed, else an offline scripted model (.agents/actors/coder.script.yaml)
-that writes hello.txt, so the whole loop runs without a key. Then it prints the next commands.
+that writes hello.txt, so the whole loop runs without a key. Then it prints the next commands:
+a conversation with the actor (agents chat), review, apply.
 
 Options:
   --model M     the actor's model: provider:model (e.g. openai:gpt-4.1-mini) or scripted:PATH
@@ -108,7 +109,7 @@ export const initCommand: Command = {
           ` (model: ${model ?? 'scripted, offline: actors/coder.script.yaml'}; policy: ${policy}).`,
         '',
         'Next:',
-        `  ${agents('actor run coder --thread t1 --input')} "Write hello.txt"   # asks before each write`,
+        `  ${agents('chat coder --thread t1')}   # type: Write hello.txt (then a to approve; /diff, /undo, /exit)`,
         `  ${agents('sandbox diff --thread t1 --patch')}   # review what it changed`,
         `  ${agents('sandbox apply --thread t1')}   # take the work into your files (--undo puts them back)`,
       ].join('\n'),
