@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor } from '@agents/langgraph-mcp';
@@ -12,8 +13,14 @@ import type { ApprovalResponse } from '@agents/langgraph-mcp/policy';
 // A project with its `.agents/` workspace: plain YAML files (`agents server|skill|actor add`
 // writes the same). The model is scripted (offline): it writes a file, then answers.
 const project = await mkdtemp(join(tmpdir(), 'my-project-'));
+// The filesystem MCP server, installed in your project (`npm i -D
+// @modelcontextprotocol/server-filesystem`): started from node_modules, no download on the
+// first run. Its one folder, ".", is the sandbox root.
+const fsServer = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
 const files = {
-  'servers/fs.yaml': `command: npx\nargs: [-y, '@modelcontextprotocol/server-filesystem', '.']\n`,
+  'servers/fs.yaml': `command: node\nargs: [${JSON.stringify(fsServer)}, '.']\n`,
   'skills/files.yaml': 'description: Read and write files.\nmcpServers: [fs]\n',
   'actors/coder.yaml': 'skills: [files]\nmodel: scripted   # replays coder.script.yaml\n',
   'actors/coder.script.yaml': `- tool_calls: [{ name: write_file, args: { path: CONTRIBUTING.md, content: "Be kind." } }]\n- content: Added CONTRIBUTING.md.\n`,
