@@ -11,6 +11,8 @@ export interface CliCall {
   argv: string[];
   cwd: string;
   code: number;
+  /** True when the test stopped it (as Ctrl-C) while it ran: `agents serve` was serving. */
+  stoppedWhileRunning: boolean;
 }
 
 /** A Unix socket that runs `agents` command lines with the CLI's `main`, in this process. */
@@ -40,12 +42,17 @@ function serve(socket: Socket, calls: CliCall[]): void {
   const controller = new AbortController();
   let buffered = Buffer.alloc(0);
   let started = false;
+  let finished = false;
+  let stoppedWhileRunning = false;
   const out = (type: 'o' | 'E', header: Header) =>
     new Writable({
       write(chunk: Buffer, _encoding, done) {
         if (!socket.destroyed) socket.write(frame(type, chunk));
         if (type === 'o' && header.stopWhenReady && !controller.signal.aborted)
-          setTimeout(() => controller.abort(new Error('Interrupted by SIGINT')), 200);
+          setTimeout(() => {
+            stoppedWhileRunning = !finished;
+            controller.abort(new Error('Interrupted by SIGINT'));
+          }, 200);
         done();
       },
     });
@@ -58,7 +65,8 @@ function serve(socket: Socket, calls: CliCall[]): void {
       stderr: out('E', header),
       signal: controller.signal,
     }).then((code) => {
-      calls.push({ argv: header.argv, cwd: header.cwd, code });
+      finished = true;
+      calls.push({ argv: header.argv, cwd: header.cwd, code, stoppedWhileRunning });
       if (!socket.destroyed) socket.end(frame('x', String(code)));
     });
   };

@@ -170,7 +170,11 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
       const agentsLines = block.commands.filter((command) =>
         /(^|[|&;(]\s*)agents /.test(command.text),
       );
-      expect(socket.calls.length - callsBefore).toBeGreaterThanOrEqual(agentsLines.length);
+      const calls = socket.calls.slice(callsBefore);
+      expect(calls.length).toBeGreaterThanOrEqual(agentsLines.length);
+      // A command that runs until Ctrl-C was still running when stopped, not ended by itself.
+      const stopped = calls.filter((call) => call.stoppedWhileRunning);
+      expect(stopped).toHaveLength(block.commands.filter((command) => command.stopsOnCtrlC).length);
     },
   );
 });
