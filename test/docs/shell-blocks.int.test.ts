@@ -20,7 +20,7 @@ import {
  * through a Unix socket (test/docs/cli-socket.ts), not a tsx start per line: the README's alias
  * (`npm run -s agents --`, tsx on src/cli/main.ts) reaches the same `main`, and is checked once.
  *
- * A command whose comment says `fails: exit N` must exit N; every other one must exit 0. A
+ * A command whose comment says `exits N` or `fails: exit N` must exit N; every other one 0. A
  * command whose comment says `Ctrl-C stops it` is stopped as Ctrl-C would once it printed.
  */
 
@@ -77,6 +77,7 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
   let scratch: string;
   let clone: string;
   let socket: CliSocket;
+  const stateDir = process.env['AGENTS_STATE_DIR'];
   const git = (...args: string[]) => execFileSync('git', args, { cwd: clone, stdio: 'pipe' });
 
   beforeAll(async () => {
@@ -91,6 +92,8 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
 
   afterAll(async () => {
     await socket?.close();
+    if (stateDir === undefined) delete process.env['AGENTS_STATE_DIR'];
+    else process.env['AGENTS_STATE_DIR'] = stateDir;
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   });
 
