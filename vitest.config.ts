@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
  * starts one (or uses AGENTS_TEST_POSTGRES_URL) when that project has files to run.
  */
 const POSTGRES_TESTS = [
+  'test/cli/crash-harness-postgres.int.test.ts',
   'test/checkpoint/checkpointer.int.test.ts',
   'test/integration/several-workers.int.test.ts',
   'test/integration/shared-database-projects.int.test.ts',

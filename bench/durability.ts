@@ -81,13 +81,20 @@ function median(values: number[]): number {
 
 const figures: Record<string, number[]> = { async: [], sync: [] };
 for (let round = 0; round < rounds; round++) {
-  // Interleaved, so machine noise hits both modes alike.
-  for (const mode of ['async', 'sync'] as const) figures[mode]!.push(await runOnce(mode));
+  // Interleaved, so machine noise hits both modes alike; the order alternates, so neither mode
+  // always runs first (a warm-up or a neighbour's burst would count against one mode only).
+  const order = round % 2 === 0 ? (['async', 'sync'] as const) : (['sync', 'async'] as const);
+  for (const mode of order) figures[mode]!.push(await runOnce(mode));
 }
 const asyncMs = median(figures['async']!);
 const syncMs = median(figures['sync']!);
+// Paired per round (the two runs of a round ran back to back, under the same load): the ratio
+// is what survives a busy machine, where absolute figures swing by 2x between minutes.
+const ratios = figures['sync']!.map((sync, round) => sync / figures['async']![round]!);
 console.log(`| durability | ms per write call (median of ${rounds}, ${calls} calls) |`);
 console.log('| --- | ---: |');
 console.log(`| async | ${asyncMs.toFixed(1)} |`);
 console.log(`| sync | ${syncMs.toFixed(1)} |`);
 console.log(`| sync − async | ${(syncMs - asyncMs).toFixed(1)} |`);
+console.log(`| sync / async (median of per-round ratios) | ${median(ratios).toFixed(2)} |`);
+console.log(`\nper-round ratios: ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')}`);

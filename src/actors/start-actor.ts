@@ -32,6 +32,7 @@ import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
 import { openActorSandbox } from './actor-sandbox.js';
+import { refuseForeignThread } from './foreign-thread.js';
 import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { ActorSandbox } from './actor-sandbox.js';
 import type { ActivationStep, CreateActorOptions } from './actor-types.js';
@@ -256,6 +257,16 @@ async function openSandbox(
           ...(signal ? { signal } : {}),
         });
   if (shared) runtime.defer(() => shared.close());
+  // Under the lease, before a new thread's sandbox is made: is the id another's thread?
+  if (shared?.lease !== undefined && threadId !== undefined)
+    await refuseForeignThread({
+      checkpointer: spec.config.checkpointer,
+      projectDir: spec.store.projectDir,
+      workspaceRoot: spec.store.root,
+      actor: spec.name,
+      threadId,
+      ...(spec.options.onWarning ? { warn: spec.options.onWarning } : {}),
+    });
   if (!settings.enabled) return undefined;
   const opened = await openActorSandbox({
     backend: runtime.sandboxBackend,

@@ -18,8 +18,19 @@ export type KillPointName =
   | 'before-send'
   /** A tool call, after the server answered, before the snapshot of its changes. */
   | 'after-answer'
+  /**
+   * A snapshot's git writes half done: its commit object is written, the sandbox's head and the
+   * snapshot ref are not moved to it, and no shared store has been told of it.
+   */
+  | 'mid-snapshot'
   /** A tool call, after its snapshot is stored, before its result reaches any checkpoint. */
   | 'after-snapshot'
+  /**
+   * A push to a shared snapshot store (the n-th of the process): its keep commit is made
+   * locally, the store's ref not yet moved (pushes run in the background of a run; the checkpoint
+   * that names their snapshots waits for them).
+   */
+  | 'during-push'
   /** The checkpointer, before a checkpoint is written (the n-th `put` of the process). */
   | 'checkpoint-write';
 

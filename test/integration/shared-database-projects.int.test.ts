@@ -6,7 +6,7 @@
  * own namespace. Runs in the `e2e` vitest project (it needs the Postgres server).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
@@ -122,10 +122,17 @@ describe('two projects sharing one Postgres checkpointer', () => {
 
     // One after the other: two processes creating the tables of a fresh database at once can
     // fail (a setup race outside this test's subject).
+    const runs: CliRun[] = [];
     for (const project of [first, second]) {
       const run = await on(project, ['actor', 'run', 'bot', '--input', 'go', '--thread', 't1']);
       expect(run.code, run.stdout + run.stderr).toBe(0);
+      runs.push(run);
     }
+    // The second project's new t1 is its own, and it is told the database holds another one.
+    expect(runs[0]!.stderr).not.toContain('also holds a thread');
+    expect(runs[1]!.stderr).toContain(
+      `the shared database also holds a thread "t1" of project ${first.id} (actor bot)`,
+    );
     const [firstDiff, secondDiff] = await Promise.all([
       on(first, ['sandbox', 'diff', '--thread', 't1']),
       on(second, ['sandbox', 'diff', '--thread', 't1']),
@@ -150,6 +157,26 @@ describe('two projects sharing one Postgres checkpointer', () => {
     });
     expect(refs.trim().split('\n').sort()).toEqual(
       [first.id, second.id].map((id) => `refs/agents/projects/${id}/threads/bot/t1/keep`).sort(),
+    );
+
+    // Another actor of the first project, on a worker that never ran t1 (a fresh state folder):
+    // refused, naming the owner, instead of starting an empty thread of its own.
+    await writeFile(
+      join(first.dir, '.agents', 'actors', 'other.yaml'),
+      await readFile(join(first.dir, '.agents', 'actors', 'bot.yaml'), 'utf8'),
+    );
+    const freshState = await mkdtemp(join(root, 'state-fresh-'));
+    const foreign = await agentsProcess(
+      first.dir,
+      ['actor', 'run', 'other', '--input', 'go', '--thread', 't1'],
+      undefined,
+      { AGENTS_STATE_DIR: freshState },
+    );
+    expect(foreign.code, foreign.stdout + foreign.stderr).not.toBe(0);
+    expect(foreign.stderr).toContain('Thread "t1" belongs to actor "bot" in this project');
+    expect(foreign.stderr).toContain('agents actor resume bot --thread t1');
+    expect(await storedThreadIds('%t1')).not.toContain(
+      storedThreadIdOf({ project: first.id, actor: 'other' }, 't1'),
     );
 
     // Removing the thread in one project leaves the other's.

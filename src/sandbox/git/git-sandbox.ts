@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { killPoint } from '../../core/kill-point.js';
 import type { SandboxBaseOrigin, SandboxWarning } from '../base-origin.js';
 import type { ChangedPath } from '../../core/change-record.js';
 import type { LargeFileGuard } from '../large-files.js';
@@ -234,6 +235,7 @@ export class GitSandbox implements Sandbox {
       return { ...this.#withWarnings({ sha: parent, parent, changed: [] }), scan: 'watched' };
     }
     const sha = await this.#watched.commit(built.tree, parent, label);
+    killPoint('mid-snapshot');
     this.#onCommit?.(sha);
     await this.#nested.update(built.raw);
     this.#indexLag.record(built.raw);
@@ -306,6 +308,7 @@ export class GitSandbox implements Sandbox {
     const sha = (
       await this.#git(['commit-tree', tree, '-p', parent, '-m', label || 'snapshot'], signal)
     ).stdout.trim();
+    killPoint('mid-snapshot');
     await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${sha}`, sha], signal);
     // A shared store queues it for its next push (see shared-store.ts); never blocks here.
     this.#onCommit?.(sha);

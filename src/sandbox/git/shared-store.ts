@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import { killPoint } from '../../core/kill-point.js';
 import { redactUrl } from '../../redact.js';
 import type { GitStoreAccess, SnapshotStore } from '../backend.js';
 import type { RunGitResult } from '../git.js';
@@ -271,6 +272,7 @@ export class ThreadReplica {
         `agents: ${batch.length} snapshot(s) of ${this.namespace}`,
       ])
     ).stdout.trim();
+    killPoint('during-push');
     try {
       // No `+`: a fast-forward only. If another worker moved the thread, this fails loudly.
       await this.#store!.push(this.remote, [`${keep}:${this.namespace}/keep`], {
