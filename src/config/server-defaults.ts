@@ -9,6 +9,7 @@ export interface ServerTimeouts {
   startupMs: number;
   callMs: number;
   maxCallMs: number;
+  resetOnProgress: boolean;
   pingMs: number;
   healthCheckIntervalMs: number;
   shutdownMs: number;
@@ -26,6 +27,7 @@ export const SERVER_TIMEOUT_DEFAULTS: Readonly<ServerTimeouts> = Object.freeze({
   startupMs: 30_000,
   callMs: 60_000,
   maxCallMs: 600_000,
+  resetOnProgress: false,
   pingMs: 5_000,
   healthCheckIntervalMs: 0,
   shutdownMs: 2_000,

@@ -22,13 +22,19 @@ export const ServerTimeoutsSchema = z.strictObject({
     .int()
     .positive()
     .default(SERVER_TIMEOUT_DEFAULTS.callMs)
-    .describe('Per tool call; reset by progress.'),
+    .describe('Per tool call; restarted by progress only with resetOnProgress.'),
   maxCallMs: z
     .number()
     .int()
     .positive()
     .default(SERVER_TIMEOUT_DEFAULTS.maxCallMs)
     .describe('Per tool call, even while progress arrives.'),
+  resetOnProgress: z
+    .boolean()
+    .default(SERVER_TIMEOUT_DEFAULTS.resetOnProgress)
+    .describe(
+      'Each MCP progress notification restarts callMs (up to maxCallMs); asks every call for progress.',
+    ),
   pingMs: z
     .number()
     .int()

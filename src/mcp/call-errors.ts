@@ -22,6 +22,7 @@ export interface CallErrorOptions {
   serverName: string;
   callMs: number;
   maxCallMs: number;
+  resetOnProgress?: boolean;
   idleDeadline?: { readonly expired: boolean };
   details?: () => Partial<ServerErrorDetails>;
 }
@@ -62,7 +63,10 @@ export function toolCallError(
         ? `${where} ran longer than its maximum of ${options.maxCallMs} ms even though progress ` +
             'kept arriving; it was cancelled (notifications/cancelled sent). Raise timeouts.maxCallMs if the tool needs longer.'
         : `${where} got no answer within ${options.callMs} ms; it was cancelled ` +
-            '(notifications/cancelled sent). Raise timeouts.callMs if the tool is slow.',
+            '(notifications/cancelled sent). Raise timeouts.callMs if the tool is slow' +
+            (options.resetOnProgress === true
+              ? '.'
+              : ', or set timeouts.resetOnProgress: true if it reports progress while it works.'),
       details(),
       { cause: error },
     );

@@ -6,29 +6,30 @@ import type { McpClient } from './mcp-client.js';
 /**
  * The SDK request options of one `tools/call` leg, built from what differs per call and nothing
  * more (issue 37). A fresh `AbortSignal` per call cost 7–10 µs on Node 20 (the SDK adds an
- * `abort` listener to it, and the first listener on a fresh signal is the slow one), so the time
- * cap is no signal of ours:
+ * `abort` listener to it, and the first listener on a fresh signal is the slow one), and a
+ * progress token costs the SDK a handler entry per call, so neither is made unless needed:
  *
- * - No progress can restart the timeout (`callMs >= maxCallMs`, nobody listening): no progress
- *   token; the SDK's own timeout, at the cap, ends the call and cancels it on the server.
- * - Progress restarts the `callMs` timeout (the default): the SDK gets a progress handler, and the
- *   handler keeps the cap. The first progress that arrives past `maxCallMs` expires the request
- *   through the SDK's own timeout path, which is what cancels it on the server
- *   (`notifications/cancelled`, or closing a 2026 request stream). The SDK's own
- *   `maxTotalTimeout` only rejects locally and sends nothing, so it is set one `callMs` later,
- *   as a backstop should the SDK's internals ever change under us.
+ * - By default (`resetOnProgress` off) `callMs` is a hard timeout on the whole call, kept by the
+ *   SDK's own per-request timer (the one a bare `callTool` sets too, so it costs nothing over
+ *   the raw SDK): exact, and it cancels the call on the server (`notifications/cancelled`, or
+ *   closing a 2026 request stream). A progress token is asked for only when a consumer listens
+ *   (`onProgress`), and listening never changes when the call times out.
+ * - With `resetOnProgress` (a tool that reports progress through long work), each progress
+ *   notification restarts `callMs`, and the progress handler keeps the `maxCallMs` cap: the first
+ *   progress that arrives past it expires the request through the SDK's own timeout path, which
+ *   is what cancels it on the server. The SDK's `maxTotalTimeout` only rejects locally and sends
+ *   nothing, so it is set one `callMs` later, as a backstop should the SDK's internals change.
  * - An idle deadline (`servers/client-request-router.ts`) keeps the no-answer clock itself: the
- *   SDK's timeout is then the exact cap, not restarted by progress, and progress only touches the
- *   deadline.
- *
- * Without progress the cap is exact; with progress it is reached at the first progress past it
- * (or `callMs` after the last one), which is when the SDK's own `maxTotalTimeout` would act too.
+ *   SDK's timeout is then the exact cap, and progress touches the deadline only with
+ *   `resetOnProgress`.
  */
 
 /** What a leg needs to build its request options. */
 export interface LegTimeouts {
   callMs: number;
   maxCallMs: number;
+  /** Progress restarts `callMs` (up to `maxCallMs`); off: `callMs` is a hard timeout. */
+  resetOnProgress?: boolean;
   idleDeadline?: { readonly signal: AbortSignal; touch(): void };
 }
 
@@ -58,22 +59,25 @@ export function legRequest(
       : signal === undefined
         ? idle.signal
         : AbortSignal.any([signal, idle.signal]);
+  const reset = timeouts.resetOnProgress === true && callMs < maxCallMs;
   if (idle !== undefined) {
     // The caller's deadline is the no-answer clock; the SDK's timeout is the exact cap.
-    const options: RequestOptions = {
-      signal: combined,
-      timeout: maxCallMs,
-      onprogress: (progress) => {
+    const options: RequestOptions = { signal: combined, timeout: maxCallMs };
+    if (reset) {
+      options.onprogress = (progress) => {
         idle.touch();
         forward(onProgress, progress);
-      },
-    };
+      };
+    } else if (onProgress !== undefined) {
+      options.onprogress = (progress) => forward(onProgress, progress);
+    }
     return { options };
   }
-  if (onProgress === undefined && callMs >= maxCallMs) {
-    // Nothing could restart the timeout, so no progress token is asked for.
-    const options: RequestOptions =
-      combined === undefined ? { timeout: maxCallMs } : { signal: combined, timeout: maxCallMs };
+  if (!reset) {
+    // One exact timeout; a progress token only for a consumer, and it restarts nothing.
+    const options: RequestOptions = { timeout: Math.min(callMs, maxCallMs) };
+    if (combined !== undefined) options.signal = combined;
+    if (onProgress !== undefined) options.onprogress = (progress) => forward(onProgress, progress);
     return { options };
   }
   const cap = new ProgressCap(client, maxCallMs, onProgress);

@@ -32,7 +32,8 @@ import {
  *
  * Error codes (phase `call`):
  * - `ABORTED`: the caller's signal fired; the SDK sent `notifications/cancelled`.
- * - `TIMEOUT`: no answer within `callMs` (progress restarts it), or past `maxCallMs` in all.
+ * - `TIMEOUT`: no answer within `callMs` (restarted by progress only with `resetOnProgress`), or
+ *   past `maxCallMs` in all.
  * - `SERVER_UNAVAILABLE`: the connection closed under the call.
  * - `TOOL_CALL_FAILED`: the server answered with a JSON-RPC error. The request reached the server
  *   and the protocol worked; the server refused this call. The usual case, `-32602` invalid
@@ -88,10 +89,12 @@ export interface IdleDeadline {
 export interface SendToolCallOptions {
   /** Named in errors. */
   serverName: string;
-  /** No-answer timeout; each progress notification restarts it. */
+  /** Timeout of the call; progress restarts it only with `resetOnProgress`. */
   callMs: number;
   /** Hard cap on the whole call, even while progress arrives. */
   maxCallMs: number;
+  /** Each progress notification restarts `callMs` (a progress token on every call). */
+  resetOnProgress?: boolean;
   /** Replaces the `callMs` timeout for this call (see {@link IdleDeadline}). */
   idleDeadline?: IdleDeadline;
   /** Folders a 2026 server's `roots/list` question is answered with (the sandbox root). */
@@ -127,8 +130,8 @@ function configSignal(config: unknown): AbortSignal | undefined {
 
 /**
  * Sends one `tools/call` over a connected SDK `Client` and returns the server's result as is
- * (`isError` results included). Progress notifications go to `context.onProgress` and restart
- * the `callMs` timeout, up to `maxCallMs`; the call is cancelled (the SDK sends
+ * (`isError` results included). Progress notifications go to `context.onProgress`, and restart
+ * the `callMs` timeout (up to `maxCallMs`) with `resetOnProgress`; the call is cancelled (the SDK sends
  * `notifications/cancelled`) when `context.signal` or the RunnableConfig's signal fires.
  * @throws ServerError phase `call`, with the codes listed at the top of this module.
  */
@@ -361,10 +364,12 @@ export function assertToolOutput(
 
 /** Options for {@link createClientCaller}. */
 export interface ClientCallerOptions {
-  /** Per-call timeout, reset by progress notifications (default: the config schema's `timeouts.callMs`). */
+  /** Per-call timeout (default: the config schema's `timeouts.callMs`). */
   callTimeoutMs?: number;
   /** Hard cap per call, even while progress arrives (default: the config schema's `timeouts.maxCallMs`). */
   maxCallMs?: number;
+  /** Progress notifications restart `callTimeoutMs`, up to `maxCallMs` (default: off, `timeouts.resetOnProgress`). */
+  resetTimeoutOnProgress?: boolean;
 }
 
 /**
@@ -381,6 +386,7 @@ export function createClientCaller(
     serverName,
     callMs: options.callTimeoutMs ?? defaults.callMs,
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
+    resetOnProgress: options.resetTimeoutOnProgress ?? defaults.resetOnProgress,
   };
   // One options object per listed tool, made on its first call (hints are kept per tool).
   const byTool = new WeakMap<ListedToolHints, SendToolCallOptions>();

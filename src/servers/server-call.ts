@@ -125,6 +125,7 @@ export class SupervisedCaller implements McpToolCaller {
         serverName: core.name,
         callMs: core.timeouts.callMs,
         maxCallMs: core.timeouts.maxCallMs,
+        resetOnProgress: core.timeouts.resetOnProgress,
         ...(clock === undefined ? {} : { idleDeadline: clock }),
         // A 2026 server's roots question is answered with the sandbox root, never the user's tree.
         ...(core.options.roots === undefined ? {} : { roots: core.options.roots }),

@@ -9,9 +9,11 @@ import { createClientCaller, type McpToolCaller } from '../../src/mcp/tool-call.
 import { FAULT_SERVER } from '../servers/fixture.js';
 
 /**
- * The time cap of a call whose timeout progress restarts (issue 37): no abort signal of ours per
- * call, so the cap is kept by the progress handler and expires the request through the SDK's own
- * timeout path. Against the real fault server over stdio, with both SDK majors, because the cap
+ * The time caps of a call (issue 37). By default `callMs` is one hard timeout, progress or not,
+ * kept by the SDK's own request timer. With `resetTimeoutOnProgress` progress restarts it and
+ * the progress handler keeps `maxCallMs`, expiring the request through the SDK's own timeout
+ * path (no abort signal of ours per call). Either way the server is told (`notifications/
+ * cancelled`). Against the real fault server over stdio, with both SDK majors, because the cap
  * reads the SDK's protocol state.
  */
 
@@ -68,10 +70,39 @@ async function cancelledOnServer(caller: McpToolCaller, tool: string): Promise<S
 }
 
 describe.each(['v1', 'v2'] as const)('the time cap of a call with progress (SDK %s)', (major) => {
-  it('ends a call whose progress never stops, and cancels it on the server', async () => {
+  it('by default ends a call at callMs even while progress arrives and is listened to', async () => {
+    const client = await connect(major);
+    const caller = createClientCaller(client, 'fault', { callTimeoutMs: 600, maxCallMs: 20_000 });
+    const progress: number[] = [];
+    const started = Date.now();
+    const error = await caller
+      .callTool('progress_forever', {}, { onProgress: (update) => progress.push(update.progress) })
+      .then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+    const took = Date.now() - started;
+    expect(error).toBeInstanceOf(ServerError);
+    expect((error as ServerError).code).toBe(AgentsErrorCode.Timeout);
+    expect((error as ServerError).message).toContain('no answer within 600 ms');
+    expect((error as ServerError).message).toContain('timeouts.resetOnProgress');
+    // Progress did arrive (every 20 ms), so it is the setting, not silence, that ended the call.
+    expect(progress.length).toBeGreaterThan(3);
+    expect(took).toBeGreaterThanOrEqual(550);
+    expect(took).toBeLessThan(20_000);
+    const saw = await cancelledOnServer(caller, 'progress_forever');
+    const call = saw.calls.find((each) => each.tool === 'progress_forever')!;
+    expect(saw.aborted).toContain(call.requestId);
+  });
+
+  it('ends a call whose progress never stops at the cap, and cancels it on the server', async () => {
     const client = await connect(major);
     // Progress every 20 ms keeps restarting the 600 ms timeout; only the cap can end the call.
-    const caller = createClientCaller(client, 'fault', { callTimeoutMs: 600, maxCallMs: 1_200 });
+    const caller = createClientCaller(client, 'fault', {
+      callTimeoutMs: 600,
+      maxCallMs: 1_200,
+      resetTimeoutOnProgress: true,
+    });
     const started = Date.now();
     const error = await caller.callTool('progress_forever', {}, {}).then(
       () => undefined,
@@ -91,7 +122,11 @@ describe.each(['v1', 'v2'] as const)('the time cap of a call with progress (SDK 
     const client = await connect(major);
     // `slow` answers after 2,400 ms with progress at 0 and 1,200 ms: without the restart the
     // 1,500 ms timeout would end it; with it the timeout runs to 2,700 ms.
-    const caller = createClientCaller(client, 'fault', { callTimeoutMs: 1_500, maxCallMs: 20_000 });
+    const caller = createClientCaller(client, 'fault', {
+      callTimeoutMs: 1_500,
+      maxCallMs: 20_000,
+      resetTimeoutOnProgress: true,
+    });
     const progress: number[] = [];
     const result = await caller.callTool(
       'slow',
@@ -104,7 +139,11 @@ describe.each(['v1', 'v2'] as const)('the time cap of a call with progress (SDK 
 
   it('restarts the timeout with nobody listening to progress too', async () => {
     const client = await connect(major);
-    const caller = createClientCaller(client, 'fault', { callTimeoutMs: 1_500, maxCallMs: 20_000 });
+    const caller = createClientCaller(client, 'fault', {
+      callTimeoutMs: 1_500,
+      maxCallMs: 20_000,
+      resetTimeoutOnProgress: true,
+    });
     expect(text(await caller.callTool('slow', { ms: 2_400 }, {}))).toBe('slept 2400');
   });
 });

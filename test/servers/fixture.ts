@@ -37,7 +37,7 @@ export const FAST_TIMEOUTS = {
 export interface FaultServerExtra {
   env?: Record<string, string>;
   trusted?: boolean;
-  timeouts?: Partial<typeof FAST_TIMEOUTS>;
+  timeouts?: Partial<typeof FAST_TIMEOUTS & { resetOnProgress: boolean }>;
   restart?: Partial<{
     enabled: boolean;
     maxAttempts: number;

@@ -194,8 +194,9 @@ describe('managed server over stdio (fault server)', () => {
 
   it('progress forever: progress reaches the callback, and the maximum still ends the call', async () => {
     const fault = besideSibling('progress', 'normal', {
-      // Progress comes every 20 ms; the per-call timeout leaves room for a loaded machine.
-      timeouts: { callMs: 600, maxCallMs: 1_500 },
+      // Progress comes every 20 ms and restarts the per-call timeout, which leaves room for a
+      // loaded machine; only the maximum can end the call.
+      timeouts: { callMs: 600, maxCallMs: 1_500, resetOnProgress: true },
     });
     await fault.started;
     const server = fault.server;

@@ -20,6 +20,7 @@ describe('server defaults come from the config schema only', () => {
       startupMs: 30_000,
       callMs: 60_000,
       maxCallMs: 600_000,
+      resetOnProgress: false,
       pingMs: 5_000,
       healthCheckIntervalMs: 0,
       shutdownMs: 2_000,
