@@ -148,6 +148,8 @@ export async function startActor(
       inFlight.middleware,
       ...(servers.network === undefined ? [] : [servers.network.calls]),
       ...(spec.options.middleware ?? []),
+      // A recorded run's file side: each call's change set, decision and tree (docs/replay.md).
+      ...(spec.options.record === undefined ? [] : [spec.options.record.files.middleware]),
     ],
   });
   // The live, governed tools: they follow the registry, every call runs through the pipeline.
@@ -305,6 +307,7 @@ async function startServers(
   // A recorded run writes its sandbox as `.`: a cassette holds no machine paths.
   const recorder = options.record;
   recorder?.addPathAlias({ path: root, as: '.' });
+  if (sandbox !== undefined) recorder?.files.attachSandbox(sandbox);
   // The proxy (for servers with host lists) runs before any server starts, and stops after.
   const network = ownsManager
     ? await startActorNetwork({

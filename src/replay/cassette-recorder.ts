@@ -14,6 +14,7 @@ import {
   type ModelTurnEntry,
   type RecordedMessage,
 } from './cassette.js';
+import { createFileSideRecorder, type FileSideRecorder } from './file-recorder.js';
 import {
   createCassetteRedactor,
   type CassetteRedactOptions,
@@ -44,9 +45,27 @@ export interface CassetteRecorder {
    * has started).
    */
   addPathAlias(alias: PathAlias): void;
+  /**
+   * Appends an entry as it is (the caller redacted it with {@link CassetteRecorder.redact}); an
+   * entry object may still be filled in by work handed to {@link CassetteRecorder.defer}.
+   */
+  record(entry: CassetteEntry): void;
+  /** Work that fills in recorded entries (reading a snapshot's files); `save` waits for it. */
+  defer(work: Promise<unknown>): void;
+  /** Redacts a value as this recording does (secrets masked, machine paths logical). */
+  redact(value: unknown): unknown;
+  /** The machine paths written as logical ones so far (a replay matches requests with them). */
+  pathAliases(): PathAlias[];
+  /** Waits for deferred work; the first failure of it is thrown. */
+  settled(): Promise<void>;
+  /**
+   * The file side (v2): give it the run's sandbox and put its middleware outermost in the tool
+   * pipeline, and each call's change set, policy decision and tree id are recorded.
+   */
+  readonly files: FileSideRecorder;
   /** The cassette so far (header and entries). */
   cassette(): Cassette;
-  /** Writes the cassette to `path` atomically (JSON lines). */
+  /** Writes the cassette to `path` atomically (JSON lines), once deferred work is done. */
   save(path: string): Promise<void>;
 }
 
@@ -61,9 +80,18 @@ export function createCassetteRecorder(options: CassetteRecorderOptions = {}): C
     createdAt: new Date().toISOString(),
   } as const;
   const entries: CassetteEntry[] = [];
+  const deferred: Array<Promise<unknown>> = [];
+  const settled = async (): Promise<void> => {
+    // Work may defer more work while it runs: wait until nothing new was added.
+    for (let done = 0; done < deferred.length;) {
+      const batch = deferred.slice(done);
+      done = deferred.length;
+      await Promise.all(batch);
+    }
+  };
   const seqByServer = new Map<string, number>();
   let turns = 0;
-  return {
+  const recorder: Omit<CassetteRecorder, 'files'> = {
     recordModelTurn(input, output) {
       const entry: ModelTurnEntry = {
         kind: 'model',
@@ -94,7 +122,24 @@ export function createCassetteRecorder(options: CassetteRecorderOptions = {}): C
       aliases.push(alias);
       redact = createCassetteRedactor({ pathAliases: aliases });
     },
+    record(entry) {
+      entries.push(entry);
+    },
+    defer(work) {
+      // Kept as is for `settled`; a rejection is handled there, not reported unhandled here.
+      work.catch(() => undefined);
+      deferred.push(work);
+    },
+    redact: (value) => redact(value),
+    pathAliases: () => [...aliases],
+    settled,
     cassette: () => ({ header: { ...header }, entries: [...entries] }),
-    save: (path) => writeFileAtomic(path, formatCassette({ header, entries })),
+    save: async (path) => {
+      await settled();
+      await writeFileAtomic(path, formatCassette({ header, entries }));
+    },
   };
+  const full = recorder as CassetteRecorder;
+  (full as { files: FileSideRecorder }).files = createFileSideRecorder(full);
+  return full;
 }

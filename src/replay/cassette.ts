@@ -16,7 +16,14 @@ export const CASSETTE_FORMAT = 'agents-cassette';
  * version would misread a new cassette (a renamed field, a changed meaning); adding an optional
  * field that old readers may ignore does not bump it.
  */
-export const CASSETTE_FORMAT_VERSION = 1;
+export const CASSETTE_FORMAT_VERSION = 2;
+
+/**
+ * The oldest version this copy reads. Version 1 has model turns and MCP exchanges only: the
+ * library replay reads it, `agents thread replay` (which needs the file side) refuses it saying
+ * to record the run again.
+ */
+export const CASSETTE_OLDEST_VERSION = 1;
 
 /** The first line of a cassette. */
 export interface CassetteHeader {
@@ -80,8 +87,91 @@ export interface McpNotificationEntry {
   message: unknown;
 }
 
+/**
+ * A file as a cassette holds it: UTF-8 `text`, or `base64` for bytes that are not UTF-8.
+ * `redacted` when the text had a secret or a machine path replaced: a replay writes what is
+ * here, so trees after it are not compared.
+ */
+export interface RecordedFile {
+  path: string;
+  /** Git-style mode: `100644`, `100755`, `120000` (a symlink: its target is the text). */
+  mode: string;
+  text?: string;
+  base64?: string;
+  redacted?: true;
+}
+
+/** One path a call changed: its new content, or `deleted`. */
+export type RecordedChange = RecordedFile | { path: string; deleted: true };
+
+/** (v2) The actor the run was recorded with: what `agents thread replay` rebuilds it from. */
+export interface ActorEntry {
+  kind: 'actor';
+  name: string;
+  /** The actor's config file as parsed (redacted), its `model` replaced on replay. */
+  config: Record<string, unknown>;
+  /** The configs of the servers and skills it uses, by name (redacted). */
+  servers: Record<string, Record<string, unknown>>;
+  skills: Record<string, Record<string, unknown>>;
+}
+
+/** (v2) A run (or resume) of the thread: the input a replay starts it with. */
+export interface RunEntry {
+  kind: 'run';
+  /** `run`: a new input; `continue`: `actor resume --continue` (no input). */
+  mode: 'run' | 'continue';
+  input?: string;
+}
+
+/** (v2) The sandbox's files when the recording started, and their tree id. */
+export interface BaseEntry {
+  kind: 'base';
+  tree: string;
+  files: RecordedFile[];
+}
+
+/**
+ * (v2) One tool call as the pipeline finished it: the policy's decision (and who approved),
+ * whether it failed, what it changed in the sandbox (as content) and the tree after it.
+ */
+export interface CallEntry {
+  kind: 'call';
+  /** 1-based, in the order calls finished. */
+  call: number;
+  toolCallId?: string;
+  toolId: string;
+  policy?: {
+    outcome: string;
+    decision?: string;
+    rule?: string;
+    decidedBy?: string;
+    message?: string;
+    editedArgs?: unknown;
+  };
+  isError?: true;
+  /** Absent for a call that was not tracked (read-only); `[]` for a write that changed nothing. */
+  changes?: RecordedChange[];
+  /** The sandbox's tree id right after the call (tracked calls only). */
+  tree?: string;
+}
+
+/** (v2) The end of the recording: the sandbox's tree id and the thread's checkpoint count. */
+export interface EndEntry {
+  kind: 'end';
+  tree?: string;
+  checkpoints?: number;
+}
+
 /** One line after the header. */
-export type CassetteEntry = ModelTurnEntry | McpExchangeEntry | McpNotificationEntry;
+export type CassetteEntry =
+  | ModelTurnEntry
+  | McpExchangeEntry
+  | McpNotificationEntry
+  | ActorEntry
+  | RunEntry
+  | BaseEntry
+  | CallEntry
+  | EndEntry;
 
 /** A parsed cassette. */
 export interface Cassette {
@@ -89,7 +179,16 @@ export interface Cassette {
   entries: CassetteEntry[];
 }
 
-const ENTRY_KINDS = new Set<string>(['model', 'mcp', 'mcp-notification']);
+const ENTRY_KINDS = new Set<string>([
+  'model',
+  'mcp',
+  'mcp-notification',
+  'actor',
+  'run',
+  'base',
+  'call',
+  'end',
+]);
 
 function invalid(source: string, message: string, details: Record<string, unknown> = {}): never {
   throw new AgentsError(AgentsErrorCode.CassetteInvalid, `Cassette ${source}: ${message}`, {
@@ -123,15 +222,15 @@ function checkHeader(value: unknown, source: string): CassetteHeader {
       { line: 1, version, supported: CASSETTE_FORMAT_VERSION },
     );
   }
-  if (version < CASSETTE_FORMAT_VERSION) {
+  if (version < CASSETTE_OLDEST_VERSION) {
     invalid(
       source,
-      `format version ${version} predates version ${CASSETTE_FORMAT_VERSION}, the oldest this copy ` +
+      `format version ${version} predates version ${CASSETTE_OLDEST_VERSION}, the oldest this copy ` +
         'reads. Record the run again with this version (`agents actor run … --record`, or ' +
         'createRecordingTransport in code), or replay it with the package version that wrote it' +
         ((value as CassetteHeader).createdBy ? ` (${(value as CassetteHeader).createdBy})` : '') +
         '.',
-      { line: 1, version, supported: CASSETTE_FORMAT_VERSION },
+      { line: 1, version, supported: CASSETTE_OLDEST_VERSION },
     );
   }
   return value as CassetteHeader;

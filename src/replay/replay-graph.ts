@@ -78,7 +78,8 @@ async function defaultConnect(_server: string, transport: ReplayTransport): Prom
 /** Servers named by a cassette's exchanges, in the order they first appear. */
 export function cassetteServers(cassette: Cassette): string[] {
   const names = new Set<string>();
-  for (const entry of cassette.entries) if (entry.kind !== 'model') names.add(entry.server);
+  for (const entry of cassette.entries)
+    if (entry.kind === 'mcp' || entry.kind === 'mcp-notification') names.add(entry.server);
   return [...names];
 }
 

@@ -63,6 +63,24 @@ describe('agents actor run --record', () => {
     const stateDir = process.env['AGENTS_STATE_DIR'];
     expect(stateDir, 'the test setup sets a state folder').toBeDefined();
     expect(text).not.toContain(stateDir!);
+    // The file side (format 2): the actor, the input, the base files, each call's change set
+    // and tree id, and the end.
+    const kinds = new Set(cassette.entries.map((entry) => entry.kind));
+    expect([...kinds]).toEqual(expect.arrayContaining(['actor', 'run', 'base', 'call', 'end']));
+    const base = cassette.entries.find((entry) => entry.kind === 'base')!;
+    expect(base.files.map((file) => file.path)).toContain('README.md');
+    expect(base.tree).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const write = cassette.entries.find(
+      (entry) => entry.kind === 'call' && entry.toolId === 'mcp:fs/write_file',
+    );
+    expect(write).toMatchObject({
+      policy: { outcome: 'allowed' },
+      changes: [{ path: 'a.txt', mode: '100644', text: 'A1' }],
+      tree: expect.stringMatching(/^sha256:/),
+    });
+    const end = cassette.entries.find((entry) => entry.kind === 'end')!;
+    expect(end.tree).toBe((write as { tree: string }).tree);
+    expect(end.checkpoints).toBeGreaterThan(2);
   });
 
   it('takes an explicit PATH', async () => {

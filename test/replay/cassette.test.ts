@@ -8,6 +8,8 @@ import {
   parseCassette,
   readCassette,
 } from '../../src/testing/index.js';
+import { createCassetteRedactor } from '../../src/replay/cassette-redact.js';
+import { fileBytes, recordFile } from '../../src/replay/file-content.js';
 
 describe('cassette format', () => {
   it('writes a version header first, then one JSON line per entry, and reads it back', async () => {
@@ -81,6 +83,38 @@ describe('cassette format', () => {
     expect(() => parseCassette(older)).toThrow(
       expect.objectContaining({ code: 'CASSETTE_INVALID' }),
     );
+  });
+
+  it('still reads format version 1 (model turns and MCP exchanges, no file side)', () => {
+    const v1 = [
+      JSON.stringify({ format: 'agents-cassette', version: 1 }),
+      JSON.stringify({ kind: 'model', turn: 1, input: [], output: { type: 'ai', content: 'hi' } }),
+      '',
+    ].join('\n');
+    const cassette = parseCassette(v1);
+    expect(cassette.header.version).toBe(1);
+    expect(cassette.entries).toHaveLength(1);
+  });
+
+  it('records files as text or base64, masking secret assignments and machine paths', () => {
+    const redact = createCassetteRedactor({ pathAliases: [{ path: '/tmp/sbx-9', as: '.' }] });
+    const plain = recordFile('a.txt', '100644', Buffer.from('hello\n'), redact);
+    expect(plain).toEqual({ path: 'a.txt', mode: '100644', text: 'hello\n' });
+    const env = recordFile(
+      '.env',
+      '100644',
+      Buffer.from('API_TOKEN=abc123\nPORT=80\n{"password": "hunter2"}\nat /tmp/sbx-9/x\n'),
+      redact,
+    );
+    expect(env).toEqual({
+      path: '.env',
+      mode: '100644',
+      text: 'API_TOKEN=***\nPORT=80\n{"password": "***"}\nat ./x\n',
+      redacted: true,
+    });
+    const binary = recordFile('b.bin', '100644', Buffer.from([0, 255, 1]), redact);
+    expect(binary).toEqual({ path: 'b.bin', mode: '100644', base64: 'AP8B' });
+    expect(fileBytes(binary)).toEqual(Buffer.from([0, 255, 1]));
   });
 
   it('names the line of a malformed or unknown entry', async () => {

@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import {
+  CASSETTE_FORMAT_VERSION,
   createCassetteRecorder,
   createRecordingTransport,
   createScriptedModel,
@@ -114,7 +115,7 @@ function addCall(entries: Cassette['entries']): McpExchangeEntry {
 describe('record and replay through a hand-built graph', () => {
   it('records model turns and the MCP exchanges, with logical paths only', () => {
     const cassette = parseCassette(cassetteText);
-    expect(cassette.header.version).toBe(1);
+    expect(cassette.header.version).toBe(CASSETTE_FORMAT_VERSION);
     const kinds = cassette.entries.map((entry) =>
       entry.kind === 'mcp' ? `${entry.method}` : entry.kind,
     );

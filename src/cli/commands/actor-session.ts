@@ -328,15 +328,19 @@ export async function withActiveCliActor(
     from?: string | undefined;
     /** `--record`: the cassette file the run is recorded into. */
     recordTo?: string;
+    /** What the recorded run starts with (a replay starts it the same way). */
+    recordRun?: { mode: 'run' | 'continue'; input?: string };
   },
   work: (actor: ActorInstance, paused: () => void) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
-  const recorder =
-    settings.recordTo === undefined
-      ? undefined
-      : (await import('../../replay/cassette-recorder.js')).createCassetteRecorder();
+  const recording =
+    settings.recordTo === undefined ? undefined : await import('../../replay/record-cli.js');
+  const recorder = await recording?.startCliRecording(storeOf(context), settings.name, {
+    mode: 'run',
+    ...settings.recordRun,
+  });
   const actor = await createActor({
     ...(recorder === undefined ? {} : { record: recorder }),
     name: settings.name,
@@ -366,7 +370,12 @@ export async function withActiveCliActor(
       step: (text, work) => progress.step(text, work),
     });
     unwatch = watchServers(context, actor);
+    const checkpointsBefore =
+      recorder && (await recording!.countCheckpoints(actor, settings.threadId));
     const code = await work(actor, () => (resumable = true));
+    // While the sandbox is open: the end's tree id is read from its snapshot store.
+    if (recorder)
+      await recording!.endCliRecording(recorder, actor, settings.threadId, checkpointsBefore);
     const kept = settings.keepSandbox || resumable || settings.ephemeralThread !== true;
     printEnd(context, settings.threadId, actor, settings.keepSandbox, kept);
     return code;

@@ -1,0 +1,87 @@
+/**
+ * The file side of a cassette: files as JSON (UTF-8 text, else base64), secrets and machine
+ * paths redacted as in the rest of the cassette (plus `NAME=value` and `"name": "value"` lines
+ * under a secret-looking name, the audit's rule for names), and the tree id a recording and a
+ * replay compare: the SHA-256 of a snapshot's listing (mode, content id and path of every file),
+ * read through the snapshot store's public API, so any sandbox backend has one.
+ */
+import { createHash } from 'node:crypto';
+import { isSecretName } from '../redact.js';
+import type { SnapshotEntry, SnapshotStore } from '../sandbox/backend.js';
+import type { RecordedFile } from './cassette.js';
+import type { CassetteRedactor } from './cassette-redact.js';
+
+const REDACTED = '***';
+const ASSIGNMENT = /^(\s*(?:export\s+)?)([A-Za-z_][\w.-]*)(\s*[=:]\s*)(\S.*)$/;
+const JSON_PAIR = /("([A-Za-z_][\w.-]*)"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+
+/** `text` with the values of secret-looking assignments masked, line by line. */
+function maskAssignments(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      const withJson = line.replace(JSON_PAIR, (hit, head: string, name: string) =>
+        isSecretName(name) ? `${head}"${REDACTED}"` : hit,
+      );
+      const match = ASSIGNMENT.exec(withJson);
+      if (match === null || !isSecretName(match[2]!) || match[4] === `"${REDACTED}"`) {
+        return withJson;
+      }
+      return `${match[1]}${match[2]}${match[3]}${REDACTED}`;
+    })
+    .join('\n');
+}
+
+/** True when `bytes` are UTF-8 text a JSON string can carry back unchanged. */
+function isText(bytes: Buffer): boolean {
+  if (bytes.includes(0)) return false;
+  return Buffer.from(bytes.toString('utf8'), 'utf8').equals(bytes);
+}
+
+/** A file's bytes as a cassette holds them, redacted; `redacted` when that changed them. */
+export function recordFile(
+  path: string,
+  mode: string,
+  bytes: Buffer,
+  redact: CassetteRedactor,
+): RecordedFile {
+  if (!isText(bytes)) return { path, mode, base64: bytes.toString('base64') };
+  const text = bytes.toString('utf8');
+  const written = maskAssignments(redact(text) as string);
+  return written === text ? { path, mode, text } : { path, mode, text: written, redacted: true };
+}
+
+/** The bytes a recorded file stands for (its redacted form, when it was redacted). */
+export function fileBytes(file: RecordedFile): Buffer {
+  if (file.base64 !== undefined) return Buffer.from(file.base64, 'base64');
+  return Buffer.from(file.text ?? '', 'utf8');
+}
+
+/** The tree id of a listing: SHA-256 over `mode id\tpath` lines, sorted by path. */
+export function treeIdOf(entries: readonly SnapshotEntry[]): string {
+  const hash = createHash('sha256');
+  for (const entry of [...entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+    hash.update(`${entry.mode} ${entry.id}\t${entry.path}\n`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** The tree id of snapshot `sha` of `store`. */
+export async function snapshotTreeId(store: SnapshotStore, sha: string): Promise<string> {
+  return treeIdOf(await store.listTree(sha));
+}
+
+/** Every file of snapshot `sha` as a cassette holds it, sorted by path. */
+export async function recordTree(
+  store: SnapshotStore,
+  sha: string,
+  redact: CassetteRedactor,
+): Promise<{ tree: string; files: RecordedFile[] }> {
+  const entries = await store.listTree(sha);
+  const files: RecordedFile[] = [];
+  for (const entry of entries) {
+    // A nested repository kept as a gitlink has no content here; its id is in the tree id.
+    if (entry.mode === '160000') continue;
+    files.push(recordFile(entry.path, entry.mode, await store.readBlob(entry.id), redact));
+  }
+  return { tree: treeIdOf(entries), files };
+}

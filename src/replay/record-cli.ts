@@ -1,0 +1,51 @@
+/**
+ * The recording side of `agents actor run|resume|chat --record`: the recorder with the actor's
+ * config and the run's input written first, and the end (tree id, checkpoints made) written
+ * while the sandbox is still open.
+ */
+import type { WorkspaceStore } from '../workspace/workspace-types.js';
+import type { RunEntry } from './cassette.js';
+import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js';
+import { recordActorConfig } from './record-actor.js';
+
+/** What the CLI needs of an actor to count a thread's checkpoints. */
+export interface CheckpointedActor {
+  readonly graph: {
+    getStateHistory(config: { configurable: { thread_id: string } }): AsyncIterable<unknown>;
+  };
+}
+
+/** A recorder holding the actor's config and the run's input. */
+export async function startCliRecording(
+  store: WorkspaceStore,
+  actorName: string,
+  run: Omit<RunEntry, 'kind'>,
+): Promise<CassetteRecorder> {
+  const recorder = createCassetteRecorder();
+  await recordActorConfig(recorder, store, actorName);
+  recorder.record({ kind: 'run', ...run });
+  return recorder;
+}
+
+/** How many checkpoints thread `threadId` of `actor` has. */
+export async function countCheckpoints(
+  actor: CheckpointedActor,
+  threadId: string,
+): Promise<number> {
+  let count = 0;
+  for await (const _ of actor.graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+    count++;
+  }
+  return count;
+}
+
+/** Records the end of the recorded run: the sandbox's tree id and the checkpoints it made. */
+export async function endCliRecording(
+  recorder: CassetteRecorder,
+  actor: CheckpointedActor,
+  threadId: string,
+  checkpointsBefore: number | undefined,
+): Promise<void> {
+  const after = await countCheckpoints(actor, threadId);
+  await recorder.files.end(after - (checkpointsBefore ?? 0));
+}
