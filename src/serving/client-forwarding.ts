@@ -1,64 +1,22 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  ErrorCode,
-  LoggingLevelSchema,
-  McpError,
-  SetLevelRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isSpecType, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type {
   ClientCapabilities,
-  LoggingLevel,
   LoggingMessageNotificationParams,
-  RequestId,
-  ServerNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { errorMessage, withoutMcpErrorPrefix } from '../errors.js';
 import { JsonRpcError } from '../core/client-requests.js';
-import type { ClientRequestSink, UpstreamClientRequest } from '../core/client-requests.js';
+import type {
+  ClientRequestSink,
+  UpstreamClientRequest,
+  UpstreamClientResult,
+} from '../core/client-requests.js';
 import { supportsFormElicitation } from './elicitation-approver.js';
+import type { AskClient } from './elicitation-approver.js';
 
 /** How long a forwarded request waits for the client by default (ms): a human may be answering. */
 export const DEFAULT_FORWARD_TIMEOUT_MS = 10 * 60_000;
 /** Largest log `data` forwarded as is (bytes of JSON); bigger data is cut. */
 const MAX_LOG_DATA_BYTES = 16 * 1024;
-
-const SEVERITY = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]));
-
-/**
- * Declares `logging` honestly on one served connection: answers `logging/setLevel` and tells
- * whether a level passes. Until the client sets a level every message passes (the SDK's rule).
- * Call once per server, after construction (it replaces the SDK's own handler, whose level is
- * private).
- */
-export function trackLoggingLevel(server: Server): (level: LoggingLevel) => boolean {
-  let minimum: LoggingLevel | undefined;
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    minimum = request.params.level;
-    return {};
-  });
-  return (level) => minimum === undefined || SEVERITY.get(level)! >= SEVERITY.get(minimum)!;
-}
-
-/** Options of {@link createClientRequestSink}. */
-export interface ClientRequestSinkOptions {
-  /** The server connected to the client that made the call. */
-  server: Server;
-  /** The `tools/call` being served: forwarded requests travel on its response stream. */
-  requestId: RequestId;
-  /** Aborted when the client cancels the call. */
-  signal: AbortSignal;
-  /** Sends a notification related to the call (`extra.sendNotification`). */
-  sendNotification: (notification: ServerNotification) => Promise<void>;
-  /** Whether a log level passes the client's `logging/setLevel`. */
-  logLevelPasses: (level: LoggingLevel) => boolean;
-  /** How long to wait for the client (default {@link DEFAULT_FORWARD_TIMEOUT_MS}). */
-  timeoutMs?: number;
-}
-
-function clientName(server: Server): string {
-  const name = server.getClientVersion()?.name;
-  return name === undefined ? 'The MCP client' : `The MCP client "${name}"`;
-}
 
 /**
  * Refuses what the client did not declare, with the error it would give itself (-32601).
@@ -72,7 +30,7 @@ export function assertClientCan(
 ): void {
   const refuse = (what: string): never => {
     throw new JsonRpcError(
-      ErrorCode.MethodNotFound,
+      ProtocolErrorCode.MethodNotFound,
       `${client} behind this tool call did not declare ${what}, so ${request.method} ` +
         `from server "${serverName}" cannot be forwarded to it.`,
     );
@@ -85,7 +43,7 @@ export function assertClientCan(
       !capabilities?.sampling?.tools
     ) {
       throw new JsonRpcError(
-        ErrorCode.InvalidParams,
+        ProtocolErrorCode.InvalidParams,
         `${client} behind this tool call did not declare sampling.tools, so a ` +
           `sampling request with tools from server "${serverName}" cannot be forwarded.`,
       );
@@ -107,51 +65,77 @@ export function cappedLogData(data: unknown): unknown {
   return { truncated: true, bytes: Buffer.byteLength(json, 'utf8'), head: json.slice(0, 4096) };
 }
 
+/** The client behind one served `tools/call`, as its forwarding sink sees it. */
+export interface CallClient {
+  /** Who is behind the call (see {@link ClientRequestSink.owner}). */
+  owner: object;
+  /** How a question reaches the client. */
+  ask: AskClient;
+  capabilities: ClientCapabilities | undefined;
+  /** The client as messages name it: `The MCP client "ide"`. */
+  name: string;
+  /** On 2026-07-28 a URL elicitation carries no elicitationId: the round trip correlates. */
+  stateless: boolean;
+  /** Sends a log message if the client's level lets it pass. */
+  log: (params: LoggingMessageNotificationParams) => void;
+  /** How long to wait for the client (default {@link DEFAULT_FORWARD_TIMEOUT_MS}). */
+  timeoutMs?: number;
+}
+
 /**
  * The {@link ClientRequestSink} of one served `tools/call`: upstream sampling and elicitation go
- * to the client that made the call, on the call's own response stream, when it declared the
- * capability (otherwise -32601, as the client itself would answer); the client's errors go back
- * with their code and message (said once); log messages that pass the client's level go to it
- * as `notifications/message`, the logger name prefixed with the upstream server's.
+ * to the client that made the call when it declared the capability (otherwise -32601, as the
+ * client itself would answer); the client's errors go back with their code and message (said
+ * once); its answer is checked before the upstream server sees it; log messages go to it as
+ * `notifications/message`, the logger name prefixed with the upstream server's.
  */
-export function createClientRequestSink(options: ClientRequestSinkOptions): ClientRequestSink {
-  const { server } = options;
-  const timeout = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
+export function createClientRequestSink(client: CallClient): ClientRequestSink {
+  const timeoutMs = client.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
   return {
-    owner: server,
-    async request(request, info) {
-      assertClientCan(server.getClientCapabilities(), clientName(server), request, info.serverName);
-      const requestOptions = {
-        relatedRequestId: options.requestId,
-        signal: AbortSignal.any([options.signal, info.signal]),
-        timeout,
-      };
+    owner: client.owner,
+    async request(upstream, info) {
+      assertClientCan(client.capabilities, client.name, upstream, info.serverName);
+      const params: Record<string, unknown> = { ...upstream.params };
+      if (client.stateless) delete params['elicitationId'];
+      let answer: unknown;
       try {
-        return request.method === 'sampling/createMessage'
-          ? await server.createMessage(request.params, requestOptions)
-          : await server.elicitInput(request.params, requestOptions);
+        answer = await client.ask({ method: upstream.method, params }, timeoutMs, info.signal);
       } catch (error) {
-        if (error instanceof McpError) {
+        if (error instanceof ProtocolError) {
           throw new JsonRpcError(error.code, withoutMcpErrorPrefix(error.message), error.data);
         }
         throw new JsonRpcError(
-          ErrorCode.InternalError,
-          `Forwarding ${request.method} to the MCP client failed: ${errorMessage(error)}`,
+          ProtocolErrorCode.InternalError,
+          `The MCP client did not answer ${upstream.method} from server "${info.serverName}": ${errorMessage(error)}.`,
         );
       }
+      return checkedAnswer(upstream.method, answer, 'tools' in upstream.params);
     },
     log(params, info) {
-      if (!options.logLevelPasses(params.level)) return;
       const logger =
         params.logger === undefined ? info.serverName : `${info.serverName}/${params.logger}`;
-      const forwarded: LoggingMessageNotificationParams = {
-        level: params.level,
-        logger,
-        data: cappedLogData(params.data),
-      };
-      options
-        .sendNotification({ method: 'notifications/message', params: forwarded })
-        .catch(() => undefined);
+      client.log({ level: params.level, logger, data: cappedLogData(params.data) });
     },
   };
+}
+
+/** The client's answer to a forwarded question, checked before the upstream server sees it. */
+function checkedAnswer(
+  method: UpstreamClientRequest['method'],
+  answer: unknown,
+  withTools: boolean,
+): UpstreamClientResult {
+  const valid =
+    method === 'elicitation/create'
+      ? isSpecType.ElicitResult(answer)
+      : withTools
+        ? isSpecType.CreateMessageResultWithTools(answer)
+        : isSpecType.CreateMessageResult(answer);
+  if (!valid) {
+    throw new JsonRpcError(
+      ProtocolErrorCode.InvalidParams,
+      `The MCP client answered ${method} with a malformed result.`,
+    );
+  }
+  return answer as UpstreamClientResult;
 }

@@ -1,9 +1,10 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isSpecType, SdkError, SdkErrorCode } from '@modelcontextprotocol/server';
+import type { ClientCapabilities } from '@modelcontextprotocol/server';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ApprovalPreview, ApprovalResponse } from '../policy/approval.js';
 import type { Approver } from '../policy/policy-middleware.js';
+import { InputNotAnswered } from './paused-calls.js';
+import type { InputAsk } from './paused-calls.js';
 
 /** `decidedBy` in the policy record (and audit log) of a call the MCP client answered. */
 export const MCP_CLIENT_APPROVER = 'mcp-client';
@@ -15,14 +16,23 @@ export const DEFAULT_NO_ELICITATION_HINT =
 
 const MAX_ARGS_TEXT = 2_000;
 
-/** Options of {@link createElicitationApprover}. */
-export interface ElicitationApproverOptions {
-  /** The server connected to the client that made the call. */
-  server: Server;
-  /** The `tools/call` request being approved (the question travels on its response stream). */
-  requestId: RequestId;
-  /** Aborted when the client cancels the call. */
-  signal?: AbortSignal;
+/** Puts one question to the client of a served call; resolves with its (untrusted) answer. */
+export type AskClient = (
+  ask: InputAsk,
+  timeoutMs: number,
+  signal?: AbortSignal,
+) => Promise<unknown>;
+
+/** Options of {@link createClientApprover}. */
+export interface ClientApproverOptions {
+  /** How the question reaches the client (a request on its session, or an input_required round). */
+  ask: AskClient;
+  /** What the client declared (at `initialize`, or in the request's `_meta` on 2026-07-28). */
+  capabilities: ClientCapabilities | undefined;
+  /** The client's name, from its `clientInfo`. */
+  clientName: string | undefined;
+  /** Aborted when the call is cancelled. */
+  signal: AbortSignal;
   /** How long to wait for an answer (default {@link DEFAULT_APPROVAL_TIMEOUT_MS}); then reject. */
   timeoutMs?: number;
   /** What the refusal to a client without elicitation suggests instead (default {@link DEFAULT_NO_ELICITATION_HINT}). */
@@ -81,54 +91,64 @@ function reject(message: string): ApprovalResponse {
 }
 
 /**
- * The approver for a call made over MCP: asks the client with `elicitation/create` (a form with
- * `decision: approve | reject` and an optional `reason`) on the call's own response stream.
- * `accept` + approve runs the call; reject, `decline`, `cancel`, a client error or no answer within
- * the timeout refuse it; answers are recorded with `by: "mcp-client"`. A client that did not
- * declare form elicitation cannot be asked: the approver throws `POLICY_DENIED` saying so, and
- * the policy refuses the call with that message. A cancelled call throws `ABORTED`.
+ * The approver for a call made over MCP, on either revision: asks the client with
+ * `elicitation/create` (a form with `decision: approve | reject` and an optional `reason`)
+ * before the tool runs. `accept` + approve runs the call; reject, `decline`, `cancel`, a client
+ * error or no answer within the timeout refuse it; answers are recorded with `by: "mcp-client"`.
+ * A client that did not declare form elicitation cannot be asked: the approver throws
+ * `POLICY_DENIED` saying so, and the policy refuses the call with that message. A cancelled call
+ * throws `ABORTED`.
  */
-export function createElicitationApprover(options: ElicitationApproverOptions): Approver {
+export function createClientApprover(options: ClientApproverOptions): Approver {
   const timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   return async (preview) => {
-    if (!supportsFormElicitation(options.server.getClientCapabilities())) {
-      const client = options.server.getClientVersion()?.name;
+    if (!supportsFormElicitation(options.capabilities)) {
       throw new AgentsError(
         AgentsErrorCode.PolicyDenied,
-        `Tool "${preview.toolName}" needs approval (${preview.rule}: ${preview.reason}), and this ` +
-          `MCP client${client === undefined ? '' : ` ("${client}")`} cannot be asked: it did not ` +
-          `declare the elicitation capability. To run it, ${options.noElicitationHint ?? DEFAULT_NO_ELICITATION_HINT}.`,
+        `Tool "${preview.toolName}" needs approval (${preview.rule}: ${preview.reason}), and ` +
+          `this MCP client${options.clientName === undefined ? '' : ` ("${options.clientName}")`} ` +
+          'cannot be asked: it did not declare the ' +
+          `elicitation capability. To run it, ${options.noElicitationHint ?? DEFAULT_NO_ELICITATION_HINT}.`,
         { details: { toolId: preview.toolId, decidedBy: 'mcp-server' } },
       );
     }
-    let result;
+    let answer: unknown;
     try {
-      result = await options.server.elicitInput(
+      answer = await options.ask(
         {
-          mode: 'form',
-          message: formatApprovalQuestion(preview),
-          requestedSchema: APPROVAL_REQUESTED_SCHEMA,
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message: formatApprovalQuestion(preview),
+            requestedSchema: APPROVAL_REQUESTED_SCHEMA,
+          },
         },
-        {
-          relatedRequestId: options.requestId,
-          timeout: timeoutMs,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-        },
+        timeoutMs,
+        options.signal,
       );
     } catch (error) {
-      if (options.signal?.aborted) {
+      if (
+        options.signal.aborted ||
+        (error instanceof InputNotAnswered && error.reason === 'cancelled')
+      ) {
         throw new AgentsError(
           AgentsErrorCode.Aborted,
           `The call of "${preview.toolName}" was cancelled while waiting for approval.`,
           { cause: error, details: { toolId: preview.toolId } },
         );
       }
-      if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-        return reject(`no answer from the MCP client within ${Math.round(timeoutMs / 1000)} s`);
-      }
-      return reject(`the MCP client could not ask for approval (${errorMessage(error)})`);
+      const timedOut =
+        error instanceof InputNotAnswered ||
+        (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout);
+      return reject(
+        timedOut
+          ? `no answer from the MCP client within ${Math.round(timeoutMs / 1000)} s`
+          : `the MCP client could not ask for approval (${errorMessage(error)})`,
+      );
     }
-    return approvalFromElicitResult(result);
+    return isSpecType.ElicitResult(answer)
+      ? approvalFromElicitResult(answer)
+      : reject('the MCP client gave no valid answer');
   };
 }
 
@@ -138,13 +158,14 @@ export function createElicitationApprover(options: ElicitationApproverOptions): 
  */
 export function approvalFromElicitResult(result: {
   action?: unknown;
-  content?: Record<string, unknown> | undefined;
+  content?: unknown;
 }): ApprovalResponse {
   if (result.action === 'decline') return reject('declined in the MCP client');
   if (result.action === 'cancel') return reject('the approval request was dismissed');
   if (result.action !== 'accept') return reject('the MCP client gave no valid answer');
-  const decision = result.content?.['decision'];
-  const reason = result.content?.['reason'];
+  const content = (result.content ?? {}) as Record<string, unknown>;
+  const decision = content['decision'];
+  const reason = content['reason'];
   if (decision === 'approve') return { type: 'approve', by: MCP_CLIENT_APPROVER };
   if (decision === 'reject') {
     return reject(

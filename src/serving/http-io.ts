@@ -47,3 +47,59 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   }
   return Buffer.concat(chunks);
 }
+
+/** The node request as a web `Request` (its body already read into `raw`). */
+export function toWebRequest(
+  req: IncomingMessage,
+  url: URL,
+  raw: Buffer | undefined,
+  signal?: AbortSignal,
+): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(new URL(url.pathname + url.search, `http://${req.headers.host}`), {
+    method: req.method ?? 'POST',
+    headers,
+    ...(raw === undefined ? {} : { body: new Uint8Array(raw) }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+/** Writes a web `Response` (JSON or an SSE stream) to a node response. */
+export async function writeWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const resume = (): void => {
+            res.off('drain', resume);
+            res.off('close', resume);
+            resolve();
+          };
+          res.once('drain', resume);
+          res.once('close', resume);
+        });
+      }
+      if (res.destroyed) break;
+    }
+  } catch {
+    // The client went away mid-stream; nothing left to tell it.
+  }
+  res.end();
+}

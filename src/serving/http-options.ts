@@ -1,5 +1,4 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
+import type { McpServerFactory, Server, ServerEventBus } from '@modelcontextprotocol/server';
 
 // What serveHttp (http.ts) takes and gives: its defaults, options and the running endpoint.
 
@@ -17,7 +16,7 @@ export interface ServeHttpOptions {
   /**
    * Serves the 2026-07-28 revision (stateless, no session) beside the 2025 sessions: requests
    * that carry the per-request `_meta` envelope go to an SDK v2 `createMcpHandler` built on this
-   * factory (see `createModernServing`); the rest stay on `createServer`'s sessions. Without it
+   * factory (see `createServing`); the rest stay on `createServer`'s sessions. Without it
    * only 2025-era clients are served.
    */
   modern?: {

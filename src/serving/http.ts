@@ -2,11 +2,20 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { isLoopbackHost, readBody, rpcError, sendJson, sha256 } from './http-io.js';
+import {
+  isLoopbackHost,
+  readBody,
+  rpcError,
+  sendJson,
+  sha256,
+  toWebRequest,
+  writeWebResponse,
+} from './http-io.js';
 import { createModernHttpLeg } from './modern-http.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -18,7 +27,7 @@ import {
 
 interface Session {
   id: string;
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   /** sha256 of the bearer token the session was created with, so another identity cannot use it. */
   identity: string;
@@ -28,7 +37,8 @@ interface Session {
 }
 
 /**
- * Serves MCP over streamable HTTP with `node:http`, one SDK transport and server per session.
+ * Serves MCP over streamable HTTP with `node:http`: a 2025-era client gets a session (one SDK
+ * transport and server each), a 2026-07-28 request goes to the stateless leg (modern-http.ts).
  * Hardening: binds 127.0.0.1 unless told otherwise (non-loopback needs `allowNonLoopback` and a
  * token), checks `Host` and `Origin` on every request (403; requests without Origin pass),
  * random session ids (`randomUUID`) bound to the caller's token, a body cap (413), 404 for an
@@ -38,8 +48,8 @@ interface Session {
 export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServer> {
   options.signal?.throwIfAborted();
   // Loaded here, not at import: importing the package root should not pay for the HTTP server.
-  const { StreamableHTTPServerTransport } =
-    await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { WebStandardStreamableHTTPServerTransport, isInitializeRequest } =
+    await import('@modelcontextprotocol/server');
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -108,15 +118,37 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
    * never got a session is closed right after: before, each rejected initialize kept a
    * connected server alive through its listener on the shared tool set (≈ 25 KB each).
    */
+  /** Hands a request to a session's SDK transport and writes its answer (JSON or SSE). */
+  const forward = async (
+    transport: WebStandardStreamableHTTPServerTransport,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    raw: Buffer | undefined,
+    body: unknown,
+  ): Promise<void> => {
+    // The client hanging up cancels the exchange (and with it a tool call in flight).
+    const hangUp = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) hangUp.abort();
+    });
+    const response = await transport.handleRequest(toWebRequest(req, url, raw, hangUp.signal), {
+      parsedBody: body,
+    });
+    await writeWebResponse(res, response);
+  };
+
   const initializeSession = async (
     identity: string,
     req: IncomingMessage,
     res: ServerResponse,
+    url: URL,
+    raw: Buffer | undefined,
     body: unknown,
   ): Promise<void> => {
     const server = options.createServer();
     let session: Session | undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session = { id, transport, server, identity, lastSeen: Date.now(), busy: 0 };
@@ -131,7 +163,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     transport.onerror = (error) => log(`mcp http: ${errorMessage(error)}`);
     try {
       await server.connect(transport);
-      await transport.handleRequest(req, res, body);
+      await forward(transport, req, res, url, raw, body);
     } finally {
       if (session === undefined) {
         await server.close().catch((error: unknown) => {
@@ -244,7 +276,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       }
       if (method === 'POST') track(session, res);
       else session.lastSeen = Date.now();
-      await session.transport.handleRequest(req, res, body);
+      await forward(session.transport, req, res, url, raw, body);
       return;
     }
     const initializing =
@@ -267,7 +299,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       );
       return;
     }
-    await initializeSession(identity, req, res, body);
+    await initializeSession(identity, req, res, url, raw, body);
   };
 
   const httpServer: HttpServer = createServer((req, res) => {

@@ -5,7 +5,8 @@
  * served are the root's.
  */
 export type { CreateMcpServerOptions } from './mcp-server.js';
-export { createMcpServer, DEFAULT_SERVE_INSTRUCTIONS } from './mcp-server.js';
+export { createMcpServer } from './mcp-server.js';
+export { DEFAULT_SERVE_INSTRUCTIONS } from './served-tool.js';
 export type {
   ServedToolRegistry,
   ServedToolSet,

@@ -1,64 +1,42 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { randomBytes } from 'node:crypto';
 import {
-  CallToolRequestSchema,
-  CallToolResultSchema,
-  ErrorCode,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { createClientRequestForwarder, JsonRpcError } from '../core/client-requests.js';
-import { runWithApprover } from '../policy/approval-scope.js';
-import type { ToolCallContext, ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
-import { createClientRequestSink, trackLoggingLevel } from './client-forwarding.js';
-import { createElicitationApprover } from './elicitation-approver.js';
+  createRequestStateCodec,
+  InMemoryServerEventBus,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from '@modelcontextprotocol/server';
+import type { McpRequestContext, ServerEventBus } from '@modelcontextprotocol/server';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import type { ToolResult } from '../core/tool-descriptor.js';
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from './elicitation-approver.js';
+import { PausedCalls } from './paused-calls.js';
+import { createToolCallHandler } from './served-call.js';
+import type { CallParams, CallState } from './served-call.js';
 import { createServedToolSet } from './served-tool-set.js';
 import type { ServedToolSet, ServedToolSetOptions } from './served-tool-set.js';
+import { DEFAULT_SERVE_INSTRUCTIONS, toServedTool } from './served-tool.js';
+import type { ServeApprovalOptions } from './served-tool.js';
 
-/** Key under a served tool's `_meta` holding its id and capability provenance. */
-export const SERVED_TOOL_META_KEY = 'agents/tool';
-/** Key under an error result's `_meta` holding the error code (and server, when known). */
-export const SERVED_ERROR_META_KEY = 'agents/error';
+// The MCP server of `agents serve`: one SDK v2 low-level `Server` (so JSON Schemas are served
+// verbatim) for both protocol revisions. A 2025-era client gets it through `initialize` on a
+// session (HTTP) or connection (stdio), with that revision's session features; a 2026-07-28
+// request gets a fresh one per request (HTTP) or connection (stdio), built by the same factory.
 
-/**
- * The default `instructions` of a served server: the one thing a client cannot infer from the
- * schemas is how results are shaped (ADR-006 "Serve MCP as a second transport over the same
- * tools, not a second implementation" spends the field on the same thing).
- */
-export const DEFAULT_SERVE_INSTRUCTIONS = [
-  'Tools are served by an agents plugin over the same execution path its LangGraph agents use.',
-  'File paths in arguments and results are logical paths relative to the sandbox root; the',
-  'server maps them into its sandbox, so never pass host paths.',
-  "A call that changed files carries `_meta['agents/change']` in its result: { toolId, snapshot,",
-  'parent, changed: [{ status, path }] }, listing every file it added (A), modified (M) or',
-  'deleted (D).',
-  'Tool failures (including an upstream server being down) come back as results with',
-  "isError: true and the reason in the text content (and `_meta['agents/error'].code`); they",
-  'are not protocol errors. Tool annotations state capabilities inferred by the plugin',
-  '(readOnlyHint is never true for a tool that may write).',
-  "A call the server's safety policy wants approved is put to the client with elicitation/create",
-  '(decision: approve | reject); a client without elicitation gets an isError refusal.',
-  'Upstream servers behind the tools may ask the client, during a call, for sampling/createMessage',
-  'or elicitation/create, and send log messages (notifications/message, logger "<server>/..."):',
-  'they are forwarded on the call when the client declared the capability.',
-  'On protocol 2026-07-28 these questions come as an input_required result to answer by retrying',
-  'the call, and log messages only when the request set a logLevel.',
-].join(' ');
+/** Cache hint on `tools/list`: the list changes when upstream servers come and go. */
+export const TOOLS_LIST_CACHE_TTL_MS = 5_000;
 
-/** Options of {@link createMcpServer}. */
-export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions> {
-  /**
-   * A tool set shared by several servers (one per HTTP session). When given, `entries`,
-   * `middleware`, `subscribe` and `isAvailable` are ignored and the caller closes the set.
-   */
-  toolSet?: ServedToolSet;
-  /** Server name in `initialize` (default `agents`). */
+/** Cache hint on the (always empty) prompt and resource lists. */
+export const EMPTY_LIST_CACHE_TTL_MS = 60 * 60_000;
+
+/** Paused calls kept at most (each waits for its client's answer up to the approval timeout). */
+export const MAX_PAUSED_CALLS = 256;
+
+/** What a server says about itself, and how its calls reach their client. */
+interface ServerShape {
+  /** Server name in `initialize` / `server/discover` (default `agents`). */
   name?: string;
-  /** Server version in `initialize` (default `0.1.0`). */
+  /** Server version (default `0.1.0`). */
   version?: string;
   /** The `instructions` text (default {@link DEFAULT_SERVE_INSTRUCTIONS}). */
   instructions?: string;
@@ -71,113 +49,159 @@ export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions> {
   forwardTimeoutMs?: number;
 }
 
+/** Options of {@link createServing}. */
+export interface ServingOptions extends ServerShape {
+  toolSet: ServedToolSet;
+  /** HMAC key for requestState (default: 32 random bytes, so only this process can read it). */
+  stateKey?: Uint8Array;
+}
+
+/** The shared state of one serving process and the factory of its servers. */
+export interface Serving {
+  /** Builds the server of one 2026-07-28 HTTP request (`createMcpHandler` calls it). */
+  createServer: () => Server;
+  /**
+   * Builds the server of one connection: a 2025 session or stdio connection (`initialize`), or
+   * a 2026-07-28 stdio connection (`serveStdio` pins it, passing `era`). It also sends
+   * `notifications/tools/list_changed` when the tool set changes: on 2025 once the client is
+   * initialized, on 2026 onto its open `subscriptions/listen` streams (the SDK routes it).
+   */
+  createConnectionServer: (ctx?: McpRequestContext) => Server;
+  /** Carries `notifications/tools/list_changed` to `subscriptions/listen` streams (HTTP). */
+  bus: ServerEventBus;
+  /** Calls waiting for their client's input. */
+  readonly pausedCount: number;
+  /** Ends paused calls and stops listening to the tool set. */
+  close(): void;
+}
+
 /**
- * How a served call that the policy wants approved is handled. There is no graph to pause over
- * MCP, so the client that made the call is asked with `elicitation/create`; a client without
- * elicitation gets an `isError` refusal.
+ * Serves a tool set on both revisions. `tools/list` gives each descriptor's name, description,
+ * schemas and our capability annotations; `tools/call` runs the same composed middleware chain
+ * a graph uses (served-call.ts). On 2026-07-28, `server/discover`, the `_meta` envelope checks,
+ * the version check and the caching fields come from the SDK; approvals and upstream questions
+ * become `input_required` with an HMAC-signed requestState (the SDK's codec, a per-process key,
+ * bound to the caller's identity).
  */
-export interface ServeApprovalOptions {
-  /** How long to wait for the client's answer (default 10 minutes); then the call is refused. */
-  timeoutMs?: number;
-  /** What the refusal to a client without elicitation suggests instead. */
-  noElicitationHint?: string;
-}
+export function createServing(options: ServingOptions): Serving {
+  const { toolSet } = options;
+  const codec = createRequestStateCodec<CallState>({
+    key: options.stateKey ?? randomBytes(32),
+    ttlSeconds: Math.ceil((options.approval?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS) / 1000),
+    // A state minted for one caller is refused for another (the HTTP identity; '' on stdio).
+    bind: (ctx) => ctx.http?.authInfo?.clientId ?? '',
+  });
+  const paused = new PausedCalls<ToolResult>(MAX_PAUSED_CALLS);
+  const callTool = createToolCallHandler({
+    toolSet,
+    paused,
+    codec,
+    ...(options.approval === undefined ? {} : { approval: options.approval }),
+    ...(options.forwardTimeoutMs === undefined
+      ? {}
+      : { forwardTimeoutMs: options.forwardTimeoutMs }),
+  });
+  // Made on first use: a lone connection server (createMcpServer) has no listen streams.
+  let bus: InMemoryServerEventBus | undefined;
+  let stopListening = (): void => undefined;
 
-/** Annotations stating OUR inferred capabilities; upstream hints are untrusted and not copied. */
-export function toServedAnnotations(descriptor: ToolDescriptor): ToolAnnotations {
-  const { capabilities } = descriptor;
-  // Never claim read-only for a tool any evidence marks as writing.
-  const readOnly = capabilities.readOnly.value && !capabilities.writes.value;
-  const annotations: ToolAnnotations = {
-    readOnlyHint: readOnly,
-    destructiveHint: readOnly ? false : capabilities.destructive.value,
-    openWorldHint: capabilities.openWorld.value,
-  };
-  if (descriptor.title !== undefined) annotations.title = descriptor.title;
-  return annotations;
-}
-
-/** The `tools/list` entry of one descriptor: name, description and schemas verbatim. */
-export function toServedTool(descriptor: ToolDescriptor): Tool {
-  const { capabilities } = descriptor;
-  const tool: Record<string, unknown> = {
-    name: descriptor.name,
-    description: descriptor.description,
-    inputSchema: descriptor.inputSchema,
-  };
-  if (descriptor.title !== undefined) tool['title'] = descriptor.title;
-  if (descriptor.outputSchema !== undefined) tool['outputSchema'] = descriptor.outputSchema;
-  tool['annotations'] = toServedAnnotations(descriptor);
-  tool['_meta'] = {
-    [SERVED_TOOL_META_KEY]: {
-      id: descriptor.id,
-      source: descriptor.source,
-      ...(descriptor.serverName === undefined ? {} : { serverName: descriptor.serverName }),
-      capabilities: {
-        readOnly: { value: capabilities.readOnly.value, source: capabilities.readOnly.source },
-        writes: { value: capabilities.writes.value, source: capabilities.writes.source },
-        destructive: {
-          value: capabilities.destructive.value,
-          source: capabilities.destructive.source,
+  const createServer = (): Server => {
+    const server = new Server(
+      { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
+      {
+        // Prompts and resources: declared and always empty, so a client's list calls get an
+        // answer (with caching fields on 2026) instead of -32601.
+        capabilities: { tools: { listChanged: true }, prompts: {}, resources: {}, logging: {} },
+        instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
+        cacheHints: {
+          'tools/list': { ttlMs: TOOLS_LIST_CACHE_TTL_MS, cacheScope: 'private' },
+          'prompts/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
+          'resources/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
+          'resources/templates/list': { ttlMs: EMPTY_LIST_CACHE_TTL_MS, cacheScope: 'public' },
         },
-        openWorld: { value: capabilities.openWorld.value, source: capabilities.openWorld.source },
+        requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
+        // A 2025 session asks its client directly (served-call.ts); input_required is 2026 only.
+        inputRequired: { legacyShim: false },
       },
+    );
+    server.setRequestHandler('tools/list', () => ({
+      tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)),
+    }));
+    server.setRequestHandler('prompts/list', () => ({ prompts: [] }));
+    server.setRequestHandler('resources/list', () => ({ resources: [] }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+    server.setRequestHandler('resources/read', (request) => {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Resource not found: ${request.params.uri} (this server serves tools only).`,
+        { uri: request.params.uri },
+      );
+    });
+    server.setRequestHandler('tools/call', (request, ctx) =>
+      callTool(server, request.params as CallParams, ctx),
+    );
+    return server;
+  };
+
+  const createConnectionServer = (ctx?: McpRequestContext): Server => {
+    const server = createServer();
+    // A 2025 client may not expect notifications before it is initialized.
+    let ready = ctx?.era === 'modern';
+    server.oninitialized = () => {
+      ready = true;
+    };
+    const stop = toolSet.onChange(() => {
+      if (ready) void server.sendToolListChanged().catch(() => undefined);
+    });
+    // Before the SDK's own close handling: the listener goes with the connection.
+    const previous = server.onclose;
+    server.onclose = () => {
+      stop();
+      previous?.();
+    };
+    return server;
+  };
+
+  return {
+    createServer,
+    createConnectionServer,
+    get bus() {
+      if (bus === undefined) {
+        const created = new InMemoryServerEventBus();
+        stopListening = toolSet.onChange(() => created.publish({ kind: 'tools_list_changed' }));
+        bus = created;
+      }
+      return bus;
+    },
+    get pausedCount() {
+      return paused.size;
+    },
+    close() {
+      stopListening();
+      paused.close();
     },
   };
-  // The schemas are served exactly as the registry holds them; the SDK's Tool type only
-  // narrows `inputSchema.type`, which a descriptor from an MCP server already satisfies.
-  return tool as Tool;
 }
 
-/** Turns a thrown error into the `isError` result the client sees (never a protocol error). */
-export function toErrorResult(toolName: string, error: unknown): ToolResult {
-  const details: Record<string, unknown> = {
-    code: AgentsError.isInstance(error) ? error.code : AgentsErrorCode.ToolCallFailed,
-  };
-  if (AgentsError.isInstance(error)) {
-    // Only the routing facts; stderr tails and commands can hold secrets.
-    for (const key of ['serverName', 'phase', 'toolName'] as const) {
-      const value = error.details[key];
-      if (typeof value === 'string') details[key] = value;
-    }
-  }
-  return {
-    content: [{ type: 'text', text: `Tool "${toolName}" failed: ${errorMessage(error)}` }],
-    isError: true,
-    _meta: { [SERVED_ERROR_META_KEY]: details },
-  };
+/** Options of {@link createMcpServer}. */
+export interface CreateMcpServerOptions extends Partial<ServedToolSetOptions>, ServerShape {
+  /**
+   * A tool set shared by several servers (one per HTTP session). When given, `entries`,
+   * `middleware`, `subscribe` and `isAvailable` are ignored and the caller closes the set.
+   */
+  toolSet?: ServedToolSet;
 }
 
 /**
- * Low-level SDK server subclass that drops its tool-set subscription on close. Internal: callers
- * see a plain SDK `Server`.
- */
-class ServedMcpServer extends Server {
-  private readonly cleanups: Array<() => void> = [];
-
-  addCleanup(cleanup: () => void): void {
-    this.cleanups.push(cleanup);
-  }
-
-  override async close(): Promise<void> {
-    for (const cleanup of this.cleanups.splice(0)) cleanup();
-    await super.close();
-  }
-}
-
-/**
- * Creates an SDK `Server` (low-level, so JSON Schemas are served verbatim) whose tools are the
- * given entries: `tools/list` gives each descriptor's name, description, schemas and our
- * capability annotations; `tools/call` runs the same composed middleware chain a graph uses and
- * returns its `CallToolResult` as is. A policy that asks for approval asks the calling client
- * with `elicitation/create`, or refuses with an `isError` result when the client has no
- * elicitation (see {@link ServeApprovalOptions}). Tool failures become `isError` results; an
- * unknown tool name is a JSON-RPC -32602 error. When the entries change, connected clients get
- * `notifications/tools/list_changed`.
- *
- * Connect it with `server.connect(transport)`; `server.close()` closes the connection and drops
- * the registry subscription (a shared `toolSet` stays open; its owner closes it). The server uses
- * its own `oninitialized` hook to know when it may notify; do not replace it.
+ * Creates an SDK v2 `Server` whose tools are the given entries, for one connection: connect it
+ * with `server.connect(transport)` (a 2025-era client initializes it). `tools/call` runs the
+ * same composed middleware chain a graph uses and returns its `CallToolResult` as is. A policy
+ * that asks for approval asks the calling client with `elicitation/create`, or refuses with an
+ * `isError` result when the client has no elicitation (see {@link ServeApprovalOptions}). Tool
+ * failures become `isError` results; an unknown tool name is a JSON-RPC -32602 error. When the
+ * entries change, the client gets `notifications/tools/list_changed`. `server.close()` closes
+ * the connection and drops the subscription (a shared `toolSet` stays open; its owner closes
+ * it). The server uses its own `oninitialized` hook to know when it may notify; do not replace it.
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
   if (options.toolSet === undefined && options.entries === undefined) {
@@ -186,7 +210,6 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       'createMcpServer needs `entries` (a function or a tool registry) or a shared `toolSet`.',
     );
   }
-  const ownsToolSet = options.toolSet === undefined;
   const toolSet =
     options.toolSet ??
     createServedToolSet({
@@ -195,128 +218,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       ...(options.subscribe === undefined ? {} : { subscribe: options.subscribe }),
       ...(options.isAvailable === undefined ? {} : { isAvailable: options.isAvailable }),
     });
-
-  const server = new ServedMcpServer(
-    { name: options.name ?? 'agents', version: options.version ?? '0.1.0' },
-    {
-      // Prompts and resources: declared and always empty, as on the 2026 side (modern-server.ts),
-      // so a client's list calls get an answer on both revisions, not -32601.
-      capabilities: { tools: { listChanged: true }, prompts: {}, resources: {}, logging: {} },
-      instructions: options.instructions ?? DEFAULT_SERVE_INSTRUCTIONS,
-    },
-  );
-
-  let initialized = false;
-  server.oninitialized = () => {
-    initialized = true;
+  const serving = createServing({ ...options, toolSet });
+  const server = serving.createConnectionServer();
+  const previous = server.onclose;
+  server.onclose = () => {
+    previous?.();
+    serving.close();
+    if (options.toolSet === undefined) toolSet.close();
   };
-
-  const stopListening = toolSet.onChange(() => {
-    // Before `initialized` the client may not expect notifications; after a disconnect there is
-    // nobody to tell. Either way the next tools/list is fresh.
-    if (!initialized || server.transport === undefined) return;
-    server.sendToolListChanged().catch(() => undefined);
-  });
-  server.addCleanup(stopListening);
-  if (ownsToolSet) server.addCleanup(() => toolSet.close());
-
-  const logLevelPasses = trackLoggingLevel(server);
-
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [] }));
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    throw new JsonRpcError(
-      ErrorCode.InvalidParams,
-      `Resource not found: ${request.params.uri} (this server serves tools only).`,
-      { uri: request.params.uri },
-    );
-  });
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolSet.list().map((tool) => toServedTool(tool.entry.descriptor)),
-  }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const name = request.params.name;
-    const found = toolSet.get(name);
-    if (found === undefined) {
-      throw new JsonRpcError(
-        ErrorCode.InvalidParams,
-        `Unknown tool "${name}". Call tools/list for the tools this server offers now.`,
-      );
-    }
-    if (!found.available) {
-      const serverName = found.tool.entry.descriptor.serverName;
-      return toErrorResult(
-        name,
-        new AgentsError(
-          AgentsErrorCode.ToolUnavailable,
-          `the tool is unavailable because its upstream server${serverName === undefined ? '' : ` "${serverName}"`} is not running; try again later (the tool list changes when it is back).`,
-          { details: serverName === undefined ? {} : { serverName } },
-        ),
-      );
-    }
-    const { descriptor } = found.tool.entry;
-    const progressToken = request.params._meta?.progressToken;
-    const context: ToolCallContext = {
-      signal: extra.signal,
-      toolCallId: `mcp-${extra.sessionId ?? 'local'}-${String(extra.requestId)}`,
-      // What upstream servers ask of their client during this call goes to this client; the
-      // actor's audit and policy layers add their observer and gate on the way down.
-      clientRequests: createClientRequestForwarder(
-        createClientRequestSink({
-          server,
-          requestId: extra.requestId,
-          signal: extra.signal,
-          sendNotification: extra.sendNotification,
-          logLevelPasses,
-          ...(options.forwardTimeoutMs === undefined
-            ? {}
-            : { timeoutMs: options.forwardTimeoutMs }),
-        }),
-      ),
-    };
-    if (progressToken !== undefined) {
-      context.onProgress = (progress) => {
-        extra
-          .sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, ...progress },
-          })
-          .catch(() => undefined);
-      };
-    }
-    // A policy in `ask` mode asks the client that made this call (or refuses, if it cannot be
-    // asked): the approver is bound to this call only, so concurrent sessions never mix.
-    const approver = createElicitationApprover({
-      server,
-      requestId: extra.requestId,
-      signal: extra.signal,
-      ...(options.approval?.timeoutMs === undefined
-        ? {}
-        : { timeoutMs: options.approval.timeoutMs }),
-      ...(options.approval?.noElicitationHint === undefined
-        ? {}
-        : { noElicitationHint: options.approval.noElicitationHint }),
-    });
-    try {
-      const result = await runWithApprover(approver, () =>
-        found.tool.handler({ descriptor, args: request.params.arguments ?? {}, context }),
-      );
-      // A middleware bug must reach the client as a tool error, not a -32602 from the SDK's own
-      // result validation.
-      if (!CallToolResultSchema.safeParse(result).success) {
-        return toErrorResult(
-          name,
-          new AgentsError(AgentsErrorCode.ToolCallFailed, 'the tool returned a malformed result.'),
-        );
-      }
-      return result;
-    } catch (error) {
-      return toErrorResult(name, error);
-    }
-  });
-
   return server;
 }

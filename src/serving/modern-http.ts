@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorMessage } from '../errors.js';
-import { rpcError, sendJson } from './http-io.js';
+import { rpcError, sendJson, toWebRequest, writeWebResponse } from './http-io.js';
 import { paramHeaderProblem, paramHeadersOf } from './param-headers.js';
 
 // The 2026-07-28 leg of the HTTP endpoint (http.ts): the SDK v2 `createMcpHandler`, strict
@@ -46,29 +46,10 @@ export async function createModernHttpLeg(options: ModernHttpLegOptions): Promis
     onerror: (error) => options.log(`mcp http (2026-07-28): ${errorMessage(error)}`),
   });
 
-  const toRequest = (
-    req: IncomingMessage,
-    url: URL,
-    raw: Buffer | undefined,
-    signal?: AbortSignal,
-  ): Request => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    return new Request(new URL(url.pathname + url.search, `http://${req.headers.host}`), {
-      method: req.method ?? 'POST',
-      headers,
-      ...(raw === undefined ? {} : { body: new Uint8Array(raw) }),
-      ...(signal === undefined ? {} : { signal }),
-    });
-  };
-
   return {
     async serves(req, url, raw, body) {
       if (req.method !== 'POST') return false;
-      return !(await isLegacyRequest(toRequest(req, url, raw), body, {
+      return !(await isLegacyRequest(toWebRequest(req, url, raw), body, {
         maxRequestBodySize: options.maxBodyBytes,
       }));
     },
@@ -84,12 +65,12 @@ export async function createModernHttpLeg(options: ModernHttpLegOptions): Promis
       res.once('close', () => {
         if (!res.writableFinished) hangUp.abort();
       });
-      const response = await handler.fetch(toRequest(req, url, raw, hangUp.signal), {
+      const response = await handler.fetch(toWebRequest(req, url, raw, hangUp.signal), {
         parsedBody: body,
         // The identity binds a paused call's requestState to the caller that got it.
         authInfo: { token: identity, clientId: identity, scopes: [] },
       });
-      await writeResponse(res, response);
+      await writeWebResponse(res, response);
     },
 
     close: () => handler.close(),
@@ -132,39 +113,3 @@ function rejectedParamHeaders(
 
 /** The 2026-07-28 error code for headers that disagree with the body. */
 const HEADER_MISMATCH = -32020;
-
-/** Writes a web `Response` (JSON or an SSE stream) to a node response. */
-async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(response.status, headers);
-  if (response.body === null) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  res.once('close', () => void reader.cancel().catch(() => undefined));
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) {
-        await new Promise<void>((resolve) => {
-          const resume = (): void => {
-            res.off('drain', resume);
-            res.off('close', resume);
-            resolve();
-          };
-          res.once('drain', resume);
-          res.once('close', resume);
-        });
-      }
-      if (res.destroyed) break;
-    }
-  } catch {
-    // The client went away mid-stream; nothing left to tell it.
-  }
-  res.end();
-}

@@ -2,11 +2,9 @@ import type { Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { serveHttp } from './http.js';
 import type { ServeHttpOptions } from './http-options.js';
-import { createMcpServer } from './mcp-server.js';
-import type { ServeApprovalOptions } from './mcp-server.js';
-import { createModernServing } from './modern-server.js';
-import { firstMessage, isModernMessage, ReplayingTransport } from './stdio-eras.js';
+import { createServing } from './mcp-server.js';
 import { createServedToolSet } from './served-tool-set.js';
+import type { ServeApprovalOptions } from './served-tool.js';
 import { ServeStdioTransport } from './stdio-server-transport.js';
 import type { ServedToolSetOptions } from './served-tool-set.js';
 
@@ -48,29 +46,22 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
   options.signal?.throwIfAborted();
   const log = options.log ?? (() => undefined);
   const toolSet = createServedToolSet(options);
-  // 2026-07-28 clients (stateless) are served beside 2025-era sessions from the same tool set.
-  const modern = createModernServing({
+  // One server factory for both revisions: 2025-era sessions and 2026-07-28 requests.
+  const serving = createServing({
     toolSet,
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.version === undefined ? {} : { version: options.version }),
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     ...(options.approval === undefined ? {} : { approval: options.approval }),
   });
-  const serverOptions = {
-    toolSet,
-    ...(options.name === undefined ? {} : { name: options.name }),
-    ...(options.version === undefined ? {} : { version: options.version }),
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    ...(options.approval === undefined ? {} : { approval: options.approval }),
-  };
   try {
     if (options.transport === 'http') {
       const http = await serveHttp({
         ...options.http,
-        createServer: () => createMcpServer(serverOptions),
+        createServer: () => serving.createConnectionServer(),
         modern: {
-          createServer: modern.createServer,
-          bus: modern.bus,
+          createServer: serving.createServer,
+          bus: serving.bus,
           inputSchemaOf: (name) => toolSet.get(name)?.tool.entry.descriptor.inputSchema,
         },
         log,
@@ -86,12 +77,13 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
 
     const stdin = options.stdio?.stdin ?? process.stdin;
     const stdout = options.stdio?.stdout ?? process.stdout;
+    let finish: (reason: string) => void = () => undefined;
     const transport = new ServeStdioTransport(stdin, stdout, {
+      onClosed: () => finish('transport closed'),
       ...(options.maxStdioMessageBytes === undefined
         ? {}
         : { maxMessageBytes: options.maxStdioMessageBytes }),
     });
-    let finish: (reason: string) => void = () => undefined;
     const finished = new Promise<string>((resolve) => {
       finish = resolve;
     });
@@ -104,44 +96,27 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
     stdout.on('error', onStdoutError);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     transport.onerror = (error) => log(`mcp stdio: ${errorMessage(error)}`);
-    let close: () => Promise<void> = () => transport.close();
+    // The SDK's stdio entry picks the revision from the opening message and pins one server
+    // from the factory to the connection (2025: `initialize`; 2026-07-28: the `_meta` envelope).
+    const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+    const handle = serveStdio(serving.createConnectionServer, {
+      transport,
+      onerror: (error) => log(`mcp stdio: ${errorMessage(error)}`),
+    });
     try {
-      // The opening message picks the revision for the connection (stdio-eras.ts). Listened
-      // for before start: a message already buffered on stdin is delivered during start.
-      const first = firstMessage(transport);
-      await transport.start();
-      const opening = await Promise.race([first, finished]);
-      if (typeof opening === 'object') {
-        const replay = new ReplayingTransport(transport, opening);
-        if (isModernMessage(opening)) {
-          const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
-          const handle = serveStdio(modern.createConnectionServer, {
-            legacy: 'reject',
-            transport: replay as never,
-            onerror: (error) => log(`mcp stdio (2026-07-28): ${errorMessage(error)}`),
-          });
-          replay.onInnerClose = () => finish('transport closed');
-          close = () => handle.close();
-        } else {
-          const server = createMcpServer(serverOptions);
-          await server.connect(replay);
-          server.onclose = () => finish('transport closed');
-          close = () => server.close();
-        }
-      }
       const reason = await finished;
       log(`mcp stdio: stopping (${reason})`);
     } finally {
       stdin.off('end', onEnd);
       stdin.off('close', onEnd);
       options.signal?.removeEventListener('abort', onAbort);
-      await close().catch((error: unknown) =>
-        log(`mcp stdio: close failed: ${errorMessage(error)}`),
-      );
+      await handle
+        .close()
+        .catch((error: unknown) => log(`mcp stdio: close failed: ${errorMessage(error)}`));
       // The error listener stays: a late EPIPE must not become an uncaught 'error' event.
     }
   } finally {
-    modern.close();
+    serving.close();
     toolSet.close();
   }
 }

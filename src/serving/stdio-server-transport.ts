@@ -1,7 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isSpecType, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/server';
 import { errorMessage } from '../errors.js';
 
 /** Default cap on one stdio message (bytes): the SDK's own stdio buffer limit. */
@@ -14,6 +13,8 @@ const SNIFF_BYTES = 4 * 1024;
 export interface ServeStdioTransportOptions {
   /** Largest message line accepted (default {@link DEFAULT_MAX_STDIO_MESSAGE_BYTES}). */
   maxMessageBytes?: number;
+  /** Called once the transport has closed, whoever owns `onclose` (the SDK's stdio entry does). */
+  onClosed?: () => void;
 }
 
 /**
@@ -30,6 +31,7 @@ export class ServeStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private readonly maxMessageBytes: number;
+  private readonly onClosed: (() => void) | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Set while skipping the rest of an oversized line. */
@@ -43,6 +45,7 @@ export class ServeStdioTransport implements Transport {
     options: ServeStdioTransportOptions = {},
   ) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_STDIO_MESSAGE_BYTES;
+    this.onClosed = options.onClosed;
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -107,16 +110,19 @@ export class ServeStdioTransport implements Transport {
     try {
       parsed = JSON.parse(line);
     } catch (error) {
-      this.reply(null, ErrorCode.ParseError, `Parse error: ${errorMessage(error)}`);
+      this.reply(null, ProtocolErrorCode.ParseError, `Parse error: ${errorMessage(error)}`);
       return;
     }
-    const message = JSONRPCMessageSchema.safeParse(parsed);
-    if (!message.success) {
+    if (!isSpecType.JSONRPCMessage(parsed)) {
       const id = idOf(parsed);
-      this.reply(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
+      this.reply(
+        id,
+        ProtocolErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 message',
+      );
       return;
     }
-    this.onmessage?.(message.data);
+    this.onmessage?.(parsed);
   }
 
   private rejectOversized(skipped: { head: Buffer; tail: Buffer; bytes: number }): void {
@@ -128,7 +134,7 @@ export class ServeStdioTransport implements Transport {
       `${this.maxMessageBytes} bytes per stdio message and was not processed; send smaller ` +
       'arguments (e.g. split the content over several calls).';
     this.onerror?.(new Error(message));
-    this.reply(id, ErrorCode.InvalidRequest, message);
+    this.reply(id, ProtocolErrorCode.InvalidRequest, message);
   }
 
   private reply(id: RequestId | null, code: number, message: string): void {
@@ -154,6 +160,7 @@ export class ServeStdioTransport implements Transport {
     this.pending = [];
     this.oversized = undefined;
     this.onclose?.();
+    this.onClosed?.();
   }
 }
 

@@ -8,16 +8,16 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import { ServerError } from '../../src/errors.js';
 import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
 import type { ToolMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolEntry } from '../../src/core/tool-descriptor.js';
+import { createMcpServer } from '../../src/serving/mcp-server.js';
 import {
-  createMcpServer,
   DEFAULT_SERVE_INSTRUCTIONS,
   SERVED_ERROR_META_KEY,
-} from '../../src/serving/mcp-server.js';
+} from '../../src/serving/served-tool.js';
 import type { CreateMcpServerOptions } from '../../src/serving/mcp-server.js';
 import { createServedToolSet } from '../../src/serving/served-tool-set.js';
 import { capabilities, descriptor, echoEntry, entry, CountingRegistry } from './helpers.js';
