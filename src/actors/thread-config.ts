@@ -16,10 +16,8 @@ import type { CheckpointerSettings } from '../checkpoint/backends.js';
 
 /** Bump when {@link actorConfigFacts} or a default it relies on changes: older facts are ignored. */
 const FACTS_VERSION = 1;
-/** The checkpointer kinds a record may name (`checkpointer.type`). */
-const CHECKPOINTER_KINDS = ['sqlite', 'postgres', 'memory'] as const;
 const SHA256 = /^[0-9a-f]{64}$/;
-/** A sandbox backend name as the table spells them (the opener still checks it is known). */
+/** A sandbox or checkpoint backend name as the tables spell them (the opener checks it is known). */
 const BACKEND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 /** Which bytes of the actor's config file the facts were derived from. */
@@ -39,8 +37,8 @@ export interface ActorConfigFacts {
   /** `snapshots.remote`, resolved against the project folder; null without a shared store. */
   sharedRemote: string | null;
   /** `checkpointer.type`. */
-  checkpointer: (typeof CHECKPOINTER_KINDS)[number];
-  /** The SQLite checkpoint file, resolved as the store opens it; only for `sqlite`. */
+  checkpointer: string;
+  /** The store's file, resolved as the store opens it: only for a store kept in one (`localFile`). */
   checkpointFile?: string;
 }
 
@@ -76,29 +74,20 @@ export async function actorConfigFacts(
   },
   projectDir: string,
 ): Promise<ActorConfigFacts> {
-  const kind = config.checkpointer.type;
-  if (!(CHECKPOINTER_KINDS as readonly string[]).includes(kind)) {
-    throw new Error(`unknown checkpointer type "${kind}"`);
-  }
+  // The table says whether the store is kept in a local file (and which), not a name check.
+  const { checkpointBackendFor } = await import('../checkpoint/backends.js');
+  const backend = checkpointBackendFor(config.checkpointer);
   const sharedRemote =
     resolveSharedRemote(config.snapshots?.remote, (path) =>
       // As `WorkspaceStore.resolvePath` does (an absolute path stays as written).
       isAbsolute(path) ? path : resolve(projectDir, path),
     ) ?? null;
-  const facts: ActorConfigFacts = {
+  const checkpointFile = backend.localFile?.(config.checkpointer, projectDir);
+  return {
     sandboxBackend: config.sandbox.backend,
     sharedRemote,
-    checkpointer: kind as ActorConfigFacts['checkpointer'],
-  };
-  if (kind !== 'sqlite') return facts;
-  // The path the store itself opens (its `locate`), not a copy of its default and resolution.
-  const { checkpointBackendFor } = await import('../checkpoint/backends.js');
-  return {
-    ...facts,
-    checkpointFile: checkpointBackendFor(config.checkpointer).locate(
-      config.checkpointer,
-      projectDir,
-    ).name,
+    checkpointer: backend.type,
+    ...(checkpointFile === undefined ? {} : { checkpointFile }),
   };
 }
 
@@ -180,16 +169,14 @@ export function parseThreadConfigFacts(raw: unknown): ThreadConfigFacts | undefi
     typeof value['sandboxBackend'] !== 'string' ||
     !BACKEND_NAME.test(value['sandboxBackend']) ||
     !(value['sharedRemote'] === null || isRemote(value['sharedRemote'])) ||
-    !(CHECKPOINTER_KINDS as readonly unknown[]).includes(value['checkpointer'])
+    typeof value['checkpointer'] !== 'string' ||
+    !BACKEND_NAME.test(value['checkpointer'])
   ) {
     return undefined;
   }
-  const checkpointer = value['checkpointer'] as ThreadConfigFacts['checkpointer'];
+  const checkpointer = value['checkpointer'];
   const checkpointFile = value['checkpointFile'];
-  // A SQLite store names its file; the others name none.
-  if (checkpointer === 'sqlite' ? !isPath(checkpointFile) : checkpointFile !== undefined) {
-    return undefined;
-  }
+  if (checkpointFile !== undefined && !isPath(checkpointFile)) return undefined;
   return {
     version: FACTS_VERSION,
     source: {
@@ -200,7 +187,7 @@ export function parseThreadConfigFacts(raw: unknown): ThreadConfigFacts | undefi
     sandboxBackend: value['sandboxBackend'],
     sharedRemote: value['sharedRemote'] as string | null,
     checkpointer,
-    ...(checkpointer === 'sqlite' ? { checkpointFile: checkpointFile as string } : {}),
+    ...(checkpointFile === undefined ? {} : { checkpointFile }),
   };
 }
 

@@ -65,6 +65,13 @@ export interface CheckpointBackend<S extends { type: string } = { type: string }
    * no thread to remove and must not be made for that.
    */
   locate(settings: S, cwd: string): { name: string; exists: boolean };
+  /**
+   * The file the store keeps its checkpoints in, for a store kept in one local file (resolved as
+   * `open` resolves it). A thread's record names it, so the thread's read-only commands reopen
+   * the store as `{ type, path: file }` and read the listing stored in it (`sqlite-listing.ts`)
+   * without reading the actor's config. Absent for stores elsewhere (a server, memory).
+   */
+  localFile?(settings: S, cwd: string): string;
   /** Opens the store; the caller owns the result and must `close()` it. */
   open(settings: S, options?: OpenCheckpointerOptions): Promise<Checkpointer>;
   /**

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { checkpointerOf } from './backend.js';
+import type { TaskPathRow } from './pending-writes.js';
 import type { CheckpointBackend } from './backend.js';
 import { acquireThreadLease } from './postgres-lease.js';
 import { adoptLegacyPostgresThread } from './postgres-legacy-thread.js';
@@ -47,8 +48,7 @@ export const postgresCheckpointBackend = {
     let saver: PostgresSaver | undefined;
     const { PostgresSaver: PostgresSaverClass, pg } = await importPostgresPackages();
     // Imported on use, like the saver: reading a config must not load LangGraph.
-    const { compareWritesSortKeys, writesSortKey } =
-      await import('@langchain/langgraph-checkpoint');
+    const { withOrderedPendingWrites } = await import('./pending-writes.js');
     try {
       const pool = new pg.default.Pool({ connectionString: settings.url });
       const writesTable = `"${(options.postgresSchema ?? 'public').replaceAll('"', '""')}".checkpoint_writes`;
@@ -109,22 +109,16 @@ export const postgresCheckpointBackend = {
         }
 
         override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-          const tuple = await super.getTuple(config);
-          const writes = tuple?.pendingWrites;
-          if (tuple === undefined || writes === undefined || writes.length < 2) return tuple;
-          const { thread_id, checkpoint_ns = '', checkpoint_id } = tuple.config.configurable ?? {};
-          const { rows } = await pool.query<{ task_id: string; task_path: string }>(
-            `SELECT DISTINCT task_id, task_path FROM ${writesTable} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
-            [thread_id, checkpoint_ns, checkpoint_id],
+          return withOrderedPendingWrites(
+            await super.getTuple(config),
+            async ({ thread_id, checkpoint_ns, checkpoint_id }) =>
+              (
+                await pool.query<TaskPathRow>(
+                  `SELECT DISTINCT task_id, task_path FROM ${writesTable} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
+                  [thread_id, checkpoint_ns, checkpoint_id],
+                )
+              ).rows,
           );
-          const pathOf = new Map(rows.map((row) => [row.task_id, row.task_path]));
-          // Stable sort: a task's own writes keep their stored (idx) order.
-          const keyed = writes.map((write, index) => ({
-            write,
-            key: writesSortKey(pathOf.get(write[0]) ?? '', write[0], index),
-          }));
-          keyed.sort((left, right) => compareWritesSortKeys(left.key, right.key));
-          return { ...tuple, pendingWrites: keyed.map((item) => item.write) };
         }
       }
       saver = new OrderedForkSafePostgresSaver(pool, undefined, {

@@ -1,12 +1,10 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { CheckpointTuple, PendingWrite } from '@langchain/langgraph-checkpoint';
-import {
-  compareWritesSortKeys,
-  WRITES_IDX_MAP,
-  writesSortKey,
-} from '@langchain/langgraph-checkpoint';
+import { WRITES_IDX_MAP } from '@langchain/langgraph-checkpoint';
 import type { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { withOrderedPendingWrites } from './pending-writes.js';
+import type { TaskPathRow } from './pending-writes.js';
 
 /** The few better-sqlite3 calls used here (its type package is not a dependency). */
 interface Statement {
@@ -96,22 +94,11 @@ export async function openOrderedSqliteSaver(path: string): Promise<SqliteSaver>
     }
 
     override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-      const tuple = await super.getTuple(config);
-      const writes = tuple?.pendingWrites;
-      if (tuple === undefined || writes === undefined || writes.length < 2) return tuple;
-      const { thread_id, checkpoint_ns = '', checkpoint_id } = tuple.config.configurable ?? {};
-      const rows = this.#paths!.all(thread_id, checkpoint_ns, checkpoint_id) as Array<{
-        task_id: string;
-        task_path: string;
-      }>;
-      const pathOf = new Map(rows.map((row) => [row.task_id, row.task_path]));
-      // Stable sort: a task's own writes keep their stored (idx) order.
-      const keyed = writes.map((write, index) => ({
-        write,
-        key: writesSortKey(pathOf.get(write[0]) ?? '', write[0], index),
-      }));
-      keyed.sort((left, right) => compareWritesSortKeys(left.key, right.key));
-      return { ...tuple, pendingWrites: keyed.map((item) => item.write) };
+      return withOrderedPendingWrites(
+        await super.getTuple(config),
+        ({ thread_id, checkpoint_ns, checkpoint_id }) =>
+          this.#paths!.all(thread_id, checkpoint_ns, checkpoint_id) as TaskPathRow[],
+      );
     }
   }
 

@@ -26,6 +26,7 @@ export const sqliteCheckpointBackend = {
   type: 'sqlite',
   schema: SqliteSettingsSchema,
   ephemeral: false,
+  localFile: (settings: SqliteSettings, cwd: string) => pathOf(settings, cwd),
   locate(settings: SqliteSettings, cwd: string) {
     const name = pathOf(settings, cwd);
     return { name, exists: existsSync(name) };

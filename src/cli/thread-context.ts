@@ -3,7 +3,8 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { ThreadConfigFacts } from '../actors/thread-config.js';
 import type { ThreadSandboxRecord } from '../actors/thread-sandbox.js';
-import type { Checkpointer } from '../checkpoint/backend.js';
+import type { CheckpointBackend, Checkpointer } from '../checkpoint/backend.js';
+import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
@@ -30,9 +31,9 @@ export interface ThreadContext extends AsyncDisposable {
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
   saver?: () => Promise<BaseCheckpointSaver>;
   /**
-   * The SQLite checkpoint file of the thread's checkpointer (absolute, resolved as the store
-   * opens it) when the actor keeps its checkpoints in SQLite; `undefined` for postgres and
-   * memory. Opens nothing (the thread's record answers while the actor's config is unchanged).
+   * The file of the thread's checkpoint store (absolute, resolved as the store opens it) when
+   * the store is kept in one local file (its backend's `localFile`, SQLite); `undefined` for the
+   * others (a server, memory). Opens nothing (the thread's record answers while the actor's config is unchanged).
    * Throws the actor config's error (`ACTOR_NOT_FOUND`, `CONFIG_INVALID`) when it must be read
    * and cannot be.
    */
@@ -144,6 +145,14 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             actor: actorName,
             lock: options.lock,
             unchanged: actorFileUnchanged,
+            // A store shared across workers has a lease to take, which needs its URL (the config).
+            leased: async (type) => {
+              const { checkpointBackends } = await import('../checkpoint/backends.js');
+              return (
+                !Object.hasOwn(checkpointBackends, type) ||
+                (checkpointBackends as Record<string, CheckpointBackend>)[type]!.lease !== undefined
+              );
+            },
             knownBackend: (name) => {
               try {
                 sandboxBackendNamed(name, owner);
@@ -234,18 +243,24 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     let checkpointer: Promise<Checkpointer> | undefined;
     const openCheckpointer = (): Promise<Checkpointer> =>
       (checkpointer ??= (async () => {
-        // The recorded SQLite file; a Postgres URL is never recorded (a secret): read it.
-        if (recorded?.checkpointFile !== undefined) {
+        // The recorded file of a store kept in one (`localFile`); a server's URL is never
+        // recorded (a secret): read it from the config.
+        const { checkpointBackends, isEphemeralCheckpointer, resolveCheckpointer } =
+          await import('../checkpoint/backends.js');
+        const recordedBackend =
+          recorded !== undefined && Object.hasOwn(checkpointBackends, recorded.checkpointer)
+            ? (checkpointBackends as Record<string, CheckpointBackend>)[recorded.checkpointer]
+            : undefined;
+        const file = recorded?.checkpointFile;
+        if (recordedBackend?.localFile !== undefined && file !== undefined) {
           return runtime.openCheckpointer(
-            { type: 'sqlite', path: recorded.checkpointFile },
+            // Checked by the backend's own schema as it opens.
+            { type: recordedBackend.type, path: file } as CheckpointerSettings,
             { signal },
           );
         }
-        if (recorded?.checkpointer === 'memory') throw inMemory(actorName, threadId);
-        const [config, { isEphemeralCheckpointer, resolveCheckpointer }] = await Promise.all([
-          readActorConfig(),
-          import('../checkpoint/backends.js'),
-        ]);
+        if (recordedBackend?.ephemeral === true) throw inMemory(actorName, threadId);
+        const config = await readActorConfig();
         if (isEphemeralCheckpointer(config.checkpointer)) throw inMemory(config.name, threadId);
         const { sharedThreadScope } = await sharedThreads();
         const threadScope = await sharedThreadScope(
@@ -258,10 +273,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           ...(threadScope === undefined ? {} : { threadScope }),
         });
       })());
+    // A record without a file (another store, or an older record): the config says.
     const checkpointFile = async (): Promise<string | undefined> =>
-      recorded === undefined
-        ? (await actorConfigFacts(await readActorConfig(), store.projectDir)).checkpointFile
-        : recorded.checkpointFile;
+      recorded?.checkpointFile ??
+      (await actorConfigFacts(await readActorConfig(), store.projectDir)).checkpointFile;
     let compiled: Promise<CheckpointedGraph> | undefined;
     const openGraph = (): Promise<CheckpointedGraph> =>
       (compiled ??= (async () => {
@@ -281,8 +296,19 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         );
       })());
     let closing: Promise<void> | undefined;
-    // The checkpointer (when opened), then the sandbox, then the shared store and lease.
-    const close = (): Promise<void> => (closing ??= runtime.close(`Closing thread "${threadId}"`));
+    // A command that changed the thread (rollback, undo, compaction) stores its new listing
+    // first; then the checkpointer (when opened), the sandbox, the shared store and lease.
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        if (options.lock) {
+          const { recordCheckpointListing } = await import('./commands/checkpoints-listing.js');
+          await recordCheckpointListing(
+            { graph: lazyGraph(openGraph), sandbox, checkpointFile },
+            threadId,
+          ).catch(() => undefined);
+        }
+        await runtime.close(`Closing thread "${threadId}"`);
+      })());
     if (options.lock && openedShared?.replica !== undefined) {
       // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
       try {
@@ -322,11 +348,13 @@ async function usableFacts(
     lock: boolean;
     unchanged: (facts: ThreadConfigFacts, actorsDir: string, actor: string) => Promise<boolean>;
     knownBackend: (name: string) => boolean;
+    /** True when the checkpoint store leases threads (or is unknown: the config says more). */
+    leased: (type: string) => Promise<boolean>;
   },
 ): Promise<ThreadConfigFacts | undefined> {
   const facts = record.config;
   if (facts === undefined || record.projectDir === undefined) return undefined;
-  if (facts.sharedRemote !== null || (input.lock && facts.checkpointer === 'postgres')) {
+  if (facts.sharedRemote !== null || (input.lock && (await input.leased(facts.checkpointer)))) {
     return undefined;
   }
   if (!input.knownBackend(facts.sandboxBackend)) return undefined;

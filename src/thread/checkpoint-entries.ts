@@ -1,8 +1,7 @@
 /**
  * Building a thread's checkpoint entries (what `agents checkpoints` prints) from plain views of
- * its checkpoints. Shared by {@link listCheckpoints} (views from LangGraph's `getStateHistory`)
- * and the SQLite lister (views read from the saver's tables without LangGraph, issue 29), so
- * both give the same table by construction. Loads neither LangGraph nor zod.
+ * its checkpoints, as {@link listCheckpoints} reads them through LangGraph's `getStateHistory`
+ * (the one checkpoint reader, issue 39). Loads neither LangGraph nor zod.
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ChangeRecord, ChangedPath } from '../core/change-record.js';

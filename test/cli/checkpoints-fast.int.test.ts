@@ -1,10 +1,12 @@
 /**
- * Issue 29: `agents checkpoints` reads a SQLite thread's checkpoints straight from the saver's
- * tables (src/thread/sqlite-checkpoint-list.ts), without LangGraph. On real threads made by the
- * CLI (parallel tool calls, a rollback fork, an undo, a run continued after them, an approval
- * interrupt and its resume) that lister must give exactly what `listCheckpoints` gives through
- * `graph.getStateHistory`, with and without `--limit`, and the command must print the same
- * either way; what it does not understand sends it back to LangGraph.
+ * Issues 29 and 39: `agents checkpoints` starts without LangGraph by printing the listing
+ * LangGraph's own reader gave, stored beside the checkpoints in the SQLite file (with the thread's
+ * stamp) by the run that wrote them, by a rollback or undo, or by the first listing of a thread
+ * written before the store existed. On real threads made by the CLI (parallel tool calls, a
+ * rollback fork, an undo, a run continued after them, an approval interrupt and its resume) the
+ * stored listing must equal `listCheckpoints` through `graph.getStateHistory`, with and without
+ * `--limit`, the command must print the same either way, and a thread changed behind the
+ * store's back is read through LangGraph again.
  */
 import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,20 +14,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
-import { MemorySaver } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileActorStateGraph } from '../../src/actors/actor-graph.js';
+import { openSqliteListing } from '../../src/checkpoint/sqlite-listing.js';
 import { createCheckpointsCommand } from '../../src/cli/commands/checkpoints.js';
+import { listThreadCheckpoints } from '../../src/cli/commands/checkpoints-listing.js';
 import { createThreadContextOpener } from '../../src/cli/thread-context.js';
 import type { OpenThreadContext } from '../../src/cli/thread-context.js';
 import { readSandboxState } from '../../src/core/sandbox-state.js';
 import { listCheckpoints } from '../../src/thread/checkpoint-list.js';
-import {
-  ACTOR_GRAPH_CHANNELS,
-  ACTOR_GRAPH_TRIGGERS,
-  listSqliteCheckpoints,
-} from '../../src/thread/sqlite-checkpoint-list.js';
 import { TSX_LOADER } from '../fixtures/fixture-process.js';
 import {
   addScriptedActors,
@@ -37,11 +34,40 @@ import {
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const real = createThreadContextOpener({ lock: false });
-/** The same threads, listed through LangGraph (no SQLite file to read directly). */
+/** The same threads, listed through LangGraph (no SQLite file to read a stored listing from). */
 const viaLangGraph: OpenThreadContext = async (...args) => {
   const thread = await real(...args);
   return { ...thread, checkpointFile: async () => undefined };
 };
+const HIDDEN =
+  '@langchain/core,@langchain/langgraph,@langchain/langgraph-checkpoint,@langchain/langgraph-checkpoint-sqlite,langsmith';
+
+/** `agents checkpoints ARGV` as a user runs it, with LangChain and LangGraph not installed. */
+async function withoutLangGraph(dir: string, ...argv: string[]) {
+  return promisify(execFile)(
+    process.execPath,
+    [
+      '--import',
+      TSX_LOADER,
+      '--import',
+      join(ROOT, 'test', 'fixtures', 'hide-packages.mjs'),
+      join(ROOT, 'src', 'cli', 'main.ts'),
+      'checkpoints',
+      ...argv,
+    ],
+    { cwd: dir, env: { ...process.env, AGENTS_HIDE_PACKAGES: HIDDEN } },
+  );
+}
+
+/** The listing stored for `threadId` in `file` while it is fresh (undefined when stale or none). */
+async function storedListing(file: string, threadId: string) {
+  const store = await openSqliteListing(file, { writable: false });
+  try {
+    return store?.read(threadId, store.stamp(threadId));
+  } finally {
+    store?.close();
+  }
+}
 
 /** Runs `agents checkpoints ARGV` in this process with `open` as the thread opener. */
 async function checkpointsCommand(dir: string, open: OpenThreadContext, argv: string[]) {
@@ -69,30 +95,33 @@ async function checkpointsCommand(dir: string, open: OpenThreadContext, argv: st
   return { code, stdout, stderr };
 }
 
-describe('agents checkpoints without LangGraph (issue 29)', () => {
+describe('agents checkpoints from the stored listing (issues 29, 39)', () => {
   let dir: string;
+  let file: string;
 
-  /** Both listers on `thread`, all, and the newest 1 and 3; returns the fast full listing. */
-  async function expectSameListings(threadId: string) {
+  /**
+   * The stored listing is there (unless `stored: false`) and equals LangGraph's, all and the
+   * newest 1 and 3; returns the full listing.
+   */
+  async function expectSameListings(threadId: string, { stored = true } = {}) {
+    if (stored) expect(await storedListing(file, threadId), threadId).toBeDefined();
     const thread = await real(join(dir, '.agents'), threadId, {
       cwd: dir,
       signal: new AbortController().signal,
     });
     try {
-      const file = await thread.checkpointFile();
-      expect(file).toBe(join(dir, '.agents', 'checkpoints.sqlite'));
-      let all: Awaited<ReturnType<typeof listSqliteCheckpoints>>;
+      expect(await thread.checkpointFile()).toBe(file);
+      let all: Awaited<ReturnType<typeof listThreadCheckpoints>> | undefined;
       for (const limit of [undefined, 1, 3]) {
         const options = { threadId, sandbox: thread.sandbox, ...(limit ? { limit } : {}) };
         const slow = (await listCheckpoints({ graph: thread.graph, ...options })).map(
           ({ config: _config, ...entry }) => entry,
         );
-        const fast = await listSqliteCheckpoints({ file: file!, ...options });
-        expect(fast, `thread ${threadId}, limit ${limit}`).toBeDefined();
-        expect(fast!.entries).toEqual(slow);
+        const listed = await listThreadCheckpoints(thread, options);
+        expect(listed.entries, `thread ${threadId}, limit ${limit}`).toEqual(slow);
         // Same keys in the same order too: the command prints them as JSON.
-        expect(JSON.stringify(fast!.entries)).toBe(JSON.stringify(slow));
-        all ??= fast;
+        expect(JSON.stringify(listed.entries)).toBe(JSON.stringify(slow));
+        all ??= listed;
       }
       const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
       expect(all!.rollbacks).toEqual(readSandboxState(current.values).rollbacks);
@@ -105,15 +134,20 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
   async function expectSameCommandOutput(threadId: string) {
     for (const extra of [[], ['--json'], ['--limit', '2'], ['--all']]) {
       const argv = ['--thread', threadId, ...extra];
-      const fast = await checkpointsCommand(dir, real, argv);
+      const stored = await checkpointsCommand(dir, real, argv);
       const slow = await checkpointsCommand(dir, viaLangGraph, argv);
-      expect(fast.code).toBe(0);
-      expect(fast).toEqual(slow);
+      expect(stored.code).toBe(0);
+      expect(stored).toEqual(slow);
     }
+    // Without LangGraph installed: only the stored listing can answer.
+    expect((await withoutLangGraph(dir, '--thread', threadId)).stdout).toBe(
+      (await agents(dir, 'checkpoints', '--thread', threadId)).stdout,
+    );
   }
 
   beforeAll(async () => {
     dir = await makeProjectRepo('agents-cp-fast-');
+    file = join(dir, '.agents', 'checkpoints.sqlite');
     await putFixtureFilesSkill(dir);
     // Turn 1: two writes and a read in parallel; turn 2: one write; then the answer.
     const turns = [
@@ -130,16 +164,8 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('pins the actor graph shape the lister assumes', () => {
-    const graph = compileActorStateGraph(new MemorySaver(), 'shape');
-    expect(Object.entries(graph.nodes).map(([name, node]) => [name, ...node.triggers])).toEqual(
-      ACTOR_GRAPH_TRIGGERS.map(([name, trigger]) => [name, trigger]),
-    );
-    expect(Object.keys(graph.channels).sort()).toEqual([...ACTOR_GRAPH_CHANNELS].sort());
-  });
-
   it(
-    'lists runs with parallel calls, a rollback, an undo and a continued run as LangGraph does',
+    'stores the listing of runs with parallel calls, a rollback, an undo and a continued run',
     { timeout: 240_000 },
     async () => {
       const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go', '--thread', 't1');
@@ -150,6 +176,10 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
       )!;
       expect(afterParallel.activity.ran).toEqual(['write_file', 'write_file', 'read_file']);
       expect(first.entries.some((entry) => entry.next.join() === 'tools,tools,tools')).toBe(true);
+      // Stored by the run: the first listing after it needs no LangGraph.
+      expect((await withoutLangGraph(dir, '--thread', 't1')).stdout).toContain(
+        afterParallel.checkpointId,
+      );
 
       const rollback = await agents(
         dir,
@@ -160,6 +190,7 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
         afterParallel.checkpointId,
       );
       expect(rollback.code, rollback.stderr).toBe(0);
+      await expectSameListings('t1');
       const undo = await agents(dir, 'rollback', '--thread', 't1', '--undo');
       expect(undo.code, undo.stderr).toBe(0);
       await expectSameListings('t1');
@@ -171,39 +202,29 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
       expect(last.entries[0]!.activity.answer).toBe('done');
       await expectSameCommandOutput('t1');
 
-      // The command as a user runs it, with LangChain and LangGraph not installed.
-      const hidden = await promisify(execFile)(
-        process.execPath,
-        [
-          '--import',
-          TSX_LOADER,
-          '--import',
-          join(ROOT, 'test', 'fixtures', 'hide-packages.mjs'),
-          join(ROOT, 'src', 'cli', 'main.ts'),
-          'checkpoints',
-          '--thread',
-          't1',
-        ],
-        {
-          cwd: dir,
-          env: {
-            ...process.env,
-            AGENTS_HIDE_PACKAGES:
-              '@langchain/core,@langchain/langgraph,@langchain/langgraph-checkpoint,@langchain/langgraph-checkpoint-sqlite,langsmith',
-          },
-        },
-      );
-      expect(hidden.stdout).toBe((await agents(dir, 'checkpoints', '--thread', 't1')).stdout);
-
       // Compaction deletes older rows: the kept ones' parents are gone, their state reseeded.
       const compact = await agents(dir, 'thread', 'compact', '--thread', 't1', '--keep', '6');
       expect(compact.code, compact.stderr).toBe(0);
       expect((await expectSameListings('t1')).entries).toHaveLength(6);
+
+      // Changed behind the store's back (another tool deletes the newest checkpoint): the stored
+      // listing is stale, LangGraph lists the thread again, and that listing is stored.
+      const { db } = SqliteSaver.fromConnString(file);
+      const newest = last.entries[0]!.checkpointId;
+      db.prepare("DELETE FROM checkpoints WHERE thread_id = 't1' AND checkpoint_id = ?").run(
+        newest,
+      );
+      db.prepare("DELETE FROM writes WHERE thread_id = 't1' AND checkpoint_id = ?").run(newest);
+      db.close();
+      expect(await storedListing(file, 't1')).toBeUndefined();
+      const relisted = await expectSameListings('t1', { stored: false });
+      expect(relisted.entries.map((entry) => entry.checkpointId)).not.toContain(newest);
+      expect(await storedListing(file, 't1')).toBeDefined();
     },
   );
 
   it(
-    'lists a thread paused for approval, then resumed, as LangGraph does',
+    'stores the listing of a thread paused for approval, then resumed',
     { timeout: 240_000 },
     async () => {
       const paused = await agentsWithStdin(
@@ -237,34 +258,45 @@ describe('agents checkpoints without LangGraph (issue 29)', () => {
     },
   );
 
-  it('falls back to LangGraph on a row it does not understand', { timeout: 60_000 }, async () => {
-    const copy = join(await mkdtemp(join(tmpdir(), 'agents-cp-fast-copy-')), 'checkpoints.sqlite');
-    try {
-      await copyFile(join(dir, '.agents', 'checkpoints.sqlite'), copy);
-      const { db } = SqliteSaver.fromConnString(copy);
-      db.prepare(
-        "UPDATE writes SET type = 'msgpack' WHERE thread_id = 't1' AND channel = 'messages'",
-      ).run();
-      db.close();
-      expect(await listSqliteCheckpoints({ file: copy, threadId: 't1' })).toBeUndefined();
-      expect(
-        await listSqliteCheckpoints({ file: copy, threadId: 'no such thread' }),
-      ).toBeUndefined();
-      // Not a SQLite file at all: LangGraph's path names the problem.
-      const garbage = join(copy, '..', 'garbage.sqlite');
-      await writeFile(garbage, 'not a database, but long enough to be read as a header '.repeat(4));
-      expect(await listSqliteCheckpoints({ file: garbage, threadId: 't1' })).toBeUndefined();
-      // The command then lists through LangGraph: the same table.
-      const broken: OpenThreadContext = async (...args) => ({
+  it(
+    'lists a thread written before the store through LangGraph once, then from the store',
+    { timeout: 60_000 },
+    async () => {
+      const copyDir = await mkdtemp(join(tmpdir(), 'agents-cp-fast-copy-'));
+      const copy = join(copyDir, 'checkpoints.sqlite');
+      const onCopy: OpenThreadContext = async (...args) => ({
         ...(await real(...args)),
         checkpointFile: async () => copy,
       });
-      const argv = ['--thread', 't1', '--json'];
-      expect(await checkpointsCommand(dir, broken, argv)).toEqual(
-        await checkpointsCommand(dir, real, argv),
-      );
-    } finally {
-      await rm(join(copy, '..'), { recursive: true, force: true });
-    }
-  });
+      try {
+        await copyFile(file, copy);
+        // As a file written before issue 39: no listing table.
+        const { db } = SqliteSaver.fromConnString(copy);
+        db.exec('DROP TABLE agents_checkpoint_listing');
+        db.close();
+        expect(await storedListing(copy, 't2')).toBeUndefined();
+        const argv = ['--thread', 't2', '--json'];
+        const listed = await checkpointsCommand(dir, onCopy, argv);
+        expect(listed).toEqual(await checkpointsCommand(dir, viaLangGraph, argv));
+        // The one-time migration: that listing is stored now.
+        expect(await storedListing(copy, 't2')).toBeDefined();
+
+        // Not a SQLite file at all: LangGraph's path answers (here: from the thread's real file).
+        const garbage = join(copyDir, 'garbage.sqlite');
+        await writeFile(
+          garbage,
+          'not a database, but long enough to be read as a header '.repeat(4),
+        );
+        const broken: OpenThreadContext = async (...args) => ({
+          ...(await real(...args)),
+          checkpointFile: async () => garbage,
+        });
+        expect(await checkpointsCommand(dir, broken, argv)).toEqual(
+          await checkpointsCommand(dir, viaLangGraph, argv),
+        );
+      } finally {
+        await rm(copyDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -382,6 +382,11 @@ export async function withActiveCliActor(
   } finally {
     unwatch?.();
     await actor.deactivate({ keepSandbox: resumable });
+    // A kept thread's checkpoint listing, stored now: `agents checkpoints` then needs no LangGraph.
+    if (settings.ephemeralThread !== true || resumable)
+      await (
+        await import('./checkpoints-listing.js')
+      ).recordThreadListing(context, settings.threadId);
     // After deactivate: the servers' open streams are recorded when their connections close.
     if (recorder !== undefined && settings.recordTo !== undefined) {
       await recorder.save(settings.recordTo);

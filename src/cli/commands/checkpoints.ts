@@ -4,6 +4,7 @@ import type { Command, CommandContext } from '../command.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption, usageError } from '../args.js';
 import { agentsCommandLine, formatTable } from '../output.js';
+import { listThreadCheckpoints } from './checkpoints-listing.js';
 
 /** One-line summary of changed paths: `A a.txt, M src/x.ts (+3 more)`. */
 export function formatChanges(changed: readonly ChangedPath[], max = 4): string {
@@ -75,39 +76,16 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
           import('../../thread/step-activity.js'),
         ]);
         // One more than shown, to say whether older ones exist.
-        const listOptions = {
+        const listing = await listThreadCheckpoints(thread, {
           threadId,
-          sandbox: thread.sandbox,
           signal: context.signal,
           ...(limit === undefined ? {} : { limit: limit + 1 }),
-        };
-        // The SQLite saver's tables read directly (no LangGraph: issue 29), else LangGraph.
-        const file = await thread.checkpointFile();
-        const fast =
-          file === undefined
-            ? undefined
-            : await (
-                await import('../../thread/sqlite-checkpoint-list.js')
-              ).listSqliteCheckpoints({ file, ...listOptions });
-        const listed =
-          fast?.entries ??
-          (await (
-            await import('../../thread/checkpoint-list.js')
-          ).listCheckpoints({ graph: thread.graph, ...listOptions }));
+        });
+        const listed = listing.entries;
         const entries = limit === undefined ? listed : listed.slice(0, limit);
         const older = listed.length > entries.length;
         if (context.json) {
-          write(
-            context.stdout,
-            JSON.stringify(
-              entries.map((entry) => {
-                const { config: _config, ...shown } = entry as typeof entry & { config?: unknown };
-                return shown;
-              }),
-              null,
-              2,
-            ),
-          );
+          write(context.stdout, JSON.stringify(entries, null, 2));
           return 0;
         }
         const rows = entries.map((entry) => {
@@ -148,14 +126,7 @@ export function createCheckpointsCommand(openThread: OpenThreadContext): Command
             context.stderr,
             `(older checkpoints not shown: ${agentsCommandLine(context, ['checkpoints', '--thread', threadId, '--limit', String(limit! * 5)])} or --all lists more)`,
           );
-        const rollbacks =
-          fast?.rollbacks ??
-          (await (async () => {
-            const { readSandboxState } = await import('../../core/sandbox-state.js');
-            const current = await thread.graph.getState({ configurable: { thread_id: threadId } });
-            return readSandboxState(current.values).rollbacks;
-          })());
-        const stack = undoStack(rollbacks).reverse();
+        const stack = undoStack(listing.rollbacks).reverse();
         if (stack.length > 0) {
           write(
             context.stdout,

@@ -175,12 +175,17 @@ describe('agents sandbox diff (review a thread`s work)', () => {
     const lie = { ...recorded.config, checkpointFile: '/elsewhere/x.sqlite' };
     await rewrite(lie);
     expect((await open()).file).toBe('/elsewhere/x.sqlite');
+    // (The store's name is checked against the table only when the store is opened.)
+    for (const checkpointer of ['oracle', 'postgres']) {
+      await rewrite({ ...lie, checkpointer });
+      expect((await open()).file).toBe('/elsewhere/x.sqlite');
+    }
     // ...and one with a field out of the writer's shape is not: the config is read, no crash.
     for (const garbage of [
       { ...lie, checkpointFile: 'relative.sqlite' },
       { ...lie, checkpointFile: undefined },
-      { ...lie, checkpointer: 'oracle' },
-      { ...lie, checkpointer: 'postgres' },
+      { ...lie, checkpointer: 'Oracle DB' },
+      { ...lie, checkpointer: 42 },
       { ...lie, sandboxBackend: 'nope' },
       { ...lie, sandboxBackend: { toString: 1 } },
       { ...lie, sharedRemote: '--upload-pack=touch /tmp/x' },
