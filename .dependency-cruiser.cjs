@@ -23,6 +23,10 @@ const LAYERS = [
     'checkpoint',
     'checkpoint stores: one CheckpointBackend per `checkpointer.type` (schema, open, lease), the table',
   ],
+  [
+    'confinement',
+    'OS confinement of server processes: one ConfinementBackend per `sandbox.confinement.type` (bubblewrap, ...) translating an intent-level launch request, the table',
+  ],
   ['config', 'config file schemas (actor, server, skill, policy), loading, env references'],
   ['workspace', 'the project .agents/ store: named configs on disk'],
   ['sandbox', 'the sandbox: a git copy of the user files, snapshots, restore, delivery'],

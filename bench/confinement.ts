@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { resolveConfinement, type Confinement } from '../src/servers/confinement.js';
-import { probeBubblewrap } from '../src/servers/confinement-bubblewrap.js';
+import { resolveConfinement, type Confinement } from '../src/confinement/confinement.js';
+import { probeBubblewrap } from '../src/confinement/bubblewrap.js';
 import { createStdioTransport } from '../src/servers/stdio-transport.js';
 
 const FAULT_SERVER = fileURLToPath(new URL('../test/fixtures/fault-server.mjs', import.meta.url));

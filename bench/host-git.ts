@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { probeBubblewrap } from '../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../src/confinement/bubblewrap.js';
 import { openSandbox } from '../src/sandbox/git/open-sandbox.js';
 import { storeEnv } from '../src/sandbox/git/snapshot-store.js';
 

@@ -4,7 +4,7 @@ import { createSkillRegistry } from '../skills/skill-registry.js';
 import type { SkillRegistry } from '../skills/skill-registry.js';
 import { createPathMap } from '../sandbox/path-map.js';
 import { createAgentsRuntime } from '../runtime/agents-runtime.js';
-import type { ConfineMode } from '../servers/confinement.js';
+import type { ConfineMode } from '../confinement/backend.js';
 import { inspectionSandbox } from './inspection-servers.js';
 import type { ServerLogger } from '../servers/server-logger.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';

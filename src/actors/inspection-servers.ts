@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import type { NamedServerConfig } from '../config/server-schema.js';
-import { probeConfinement, type ProbeConfinement } from '../servers/confinement-scope.js';
-import type { ConfineMode } from '../servers/confinement.js';
+import { probeConfinement, type ProbeConfinement } from '../runtime/confinement-scope.js';
+import type { ConfineMode } from '../confinement/backend.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /**

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { NetworkPolicyRule } from '../config/policy-schema.js';
 import { compileNetworkRules, unlistedHostHook } from '../policy/network-rules.js';
-import { resolveConfinement } from '../servers/confinement.js';
+import { resolveConfinement } from '../confinement/confinement.js';
 import { compileHostRules } from '../servers/network/host-rules.js';
 import { startNetworkProxy } from '../servers/network/proxy.js';
 import { createServerNetwork, hasHostLists } from '../servers/network/server-network.js';
@@ -67,7 +67,8 @@ export async function probeServerNetwork(input: {
   serverName: string;
   setting: NetworkSetting;
   rules: readonly NetworkPolicyRule[];
-  bwrapPath?: string;
+  /** The confinement backend that runs the probe (default: the first that works). */
+  backend?: { type: string };
 }): Promise<NetworkProbe> {
   const { serverName, setting } = input;
   const scratch = mkdtempSync(join(tmpdir(), 'agents-doctor-net-'));
@@ -88,9 +89,9 @@ export async function probeServerNetwork(input: {
     const confinement = resolveConfinement(
       {
         mode: 'required',
-        network: setting === true,
+        network: setting === true ? 'open' : setting === false ? 'none' : 'proxy',
         networkHook: hook,
-        ...(input.bwrapPath === undefined ? {} : { bwrapPath: input.bwrapPath }),
+        ...(input.backend === undefined ? {} : { backend: input.backend }),
       },
       { sandboxRoot: scratch },
     );

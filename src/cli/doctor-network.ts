@@ -4,7 +4,7 @@
  * with host lists needs OS confinement that can cut its network, or it refuses to start.
  */
 import type { NetworkSetting } from '../config/network-schema.js';
-import { findConfinementBackend } from '../servers/confinement-backends.js';
+import { findConfinementBackend } from '../confinement/backends.js';
 import { hasHostLists } from '../servers/network/server-network.js';
 import { probeServerNetwork, type NetworkProbe } from './doctor-network-probe.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
@@ -38,8 +38,8 @@ export async function actorNetworkReports(
   options: { probe?: boolean } = {},
 ): Promise<ActorNetworkReport[]> {
   const { records } = await store.list('actor');
-  // One probe (a spawn, cached per process) covers both: --unshare-net is what lists need.
-  const namespaces = findConfinementBackend({ network: false });
+  // One probe (a spawn, cached per process) covers both: lists need a backend with the proxy.
+  const namespaces = findConfinementBackend({ network: 'proxy' });
   const reports: ActorNetworkReport[] = [];
   for (const record of records) {
     const actor = record.value;
@@ -94,7 +94,7 @@ export async function actorNetworkReports(
             serverName: name,
             setting,
             rules: actor.policy?.network ?? [],
-            bwrapPath: namespaces.path,
+            backend: namespaces.settings,
           });
           if (!probe.ok)
             problems.push(`server "${name}": the network probe was not refused: ${probe.detail}`);

@@ -1,7 +1,7 @@
 import { formatSkippedPaths } from '../sandbox/skipped-paths.js';
 import pc from 'picocolors';
 import type { ActorRunEvent } from '../actors/actor-types.js';
-import { CONFINEMENT_REFUSAL_PREFIX } from '../servers/confinement.js';
+import { CONFINEMENT_REFUSAL_PREFIX } from '../confinement/confinement.js';
 import type { CommandContext } from './command.js';
 import { println } from './output.js';
 

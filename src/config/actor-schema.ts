@@ -3,6 +3,7 @@ import { DURATION_PATTERN } from './duration.js';
 import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
 import { CheckpointerSettingsSchema } from '../checkpoint/backends.js';
+import { ConfinementBackendSettingsSchema } from '../confinement/backends.js';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
 
@@ -47,8 +48,9 @@ export const SandboxSettingsSchema = z
       .enum(['auto', 'required', 'off'])
       .default('auto')
       .describe(
-        'OS confinement of stdio servers (bubblewrap on Linux): the sandbox writable, the rest of the file system read-only, the project and workspace hidden behind the sandbox. `auto` confines where it can and says once when it cannot; `required` refuses to start servers unconfined; `off` never confines.',
+        'OS confinement of stdio servers (bubblewrap on Linux; `confinement` chooses the backend): the sandbox writable, the rest of the file system read-only, the project and workspace hidden behind the sandbox. `auto` confines where it can and says once when it cannot; `required` refuses to start servers unconfined; `off` never confines.',
       ),
+    confinement: ConfinementBackendSettingsSchema.optional(),
     network: NetworkSettingSchema.default(true),
   })
   .describe('Sandbox settings.');

@@ -16,5 +16,10 @@ export {
   sandboxBackendNamed,
 } from '../runtime/agents-runtime.js';
 export type { ActorConfinementOptions } from '../runtime/confinement.js';
-export type { ConfinementBackend } from '../servers/confinement.js';
-export { CONFINEMENT_BACKENDS } from '../servers/confinement-backends.js';
+export type {
+  ConfinementBackend,
+  ConfinementGuarantees,
+  LaunchRequest,
+  NetworkAccess,
+} from '../confinement/backend.js';
+export { confinementBackends } from '../confinement/backends.js';

@@ -21,9 +21,11 @@ import type { OpenSandboxOptions } from '../sandbox/git/open-sandbox.js';
 // The tool set and the server modules load the MCP SDK and LangChain: loaded on first use, so
 // a command that only opens a sandbox (`agents sandbox diff`) starts fast.
 import type { ToolSet, CreateToolSetOptions } from '../pipeline/tool-set.js';
-import type { ConfineMode, Confinement } from '../servers/confinement.js';
-import { confinementScope, probeConfinement } from '../servers/confinement-scope.js';
-import { reportUnconfinedOnce, resolveConfinement } from '../servers/confinement.js';
+import type { ConfineMode } from '../confinement/backend.js';
+import type { ConfinementBackendSettings } from '../confinement/backends.js';
+import type { Confinement } from '../confinement/confinement.js';
+import { confinementScope, probeConfinement } from '../runtime/confinement-scope.js';
+import { reportUnconfinedOnce, resolveConfinement } from '../confinement/confinement.js';
 import type { ManagedServer } from '../servers/managed-server.js';
 import type { ManagedServerOptions } from '../servers/server-core.js';
 import type { ServerNetworkHook } from '../servers/network/server-network.js';
@@ -39,7 +41,14 @@ export interface AgentsRuntimeOptions {
   /** Who the runtime serves, for messages (`actor "coder"`, `createStudioGraph`). */
   owner: string;
   /** The config's `sandbox:` block: `backend` (default `git`), `confine`, `network`. */
-  sandbox?: { backend?: string; confine?: ConfineMode; network?: NetworkSetting } | undefined;
+  sandbox?:
+    | {
+        backend?: string;
+        confine?: ConfineMode;
+        network?: NetworkSetting;
+        confinement?: ConfinementBackendSettings | undefined;
+      }
+    | undefined;
   /** Code options that win over `sandbox.confine` / `sandbox.network` (`createActor`'s). */
   confinement?: ActorConfinementOptions | undefined;
   /**
@@ -224,6 +233,7 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
         settings: {
           confine: confineMode,
           network: options.sandbox?.network ?? true,
+          confinement: options.sandbox?.confinement,
         },
         options: options.confinement,
         ...(place.network === undefined ? {} : { network: place.network }),
@@ -263,7 +273,10 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
           confined = { ...confined, cwd: probe.dir, confinement: probe.confinement };
         } else {
           const confinement = resolveConfinement(
-            { mode: confineMode, ...bwrapPath(options.confinement) },
+            {
+              mode: confineMode,
+              backend: options.confinement?.backend ?? options.sandbox?.confinement,
+            },
             confinementScope({ sandboxRoot: confined.cwd }),
           );
           reportUnconfinedOnce(confinement, report);
@@ -316,10 +329,6 @@ export async function createAgentsRuntime(options: AgentsRuntimeOptions): Promis
 /** Removes `dir` when the runtime closes (a temp folder made for it). */
 export function removeOnClose(runtime: AgentsRuntime, dir: string): void {
   runtime.defer(() => rm(dir, { recursive: true, force: true }));
-}
-
-function bwrapPath(options: ActorConfinementOptions | undefined): { bwrapPath?: string } {
-  return options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath };
 }
 
 function isSaver(value: unknown): value is BaseCheckpointSaver {

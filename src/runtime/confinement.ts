@@ -1,13 +1,14 @@
-import { confinementScope } from '../servers/confinement-scope.js';
+import { confinementScope } from '../runtime/confinement-scope.js';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { DecisionOptions } from '../servers/network/proxy-decision.js';
 import type { ServerNetworkHook } from '../servers/network/server-network.js';
+import type { ConfineMode, NetworkAccess } from '../confinement/backend.js';
+import type { ConfinementBackendSettings } from '../confinement/backends.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
-  type ConfineMode,
   type Confinement,
-} from '../servers/confinement.js';
+} from '../confinement/confinement.js';
 
 /** `createActor` confinement options; each wins over the actor config's `sandbox:` field. */
 export interface ActorConfinementOptions {
@@ -20,8 +21,8 @@ export interface ActorConfinementOptions {
    * address check is waived for those names only).
    */
   proxy?: DecisionOptions;
-  /** The bubblewrap executable (path or name on PATH). Default `bwrap`. */
-  bwrapPath?: string;
+  /** Wins over `sandbox.confinement`: the backend and its settings (`{ type: 'bubblewrap', path }`). */
+  backend?: ConfinementBackendSettings;
 }
 
 /** The confinement of one activation, as an actor reports it. */
@@ -41,7 +42,11 @@ export interface ActorConfinement {
  *   confinement backend can run here.
  */
 export function actorConfinement(input: {
-  settings: { confine: ConfineMode; network: NetworkSetting };
+  settings: {
+    confine: ConfineMode;
+    network: NetworkSetting;
+    confinement?: ConfinementBackendSettings | undefined;
+  };
   options: ActorConfinementOptions | undefined;
   /** Per-server network (lists, proxy); see actor-network.ts. */
   network?: { hook: ServerNetworkHook; cutsNetwork: boolean };
@@ -56,10 +61,9 @@ export function actorConfinement(input: {
   const confinement = resolveConfinement(
     {
       mode: options?.mode ?? settings.confine,
-      // Host lists mean no network of its own: the probe then checks --unshare-net works too.
-      network:
-        (options?.network ?? settings.network) === true && input.network?.cutsNetwork !== true,
-      ...(options?.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath }),
+      // Host lists mean no network of its own: the backend must offer the proxy.
+      network: networkNeed(options?.network ?? settings.network, input.network?.cutsNetwork),
+      backend: options?.backend ?? settings.confinement,
       ...(input.network === undefined ? {} : { networkHook: input.network.hook }),
     },
     confinementScope({
@@ -71,4 +75,11 @@ export function actorConfinement(input: {
   );
   reportUnconfinedOnce(confinement, input.report);
   return confinement;
+}
+
+/** The most an activation's servers need of a backend's network (see `NetworkAccess`). */
+function networkNeed(setting: NetworkSetting, cutsNetwork: boolean | undefined): NetworkAccess {
+  if (typeof setting === 'object') return 'proxy';
+  if (setting === false) return 'none';
+  return cutsNetwork === true ? 'proxy' : 'open';
 }

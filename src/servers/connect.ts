@@ -5,13 +5,14 @@ import { resolveServerTimeouts } from '../config/server-schema.js';
 import type { NamedServerConfig } from '../config/server-schema.js';
 import { formatCommandLine, formatUrl } from '../redact.js';
 import type { ServerLogger } from './server-logger.js';
-import type { Confinement } from './confinement.js';
+import type { Confinement } from '../confinement/confinement.js';
 import { createStdioTransport } from './stdio-transport.js';
 import type { StdioTransport } from './stdio-transport-types.js';
 import { assertSafeLaunch } from './launch-guard.js';
 import { waitAtMost } from './wait-at-most.js';
 import { createServerOAuthProvider, isStoredOAuthProvider } from './oauth/server-auth.js';
 import { createRemoteTransport } from './remote-transport.js';
+import { serverNetworkHookOf } from './network/server-network.js';
 
 /** Options of {@link createServerTransport}. */
 export interface ServerTransportOptions {
@@ -102,7 +103,7 @@ export function createServerTransport(
   }
   const headers = expandEnvReferenceMap(config.headers, `Server "${config.name}" headers`);
   // The actor's host lists apply to the library's own connection too (redirects included).
-  const guarded = options.confinement?.networkHook?.remoteFetch(config.name);
+  const guarded = serverNetworkHookOf(options.confinement?.networkHook)?.remoteFetch(config.name);
   const authProvider = createServerOAuthProvider(
     config,
     options.stateDir === undefined ? {} : { stateDir: options.stateDir },

@@ -3,7 +3,7 @@ import { AgentsErrorCode, type ServerError } from '../errors.js';
 import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { argumentBytesOverLimit } from './argument-size.js';
-import { confinementRefusalNote } from './confinement.js';
+import { confinementRefusalNote } from '../confinement/confinement.js';
 import { ForwardingCallClock, type ClientRequestRouter } from './client-request-router.js';
 import { isSessionNotFound } from './connect.js';
 import type { ServerCore } from './server-core.js';

@@ -7,7 +7,7 @@ import type {
 } from '../config/server-schema.js';
 import type { ToolOverrides } from '../config/tool-schema.js';
 import type { ServerError } from '../errors.js';
-import type { Confinement } from './confinement.js';
+import type { Confinement } from '../confinement/confinement.js';
 import type { ServerTransport } from './connect.js';
 import type { ServerEndReason, ServerEventEmitter } from './server-events.js';
 import type { ServerFailures } from './server-failure.js';

@@ -43,3 +43,9 @@ export type { RecordingChatModelOptions, ReplayChatModelOptions } from '../repla
 export { RecordingChatModel, ReplayChatModel } from '../replay/chat-models.js';
 export type { ReplayCassetteOptions, ReplayRun } from '../replay/replay-graph.js';
 export { replayCassette } from '../replay/replay-graph.js';
+export type {
+  ConfinementContract,
+  ConfinementContractOptions,
+  ContractCase,
+} from './confinement-contract.js';
+export { confinementContract } from './confinement-contract.js';

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorInstance, ActorRunEvent } from '../../src/actors/actor-types.js';
 import { AgentsError } from '../../src/errors.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { isProcessGroupAlive } from '../../src/servers/process-group.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
@@ -253,7 +253,7 @@ describe('OS confinement of stdio servers (hostile server, real processes)', () 
       [],
       { confine: 'required' },
       {
-        confinement: { bwrapPath: join(scratch, 'no-such-bwrap') },
+        confinement: { backend: { type: 'bubblewrap', path: join(scratch, 'no-such-bwrap') } },
       },
     );
     const error = await actor.activate().then(
@@ -282,7 +282,9 @@ describe('OS confinement of stdio servers (hostile server, real processes)', () 
   it('auto without bubblewrap runs unconfined and says so once', { timeout: 60_000 }, async () => {
     const warnings: string[] = [];
     const options = {
-      confinement: { bwrapPath: join(scratch, 'missing-bwrap') },
+      confinement: {
+        backend: { type: 'bubblewrap' as const, path: join(scratch, 'missing-bwrap') },
+      },
       onWarning: (message: string) => warnings.push(message),
     };
     for (const name of ['loose-1', 'loose-2']) {

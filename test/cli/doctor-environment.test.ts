@@ -53,7 +53,7 @@ describe('agents doctor: environment checks', () => {
         env: { ...process.env, AGENTS_STATE_DIR: join(dir, 'file') },
         nodeVersion: '20.10.0',
         gitPath: join(dir, 'no-git'),
-        bwrapPath: join(dir, 'no-bwrap'),
+        confinement: { type: 'bubblewrap', path: join(dir, 'no-bwrap') },
       }),
     );
     expect(checks['node']).toMatchObject({

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { actorNetworkReports, formatActorNetworkReports } from '../../src/cli/doctor-network.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { privilegeChecks } from '../../src/cli/commands/doctor-privileges.js';
-import { confinementScope } from '../../src/servers/confinement-scope.js';
-import { resolveConfinement, type Confinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { confinementScope } from '../../src/runtime/confinement-scope.js';
+import { resolveConfinement, type Confinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { withoutPrivilegeDrop } from '../helpers/unprivileged.js';
 
 const BUBBLEWRAP = probeBubblewrap();
@@ -31,7 +31,7 @@ describe('agents doctor: privileges, namespaces, sockets (issue 35)', () => {
     await new Promise<void>((resolve) => listener.listen(join(runFolder, 'bus'), resolve));
     try {
       const scope = { ...confinementScope({ sandboxRoot: sandbox }), hidden: [cover] };
-      const real = resolveConfinement({ mode: 'required', network: false }, scope);
+      const real = resolveConfinement({ mode: 'required', network: 'none' }, scope);
       const good = privilegeChecks(real, sandbox, cover, ['/run']);
       expect(good.map((check) => [check.name, check.ok])).toEqual([
         ['Privileges', true],
@@ -55,7 +55,7 @@ describe('agents doctor: privileges, namespaces, sockets (issue 35)', () => {
       expect(namespaces!.detail).toContain('user, ipc');
 
       const open = resolveConfinement(
-        { mode: 'required', network: false },
+        { mode: 'required', network: 'none' },
         { ...scope, sockets: [] },
       );
       const socketsSeen = privilegeChecks(open, sandbox, cover, ['/run'])[2]!;

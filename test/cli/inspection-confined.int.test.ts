@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { hashTree } from '../sandbox/helpers.js';
 import { agents, makeProjectRepo } from './helpers.js';
 

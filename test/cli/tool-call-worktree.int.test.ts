@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { agents, agentsWithStdin, makeProjectRepo } from './helpers.js';
 
 const NOTES_SERVER = join(import.meta.dirname, '..', 'fixtures', 'workspace', 'notes-server.mjs');

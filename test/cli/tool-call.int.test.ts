@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMcpClient } from '../../src/cli/commands/mcp-client.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { serveHttp } from '../../src/serving/http.js';
 import { createMcpServer } from '../../src/serving/mcp-server.js';
 import { capabilities, descriptor, entry } from '../serving/helpers.js';

@@ -11,9 +11,9 @@ import { createServer, connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confinementScope } from '../../src/servers/confinement-scope.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { confinementScope } from '../../src/runtime/confinement-scope.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 
@@ -142,7 +142,7 @@ describe('host sockets are hidden (issue 35, item 2)', () => {
       expect((here['run'] as string[]).length).toBeGreaterThan(1);
       expect(here['xdg']).toEqual(['listener.sock']);
       const confinement = resolveConfinement(
-        { mode: 'required', network: false },
+        { mode: 'required', network: 'none' },
         confinementScope({
           sandboxRoot: sandbox,
           env: { ...process.env, XDG_RUNTIME_DIR: folder },

@@ -22,9 +22,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confinementScope } from '../../src/servers/confinement-scope.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { confinementScope } from '../../src/runtime/confinement-scope.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, agentsArgv } from '../cli/helpers.js';
 import { hashTree, repoFingerprint } from '../sandbox/helpers.js';
@@ -184,7 +184,7 @@ describe('network: false: no way into the host network namespace (issue 35, item
         `nsenter --net='${handle}' '${process.execPath}' -e '${connect}' 2>/dev/null; echo "nsenter=$?"`,
       ].join('\n');
       const wrapped = resolveConfinement(
-        { mode: 'required', network: false },
+        { mode: 'required', network: 'none' },
         { sandboxRoot: sandbox },
       ).wrap('/bin/sh', ['-c', script], sandbox, { exceptions: { readOnly: [handle] } });
       // Precondition: the command line servers got before enters the host namespace.

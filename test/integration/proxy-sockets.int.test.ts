@@ -10,9 +10,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { confinementScope } from '../../src/servers/confinement-scope.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { confinementScope } from '../../src/runtime/confinement-scope.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { compileHostRules } from '../../src/servers/network/host-rules.js';
 import { startNetworkProxy } from '../../src/servers/network/proxy.js';
 
@@ -55,7 +55,7 @@ it('with TMPDIR outside /tmp, server A cannot see or reach server B’s proxy so
       `const done=(c)=>process.stdout.write(JSON.stringify({connect:c,temp:fs.readdirSync(${JSON.stringify(temp)})}));` +
       `s.on("connect",()=>{s.end();done("connected")});s.on("error",(e)=>done(e.code))`;
     const wrapped = resolveConfinement(
-      { mode: 'required', network: false },
+      { mode: 'required', network: 'none' },
       confinementScope({ sandboxRoot: sandbox }),
     ).wrap(process.execPath, ['-e', probe], sandbox, { name: 'a' });
     const out = await new Promise<string>((resolve, reject) => {

@@ -1,59 +1,66 @@
 import { describe, expect, it } from 'vitest';
-import type { ConfinementBackend } from '../../src/servers/confinement.js';
+import { z } from 'zod';
+import type { ConfinementBackend } from '../../src/confinement/backend.js';
 import {
-  CONFINEMENT_BACKENDS,
+  allConfinementBackends,
+  ConfinementBackendSettingsSchema,
   findConfinementBackend,
-  noneBackend,
   runsOn,
-} from '../../src/servers/confinement-backends.js';
-import { bubblewrapBackend } from '../../src/servers/confinement-bubblewrap.js';
+} from '../../src/confinement/backends.js';
+import { bubblewrapBackend } from '../../src/confinement/bubblewrap.js';
 
 /** A backend for a platform of its own, as a Seatbelt module would add one: only its table entry. */
-function platformBackend(name: string, available: boolean): ConfinementBackend {
+function platformBackend(type: string, available: boolean): ConfinementBackend {
   return {
-    name,
+    type,
+    schema: z.object({ type: z.literal(type) }).strict(),
     platforms: ['darwin'],
-    confines: true,
-    installHint: `install ${name}`,
+    installHint: `install ${type}`,
+    guarantees: {
+      network: ['none', 'open'],
+      networkNoneIsTotal: true,
+      processesIsolated: false,
+      hiddenReadsEmpty: false,
+      sandboxAtProjectPath: false,
+      privilegesDropped: true,
+      privateTmp: false,
+    },
     probe: () =>
       available
-        ? { available: true, path: `/usr/bin/${name}` }
-        : { available: false, reason: `${name} is off` },
-    wrap: (path, input) => ({
+        ? { available: true, path: `/usr/bin/${type}` }
+        : { available: false, reason: `${type} is off` },
+    launch: (path, request) => ({
       command: path,
-      args: ['-p', 'profile', input.command, ...input.args],
+      args: ['-p', 'profile', request.command, ...request.args],
     }),
-    hides: (scope) => [...(scope.hidden ?? [])],
-    doctorChecks: () => [{ name, status: available ? 'ok' : 'warn', detail: name }],
   };
 }
 
 describe('confinement backends table', () => {
-  it("gives agents doctor each backend's own checks: bubblewrap names its install fix, none has none", () => {
-    expect(noneBackend.doctorChecks({})).toEqual([]);
-    const [check] = bubblewrapBackend.doctorChecks({ bwrapPath: '/nonexistent/bwrap' });
+  it("gives agents doctor each backend's own checks: bubblewrap names its install fix", () => {
+    const [check] = bubblewrapBackend.doctorChecks!({
+      type: 'bubblewrap',
+      path: '/nonexistent/bwrap',
+    });
     expect(check).toMatchObject({ name: 'bubblewrap', status: 'warn' });
     expect(check?.fix).toBe('install it: `apt-get install bubblewrap`');
   });
 
-  it('holds bubblewrap (Linux) and none (every platform, never confines), none last', () => {
-    expect(CONFINEMENT_BACKENDS.map((backend) => backend.name)).toEqual(['bubblewrap', 'none']);
+  it('holds bubblewrap (Linux); the config schema follows the table and refuses unknown keys', () => {
+    expect(allConfinementBackends().map((backend) => backend.type)).toContain('bubblewrap');
     expect(runsOn(bubblewrapBackend, 'linux')).toBe(true);
     expect(runsOn(bubblewrapBackend, 'darwin')).toBe(false);
-    expect(runsOn(noneBackend, 'win32')).toBe(true);
     expect(
-      noneBackend.wrap('', {
-        scope: { sandboxRoot: '/s' },
-        network: true,
-        command: 'x',
-        args: ['a'],
-        cwd: undefined,
-      }),
-    ).toEqual({ command: 'x', args: ['a'] });
+      ConfinementBackendSettingsSchema.safeParse({ type: 'bubblewrap', path: 'bwrap' }).success,
+    ).toBe(true);
+    expect(
+      ConfinementBackendSettingsSchema.safeParse({ type: 'bubblewrap', bwrapPath: 'x' }).success,
+    ).toBe(false);
+    expect(ConfinementBackendSettingsSchema.safeParse({ type: 'nope' }).success).toBe(false);
   });
 
   it('finds no confining backend on a platform the table has none for, and says which exist', () => {
-    const found = findConfinementBackend({ network: true }, 'darwin');
+    const found = findConfinementBackend({ network: 'open' }, 'darwin', [bubblewrapBackend]);
     expect(found).toEqual({
       available: false,
       reason: expect.stringContaining(
@@ -62,16 +69,16 @@ describe('confinement backends table', () => {
     });
   });
 
-  it('picks a new platform backend from its table entry alone, and wraps through it', () => {
-    const table = [bubblewrapBackend, platformBackend('seatbelt', true), noneBackend];
-    const found = findConfinementBackend({ network: true }, 'darwin', table);
+  it('picks a new platform backend from its table entry alone, and launches through it', () => {
+    const table = [bubblewrapBackend, platformBackend('seatbelt', true)];
+    const found = findConfinementBackend({ network: 'open' }, 'darwin', table);
     expect(found.available).toBe(true);
     if (!found.available) return;
-    expect(found.backend.name).toBe('seatbelt');
+    expect(found.backend.type).toBe('seatbelt');
     expect(
-      found.backend.wrap(found.path, {
+      found.backend.launch(found.path, {
         scope: { sandboxRoot: '/s' },
-        network: true,
+        network: 'open',
         command: 'node',
         args: ['srv.js'],
         cwd: undefined,
@@ -82,9 +89,33 @@ describe('confinement backends table', () => {
     });
   });
 
+  it('skips a backend that cannot give the network asked for, and names why', () => {
+    const table = [platformBackend('seatbelt', true)];
+    expect(findConfinementBackend({ network: 'proxy' }, 'darwin', table)).toMatchObject({
+      available: false,
+      reason: expect.stringContaining('seatbelt cannot give a server network "proxy"'),
+    });
+  });
+
+  it('uses only the backend the settings name, and refuses a name the table lacks', () => {
+    const table = [platformBackend('first', true), platformBackend('second', true)];
+    const found = findConfinementBackend(
+      { network: 'open', backend: { type: 'second' } },
+      'darwin',
+      table,
+    );
+    expect(found.available && found.backend.type).toBe('second');
+    expect(
+      findConfinementBackend({ network: 'open', backend: { type: 'third' } }, 'darwin', table),
+    ).toMatchObject({
+      available: false,
+      reason: expect.stringContaining('"third", which does not exist'),
+    });
+  });
+
   it('reports the first backend’s reason and install hint when none works', () => {
-    const table = [platformBackend('first', false), platformBackend('second', false), noneBackend];
-    expect(findConfinementBackend({ network: false }, 'darwin', table)).toEqual({
+    const table = [platformBackend('first', false), platformBackend('second', false)];
+    expect(findConfinementBackend({ network: 'none' }, 'darwin', table)).toEqual({
       available: false,
       reason: 'first is off',
       fix: 'install first',

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { confinementScope } from '../../src/servers/confinement-scope.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { confinementScope } from '../../src/runtime/confinement-scope.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 
 const BUBBLEWRAP = probeBubblewrap();
 const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';

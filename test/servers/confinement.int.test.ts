@@ -7,13 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
-import { resolveConfinement, type Confinement } from '../../src/servers/confinement.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { resolveConfinement, type Confinement } from '../../src/confinement/confinement.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createStdioTransport } from '../../src/servers/stdio-transport.js';
 import type { StdioTransport } from '../../src/servers/stdio-transport-types.js';
 import { FAULT_SERVER, faultServerConfig, groupReaped, launcherFolder } from './fixture.js';
 import { createManagedServer } from '../../src/servers/managed-server.js';
-import { NPM_START_MARKER } from '../../src/servers/npm-cache.js';
+import { NPM_START_MARKER } from '../../src/confinement/npm-cache.js';
 
 const BUBBLEWRAP = probeBubblewrap();
 const MUST_CONFINE = process.env['AGENTS_REQUIRE_CONFINEMENT'] === '1';
@@ -58,12 +58,18 @@ describe('resolveConfinement', () => {
     expect(off.kind).toBe('none');
     expect(off.wrap('node', ['s.js'], sandbox)).toEqual({ command: 'node', args: ['s.js'] });
     const missing = join(scratch, 'bin', 'bwrap');
-    const auto = resolveConfinement({ mode: 'auto', bwrapPath: missing }, { sandboxRoot: sandbox });
+    const auto = resolveConfinement(
+      { mode: 'auto', backend: { type: 'bubblewrap', path: missing } },
+      { sandboxRoot: sandbox },
+    );
     expect(auto.kind).toBe('none');
     expect(auto.reason).toContain(missing);
     let error: unknown;
     try {
-      resolveConfinement({ mode: 'required', bwrapPath: missing }, { sandboxRoot: sandbox });
+      resolveConfinement(
+        { mode: 'required', backend: { type: 'bubblewrap', path: missing } },
+        { sandboxRoot: sandbox },
+      );
     } catch (caught) {
       error = caught;
     }
@@ -79,7 +85,7 @@ describe('resolveConfinement', () => {
     const workspace = join(project, '.agents');
     const elsewhere = join(scratch, 'state');
     const confinement = resolveConfinement(
-      { mode: 'auto', network: false },
+      { mode: 'auto', network: 'none' },
       { sandboxRoot: sandbox, projectDir: project, hidden: [workspace, scratch + '/missing'] },
     );
     const wrapped = confinement.wrap('/usr/bin/env', ['node', 'server.js'], sandbox);

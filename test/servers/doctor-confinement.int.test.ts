@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, makeProjectRepo } from '../cli/helpers.js';
 import { FAULT_SERVER } from './fixture.js';
@@ -31,7 +31,7 @@ describe('agents doctor: confinement (issue 23)', () => {
     const json = await agents(dir, 'doctor', '--json');
     const report = JSON.parse(json.stdout) as {
       confinement: {
-        bubblewrap: { available: boolean };
+        found: { available: boolean };
         probe?: { ok: boolean; detail: string };
         actors: Array<{ actor: string; servers: Array<{ server: string; commandLine: string }> }>;
         exceptions: Array<{ server: string; readOnly: string[] }>;
@@ -42,7 +42,7 @@ describe('agents doctor: confinement (issue 23)', () => {
     ]);
     if (!BUBBLEWRAP.available) {
       expect(MUST_CONFINE).toBe(false);
-      expect(report.confinement.bubblewrap.available).toBe(false);
+      expect(report.confinement.found.available).toBe(false);
       return;
     }
     expect(json.code, json.stderr).toBe(0);

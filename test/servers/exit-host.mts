@@ -4,7 +4,7 @@
 // hook runs and only the pid record in $AGENTS_SERVERS_RUN_DIR lets a later host reap the group.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { tmpdir } from 'node:os';
-import { resolveConfinement } from '../../src/servers/confinement.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
 import { createStdioTransport } from '../../src/servers/stdio-transport.js';
 import { FAULT_SERVER } from './fixture.js';
 

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/policy/audit-entry.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import { agents, agentsProcess, makeProjectRepo } from '../cli/helpers.js';
 

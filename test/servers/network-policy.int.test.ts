@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor } from '../../src/actors/actor.js';
 import type { ActorRunEvent } from '../../src/actors/actor-types.js';
 import type { AuditEntry } from '../../src/policy/audit-entry.js';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
 import { createServerManager } from '../../src/servers/server-manager.js';
 import { createWorkspaceStore } from '../../src/workspace/store.js';
 import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
@@ -127,7 +127,9 @@ describe.runIf(BUBBLEWRAP.available || MUST_CONFINE)('network host lists (real b
       workspace: store,
       auditFile,
       confinement: {
-        ...(bwrapPath === undefined ? {} : { bwrapPath }),
+        ...(bwrapPath === undefined
+          ? {}
+          : { backend: { type: 'bubblewrap' as const, path: bwrapPath } }),
         proxy: {
           testHosts: { 'api.example.test': '127.0.0.2', 'evil.example.test': '127.0.0.3' },
           // Resolved normally (no waiver): the address check must refuse these.

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentsError } from '../../src/errors.js';
 import { createServerTransport } from '../../src/servers/connect.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
 import { compileHostRules } from '../../src/servers/network/host-rules.js';
 import type { NetworkDecision } from '../../src/servers/network/proxy-decision.js';
 import { guardedFetch } from '../../src/servers/network/remote-guard.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkSettingSchema, type NetworkSetting } from '../../src/config/network-schema.js';
 import { AgentsError } from '../../src/errors.js';
-import { resolveConfinement } from '../../src/servers/confinement.js';
+import { resolveConfinement } from '../../src/confinement/confinement.js';
 import { addressForms, classifyAddress } from '../../src/servers/network/address-check.js';
 import { compileHostRules } from '../../src/servers/network/host-rules.js';
 import { decideTarget } from '../../src/servers/network/proxy-decision.js';
@@ -128,7 +128,7 @@ describe('fail closed', () => {
     await proxy.listen('fetcher', compileHostRules(lists));
     const hook = createServerNetwork({ actor: lists, servers: new Map(), proxy });
     const confinement = resolveConfinement(
-      { mode: 'auto', network: false, networkHook: hook },
+      { mode: 'auto', network: 'none', networkHook: hook },
       scope,
     );
     if (confinement.kind === 'bubblewrap') {
@@ -159,15 +159,15 @@ describe('fail closed', () => {
       ]),
     });
     expect(hook.launch('any', true, 'node', [])).toMatchObject({
-      unshareNet: false,
+      network: 'open',
       command: 'node',
     });
     expect(hook.launch('files', true, 'node', [])).toMatchObject({
-      unshareNet: true,
+      network: 'none',
       command: 'node',
     });
     // Unconfined: false changes nothing (as before), lists refuse.
-    expect(hook.launch('files', false, 'node', [])).toMatchObject({ unshareNet: true });
+    expect(hook.launch('files', false, 'node', [])).toMatchObject({ network: 'none' });
     expect(() => hook.launch('fetch', false, 'node', [])).toThrow(/not started/);
     expect(() => hook.launch('fetch', true, 'node', [])).toThrow(/proxy .* not running/);
   });

@@ -9,8 +9,8 @@ import { existsSync, lstatSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/servers/confinement-bubblewrap.js';
-import { NPM_START_MARKER } from '../../src/servers/npm-cache.js';
+import { probeBubblewrap } from '../../src/confinement/bubblewrap.js';
+import { NPM_START_MARKER } from '../../src/confinement/npm-cache.js';
 import { FAULT_SERVER, launcherFolder } from './fixture.js';
 import { agentsProcess, makeProjectRepo } from '../cli/helpers.js';
 

@@ -13,7 +13,7 @@ import {
   NPM_START_MARKER,
   beginNpmCacheStart,
   privateNpmCache,
-} from '../../src/servers/npm-cache.js';
+} from '../../src/confinement/npm-cache.js';
 
 let cacheHome: string;
 let dir: string;

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { NamedServerConfig } from '../../config/server-schema.js';
 import { formatCommandLine } from '../../redact.js';
 import { agentsStateDir } from '../../sandbox/state-dir.js';
-import { confinementScope } from '../../servers/confinement-scope.js';
-import { resolveConfinement } from '../../servers/confinement.js';
-import { findConfinementBackend } from '../../servers/confinement-backends.js';
+import { confinementScope } from '../../runtime/confinement-scope.js';
+import { resolveConfinement } from '../../confinement/confinement.js';
+import { findConfinementBackend } from '../../confinement/backends.js';
 import { privilegeChecks, type PrivilegeCheck } from './doctor-privileges.js';
 import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 
@@ -15,17 +15,17 @@ import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 export interface ConfinementReport {
   /** The confinement backend that works here (absent when none does). */
   backend?: string;
-  /** What probing found (named after the first backend; kept for readers of the JSON). */
-  bubblewrap: { available: true; path: string } | { available: false; reason: string };
+  /** What probing the backends found: the executable of the one that works, or why none does. */
+  found: { available: true; path: string } | { available: false; reason: string };
   /**
    * The probe: a confined process tries to read a file planted beside its sandbox in the state
    * folder (where a sandbox's private `run/` store lives). `ok` when it could not and could read
-   * its own sandbox; absent without bubblewrap.
+   * its own sandbox; absent without a backend.
    */
   probe?: { ok: boolean; detail: string };
-  /** Privileges, namespaces and host sockets, proved from inside (absent without bubblewrap). */
+  /** Privileges, namespaces and host sockets, proved from inside (absent without a backend). */
   privileges?: PrivilegeCheck[];
-  /** Each actor's stdio servers and the bubblewrap command line each would get. */
+  /** Each actor's stdio servers and the confined command line each would get. */
   actors: Array<{ actor: string; servers: Array<{ server: string; commandLine: string }> }>;
   /** The servers' explicit `sandbox:` exceptions. */
   exceptions: Array<{ server: string; writable: string[]; readOnly: string[] }>;
@@ -37,7 +37,7 @@ export interface ConfinementReport {
 const SANDBOX_PLACEHOLDER = '<SANDBOX>';
 
 /**
- * Checks confinement for `agents doctor`: finds bubblewrap, proves with a real confined process
+ * Checks confinement for `agents doctor`: finds a backend, proves with a real confined process
  * that a file in the state folder outside the sandbox cannot be read, and builds the command line
  * each actor's stdio servers would get (for a sandbox in the state folder, shown as `<SANDBOX>`),
  * with the servers' explicit exceptions.
@@ -45,13 +45,13 @@ const SANDBOX_PLACEHOLDER = '<SANDBOX>';
 export async function confinementReport(
   store: WorkspaceStore | undefined,
 ): Promise<ConfinementReport> {
-  const found = findConfinementBackend({ network: true });
+  const found = findConfinementBackend({ network: 'open' });
   const probe = found.available
     ? { available: true as const, path: found.path }
     : { available: false as const, reason: found.reason };
   const report: ConfinementReport = {
-    ...(found.available ? { backend: found.backend.name } : {}),
-    bubblewrap: probe,
+    ...(found.available ? { backend: found.backend.type } : {}),
+    found: probe,
     actors: [],
     exceptions: [],
     problems: [],
@@ -175,9 +175,9 @@ async function listExceptions(store: WorkspaceStore, report: ConfinementReport):
 export function formatConfinementReport(report: ConfinementReport): string[] {
   const lines: string[] = [];
   lines.push(
-    report.bubblewrap.available
-      ? `Confinement: ${report.backend ?? 'bubblewrap'} at ${report.bubblewrap.path}.`
-      : `Confinement: NOT available: ${report.bubblewrap.reason}. Stdio servers run unconfined (sandbox.confine: auto) or refuse to start (required).`,
+    report.found.available
+      ? `Confinement: ${report.backend ?? 'a backend'} at ${report.found.path}.`
+      : `Confinement: NOT available: ${report.found.reason}. Stdio servers run unconfined (sandbox.confine: auto) or refuse to start (required).`,
   );
   if (report.probe !== undefined)
     lines.push(`Probe: ${report.probe.ok ? 'OK' : 'FAILED'}: ${report.probe.detail}.`);

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import type { Confinement } from '../../servers/confinement.js';
-import { REFUSED_SYSCALLS } from '../../servers/seccomp-filter.js';
+import type { Confinement } from '../../confinement/confinement.js';
+import { REFUSED_SYSCALLS } from '../../confinement/seccomp-filter.js';
 
 /** One `agents doctor` line proved from inside a confined process. */
 export interface PrivilegeCheck {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolResult } from '../../core/tool-descriptor.js';
-import type { Confinement } from '../../servers/confinement.js';
+import type { Confinement } from '../../confinement/confinement.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
@@ -57,8 +57,8 @@ async function toolCallConfinement(
     { confinementScope },
     { inspectionConfineMode },
   ] = await Promise.all([
-    import('../../servers/confinement.js'),
-    import('../../servers/confinement-scope.js'),
+    import('../../confinement/confinement.js'),
+    import('../../runtime/confinement-scope.js'),
     import('../../actors/inspection-servers.js'),
   ]);
   const scope = confinementScope({

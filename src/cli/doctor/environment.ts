@@ -7,7 +7,8 @@ import { gitVersionSync } from '../../sandbox/git.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { CONFINEMENT_BACKENDS, runsOn } from '../../servers/confinement-backends.js';
+import { allConfinementBackends, runsOn } from '../../confinement/backends.js';
+import type { ConfinementBackendSettings } from '../../confinement/backends.js';
 import { agentsStateDir, STATE_DIR_ENV } from '../../sandbox/state-dir.js';
 
 /** `ok`; `warn`: works, with less (no confinement, no SQLite); `fail`: runs will not work. */
@@ -30,8 +31,8 @@ export interface EnvironmentCheckOptions {
   nodeVersion?: string;
   /** The git executable (default `git` on PATH). */
   gitPath?: string;
-  /** The bubblewrap executable (default `bwrap` on PATH). */
-  bwrapPath?: string;
+  /** A confinement backend's settings to check with (default: each backend's defaults). */
+  confinement?: ConfinementBackendSettings;
 }
 
 /** The Node the package's `engines` asks for. */
@@ -90,18 +91,22 @@ function checkGit(path: string): EnvironmentCheck {
  * The confinement backends' own checks, for those that run on this platform; a line per
  * confining backend when none does (servers run unconfined here, nothing to install).
  */
-function checkConfinement(bwrapPath: string | undefined): EnvironmentCheck[] {
-  const settings = bwrapPath === undefined ? {} : { bwrapPath };
-  const confining = CONFINEMENT_BACKENDS.filter((backend) => backend.confines);
-  const here = confining.filter((backend) => runsOn(backend, process.platform));
-  if (here.length > 0) return here.flatMap((backend) => backend.doctorChecks(settings));
-  return confining.map((backend) => {
-    const platforms = backend.platforms === 'all' ? 'all' : backend.platforms.join(', ');
+function checkConfinement(settings: ConfinementBackendSettings | undefined): EnvironmentCheck[] {
+  const backends = allConfinementBackends();
+  const here = backends.filter((backend) => runsOn(backend, process.platform));
+  if (here.length > 0)
+    return here.flatMap((backend) => {
+      const own = settings?.type === backend.type ? settings : { type: backend.type };
+      const parsed = backend.schema.safeParse(own);
+      return parsed.success ? (backend.doctorChecks?.(parsed.data) ?? []) : [];
+    });
+  return backends.map((backend) => {
+    const platforms = backend.platforms.join(', ');
     return {
-      name: backend.name,
+      name: backend.type,
       status: 'warn',
-      detail: `${backend.name} runs on ${platforms} only; stdio servers run unconfined (confine: required refuses to start them)`,
-      fix: `nothing to install here: ${backend.name} confinement needs ${platforms}`,
+      detail: `${backend.type} runs on ${platforms} only; stdio servers run unconfined (confine: required refuses to start them)`,
+      fix: `nothing to install here: ${backend.type} confinement needs ${platforms}`,
     };
   });
 }
@@ -225,7 +230,7 @@ export function checkEnvironment(options: EnvironmentCheckOptions = {}): Environ
   return [
     checkNode(options.nodeVersion ?? process.versions.node),
     checkGit(options.gitPath ?? 'git'),
-    ...checkConfinement(options.bwrapPath),
+    ...checkConfinement(options.confinement),
     checkSqlite(),
     checkStateDir(env),
   ];

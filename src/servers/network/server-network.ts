@@ -1,11 +1,12 @@
 /**
  * Each server's effective network (its own `network:` or the actor's `sandbox.network`) and
- * what it means at launch: the bubblewrap arguments and command line of a confined stdio
+ * what it means at launch: the network intent (none, proxy, open) and command line of a confined stdio
  * server, and the guarded fetch of a remote one. Built once per activation.
  */
 import { basename, dirname } from 'node:path';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { NetworkSetting } from '../../config/network-schema.js';
+import type { NetworkLaunch, NetworkPlanner } from '../../confinement/backend.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { forwarderCommand, NAMESPACE_SOCKET_DIR, proxyEnvironment } from './forwarder.js';
 import { compileHostRules, type HostRules, type UnlistedHostHook } from './host-rules.js';
@@ -13,37 +14,10 @@ import type { DecisionOptions, NetworkDecision } from './proxy-decision.js';
 import type { NetworkProxy } from './proxy.js';
 import { guardedFetch } from './remote-guard.js';
 
-/** How one stdio server launches, network-wise. */
-export interface NetworkLaunch {
-  /** Cut the server's network (its own namespace, loopback only). */
-  unshareNet: boolean;
-  /** Folders to bind writable inside the confinement (the proxy socket's folder). */
-  binds: { src: string; dest: string }[];
-  /** Variables to set inside the confinement (where the proxy is). */
-  env: Record<string, string>;
-  /** The command line inside the sandbox (the forwarder in front of the server, or unchanged). */
-  command: string;
-  args: string[];
-}
-
-/** The network hook the confinement calls for each server. */
-export interface ServerNetworkHook {
+/** The network hook the confinement calls for each server, and remote servers' fetch. */
+export interface ServerNetworkHook extends NetworkPlanner {
   /** The effective setting of a server (unknown names get the actor's). */
   settingOf(serverName: string | undefined): NetworkSetting;
-  /**
-   * The launch of a stdio server. `confined` says whether bubblewrap runs it.
-   *
-   * @throws AgentsError `CONFINEMENT_UNAVAILABLE` when the server has host lists and cannot be
-   *   confined, or the proxy is not running: it must not start with open network.
-   */
-  launch(
-    serverName: string | undefined,
-    confined: boolean,
-    command: string,
-    args: readonly string[],
-    /** Why it is not confined, for the refusal. */
-    unconfinedBecause?: string,
-  ): NetworkLaunch;
   /** A fetch applying the server's host lists (redirects included), or undefined for none. */
   remoteFetch(serverName: string): FetchLike | undefined;
 }
@@ -71,6 +45,15 @@ export function hasHostLists(
   return typeof setting === 'object';
 }
 
+/** The hook of a confinement, when it is this layer's (it also guards remote servers). */
+export function serverNetworkHookOf(
+  planner: NetworkPlanner | undefined,
+): ServerNetworkHook | undefined {
+  return planner !== undefined && 'remoteFetch' in planner
+    ? (planner as ServerNetworkHook)
+    : undefined;
+}
+
 /** Builds the hook; host lists are compiled here, once. */
 export function createServerNetwork(options: ServerNetworkOptions): ServerNetworkHook {
   const compiled = new Map<string, HostRules>();
@@ -89,10 +72,15 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
   };
   return {
     settingOf,
-    launch(serverName, confined, command, args, unconfinedBecause) {
+    launch(serverName, confined, command, args, unconfinedBecause): NetworkLaunch {
       const setting = settingOf(serverName);
       if (!hasHostLists(setting))
-        return { unshareNet: setting === false, binds: [], env: {}, command, args: [...args] };
+        return {
+          network: setting === false ? 'none' : 'open',
+          env: {},
+          command,
+          args: [...args],
+        };
       const name = serverName ?? 'server';
       if (!confined) {
         throw new AgentsError(
@@ -115,8 +103,8 @@ export function createServerNetwork(options: ServerNetworkOptions): ServerNetwor
       const env = proxyEnvironment();
       const forwarded = forwarderCommand(process.execPath, inside, command, args);
       return {
-        unshareNet: true,
-        binds: [{ src: dirname(socket), dest: NAMESPACE_SOCKET_DIR }],
+        network: 'proxy',
+        proxy: { folder: dirname(socket), at: NAMESPACE_SOCKET_DIR },
         env,
         command: forwarded.command,
         args: forwarded.args,

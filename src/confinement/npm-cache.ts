@@ -41,19 +41,13 @@ export function privateNpmCache(
   return dir;
 }
 
-/** bubblewrap `--setenv` arguments pointing npm at `dir`, quiet and cache-first. */
-export function npmCacheEnvironment(dir: string): string[] {
-  return [
-    '--setenv',
-    'npm_config_cache',
-    dir,
-    '--setenv',
-    'npm_config_prefer_offline',
-    'true',
-    '--setenv',
-    'npm_config_update_notifier',
-    'false',
-  ];
+/** The variables pointing npm at `dir`, quiet and cache-first. */
+export function npmCacheEnvironment(dir: string): Record<string, string> {
+  return {
+    npm_config_cache: dir,
+    npm_config_prefer_offline: 'true',
+    npm_config_update_notifier: 'false',
+  };
 }
 
 /**

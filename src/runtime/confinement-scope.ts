@@ -2,14 +2,13 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { agentsStateDir } from '../sandbox/state-dir.js';
-import { hostSocketFolders } from './confinement-sockets.js';
+import type { ConfineMode, ConfinementScope } from '../confinement/backend.js';
 import {
   reportUnconfinedOnce,
   resolveConfinement,
-  type ConfineMode,
   type Confinement,
-  type ConfinementScope,
-} from './confinement.js';
+} from '../confinement/confinement.js';
+import { hostSocketFolders } from '../confinement/sockets.js';
 
 /**
  * What a confined server may see, for one sandbox: everything of the system read-only, except

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import type { ConfinementBackend, ConfinementProbe, NetworkAccess } from './backend.js';
+import { bubblewrapBackend } from './bubblewrap.js';
+
+/**
+ * The confinement backends, keyed by `sandbox.confinement.type`, tried in this order on the
+ * platforms each names when no type is set. A new one (a container runtime, macOS Seatbelt) is
+ * one file under `src/confinement/` implementing {@link ConfinementBackend} and one entry here;
+ * the config schema and every caller follow from it.
+ */
+export const confinementBackends = {
+  bubblewrap: bubblewrapBackend,
+} as const;
+
+/** The backend names users may write as `sandbox.confinement.type`. */
+export type ConfinementBackendType = keyof typeof confinementBackends;
+
+/** `sandbox.confinement:` of an actor's config: one backend's settings, chosen by `type`. */
+export const ConfinementBackendSettingsSchema = z
+  .union([bubblewrapBackend.schema])
+  .describe(
+    'Which OS confinement backend confines stdio servers, with its own settings. Absent: the first that works here.',
+  );
+
+/** Backend settings as users write them (`sandbox.confinement`). */
+export type ConfinementBackendSettings = z.output<typeof ConfinementBackendSettingsSchema>;
+
+const table = confinementBackends as Record<string, ConfinementBackend | undefined>;
+
+/** All backends, in table order (typed as the general interface). */
+export function allConfinementBackends(): ConfinementBackend[] {
+  return Object.values(table).filter((backend) => backend !== undefined);
+}
+
+/** True when `backend` runs on `platform`. */
+export function runsOn(backend: ConfinementBackend, platform: NodeJS.Platform): boolean {
+  return backend.platforms.includes(platform);
+}
+
+/** The backend that confines servers here and its executable, or why none can. */
+export type FoundConfinement =
+  | { available: true; backend: ConfinementBackend; settings: { type: string }; path: string }
+  | { available: false; reason: string; fix?: string };
+
+/**
+ * The backend `settings` name (validated by its schema), or else each backend for this platform
+ * in table order: the first that works for `network`. The reason when none does is the first
+ * backend's (the one a person would install), or that no backend exists for the platform.
+ */
+export function findConfinementBackend(
+  settings: {
+    network: NetworkAccess;
+    backend?: { type: string; [setting: string]: unknown } | undefined;
+  },
+  platform: NodeJS.Platform = process.platform,
+  backends: readonly ConfinementBackend[] = allConfinementBackends(),
+): FoundConfinement {
+  const named = settings.backend;
+  const candidates =
+    named === undefined ? backends : backends.filter((backend) => backend.type === named.type);
+  if (named !== undefined && candidates.length === 0) {
+    return {
+      available: false,
+      reason: `sandbox.confinement names the backend "${named.type}", which does not exist (known: ${backends.map((backend) => backend.type).join(', ')})`,
+    };
+  }
+  const here = candidates.filter((backend) => runsOn(backend, platform));
+  if (here.length === 0) {
+    const known = candidates.map((backend) => `${backend.type}: ${backend.platforms.join(', ')}`);
+    return {
+      available: false,
+      reason: `no OS confinement backend runs on ${platform} yet (${known.join('; ')})`,
+    };
+  }
+  let first:
+    | { probe: Exclude<ConfinementProbe, { available: true }>; backend: ConfinementBackend }
+    | undefined;
+  for (const backend of here) {
+    const parsed = backend.schema.safeParse(named ?? { type: backend.type });
+    const probe: ConfinementProbe = !parsed.success
+      ? {
+          available: false,
+          reason: `invalid sandbox.confinement for "${backend.type}": ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
+        }
+      : !backend.guarantees.network.includes(settings.network)
+        ? {
+            available: false,
+            reason: `${backend.type} cannot give a server network "${settings.network}" (it offers ${backend.guarantees.network.join(', ')})`,
+          }
+        : backend.probe(parsed.data, settings.network);
+    if (probe.available && parsed.success)
+      return { available: true, backend, settings: parsed.data, path: probe.path };
+    if (!probe.available) first ??= { probe, backend };
+  }
+  const fix = first!.probe.fix ?? first!.backend.installHint;
+  return { available: false, reason: first!.probe.reason, ...(fix === undefined ? {} : { fix }) };
+}
