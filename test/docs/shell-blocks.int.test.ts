@@ -78,6 +78,7 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
   let clone: string;
   let socket: CliSocket;
   const stateDir = process.env['AGENTS_STATE_DIR'];
+  const openAiKey = process.env['OPENAI_API_KEY'];
   const git = (...args: string[]) => execFileSync('git', args, { cwd: clone, stdio: 'pipe' });
 
   beforeAll(async () => {
@@ -88,10 +89,13 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
     git('config', 'user.email', 'docs@example.com');
     git('config', 'user.name', 'Docs');
     socket = await startCliSocket(join(scratch, 'agents.sock'));
+    // Offline, as the blocks say: `agents init` picks the scripted model when there is no key.
+    delete process.env['OPENAI_API_KEY'];
   }, 60_000);
 
   afterAll(async () => {
     await socket?.close();
+    if (openAiKey !== undefined) process.env['OPENAI_API_KEY'] = openAiKey;
     if (stateDir === undefined) delete process.env['AGENTS_STATE_DIR'];
     else process.env['AGENTS_STATE_DIR'] = stateDir;
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
