@@ -48,7 +48,7 @@ const MARK = '@@docs-command';
 
 function scriptOf(block: ShellBlock, clone: string, results: string): string {
   const lines = [
-    `agents() { node ${JSON.stringify(AGENTS_CLIENT)} "$@"; }`,
+    `agents() { ${JSON.stringify(process.execPath)} ${JSON.stringify(AGENTS_CLIENT)} "$@"; }`,
     `cd ${JSON.stringify(clone)}`,
   ];
   block.commands.forEach((command: ShellCommand, index) => {
@@ -138,6 +138,10 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
       // A clean tree and a fresh state folder: each block starts as a new reader would.
       git('reset', '-q', '--hard');
       git('clean', '-ffdxq', '-e', 'node_modules');
+      // Branches an earlier block made (`sandbox commit --branch`) would refuse the same name.
+      const branches = git('for-each-ref', '--format=%(refname:short)', 'refs/heads/agents/');
+      for (const branch of branches.toString().split('\n').filter(Boolean))
+        git('branch', '-q', '-D', branch);
       const state = await mkdtemp(join(scratch, 'state-'));
       process.env['AGENTS_STATE_DIR'] = state;
       const results = join(state, 'codes.txt');
