@@ -48,7 +48,7 @@ const MARK = '@@docs-command';
 
 function scriptOf(block: ShellBlock, clone: string, results: string): string {
   const lines = [
-    `agents() { node ${JSON.stringify(AGENTS_CLIENT)} "$@"; }`,
+    `agents() { ${JSON.stringify(process.execPath)} ${JSON.stringify(AGENTS_CLIENT)} "$@"; }`,
     `cd ${JSON.stringify(clone)}`,
   ];
   block.commands.forEach((command: ShellCommand, index) => {
@@ -78,6 +78,7 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
   let clone: string;
   let socket: CliSocket;
   const stateDir = process.env['AGENTS_STATE_DIR'];
+  const openAiKey = process.env['OPENAI_API_KEY'];
   const git = (...args: string[]) => execFileSync('git', args, { cwd: clone, stdio: 'pipe' });
 
   beforeAll(async () => {
@@ -88,10 +89,13 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
     git('config', 'user.email', 'docs@example.com');
     git('config', 'user.name', 'Docs');
     socket = await startCliSocket(join(scratch, 'agents.sock'));
+    // Offline, as the blocks say: `agents init` picks the scripted model when there is no key.
+    delete process.env['OPENAI_API_KEY'];
   }, 60_000);
 
   afterAll(async () => {
     await socket?.close();
+    if (openAiKey !== undefined) process.env['OPENAI_API_KEY'] = openAiKey;
     if (stateDir === undefined) delete process.env['AGENTS_STATE_DIR'];
     else process.env['AGENTS_STATE_DIR'] = stateDir;
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
@@ -134,6 +138,10 @@ describe('the shell blocks of README.md and docs/ (#36)', () => {
       // A clean tree and a fresh state folder: each block starts as a new reader would.
       git('reset', '-q', '--hard');
       git('clean', '-ffdxq', '-e', 'node_modules');
+      // Branches an earlier block made (`sandbox commit --branch`) would refuse the same name.
+      const branches = git('for-each-ref', '--format=%(refname:short)', 'refs/heads/agents/');
+      for (const branch of branches.toString().split('\n').filter(Boolean))
+        git('branch', '-q', '-D', branch);
       const state = await mkdtemp(join(scratch, 'state-'));
       process.env['AGENTS_STATE_DIR'] = state;
       const results = join(state, 'codes.txt');
