@@ -4,7 +4,6 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { Command } from '@langchain/langgraph';
-import { ActorSchema } from '../config/actor-schema.js';
 import type { Actor as ActorConfig } from '../config/actor-schema.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
@@ -39,6 +38,7 @@ import type { ActiveActor } from './start-actor.js';
 import { createRunBudgets, resolveMaxTimeMs } from './run-budget.js';
 import type { RunBudgets } from './run-budget.js';
 import { isContinue, isValidMaxTurns } from './turn-limit.js';
+import { readActorConfig } from './read-actor-config.js';
 
 /**
  * Creates an actor from a config or from `actors/NAME.yaml`. Reads and checks the config and
@@ -59,26 +59,7 @@ export async function createActor(options: CreateActorOptions): Promise<ActorIns
     typeof options.workspace === 'object'
       ? options.workspace
       : createWorkspaceStore(options.workspace ?? '.agents');
-  let config: ActorConfig & { name: string };
-  if (options.config) {
-    const parsed = ActorSchema.safeParse(options.config);
-    if (!parsed.success) {
-      throw new AgentsError(
-        AgentsErrorCode.ConfigInvalid,
-        `Actor config "${options.config.name}" is invalid; fix it and retry:\n${parsed.error.issues
-          .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
-          .join('\n')}`,
-        { cause: parsed.error, details: { problems: [] } },
-      );
-    }
-    config = { ...parsed.data, name: options.config.name };
-  } else if (options.name) {
-    config = await store.get('actor', options.name);
-  } else {
-    throw new AgentsError(AgentsErrorCode.ConfigInvalid, 'createActor needs a config or a name.', {
-      details: { problems: [] },
-    });
-  }
+  const config = await readActorConfig(store, options);
   if (options.maxTurns !== undefined && !isValidMaxTurns(options.maxTurns)) {
     throw new AgentsError(
       AgentsErrorCode.InvalidArguments,
