@@ -1,23 +1,48 @@
 /**
  * Snapshot tail latency (issue 37): many watched snapshot rounds of one changed file on a large
- * tree, p50 / p95 / max, and for each slow round (over 2× the median) what was going on: the path
- * the snapshot took, whether the background roll-up of the store's packs was running (a
- * `git repack` / `pack-objects` of this sandbox's store alive at the round's start or end), the
- * pack count, and the load average.
+ * tree, p50 / p95 / max, each round split into phases with timestamps (the wrappers below time
+ * the sandbox's own methods, unchanged): waiting for a pack roll-up, the watcher's settle (its
+ * marker event), building the tree (reading the changed paths, the head's folders, the diff),
+ * writing the objects (one pack, no fsync: nothing on the snapshot path syncs), the ref, and the
+ * rest (the sandbox's marker file); plus GC pauses inside the round, and the time spent making
+ * files, renaming them into place and in fsync (node:fs calls, timed across the round). For each slow round (over 2× the
+ * median): its phases, whether a roll-up was running, the pack count and the load average.
  *
- *   npx tsx bench/snapshot-tail.ts [files] [rounds]      # default 100000 60
+ * With `--baseline`, every other round writes the sandbox's marker on the snapshot's path, as
+ * before issue 37 (a synchronous temp file + rename over the marker), so both are measured in one
+ * process on the same tree and load; the figures are then given per mode.
+ *
+ *   npx tsx bench/snapshot-tail.ts [files] [rounds] [--baseline]     # default 100000 60
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import fs, {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { median, percentile } from './harness.js';
 import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
+import { MarkerWrites } from '../src/sandbox/git/marker-writes.js';
+import { ObjectBatch } from '../src/sandbox/git/object-batch.js';
+import { writeMarkerSync, type SandboxMarker } from '../src/sandbox/sandbox-marker.js';
+import { TreeWatcher } from '../src/sandbox/git/tree-watcher.js';
+import { WatchedSnapshots } from '../src/sandbox/git/watched-snapshots.js';
 
-const files = Number(process.argv[2] ?? 100_000);
-const rounds = Number(process.argv[3] ?? 60);
+const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const files = Number(positional[0] ?? 100_000);
+const rounds = Number(positional[1] ?? 60);
+const baseline = process.argv.includes('--baseline');
+/** This round writes the marker on the snapshot's path (`--baseline`, odd rounds). */
+let markerOnPath = false;
 const PER_DIR = 100;
 
 const gitEnv = {
@@ -79,12 +104,125 @@ function rollUpRunning(dir: string): boolean {
   return false;
 }
 
+/** Phases of one round, in ms, in the order they run. */
+const PHASES = ['roll-up wait', 'settle', 'build', 'write', 'ref', 'rest', 'gc'] as const;
+/**
+ * File-system calls timed across the whole round (they overlap the phases): making a file
+ * (`open` with O_CREAT, under `writeFileSync` too), renaming one into place, and any fsync.
+ */
+const FS_CALLS = {
+  create: ['openSync'],
+  rename: ['renameSync'],
+  fsync: ['fsyncSync', 'fdatasyncSync'],
+};
+type FsCall = keyof typeof FS_CALLS;
+type Phase = (typeof PHASES)[number];
+
 interface Round {
   ms: number;
   scan: string;
+  /** The marker was written on the snapshot's path (the `--baseline` rounds). */
+  markerOnPath: boolean;
   rollUp: boolean;
   packs: number;
   load: number;
+  phases: Record<Phase, number>;
+  fs: Record<FsCall, number>;
+}
+
+/** Timestamps of the round under way, set by the wrappers below. */
+const marks = {
+  take: 0,
+  settleStart: 0,
+  settleEnd: 0,
+  writeStart: 0,
+  write: 0,
+  ref: 0,
+  commitEnd: 0,
+  gc: 0,
+};
+
+/** Times `name` on `proto` (an async or sync method), calling `on(start, end)` after each call. */
+function timed(proto: object, name: string, on: (start: number, end: number) => void): void {
+  const target = proto as Record<string, (...args: unknown[]) => unknown>;
+  const original = target[name]!;
+  target[name] = function (this: unknown, ...args: unknown[]) {
+    const start = performance.now();
+    const result = original.apply(this, args);
+    if (result instanceof Promise)
+      return result.finally(() => on(start, performance.now())) as unknown;
+    on(start, performance.now());
+    return result;
+  };
+}
+
+timed(WatchedSnapshots.prototype, 'take', (start) => {
+  marks.take = start;
+});
+timed(TreeWatcher.prototype, 'settle', (start, end) => {
+  marks.settleStart = start;
+  marks.settleEnd = end;
+});
+timed(ObjectBatch.prototype, 'flush', (start, end) => {
+  if (marks.writeStart === 0) marks.writeStart = start;
+  marks.write += end - start;
+});
+timed(WatchedSnapshots.prototype, 'keepRef', (start, end) => {
+  marks.ref += end - start;
+});
+timed(WatchedSnapshots.prototype, 'commit', (_start, end) => {
+  marks.commitEnd = end;
+});
+const fsTimes: Record<FsCall, number> = { create: 0, rename: 0, fsync: 0 };
+// The sandbox's named imports of node:fs see these wrappers once the builtin's ESM exports are
+// synced: the snapshot code runs unchanged.
+for (const [call, names] of Object.entries(FS_CALLS) as Array<[FsCall, string[]]>) {
+  for (const name of names) {
+    const target = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const original = target[name]!;
+    target[name] = (...args: unknown[]) => {
+      const start = performance.now();
+      try {
+        return original(...args);
+      } finally {
+        fsTimes[call] += performance.now() - start;
+      }
+    };
+  }
+}
+syncBuiltinESMExports();
+
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its `this` below
+const laterWrite = MarkerWrites.prototype.later;
+let runDir = '';
+MarkerWrites.prototype.later = function (this: MarkerWrites, marker: SandboxMarker): void {
+  if (markerOnPath) writeMarkerSync(runDir, marker);
+  else laterWrite.call(this, marker);
+};
+
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) marks.gc += entry.duration;
+});
+gcObserver.observe({ entryTypes: ['gc'] });
+
+function phasesOf(started: number, ended: number): Record<Phase, number> {
+  const settle = marks.settleEnd - marks.settleStart;
+  const wrote = marks.writeStart === 0 ? ended : marks.writeStart;
+  return {
+    'roll-up wait': marks.settleStart - marks.take,
+    settle,
+    build: wrote - marks.settleEnd,
+    write: marks.write,
+    ref: marks.ref,
+    rest:
+      ended -
+      started -
+      (marks.settleEnd - marks.take) -
+      (wrote - marks.settleEnd) -
+      marks.write -
+      marks.ref,
+    gc: marks.gc,
+  };
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'bench-tail-'));
@@ -92,6 +230,7 @@ try {
   const repo = join(scratch, 'repo');
   makeRepo(repo);
   const sandbox = await createSandbox({ source: repo, baseDir: scratch, id: 'tail' });
+  runDir = sandbox.runDir;
   await sandbox.snapshot('warm');
   const samples: Round[] = [];
   const folders = Math.ceil(files / PER_DIR);
@@ -100,40 +239,86 @@ try {
       join(sandbox.root, `d${(round * 7) % folders}/f${round % PER_DIR}.txt`),
       `round ${round}\n`,
     );
+    markerOnPath = baseline && round % 2 === 1;
     const before = rollUpRunning(scratch);
+    // GC entries arrive late (an observer callback): let the last round's be counted there.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const key of Object.keys(marks)) marks[key as keyof typeof marks] = 0;
+    for (const key of Object.keys(fsTimes)) fsTimes[key as FsCall] = 0;
     const started = performance.now();
     const snapshot = await sandbox.snapshot(`round ${round}`);
-    const ms = performance.now() - started;
+    const ended = performance.now();
+    const ms = ended - started;
     samples.push({
       ms,
+      phases: phasesOf(started, ended),
+      fs: { ...fsTimes },
       scan: (snapshot as { scan?: string }).scan ?? 'full',
+      markerOnPath,
       rollUp: before || rollUpRunning(scratch),
       packs: countPacks(scratch),
       load: loadavg()[0]!,
     });
   }
   await sandbox.close();
-  const times = samples.map((sample) => sample.ms);
-  const p50 = median(times);
-  const slow = samples.map((sample, index) => ({ ...sample, index })).filter((s) => s.ms > 2 * p50);
+  gcObserver.disconnect();
   const f1 = (value: number) => value.toFixed(1);
+  const numbered = samples.map((sample, index) => ({ ...sample, index }));
+  const summary = (label: string, of: typeof numbered): string => {
+    const times = of.map((sample) => sample.ms);
+    const over = of.filter((sample) => sample.ms > 2 * median(times));
+    return `| ${label} | ${files.toLocaleString('en-US')} | ${of.length} | ${f1(median(times))} | ${f1(percentile(times, 95))} | ${f1(Math.max(...times))} | ${over.length} | ${over.filter((s) => s.rollUp).length} |`;
+  };
+  // Phases and slow rounds of the rounds as the code runs now (all rounds without --baseline).
+  const current = numbered.filter((sample) => !sample.markerOnPath);
+  const p50 = median(current.map((sample) => sample.ms));
+  const slow = current.filter((s) => s.ms > 2 * p50);
+  const samplesNow = current;
+  const phaseRows = PHASES.map((phase) => {
+    const values = samplesNow.map((sample) => sample.phases[phase]);
+    return `| ${phase} | ${f1(median(values))} | ${f1(percentile(values, 95))} | ${f1(Math.max(...values))} | ${f1(median(slow.map((s) => s.phases[phase])))} |`;
+  });
+  const fsRows = (Object.keys(FS_CALLS) as FsCall[]).map((call) => {
+    const values = samplesNow.map((sample) => sample.fs[call]);
+    return `| ${call} | ${f1(median(values))} | ${f1(percentile(values, 95))} | ${f1(Math.max(...values))} | ${f1(median(slow.map((s) => s.fs[call])))} |`;
+  });
   const lines = [
     `${rounds} watched snapshot rounds of one changed file on ${files.toLocaleString('en-US')} files;`,
     `load average at the end ${loadavg()
       .map((value) => value.toFixed(1))
       .join(' / ')}.`,
     '',
-    '| files | rounds | p50 ms | p95 ms | max ms | rounds over 2× p50 | of those with a roll-up running |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    `| ${files.toLocaleString('en-US')} | ${rounds} | ${f1(p50)} | ${f1(percentile(times, 95))} | ${f1(Math.max(...times))} | ${slow.length} | ${slow.filter((s) => s.rollUp).length} |`,
+    '| marker | files | rounds | p50 ms | p95 ms | max ms | rounds over 2× p50 | of those with a roll-up running |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    summary('off the path (now)', current),
+    ...(baseline
+      ? [
+          summary(
+            'on the path (before, alternate rounds)',
+            numbered.filter((s) => s.markerOnPath),
+          ),
+        ]
+      : []),
+    '',
+    `Phases of the ${baseline ? 'rounds as now' : 'rounds'} (ms; gc overlaps the others):`,
+    '',
+    '| phase | p50 | p95 | max | median of the slow rounds |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...phaseRows,
+    '',
+    'File-system calls inside a round (ms summed per round; they fall in the phases above):',
+    '',
+    '| call | p50 | p95 | max | median of the slow rounds |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...fsRows,
     '',
     'Slow rounds:',
     '',
-    '| round | ms | path | roll-up running | packs after | load (1 min) |',
-    '| ---: | ---: | --- | --- | ---: | ---: |',
+    `| round | ms | ${PHASES.join(' | ')} | create | rename | path | roll-up running | packs after | load (1 min) |`,
+    `| ---: | ---: | ${PHASES.map(() => '---:').join(' | ')} | ---: | ---: | --- | --- | ---: | ---: |`,
     ...slow.map(
       (s) =>
-        `| ${s.index} | ${f1(s.ms)} | ${s.scan} | ${s.rollUp ? 'yes' : 'no'} | ${s.packs} | ${f1(s.load)} |`,
+        `| ${s.index} | ${f1(s.ms)} | ${PHASES.map((phase) => f1(s.phases[phase])).join(' | ')} | ${f1(s.fs.create)} | ${f1(s.fs.rename)} | ${s.scan} | ${s.rollUp ? 'yes' : 'no'} | ${s.packs} | ${f1(s.load)} |`,
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -117,9 +117,9 @@ export class ClientRequestRouter {
 
 /**
  * The no-answer deadline of one call whose server may ask the client (a human) something: it
- * runs like the SDK's per-call timeout (restarted by progress with `resetOnProgress`) but stands still while a
- * forwarded request waits for the client, so a person answering an elicitation for minutes does
- * not time the call out. `signal` aborts when it expires.
+ * runs like the SDK's per-call timeout (restarted by progress with `resetOnProgress`) but stands
+ * still while a forwarded request waits for the client, so a person answering an elicitation for
+ * minutes does not time the call out. `signal` aborts when it expires.
  */
 export class ForwardingCallClock {
   private readonly abort = new AbortController();

@@ -27,6 +27,7 @@ import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from '../unrecordable-paths.js';
 import { revertIndexInfo, scanRaceWarning, verifyScan } from './scan-verify.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
+import { MarkerWrites } from './marker-writes.js';
 
 /** Mode of a gitlink (a nested repository) in a tree. */
 const GITLINK = '160000';
@@ -99,6 +100,8 @@ export class GitSandbox implements Sandbox {
   readonly #watched: WatchedSnapshots;
   /** Index entries watched snapshots left behind the head tree (see watched-snapshots.ts). */
   readonly #indexLag = new IndexLag();
+  /** The watched snapshots' marker writes, off their path (see marker-writes.ts). */
+  readonly #markerWrites: MarkerWrites;
 
   constructor(init: GitSandboxInit) {
     this.id = init.id;
@@ -117,6 +120,7 @@ export class GitSandbox implements Sandbox {
     this.#head = init.head?.sha ?? init.base;
     this.#headTree = init.head?.tree ?? init.baseTree;
     this.#marker = init.marker;
+    this.#markerWrites = new MarkerWrites(init.runDir);
     this.#lockFile = init.lockFile;
     this.#timeoutMs = init.timeoutMs;
     this.#nested = init.nested;
@@ -188,6 +192,10 @@ export class GitSandbox implements Sandbox {
       .catch(() => undefined)
       .then(async () => {
         await this.#watched.shutdown();
+        // A marker that failed to write matters only to a sandbox that is kept.
+        await this.#markerWrites.settled().catch((error: unknown) => {
+          if (!remove) throw error;
+        });
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
         if (remove) await this.#remove();
       });
@@ -241,7 +249,7 @@ export class GitSandbox implements Sandbox {
     this.#indexLag.record(built.raw);
     this.#head = sha;
     this.#headTree = built.tree;
-    await this.#persistHead();
+    await this.#persistHead({ later: true });
     return {
       ...this.#withWarnings({
         sha,
@@ -496,9 +504,11 @@ export class GitSandbox implements Sandbox {
     return { changed, keptIgnored };
   }
 
-  async #persistHead(): Promise<void> {
+  async #persistHead(options: { later?: boolean } = {}): Promise<void> {
     this.#marker.head = this.#head;
     this.#marker.nested = { head: this.#head, repos: this.#nested.list() };
+    if (options.later === true) return this.#markerWrites.later(this.#marker);
+    await this.#markerWrites.settled();
     writeMarkerSync(this.runDir, this.#marker);
   }
 

@@ -10,17 +10,15 @@ import {
 } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LongLivedGit } from '../git.js';
 import {
-  compareEntries,
   serializeTree,
   sortTree,
   TREE_MODE,
   type TreeEntry,
   type TreeReader,
 } from './git-objects.js';
+import type { IgnoreChecker } from './ignore-checker.js';
 import type { ObjectBatch } from './object-batch.js';
-import type { RawTreeChange } from '../raw-tree-diff.js';
 import type { TreeWatcher } from './tree-watcher.js';
 
 /**
@@ -30,36 +28,6 @@ import type { TreeWatcher } from './tree-watcher.js';
  * reason and the caller scans (see `GitSandbox`): ignore rules changed, a nested repository, a
  * name git refuses, a file over the size cap, a hard link, a special file.
  */
-
-/** Answers "does `add -A` leave this untracked path out?" through one `git check-ignore`. */
-export class IgnoreChecker {
-  readonly #git: LongLivedGit;
-
-  /** `git`: `check-ignore --stdin -z -v -n --no-index` on the store, with the exclude file. */
-  constructor(git: LongLivedGit) {
-    this.#git = git;
-  }
-
-  async ignored(path: string): Promise<boolean> {
-    return this.#git.request(`${path}\0`, (out) => {
-      // -v -n: four NUL-ended fields per path: source, line, pattern, path.
-      let offset = 0;
-      const fields: string[] = [];
-      for (let field = 0; field < 4; field++) {
-        const nul = out.indexOf(0, offset);
-        if (nul < 0) return undefined;
-        fields.push(out.toString('utf8', offset, nul));
-        offset = nul + 1;
-      }
-      const [source = '', , pattern = ''] = fields;
-      return { value: source !== '' && !pattern.startsWith('!'), used: offset };
-    });
-  }
-
-  close(): void {
-    this.#git.close();
-  }
-}
 
 /** What building needs: the tree, the store's objects, readers, the watcher, the size cap. */
 export interface TreeBuildContext {
@@ -82,7 +50,8 @@ export class NeedsScan extends Error {}
 /** A new tree, or why the caller must scan instead. */
 export type TreeBuild = { tree: string } | { scan: string };
 
-const GITLINK_MODE = '160000';
+/** A gitlink (a nested repository's commit) in a tree. */
+export const GITLINK_MODE = '160000';
 
 /**
  * A name `add -A` treats specially or refuses (`.git` and the names some platform reads as
@@ -393,141 +362,4 @@ async function readFolder(
     entries.push(await fileEntry(context, path, name, stats));
   }
   return entries.length === 0 ? undefined : writeTree(context, entries);
-}
-
-/**
- * Watches every folder of the tree that a snapshot could record something in: all but the
- * root's `.git` and untracked ignored folders (never walked: `node_modules` stays unread).
- * Returns a reason when the tree cannot be watched incrementally (a nested repository).
- */
-export async function watchTree(
-  context: TreeBuildContext,
-  headTree: string,
-): Promise<string | undefined> {
-  const rootIno = (await lstat(context.root)).ino;
-  const walk = async (dir: string, ino: number, tree: string | undefined): Promise<void> => {
-    context.watcher.attach(dir, ino);
-    const old = new Map(
-      (tree === undefined ? [] : await context.trees.read(tree)).map((entry) => [
-        entry.name,
-        entry,
-      ]),
-    );
-    for (const dirent of await readdir(join(context.root, dir), { withFileTypes: true })) {
-      if (!dirent.isDirectory()) continue;
-      const name = dirent.name;
-      if (name === '.git' && dir === '') continue;
-      const path = dir === '' ? name : `${dir}/${name}`;
-      if (name.toLowerCase() === '.git') throw new NeedsScan(`"${dir}" holds a .git`);
-      const previous = old.get(name);
-      if (previous?.mode === GITLINK_MODE) throw new NeedsScan(`"${path}" is a nested repository`);
-      if (previous?.mode !== TREE_MODE && (await context.ignore.ignored(path))) continue;
-      const stats = await lstat(join(context.root, path)).catch(() => undefined);
-      if (stats?.isDirectory() !== true) continue;
-      await walk(path, stats.ino, previous?.mode === TREE_MODE ? previous.sha : undefined);
-    }
-  };
-  try {
-    await walk('', rootIno, headTree);
-    return context.watcher.healthy ? undefined : 'a folder could not be watched';
-  } catch (error) {
-    if (error instanceof NeedsScan) return error.message;
-    throw error;
-  }
-}
-
-const FILE_TYPE = (mode: string): string => (mode === TREE_MODE ? 'tree' : mode.slice(0, 2));
-
-/**
- * `diff-tree -r --raw --no-renames` between two trees, from the trees alone (only folders whose
- * ids differ are read): the change list of a snapshot built here. Both entry lists are in git's
- * order (as git writes them, and as {@link TreeReader} keeps the trees written here), so one
- * merge walk pairs them: equal entries are passed over without a sort or a lookup (a root of
- * 1,000 folders costs a string compare per entry, not a sort of the union).
- */
-export async function diffTrees(
-  trees: TreeReader,
-  from: string,
-  to: string,
-  prefix = '',
-): Promise<RawTreeChange[]> {
-  if (from === to) return [];
-  const before = await trees.read(from);
-  const after = await trees.read(to);
-  const changes: RawTreeChange[] = [];
-  const zero = '0'.repeat(40);
-  const removed = async (old: TreeEntry): Promise<void> => {
-    const path = `${prefix}${old.name}`;
-    if (old.mode === TREE_MODE) {
-      changes.push(...(await diffTrees(trees, old.sha, emptyTreeId(trees), `${path}/`)));
-      return;
-    }
-    changes.push({
-      status: 'D',
-      path,
-      srcMode: old.mode,
-      dstMode: '000000',
-      srcSha: old.sha,
-      dstSha: zero,
-    });
-  };
-  const added = async (now: TreeEntry): Promise<void> => {
-    const path = `${prefix}${now.name}`;
-    if (now.mode === TREE_MODE) {
-      changes.push(...(await diffTrees(trees, emptyTreeId(trees), now.sha, `${path}/`)));
-      return;
-    }
-    changes.push({
-      status: 'A',
-      path,
-      srcMode: '000000',
-      dstMode: now.mode,
-      srcSha: zero,
-      dstSha: now.sha,
-    });
-  };
-  let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    const old = before[i];
-    const now = after[j];
-    if (old !== undefined && now !== undefined && old.name === now.name) {
-      const oldTree = old.mode === TREE_MODE;
-      if (oldTree === (now.mode === TREE_MODE)) {
-        i++;
-        j++;
-        if (old.sha === now.sha && old.mode === now.mode) continue;
-        if (oldTree) {
-          changes.push(...(await diffTrees(trees, old.sha, now.sha, `${prefix}${now.name}/`)));
-          continue;
-        }
-        changes.push({
-          status: FILE_TYPE(old.mode) === FILE_TYPE(now.mode) ? 'M' : 'T',
-          path: `${prefix}${now.name}`,
-          srcMode: old.mode,
-          dstMode: now.mode,
-          srcSha: old.sha,
-          dstSha: now.sha,
-        });
-        continue;
-      }
-    }
-    // Different names (or a file and a folder of one name, which git sorts apart): the one
-    // that sorts first is only on its side.
-    if (now === undefined || (old !== undefined && compareEntries(old, now) < 0)) {
-      await removed(old!);
-      i++;
-    } else {
-      await added(now);
-      j++;
-    }
-  }
-  return changes;
-}
-
-/** The empty tree's id (git knows it without storing it; we remember it as empty). */
-const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
-function emptyTreeId(trees: TreeReader): string {
-  trees.remember(EMPTY_TREE, []);
-  return EMPTY_TREE;
 }

@@ -2,13 +2,10 @@ import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } f
 import { join } from 'node:path';
 import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
 import { TreeReader } from './git-objects.js';
-import {
-  buildTree,
-  diffTrees,
-  IgnoreChecker,
-  watchTree,
-  type TreeBuildContext,
-} from './incremental-tree.js';
+import { IgnoreChecker } from './ignore-checker.js';
+import { buildTree, type TreeBuildContext } from './incremental-tree.js';
+import { diffTrees } from './tree-diff.js';
+import { watchTree } from './watch-tree.js';
 import { ObjectBatch } from './object-batch.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
 import { SNAPSHOT_REF_PREFIX, STORE_DIR, storeEnv, storeGit } from './snapshot-store.js';
