@@ -4,7 +4,7 @@ import type {
   ElicitRequestParams,
   ElicitResult,
   LoggingMessageNotificationParams,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 
 /**
  * A JSON-RPC error the SDK sends with exactly this code and message (it reads `code`,

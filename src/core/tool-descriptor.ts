@@ -1,4 +1,4 @@
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/client';
 import type { ClientRequestForwarder } from './client-requests.js';
 import type { InputRequestHandler, InputRequestObserver } from './input-requests.js';
 

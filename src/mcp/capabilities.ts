@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/client';
 import type { ToolOverride } from '../config/tool-schema.js';
 import type { Capabilities, CapabilityVerdict } from '../core/tool-descriptor.js';
 

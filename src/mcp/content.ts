@@ -1,9 +1,5 @@
 import type { ContentBlock } from '@langchain/core/messages';
-import type {
-  CallToolResult,
-  EmbeddedResource,
-  ResourceLink,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, EmbeddedResource, ResourceLink } from '@modelcontextprotocol/client';
 
 /**
  * What a tool result keeps beside the model-visible content, on `ToolMessage.artifact`.
@@ -48,7 +44,8 @@ function describeBlob(blob: string): string {
  */
 export function toToolMessageParts(result: CallToolResult): ToolMessageParts {
   const artifact: McpToolArtifact = {};
-  if (result.structuredContent !== undefined) artifact.structuredContent = result.structuredContent;
+  if (result.structuredContent !== undefined)
+    artifact.structuredContent = result.structuredContent as Record<string, unknown>;
   if (result._meta !== undefined) artifact._meta = result._meta;
   if (result.isError === true) artifact.isError = true;
   return { content: contentOf(result, artifact), artifact };

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import {
   summarizeInputQuestion,

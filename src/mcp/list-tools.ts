@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError, errorMessage, withoutMcpErrorPrefix } from '../errors.js';
 import { isV2Client, jsonRpcErrorCode, type McpClient } from './mcp-client.js';
 import { isMcpErrorCode } from './tool-call.js';
@@ -76,7 +76,10 @@ export async function listToolsWithHints(
             ...requestOptions,
             cacheMode: options.cacheMode ?? 'refresh',
           })) as { tools: Tool[]; nextCursor?: string })
-        : await client.listTools(cursor === undefined ? {} : { cursor }, requestOptions);
+        : ((await client.listTools(cursor === undefined ? {} : { cursor }, requestOptions)) as {
+            tools: Tool[];
+            nextCursor?: string;
+          });
     } catch (error) {
       throw listError(error, serverName, options.signal);
     }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/client';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isSpecType, type CallToolResult } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import {
   AgentsErrorCode,
@@ -166,8 +166,7 @@ function endOf(
     case 'working':
       return undefined;
     case 'completed': {
-      const result = CallToolResultSchema.safeParse(task.result);
-      if (result.success) return result.data;
+      if (isSpecType.CallToolResult(task.result)) return task.result as CallToolResult;
       throw failure(
         options,
         AgentsErrorCode.ProtocolError,

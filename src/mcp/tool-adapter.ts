@@ -1,6 +1,6 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { McpClient } from './mcp-client.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ToolOverride, ToolOverrides } from '../config/tool-schema.js';
 import { killPoint } from '../core/kill-point.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { CallToolRequestOptions, Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError, type ServerErrorDetails } from '../errors.js';
 import { resolveServerTimeouts } from '../config/server-defaults.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
@@ -259,15 +259,17 @@ function sendV2(
   ) as Promise<CallToolResult>;
 }
 
-let v1Schema: Promise<typeof CallToolResultSchema> | undefined;
+type ResultSchema = Parameters<Exclude<McpClient, Client>['request']>[1];
+let v1Schema: Promise<ResultSchema> | undefined;
 
 /**
- * The v1 SDK's own result schema, loaded on a v1 client's first call (not on import: the caller's
- * program loaded that SDK to make the client) and kept, so later calls do no import.
+ * The result schema a v1 client's `request` parses with: the SDK v2's own (zod 4, which the v1
+ * SDK accepts), loaded on a v1 client's first call, not on import (it loads zod and the spec
+ * schemas), and kept, so later calls do no import.
  */
-function v1ResultSchema(): Promise<typeof CallToolResultSchema> {
-  return (v1Schema ??= import('@modelcontextprotocol/sdk/types.js').then(
-    (types) => types.CallToolResultSchema,
+function v1ResultSchema(): Promise<ResultSchema> {
+  return (v1Schema ??= import('@modelcontextprotocol/client').then(
+    (sdk) => sdk.specTypeSchemas.CallToolResult as unknown as ResultSchema,
   ));
 }
 

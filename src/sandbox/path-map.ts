@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { createArgsRewriter } from './path-args.js';
 import { checkLinks, PathCheckCache, realLocation, relativeInside } from './path-links.js';

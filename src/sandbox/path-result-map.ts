@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 
 /** The spellings of a sandbox root and of the user's project that results may quote. */
 export interface ResultPathForms {

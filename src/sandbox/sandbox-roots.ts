@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import type { Root } from '@modelcontextprotocol/sdk/types.js';
+import type { Root } from '@modelcontextprotocol/client';
 
 /**
  * The MCP `roots/list` answer for a sandbox: exactly the sandbox root as a `file://` URI, never

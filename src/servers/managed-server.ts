@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { resolveServerRestartPolicy, resolveServerTimeouts } from '../config/server-schema.js';
 import type {
   NamedServerConfig,

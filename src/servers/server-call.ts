@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, type ServerError } from '../errors.js';
 import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';

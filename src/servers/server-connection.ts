@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Implementation, type PriorDiscovery } from '@modelcontextprotocol/client';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { McpProtocolChoice, NamedServerConfig } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
 import { listToolsWithHints } from '../mcp/list-tools.js';

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import { isMcpErrorCode } from '../mcp/tool-call.js';
 import type { Connection, ManagedServerStatus, ServerCore } from './server-core.js';

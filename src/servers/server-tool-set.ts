@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError } from '../errors.js';
 import { listToolsWithHints } from '../mcp/list-tools.js';
 import { createMcpToolEntries } from '../mcp/tool-adapter.js';

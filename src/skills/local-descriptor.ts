@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/client';
 import { fingerprintTool } from '../mcp/fingerprint.js';
 import type {
   Capabilities,

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
 import type { McpToolCaller } from '../../src/mcp/tool-call.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolMessage } from '@langchain/core/messages';
 import { AIMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import type { ToolMiddleware } from '../../src/core/tool-middleware.js';
 import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';

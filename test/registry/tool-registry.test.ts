@@ -3,7 +3,7 @@ import { AgentsError } from '../../src/errors.js';
 import { createMcpToolEntries } from '../../src/mcp/tool-adapter.js';
 import type { McpToolCaller } from '../../src/mcp/tool-call.js';
 import { createToolRegistry } from '../../src/registry/tool-registry.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 
 const caller: McpToolCaller = {
   callTool: (name) => Promise.resolve({ content: [{ type: 'text', text: `called ${name}` }] }),

@@ -12,11 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  ListRootsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPathRewriteMiddleware } from '../../src/pipeline/path-rewrite.js';
 import { composeMiddleware, type ToolCallHandler } from '../../src/core/tool-middleware.js';
@@ -74,7 +71,7 @@ beforeAll(async () => {
       stderr: 'ignore',
     }),
   );
-  tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool]));
+  tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool as Tool]));
   const handler = composeMiddleware(
     [createPathRewriteMiddleware(sandbox.paths)],
     async (request) =>

@@ -4,7 +4,7 @@
  * and the connection goes to the address that was checked (no second name resolution that a
  * rebinding name could answer differently).
  */
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { HostRules } from './host-rules.js';
 import { fetchPinned } from './pinned-fetch.js';

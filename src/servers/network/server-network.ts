@@ -4,7 +4,7 @@
  * server, and the guarded fetch of a remote one. Built once per activation.
  */
 import { basename, dirname } from 'node:path';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { NetworkSetting } from '../../config/network-schema.js';
 import type { NetworkLaunch, NetworkPlanner } from '../../confinement/backend.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
