@@ -22,7 +22,7 @@ interface SpecInitializer {
   createCheckpointer(): Promise<BaseCheckpointSaver>;
   destroyCheckpointer(saver: BaseCheckpointSaver): Promise<void>;
 }
-const { validate } = (await import(SPEC)) as { validate(initializer: SpecInitializer): void };
+const { validate } = (await import(SPEC)) as { validate: (initializer: SpecInitializer) => void };
 
 /** The spec's initializer for one of our stores: a fresh store per suite, closed after it. */
 function initializer(name: string, open: () => Promise<Checkpointer>): SpecInitializer {
