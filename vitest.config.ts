@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const POSTGRES_TESTS = [
   'test/cli/crash-harness-postgres.int.test.ts',
   'test/checkpoint/checkpointer.int.test.ts',
+  'test/checkpoint/langgraph-spec.int.test.ts',
   'test/integration/several-workers.int.test.ts',
   'test/integration/shared-database-projects.int.test.ts',
 ];
