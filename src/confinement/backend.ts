@@ -107,8 +107,10 @@ export interface ConfinementGuarantees {
   readonly network: readonly NetworkAccess[];
   /** `none` cuts every route out (UDP, pathname and abstract Unix sockets too), not only TCP. */
   readonly networkNoneIsTotal: boolean;
-  /** Host processes are invisible and cannot be signalled (own pid namespace or scoping). */
+  /** Host processes cannot be signalled or traced (own pid namespace, or Landlock scoping). */
   readonly processesIsolated: boolean;
+  /** No pathname Unix socket of the host socket folders can be connected to. */
+  readonly hostSocketsUnreachable: boolean;
   /** Hidden folders read as empty (true) rather than refusing access (false). */
   readonly hiddenReadsEmpty: boolean;
   /** The sandbox is seen at the project's path too (a mount); false: the project is read-only. */

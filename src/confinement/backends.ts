@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ConfinementBackend, ConfinementProbe, NetworkAccess } from './backend.js';
 import { bubblewrapBackend } from './bubblewrap.js';
+import { landlockBackend } from './landlock.js';
 
 /**
  * The confinement backends, keyed by `sandbox.confinement.type`, tried in this order on the
@@ -10,6 +11,7 @@ import { bubblewrapBackend } from './bubblewrap.js';
  */
 export const confinementBackends = {
   bubblewrap: bubblewrapBackend,
+  landlock: landlockBackend,
 } as const;
 
 /** The backend names users may write as `sandbox.confinement.type`. */
@@ -17,7 +19,7 @@ export type ConfinementBackendType = keyof typeof confinementBackends;
 
 /** `sandbox.confinement:` of an actor's config: one backend's settings, chosen by `type`. */
 export const ConfinementBackendSettingsSchema = z
-  .union([bubblewrapBackend.schema])
+  .union([bubblewrapBackend.schema, landlockBackend.schema])
   .describe(
     'Which OS confinement backend confines stdio servers, with its own settings. Absent: the first that works here.',
   );

@@ -51,6 +51,7 @@ export const bubblewrapBackend: ConfinementBackend<BubblewrapSettings> = {
     sandboxAtProjectPath: true,
     privilegesDropped: true,
     privateTmp: true,
+    hostSocketsUnreachable: true,
   },
   probe: (settings, network) =>
     probeBubblewrap({

@@ -24,6 +24,7 @@ function platformBackend(type: string, available: boolean): ConfinementBackend {
       sandboxAtProjectPath: false,
       privilegesDropped: true,
       privateTmp: false,
+      hostSocketsUnreachable: true,
     },
     probe: () =>
       available
