@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
-import { z } from 'zod';
 import type { ConfinementBackend, ConfinementProbe, LaunchRequest } from './backend.js';
 import { seccompFilterFile } from './seccomp-file.js';
+import type { LandlockSettings } from './settings.js';
 import { filesLinkedInto } from './sockets.js';
 import {
   existingReal,
@@ -15,21 +15,6 @@ import {
   refuseUnsafeServerPaths,
   serverFolders,
 } from './server-files.js';
-
-/** `sandbox.confinement` for Landlock: the Python 3 that runs the helper. */
-export const LandlockSettingsSchema = z
-  .object({
-    type: z.literal('landlock'),
-    python: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'The python3 that applies the rules before the server starts. Default /usr/bin/python3.',
-      ),
-  })
-  .strict();
-export type LandlockSettings = z.infer<typeof LandlockSettingsSchema>;
 
 /**
  * The Landlock backend (Linux 6.12+, no namespaces, works where user namespaces are off): a few
@@ -46,7 +31,6 @@ export type LandlockSettings = z.infer<typeof LandlockSettingsSchema>;
  */
 export const landlockBackend: ConfinementBackend<LandlockSettings> = {
   type: 'landlock',
-  schema: LandlockSettingsSchema,
   platforms: ['linux'],
   installHint: 'apt-get install python3-minimal',
   guarantees: {
