@@ -3,7 +3,7 @@ import { DURATION_PATTERN } from './duration.js';
 import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
 import { CheckpointerSettingsSchema } from '../checkpoint/backends.js';
-import { ConfinementBackendSettingsSchema } from '../confinement/backends.js';
+import { ConfinementBackendSettingsSchema } from '../confinement/settings.js';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
 

@@ -1,5 +1,3 @@
-import type { z } from 'zod';
-
 /**
  * The seam of OS confinement: what a confined process may see and do, said as intent, and the
  * interface a backend (bubblewrap, Landlock, a container runtime, macOS Seatbelt) implements to
@@ -107,8 +105,10 @@ export interface ConfinementGuarantees {
   readonly network: readonly NetworkAccess[];
   /** `none` cuts every route out (UDP, pathname and abstract Unix sockets too), not only TCP. */
   readonly networkNoneIsTotal: boolean;
-  /** Host processes are invisible and cannot be signalled (own pid namespace or scoping). */
+  /** Host processes cannot be signalled or traced (own pid namespace, or Landlock scoping). */
   readonly processesIsolated: boolean;
+  /** No pathname Unix socket of the host socket folders can be connected to. */
+  readonly hostSocketsUnreachable: boolean;
   /** Hidden folders read as empty (true) rather than refusing access (false). */
   readonly hiddenReadsEmpty: boolean;
   /** The sandbox is seen at the project's path too (a mount); false: the project is read-only. */
@@ -122,12 +122,10 @@ export interface ConfinementGuarantees {
 /**
  * One way to confine a server process: a file of its own under `src/confinement/` plus an entry
  * in `confinementBackends`. Its settings (`sandbox.confinement` in an actor's config) are
- * validated by its own `schema`; capabilities beyond the launch are optional methods.
+ * validated by its schema in `settings.ts`; capabilities beyond the launch are optional methods.
  */
 export interface ConfinementBackend<S extends { type: string } = { type: string }> {
   readonly type: S['type'];
-  /** The backend's settings as users write them (`{ type, ...options }`). */
-  readonly schema: z.ZodType<S>;
   /** The platforms it runs on (`process.platform` values): the one place that says so. */
   readonly platforms: readonly NodeJS.Platform[];
   /** What to run to install it, named in messages (absent: nothing to install). */

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import type { ConfinementBackend, ConfinementProbe, NetworkAccess } from './backend.js';
 import { bubblewrapBackend } from './bubblewrap.js';
+import { landlockBackend } from './landlock.js';
 
 /**
  * The confinement backends, keyed by `sandbox.confinement.type`, tried in this order on the
@@ -10,20 +10,13 @@ import { bubblewrapBackend } from './bubblewrap.js';
  */
 export const confinementBackends = {
   bubblewrap: bubblewrapBackend,
+  landlock: landlockBackend,
 } as const;
 
 /** The backend names users may write as `sandbox.confinement.type`. */
 export type ConfinementBackendType = keyof typeof confinementBackends;
 
-/** `sandbox.confinement:` of an actor's config: one backend's settings, chosen by `type`. */
-export const ConfinementBackendSettingsSchema = z
-  .union([bubblewrapBackend.schema])
-  .describe(
-    'Which OS confinement backend confines stdio servers, with its own settings. Absent: the first that works here.',
-  );
-
-/** Backend settings as users write them (`sandbox.confinement`). */
-export type ConfinementBackendSettings = z.output<typeof ConfinementBackendSettingsSchema>;
+export type { ConfinementBackendSettings } from './settings.js';
 
 const table = confinementBackends as Record<string, ConfinementBackend | undefined>;
 
@@ -43,7 +36,7 @@ export type FoundConfinement =
   | { available: false; reason: string; fix?: string };
 
 /**
- * The backend `settings` name (validated by its schema), or else each backend for this platform
+ * The backend `settings` name (validated when the config was read), or else each backend for this platform
  * in table order: the first that works for `network`. The reason when none does is the first
  * backend's (the one a person would install), or that no backend exists for the platform.
  */
@@ -76,20 +69,14 @@ export function findConfinementBackend(
     | { probe: Exclude<ConfinementProbe, { available: true }>; backend: ConfinementBackend }
     | undefined;
   for (const backend of here) {
-    const parsed = backend.schema.safeParse(named ?? { type: backend.type });
-    const probe: ConfinementProbe = !parsed.success
-      ? {
+    const own = named ?? { type: backend.type };
+    const probe: ConfinementProbe = backend.guarantees.network.includes(settings.network)
+      ? backend.probe(own, settings.network)
+      : {
           available: false,
-          reason: `invalid sandbox.confinement for "${backend.type}": ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
-        }
-      : !backend.guarantees.network.includes(settings.network)
-        ? {
-            available: false,
-            reason: `${backend.type} cannot give a server network "${settings.network}" (it offers ${backend.guarantees.network.join(', ')})`,
-          }
-        : backend.probe(parsed.data, settings.network);
-    if (probe.available && parsed.success)
-      return { available: true, backend, settings: parsed.data, path: probe.path };
+          reason: `${backend.type} cannot give a server network "${settings.network}" (it offers ${backend.guarantees.network.join(', ')})`,
+        };
+    if (probe.available) return { available: true, backend, settings: own, path: probe.path };
     if (!probe.available) first ??= { probe, backend };
   }
   const fix = first!.probe.fix ?? first!.backend.installHint;

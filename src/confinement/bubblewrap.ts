@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import type {
   ConfinementBackend,
   ConfinementCheck,
@@ -15,19 +14,7 @@ import {
   SECCOMP_ARGUMENTS,
 } from './bubblewrap-privilege.js';
 import { findExecutable } from './server-files.js';
-
-/** `sandbox.confinement` for bubblewrap: which executable (a path, or a name on PATH). */
-export const BubblewrapSettingsSchema = z
-  .object({
-    type: z.literal('bubblewrap'),
-    path: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('The bubblewrap executable: a path, or a name looked up on PATH. Default `bwrap`.'),
-  })
-  .strict();
-export type BubblewrapSettings = z.infer<typeof BubblewrapSettingsSchema>;
+import type { BubblewrapSettings } from './settings.js';
 
 /** The fix named in messages when bubblewrap is missing. */
 export const BUBBLEWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
@@ -40,7 +27,6 @@ export const BUBBLEWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
  */
 export const bubblewrapBackend: ConfinementBackend<BubblewrapSettings> = {
   type: 'bubblewrap',
-  schema: BubblewrapSettingsSchema,
   platforms: ['linux'],
   installHint: BUBBLEWRAP_INSTALL_HINT,
   guarantees: {
@@ -51,6 +37,7 @@ export const bubblewrapBackend: ConfinementBackend<BubblewrapSettings> = {
     sandboxAtProjectPath: true,
     privilegesDropped: true,
     privateTmp: true,
+    hostSocketsUnreachable: true,
   },
   probe: (settings, network) =>
     probeBubblewrap({

@@ -166,8 +166,7 @@ export function confinementContract(options: ConfinementContractOptions): Confin
     if (victim.exitCode !== null || victim.signalCode !== null) {
       throw new Error('precondition: the victim process must still run before the confined probe');
     }
-    const parsed = backend.schema.parse(settings);
-    const found = backend.probe(parsed, network);
+    const found = backend.probe(settings, network);
     if (!found.available) throw new Error(`${backend.type} is not available here: ${found.reason}`);
     const scope: ConfinementScope = {
       sandboxRoot: dir('sandbox'),
@@ -234,9 +233,14 @@ export function confinementContract(options: ConfinementContractOptions): Confin
         );
       else expectRefused('list the hidden folder', out['listHidden']);
     }),
-    check('reaches no pathname Unix socket in the host socket folders', () => {
-      expectRefused('connect to the host socket', out['hostSocket']);
-    }),
+    check(
+      gap(g.hostSocketsUnreachable, 'reaches no pathname Unix socket in the host socket folders'),
+      () => {
+        if (g.hostSocketsUnreachable)
+          expectRefused('connect to the host socket', out['hostSocket']);
+        else expectEqual('connect to the host socket', out['hostSocket'], 'ok');
+      },
+    ),
     check(
       gap(
         g.privilegesDropped,

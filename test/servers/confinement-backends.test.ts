@@ -1,19 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { ConfinementBackend } from '../../src/confinement/backend.js';
 import {
   allConfinementBackends,
-  ConfinementBackendSettingsSchema,
   findConfinementBackend,
   runsOn,
 } from '../../src/confinement/backends.js';
 import { bubblewrapBackend } from '../../src/confinement/bubblewrap.js';
+import { ConfinementBackendSettingsSchema } from '../../src/confinement/settings.js';
 
 /** A backend for a platform of its own, as a Seatbelt module would add one: only its table entry. */
 function platformBackend(type: string, available: boolean): ConfinementBackend {
   return {
     type,
-    schema: z.object({ type: z.literal(type) }).strict(),
     platforms: ['darwin'],
     installHint: `install ${type}`,
     guarantees: {
@@ -24,6 +22,7 @@ function platformBackend(type: string, available: boolean): ConfinementBackend {
       sandboxAtProjectPath: false,
       privilegesDropped: true,
       privateTmp: false,
+      hostSocketsUnreachable: true,
     },
     probe: () =>
       available

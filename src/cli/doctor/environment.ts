@@ -97,8 +97,7 @@ function checkConfinement(settings: ConfinementBackendSettings | undefined): Env
   if (here.length > 0)
     return here.flatMap((backend) => {
       const own = settings?.type === backend.type ? settings : { type: backend.type };
-      const parsed = backend.schema.safeParse(own);
-      return parsed.success ? (backend.doctorChecks?.(parsed.data) ?? []) : [];
+      return backend.doctorChecks?.(own) ?? [];
     });
   return backends.map((backend) => {
     const platforms = backend.platforms.join(', ');
