@@ -46,6 +46,22 @@ interface Figures {
   rssMiB: number;
   /** Share of profiled CPU time per phase, in percent. */
   phases: Record<string, number>;
+  /** Wall ms from the run's start to the end of its first turn (the first 10 results). */
+  firstTurnMs: number;
+  /** Wall ms of the teardown inside the timing (plain: the client's close; ours: deactivate). */
+  closeMs: number;
+  /** Each sandbox snapshot inside the run: its wall ms and path (ours only). */
+  snapshots: string[];
+}
+
+/** Sandbox snapshots seen inside the timed run (ours). */
+const snapshots: Array<{ ms: number; scan: string }> = [];
+
+/** What one timed run reports besides its time. */
+interface RunResult {
+  seen: number;
+  firstTurnMs: number;
+  closeMs: number;
 }
 
 const serverEntry = createRequire(import.meta.url).resolve(
@@ -124,7 +140,7 @@ async function profiled<T>(
   return { value, phases };
 }
 
-async function runPlain(dir: string, calls: number): Promise<() => Promise<number>> {
+async function runPlain(dir: string, calls: number): Promise<() => Promise<RunResult>> {
   const [{ StateGraph, MessagesAnnotation, END, START }, { ToolNode }, { SqliteSaver }] =
     await Promise.all([
       import('@langchain/langgraph'),
@@ -158,6 +174,8 @@ async function runPlain(dir: string, calls: number): Promise<() => Promise<numbe
     .compile({ checkpointer: SqliteSaver.fromConnString(join(dir, 'plain.sqlite')) });
   return async () => {
     let seen = 0;
+    let firstTurnMs = 0;
+    const started = performance.now();
     const config = { configurable: { thread_id: 't' }, recursionLimit: 10 * calls };
     for await (const update of await graph.stream({ messages: [['user', 'go']] }, config)) {
       const messages = (update as { tools?: { messages?: unknown[] } }).tools?.messages ?? [];
@@ -167,13 +185,15 @@ async function runPlain(dir: string, calls: number): Promise<() => Promise<numbe
           throw new Error(`plain loop: unexpected tool result ${JSON.stringify(text)}`);
         seen++;
       }
+      if (firstTurnMs === 0 && seen >= PER_TURN) firstTurnMs = performance.now() - started;
     }
+    const closing = performance.now();
     await client.close();
-    return seen;
+    return { seen, firstTurnMs, closeMs: performance.now() - closing };
   };
 }
 
-async function runOurs(dir: string): Promise<() => Promise<number>> {
+async function runOurs(dir: string): Promise<() => Promise<RunResult>> {
   const { createActor } = await import('../src/actors/actor.js');
   const { createWorkspaceStore } = await import('../src/workspace/store.js');
   const store = createWorkspaceStore(join(dir, '.agents'));
@@ -197,16 +217,29 @@ async function runOurs(dir: string): Promise<() => Promise<number>> {
   const actor = await createActor({ name: 'bench', workspace: store, sandboxBaseDir, model });
   await actor.activate();
   if (actor.sandbox === undefined) throw new Error('ours: the actor has no sandbox');
+  // The sandbox's snapshots inside the run, timed (the first of a process is a full scan).
+  const sandbox = actor.sandbox;
+  const snapshot = sandbox.snapshot.bind(sandbox);
+  sandbox.snapshot = async (...args: Parameters<typeof snapshot>) => {
+    const start = performance.now();
+    const taken = await snapshot(...args);
+    snapshots.push({ ms: performance.now() - start, scan: taken.scan ?? 'full' });
+    return taken;
+  };
   return async () => {
     let seen = 0;
+    let firstTurnMs = 0;
+    const started = performance.now();
     for await (const event of actor.run('go')) {
       if (event.type !== 'tool-call-end') continue;
       if (event.isError) throw new Error(`ours: call failed: ${event.text}`);
       seen++;
+      if (seen === PER_TURN) firstTurnMs = performance.now() - started;
     }
+    const closing = performance.now();
     await actor.deactivate();
     await rm(sandboxBaseDir, { recursive: true, force: true });
-    return seen;
+    return { seen, firstTurnMs, closeMs: performance.now() - closing };
   };
 }
 
@@ -217,7 +250,8 @@ async function one(stack: Stack, calls: number): Promise<Figures> {
     const run = stack === 'plain' ? await runPlain(dir, calls) : await runOurs(dir);
     const cpuStart = process.cpuUsage();
     const started = performance.now();
-    const { value: seen, phases } = await profiled(run);
+    const { value: result, phases } = await profiled(run);
+    const { seen, firstTurnMs, closeMs } = result;
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuStart);
     if (seen !== calls) throw new Error(`${stack}: expected ${calls} calls, saw ${seen}`);
@@ -228,6 +262,9 @@ async function one(stack: Stack, calls: number): Promise<Figures> {
       cpuMs: (cpu.user + cpu.system) / 1000,
       rssMiB: process.memoryUsage().rss / 2 ** 20,
       phases,
+      firstTurnMs,
+      closeMs,
+      snapshots: snapshots.map(({ ms, scan }) => `${ms.toFixed(0)} ms (${scan})`),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -282,6 +319,24 @@ if (values.stack !== undefined) {
       '| --- | ---: | ---: | ---: | ---: |',
       `| plain LangGraph loop | ${f2(plain.ms / calls)} | ${f2(plain.cpuMs / calls)} | ${plain.rssMiB.toFixed(1)} | — |`,
       `| ours (actor, sandbox + policy) | ${f2(ours.ms / calls)} | ${f2(ours.cpuMs / calls)} | ${ours.rssMiB.toFixed(1)} | ${f2(ratio)}× ${ratio <= GOAL_RATIO ? '' : '**REGRESSED**'} |`,
+      '',
+      'Fixed cost inside the timing (wall ms): the first turn of 10 calls (a fresh process runs',
+      'its code for the first time there) and the teardown. A later turn takes about',
+      '(wall - first turn - teardown) / (turns - 1).',
+      '',
+      '| stack | first turn | later turns, mean | teardown |',
+      '| --- | ---: | ---: | ---: |',
+      ...[
+        ['plain LangGraph loop', plain],
+        ['ours (actor, sandbox + policy)', ours],
+      ].map(([label, figures]) => {
+        const each = figures as Figures;
+        const turns = Math.ceil(calls / PER_TURN);
+        const later = (each.ms - each.firstTurnMs - each.closeMs) / Math.max(1, turns - 1);
+        return `| ${label as string} | ${each.firstTurnMs.toFixed(0)} | ${later.toFixed(0)} | ${each.closeMs.toFixed(0)} |`;
+      }),
+      '',
+      `Ours: sandbox snapshots inside the run: ${ours.snapshots.join(', ') || 'none'}.`,
       '',
       'Per-phase profile (V8 sampling profiler during the run, self time grouped by where the code',
       'lives; percent of each run):',
