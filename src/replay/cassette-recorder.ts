@@ -71,7 +71,8 @@ export interface CassetteRecorder {
 
 /** Creates an empty recorder. */
 export function createCassetteRecorder(options: CassetteRecorderOptions = {}): CassetteRecorder {
-  const aliases = [...(options.pathAliases ?? [])];
+  const given = options.pathAliases;
+  const aliases = [...((typeof given === 'function' ? given() : given) ?? [])];
   let redact = createCassetteRedactor({ pathAliases: aliases });
   const header = {
     format: CASSETTE_FORMAT,

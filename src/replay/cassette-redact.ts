@@ -20,9 +20,10 @@ export interface PathAlias {
 export interface CassetteRedactOptions {
   /**
    * Machine paths to write as logical ones, longest first wins. The home folder is always
-   * written as `~`.
+   * written as `~`. A function is asked again on every use (a replay learns its sandbox's
+   * path only once the actor has made it).
    */
-  pathAliases?: readonly PathAlias[];
+  pathAliases?: readonly PathAlias[] | (() => readonly PathAlias[]);
 }
 
 /** Returns `value` as a cassette may hold it: a deep copy, secrets masked, machine paths mapped. */
@@ -34,11 +35,20 @@ function escapeRegExp(text: string): string {
 
 /** Builds the redactor of one recording (or one replay, which must use the same options). */
 export function createCassetteRedactor(options: CassetteRedactOptions = {}): CassetteRedactor {
+  const source = options.pathAliases;
+  if (typeof source !== 'function') return redactorFor(source ?? []);
+  let built: { count: number; redact: CassetteRedactor } | undefined;
+  return (value) => {
+    const aliases = source();
+    if (built?.count !== aliases.length)
+      built = { count: aliases.length, redact: redactorFor(aliases) };
+    return built.redact(value);
+  };
+}
+
+function redactorFor(pathAliases: readonly PathAlias[]): CassetteRedactor {
   const home = homedir();
-  const aliases = [
-    ...(options.pathAliases ?? []),
-    ...(home.length > 1 ? [{ path: home, as: '~' }] : []),
-  ]
+  const aliases = [...pathAliases, ...(home.length > 1 ? [{ path: home, as: '~' }] : [])]
     .filter((alias) => alias.path.length > 1)
     .sort((a, b) => b.path.length - a.path.length);
   // One pass over all prefixes, each only where a path component ends (so /tmp/a spares /tmp/ab).

@@ -16,7 +16,13 @@ export type DivergenceKind =
   /** A model turn beyond the recorded ones. */
   | 'unrecorded-turn'
   /** The run ended with recorded exchanges or turns never asked for. */
-  | 'not-replayed';
+  | 'not-replayed'
+  /** (`agents thread replay`) The sandbox's tree after a call, or at the end, is not the recorded one. */
+  | 'tree'
+  /** (`agents thread replay`) The policy decided a call otherwise than recorded. */
+  | 'policy'
+  /** (`agents thread replay`) The run made a different number of checkpoints. */
+  | 'checkpoints';
 
 /** The details of a {@link ReplayDivergenceError}. */
 export interface DivergenceDetails extends Record<string, unknown> {
@@ -28,6 +34,8 @@ export interface DivergenceDetails extends Record<string, unknown> {
   method?: string;
   /** The tool name, for `tools/call`. */
   tool?: string;
+  /** The tool call id, for steps of `agents thread replay`. */
+  toolCallId?: string;
   /** Where the values differ, as a path (`arguments.b`, `input[3].content`). */
   path?: string;
   expected?: unknown;

@@ -19,6 +19,8 @@ import { recordFile, recordTree, snapshotTreeId } from './file-content.js';
 export interface FileSideRecorder {
   /** The sandbox the run works in; its head now is the recording's base. */
   attachSandbox(sandbox: RunSandbox): void;
+  /** The sandbox given to {@link FileSideRecorder.attachSandbox}, if any. */
+  sandbox(): RunSandbox | undefined;
   /** Outermost tool middleware that records each finished call (see the file comment). */
   readonly middleware: ToolMiddleware;
   /**
@@ -90,6 +92,7 @@ export function createFileSideRecorder(recorder: CassetteRecorder): FileSideReco
   };
 
   return {
+    sandbox: () => sandbox,
     attachSandbox(opened) {
       sandbox = opened;
       const entry: BaseEntry = { kind: 'base', tree: '', files: [] };

@@ -140,7 +140,7 @@ export async function replayCassette(options: ReplayCassetteOptions): Promise<Re
 }
 
 /** The first recorded step the run never asked for, as a divergence. */
-function notReplayed(
+export function notReplayed(
   transports: ReadonlyArray<readonly [string, ReplayTransport]>,
   model: ReplayChatModel,
 ): ReplayDivergenceError | undefined {

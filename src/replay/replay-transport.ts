@@ -24,6 +24,16 @@ export type ReplayTransportOptions = CassetteRedactOptions & {
   cassette: Cassette;
   /** The server's name in the cassette. */
   server: string;
+  /**
+   * Runs before a recorded `tools/call` answer is delivered, in the caller's async context (what
+   * a server did before answering: `agents thread replay` writes the call's change set here).
+   */
+  beforeAnswer?: (exchange: McpExchangeEntry) => Promise<void>;
+  /**
+   * Maps what the server sent back to this machine (the sandbox's logical `.` to the replay's
+   * own sandbox path, so the pipeline maps it back to a logical path as it did when recording).
+   */
+  expand?: (value: unknown) => unknown;
 };
 
 /** A transport answering from a cassette; hand it to an SDK client's `connect`. */
@@ -136,18 +146,35 @@ export function createReplayTransport(options: ReplayTransportOptions): ReplayTr
     const exchange = match(method, request.params);
     used.add(exchange);
     // Answer later, as a server would: the client registers its response handler after send.
-    setImmediate(() => {
+    const before = method === 'tools/call' ? options.beforeAnswer?.(exchange) : undefined;
+    const ready = before ?? Promise.resolve();
+    ready.then(
+      () => setImmediate(deliverAnswer),
+      (error: unknown) => {
+        if (error instanceof ReplayDivergenceError) divergence ??= error;
+        deliver({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: {
+            code: -32603,
+            message: `Replay could not apply the call's change set: ${String(error)}`,
+          },
+        });
+      },
+    );
+    const deliverAnswer = (): void => {
       if (!startedNotifications) {
         startedNotifications = true;
         notificationsAfter(0);
       }
-      for (const message of exchange.serverMessages ?? []) deliver(message);
+      const expand = options.expand ?? ((value: unknown) => value);
+      for (const message of exchange.serverMessages ?? []) deliver(expand(message));
       if ('error' in exchange) deliver({ jsonrpc: '2.0', id: request.id, error: exchange.error });
       else if ('result' in exchange) {
-        deliver({ jsonrpc: '2.0', id: request.id, result: exchange.result });
+        deliver({ jsonrpc: '2.0', id: request.id, result: expand(exchange.result) });
       } // else: recorded without an answer (a stream left open), never answered
       notificationsAfter(exchange.seq);
-    });
+    };
   };
 
   const transport: ReplayTransport = {

@@ -95,7 +95,7 @@ export const actorRunCommand: Command = {
       verbose: values.verbose === true,
       limits: parseRunLimits(values, RUN_USAGE),
       from: values.from,
-      ...(recordTo === undefined ? {} : { recordTo }),
+      ...(recordTo === undefined ? {} : { recordTo, recordRun: { mode: 'run' as const, input } }),
     };
     return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {

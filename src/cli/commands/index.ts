@@ -114,6 +114,11 @@ export const commands: readonly CommandEntry[] = [
       (await import('./thread-compact.js')).createThreadCompactCommand(await changeThread()),
   ),
   entry(
+    ['thread', 'replay'],
+    'Replay a recorded run offline (no model, no server) and compare its trees',
+    async () => (await import('./thread-replay.js')).threadReplayCommand,
+  ),
+  entry(
     ['thread', 'remove'],
     'Remove a thread: its sandbox, checkpoints and audit entries (asks, unless --yes)',
     async () => (await import('./thread-remove.js')).threadRemoveCommand,

@@ -1,0 +1,243 @@
+/**
+ * `agents thread replay CASSETTE`, the run itself: the recorded actor is rebuilt in a throwaway
+ * project whose files are the recorded base, its servers are replay transports (no process, no
+ * network), its model answers from the cassette, and the graph, pipeline, policy, checkpoints
+ * and sandbox run for real. Each call's recorded change set is written where the server wrote
+ * it; the tree after each call and at the end, the policy's outcomes and the checkpoint count
+ * are compared with the recording. Approvals are answered as they were.
+ */
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Transport } from '@modelcontextprotocol/client';
+import { createActor } from '../../actors/actor.js';
+import { toResumeValue, type PendingApproval } from '../../actors/approvals.js';
+import type { ActorRunEvent } from '../../actors/actor-types.js';
+import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import type { BaseEntry, Cassette, EndEntry, RunEntry } from '../../replay/cassette.js';
+import { createCassetteRecorder } from '../../replay/cassette-recorder.js';
+import { ReplayChatModel } from '../../replay/chat-models.js';
+import { ReplayDivergenceError } from '../../replay/divergence.js';
+import { snapshotTreeId } from '../../replay/file-content.js';
+import {
+  applyRecordedChanges,
+  createReplayFiles,
+  expandSandboxAlias,
+  hasRedacted,
+  type ReplayedCall,
+} from '../../replay/file-replay.js';
+import { countCheckpoints } from '../../replay/record-cli.js';
+import { notReplayed } from '../../replay/replay-graph.js';
+import { createReplayTransport, type ReplayTransport } from '../../replay/replay-transport.js';
+import { createServerManager } from '../../servers/server-manager.js';
+import { createWorkspaceStore } from '../../workspace/store.js';
+
+/** What a replay found. */
+export interface ThreadReplayReport {
+  actor: string;
+  /** The sandbox's tree id when the replay ended. */
+  tree: string | undefined;
+  /** The tree id the recording ended with. */
+  recordedTree: string | undefined;
+  checkpoints: number;
+  recordedCheckpoints: number | undefined;
+  calls: ReplayedCall[];
+  treesChecked: number;
+  /** Trees not compared: the recording redacted a file they hold. */
+  treesUnchecked: number;
+  /** The first divergence, if any (the CLI exits 11 with it). */
+  divergence: ReplayDivergenceError | undefined;
+  /** A call still waiting for an approval the recording never gave (it ended paused too). */
+  pausedAt?: string;
+}
+
+function needsFileSide(source: string, what: string): never {
+  throw new AgentsError(
+    AgentsErrorCode.CassetteInvalid,
+    `Cassette ${source} has no ${what}: it was written by format version 1 or by the library's recorder, without the file side \`agents thread replay\` rebuilds the run from. Record the run again with \`agents actor run NAME --input TEXT --record\`, or replay it in code with replayCassette.`,
+    { details: { source } },
+  );
+}
+
+/** Replays `cassette`; never throws a divergence, returns it in the report. */
+export async function replayThread(
+  cassette: Cassette,
+  source: string,
+  onWarning: (message: string) => void,
+  signal?: AbortSignal,
+): Promise<ThreadReplayReport> {
+  const actorEntry = cassette.entries.find((entry) => entry.kind === 'actor');
+  const base = cassette.entries.find((entry): entry is BaseEntry => entry.kind === 'base');
+  const runs = cassette.entries.filter((entry): entry is RunEntry => entry.kind === 'run');
+  const end = cassette.entries.find((entry): entry is EndEntry => entry.kind === 'end');
+  if (actorEntry === undefined) needsFileSide(source, 'actor entry');
+  if (base === undefined) needsFileSide(source, 'base entry (the sandbox files)');
+  if (runs.length === 0) needsFileSide(source, 'run entry (the input)');
+
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-replay-')));
+  try {
+    const projectDir = join(dir, 'project');
+    await applyRecordedChanges(projectDir, base.files);
+    const store = createWorkspaceStore(join(dir, 'workspace'), { projectDir });
+    for (const [name, config] of Object.entries(actorEntry.servers)) {
+      await store.put('server', name, config as never);
+    }
+    for (const [name, config] of Object.entries(actorEntry.skills)) {
+      await store.put('skill', name, config as never);
+    }
+    await store.put('actor', actorEntry.name, {
+      ...actorEntry.config,
+      // The replay's own throwaway checkpoints, beside (not in) its project files.
+      checkpointer: { type: 'sqlite', path: join(dir, 'checkpoints.sqlite') },
+    } as never);
+
+    const recorder = createCassetteRecorder();
+    const pathAliases = () => recorder.pathAliases();
+    const files = createReplayFiles(cassette, () => recorder.files.sandbox());
+    if (hasRedacted(base.files)) files.baseRedacted();
+    const transports: Array<[string, ReplayTransport]> = [];
+    const manager = createServerManager({
+      cwd: projectDir,
+      transportFactory: (config) => {
+        const transport = createReplayTransport({
+          cassette,
+          server: config.name,
+          pathAliases,
+          beforeAnswer: (exchange) => files.beforeAnswer(exchange),
+          expand: (value) => {
+            const root = recorder.files.sandbox()?.root;
+            return root === undefined ? value : expandSandboxAlias(value, root);
+          },
+        });
+        transports.push([config.name, transport]);
+        return {
+          transport: transport as unknown as Transport,
+          target: `the cassette's recording of ${config.name}`,
+          close: () => transport.close().catch(() => undefined),
+        };
+      },
+    });
+    const model = new ReplayChatModel({ cassette, pathAliases });
+    const threadId = `replay-${randomUUID()}`;
+    const actor = await createActor({
+      name: actorEntry.name,
+      workspace: store,
+      model,
+      threadId,
+      ephemeralThread: true,
+      keepSandbox: false,
+      serverManager: manager,
+      middleware: [files.middleware],
+      record: recorder,
+      sandboxFrom: 'worktree',
+      auditFile: join(dir, 'audit.jsonl'),
+      onWarning,
+    });
+    let failure: unknown;
+    let tree: string | undefined;
+    let checkpoints = 0;
+    let pausedAt: string | undefined;
+    const early: ReplayDivergenceError[] = [];
+    try {
+      await actor.activate(signal ? { signal } : {});
+      const sandbox = recorder.files.sandbox();
+      if (sandbox !== undefined && !files.redactedSeen) {
+        const baseTree = await snapshotTreeId(sandbox.store, sandbox.head);
+        if (baseTree !== base.tree) {
+          early.push(
+            new ReplayDivergenceError(
+              `Replay diverged at the base: the rebuilt sandbox's tree is ${baseTree}, the recording started from ${base.tree}.`,
+              { kind: 'tree', step: 'base', expected: base.tree, actual: baseTree },
+            ),
+          );
+        }
+      }
+      try {
+        for (const run of runs) {
+          if (run.mode !== 'run' || run.input === undefined) {
+            throw new AgentsError(
+              AgentsErrorCode.CassetteInvalid,
+              `Cassette ${source} continues a thread (\`actor resume --continue\`): a replay starts a fresh thread, so it needs the recording of the run that started it.`,
+              { details: { source } },
+            );
+          }
+          pausedAt = await drive(actor.run(run.input, { threadId }), (value) =>
+            actor.resume(value, { threadId }),
+          );
+          if (pausedAt !== undefined) break;
+        }
+      } catch (error) {
+        failure = error;
+      }
+      if (sandbox !== undefined) tree = await snapshotTreeId(sandbox.store, sandbox.head);
+      checkpoints = await countCheckpoints(actor, threadId);
+    } finally {
+      await actor.deactivate({ keepSandbox: false }).catch(() => undefined);
+      await manager.close().catch(() => undefined);
+    }
+
+    /** Answers approvals as recorded; returns the call left waiting when one was never answered. */
+    async function drive(
+      first: AsyncGenerator<ActorRunEvent, void, undefined>,
+      resume: (value: unknown) => AsyncGenerator<ActorRunEvent, void, undefined>,
+    ): Promise<string | undefined> {
+      let events = first;
+      for (;;) {
+        const pending: PendingApproval[] = [];
+        for await (const event of events) {
+          if (event.type === 'interrupt' && event.approvals) pending.push(...event.approvals);
+        }
+        if (pending.length === 0) return undefined;
+        const answers = pending.map((item) => files.approvalFor(item.preview.toolCallId));
+        const missing = pending.find((_, index) => answers[index] === undefined);
+        if (missing !== undefined) return missing.preview.toolId;
+        events = resume(toResumeValue(pending, answers));
+      }
+    }
+
+    const found = [
+      ...early,
+      ...transports.map(([, transport]) => transport.divergence),
+      model.divergence,
+      files.divergence,
+    ]
+      .filter((item): item is ReplayDivergenceError => item !== undefined)
+      .sort((a, b) => a.order - b.order);
+    let divergence = found[0];
+    if (divergence === undefined && failure !== undefined) throw failure;
+    if (divergence === undefined && pausedAt === undefined) {
+      divergence = notReplayed(transports, model);
+    }
+    if (divergence === undefined && end?.tree !== undefined && !files.redactedSeen) {
+      if (tree !== end.tree) {
+        divergence = new ReplayDivergenceError(
+          `Replay diverged at the end: the sandbox's tree is ${tree}, the recording ended with ${end.tree}.`,
+          { kind: 'tree', step: 'end', expected: end.tree, actual: tree },
+        );
+      }
+    }
+    if (divergence === undefined && end?.checkpoints !== undefined) {
+      if (checkpoints !== end.checkpoints) {
+        divergence = new ReplayDivergenceError(
+          `Replay diverged at the end: the run made ${checkpoints} checkpoint(s), the recording ${end.checkpoints}.`,
+          { kind: 'checkpoints', step: 'end', expected: end.checkpoints, actual: checkpoints },
+        );
+      }
+    }
+    return {
+      actor: actorEntry.name,
+      tree,
+      recordedTree: end?.tree,
+      checkpoints,
+      recordedCheckpoints: end?.checkpoints,
+      calls: files.calls(),
+      treesChecked: files.treesChecked,
+      treesUnchecked: files.treesUnchecked,
+      divergence,
+      ...(pausedAt === undefined ? {} : { pausedAt }),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,74 @@
+import { resolve } from 'node:path';
+import type { Command, CommandContext } from '../command.js';
+import { parseCommandLine, requirePositional } from '../args.js';
+import { ExitCode } from '../exit-codes.js';
+import { printJson, println } from '../output.js';
+
+const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--json]
+
+Rebuilds a recorded run (\\\`agents actor run … --record\\\`) with no model called and no server
+started: the actor is rebuilt from the cassette in a throwaway project holding the recorded base
+files; the model answers from the cassette, each MCP call is answered from it after its request
+matched, and each call's recorded change set is written into the sandbox; the graph, pipeline,
+policy, checkpoints and snapshots run for real. Approvals are answered as they were recorded.
+
+Prints the final tree id. Exits 0 when every call's tree, the policy's outcomes, the end's tree
+and the checkpoint count match the recording; 11 naming the first divergence (the step, the
+call, what differed); 3 for a cassette it cannot replay (format 1, edited paths). See
+docs/replay.md.
+
+Options:
+  --json   print the report as one JSON object`;
+
+/** `agents thread replay CASSETTE`. */
+export const threadReplayCommand: Command = {
+  path: ['thread', 'replay'],
+  summary: 'Replay a recorded run offline (no model, no server) and compare its trees',
+  usage: REPLAY_USAGE,
+  async run(context: CommandContext): Promise<number> {
+    const { positionals } = parseCommandLine(context.argv, {}, REPLAY_USAGE);
+    const file = resolve(context.cwd, requirePositional(positionals, 'CASSETTE', REPLAY_USAGE));
+    const [{ readCassette }, { replayThread }] = await Promise.all([
+      import('../../replay/cassette.js'),
+      import('./thread-replay-run.js'),
+    ]);
+    const cassette = await readCassette(file);
+    const report = await replayThread(
+      cassette,
+      file,
+      (message) => println(context.stderr, `warning: ${message}`),
+      context.signal,
+    );
+    const { divergence } = report;
+    if (context.json) {
+      printJson(context.stdout, {
+        ...report,
+        divergence:
+          divergence === undefined
+            ? undefined
+            : { message: divergence.message, ...divergence.details },
+      });
+    } else {
+      for (const call of report.calls) {
+        println(
+          context.stdout,
+          `call ${call.toolId}${call.toolCallId ? ` ${call.toolCallId}` : ''}: ${call.outcome ?? 'no policy'}${call.isError ? ', error' : ''}`,
+        );
+      }
+      println(context.stdout, `checkpoints: ${report.checkpoints}`);
+      if (report.treesUnchecked > 0) {
+        println(
+          context.stdout,
+          `unchecked: ${report.treesUnchecked} tree(s) after a file the recording redacted`,
+        );
+      }
+      if (report.pausedAt !== undefined) {
+        println(context.stdout, `paused: ${report.pausedAt} waits for an approval, as recorded`);
+      }
+      println(context.stdout, `tree: ${report.tree ?? '(no sandbox)'}`);
+    }
+    if (divergence === undefined) return ExitCode.Ok;
+    if (!context.json) println(context.stderr, `error: ${divergence.message}`);
+    return ExitCode.ReplayDiverged;
+  },
+};
