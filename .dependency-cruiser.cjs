@@ -27,9 +27,12 @@ const LAYERS = [
     'confinement',
     'OS confinement of server processes: one ConfinementBackend per `sandbox.confinement.type` (bubblewrap, ...) translating an intent-level launch request, the table',
   ],
+  [
+    'sandbox',
+    'sandboxes: one SandboxBackend per `sandbox.backend` (git, memory; schema, capabilities), the table, snapshots, restore, delivery',
+  ],
   ['config', 'config file schemas (actor, server, skill, policy), loading, env references'],
   ['workspace', 'the project .agents/ store: named configs on disk'],
-  ['sandbox', 'the sandbox: a git copy of the user files, snapshots, restore, delivery'],
   ['mcp', 'MCP tool adaptation: names, schemas, content, capabilities, path arguments'],
   ['registry', 'the registry of ToolDescriptors and known servers'],
   ['servers', 'MCP server processes and connections: launch, supervise, OAuth'],
@@ -81,6 +84,15 @@ const PUBLIC_ENTRIES = [
   'src/studio/index.ts',
   'src/testing/index.ts',
 ];
+/**
+ * Files in an import circle that another engineer's work removes (issue 39); temporary, each
+ * named with its owner. Empty this list, do not grow it.
+ */
+const CIRCLES_ALLOWED = [
+  // conf-family (confinement becomes its own layer): confinement.ts imports the table that imports it.
+  '^src/servers/confinement(-backends|-bubblewrap)?\\.ts$',
+];
+
 /** Files at the top of src/ that belong to the core layer. */
 const CORE_ROOT_FILES = ['src/errors.ts', 'src/redact.ts'];
 
@@ -143,6 +155,26 @@ module.exports = {
           file.endsWith('/') ? `^${escape(file)}` : `^${escape(file)}$`,
         ),
       },
+    },
+    {
+      name: 'backends-through-the-runtime',
+      severity: 'error',
+      comment:
+        'actors/, cli/ and studio/ get sandboxes from the AgentsRuntime (runtime.sandboxBackend,' +
+        ' runtime.createSandbox/openSandbox) and the seam src/sandbox/backend.ts, never from a' +
+        ' backend implementation (src/sandbox/git/, src/sandbox/memory/) or the table' +
+        ' (src/sandbox/backends.ts): a new backend is then one file plus one table entry.',
+      from: { path: '^src/(actors|cli|studio)/' },
+      to: { path: ['^src/sandbox/(git|memory)/', '^src/sandbox/backends\\.ts$'] },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'Modules of src/ import each other one way only, also inside a layer (the layer rules' +
+        ' order the folders, this one the files): move the shared piece into a module both import.',
+      from: { path: '^src/', pathNot: CIRCLES_ALLOWED },
+      to: { circular: true },
     },
     {
       name: 'not-to-unresolvable',

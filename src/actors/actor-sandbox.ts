@@ -18,7 +18,7 @@ import {
 
 /** What {@link openActorSandbox} needs. */
 export interface ActorSandboxOptions {
-  /** Makes a temporary sandbox (the runtime's, from `sandbox.backend`). */
+  /** Makes and opens the sandbox (the runtime's, from `sandbox.backend`). */
   backend: SandboxBackend;
   store: WorkspaceStore;
   actor: string;
@@ -94,6 +94,7 @@ export async function openActorSandbox(options: ActorSandboxOptions): Promise<Ac
   let sandbox: Awaited<ReturnType<typeof openThreadSandbox>>;
   try {
     sandbox = await openThreadSandbox({
+      backend: options.backend,
       workspaceRoot: store.root,
       actor,
       threadId,

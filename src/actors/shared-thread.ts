@@ -4,9 +4,9 @@ import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import { withSaverMethods } from '../checkpoint/saver-proxy.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { planResume } from '../thread/resume-plan.js';
-import { gitRemoteEnv, runGit } from '../sandbox/git.js';
-import { sharedThreadNamespace, ThreadReplica } from '../sandbox/git/shared-store.js';
-import type { RunSandbox } from '../sandbox/backend.js';
+import type { RunSandbox, SandboxBackend, SnapshotReplica } from '../sandbox/backend.js';
+import { sandboxBackendNamed } from '../runtime/agents-runtime.js';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import { PATH_PROJECT_ID_PREFIX, projectIdOf } from './project-id.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
@@ -32,7 +32,7 @@ export interface SharedThread {
   /** Held while open when the checkpointer is Postgres (it replaces the local run lock). */
   readonly lease: ThreadLease | undefined;
   /** Set when the actor names a shared snapshot store (`snapshots.remote`). */
-  readonly replica: ThreadReplica | undefined;
+  readonly replica: SnapshotReplica | undefined;
   /**
    * The saver to compile the graph with: with a replica, every checkpoint write waits until the
    * snapshots made so far are in the shared store (see {@link withSnapshotBarrier}).
@@ -52,6 +52,8 @@ export interface OpenSharedThreadOptions {
   actor: string;
   threadId: string;
   checkpointer: CheckpointerSettings | undefined;
+  /** The runtime's sandbox backend: its `share` keeps the snapshots in `remote`. */
+  sandboxBackend: SandboxBackend;
   /** `snapshots.remote`, resolved (a relative path against the project folder). */
   remote: string | undefined;
   /** Take the Postgres lease (false for read-only commands). Default true. */
@@ -61,7 +63,7 @@ export interface OpenSharedThreadOptions {
 
 /**
  * Takes what a thread needs to move between workers: the lease (when the checkpointer's
- * backend leases threads, i.e. Postgres, and `lease` is not false) and a {@link ThreadReplica} for the shared snapshot
+ * backend leases threads, i.e. Postgres, and `lease` is not false) and a {@link SnapshotReplica} for the shared snapshot
  * store (when `remote` is given). Returns `undefined` when neither applies (the local run lock
  * is then the thread's only guard). Throws `RUN_ACTIVE` when another worker holds the thread.
  */
@@ -92,7 +94,7 @@ export async function openSharedThread(
   const replica =
     options.remote === undefined
       ? undefined
-      : new ThreadReplica({
+      : await sharingOf(options.sandboxBackend, options.remote).replica({
           remote: options.remote,
           actor,
           threadId,
@@ -113,6 +115,16 @@ export async function openSharedThread(
         }
       })()),
   };
+}
+
+/** The backend's snapshot sharing, or `SANDBOX_FAILED` when it has none (`memory`). */
+function sharingOf(backend: SandboxBackend, remote: string): NonNullable<SandboxBackend['share']> {
+  if (backend.share !== undefined) return backend.share;
+  throw new AgentsError(
+    AgentsErrorCode.SandboxFailed,
+    `The ${backend.name} sandbox backend cannot keep snapshots in a shared store (snapshots.remote ${remote}); use a backend that shares them (git), or drop snapshots.remote.`,
+    { details: { backend: backend.name } },
+  );
 }
 
 /**
@@ -195,21 +207,28 @@ export async function findSharedThreadActors(
   for (const { name, value } of records) {
     const remote = resolveSharedRemote(value.snapshots?.remote, (path) => store.resolvePath(path));
     if (remote === undefined) continue;
+    // A backend that cannot share (or an unknown one) has no shared store to look in.
+    const sharing = backendOrUndefined(value.sandbox.backend)?.share;
+    if (sharing === undefined) continue;
     project ??= portableProjectId(store.projectDir);
     const projectId = await project;
-    // The project's namespace, and the one threads were pushed to before it had one.
-    const refs = [
-      ...(projectId === undefined
-        ? []
-        : [`${sharedThreadNamespace(name, threadId, projectId)}/keep`]),
-      `${sharedThreadNamespace(name, threadId)}/keep`,
-    ];
-    const listed = await runGit(['ls-remote', '--end-of-options', remote, ...refs], {
+    const holds = await sharing.holds({
+      remote,
+      actor: name,
+      threadId,
+      ...(projectId === undefined ? {} : { project: projectId }),
       cwd: store.root,
-      env: gitRemoteEnv(),
       ...(signal === undefined ? {} : { signal }),
-    }).catch(() => undefined);
-    if (refs.some((ref) => listed?.stdout.includes(`\t${ref}`) === true)) found.push(name);
+    });
+    if (holds) found.push(name);
   }
   return found;
+}
+
+function backendOrUndefined(name: string): SandboxBackend | undefined {
+  try {
+    return sandboxBackendNamed(name, 'shared thread');
+  } catch {
+    return undefined;
+  }
 }

@@ -250,6 +250,7 @@ async function openSandbox(
           actor: spec.name,
           threadId,
           checkpointer: spec.options.checkpointer ? undefined : spec.config.checkpointer,
+          sandboxBackend: runtime.sandboxBackend,
           remote: settings.enabled
             ? resolveSharedRemote(
                 (spec.options.snapshots ?? spec.config.snapshots)?.remote,

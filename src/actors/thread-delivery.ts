@@ -170,6 +170,7 @@ export async function openThreadDelivery(
     actor,
     threadId,
     checkpointer: config.checkpointer,
+    sandboxBackend: runtime.sandboxBackend,
     remote: resolveSharedRemote(config.snapshots?.remote, (path) => store.resolvePath(path)),
     lease: false,
     ...(signal === undefined ? {} : { signal }),
@@ -180,6 +181,7 @@ export async function openThreadDelivery(
   try {
     if (location === undefined) {
       const rebuilt = await openThreadSandbox({
+        backend: runtime.sandboxBackend,
         workspaceRoot: store.root,
         ...stateOption,
         actor,

@@ -2,18 +2,21 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { openSandbox, removeSandbox } from '../sandbox/git/open-sandbox.js';
 import {
   THREAD_RECORD_FILE,
   THREAD_SANDBOX_FOLDER,
   THREADS_FOLDER,
   workspaceStateDir,
 } from '../sandbox/state-dir.js';
-import type { OpenedSandbox } from '../sandbox/git/open-sandbox.js';
-import type { SnapshotStore } from '../sandbox/backend.js';
+import type {
+  ReopenedSandbox,
+  SandboxBackend,
+  SnapshotReplica,
+  SnapshotStore,
+} from '../sandbox/backend.js';
+import { DEFAULT_SANDBOX_BACKEND, sandboxBackendNamed } from '../runtime/agents-runtime.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
-import type { ThreadReplica } from '../sandbox/git/shared-store.js';
 import { parseThreadConfigFacts, type ThreadConfigFacts } from './thread-config.js';
 
 /** Folder of a workspace's state folder that holds the per-thread sandboxes. */
@@ -33,6 +36,8 @@ export interface ThreadSandboxRecord {
   threadId: string;
   /** Sandbox id (names its tree's folder). */
   sandboxId: string;
+  /** The sandbox backend that made it (`sandbox.backend`); absent in older records: `git`. */
+  backend?: string;
   /** The folder the sandbox was made from, as configured. */
   source: string;
   /** What the sandbox was made from, as configured (`worktree`, `head` or a revision). */
@@ -120,6 +125,7 @@ async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined>
     source: String(record['source']),
     revision: String(record['revision']),
     sandboxDir: String(record['sandboxDir']),
+    ...(typeof record['backend'] === 'string' ? { backend: record['backend'] } : {}),
     ...(typeof record['projectDir'] === 'string' ? { projectDir: record['projectDir'] } : {}),
     createdAt: typeof record['createdAt'] === 'number' ? record['createdAt'] : 0,
     // A field that does not have the writer's shape is dropped (the commands read the config).
@@ -158,6 +164,11 @@ export async function recordThreadConfig(
 export interface OpenThreadSandboxOptions {
   /** Absolute workspace folder (`.agents`). */
   workspaceRoot: string;
+  /**
+   * The backend that opens it: the runtime's (`runtime.sandboxBackend`); default the recorded
+   * one, else `git`.
+   */
+  backend?: SandboxBackend;
   /** The per-user state folder; default `agentsStateDir()` (`$AGENTS_STATE_DIR`, …). */
   stateDir?: string;
   actor: string;
@@ -186,9 +197,9 @@ export interface OpenThreadSandboxOptions {
   exclude?: readonly string[];
   /**
    * The thread's shared snapshot store: a missing sandbox is rebuilt from the history there
-   * (when the store has the thread), and every snapshot is queued for it (see `ThreadReplica`).
+   * (when the store has the thread), and every snapshot is queued for it (see `SnapshotReplica`).
    */
-  replica?: ThreadReplica;
+  replica?: SnapshotReplica;
   signal?: AbortSignal;
 }
 
@@ -199,7 +210,9 @@ export interface OpenThreadSandboxOptions {
  * which actor ran the thread. The caller closes the sandbox: `close({ remove: false })` keeps
  * it for the thread's later runs and rollbacks.
  */
-export async function openThreadSandbox(options: OpenThreadSandboxOptions): Promise<OpenedSandbox> {
+export async function openThreadSandbox(
+  options: OpenThreadSandboxOptions,
+): Promise<ReopenedSandbox> {
   const dir = threadSandboxDir(
     options.workspaceRoot,
     options.actor,
@@ -228,34 +241,37 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
   const madeDir = await mkdir(dir, { recursive: true });
   const sandboxId = threadSandboxId(options.actor, options.threadId);
   const replica = options.replica;
-  const sandbox = await openSandbox({
-    dir: sandboxDir,
-    source: options.source,
-    ...(options.from === undefined ? {} : { from: options.from }),
-    ...(options.revision === undefined ? {} : { revision: options.revision }),
-    ...(options.onSandboxWarning === undefined
-      ? {}
-      : { onSandboxWarning: options.onSandboxWarning }),
-    id: sandboxId,
-    lock: options.lock ?? true,
-    ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),
-    ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
-    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(replica === undefined
-      ? {}
-      : {
-          seed: async (store: SnapshotStore, signal: AbortSignal | undefined) => {
-            const meta = await replica.fetchInto(store, signal);
-            if (meta === undefined && rebuildOnly) throw notFound();
-            return meta;
-          },
-        }),
-  }).catch(async (error: unknown) => {
-    if (existing === undefined && madeDir !== undefined)
-      await rm(madeDir, { recursive: true, force: true }).catch(() => undefined);
-    throw error;
-  });
+  const backend = options.backend ?? backendOf(existing);
+  const sandbox = await backend
+    .open({
+      dir: sandboxDir,
+      source: options.source,
+      ...(options.from === undefined ? {} : { from: options.from }),
+      ...(options.revision === undefined ? {} : { revision: options.revision }),
+      ...(options.onSandboxWarning === undefined
+        ? {}
+        : { onSandboxWarning: options.onSandboxWarning }),
+      id: sandboxId,
+      lock: options.lock ?? true,
+      ...(options.create === undefined || rebuildOnly ? {} : { create: options.create }),
+      ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
+      ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(replica === undefined
+        ? {}
+        : {
+            seed: async (store: SnapshotStore, signal: AbortSignal | undefined) => {
+              const meta = await replica.fetchInto(store, signal);
+              if (meta === undefined && rebuildOnly) throw notFound();
+              return meta;
+            },
+          }),
+    })
+    .catch(async (error: unknown) => {
+      if (existing === undefined && madeDir !== undefined)
+        await rm(madeDir, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    });
   if (replica !== undefined) {
     try {
       await replica.attach(sandbox, options.signal);
@@ -271,6 +287,7 @@ export async function openThreadSandbox(options: OpenThreadSandboxOptions): Prom
       actor: options.actor,
       threadId: options.threadId,
       sandboxId,
+      backend: backend.name,
       source: options.source,
       revision: options.from ?? options.revision ?? 'worktree',
       sandboxDir,
@@ -327,8 +344,13 @@ export async function findThreadSandboxes(
  * when there was nothing to remove.
  */
 export async function removeThreadSandbox(location: ThreadSandboxLocation): Promise<boolean> {
-  const removed = await removeSandbox(location.sandboxDir);
+  const removed = await backendOf(location.record).remove(location.sandboxDir);
   if (!removed && location.record === undefined) return false;
   await rm(location.dir, { recursive: true, force: true });
   return true;
+}
+
+/** The backend a thread's record names (`git` for records older than the field). */
+function backendOf(record: ThreadSandboxRecord | undefined): SandboxBackend {
+  return sandboxBackendNamed(record?.backend ?? DEFAULT_SANDBOX_BACKEND, 'thread record');
 }

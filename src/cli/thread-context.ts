@@ -186,6 +186,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           actor: actorName,
           threadId,
           checkpointer: sharedConfig.checkpointer,
+          sandboxBackend: runtime.sandboxBackend,
           remote: resolveSharedRemote(sharedConfig.snapshots?.remote, (path) =>
             store.resolvePath(path),
           ),
@@ -201,6 +202,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         // Rebuilt from the shared store (the open attaches the replica).
         const config = sharedConfig!;
         sandbox = await openThreadSandbox({
+          backend: runtime.sandboxBackend,
           workspaceRoot: store.root,
           actor: actorName,
           threadId,

@@ -4,6 +4,11 @@ import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
 import { CheckpointerSettingsSchema } from '../checkpoint/backends.js';
 import { ConfinementBackendSettingsSchema } from '../confinement/settings.js';
+import {
+  DEFAULT_SANDBOX_BACKEND,
+  describeSandboxBackends,
+  sandboxSettingsProblems,
+} from '../sandbox/backends.js';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
 
@@ -23,13 +28,7 @@ export const SandboxSettingsSchema = z
       .optional()
       .describe('Older spelling of `from` for a revision (`HEAD` = `head`); `from` wins.'),
     enabled: z.boolean().default(true),
-    backend: z
-      .string()
-      .min(1)
-      .default('git')
-      .describe(
-        'Where the sandbox lives: `git` (default: a copy of your files beside a private git snapshot store, kept on disk so threads resume later and `snapshots.remote` can share them) or `memory` (a copy of your files with snapshots held in memory: fast, gone when the process ends, so a thread gets a temporary sandbox as with a memory checkpointer; it starts from `worktree` only). An unknown name is refused at activation with the known ones.',
-      ),
+    backend: z.string().min(1).default(DEFAULT_SANDBOX_BACKEND).describe(describeSandboxBackends()),
     maxFileBytes: z
       .number()
       .int()
@@ -52,6 +51,11 @@ export const SandboxSettingsSchema = z
       ),
     confinement: ConfinementBackendSettingsSchema.optional(),
     network: NetworkSettingSchema.default(true),
+  })
+  // The backend-dependent keys are its own schema's to judge (`SandboxBackend.schema`).
+  .superRefine((settings, context) => {
+    for (const message of sandboxSettingsProblems(settings))
+      context.addIssue({ code: 'custom', message });
   })
   .describe('Sandbox settings.');
 
@@ -149,7 +153,7 @@ export const ActorSchema = z
     sandbox: SandboxSettingsSchema.default({
       source: '.',
       enabled: true,
-      backend: 'git',
+      backend: DEFAULT_SANDBOX_BACKEND,
       confine: 'auto',
       network: true,
     }),

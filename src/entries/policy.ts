@@ -26,9 +26,9 @@ export type {
 export {
   INPUT_REQUEST_KIND,
   InputResponseSchema,
-  answerInputRequest,
   isInputRequestPreview,
 } from '../policy/input-requests.js';
+export { answerInputRequest } from '../policy/input-answer.js';
 export type {
   Approver,
   PolicyMiddlewareOptions,

@@ -3,16 +3,22 @@
  * open, list, prune, remove), its path map, and delivery of its changes (diff, apply, commit).
  */
 export type { PathMap, Sandbox, Snapshot } from '../sandbox/types.js';
-export type { CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
 export type {
+  CreateSandboxOptions,
+  OpenSandboxOptions,
+  ReopenedSandbox,
   RunSandbox,
   SandboxBackend,
+  SandboxBackendSettings,
+  ShareRequest,
   SnapshotEntry,
+  SnapshotReplica,
+  SnapshotSharing,
   SnapshotStore,
 } from '../sandbox/backend.js';
 export { SANDBOX_BACKENDS, sandboxBackend } from '../sandbox/backends.js';
 export { createSandbox } from '../sandbox/git/local-sandbox.js';
-export type { OpenSandboxOptions, OpenedSandbox } from '../sandbox/git/open-sandbox.js';
+export type { OpenedSandbox } from '../sandbox/git/open-sandbox.js';
 export { openSandbox, removeSandbox } from '../sandbox/git/open-sandbox.js';
 export type { PruneSandboxesOptions, PruneSandboxesResult } from '../sandbox/prune-sandboxes.js';
 export { pruneSandboxes } from '../sandbox/prune-sandboxes.js';

@@ -1,5 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Approver } from './policy-middleware.js';
+import type { ToolCallRequest } from '../core/tool-middleware.js';
+import type { ApprovalPreview } from './approval.js';
+
+/**
+ * Asks a human about one call and returns the answer (an `ApprovalResponse`-shaped value; anything
+ * else counts as a rejection). For graphs this is {@link createInterruptApprover}: LangGraph's
+ * `interrupt(preview)`, which pauses the run and returns the `Command({ resume })` value. An
+ * approver that cannot ask at all throws `POLICY_DENIED`; the policy then refuses the call with
+ * that error's message (outcome `denied`).
+ */
+export type Approver = (preview: ApprovalPreview, request: ToolCallRequest) => unknown;
 
 const scope = new AsyncLocalStorage<Approver>();
 

@@ -147,8 +147,6 @@ export const InputResponseSchema = z.object({
 /** See {@link InputResponseSchema}. */
 export type InputResponse = z.infer<typeof InputResponseSchema>;
 
-export { answerInputRequest } from './input-answer.js';
-
 /**
  * Reads a resume value into the answers for `round`. `undefined` when it is not understood (the
  * caller refuses the call: a garbled answer is no consent to anything). Sampling answers stay

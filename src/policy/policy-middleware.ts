@@ -8,21 +8,13 @@ import { parseApprovalResponse, toApprovalPreview } from './approval.js';
 import { refusingInputHandler } from './input-requests.js';
 import { gateInputRequests } from './input-gate.js';
 import type { Sampler } from './model-sampling.js';
-import type { ApprovalPreview } from './approval.js';
-import { boundApprover } from './approval-scope.js';
+import { boundApprover, type Approver } from './approval-scope.js';
 import { decide } from './decide.js';
 import type { PolicyVerdict } from './decide.js';
 import type { PinStore } from './pins.js';
 import type { Policy, PolicyDecision } from '../config/policy-schema.js';
 
-/**
- * Asks a human about one call and returns the answer (an `ApprovalResponse`-shaped value; anything
- * else counts as a rejection). For graphs this is {@link createInterruptApprover}: LangGraph's
- * `interrupt(preview)`, which pauses the run and returns the `Command({ resume })` value. An
- * approver that cannot ask at all throws `POLICY_DENIED`; the policy then refuses the call with
- * that error's message (outcome `denied`).
- */
-export type Approver = (preview: ApprovalPreview, request: ToolCallRequest) => unknown;
+export type { Approver };
 
 /** How one call fared under the policy; stored in `result._meta['agents/policy']`. */
 export interface PolicyRecord {

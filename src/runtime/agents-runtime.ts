@@ -14,10 +14,14 @@ import type { ThreadScope } from '../checkpoint/thread-namespace.js';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { ServerConfigInput } from '../config/server-schema.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { ReopenedSandbox, RunSandbox, SandboxBackend } from '../sandbox/backend.js';
-import { SANDBOX_BACKENDS } from '../sandbox/backends.js';
-import type { CreateSandboxOptions } from '../sandbox/git/local-sandbox.js';
-import type { OpenSandboxOptions } from '../sandbox/git/open-sandbox.js';
+import type {
+  CreateSandboxOptions,
+  OpenSandboxOptions,
+  ReopenedSandbox,
+  RunSandbox,
+  SandboxBackend,
+} from '../sandbox/backend.js';
+import { DEFAULT_SANDBOX_BACKEND, sandboxBackend as backendNamed } from '../sandbox/backends.js';
 // The tool set and the server modules load the MCP SDK and LangChain: loaded on first use, so
 // a command that only opens a sandbox (`agents sandbox diff`) starts fast.
 import type { ToolSet, CreateToolSetOptions } from '../pipeline/tool-set.js';
@@ -33,8 +37,7 @@ import type { ServerManager, ServerManagerOptions } from '../servers/server-mana
 import { createCleanupStack, type Disposer } from './cleanup-stack.js';
 import { actorConfinement, type ActorConfinementOptions } from './confinement.js';
 
-/** The sandbox backend a config without `sandbox.backend` gets. */
-export const DEFAULT_SANDBOX_BACKEND = 'git';
+export { DEFAULT_SANDBOX_BACKEND };
 
 /** What an {@link AgentsRuntime} is made from: the `sandbox:` and `checkpointer:` of a config. */
 export interface AgentsRuntimeOptions {
@@ -159,23 +162,7 @@ export interface AgentsRuntime extends AsyncDisposable {
 
 /** The sandbox backend called `name`, or `CONFIG_INVALID` naming the known ones. */
 export function sandboxBackendNamed(name: string, owner: string): SandboxBackend {
-  const backends = SANDBOX_BACKENDS as Record<string, SandboxBackend>;
-  const backend = Object.hasOwn(backends, name) ? backends[name] : undefined;
-  if (backend === undefined) {
-    const known = Object.keys(SANDBOX_BACKENDS);
-    throw new AgentsError(
-      AgentsErrorCode.ConfigInvalid,
-      `${owner}: unknown sandbox backend "${name}" (sandbox.backend); use one of: ${known.join(', ')}.`,
-      {
-        details: {
-          problems: [`sandbox.backend: unknown backend "${name}"`],
-          backend: name,
-          known,
-        },
-      },
-    );
-  }
-  return backend;
+  return backendNamed(name, owner);
 }
 
 /**

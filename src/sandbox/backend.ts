@@ -1,7 +1,11 @@
+/**
+ * The seam every sandbox backend plugs into (the bottom of `sandbox/`): what a backend makes
+ * (a {@link RunSandbox} with its {@link SnapshotStore}), the options it takes and what it can do.
+ * Imports no backend: `git/` and `memory/` implement it, `backends.ts` lists them.
+ */
+import type { z } from 'zod';
 import type { RunGitResult } from './git.js';
-import type { SandboxBaseOrigin, SandboxWarning } from './base-origin.js';
-import type { CreateSandboxOptions } from './git/local-sandbox.js';
-import type { OpenSandboxOptions } from './git/open-sandbox.js';
+import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from './base-origin.js';
 import type { SandboxPathMap } from './path-map.js';
 import type { RawTreeChange } from './raw-tree-diff.js';
 import type { Sandbox } from './types.js';
@@ -91,6 +95,122 @@ export interface SnapshotStore {
   readonly git?: GitStoreAccess;
 }
 
+/** Options of {@link SandboxBackend.create} (every backend takes them; see each for what applies). */
+export interface CreateSandboxOptions {
+  /** The user's repo or folder. It is only read: no ref, object, config or file of it changes. */
+  source: string;
+  /**
+   * What the files of a git source are made from (see {@link SandboxFrom}). Default `worktree`:
+   * the user's files as they are now, uncommitted edits and untracked (not ignored) files
+   * included, taken without touching their index, refs, objects or config; that snapshot is
+   * the base that diff, apply and commit work against. `head`: the last commit (a working tree
+   * with uncommitted changes is reported once, through `onSandboxWarning` and `baseWarnings`). Any
+   * other value is a revision (branch, tag, sha); one that names no commit throws
+   * `REVISION_NOT_FOUND` before anything is made. A plain folder is always copied as it is
+   * (`head` or a revision there throws `CONFIG_INVALID`).
+   */
+  from?: SandboxFrom;
+  /**
+   * Older spelling of {@link CreateSandboxOptions.from} for a revision (`HEAD` = `head`); used
+   * when `from` is absent, ignored for a plain folder.
+   */
+  revision?: string;
+  /**
+   * Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`.
+   * Named like `createActor`'s: every `onWarning` hook of the library takes a sentence, every
+   * `on…Warning` hook the structured record.
+   */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
+  /** Sandbox id (`[A-Za-z0-9_-]`, up to 64 chars); names the tree's folder. Default: random. */
+  id?: string;
+  /**
+   * Where sandbox folders are made. Default: `<state>/projects/<project>/sandboxes`, where
+   * `<state>` is `stateDir` (see `agentsStateDir`: `$AGENTS_STATE_DIR`, `$XDG_STATE_HOME/agents`
+   * or `~/.local/state/agents`), always outside the user's working tree.
+   */
+  baseDir?: string;
+  /** The per-user state folder; default `agentsStateDir()`. */
+  stateDir?: string;
+  /**
+   * The exact folder to hold this sandbox (its tree and run dir), instead of a fresh folder
+   * under `baseDir`. Made when missing; must be empty. {@link SandboxBackend.open} reopens it later.
+   */
+  dir?: string;
+  signal?: AbortSignal;
+  /**
+   * Extra gitignore patterns left out of every snapshot (never captured, never removed by a
+   * restore), on top of the tree's own ignores and `.agents-output/` (the output-budget spill
+   * folder). Kept in a private exclude file in the run dir. Files matching a `filter=lfs`
+   * pattern of the tree's top-level `.gitattributes` are left out the same way.
+   */
+  exclude?: readonly string[];
+  /**
+   * Snapshot size cap in bytes. A new or changed file larger than this is not captured (a
+   * snapshot keeps the file's last captured version, if any), is never overwritten or removed
+   * by a restore, and is named once in the snapshot's `warnings`; it is captured again once it
+   * is back under the cap. Default 50 MiB (`50 * 1024 * 1024`); `0` turns the cap off.
+   * Throws `CONFIG_INVALID` for a negative or fractional value.
+   */
+  maxFileBytes?: number;
+  /**
+   * Materialise the sandbox from an existing snapshot history instead of the source's files:
+   * called once the empty store exists, it fills it (e.g. a `git fetch` from a shared store) and
+   * returns the base snapshot and the snapshot to check out (default the base), or `undefined`
+   * to make the sandbox from the source as usual. The source is still read for the tool repo
+   * (repository mode).
+   */
+  seed?: SandboxSeed;
+}
+
+/** See {@link CreateSandboxOptions.seed}. */
+export type SandboxSeed = (
+  store: SnapshotStore,
+  signal: AbortSignal | undefined,
+) => Promise<{ base: string; head?: string } | undefined>;
+
+/** Options of {@link SandboxBackend.open}: reopen the sandbox kept in `dir`, or make it there. */
+export interface OpenSandboxOptions {
+  /** The folder holding the sandbox (as passed to `createSandbox({ dir })`). */
+  dir: string;
+  /**
+   * The user's repo or folder. Needed to create the sandbox; when reopening, it must name the
+   * same source the sandbox was made from (else `SANDBOX_FAILED`). Default: the recorded one.
+   */
+  source?: string;
+  /**
+   * What a new sandbox is made from (see {@link CreateSandboxOptions.from}; default
+   * `worktree`). Ignored when reopening: a sandbox's base is made once.
+   */
+  from?: SandboxFrom;
+  /** Older spelling of `from` for a revision; ignored when reopening. */
+  revision?: string;
+  /** Warnings about a new sandbox's base (see {@link CreateSandboxOptions.onSandboxWarning}). */
+  onSandboxWarning?: (warning: SandboxWarning) => void;
+  /** Sandbox id for a new sandbox; when reopening, it must match the recorded id. */
+  id?: string;
+  /** Make the sandbox when `dir` holds none (default `true`; needs `source`). */
+  create?: boolean;
+  /**
+   * Take the sandbox's run lock (a `lock` file with this process id in its run dir) until
+   * `close()`. A second locking open while a live process holds it fails with `RUN_ACTIVE`;
+   * a lock left by a dead process is taken over. Default `false`.
+   */
+  lock?: boolean;
+  signal?: AbortSignal;
+  /**
+   * Extra snapshot excludes (see {@link CreateSandboxOptions.exclude}). When reopening, given
+   * patterns replace the recorded ones; omitted keeps them.
+   */
+  exclude?: readonly string[];
+  /**
+   * Snapshot size cap (see {@link CreateSandboxOptions.maxFileBytes}). When reopening, a given
+   * value replaces the recorded one; omitted keeps it (50 MiB for a sandbox that recorded none).
+   */
+  maxFileBytes?: number;
+  /** How a new sandbox is materialised from an existing history (see `CreateSandboxOptions.seed`). */
+  seed?: SandboxSeed;
+}
+
 /**
  * A sandbox as a {@link SandboxBackend} makes it: the tools' tree, its snapshot store and what
  * it was made from. What actors, the CLI, Studio and delivery hold; nothing outside `sandbox/`
@@ -132,12 +252,69 @@ export interface SandboxListing {
   source: string;
 }
 
+/** The thread whose snapshots a shared store keeps (see {@link SandboxBackend.share}). */
+export interface ShareRequest {
+  /** Where the store is: a path or URL every worker can reach (`snapshots.remote`). */
+  remote: string;
+  actor: string;
+  threadId: string;
+  /** A project id the same on every machine; omitted: the store's namespace without a project. */
+  project?: string;
+}
+
 /**
- * Makes, reopens, lists and removes sandboxes. One per kind of sandbox (the git one, the
- * in-memory one; a container runtime would be a third), kept in `SANDBOX_BACKENDS`.
+ * One thread's snapshots in a store several workers share: a missing sandbox is rebuilt from
+ * it, and every new snapshot goes there before the checkpoint that names it is written.
+ */
+export interface SnapshotReplica {
+  /** The store as shown in messages. */
+  readonly remote: string;
+  /**
+   * Fetches the thread's snapshots into `store` (a sandbox's, as a `seed` gets it); returns the
+   * base and newest snapshot the shared store holds, or `undefined` when it has not the thread.
+   */
+  fetchInto(
+    store: SnapshotStore,
+    signal?: AbortSignal,
+  ): Promise<{ base: string; head: string } | undefined>;
+  /** Starts sending `sandbox`'s snapshots (those it lacks, and every new one) to the store. */
+  attach(sandbox: RunSandbox, signal?: AbortSignal): Promise<void>;
+  /** Resolves when every snapshot so far is in the store (throws when a send failed). */
+  flush(): Promise<void>;
+}
+
+/** What a backend that can share snapshots between workers offers (`snapshots.remote`). */
+export interface SnapshotSharing {
+  /** The replica of one thread in the shared store `request.remote`; nothing is contacted yet. */
+  replica(request: ShareRequest): Promise<SnapshotReplica>;
+  /** True when the shared store holds the thread (a worker that never ran it finds its actor). */
+  holds(request: ShareRequest & { cwd: string; signal?: AbortSignal }): Promise<boolean>;
+}
+
+/**
+ * What of an actor's `sandbox:` block depends on the backend; each backend's
+ * {@link SandboxBackend.schema} says which of these it accepts and refuses the rest.
+ */
+export interface SandboxBackendSettings {
+  from?: SandboxFrom | undefined;
+  revision?: string | undefined;
+  maxFileBytes?: number | undefined;
+  exclude?: readonly string[] | undefined;
+}
+
+/**
+ * Makes, reopens, lists and removes sandboxes: one per kind of sandbox, each in a file of its
+ * own (`git/git-backend.ts`, `memory/memory-backend.ts`), kept in `SANDBOX_BACKENDS`, which the
+ * config schema and the runtime are derived from. Callers ask for a capability (`share`,
+ * `persistent`) instead of comparing names.
  */
 export interface SandboxBackend {
+  /** Its `sandbox.backend` name. */
   readonly name: string;
+  /** One line for the config reference (`sandbox.backend`). */
+  readonly description: string;
+  /** The backend-dependent part of the `sandbox:` block, as this backend accepts it. */
+  readonly schema: z.ZodType<SandboxBackendSettings>;
   /** True when its snapshots outlive the process (threads can be resumed later). */
   readonly persistent: boolean;
   create(options: CreateSandboxOptions): Promise<RunSandbox>;
@@ -146,4 +323,6 @@ export interface SandboxBackend {
   list(options: { baseDir: string }): Promise<SandboxListing[]>;
   /** Removes the sandbox whose container is `dir`; false when there was none. */
   remove(dir: string): Promise<boolean>;
+  /** Keeps threads' snapshots in a store several workers share; absent when it cannot. */
+  readonly share?: SnapshotSharing;
 }

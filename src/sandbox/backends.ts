@@ -1,31 +1,12 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { SandboxBackend } from './backend.js';
-import { createSandbox } from './git/local-sandbox.js';
-import { memorySandboxBackend } from './memory/memory-sandbox.js';
-import { openSandbox, removeSandbox } from './git/open-sandbox.js';
-import { listSandboxes } from './sandbox-inventory.js';
+import type { SandboxBackend, SandboxBackendSettings } from './backend.js';
+import { gitSandboxBackend } from './git/git-backend.js';
+import { memorySandboxBackend } from './memory/memory-backend.js';
 
 /**
- * The git backend: a tree of its own outside the user's, a private git snapshot store beside it,
- * kept on disk (threads resume in a later process; `snapshots.remote` shares them).
- */
-export const gitSandboxBackend: SandboxBackend = {
-  name: 'git',
-  persistent: true,
-  create: createSandbox,
-  open: openSandbox,
-  async list({ baseDir }) {
-    const entries = await listSandboxes({ baseDirs: [baseDir] });
-    return entries
-      .filter((entry) => entry.status === 'ok' && entry.sandboxId !== undefined)
-      .map((entry) => ({ id: entry.sandboxId!, dir: entry.dir, source: entry.source ?? '' }));
-  },
-  remove: removeSandbox,
-};
-
-/**
- * Every sandbox backend by name. A new one (a container runtime, a remote VM) is one module
- * implementing {@link SandboxBackend} and one entry here.
+ * Every sandbox backend by `sandbox.backend` name. A new one (a container runtime, a remote VM)
+ * is one module implementing {@link SandboxBackend} and one entry here: the config schema, the
+ * runtime and the contract suite follow from it.
  */
 export const SANDBOX_BACKENDS = {
   git: gitSandboxBackend,
@@ -35,15 +16,56 @@ export const SANDBOX_BACKENDS = {
 /** A backend's name. */
 export type SandboxBackendName = keyof typeof SANDBOX_BACKENDS;
 
-/** The backend called `name`, or `CONFIG_INVALID` listing the known ones. */
-export function sandboxBackend(name: string): SandboxBackend {
-  const backend = (SANDBOX_BACKENDS as Record<string, SandboxBackend>)[name];
+/** The sandbox backend a config without `sandbox.backend` gets. */
+export const DEFAULT_SANDBOX_BACKEND = 'git' satisfies SandboxBackendName;
+
+/**
+ * The backend called `name`, or `CONFIG_INVALID` naming the known ones (`owner`, when given,
+ * says whose config named it).
+ */
+export function sandboxBackend(name: string, owner?: string): SandboxBackend {
+  const backends = SANDBOX_BACKENDS as Record<string, SandboxBackend>;
+  const backend = Object.hasOwn(backends, name) ? backends[name] : undefined;
   if (backend === undefined) {
+    const known = Object.keys(SANDBOX_BACKENDS);
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,
-      `Unknown sandbox backend "${name}"; use one of: ${Object.keys(SANDBOX_BACKENDS).join(', ')}.`,
-      { details: { problems: [] } },
+      `${owner === undefined ? '' : `${owner}: `}unknown sandbox backend "${name}" (sandbox.backend); use one of: ${known.join(', ')}.`,
+      {
+        details: { problems: [`sandbox.backend: unknown backend "${name}"`], backend: name, known },
+      },
     );
   }
   return backend;
+}
+
+/** The `sandbox.backend` entry of the config reference, from the table. */
+export function describeSandboxBackends(): string {
+  const entries = Object.values(SANDBOX_BACKENDS as Record<string, SandboxBackend>).map(
+    (backend) =>
+      `\`${backend.name}\`${backend.name === DEFAULT_SANDBOX_BACKEND ? ' (default)' : ''}: ${backend.description}`,
+  );
+  return `Where the sandbox lives: ${entries.join('; ')}. An unknown name is refused at activation with the known ones.`;
+}
+
+/**
+ * What the backend `settings.backend` names refuses of the `sandbox:` block (its own schema
+ * reads the backend-dependent keys), as `key: message` lines; none for an unknown backend (the
+ * runtime refuses that name) or settings it accepts.
+ */
+export function sandboxSettingsProblems(
+  settings: SandboxBackendSettings & { backend: string },
+): string[] {
+  const backends = SANDBOX_BACKENDS as Record<string, SandboxBackend>;
+  if (!Object.hasOwn(backends, settings.backend)) return [];
+  const { from, revision, maxFileBytes, exclude } = settings;
+  const picked = Object.fromEntries(
+    Object.entries({ from, revision, maxFileBytes, exclude }).filter(([, v]) => v !== undefined),
+  );
+  const parsed = backends[settings.backend]!.schema.safeParse(picked);
+  if (parsed.success) return [];
+  return parsed.error.issues.map(
+    (issue) =>
+      `${issue.path.join('.') || '(root)'}: ${issue.code === 'unrecognized_keys' ? `the ${settings.backend} sandbox backend does not take ${issue.keys.join(', ')}` : issue.message}`,
+  );
 }

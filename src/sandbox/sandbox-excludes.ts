@@ -2,7 +2,8 @@ import { lstat, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { gitEnv, runGit } from './git.js';
+import { runGit } from './git.js';
+import { gitEnv } from './git-env.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readdir, readlink, rm, stat } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import { AgentsError } from '../errors.js';
-import { DEFAULT_GIT_TIMEOUT_MS } from './git.js';
+import { DEFAULT_GIT_TIMEOUT_MS } from './git-env.js';
 
 /** git's message when a lock file is already there. */
 const LOCK_EXISTS = /Unable to create '([^'\n]+\.lock)': File exists/;

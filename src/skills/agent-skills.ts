@@ -2,7 +2,7 @@ import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { isInside } from './skill-activation.js';
+import { isInside } from '../sandbox/source-dir.js';
 
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
 export interface AgentSkill {
@@ -270,7 +270,7 @@ async function listSkillFiles(
       // Symlinks are listed only when they stay inside the skill folder.
       if (entry.isSymbolicLink()) {
         const target = await realpath(path).catch(() => undefined);
-        if (target === undefined || !isInside(root, target)) continue;
+        if (target === undefined || !isInside(target, root)) continue;
       }
       const info = await lstat(path);
       if (entry.isDirectory() || (info.isSymbolicLink() && (await stat(path)).isDirectory())) {

@@ -2,6 +2,7 @@ import { mkdir, readFile, readdir, realpath, stat, writeFile } from 'node:fs/pro
 import { dirname, relative, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { ToolEntry, ToolResult } from '../core/tool-descriptor.js';
+import { isInside } from '../sandbox/source-dir.js';
 import type { PathMap } from '../sandbox/types.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
 
@@ -252,7 +253,7 @@ async function assertRealpathInside(
   for (;;) {
     try {
       const real = await realpath(probe);
-      if (!isInside(realRoot, real)) {
+      if (!isInside(real, realRoot)) {
         throw new AgentsError(
           AgentsErrorCode.PathOutsideSandbox,
           `Path "${toLogical(root, target)}" resolves outside the workspace (through a symbolic link); refused.`,
@@ -270,11 +271,6 @@ async function assertRealpathInside(
       probe = parent;
     }
   }
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep));
 }
 
 function toLogical(root: string, target: string): string {

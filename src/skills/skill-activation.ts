@@ -1,6 +1,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import { ACTIVE_SKILL_META_KEY } from '../core/sandbox-state.js';
+import { isInside } from '../sandbox/source-dir.js';
 import type { ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import type { AgentSkill } from './agent-skills.js';
 import { createLocalDescriptor, textResult } from './local-descriptor.js';
@@ -114,7 +115,7 @@ export function createAgentSkillTool(
 async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResult> {
   const target = resolve(skill.dir, file);
   const real = await realpath(target).catch(() => undefined);
-  if (real === undefined || !isInside(skill.dir, real)) {
+  if (real === undefined || !isInside(real, skill.dir)) {
     return textResult(
       `File "${file}" is not part of skill "${skill.name}"; use a path from its file list.`,
       true,
@@ -129,10 +130,4 @@ async function readSkillFile(skill: AgentSkill, file: string): Promise<ToolResul
     );
   }
   return textResult(await readFile(real, 'utf8'));
-}
-
-/** True when `path` is `root` or inside it (both real paths). */
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel));
 }

@@ -9,14 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  gitEnv,
-  gitRemoteEnv,
-  porcelainGit,
-  runGit,
-  runGitBytes,
-  withFixedGitConfig,
-} from '../../src/sandbox/git.js';
+import { porcelainGit, runGit, runGitBytes } from '../../src/sandbox/git.js';
+import { gitEnv, gitRemoteEnv, withFixedGitConfig } from '../../src/sandbox/git-env.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 const GIT_MODULE = 'sandbox/git.ts';

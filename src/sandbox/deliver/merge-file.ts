@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitEnv } from '../git.js';
+import { gitEnv } from '../git-env.js';
 import { NO_USER_CONFIG } from '../git/snapshot-store.js';
 import { gitBytes, type DeliveryGitOptions } from './store-access.js';
 

@@ -6,7 +6,8 @@ import {
   type SandboxBaseOrigin,
   type SandboxWarning,
 } from '../base-origin.js';
-import { gitEnv, runGit } from '../git.js';
+import { runGit } from '../git.js';
+import { gitEnv } from '../git-env.js';
 import { importTree, NO_USER_CONFIG, storeGit, type StoreGitOptions } from './snapshot-store.js';
 import { changedPaths, snapshotWorktree, userGit } from './worktree-snapshot.js';
 

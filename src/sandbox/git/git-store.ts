@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { gitRemoteEnv, runGit, runGitBytes } from '../git.js';
+import { runGit, runGitBytes } from '../git.js';
+import { gitRemoteEnv } from '../git-env.js';
 import type {
   GitStoreAccess,
   SnapshotEntry,

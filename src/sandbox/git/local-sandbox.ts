@@ -7,7 +7,7 @@ import { clearCreationMark, prepareCreationDir } from '../creation-mark.js';
 import { killPoint } from '../../core/kill-point.js';
 import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
 import { originOf, parseSandboxFrom } from '../base-origin.js';
-import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from '../base-origin.js';
+import type { SandboxBaseOrigin, SandboxWarning } from '../base-origin.js';
 import { GitSandbox } from './git-sandbox.js';
 import { LargeFileGuard } from '../large-files.js';
 import { validateMaxFileBytes } from '../size-cap.js';
@@ -28,7 +28,7 @@ import { addAll, INDEX_FILE, initStore, SNAPSHOT_REF_PREFIX, storeGit } from './
 import { gitTopLevel, isInside, realSourceDir, SANDBOXES_FOLDER } from '../source-dir.js';
 import { agentsStateDir, projectStateDir } from '../state-dir.js';
 import { makeToolRepo, type ToolRepoSource } from './tool-repo.js';
-import type { RunSandbox, SnapshotStore } from '../backend.js';
+import type { CreateSandboxOptions, RunSandbox } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from '../unrecordable-paths.js';
 import { removeEmptyDirs } from '../empty-dirs.js';
@@ -36,81 +36,11 @@ import { removeEmptyDirs } from '../empty-dirs.js';
 /** Name prefix of the folder that holds one sandbox (its tree and its run dir). */
 export const CONTAINER_PREFIX = 'agents-sandbox-';
 
-/** Options for {@link createSandbox}. */
-export interface CreateSandboxOptions {
-  /** The user's repo or folder. It is only read: no ref, object, config or file of it changes. */
-  source: string;
-  /**
-   * What the files of a git source are made from (see {@link SandboxFrom}). Default `worktree`:
-   * the user's files as they are now, uncommitted edits and untracked (not ignored) files
-   * included, taken without touching their index, refs, objects or config; that snapshot is
-   * the base that diff, apply and commit work against. `head`: the last commit (a working tree
-   * with uncommitted changes is reported once, through `onSandboxWarning` and `baseWarnings`). Any
-   * other value is a revision (branch, tag, sha); one that names no commit throws
-   * `REVISION_NOT_FOUND` before anything is made. A plain folder is always copied as it is
-   * (`head` or a revision there throws `CONFIG_INVALID`).
-   */
-  from?: SandboxFrom;
-  /**
-   * Older spelling of {@link CreateSandboxOptions.from} for a revision (`HEAD` = `head`); used
-   * when `from` is absent, ignored for a plain folder.
-   */
-  revision?: string;
-  /**
-   * Told once per problem with the base (see {@link SandboxWarning}); also in `baseWarnings`.
-   * Named like `createActor`'s: every `onWarning` hook of the library takes a sentence, every
-   * `on…Warning` hook the structured record.
-   */
-  onSandboxWarning?: (warning: SandboxWarning) => void;
-  /** Sandbox id (`[A-Za-z0-9_-]`, up to 64 chars); names the tree's folder. Default: random. */
-  id?: string;
-  /**
-   * Where sandbox folders are made. Default: `<state>/projects/<project>/sandboxes`, where
-   * `<state>` is `stateDir` (see `agentsStateDir`: `$AGENTS_STATE_DIR`, `$XDG_STATE_HOME/agents`
-   * or `~/.local/state/agents`), always outside the user's working tree.
-   */
-  baseDir?: string;
-  /** The per-user state folder; default `agentsStateDir()`. */
-  stateDir?: string;
-  /**
-   * The exact folder to hold this sandbox (its tree and run dir), instead of a fresh folder
-   * under `baseDir`. Made when missing; must be empty. {@link openSandbox} reopens it later.
-   */
-  dir?: string;
-  signal?: AbortSignal;
+/** What only the git backend takes besides {@link CreateSandboxOptions}. */
+export interface GitSandboxOptions {
   /** Per git command timeout. Default 120 s. */
   gitTimeoutMs?: number;
-  /**
-   * Extra gitignore patterns left out of every snapshot (never captured, never removed by a
-   * restore), on top of the tree's own ignores and `.agents-output/` (the output-budget spill
-   * folder). Kept in a private exclude file in the run dir. Files matching a `filter=lfs`
-   * pattern of the tree's top-level `.gitattributes` are left out the same way.
-   */
-  exclude?: readonly string[];
-  /**
-   * Snapshot size cap in bytes. A new or changed file larger than this is not captured (a
-   * snapshot keeps the file's last captured version, if any), is never overwritten or removed
-   * by a restore, and is named once in the snapshot's `warnings`; it is captured again once it
-   * is back under the cap. Default 50 MiB (`50 * 1024 * 1024`); `0` turns the cap off.
-   * Throws `CONFIG_INVALID` for a negative or fractional value.
-   */
-  maxFileBytes?: number;
-  /**
-   * Materialise the sandbox from an existing snapshot history instead of the source's files:
-   * called once the empty store exists, it fills it (e.g. a `git fetch` from a shared store) and
-   * returns the base snapshot and the snapshot to check out (default the base), or `undefined`
-   * to make the sandbox from the source as usual. The source is still read for the tool repo
-   * (repository mode).
-   */
-  seed?: SandboxSeed;
 }
-
-/** See {@link CreateSandboxOptions.seed}. */
-export type SandboxSeed = (
-  store: SnapshotStore,
-  signal: AbortSignal | undefined,
-) => Promise<{ base: string; head?: string } | undefined>;
-
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
 export interface LocalSandbox extends RunSandbox {
   /**
@@ -170,7 +100,9 @@ export interface LocalSandbox extends RunSandbox {
  * caller owns the sandbox and must `close()` it (or `await using`). Throws `SANDBOX_FAILED`
  * when the source is missing or git fails; anything half-made is removed first.
  */
-export async function createSandbox(options: CreateSandboxOptions): Promise<LocalSandbox> {
+export async function createSandbox(
+  options: CreateSandboxOptions & GitSandboxOptions,
+): Promise<LocalSandbox> {
   const { signal } = options;
   signal?.throwIfAborted();
   const id = options.id ?? randomBytes(6).toString('hex');

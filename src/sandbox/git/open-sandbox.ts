@@ -1,17 +1,18 @@
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { SandboxFrom, SandboxWarning } from '../base-origin.js';
+import type { SandboxWarning } from '../base-origin.js';
 import { LargeFileGuard } from '../large-files.js';
 import { validateMaxFileBytes } from '../size-cap.js';
 import {
   build,
   createSandbox,
   removeContainer,
+  type GitSandboxOptions,
   type LocalSandbox,
-  type SandboxSeed,
 } from './local-sandbox.js';
 import type { GitSandbox } from './git-sandbox.js';
+import type { OpenSandboxOptions } from '../backend.js';
 import {
   acquireRunLock,
   lockHolder,
@@ -28,50 +29,8 @@ import {
 import { INDEX_FILE, storeGit } from './snapshot-store.js';
 import { gitTopLevel, realSourceDir } from '../source-dir.js';
 
-/** Options for {@link openSandbox}. */
-export interface OpenSandboxOptions {
-  /** The folder holding the sandbox (as passed to `createSandbox({ dir })`). */
-  dir: string;
-  /**
-   * The user's repo or folder. Needed to create the sandbox; when reopening, it must name the
-   * same source the sandbox was made from (else `SANDBOX_FAILED`). Default: the recorded one.
-   */
-  source?: string;
-  /**
-   * What a new sandbox is made from (see {@link CreateSandboxOptions.from}; default
-   * `worktree`). Ignored when reopening: a sandbox's base is made once.
-   */
-  from?: SandboxFrom;
-  /** Older spelling of `from` for a revision; ignored when reopening. */
-  revision?: string;
-  /** Warnings about a new sandbox's base (see {@link CreateSandboxOptions.onSandboxWarning}). */
-  onSandboxWarning?: (warning: SandboxWarning) => void;
-  /** Sandbox id for a new sandbox; when reopening, it must match the recorded id. */
-  id?: string;
-  /** Make the sandbox when `dir` holds none (default `true`; needs `source`). */
-  create?: boolean;
-  /**
-   * Take the sandbox's run lock (a `lock` file with this process id in its run dir) until
-   * `close()`. A second locking open while a live process holds it fails with `RUN_ACTIVE`;
-   * a lock left by a dead process is taken over. Default `false`.
-   */
-  lock?: boolean;
-  signal?: AbortSignal;
-  /** Per git command timeout. Default 120 s. */
-  gitTimeoutMs?: number;
-  /**
-   * Extra snapshot excludes (see {@link CreateSandboxOptions.exclude}). When reopening, given
-   * patterns replace the recorded ones; omitted keeps them.
-   */
-  exclude?: readonly string[];
-  /**
-   * Snapshot size cap (see {@link CreateSandboxOptions.maxFileBytes}). When reopening, a given
-   * value replaces the recorded one; omitted keeps it (50 MiB for a sandbox that recorded none).
-   */
-  maxFileBytes?: number;
-  /** How a new sandbox is materialised from an existing history (see `CreateSandboxOptions.seed`). */
-  seed?: SandboxSeed;
-}
+/** {@link OpenSandboxOptions} of the git backend. */
+export type OpenGitSandboxOptions = OpenSandboxOptions & GitSandboxOptions;
 
 /** A sandbox from {@link openSandbox}: `reopened` tells whether it existed before. */
 export interface OpenedSandbox extends LocalSandbox {
@@ -90,7 +49,7 @@ export interface OpenedSandbox extends LocalSandbox {
  * or id differs from the one given, or when its tree or snapshots are gone; `RUN_ACTIVE` when
  * `lock` is set and another live process holds the sandbox.
  */
-export async function openSandbox(options: OpenSandboxOptions): Promise<OpenedSandbox> {
+export async function openSandbox(options: OpenGitSandboxOptions): Promise<OpenedSandbox> {
   const { signal } = options;
   signal?.throwIfAborted();
   const dir = resolve(options.dir);
@@ -141,7 +100,7 @@ async function reopen(
   dir: string,
   runDir: string,
   marker: SandboxMarker,
-  options: OpenSandboxOptions,
+  options: OpenGitSandboxOptions,
   baseWarnings?: readonly SandboxWarning[],
 ): Promise<GitSandbox> {
   const { signal } = options;

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import { killPoint } from '../../core/kill-point.js';
 import { redactUrl } from '../../redact.js';
-import type { GitStoreAccess, SnapshotStore } from '../backend.js';
-import type { RunGitResult } from '../git.js';
+import type { GitStoreAccess, ShareRequest, SnapshotReplica, SnapshotStore } from '../backend.js';
+import { runGit, type RunGitResult } from '../git.js';
+import { gitRemoteEnv } from '../git-env.js';
 
 /**
  * Where threads live in a shared snapshot store:
@@ -64,6 +65,27 @@ export function sharedThreadNamespace(actor: string, threadId: string, project?:
     : `${SHARED_PROJECTS_ROOT}/${refSegment(project, 'project')}/threads/${thread}`;
 }
 
+/**
+ * True when the shared store `remote` holds the thread (under its project's namespace, or the
+ * one threads were pushed to before projects had one): one `git ls-remote`; an unreachable
+ * store holds nothing.
+ */
+export async function remoteHoldsThread(
+  request: ShareRequest & { cwd: string; signal?: AbortSignal },
+): Promise<boolean> {
+  const { remote, actor, threadId, project, cwd, signal } = request;
+  const refs = [
+    ...(project === undefined ? [] : [`${sharedThreadNamespace(actor, threadId, project)}/keep`]),
+    `${sharedThreadNamespace(actor, threadId)}/keep`,
+  ];
+  const listed = await runGit(['ls-remote', '--end-of-options', remote, ...refs], {
+    cwd,
+    env: gitRemoteEnv(),
+    ...(signal === undefined ? {} : { signal }),
+  }).catch(() => undefined);
+  return refs.some((ref) => listed?.stdout.includes(`\t${ref}`) === true);
+}
+
 /** A remote as shown in messages: credentials and secret query values hidden. */
 export function displayRemote(remote: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(remote) ? redactUrl(remote, { query: 'secret' }) : remote;
@@ -83,7 +105,7 @@ export function displayRemote(remote: string): string {
  * One worker writes a thread at a time (the Postgres lease); a push that is not a fast-forward
  * (another worker moved the thread meanwhile) fails with `SANDBOX_FAILED` and nothing is forced.
  */
-export class ThreadReplica {
+export class ThreadReplica implements SnapshotReplica {
   readonly remote: string;
   readonly namespace: string;
   /** Where the thread was pushed before projects had a namespace (read when `namespace` is empty). */

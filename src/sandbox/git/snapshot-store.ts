@@ -2,7 +2,8 @@ import { appendFile, lstat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ChangedPath } from '../../core/change-record.js';
-import { gitEnv, runGit, type RunGitResult } from '../git.js';
+import { runGit, type RunGitResult } from '../git.js';
+import { gitEnv } from '../git-env.js';
 import type { UnrecordablePaths } from '../unrecordable-paths.js';
 import { removeStaleLock } from '../stale-lock.js';
 

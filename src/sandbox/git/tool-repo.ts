@@ -1,6 +1,7 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { gitEnv, runGit } from '../git.js';
+import { runGit } from '../git.js';
+import { gitEnv } from '../git-env.js';
 import { NO_USER_CONFIG, type StoreGitOptions } from './snapshot-store.js';
 
 /** Where the tool repo's branches and tags come from (repository mode). */

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SNAPSHOT_IDENTITY, startGit } from '../git.js';
+import { startGit } from '../git.js';
+import { SNAPSHOT_IDENTITY } from '../git-env.js';
 import { TreeReader } from './git-objects.js';
 import { IgnoreChecker } from './ignore-checker.js';
 import { buildTree, type TreeBuildContext } from './incremental-tree.js';

@@ -1,36 +1,22 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   chmod,
-  cp,
   lstat,
   mkdir,
-  mkdtemp,
   readdir,
   readFile,
   readlink,
-  realpath,
   rm,
   rmdir,
   symlink,
   writeFile,
 } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import type { ChangedPath } from '../../core/change-record.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
-import type {
-  ReopenedSandbox,
-  RunSandbox,
-  SandboxBackend,
-  SnapshotEntry,
-  SnapshotStore,
-} from '../backend.js';
-import type { CreateSandboxOptions } from '../git/local-sandbox.js';
-import type { OpenSandboxOptions } from '../git/open-sandbox.js';
+import type { RunSandbox, SnapshotEntry, SnapshotStore } from '../backend.js';
 import { createPathMap, type SandboxPathMap } from '../path-map.js';
 import type { RawTreeChange } from '../raw-tree-diff.js';
-import { ID_PATTERN, prepareEmptyDir } from '../sandbox-marker.js';
-import { isInside, realSourceDir } from '../source-dir.js';
 import type { RestoreResult, Snapshot } from '../types.js';
 
 /** A file of a snapshot: git-style mode and the id of its bytes (a symlink's bytes: its target). */
@@ -41,7 +27,7 @@ interface Entry {
 type Tree = ReadonlyMap<string, Entry>;
 
 /** Everything of one sandbox that outlives a handle (kept until the sandbox is removed). */
-interface MemoryState {
+export interface MemoryState {
   id: string;
   container: string;
   root: string;
@@ -55,7 +41,7 @@ interface MemoryState {
 }
 
 /** Sandboxes of this process by container: what `open` and `list` find. */
-const STATES = new Map<string, MemoryState>();
+export const STATES = new Map<string, MemoryState>();
 
 /** Git's blob id of `bytes`, so ids read the same as the git backend's. */
 function blobId(bytes: Buffer): string {
@@ -102,7 +88,10 @@ function toChanged(changes: RawTreeChange[]): ChangedPath[] {
  * Reads the tree at `root` into `blobs`: regular files (executable bit kept) and symlinks (by
  * target); `.git` entries are left out at every depth, as git leaves them out of a snapshot.
  */
-async function readTree(root: string, blobs: Map<string, Buffer>): Promise<Map<string, Entry>> {
+export async function readTree(
+  root: string,
+  blobs: Map<string, Buffer>,
+): Promise<Map<string, Entry>> {
   const tree = new Map<string, Entry>();
   async function walk(dir: string): Promise<void> {
     for (const item of await readdir(dir, { withFileTypes: true })) {
@@ -136,7 +125,7 @@ async function readTree(root: string, blobs: Map<string, Buffer>): Promise<Map<s
  * backend that keeps the {@link SandboxBackend} seam honest, and a fast choice for tests and
  * short-lived runs that need no resume in another process and no shared store.
  */
-class MemorySandbox implements RunSandbox {
+export class MemorySandbox implements RunSandbox {
   readonly backend = 'memory';
   readonly kind = 'folder' as const;
   readonly sourceCommit = undefined;
@@ -337,7 +326,7 @@ function memoryStore(state: MemoryState): SnapshotStore {
   };
 }
 
-async function removeState(state: MemoryState): Promise<void> {
+export async function removeState(state: MemoryState): Promise<void> {
   STATES.delete(state.container);
   try {
     await rm(state.container, { recursive: true, force: true });
@@ -349,152 +338,3 @@ async function removeState(state: MemoryState): Promise<void> {
     );
   }
 }
-
-async function create(options: CreateSandboxOptions): Promise<RunSandbox> {
-  options.signal?.throwIfAborted();
-  const id = options.id ?? randomBytes(6).toString('hex');
-  if (!ID_PATTERN.test(id)) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Sandbox id "${id}" is not valid: use 1-64 letters, digits, "_" or "-", starting with a letter or digit.`,
-      { details: { id } },
-    );
-  }
-  const from = options.from ?? 'worktree';
-  if (from !== 'worktree' || options.seed !== undefined) {
-    throw new AgentsError(
-      AgentsErrorCode.ConfigInvalid,
-      `The memory sandbox backend copies the source folder as it is; it cannot start from ${options.seed === undefined ? `"${String(from)}"` : 'a shared snapshot store'}. Use the git backend for that.`,
-      { details: { id, from: String(from) } },
-    );
-  }
-  const source = await realSourceDir(options.source);
-  const container =
-    options.dir === undefined
-      ? await mkdtemp(
-          join(
-            await realpath(await ensureDir(options.baseDir ?? tmpdir())),
-            'agents-memory-sandbox-',
-          ),
-        )
-      : await prepareEmptyDir(options.dir, id);
-  try {
-    if (isInside(container, source)) {
-      throw new AgentsError(
-        AgentsErrorCode.SandboxFailed,
-        `The sandbox folder ${container} is inside its source ${source}; a sandbox must live outside the user's files.`,
-        { details: { id, source, container } },
-      );
-    }
-    const treeDir = join(container, id);
-    await cp(source, treeDir, {
-      recursive: true,
-      verbatimSymlinks: true,
-      errorOnExist: true,
-      force: false,
-      filter: (path) => relative(source, path).split(sep)[0] !== '.git',
-    });
-    await mkdir(join(container, 'records'));
-    const root = await realpath(treeDir);
-    const blobs = new Map<string, Buffer>();
-    const tree = await readTree(root, blobs);
-    const listing = [...tree].map(([path, { mode, id: blob }]) => `${mode} ${blob}\t${path}`);
-    const base = createHash('sha1')
-      .update(`base\0${id}\0${listing.join('\0')}`)
-      .digest('hex');
-    const state: MemoryState = {
-      id,
-      container,
-      root,
-      source,
-      base,
-      head: base,
-      blobs,
-      snapshots: new Map([[base, tree]]),
-      open: true,
-    };
-    STATES.set(container, state);
-    return new MemorySandbox(state);
-  } catch (error) {
-    await rm(container, { recursive: true, force: true }).catch(() => undefined);
-    if (AgentsError.isInstance(error)) throw error;
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Could not create sandbox "${id}" from ${source}: ${errorMessage(error)}`,
-      { cause: error, details: { id, source } },
-    );
-  }
-}
-
-async function ensureDir(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  return dir;
-}
-
-/**
- * The in-memory backend: plain-copy trees, snapshots in this process. `open` reopens a sandbox
- * this process kept (`close({ remove: false })`); one from another process cannot be, since its
- * snapshots died with it.
- */
-export const memorySandboxBackend: SandboxBackend = {
-  name: 'memory',
-  persistent: false,
-  create,
-  async open(options: OpenSandboxOptions): Promise<ReopenedSandbox> {
-    const dir = resolve(options.dir);
-    const state = STATES.get(dir);
-    if (state !== undefined) {
-      if (options.id !== undefined && options.id !== state.id) {
-        throw new AgentsError(
-          AgentsErrorCode.SandboxFailed,
-          `Cannot reopen sandbox "${state.id}" in ${dir}: it is not "${options.id}".`,
-          { details: { sandboxId: state.id, dir } },
-        );
-      }
-      if (state.open) {
-        throw new AgentsError(
-          AgentsErrorCode.RunActive,
-          `Sandbox "${state.id}" is open in this process already; close it before opening it again.`,
-          { details: { sandboxId: state.id } },
-        );
-      }
-      state.open = true;
-      return Object.assign(new MemorySandbox(state), { reopened: true as const });
-    }
-    if (options.create === false || options.source === undefined) {
-      throw new AgentsError(
-        AgentsErrorCode.SandboxFailed,
-        `No sandbox in ${dir} in this process; the memory backend keeps snapshots only while the process that made them runs.`,
-        { details: { dir } },
-      );
-    }
-    const made = await create({
-      source: options.source,
-      dir,
-      ...(options.id === undefined ? {} : { id: options.id }),
-      ...(options.from === undefined ? {} : { from: options.from }),
-      ...(options.seed === undefined ? {} : { seed: options.seed }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    return Object.assign(made, { reopened: false as const });
-  },
-  async list({ baseDir }) {
-    const base = resolve(baseDir);
-    return [...STATES.values()]
-      .filter((state) => isInside(state.container, base))
-      .map(({ id, container, source }) => ({ id, dir: container, source }));
-  },
-  async remove(dir) {
-    const state = STATES.get(resolve(dir));
-    if (state === undefined) return false;
-    if (state.open) {
-      throw new AgentsError(
-        AgentsErrorCode.RunActive,
-        `Sandbox "${state.id}" is open in this process; close it before removing it.`,
-        { details: { sandboxId: state.id } },
-      );
-    }
-    await removeState(state);
-    return true;
-  },
-};
