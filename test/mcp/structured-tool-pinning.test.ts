@@ -4,7 +4,7 @@ import { ToolMessage } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool as langchainTool } from '@langchain/core/tools';
-import type { StructuredToolInterface } from '@langchain/core/tools';
+import type { StructuredTool } from '@langchain/core/tools';
 import { describe, expect, it } from 'vitest';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
@@ -35,18 +35,18 @@ const descriptor: ToolDescriptor = {
   fingerprint: 'echo',
 };
 
-function ours(): StructuredToolInterface {
+function ours(): StructuredTool {
   return toStructuredTool(descriptor, (request) =>
     Promise.resolve({ content: [{ type: 'text', text: String(request.args['text']) }] }),
   );
 }
 
-function langchains(): StructuredToolInterface {
+function langchains(): StructuredTool {
   return langchainTool(async (args: { text?: string }) => String(args.text), {
     name: 'echo',
     description: 'Echoes its text.',
     schema: { type: 'object', properties: { text: { type: 'string' } } },
-  }) as unknown as StructuredToolInterface;
+  }) as unknown as StructuredTool;
 }
 
 /** Every tool callback with what a handler can read from it, run ids as parent/child links. */
@@ -108,7 +108,7 @@ class Recorder extends BaseCallbackHandler {
 
 /** Runs `use` on a fresh tool of each kind, each with its own recorder; returns both logs. */
 async function both(
-  use: (tool: StructuredToolInterface, recorder: Recorder) => Promise<unknown>,
+  use: (tool: StructuredTool, recorder: Recorder) => Promise<unknown>,
 ): Promise<{ ours: unknown[]; langchain: unknown[]; results: unknown[] }> {
   const results: unknown[] = [];
   const logs: unknown[][] = [];
