@@ -14,7 +14,7 @@ export type {
   ToolResult,
 } from './core/tool-descriptor.js';
 export type {
-  MCPToolAdapter,
+  McpToolAdapter,
   McpToolAdapterOptions,
   PathArgumentDetector,
 } from './mcp/tool-adapter.js';

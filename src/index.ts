@@ -47,7 +47,7 @@ export type { ConfigProblem, ParseYamlOptions } from './config/load.js';
 export { loadYamlFile, parseYaml } from './config/load.js';
 
 // MCP tools → LangChain tools
-export type { MCPToolAdapter, McpToolAdapterOptions } from './mcp/tool-adapter.js';
+export type { McpToolAdapter, McpToolAdapterOptions } from './mcp/tool-adapter.js';
 export type { McpToolCaller } from './mcp/tool-call.js';
 export { createMcpToolAdapter } from './mcp/tool-adapter.js';
 export type { McpToolArtifact } from './mcp/content.js';

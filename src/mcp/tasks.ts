@@ -14,6 +14,7 @@ import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { jsonRpcErrorCode } from './mcp-client.js';
 
 import { TASK_POLL_LIMITS } from './task-handles.js';
+import type { SendToolCallOptions } from './tool-call.js';
 
 /** Following a task to its end (polling, cancelling, the resume ledger): loaded on the first task, see `task-handles.ts`. */
 
@@ -338,4 +339,41 @@ async function bounded<T>(work: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Notes the task in the run's ledger (if it has one), then follows it to the tool's result
+ * within the call's timeouts and signal (`tool-call.ts` loads this module on the first task: a plain call never pays for zod).
+ */
+export async function followTask(
+  client: Client,
+  handle: unknown,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  options: SendToolCallOptions,
+  signal: AbortSignal | undefined,
+): Promise<CallToolResult> {
+  const ledger = taskLedger(context, options.serverName, name, args);
+  const taskId = (handle as { taskId?: unknown }).taskId;
+  if (ledger !== undefined && typeof taskId === 'string') {
+    const state = (handle as { requestState?: unknown }).requestState;
+    await ledger.note({ taskId, ...(typeof state === 'string' ? { requestState: state } : {}) });
+  }
+  const idle = options.idleDeadline;
+  return awaitTask(client, handle, {
+    serverName: options.serverName,
+    toolName: name,
+    callMs: options.callMs,
+    maxCallMs: options.maxCallMs,
+    ...(signal === undefined ? {} : { signal }),
+    ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
+    ...(options.details === undefined ? {} : { details: options.details }),
+    ...(ledger === undefined || typeof taskId !== 'string'
+      ? {}
+      : {
+          onRequestState: (requestState) =>
+            ledger.note({ taskId, ...(requestState === undefined ? {} : { requestState }) }),
+        }),
+  });
 }

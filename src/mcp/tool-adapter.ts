@@ -266,8 +266,8 @@ export interface McpToolAdapterOptions extends ClientCallerOptions {
   errors?: 'tool-message' | 'throw';
 }
 
-/** The MCPToolAdapter of ADR-029 "Model Context Protocol (MCP) Adoption", over one server. */
-export interface MCPToolAdapter {
+/** The MCP tool adapter of ADR-029 "Model Context Protocol (MCP) Adoption", over one server. */
+export interface McpToolAdapter {
   readonly serverName: string;
   /**
    * Lists every page of tools and caches the entries; `refresh: true` lists again. A list without
@@ -292,11 +292,11 @@ export interface MCPToolAdapter {
 }
 
 /**
- * Creates the MCPToolAdapter for an already-connected SDK `Client`: lists all tool pages,
+ * Creates the McpToolAdapter for an already-connected SDK `Client`: lists all tool pages,
  * builds descriptors and entries ({@link createMcpToolEntries}), and gives LangChain tools.
  * Lifecycles (spawn, restart, close) belong to `servers/`; this adapter never closes the client.
  */
-export function createMcpToolAdapter(options: McpToolAdapterOptions): MCPToolAdapter {
+export function createMcpToolAdapter(options: McpToolAdapterOptions): McpToolAdapter {
   const { serverName, client } = options;
   const caller = createClientCaller(client, serverName, options);
   let entries: ToolEntry[] | undefined;

@@ -150,11 +150,19 @@ export async function sendToolCall(
   if (tasks) {
     receiveTaskHandles(client as Client);
     // A run that paused after this call became a task follows that task, not a new call.
-    const { taskLedger } = await import('./tasks.js');
+    const { followTask, taskLedger } = await import('./tasks.js');
     const noted = await taskLedger(context, options.serverName, name, args)?.recall();
     if (noted !== undefined) {
       const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
-      return followTask(client as Client, handle, name, args, context, options);
+      return followTask(
+        client as Client,
+        handle,
+        name,
+        args,
+        context,
+        options,
+        toolCallSignal(context),
+      );
     }
   }
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
@@ -218,7 +226,8 @@ async function sendLeg(
         );
     const task = taskHandleOf(result);
     if (task !== undefined && isV2Client(client)) {
-      return await followTask(client, task, name, params.arguments, context, options);
+      const { followTask } = await import('./tasks.js');
+      return await followTask(client, task, name, params.arguments, context, options, signal);
     }
     return isInputRequired(result) ? result : fromLegacyResult(result);
   } catch (error) {
@@ -271,45 +280,6 @@ function v1ResultSchema(): Promise<ResultSchema> {
   return (v1Schema ??= import('@modelcontextprotocol/client').then(
     (sdk) => sdk.specTypeSchemas.CallToolResult as unknown as ResultSchema,
   ));
-}
-
-/**
- * Notes the task in the run's ledger (if it has one), then follows it to the tool's result
- * within the call's timeouts and signal (see `mcp/tasks.ts`).
- */
-async function followTask(
-  client: Client,
-  handle: unknown,
-  name: string,
-  args: Record<string, unknown>,
-  context: ToolCallContext,
-  options: SendToolCallOptions,
-): Promise<CallToolResult> {
-  // Loaded on the first task (zod, the result schema): a plain call never pays for it.
-  const { awaitTask, taskLedger } = await import('./tasks.js');
-  const ledger = taskLedger(context, options.serverName, name, args);
-  const taskId = (handle as { taskId?: unknown }).taskId;
-  if (ledger !== undefined && typeof taskId === 'string') {
-    const state = (handle as { requestState?: unknown }).requestState;
-    await ledger.note({ taskId, ...(typeof state === 'string' ? { requestState: state } : {}) });
-  }
-  const signal = toolCallSignal(context);
-  const idle = options.idleDeadline;
-  return awaitTask(client, handle, {
-    serverName: options.serverName,
-    toolName: name,
-    callMs: options.callMs,
-    maxCallMs: options.maxCallMs,
-    ...(signal === undefined ? {} : { signal }),
-    ...(idle === undefined ? {} : { onPoll: () => idle.touch() }),
-    ...(options.details === undefined ? {} : { details: options.details }),
-    ...(ledger === undefined || typeof taskId !== 'string'
-      ? {}
-      : {
-          onRequestState: (requestState) =>
-            ledger.note({ taskId, ...(requestState === undefined ? {} : { requestState }) }),
-        }),
-  });
 }
 
 /** Request options of a leg whose `input_required` answer comes back to us (see `inputSchema`). */

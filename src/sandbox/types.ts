@@ -54,8 +54,9 @@ export interface PathMap {
 }
 
 /**
- * A per-run sandbox: a detached git worktree (or a private repo for a plain folder) plus a
- * private snapshot store. The user's branches, index, HEAD and working tree are never touched.
+ * A per-run sandbox: a working tree the tools write in, plus snapshots of it to diff and
+ * restore. What backs it is the backend's business (the git backend uses a detached worktree
+ * or a private repo; the memory backend, plain memory). The user's files are never touched.
  */
 export interface Sandbox extends AsyncDisposable {
   readonly id: string;
@@ -89,6 +90,6 @@ export interface Sandbox extends AsyncDisposable {
    * first and returns it, so the restore can be undone.
    */
   restore(sha: string, options?: { signal?: AbortSignal }): Promise<RestoreResult>;
-  /** Removes the worktree and its private refs. Idempotent. */
+  /** Removes the working tree and whatever backs its snapshots. Idempotent. */
   close(): Promise<void>;
 }

@@ -48,6 +48,25 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(chunks);
 }
 
+/**
+ * Answers a node request through a web handler (an SDK transport or handler): the client
+ * hanging up aborts the request (and with it a tool call in flight); the answer, JSON or an SSE
+ * stream, is written as it comes.
+ */
+export async function exchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  raw: Buffer | undefined,
+  handle: (request: Request) => Promise<Response>,
+): Promise<void> {
+  const hangUp = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) hangUp.abort();
+  });
+  await writeWebResponse(res, await handle(toWebRequest(req, url, raw, hangUp.signal)));
+}
+
 /** The node request as a web `Request` (its body already read into `raw`). */
 export function toWebRequest(
   req: IncomingMessage,

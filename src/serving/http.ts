@@ -7,15 +7,7 @@ import type {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import {
-  isLoopbackHost,
-  readBody,
-  rpcError,
-  sendJson,
-  sha256,
-  toWebRequest,
-  writeWebResponse,
-} from './http-io.js';
+import { exchange, isLoopbackHost, readBody, rpcError, sendJson, sha256 } from './http-io.js';
 import { createModernHttpLeg } from './modern-http.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -118,26 +110,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
    * never got a session is closed right after: before, each rejected initialize kept a
    * connected server alive through its listener on the shared tool set (≈ 25 KB each).
    */
-  /** Hands a request to a session's SDK transport and writes its answer (JSON or SSE). */
-  const forward = async (
-    transport: WebStandardStreamableHTTPServerTransport,
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    raw: Buffer | undefined,
-    body: unknown,
-  ): Promise<void> => {
-    // The client hanging up cancels the exchange (and with it a tool call in flight).
-    const hangUp = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) hangUp.abort();
-    });
-    const response = await transport.handleRequest(toWebRequest(req, url, raw, hangUp.signal), {
-      parsedBody: body,
-    });
-    await writeWebResponse(res, response);
-  };
-
   const initializeSession = async (
     identity: string,
     req: IncomingMessage,
@@ -163,7 +135,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     transport.onerror = (error) => log(`mcp http: ${errorMessage(error)}`);
     try {
       await server.connect(transport);
-      await forward(transport, req, res, url, raw, body);
+      await exchange(req, res, url, raw, (request) =>
+        transport.handleRequest(request, { parsedBody: body }),
+      );
     } finally {
       if (session === undefined) {
         await server.close().catch((error: unknown) => {
@@ -276,7 +250,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
       }
       if (method === 'POST') track(session, res);
       else session.lastSeen = Date.now();
-      await forward(session.transport, req, res, url, raw, body);
+      await exchange(req, res, url, raw, (request) =>
+        session.transport.handleRequest(request, { parsedBody: body }),
+      );
       return;
     }
     const initializing =

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServerFactory, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorMessage } from '../errors.js';
-import { rpcError, sendJson, toWebRequest, writeWebResponse } from './http-io.js';
+import { exchange, rpcError, sendJson, toWebRequest } from './http-io.js';
 import { paramHeaderProblem, paramHeadersOf } from './param-headers.js';
 
 // The 2026-07-28 leg of the HTTP endpoint (http.ts): the SDK v2 `createMcpHandler`, strict
@@ -60,17 +60,13 @@ export async function createModernHttpLeg(options: ModernHttpLegOptions): Promis
         return;
       }
       if (rejectedParamHeaders(req, res, body, options.inputSchemaOf)) return;
-      // The client hanging up cancels the exchange (and with it a tool call in flight).
-      const hangUp = new AbortController();
-      res.once('close', () => {
-        if (!res.writableFinished) hangUp.abort();
-      });
-      const response = await handler.fetch(toWebRequest(req, url, raw, hangUp.signal), {
-        parsedBody: body,
-        // The identity binds a paused call's requestState to the caller that got it.
-        authInfo: { token: identity, clientId: identity, scopes: [] },
-      });
-      await writeWebResponse(res, response);
+      await exchange(req, res, url, raw, (request) =>
+        handler.fetch(request, {
+          parsedBody: body,
+          // The identity binds a paused call's requestState to the caller that got it.
+          authInfo: { token: identity, clientId: identity, scopes: [] },
+        }),
+      );
     },
 
     close: () => handler.close(),

@@ -28,14 +28,14 @@ import { z } from 'zod';
 import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
 import { TASK_LEDGER_NAMESPACE } from '../../src/mcp/tasks.js';
-import { createMcpToolAdapter, type MCPToolAdapter } from '../../src/mcp/tool-adapter.js';
+import { createMcpToolAdapter, type McpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
 import { modernStdioArgs } from '../fixtures/fixture-process.js';
 
 let dir: string;
 let counter: string;
 let client: Client;
-let adapter: MCPToolAdapter;
+let adapter: McpToolAdapter;
 let managed: ManagedServer | undefined;
 
 async function counted(): Promise<string[]> {

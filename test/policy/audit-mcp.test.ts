@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
-import type { MCPToolAdapter } from '../../src/mcp/tool-adapter.js';
+import type { McpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { isApprovalPreview } from '../../src/policy/approval.js';
 import { createAuditLog, readAuditLog } from '../../src/policy/audit-log.js';
@@ -27,7 +27,7 @@ let dir: string;
 let audit: AuditLog;
 let server: McpServer;
 let client: Client;
-let adapter: MCPToolAdapter;
+let adapter: McpToolAdapter;
 let serverCalls: string[];
 let syncTool: ReturnType<McpServer['registerTool']>;
 

@@ -4,7 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpToolAdapter } from '../../src/mcp/tool-adapter.js';
-import type { MCPToolAdapter } from '../../src/mcp/tool-adapter.js';
+import type { McpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import type { ToolCallHandler } from '../../src/core/tool-middleware.js';
 import { decide } from '../../src/policy/decide.js';
@@ -19,7 +19,7 @@ const POISON =
 
 let server: McpServer;
 let client: Client;
-let adapter: MCPToolAdapter;
+let adapter: McpToolAdapter;
 let serverCalls: string[];
 let syncTool: ReturnType<McpServer['registerTool']>;
 

@@ -110,7 +110,7 @@ const serverLogin: Command = {
         : createBrowserAuthorizer({
             mode,
             print: (line) => println(context.stderr, line),
-            waitSeconds: timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+            waitMs: (timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
             pasteFallback: true,
           });
     const result = await loginToServer(config, {

@@ -43,8 +43,8 @@ export interface BrowserAuthorizerOptions {
   mode: 'browser' | 'print';
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
-  /** Printed after the URL: how long the login waits for the browser (seconds). */
-  waitSeconds?: number;
+  /** Printed after the URL: how long the login waits for the browser (ms; said in seconds). */
+  waitMs?: number;
   /** Tell the person they can paste the address the browser ended on (the CLI reads stdin). */
   pasteFallback?: boolean;
 }
@@ -87,10 +87,10 @@ function waitingLines(
   authorizationUrl: URL,
   options: BrowserAuthorizerOptions,
 ): string | undefined {
-  if (options.waitSeconds === undefined && options.pasteFallback !== true) return undefined;
+  if (options.waitMs === undefined && options.pasteFallback !== true) return undefined;
   const redirect = authorizationUrl.searchParams.get('redirect_uri') ?? 'this machine';
   const lines = [
-    `Waiting${options.waitSeconds === undefined ? '' : ` up to ${options.waitSeconds} s`} for the browser to come back to ${redirect} (Ctrl-C to stop)...`,
+    `Waiting${options.waitMs === undefined ? '' : ` up to ${Math.round(options.waitMs / 1000)} s`} for the browser to come back to ${redirect} (Ctrl-C to stop)...`,
   ];
   if (options.pasteFallback === true) {
     lines.push(
