@@ -14,7 +14,7 @@ import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { jsonRpcErrorCode } from './mcp-client.js';
 
 import { TASK_POLL_LIMITS } from './task-handles.js';
-import type { SendToolCallOptions } from './tool-call.js';
+import type { SendToolCallOptions } from './call-options.js';
 
 /** Following a task to its end (polling, cancelling, the resume ledger): loaded on the first task, see `task-handles.ts`. */
 

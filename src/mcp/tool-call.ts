@@ -12,6 +12,9 @@ import {
 } from './input-rounds.js';
 import { isV2Client, type McpClient } from './mcp-client.js';
 import { toolCallError } from './call-errors.js';
+import type { IdleDeadline, SendToolCallOptions } from './call-options.js';
+
+export type { IdleDeadline, SendToolCallOptions } from './call-options.js';
 
 export { isMcpErrorCode } from './call-errors.js';
 import { PASS_THROUGH, legRequest, mayMirrorHeaders } from './call-request.js';
@@ -70,45 +73,6 @@ export interface ListedToolHints {
    * mirroring, so the call skips the SDK's `callTool` (see `sendV2`).
    */
   inputSchema?: unknown;
-}
-
-/**
- * A no-answer deadline kept by the caller instead of the SDK's per-call timeout (the
- * forwarding clock of `servers/client-request-router.ts`, which stands still while a person
- * answers an elicitation). The SDK then enforces only `maxCallMs`.
- */
-export interface IdleDeadline {
-  /** Aborts when the deadline passes. */
-  readonly signal: AbortSignal;
-  readonly expired: boolean;
-  /** Progress arrived: restart the deadline. */
-  touch(): void;
-}
-
-/** Options of one {@link sendToolCall}. */
-export interface SendToolCallOptions {
-  /** Named in errors. */
-  serverName: string;
-  /** Timeout of the call; progress restarts it only with `resetOnProgress`. */
-  callMs: number;
-  /** Hard cap on the whole call, even while progress arrives. */
-  maxCallMs: number;
-  /** Each progress notification restarts `callMs` (a progress token on every call). */
-  resetOnProgress?: boolean;
-  /** Replaces the `callMs` timeout for this call (see {@link IdleDeadline}). */
-  idleDeadline?: IdleDeadline;
-  /** Folders a 2026 server's `roots/list` question is answered with (the sandbox root). */
-  roots?: () => string[];
-  /**
-   * The tool's listed input schema, for the legs of a multi-round-trip call: the SDK then mirrors
-   * `Mcp-Param-*` headers from it without its own output check, which would take an
-   * `input_required` answer of a tool with an `outputSchema` for a result missing its content.
-   */
-  inputSchema?: () => unknown;
-  /** Extra error details (the target, a stdio server's stderr tail), read only on failure. */
-  details?: () => Partial<ServerErrorDetails>;
-  /** The tool's listed `execution.taskSupport` (see {@link ListedToolHints}). */
-  taskSupport?: () => TaskSupport | undefined;
 }
 
 /**

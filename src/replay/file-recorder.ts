@@ -11,9 +11,18 @@ import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { changeRecordOfError, findChangeRecord } from '../pipeline/change-tracking.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ChangeRecord } from '../core/change-record.js';
-import type { BaseEntry, CallEntry, EndEntry, RecordedChange } from './cassette.js';
-import type { CassetteRecorder } from './cassette-recorder.js';
+import type { BaseEntry, CallEntry, CassetteEntry, EndEntry, RecordedChange } from './cassette.js';
 import { recordFile, recordTree, snapshotTreeId } from './file-content.js';
+
+/**
+ * What the file side needs of the cassette recorder that owns it (`cassette-recorder.ts`, which
+ * creates this one: named here so the two modules do not import each other).
+ */
+interface EntrySink {
+  record(entry: CassetteEntry): void;
+  defer(work: Promise<unknown>): void;
+  redact(value: unknown): unknown;
+}
 
 /** The file-side recording of one cassette recorder. */
 export interface FileSideRecorder {
@@ -36,7 +45,7 @@ function isInterrupt(error: unknown): boolean {
   return name === 'GraphInterrupt' || name === 'NodeInterrupt';
 }
 
-function policyOf(result: ToolResult | undefined, recorder: CassetteRecorder): CallEntry['policy'] {
+function policyOf(result: ToolResult | undefined, recorder: EntrySink): CallEntry['policy'] {
   const record = result?._meta?.[ResultMetaKey.Policy] as Record<string, unknown> | undefined;
   if (record === undefined || typeof record['outcome'] !== 'string') return undefined;
   const policy: NonNullable<CallEntry['policy']> = { outcome: record['outcome'] };
@@ -49,7 +58,7 @@ function policyOf(result: ToolResult | undefined, recorder: CassetteRecorder): C
 }
 
 /** Creates the file side of `recorder` (the recorder makes one; see `attachSandbox`). */
-export function createFileSideRecorder(recorder: CassetteRecorder): FileSideRecorder {
+export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
   let sandbox: RunSandbox | undefined;
   let calls = 0;
 

@@ -385,7 +385,7 @@ export async function withActiveCliActor(
     // A kept thread's checkpoint listing, stored now: `agents checkpoints` then needs no LangGraph.
     if (settings.ephemeralThread !== true || resumable)
       await (
-        await import('./checkpoints-listing.js')
+        await import('./record-thread-listing.js')
       ).recordThreadListing(context, settings.threadId);
     // After deactivate: the servers' open streams are recorded when their connections close.
     if (recorder !== undefined && settings.recordTo !== undefined) {

@@ -135,27 +135,3 @@ export async function recordCheckpointListing(
     await listThroughLangGraph(thread, threadId, undefined, signal),
   );
 }
-
-/**
- * {@link recordCheckpointListing} for a thread of the workspace, opened read-only (after its run
- * has closed it). A cache: a thread that cannot be opened or listed is left to the next listing.
- */
-export async function recordThreadListing(
-  context: { workspace: string; projectDir: string; signal: AbortSignal },
-  threadId: string,
-): Promise<void> {
-  try {
-    const { createThreadContextOpener } = await import('../thread-context.js');
-    const thread = await createThreadContextOpener({ lock: false })(context.workspace, threadId, {
-      cwd: context.projectDir,
-      signal: context.signal,
-    });
-    try {
-      await recordCheckpointListing(thread, threadId, context.signal);
-    } finally {
-      await thread.close();
-    }
-  } catch {
-    // Nothing recorded: `agents checkpoints` reads through LangGraph once and stores it then.
-  }
-}
