@@ -131,6 +131,11 @@ export interface ConfinementBackend<S extends { type: string } = { type: string 
   /** What to run to install it, named in messages (absent: nothing to install). */
   readonly installHint?: string;
   readonly guarantees: ConfinementGuarantees;
+  /**
+   * Chosen only when `sandbox.confinement` names it, never by `auto`/`required` on their own:
+   * set when it holds less than the backends before it, so `required` is never met by less.
+   */
+  readonly onlyWhenNamed?: boolean;
   /** Whether it works here for `network` (cached by the backend; may spawn once). */
   probe(settings: S, network: NetworkAccess): ConfinementProbe;
   /** The command line that runs `request` confined (`path`: what `probe` found). */

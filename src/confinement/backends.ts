@@ -50,7 +50,9 @@ export function findConfinementBackend(
 ): FoundConfinement {
   const named = settings.backend;
   const candidates =
-    named === undefined ? backends : backends.filter((backend) => backend.type === named.type);
+    named === undefined
+      ? backends.filter((backend) => backend.onlyWhenNamed !== true)
+      : backends.filter((backend) => backend.type === named.type);
   if (named !== undefined && candidates.length === 0) {
     return {
       available: false,

@@ -33,6 +33,7 @@ export const landlockBackend: ConfinementBackend<LandlockSettings> = {
   type: 'landlock',
   platforms: ['linux'],
   installHint: 'apt-get install python3-minimal',
+  onlyWhenNamed: true,
   guarantees: {
     network: ['none', 'open'],
     networkNoneIsTotal: false,
