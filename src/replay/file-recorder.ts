@@ -21,6 +21,8 @@ import { recordFile, recordTree, snapshotTreeId } from './file-content.js';
 interface EntrySink {
   record(entry: CassetteEntry): void;
   defer(work: Promise<unknown>): void;
+  /** Resolves once the work handed to `defer` so far is done. */
+  settled(): Promise<void>;
   redact(value: unknown): unknown;
 }
 
