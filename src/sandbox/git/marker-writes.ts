@@ -1,4 +1,7 @@
-import { writeMarker, type SandboxMarker } from '../sandbox-marker.js';
+import { randomBytes } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MARKER_FILE, type SandboxMarker } from '../sandbox-marker.js';
 
 /**
  * The marker writes of one sandbox, the watched snapshot's off its path (issue 37). Replacing
@@ -22,9 +25,9 @@ export class MarkerWrites {
   /** Queues a write of `marker` as it is now; throws a queued write's failure instead. */
   later(marker: SandboxMarker): void {
     this.#throwFailure();
-    const copy = structuredClone(marker);
+    const text = JSON.stringify(marker, null, 2);
     this.#pending = this.#pending
-      .then(() => writeMarker(this.#runDir, copy))
+      .then(() => this.#write(text))
       .catch((error: unknown) => {
         this.#failure ??= error;
       });
@@ -34,6 +37,25 @@ export class MarkerWrites {
   async settled(): Promise<void> {
     await this.#pending;
     this.#throwFailure();
+  }
+
+  /**
+   * Temp file + rename, as `writeMarkerSync` does, and like it never makes the run dir: a sandbox
+   * removed meanwhile stays removed (the write fails instead).
+   */
+  async #write(text: string): Promise<void> {
+    const target = join(this.#runDir, MARKER_FILE);
+    const temp = join(
+      this.#runDir,
+      `.${MARKER_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    );
+    try {
+      await writeFile(temp, text, { flag: 'wx', mode: 0o644 });
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
   }
 
   #throwFailure(): void {
