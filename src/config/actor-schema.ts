@@ -180,6 +180,14 @@ export const ActorSchema = z
           'for, parallel or not). At the limit the run pauses with a message and a saved thread ' +
           '(`agents actor resume NAME --thread ID --continue` goes on); `--max-turns` overrides it.',
       ),
+    record: z
+      .union([z.boolean(), z.string().min(1)])
+      .optional()
+      .describe(
+        'Record every `agents actor run|resume` of this actor into a cassette (docs/replay.md), as ' +
+          '`--record` does: true for THREAD.cassette.jsonl in the current folder, or a path ' +
+          '(relative to the current folder). `--record PATH` wins. Default: not recorded.',
+      ),
     maxToolCalls: z
       .number()
       .int()

@@ -3,7 +3,7 @@
  * sandbox, a scripted model) leaves a cassette with its model turns and MCP exchanges, the
  * sandbox written as `.`, and says where on its last line.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCassette } from '../../src/testing/index.js';
@@ -99,5 +99,61 @@ describe('agents actor run --record', () => {
     expect(
       parseCassette(await readFile(join(dir, 'runs/x.jsonl'), 'utf8')).entries.length,
     ).toBeGreaterThan(3);
+  });
+
+  it('records when the actor says record: true, and on actor resume --record', async () => {
+    await writeFile(
+      join(dir, '.agents', 'actors', 'rec.yaml'),
+      'skills: [files]\nmodel: scripted:script.yaml\nrecord: true\npolicy:\n  mode: ask\n',
+    );
+    // Paused at the write's approval (no prompt), recorded because of the YAML.
+    const run = await agents(
+      dir,
+      'actor',
+      'run',
+      'rec',
+      '--input',
+      'go',
+      '--thread',
+      'y1',
+      '--no-prompt',
+    );
+    expect(run.code, run.stderr).toBe(8);
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `cassette: ${join(dir, 'y1.cassette.jsonl')}`,
+    );
+    const first = parseCassette(await readFile(join(dir, 'y1.cassette.jsonl'), 'utf8'));
+    expect(first.entries.find((entry) => entry.kind === 'run')).toEqual({
+      kind: 'run',
+      mode: 'run',
+      input: 'go',
+    });
+    const resume = await agents(
+      dir,
+      'actor',
+      'resume',
+      'rec',
+      '--thread',
+      'y1',
+      '--approve',
+      '--by',
+      'bob',
+      '--record',
+      'resumed.jsonl',
+    );
+    expect(resume.code, resume.stderr).toBe(0);
+    expect(resume.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `cassette: ${join(dir, 'resumed.jsonl')}`,
+    );
+    const resumed = parseCassette(await readFile(join(dir, 'resumed.jsonl'), 'utf8'));
+    expect(resumed.entries.find((entry) => entry.kind === 'run')).toEqual({
+      kind: 'run',
+      mode: 'continue',
+    });
+    expect(
+      resumed.entries.find(
+        (entry) => entry.kind === 'call' && entry.toolId === 'mcp:fs/write_file',
+      ),
+    ).toMatchObject({ policy: { outcome: 'approved', decidedBy: 'bob' } });
   });
 });

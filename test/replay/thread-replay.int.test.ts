@@ -133,6 +133,27 @@ describe('agents thread replay', () => {
     expect(replay.stderr).toMatch(/Replay diverged at model turn 2: the messages in differ/);
   });
 
+  it('--model live runs the actor model against the recorded tools', async () => {
+    const path = await writeOffline('live.jsonl');
+    const same = await agents(dir, 'thread', 'replay', path, '--model', 'live');
+    expect(same.code, same.stderr).toBe(0);
+    const end = cassette.entries.find((entry) => entry.kind === 'end')!;
+    expect(same.stdout).toContain(`tree: ${end.tree}`);
+    // A new script (the "new prompt", kept outside the project) asks for another argument.
+    const script = await readFile(join(dir, 'script.yaml'), 'utf8');
+    expect(script, 'the recorded script has the add call').toContain('b: 3');
+    await writeFile(join(dir, 'new-script.yaml'), script.replace('b: 3', 'b: 5'));
+    const changed = await writeOffline('live-changed.jsonl', (copy) => {
+      const actor = copy.entries.find((entry) => entry.kind === 'actor')!;
+      actor.config['model'] = `scripted:${join(dir, 'new-script.yaml')}`;
+    });
+    const other = await agents(dir, 'thread', 'replay', changed, '--model', 'live');
+    expect(other.code, other.stdout).toBe(11);
+    expect(other.stderr).toMatch(
+      /tools\/call add on fs was recorded with arguments.b = 3, the run sent 5/,
+    );
+  });
+
   it('refuses a format 1 cassette saying to record the run again', async () => {
     const path = join(dir, 'v1.jsonl');
     await writeFile(

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type { ApprovalResponse } from '../../policy/approval.js';
 import { parseCommandLine, requirePositional, usageError } from '../args.js';
@@ -26,6 +27,8 @@ again with the answer and the tool runs once.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
+  --record [PATH]   record what this resume runs into a cassette, as \`agents actor run --record\`
+                    (default PATH: THREAD.cassette.jsonl here). See docs/replay.md
   --approve         run the call as the model asked
   --reject MESSAGE  do not run it; the message is given to the model (may be "")
   --edit JSON       run it with these arguments instead (a JSON object)
@@ -90,9 +93,16 @@ export const actorResumeCommand: Command = {
     "Answer a paused approval (approve, reject or edit) or a server's question, and continue the run",
   usage: RESUME_USAGE,
   async run(context) {
+    // `--record` takes an optional PATH: alone (or before another option) it means the default.
+    const argv = [...context.argv];
+    const at = argv.indexOf('--record');
+    if (at !== -1 && (argv[at + 1] === undefined || argv[at + 1]!.startsWith('-'))) {
+      argv.splice(at + 1, 0, '');
+    }
     const { values, positionals } = parseCommandLine(
-      context.argv,
+      argv,
       {
+        record: { type: 'string' },
         thread: { type: 'string' },
         approve: { type: 'boolean' },
         reject: { type: 'string' },
@@ -152,6 +162,10 @@ export const actorResumeCommand: Command = {
       keepSandbox: values['keep-sandbox'] === true,
       verbose: values.verbose === true,
       limits: parseRunLimits(values, RESUME_USAGE),
+      recordRun: { mode: 'continue' as const },
+      ...(values.record === undefined
+        ? {}
+        : { recordTo: resolve(context.cwd, values.record || `${threadId}.cassette.jsonl`) }),
     };
     const prompt = values['no-prompt'] !== true;
     return withActiveCliActor(context, settings, async (actor) => {

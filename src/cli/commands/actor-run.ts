@@ -95,7 +95,9 @@ export const actorRunCommand: Command = {
       verbose: values.verbose === true,
       limits: parseRunLimits(values, RUN_USAGE),
       from: values.from,
-      ...(recordTo === undefined ? {} : { recordTo, recordRun: { mode: 'run' as const, input } }),
+      // Also when not asked here: `record:` in the actor's YAML may ask for it.
+      recordRun: { mode: 'run' as const, input },
+      ...(recordTo === undefined ? {} : { recordTo }),
     };
     return withActiveCliActor(context, settings, (actor, paused) =>
       driveRun(context, actor, actor.run(input, { threadId, signal: context.signal }), {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { ActorInstance, ActorRunEvent } from '../../actors/actor-types.js';
 import type { PendingApproval, PendingInput } from '../../actors/approvals.js';
 import type { ServerLogger } from '../../servers/server-logger.js';
@@ -335,8 +336,21 @@ export async function withActiveCliActor(
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
-  const recording =
-    settings.recordTo === undefined ? undefined : await import('../../replay/record-cli.js');
+  // `record:` in the actor's YAML records like `--record` (which wins). A config that does not
+  // read is left to createActor, which says what is wrong with it.
+  const configured = await storeOf(context)
+    .get('actor', settings.name)
+    .then((config) => config.record)
+    .catch(() => undefined);
+  const recordTo =
+    settings.recordTo ??
+    (configured === undefined || configured === false
+      ? undefined
+      : resolve(
+          context.cwd,
+          configured === true ? `${settings.threadId}.cassette.jsonl` : configured,
+        ));
+  const recording = recordTo === undefined ? undefined : await import('../../replay/record-cli.js');
   const recorder = await recording?.startCliRecording(storeOf(context), settings.name, {
     mode: 'run',
     ...settings.recordRun,
@@ -388,11 +402,11 @@ export async function withActiveCliActor(
         await import('./record-thread-listing.js')
       ).recordThreadListing(context, settings.threadId);
     // After deactivate: the servers' open streams are recorded when their connections close.
-    if (recorder !== undefined && settings.recordTo !== undefined) {
-      await recorder.save(settings.recordTo);
+    if (recorder !== undefined && recordTo !== undefined) {
+      await recorder.save(recordTo);
       if (context.json) {
-        context.stdout.write(`${JSON.stringify({ type: 'cassette', path: settings.recordTo })}\n`);
-      } else println(context.stdout, `cassette: ${settings.recordTo}`);
+        context.stdout.write(`${JSON.stringify({ type: 'cassette', path: recordTo })}\n`);
+      } else println(context.stdout, `cassette: ${recordTo}`);
     }
   }
 }

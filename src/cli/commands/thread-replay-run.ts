@@ -66,6 +66,13 @@ export async function replayThread(
   source: string,
   onWarning: (message: string) => void,
   signal?: AbortSignal,
+  options: {
+    /**
+     * `--model live`: the actor's own model (its config's, e.g. a new prompt or model) against
+     * the recorded tools; a call the recording lacks diverges. Default: the cassette's turns.
+     */
+    liveModel?: boolean;
+  } = {},
 ): Promise<ThreadReplayReport> {
   const actorEntry = cassette.entries.find((entry) => entry.kind === 'actor');
   const base = cassette.entries.find((entry): entry is BaseEntry => entry.kind === 'base');
@@ -118,12 +125,18 @@ export async function replayThread(
         };
       },
     });
-    const model = new ReplayChatModel({ cassette, pathAliases });
+    // With a live model its turns are not the recorded ones: an empty turn list is never used.
+    const model = new ReplayChatModel({
+      cassette: options.liveModel
+        ? { ...cassette, entries: cassette.entries.filter((entry) => entry.kind !== 'model') }
+        : cassette,
+      pathAliases,
+    });
     const threadId = `replay-${randomUUID()}`;
     const actor = await createActor({
       name: actorEntry.name,
       workspace: store,
-      model,
+      ...(options.liveModel ? {} : { model }),
       threadId,
       ephemeralThread: true,
       keepSandbox: false,

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command, CommandContext } from '../command.js';
-import { parseCommandLine, requirePositional } from '../args.js';
+import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println } from '../output.js';
 
-const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--json]
+const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--json]
 
 Rebuilds a recorded run (\\\`agents actor run … --record\\\`) with no model called and no server
 started: the actor is rebuilt from the cassette in a throwaway project holding the recorded base
@@ -18,7 +18,10 @@ call, what differed); 3 for a cassette it cannot replay (format 1, edited paths)
 docs/replay.md.
 
 Options:
-  --json   print the report as one JSON object`;
+  --model live   the actor's own model (the model of the recorded config, resolved in the
+                 rebuilt project) answers instead of the cassette, against the recorded tools:
+                 test a new prompt or model; a call the recording lacks diverges (exit 11)
+  --json         print the report as one JSON object`;
 
 /** `agents thread replay CASSETTE`. */
 export const threadReplayCommand: Command = {
@@ -26,7 +29,14 @@ export const threadReplayCommand: Command = {
   summary: 'Replay a recorded run offline (no model, no server) and compare its trees',
   usage: REPLAY_USAGE,
   async run(context: CommandContext): Promise<number> {
-    const { positionals } = parseCommandLine(context.argv, {}, REPLAY_USAGE);
+    const { values, positionals } = parseCommandLine(
+      context.argv,
+      { model: { type: 'string' } },
+      REPLAY_USAGE,
+    );
+    if (values.model !== undefined && values.model !== 'live' && values.model !== 'cassette') {
+      throw usageError('--model is cassette (the default) or live.', REPLAY_USAGE);
+    }
     const file = resolve(context.cwd, requirePositional(positionals, 'CASSETTE', REPLAY_USAGE));
     const [{ readCassette }, { replayThread }] = await Promise.all([
       import('../../replay/cassette.js'),
@@ -38,6 +48,7 @@ export const threadReplayCommand: Command = {
       file,
       (message) => println(context.stderr, `warning: ${message}`),
       context.signal,
+      { liveModel: values.model === 'live' },
     );
     const { divergence } = report;
     if (context.json) {
