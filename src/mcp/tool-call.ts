@@ -12,7 +12,7 @@ import {
 } from './input-rounds.js';
 import { isV2Client, type McpClient } from './mcp-client.js';
 import { toolCallError } from './call-errors.js';
-import type { IdleDeadline, SendToolCallOptions } from './call-options.js';
+import type { SendToolCallOptions } from './call-options.js';
 
 export type { IdleDeadline, SendToolCallOptions } from './call-options.js';
 

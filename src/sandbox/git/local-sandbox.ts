@@ -6,21 +6,20 @@ import { removeTree } from '../remove-tree.js';
 import { clearCreationMark, prepareCreationDir } from '../creation-mark.js';
 import { killPoint } from '../../core/kill-point.js';
 import { indexAtCommit, makeRepositoryBase, resolveBasePlan } from './base-snapshot.js';
-import { originOf, parseSandboxFrom } from '../base-origin.js';
+import { parseSandboxFrom } from '../base-origin.js';
 import type { SandboxBaseOrigin, SandboxWarning } from '../base-origin.js';
-import { GitSandbox } from './git-sandbox.js';
+import { build } from './build-sandbox.js';
 import { LargeFileGuard } from '../large-files.js';
 import { validateMaxFileBytes } from '../size-cap.js';
 import type { OversizedFile } from '../size-cap.js';
-import { NestedRepoTracker, type NestedRepo } from '../nested-repos.js';
-import { createPathMap, type SandboxPathMap } from '../path-map.js';
+import type { NestedRepo } from '../nested-repos.js';
+import type { SandboxPathMap } from '../path-map.js';
 import {
   acquireRunLock,
   ID_PATTERN,
   MARKER_KIND,
   MARKER_VERSION,
   writeMarker,
-  writeMarkerSync,
   type SandboxMarker,
 } from '../sandbox-marker.js';
 import { validateExcludes, writeExcludeFile } from '../sandbox-excludes.js';
@@ -286,117 +285,6 @@ export async function createSandbox(
   }
 }
 
-/** The sandbox object for a made or reopened sandbox whose store and tree are in place. */
-export async function build(init: {
-  marker: SandboxMarker;
-  container: string;
-  runDir: string;
-  excludeFile: string;
-  largeFiles: LargeFileGuard;
-  timeoutMs: number | undefined;
-  signal: AbortSignal | undefined;
-  aliases: readonly string[];
-  lockFile?: string;
-  baseWarnings?: readonly SandboxWarning[];
-  /** Write the nested repos found into the marker (a sandbox made by this process). */
-  recordNested?: boolean;
-  /**
-   * The state folder a default-placed sandbox lives in: removing the sandbox also removes the
-   * project's folders there once empty, so a script that cleans up leaves nothing behind.
-   */
-  emptyUpTo?: string;
-}): Promise<GitSandbox> {
-  const { marker, runDir, signal, timeoutMs } = init;
-  const root = marker.root;
-  const base = marker.base!;
-  const head = marker.head ?? base;
-  const git = { signal, timeoutMs };
-  const trees = await snapshotTrees(marker, init.container, runDir, [base, head], git);
-  // Read-only commands reopen a sandbox: its nested repos come from the marker when it names
-  // this head, not from listing the whole head tree (53 ms at 100,000 files, issue 29).
-  const nested = new NestedRepoTracker(root);
-  if (marker.nested !== undefined && marker.nested.head === head) {
-    nested.load(marker.nested.repos);
-  } else {
-    await nested.scan(
-      (await storeGit(runDir, root, ['ls-tree', '-r', '-t', '-z', head], git)).stdout,
-    );
-    // A sandbox made by this call records them (nobody else writes its marker yet); a reopen
-    // never writes here: a live run may own the marker, and its next snapshot records them.
-    if (init.recordNested === true) {
-      marker.nested = { head, repos: nested.list() };
-      writeMarkerSync(runDir, marker);
-    }
-  }
-  return new GitSandbox({
-    id: marker.id,
-    kind: marker.mode,
-    root,
-    source: marker.source,
-    sourceCommit: marker.sourceCommit,
-    baseOrigin: originOf(marker),
-    baseWarnings: init.baseWarnings ?? [],
-    container: init.container,
-    runDir,
-    base,
-    baseTree: trees[0]!,
-    head: { sha: head, tree: trees[1]! },
-    timeoutMs,
-    paths: createPathMap(root, { aliases: [...new Set(init.aliases)] }),
-    marker,
-    excludeFile: init.excludeFile,
-    nested,
-    largeFiles: init.largeFiles,
-    ...(init.lockFile === undefined ? {} : { lockFile: init.lockFile }),
-    remove: async () => {
-      await removeContainer(marker.id, init.container);
-      if (init.emptyUpTo !== undefined)
-        await removeEmptyDirs(dirname(init.container), init.emptyUpTo);
-    },
-  });
-}
-
-/**
- * The trees of `shas` (snapshot commits of the store), in one `rev-parse`; throws
- * `SANDBOX_FAILED` naming the first one missing from the store.
- */
-async function snapshotTrees(
-  marker: SandboxMarker,
-  container: string,
-  runDir: string,
-  shas: readonly string[],
-  git: { signal: AbortSignal | undefined; timeoutMs: number | undefined },
-): Promise<string[]> {
-  const all = await storeGit(
-    runDir,
-    marker.root,
-    ['rev-parse', ...shas.map((sha) => `${sha}^{tree}`)],
-    { ...git, okExitCodes: [128] },
-  );
-  const trees = all.stdout.trim().split('\n');
-  if (all.exitCode === 0 && trees.length === shas.length) return trees;
-  for (const sha of shas) {
-    const resolved = await storeGit(
-      runDir,
-      marker.root,
-      ['rev-parse', '--verify', '--quiet', `${sha}^{tree}`],
-      { ...git, okExitCodes: [1] },
-    );
-    if (resolved.exitCode !== 0) {
-      throw new AgentsError(
-        AgentsErrorCode.SandboxFailed,
-        `Cannot open sandbox "${marker.id}" in ${container}: its snapshot ${sha} is missing from its store; remove the sandbox and start again.`,
-        { details: { sandboxId: marker.id, sha } },
-      );
-    }
-  }
-  throw new AgentsError(
-    AgentsErrorCode.SandboxFailed,
-    `Cannot open sandbox "${marker.id}" in ${container}: git could not read the trees of its snapshots ${shas.join(', ')}.`,
-    { details: { sandboxId: marker.id } },
-  );
-}
-
 /**
  * A fresh container folder in `baseDir`. Another sandbox's removal may take an empty `baseDir`
  * away between our `mkdir` and this call: then it is made again, once.
@@ -408,19 +296,6 @@ async function mkdtempIn(baseDir: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     await mkdir(baseDir, { recursive: true });
     return await mkdtemp(join(await realpath(baseDir), CONTAINER_PREFIX));
-  }
-}
-
-/** Removes a sandbox's folder (tree, store, run dir); nothing else exists to clean up. */
-export async function removeContainer(id: string, container: string): Promise<void> {
-  try {
-    await removeTree(container);
-  } catch (error) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Sandbox "${id}" was not fully removed (${container}): ${errorMessage(error)}`,
-      { cause: error, details: { sandboxId: id } },
-    );
   }
 }
 

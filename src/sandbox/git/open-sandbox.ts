@@ -4,13 +4,8 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { SandboxWarning } from '../base-origin.js';
 import { LargeFileGuard } from '../large-files.js';
 import { validateMaxFileBytes } from '../size-cap.js';
-import {
-  build,
-  createSandbox,
-  removeContainer,
-  type GitSandboxOptions,
-  type LocalSandbox,
-} from './local-sandbox.js';
+import { createSandbox, type GitSandboxOptions, type LocalSandbox } from './local-sandbox.js';
+import { build, removeContainer } from './build-sandbox.js';
 import type { GitSandbox } from './git-sandbox.js';
 import type { OpenSandboxOptions } from '../backend.js';
 import {
