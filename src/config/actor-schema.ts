@@ -4,11 +4,8 @@ import { NetworkSettingSchema } from './network-schema.js';
 import { z } from 'zod';
 import { CheckpointerSettingsSchema } from '../checkpoint/backends.js';
 import { ConfinementBackendSettingsSchema } from '../confinement/settings.js';
-import {
-  DEFAULT_SANDBOX_BACKEND,
-  describeSandboxBackends,
-  sandboxSettingsProblems,
-} from '../sandbox/backends.js';
+import { DEFAULT_SANDBOX_BACKEND, describeSandboxBackends } from '../sandbox/backends.js';
+import { sandboxSettingsProblems } from '../sandbox/settings.js';
 // The policy schema lives with the policy code; it imports only zod and errors (no cycle).
 import { PolicySchema } from './policy-schema.js';
 
@@ -52,7 +49,7 @@ export const SandboxSettingsSchema = z
     confinement: ConfinementBackendSettingsSchema.optional(),
     network: NetworkSettingSchema.default(true),
   })
-  // The backend-dependent keys are its own schema's to judge (`SandboxBackend.schema`).
+  // The backend-dependent keys are its own schema's to judge (`sandbox/settings.ts`).
   .superRefine((settings, context) => {
     for (const message of sandboxSettingsProblems(settings))
       context.addIssue({ code: 'custom', message });

@@ -3,7 +3,6 @@
  * (a {@link RunSandbox} with its {@link SnapshotStore}), the options it takes and what it can do.
  * Imports no backend: `git/` and `memory/` implement it, `backends.ts` lists them.
  */
-import type { z } from 'zod';
 import type { RunGitResult } from './git.js';
 import type { SandboxBaseOrigin, SandboxFrom, SandboxWarning } from './base-origin.js';
 import type { SandboxPathMap } from './path-map.js';
@@ -293,7 +292,7 @@ export interface SnapshotSharing {
 
 /**
  * What of an actor's `sandbox:` block depends on the backend; each backend's
- * {@link SandboxBackend.schema} says which of these it accepts and refuses the rest.
+ * schema in `settings.ts` says which of these it accepts and refuses the rest.
  */
 export interface SandboxBackendSettings {
   from?: SandboxFrom | undefined;
@@ -313,8 +312,6 @@ export interface SandboxBackend {
   readonly name: string;
   /** One line for the config reference (`sandbox.backend`). */
   readonly description: string;
-  /** The backend-dependent part of the `sandbox:` block, as this backend accepts it. */
-  readonly schema: z.ZodType<SandboxBackendSettings>;
   /** True when its snapshots outlive the process (threads can be resumed later). */
   readonly persistent: boolean;
   create(options: CreateSandboxOptions): Promise<RunSandbox>;

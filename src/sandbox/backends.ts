@@ -1,12 +1,12 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import type { SandboxBackend, SandboxBackendSettings } from './backend.js';
+import type { SandboxBackend } from './backend.js';
 import { gitSandboxBackend } from './git/git-backend.js';
 import { memorySandboxBackend } from './memory/memory-backend.js';
 
 /**
  * Every sandbox backend by `sandbox.backend` name. A new one (a container runtime, a remote VM)
- * is one module implementing {@link SandboxBackend} and one entry here: the config schema, the
- * runtime and the contract suite follow from it.
+ * is one module implementing {@link SandboxBackend}, one entry here and its settings schema in
+ * `settings.ts`: the config schema, the runtime and the contract suite follow from them.
  */
 export const SANDBOX_BACKENDS = {
   git: gitSandboxBackend,
@@ -46,26 +46,4 @@ export function describeSandboxBackends(): string {
       `\`${backend.name}\`${backend.name === DEFAULT_SANDBOX_BACKEND ? ' (default)' : ''}: ${backend.description}`,
   );
   return `Where the sandbox lives: ${entries.join('; ')}. An unknown name is refused at activation with the known ones.`;
-}
-
-/**
- * What the backend `settings.backend` names refuses of the `sandbox:` block (its own schema
- * reads the backend-dependent keys), as `key: message` lines; none for an unknown backend (the
- * runtime refuses that name) or settings it accepts.
- */
-export function sandboxSettingsProblems(
-  settings: SandboxBackendSettings & { backend: string },
-): string[] {
-  const backends = SANDBOX_BACKENDS as Record<string, SandboxBackend>;
-  if (!Object.hasOwn(backends, settings.backend)) return [];
-  const { from, revision, maxFileBytes, exclude } = settings;
-  const picked = Object.fromEntries(
-    Object.entries({ from, revision, maxFileBytes, exclude }).filter(([, v]) => v !== undefined),
-  );
-  const parsed = backends[settings.backend]!.schema.safeParse(picked);
-  if (parsed.success) return [];
-  return parsed.error.issues.map(
-    (issue) =>
-      `${issue.path.join('.') || '(root)'}: ${issue.code === 'unrecognized_keys' ? `the ${settings.backend} sandbox backend does not take ${issue.keys.join(', ')}` : issue.message}`,
-  );
 }

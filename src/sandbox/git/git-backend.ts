@@ -1,14 +1,5 @@
-/** The git sandbox backend: its settings, its capabilities, and its code loaded on first use. */
-import { z } from 'zod';
+/** The git sandbox backend: its capabilities, and its code loaded on first use (its settings: `../settings.ts`). */
 import type { SandboxBackend } from '../backend.js';
-
-/** What the git backend takes of the `sandbox:` block (the other keys are not the backend's). */
-const GitSandboxSettingsSchema = z.strictObject({
-  from: z.string().min(1).optional(),
-  revision: z.string().min(1).optional(),
-  maxFileBytes: z.number().int().nonnegative().optional(),
-  exclude: z.array(z.string().min(1)).optional(),
-});
 
 // The implementation loads when a sandbox is first made: reading a config (which lists the
 // backends) loads none of it.
@@ -24,7 +15,6 @@ export const gitSandboxBackend: SandboxBackend = {
   name: 'git',
   description:
     'a copy of your files beside a private git snapshot store, kept on disk so threads resume later and `snapshots.remote` can share them',
-  schema: GitSandboxSettingsSchema,
   persistent: true,
   create: async (options) => (await local()).createSandbox(options),
   open: async (options) => (await opening()).openSandbox(options),

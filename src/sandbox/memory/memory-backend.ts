@@ -3,7 +3,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
-import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
 import type {
   CreateSandboxOptions,
@@ -21,21 +20,6 @@ import {
   STATES,
   type MemoryState,
 } from './memory-sandbox.js';
-
-/**
- * What the memory backend takes of the `sandbox:` block: it copies the source folder as it is
- * (`from: worktree` only) and keeps every file (no size cap or excludes to apply).
- */
-const MemorySandboxSettingsSchema = z.strictObject({
-  from: z
-    .literal('worktree', {
-      error:
-        'the memory backend copies your files as they are; use the git backend for `head` or a revision',
-    })
-    .optional(),
-  maxFileBytes: z.number().int().nonnegative().optional(),
-  exclude: z.array(z.string().min(1)).optional(),
-});
 
 async function create(options: CreateSandboxOptions): Promise<RunSandbox> {
   options.signal?.throwIfAborted();
@@ -127,7 +111,6 @@ export const memorySandboxBackend: SandboxBackend = {
   name: 'memory',
   description:
     'a copy of your files with snapshots held in memory: fast, gone when the process ends, so a thread gets a temporary sandbox as with a memory checkpointer; it starts from `worktree` only',
-  schema: MemorySandboxSettingsSchema,
   persistent: false,
   create,
   async open(options: OpenSandboxOptions): Promise<ReopenedSandbox> {
