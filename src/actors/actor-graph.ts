@@ -4,7 +4,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
-import type { BaseCheckpointSaver, LangGraphRunnableConfig } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { sandboxDeltaStateFields } from '../thread/state.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../pipeline/tool-node.js';
@@ -32,6 +32,7 @@ function buildGraph(
   toolNode: ReturnType<typeof createTrackedToolNode>,
   checkpointer: BaseCheckpointSaver,
   maxTurns: number,
+  store?: BaseStore,
 ) {
   return (
     new StateGraph(buildStateSchema())
@@ -45,7 +46,7 @@ function buildGraph(
         END,
       ])
       .addEdge('tools', 'agent')
-      .compile({ checkpointer })
+      .compile({ checkpointer, ...(store === undefined ? {} : { store }) })
       // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
       .withConfig({ recursionLimit: recursionLimitFor(maxTurns) })
   );
@@ -91,6 +92,8 @@ export interface ActorGraphOptions {
   /** The tracked ToolNode carries each call's change records into state. */
   sandbox?: Sandbox | undefined;
   checkpointer: BaseCheckpointSaver;
+  /** Where a call that became an MCP task is noted, so a resumed run follows that task. */
+  store?: BaseStore | undefined;
 }
 
 /** The compiled graph, its current tools, and the subscription to drop on stop. */
@@ -146,7 +149,7 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
     budgets?.countCalls(threadId, reply.tool_calls?.length ?? 0);
     return { messages: [reply], runTurns };
   };
-  const graph = buildGraph(agent, toolNode, writes.saver, maxTurns);
+  const graph = buildGraph(agent, toolNode, writes.saver, maxTurns, options.store);
   graph.name = name;
   return { graph, tools, unsubscribe: () => toolSet.close() };
 }

@@ -26,6 +26,8 @@ import {
 import type { ActorConfinement } from '../runtime/confinement.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorGraph } from './actor-graph.js';
+import { actorStoreLocation, openActorStore } from './task-store.js';
+import { projectIdOf } from './project-id.js';
 import { withHeadCheck } from '../thread/head-check.js';
 import { discardKilledCallWrites } from './killed-call.js';
 import type { RunBudgets } from './run-budget.js';
@@ -167,6 +169,16 @@ export async function startActor(
       { details: { problems: [] } },
     );
   }
+  // The graph's store, where a call that became an MCP task is noted (issue 38, item 11).
+  const taskStore = await openActorStore(
+    actorStoreLocation(
+      spec.options.checkpointer ? undefined : (runtime.checkpointBackend ?? undefined),
+      spec.config.checkpointer,
+      spec.store.projectDir,
+    ),
+    { project: await projectIdOf(spec.store.projectDir), actor: spec.name },
+  );
+  runtime.defer(() => taskStore.close());
   const compiled = compileActorGraph({
     name: spec.name,
     instructions: spec.config.instructions,
@@ -176,6 +188,7 @@ export async function startActor(
     toolSet,
     sandbox,
     checkpointer: saver,
+    store: taskStore.store,
   });
   runtime.defer(() => compiled.unsubscribe());
 

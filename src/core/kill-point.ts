@@ -16,6 +16,8 @@ export type KillPointName =
   | 'before-model'
   /** A tool call, before `tools/call` is sent to the server. */
   | 'before-send'
+  /** A tool call answered with an MCP task, right after the task is noted in the run's store. */
+  | 'task-noted'
   /** A tool call, after the server answered, before the snapshot of its changes. */
   | 'after-answer'
   /**

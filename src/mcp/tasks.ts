@@ -12,6 +12,7 @@ import {
 import { createHash } from 'node:crypto';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { jsonRpcErrorCode } from './mcp-client.js';
+import { killPoint } from '../core/kill-point.js';
 
 import { TASK_POLL_LIMITS } from './task-handles.js';
 import type { SendToolCallOptions } from './call-options.js';
@@ -318,6 +319,7 @@ export function taskLedger(
     async note(task) {
       try {
         await bounded(store.put(namespace, toolCallId, { call, serverName, toolName, ...task }));
+        killPoint('task-noted');
       } catch {
         // Without the note a resumed run calls again, as it would without a store.
       }
