@@ -374,6 +374,9 @@ export async function withActiveCliActor(
   let unwatch: (() => void) | undefined;
   // A run that pauses must keep its thread's sandbox: the printed resume command needs it.
   let resumable = false;
+  // Only a run that got the thread stores its listing: a refused one (a thread another worker
+  // holds) must leave nothing of the thread on this worker, not even a sandbox opened to list it.
+  let activated = false;
   try {
     // The model first: a missing script or provider package fails before anything is made.
     // A line per slow step (sandbox, servers): a first `npx` server can take many seconds.
@@ -383,6 +386,7 @@ export async function withActiveCliActor(
       checkModel: true,
       step: (text, work) => progress.step(text, work),
     });
+    activated = true;
     unwatch = watchServers(context, actor);
     const checkpointsBefore =
       recorder && (await recording!.countCheckpoints(actor, settings.threadId));
@@ -397,7 +401,7 @@ export async function withActiveCliActor(
     unwatch?.();
     await actor.deactivate({ keepSandbox: resumable });
     // A kept thread's checkpoint listing, stored now: `agents checkpoints` then needs no LangGraph.
-    if (settings.ephemeralThread !== true || resumable)
+    if (activated && (settings.ephemeralThread !== true || resumable))
       await (
         await import('./record-thread-listing.js')
       ).recordThreadListing(context, settings.threadId);

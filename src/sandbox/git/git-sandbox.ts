@@ -249,7 +249,11 @@ export class GitSandbox implements Sandbox {
     this.#indexLag.record(built.raw);
     this.#head = sha;
     this.#headTree = built.tree;
-    await this.#persistHead({ later: true });
+    // Written before the snapshot returns, not queued: a checkpoint may name this head as soon as
+    // the call ends, and a marker one snapshot behind after a SIGKILL made `--continue` take the
+    // finished call's files for unattributed changes and run it again (the crash harness,
+    // checkpoint-write:4 and before-model:2).
+    await this.#persistHead();
     return {
       ...this.#withWarnings({
         sha,
