@@ -30,6 +30,12 @@ export type TaskSupport = 'required' | 'optional' | 'forbidden';
 /** Poll-interval bounds: a hint is honoured inside them (an untrusted server cannot make us spin or stall). */
 export const TASK_POLL_LIMITS = { defaultMs: 500, minMs: 10, maxMs: 60_000 } as const;
 
+/**
+ * Store namespace of the noted tasks of one thread (`tasks.ts` notes them, a resume plan reads
+ * them: here, so reading costs no zod or SDK load).
+ */
+export const TASK_LEDGER_NAMESPACE = ['agents', 'mcp-tasks'] as const;
+
 /** The task-capable view of one tool: what its listing says and what the server advertises. */
 export function declaresTasks(client: Client, taskSupport: TaskSupport | undefined): boolean {
   if (client.getProtocolEra() !== 'modern' || taskSupport === 'forbidden') return false;

@@ -14,7 +14,7 @@ import type { ToolCallContext } from '../core/tool-descriptor.js';
 import { jsonRpcErrorCode } from './mcp-client.js';
 import { killPoint } from '../core/kill-point.js';
 
-import { TASK_POLL_LIMITS } from './task-handles.js';
+import { TASK_LEDGER_NAMESPACE, TASK_POLL_LIMITS } from './task-handles.js';
 import type { SendToolCallOptions } from './call-options.js';
 
 /** Following a task to its end (polling, cancelling, the resume ledger): loaded on the first task, see `task-handles.ts`. */
@@ -277,8 +277,7 @@ export interface TaskLedger {
   note(task: NotedTask): Promise<void>;
 }
 
-/** Store namespace of the noted tasks of one thread. */
-export const TASK_LEDGER_NAMESPACE = ['agents', 'mcp-tasks'] as const;
+export { TASK_LEDGER_NAMESPACE };
 
 /**
  * The ledger of one call, when the run has a store and names the thread and the tool call

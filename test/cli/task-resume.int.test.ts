@@ -57,6 +57,11 @@ describe('actor run killed in an MCP task, then --continue (#38 item 11)', () =>
       '--keep-sandbox',
     ]);
     expect(resumed.code, resumed.stderr).toBe(0);
+    // Said before running: the call follows its noted task (named), it is not called again.
+    expect(resumed.stderr).toMatch(
+      /became tasks on their server before the process stopped and follow the server's task \(tasks\/get\) instead of calling the tool again: slow_count \(\S+, task task-\d+-[a-z0-9]+\)/,
+    );
+    expect(resumed.stderr).not.toContain('never completed');
     expect(await readFile(counter, 'utf8')).toBe('start slow_count\n');
     // The task's result reached the thread: the model got it and the run went on to its answer.
     expect(resumed.stdout).toContain('← slow_count: counted sheep');

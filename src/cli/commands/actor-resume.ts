@@ -20,10 +20,12 @@ tool-call and time budgets counted afresh. A run that ended mid-way (its process
 call, a server crash, a login needed: exit code 5) also goes on with --continue, from its last
 checkpoint: the call that did not finish runs again (once; a write call passes the policy again,
 so an approval given before is asked again), and what the killed call left in the sandbox is
-recorded as unattributed changes. A run paused because a server asked a question before running
-a tool (MCP 2026-07-28 input_required) is answered with --answer (the form's fields as a JSON
-object; a completion the server asked for: '{"text":"..."}') or --decline; the call is then sent
-again with the answer and the tool runs once.
+discarded (kept in a safety snapshot); a call that had become a task on its server (MCP Tasks)
+follows that task instead of calling the tool again. What runs again is printed on stderr first.
+A run paused because a server asked a question before running a tool (MCP 2026-07-28
+input_required) is answered with --answer (the form's fields as a JSON object; a completion the
+server asked for: '{"text":"..."}') or --decline; the call is then sent again with the answer and
+the tool runs once.
 
 Options:
   --thread ID       the paused thread (printed by \`agents actor run\`)
@@ -195,8 +197,11 @@ export const actorResumeCommand: Command = {
         if (unfinished) {
           // Before anything runs: which calls run again (never completed) and which are kept.
           // On stderr also with --json: stdout carries only the run's events.
-          const { planResume, describeResumePlan } = await import('../../thread/resume-plan.js');
-          println(context.stderr, describeResumePlan(planResume(state), threadId));
+          // A call noted as an MCP task (the actor's store) follows that task, not called again.
+          const { planResume, withNotedTasks, describeResumePlan } =
+            await import('../../thread/resume-plan.js');
+          const plan = await withNotedTasks(planResume(state), actor.graph.store, threadId);
+          println(context.stderr, describeResumePlan(plan, threadId));
         }
         return driveRun(
           context,
