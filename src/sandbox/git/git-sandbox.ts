@@ -2,10 +2,9 @@ import { rm } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import { killPoint } from '../../core/kill-point.js';
 import type { SandboxBaseOrigin, SandboxWarning } from '../base-origin.js';
-import type { ChangedPath } from '../../core/change-record.js';
+import type { ChangedPath, SkippedPath } from '../../core/change-record.js';
 import type { LargeFileGuard } from '../large-files.js';
 import { parseRawTreeDiff } from '../raw-tree-diff.js';
-import type { IndexGit } from './index-git.js';
 import type { OversizedFile } from '../size-cap.js';
 import { nestedRepoWarnings, type NestedRepo, type NestedRepoTracker } from '../nested-repos.js';
 import type { SandboxPathMap } from '../path-map.js';
@@ -14,13 +13,18 @@ import {
   addAll,
   indexGitlinks,
   assertSha,
-  parseNameStatus,
+  diffSnapshots,
   SNAPSHOT_REF_PREFIX,
-  storeEnv,
   storeGit,
+  storeIndexGit,
 } from './snapshot-store.js';
-import { putBackIgnoredFiles } from '../ignored-files.js';
-import type { SkippedPath } from '../../core/change-record.js';
+import {
+  resolveRestoreTarget,
+  restoreChangedPaths,
+  restoreFull,
+  unwatchedReason,
+  type SandboxParts,
+} from './snapshot-restore.js';
 import type { RestoreResult, Sandbox, Snapshot } from '../types.js';
 import type { SnapshotStore } from '../backend.js';
 import { gitSnapshotStore } from './git-store.js';
@@ -28,9 +32,6 @@ import { UnrecordablePaths } from '../unrecordable-paths.js';
 import { revertIndexInfo, scanRaceWarning, verifyScan } from './scan-verify.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
 import { MarkerWrites } from './marker-writes.js';
-
-/** Mode of a gitlink (a nested repository) in a tree. */
-const GITLINK = '160000';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
 export interface GitSandboxInit {
@@ -80,12 +81,10 @@ export class GitSandbox implements Sandbox {
   readonly base: string;
   readonly paths: SandboxPathMap;
   readonly excludeFile: string;
-  readonly #nested: NestedRepoTracker;
-  readonly #largeFiles: LargeFileGuard;
-  readonly #unrecordable: UnrecordablePaths;
+  /** What snapshots skip, the watcher, the index lag: shared with restores (snapshot-restore.ts). */
+  readonly #parts: SandboxParts;
   /** Warnings of full scans whose entries were taken back out (see scan-verify.ts). */
   readonly #scanWarnings: string[] = [];
-  readonly #timeoutMs: number | undefined;
   readonly #marker: SandboxMarker;
   readonly #lockFile: string | undefined;
   readonly #remove: () => Promise<void>;
@@ -96,10 +95,6 @@ export class GitSandbox implements Sandbox {
   #queue: Promise<unknown> = Promise.resolve();
   #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
-  /** Watcher and long-lived git processes of watched snapshots (started by a full scan). */
-  readonly #watched: WatchedSnapshots;
-  /** Index entries watched snapshots left behind the head tree (see watched-snapshots.ts). */
-  readonly #indexLag = new IndexLag();
   /** The watched snapshots' marker writes, off their path (see marker-writes.ts). */
   readonly #markerWrites: MarkerWrites;
 
@@ -122,18 +117,26 @@ export class GitSandbox implements Sandbox {
     this.#marker = init.marker;
     this.#markerWrites = new MarkerWrites(init.runDir);
     this.#lockFile = init.lockFile;
-    this.#timeoutMs = init.timeoutMs;
-    this.#nested = init.nested;
-    this.#largeFiles = init.largeFiles;
-    this.#unrecordable = new UnrecordablePaths(init.root);
     this.#remove = init.remove;
-    this.#watched = new WatchedSnapshots({
+    this.#parts = {
+      id: init.id,
       root: init.root,
       runDir: init.runDir,
-      excludeFile: init.excludeFile,
+      paths: init.paths,
       timeoutMs: init.timeoutMs,
-      maxFileBytes: init.largeFiles.maxFileBytes,
-    });
+      largeFiles: init.largeFiles,
+      nested: init.nested,
+      unrecordable: new UnrecordablePaths(init.root),
+      // Watcher and long-lived git processes of watched snapshots (started by a full scan).
+      watched: new WatchedSnapshots({
+        root: init.root,
+        runDir: init.runDir,
+        excludeFile: init.excludeFile,
+        timeoutMs: init.timeoutMs,
+        maxFileBytes: init.largeFiles.maxFileBytes,
+      }),
+      indexLag: new IndexLag(),
+    };
   }
 
   get head(): string {
@@ -141,26 +144,25 @@ export class GitSandbox implements Sandbox {
   }
 
   get maxFileBytes(): number {
-    return this.#largeFiles.maxFileBytes;
+    return this.#parts.largeFiles.maxFileBytes;
   }
 
   nestedRepos(): NestedRepo[] {
-    return this.#nested.list();
+    return this.#parts.nested.list();
   }
 
   skippedPaths(): SkippedPath[] {
+    const { largeFiles, nested, unrecordable } = this.#parts;
     const skipped: SkippedPath[] = [
-      ...this.#largeFiles
-        .list()
-        .map(({ path, size }) => ({ path, reason: 'size-cap' as const, size })),
-      ...this.#nested.list().map(({ path }) => ({ path, reason: 'nested-repo' as const })),
-      ...this.#unrecordable.list(),
+      ...largeFiles.list().map(({ path, size }) => ({ path, reason: 'size-cap' as const, size })),
+      ...nested.list().map(({ path }) => ({ path, reason: 'nested-repo' as const })),
+      ...unrecordable.list(),
     ];
     return skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   oversizedFiles(): OversizedFile[] {
-    return this.#largeFiles.list();
+    return this.#parts.largeFiles.list();
   }
 
   onSnapshotCommit(listener: ((sha: string) => void) | undefined): void {
@@ -179,7 +181,7 @@ export class GitSandbox implements Sandbox {
     this.#assertOpen();
     assertSha(from);
     assertSha(to);
-    return this.#diff(from, to, options.signal);
+    return diffSnapshots(this.runDir, this.root, from, to, this.#storeOptions(options.signal));
   }
 
   restore(sha: string, options: { signal?: AbortSignal } = {}): Promise<RestoreResult> {
@@ -191,7 +193,7 @@ export class GitSandbox implements Sandbox {
     this.#closing ??= this.#queue
       .catch(() => undefined)
       .then(async () => {
-        await this.#watched.shutdown();
+        await this.#parts.watched.shutdown();
         // A marker that failed to write matters only to a sandbox that is kept.
         await this.#markerWrites.settled().catch((error: unknown) => {
           if (!remove) throw error;
@@ -213,14 +215,14 @@ export class GitSandbox implements Sandbox {
       watched = await this.#watchedSnapshot(label);
     } catch (error) {
       // The watcher's change set was taken: without a watcher the next snapshot scans.
-      this.#watched.stop();
+      this.#parts.watched.stop();
       throw error;
     }
     if ('sha' in watched) return watched;
     // The change set is unknown: scan the whole tree. A fresh watcher starts first, so whatever
     // changes from here on is seen by the next snapshot.
-    this.#watched.stop();
-    await this.#watched.start(this.#headTree);
+    this.#parts.watched.stop();
+    await this.#parts.watched.start(this.#headTree);
     const snapshot = await this.#scanSnapshot(label, signal);
     return { ...snapshot, scan: 'full', scanReason: watched.reason };
   }
@@ -230,23 +232,19 @@ export class GitSandbox implements Sandbox {
    * sure to give the tree `add -A` would.
    */
   async #watchedSnapshot(label: string): Promise<Snapshot | { reason: string }> {
-    const idle = this.#watched.idleReason();
-    if (idle !== undefined) return { reason: idle };
-    if (this.#largeFiles.list().length > 0)
-      return { reason: 'files over the size cap are skipped' };
-    if (this.#nested.list().length > 0) return { reason: 'the tree holds a nested repository' };
-    if (this.#unrecordable.list().length > 0) return { reason: 'the tree holds names git refuses' };
-    const built = await this.#watched.take(this.#headTree);
+    const unwatched = unwatchedReason(this.#parts);
+    if (unwatched !== undefined) return { reason: unwatched };
+    const built = await this.#parts.watched.take(this.#headTree);
     if ('reason' in built) return built;
     const parent = this.#head;
     if (built.unchanged) {
       return { ...this.#withWarnings({ sha: parent, parent, changed: [] }), scan: 'watched' };
     }
-    const sha = await this.#watched.commit(built.tree, parent, label);
+    const sha = await this.#parts.watched.commit(built.tree, parent, label);
     killPoint('mid-snapshot');
     this.#onCommit?.(sha);
-    await this.#nested.update(built.raw);
-    this.#indexLag.record(built.raw);
+    await this.#parts.nested.update(built.raw);
+    this.#parts.indexLag.record(built.raw);
     this.#head = sha;
     this.#headTree = built.tree;
     // Written before the snapshot returns, not queued: a checkpoint may name this head as soon as
@@ -264,28 +262,25 @@ export class GitSandbox implements Sandbox {
     };
   }
 
-  /** Brings the private index up to the head tree for the paths watched snapshots changed. */
-  #syncIndex(signal: AbortSignal | undefined): Promise<void> {
-    return this.#indexLag.sync(this.runDir, this.root, { signal, timeoutMs: this.#timeoutMs });
-  }
-
   async #scanSnapshot(label: string, signal: AbortSignal | undefined): Promise<Snapshot> {
-    await this.#syncIndex(signal);
+    const { largeFiles, nested, unrecordable } = this.#parts;
+    const options = this.#storeOptions(signal);
+    // The private index, up to the head tree for the paths watched snapshots changed.
+    await this.#parts.indexLag.sync(this.runDir, this.root, options);
     // Until a snapshot completes, the tracker's gitlinks may lag the index (a fresh open, or a
     // snapshot that failed after its `add -A`): then the index itself is read for them.
     const settled = this.#indexSettled;
     this.#indexSettled = false;
-    const git = this.#indexGit(signal);
+    const git = storeIndexGit(this.runDir, this.root, options);
     // Files skipped for size that shrank or went away are let back in (no-op when none).
-    await this.#largeFiles.release(git);
-    const options = { signal, timeoutMs: this.#timeoutMs };
+    await largeFiles.release(git);
     const gitlinks = settled
-      ? this.#nested
+      ? nested
           .list()
           .filter((repo) => repo.kind === 'repository')
           .map((repo) => repo.path)
       : await indexGitlinks(this.runDir, this.root, options);
-    await addAll(this.runDir, this.root, this.excludeFile, this.#unrecordable, options, gitlinks);
+    await addAll(this.runDir, this.root, this.excludeFile, unrecordable, options, gitlinks);
     let tree = (await this.#git(['write-tree'], signal)).stdout.trim();
     const parent = this.#head;
     const unchanged = (): Snapshot => {
@@ -303,7 +298,7 @@ export class GitSandbox implements Sandbox {
         )
       ).stdout,
     );
-    const kept = await this.#largeFiles.filter(raw, git);
+    const kept = await largeFiles.filter(raw, git);
     if (kept !== undefined) raw = kept;
     // What the scan stored anew is read again without following symlinks (see scan-verify.ts).
     const { revert } = await verifyScan(this.root, raw);
@@ -324,7 +319,7 @@ export class GitSandbox implements Sandbox {
     await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${sha}`, sha], signal);
     // A shared store queues it for its next push (see shared-store.ts); never blocks here.
     this.#onCommit?.(sha);
-    await this.#nested.update(raw);
+    await nested.update(raw);
     this.#indexSettled = true;
     this.#head = sha;
     this.#headTree = tree;
@@ -337,211 +332,50 @@ export class GitSandbox implements Sandbox {
   }
 
   async #restore(sha: string, signal: AbortSignal | undefined): Promise<RestoreResult> {
-    assertSha(sha);
-    const resolved = await this.#git(
-      ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`],
-      signal,
-      [1],
-    );
-    const target = resolved.stdout.trim();
-    if (resolved.exitCode !== 0 || target === '') {
-      throw new AgentsError(
-        AgentsErrorCode.CheckpointNotFound,
-        `Snapshot ${sha} does not exist in sandbox "${this.id}"; list the thread's checkpoints to pick an existing one.`,
-        { details: { sandboxId: this.id, sha } },
-      );
-    }
-    const targetTree = (await this.#git(['rev-parse', `${target}^{tree}`], signal)).stdout.trim();
+    const { target, targetTree } = await resolveRestoreTarget(this.#parts, sha, signal);
     // Safety snapshot first: makes the restore undoable, and puts files made since the last
     // snapshot into the private index so `read-tree --reset` removes them too.
     const safety = await this.#snapshot(`sandbox ${this.id}: before restore to ${target}`, signal);
-    const changedOnly = await this.#restoreChanged(safety, target, targetTree, signal);
-    if (changedOnly !== undefined) return changedOnly;
-    // Files over the size cap were never captured: moved out of `read-tree`'s way (it would
-    // overwrite or delete them) and put back after, whatever happens.
-    await this.#syncIndex(signal);
-    const kept = await this.#largeFiles.protect(target, this.#indexGit(signal));
-    // The tree changes under the path map's feet (a restored snapshot may bring a symlink
-    // back): drop its cached symlink verdicts, before and after.
-    this.paths.invalidateLinkCache();
-    let restored = false;
-    this.#indexSettled = false;
-    try {
-      await this.#git(['read-tree', '-u', '--reset', target], signal);
-      restored = true;
-    } finally {
-      this.paths.invalidateLinkCache();
-      await kept?.putBack(restored);
+    const run = { target, targetTree, safety: safety.sha, signal };
+    let written = await restoreChangedPaths(this.#parts, run, this.#headTree);
+    if (written === undefined) {
+      this.#indexSettled = false;
+      written = await restoreFull(this.#parts, run);
+      this.#indexSettled = true;
     }
-    const tree = (await this.#git(['write-tree'], signal)).stdout.trim();
-    if (tree !== targetTree) {
-      throw new AgentsError(
-        AgentsErrorCode.RollbackFailed,
-        `Restoring sandbox "${this.id}" to ${target} left tree ${tree} instead of ${targetTree}; restore ${safety.sha} to undo.`,
-        { details: { sandboxId: this.id, target, safety: safety.sha } },
-      );
-    }
-    await this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal);
-    const restoredChanges = await this.#diff(safety.sha, target, signal);
-    // Files the target ignores were never its to delete (see putBackIgnoredFiles).
-    const { changed, keptIgnored } = await this.#withoutPutBackIgnored(
-      safety.sha,
-      restoredChanges,
-      signal,
-    );
-    await this.#nested.scan(
-      (await this.#git(['ls-tree', '-r', '-t', '-z', target], signal)).stdout,
-    );
-    this.#indexSettled = true;
     this.#head = target;
     this.#headTree = targetTree;
     await this.#persistHead();
-    return {
-      safety,
-      changed,
-      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
-      writes: 'full',
-    };
-  }
-
-  /**
-   * A restore that writes only the paths where the head tree (the safety snapshot: the disk)
-   * and the target differ (see tree-restore.ts), or undefined when it must take the full path
-   * (not watching, or files the snapshots skip: nested repos, files over the cap, names git
-   * refuses). The result is checked from disk like a watched snapshot: the paths written are
-   * read back and must give the target tree.
-   */
-  async #restoreChanged(
-    safety: Snapshot,
-    target: string,
-    targetTree: string,
-    signal: AbortSignal | undefined,
-  ): Promise<RestoreResult | undefined> {
-    if (this.#watched.idleReason() !== undefined) return undefined;
-    if (
-      this.#largeFiles.list().length > 0 ||
-      this.#nested.list().length > 0 ||
-      this.#unrecordable.list().length > 0
-    )
-      return undefined;
-    const raw = await this.#watched.diff(this.#headTree, targetTree);
-    if (raw === undefined || raw.some((c) => c.srcMode === GITLINK || c.dstMode === GITLINK))
-      return undefined;
-    this.paths.invalidateLinkCache();
-    try {
-      await this.#watched.apply(raw);
-      // Read back through the watcher (our own writes are its events): O(changed), and it
-      // leaves no events behind for the next snapshot.
-      const check = await this.#watched.take(targetTree);
-      if ('reason' in check) {
-        // (a .gitignore came back, say): the next snapshot scans, so nothing is missed.
-        this.#watched.stop();
-      } else if (!check.unchanged) {
-        throw new AgentsError(
-          AgentsErrorCode.RollbackFailed,
-          `Restoring sandbox "${this.id}" to ${target} left tree ${check.tree} instead of ${targetTree}; restore ${safety.sha} to undo.`,
-          { details: { sandboxId: this.id, target, safety: safety.sha } },
-        );
-      }
-    } catch (error) {
-      // The disk is somewhere between the two: only a scan knows where.
-      this.#watched.stop();
-      this.#indexLag.record(raw);
-      throw error;
-    } finally {
-      this.paths.invalidateLinkCache();
-    }
-    this.#indexLag.record(raw);
-    await this.#watched
-      .keepRef(target)
-      .catch(() => this.#git(['update-ref', `${SNAPSHOT_REF_PREFIX}/${target}`, target], signal));
-    const restoredChanges = raw.map(({ status, path }) => ({ status, path }));
-    const { changed, keptIgnored } = await this.#withoutPutBackIgnored(
-      safety.sha,
-      restoredChanges,
-      signal,
-    );
-    await this.#nested.update(raw);
-    this.#head = target;
-    this.#headTree = targetTree;
-    await this.#persistHead();
-    return {
-      safety,
-      changed,
-      ...(keptIgnored.length === 0 ? {} : { keptIgnored }),
-      writes: 'changed',
-    };
+    const { changed, keptIgnored, writes } = written;
+    return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }), writes };
   }
 
   /** Adds nested-repo, refused-path and first-time size-cap warnings to a snapshot. */
   #withWarnings(snapshot: Snapshot): Snapshot {
     const warnings = [
-      ...nestedRepoWarnings(this.#nested.list()),
-      ...this.#unrecordable.warnings(),
-      ...this.#largeFiles.takeWarnings(),
+      ...nestedRepoWarnings(this.#parts.nested.list()),
+      ...this.#parts.unrecordable.warnings(),
+      ...this.#parts.largeFiles.takeWarnings(),
       ...this.#scanWarnings.splice(0),
     ];
     return warnings.length === 0 ? snapshot : { ...snapshot, warnings };
   }
 
   /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
-  /**
-   * Puts back the files the target ignores (never its to delete; see putBackIgnoredFiles) and
-   * returns the restored changes without them. Both restore paths end with it.
-   */
-  async #withoutPutBackIgnored(
-    safety: string,
-    restoredChanges: ChangedPath[],
-    signal: AbortSignal | undefined,
-  ): Promise<{ changed: ChangedPath[]; keptIgnored: string[] }> {
-    const keptIgnored = await putBackIgnoredFiles({
-      root: this.root,
-      env: storeEnv(this.runDir, this.root),
-      safety,
-      changed: restoredChanges,
-      signal,
-      timeoutMs: this.#timeoutMs,
-    });
-    this.paths.invalidateLinkCache();
-    const putBack = new Set(keptIgnored);
-    const changed = restoredChanges.filter((change) => !putBack.has(change.path));
-    return { changed, keptIgnored };
-  }
-
   async #persistHead(options: { later?: boolean } = {}): Promise<void> {
     this.#marker.head = this.#head;
-    this.#marker.nested = { head: this.#head, repos: this.#nested.list() };
+    this.#marker.nested = { head: this.#head, repos: this.#parts.nested.list() };
     if (options.later === true) return this.#markerWrites.later(this.#marker);
     await this.#markerWrites.settled();
     writeMarkerSync(this.runDir, this.#marker);
   }
 
-  async #diff(from: string, to: string, signal: AbortSignal | undefined): Promise<ChangedPath[]> {
-    if (from === to) return [];
-    const { stdout } = await this.#git(
-      ['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to],
-      signal,
-    );
-    return parseNameStatus(stdout);
+  #storeOptions(signal: AbortSignal | undefined) {
+    return { signal, timeoutMs: this.#parts.timeoutMs };
   }
 
-  #git(args: string[], signal: AbortSignal | undefined, okExitCodes?: number[]) {
-    return storeGit(this.runDir, this.root, args, {
-      signal,
-      timeoutMs: this.#timeoutMs,
-      ...(okExitCodes === undefined ? {} : { okExitCodes }),
-    });
-  }
-
-  #indexGit(signal: AbortSignal | undefined): IndexGit {
-    return async (args, input) =>
-      (
-        await storeGit(this.runDir, this.root, args, {
-          signal,
-          timeoutMs: this.#timeoutMs,
-          ...(input === undefined ? {} : { input }),
-        })
-      ).stdout;
+  #git(args: string[], signal: AbortSignal | undefined) {
+    return storeGit(this.runDir, this.root, args, this.#storeOptions(signal));
   }
 
   #exclusive<T>(work: () => Promise<T>): Promise<T> {

@@ -6,6 +6,7 @@ import { runGit, type RunGitResult } from '../git.js';
 import { gitEnv } from '../git-env.js';
 import type { UnrecordablePaths } from '../unrecordable-paths.js';
 import { removeStaleLock } from '../stale-lock.js';
+import type { IndexGit } from './index-git.js';
 
 /**
  * The snapshot store: a git dir of the sandbox's own, in its run dir (`<container>/run/git`),
@@ -98,6 +99,13 @@ export async function storeGit(
     if (!(await removeStaleLock(runDir, error))) throw error;
     return run();
   }
+}
+
+/** {@link storeGit} as an {@link IndexGit}: what the size-cap guard runs on the private index. */
+export function storeIndexGit(runDir: string, root: string, options: StoreGitOptions): IndexGit {
+  return async (args, input) =>
+    (await storeGit(runDir, root, args, { ...options, ...(input === undefined ? {} : { input }) }))
+      .stdout;
 }
 
 /** Makes the empty store in `runDir` (bare: its work tree comes from `GIT_WORK_TREE`). */
@@ -239,7 +247,7 @@ async function addAllOnce(
 }
 
 /** Mode of a gitlink (a nested repository or submodule) in an index or tree. */
-const GITLINK_MODE = '160000';
+export const GITLINK_MODE = '160000';
 
 /**
  * The gitlinks of the private index, from `ls-files -s -z` (one pass over the index): for when
@@ -260,8 +268,21 @@ export async function indexGitlinks(
   return paths;
 }
 
+/** The paths that differ between two snapshots (commits or trees) of the store. */
+export async function diffSnapshots(
+  runDir: string,
+  root: string,
+  from: string,
+  to: string,
+  options: StoreGitOptions,
+): Promise<ChangedPath[]> {
+  if (from === to) return [];
+  const args = ['diff-tree', '-r', '-z', '--name-status', '--no-renames', from, to];
+  return parseNameStatus((await storeGit(runDir, root, args, options)).stdout);
+}
+
 /** The git status letters of `diff-tree -z --name-status` → changed paths. */
-export function parseNameStatus(output: string): ChangedPath[] {
+function parseNameStatus(output: string): ChangedPath[] {
   const fields = output.split('\0');
   const changed: ChangedPath[] = [];
   for (let index = 0; index + 1 < fields.length; index += 2) {
