@@ -10,12 +10,7 @@ import type {
   ConfinementScope,
   NetworkAccess,
 } from '../confinement/backend.js';
-
-/** One check of the contract: a name and a function that throws when the backend fails it. */
-export interface ContractCase {
-  name: string;
-  run(): Promise<void>;
-}
+import type { Contract, ContractCase } from './contract.js';
 
 /** What {@link confinementContract} runs a backend with. */
 export interface ConfinementContractOptions {
@@ -31,11 +26,7 @@ export interface ConfinementContractOptions {
 }
 
 /** A confinement contract: make the layout and run the probe once, then check each case. */
-export interface ConfinementContract {
-  setup(): Promise<void>;
-  cases: ContractCase[];
-  teardown(): Promise<void>;
-}
+export type ConfinementContract = Contract;
 
 // Runs inside the confinement: every attempt, each answered with `ok` or the error code.
 const PROBE = `

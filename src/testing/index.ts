@@ -43,9 +43,13 @@ export type { RecordingChatModelOptions, ReplayChatModelOptions } from '../repla
 export { RecordingChatModel, ReplayChatModel } from '../replay/chat-models.js';
 export type { ReplayCassetteOptions, ReplayRun } from '../replay/replay-graph.js';
 export { replayCassette } from '../replay/replay-graph.js';
-export type {
-  ConfinementContract,
-  ConfinementContractOptions,
-  ContractCase,
-} from './confinement-contract.js';
+export type { Contract, ContractCase } from './contract.js';
+export type { ConfinementContract, ConfinementContractOptions } from './confinement-contract.js';
 export { confinementContract } from './confinement-contract.js';
+export type {
+  SandboxContractFixture,
+  SandboxContractOptions,
+  SandboxUnderTest,
+} from './sandbox-contract.js';
+export { CONTRACT_FILES, sandboxContract } from './sandbox-contract.js';
+export { checkpointerContract } from './checkpointer-contract.js';

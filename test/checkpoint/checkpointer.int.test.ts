@@ -6,7 +6,14 @@ import { AgentsError } from '../../src/errors.js';
 import { createCheckpointer } from '../../src/checkpoint/backends.js';
 import { assertRollbackDurability } from '../../src/checkpoint/durability.js';
 import { redactConnectionUrl } from '../../src/checkpoint/postgres.js';
-import { describeCheckpointerContract } from '../contracts/checkpointer.contract.js';
+import type { Checkpointer } from '../../src/checkpoint/backend.js';
+import { checkpointerContract } from '../../src/testing/index.js';
+import { describeContract } from '../helpers/describe-contract.js';
+
+/** The checkpointer contract from `/testing`, registered with vitest. */
+function describeCheckpointerContract(name: string, create: () => Promise<Checkpointer>): void {
+  describeContract(`checkpointer contract: ${name}`, checkpointerContract(create));
+}
 
 let dir: string;
 beforeAll(async () => {

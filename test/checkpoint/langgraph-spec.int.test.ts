@@ -2,7 +2,7 @@
  * LangGraph's own saver validation spec (`@langchain/langgraph-checkpoint-validation`, what
  * langgraphjs runs on its savers) on the two savers we subclass: the SQLite one (which adds a
  * `task_path` column to the upstream `writes` table and writes with its own statements) and the
- * Postgres one (fork-safe versions, `task_path`). Our contract (checkpointer.contract.ts) covers
+ * Postgres one (fork-safe versions, `task_path`). Our contract (`checkpointerContract`) covers
  * what rollback needs; this covers what LangGraph expects of any `BaseCheckpointSaver`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -8,8 +8,9 @@ import {
 } from '../../src/actors/thread-sandbox.js';
 import { SANDBOX_BACKENDS } from '../../src/sandbox/backends.js';
 import { createSandbox } from '../../src/sandbox/git/local-sandbox.js';
-import { CONTRACT_FILES, describeSandboxContract } from '../contracts/sandbox.contract.js';
-import type { SandboxContractFixture } from '../contracts/sandbox.contract.js';
+import { CONTRACT_FILES, sandboxContract } from '../../src/testing/index.js';
+import type { SandboxContractFixture, SandboxContractOptions } from '../../src/testing/index.js';
+import { describeContract } from '../helpers/describe-contract.js';
 import { git, writeFiles } from './helpers.js';
 
 /** The user's repo: the contract files and a symlink, committed, nothing else. */
@@ -22,6 +23,15 @@ async function makeRepoSource(scratch: string): Promise<string> {
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'initial');
   return repo;
+}
+
+/** The sandbox contract from `/testing`, registered with vitest. */
+function describeSandboxContract(
+  name: string,
+  makeSource: SandboxContractOptions['makeSource'],
+  create: SandboxContractOptions['create'],
+): void {
+  describeContract(`sandbox contract: ${name}`, sandboxContract({ makeSource, create }));
 }
 
 /** A plain folder (no git) with the same files. */
