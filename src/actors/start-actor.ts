@@ -29,7 +29,6 @@ import { compileActorGraph } from './actor-graph.js';
 import { actorStoreLocation, openActorStore } from './task-store.js';
 import { projectIdOf } from './project-id.js';
 import { withHeadCheck } from '../thread/head-check.js';
-import { discardKilledCallWrites } from './killed-call.js';
 import type { RunBudgets } from './run-budget.js';
 import type { ActorGraph } from './actor-graph.js';
 import { createActorPipeline } from './actor-pipeline.js';
@@ -39,13 +38,8 @@ import { sandboxBaseOptions } from './sandbox-base-options.js';
 import type { ActorSandbox } from './actor-sandbox.js';
 import type { ActivationStep, CreateActorOptions } from './actor-types.js';
 import { describeServerStart } from '../servers/server-start-line.js';
-import { recordUnattributed } from './actor-unattributed.js';
-import {
-  openSharedThread,
-  resolveSharedRemote,
-  sharedThreadScope,
-  syncSandboxToThread,
-} from './shared-thread.js';
+import { settleReopenedThread } from './reopened-thread.js';
+import { openSharedThread, resolveSharedRemote, sharedThreadScope } from './shared-thread.js';
 import type { SharedThread } from './shared-thread.js';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { NamedServerConfig } from '../config/server-schema.js';
@@ -91,12 +85,12 @@ export interface ActiveActor {
 
 /**
  * Starts an actor in named steps: sandbox → servers and checkpointer → registry → audit log →
- * tool pipeline → graph (→ unattributed changes of a reopened thread). Every piece is made
- * through `runtime` (the backends its config chose) or handed to it once it has succeeded; the
- * caller closes the runtime when a step throws (a failed start) and again on deactivate, so both
- * undo exactly what was done, in reverse. The last step handed over stops the servers first and
- * then waits for running calls, so a stop ends calls that wait on a server before closing what
- * they write to.
+ * tool pipeline → graph (→ a thread's sandbox settled with its checkpoints: reopened-thread.ts).
+ * Every piece is made through `runtime` (the backends its config chose) or handed to it once it
+ * has succeeded; the caller closes the runtime when a step throws (a failed start) and again on
+ * deactivate, so both undo exactly what was done, in reverse. The last step handed over stops
+ * the servers first and then waits for running calls, so a stop ends calls that wait on a
+ * server before closing what they write to.
  */
 export async function startActor(
   spec: ActorStartSpec,
@@ -192,43 +186,15 @@ export async function startActor(
   });
   runtime.defer(() => compiled.unsubscribe());
 
-  const threadId = spec.options.threadId;
-  if (opened?.threadBound && opened.shared?.replica !== undefined && threadId !== undefined) {
-    // The thread may have run (or been rolled back) on another worker since this sandbox last
-    // saw it: bring it to the files of the thread's latest checkpoint.
-    const synced = await syncSandboxToThread({
-      graph: compiled.graph,
-      threadId,
-      sandbox: opened.sandbox,
-      ...(signal ? { signal } : {}),
-    });
-    if (synced !== undefined && synced.safety !== synced.from) {
-      spec.options.onWarning?.(
-        `Thread "${threadId}": this worker's files had changes no checkpoint recorded; the sandbox now holds the files of the thread's latest checkpoint (${synced.to}), and the old tree is kept in snapshot ${synced.safety}.`,
-      );
-    }
-  }
-  // A run killed mid-call: its partial write is always discarded (kept in a safety snapshot)
-  // and the call runs again, on this worker as on any other (issue 38, item 3).
-  const discarded =
-    opened?.threadBound && opened.reopened && threadId !== undefined
-      ? await discardKilledCallWrites(compiled.graph, threadId, opened.sandbox, signal)
-      : undefined;
-  if (discarded !== undefined) {
-    spec.options.onWarning?.(
-      `Thread "${threadId}": its last run was killed during ${discarded.calls}; what it left in the sandbox is discarded (kept in snapshot ${discarded.safety}) and the call runs again on --continue.`,
-    );
-  } else if (opened?.threadBound && opened.reopened && threadId !== undefined) {
-    await recordUnattributed({
-      actor: spec.name,
-      graph: compiled.graph,
-      threadId,
-      sandbox: opened.sandbox,
-      auditLog,
-      signal,
-      onWarning: spec.options.onWarning,
-    });
-  }
+  await settleReopenedThread({
+    actor: spec.name,
+    opened,
+    threadId: spec.options.threadId,
+    graph: compiled.graph,
+    auditLog,
+    signal,
+    onWarning: spec.options.onWarning,
+  });
   runtime.defer(() => stopServersThenWait(spec, servers, inFlight));
   return {
     sandbox: opened,

@@ -8,98 +8,17 @@ import { storeOf, usageError } from '../args.js';
 import { createProgress } from '../progress.js';
 import type { CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
-import { println, shellQuote } from '../output.js';
+import { println } from '../output.js';
 import { createRunOutput } from '../run-output.js';
 import { isEndOfInput } from '../../policy/terminal-approval.js';
-import { formatInputRequestPreview } from '../../policy/terminal-input.js';
 import { createAnswerSource } from './actor-answers.js';
+import {
+  printContinueHint,
+  printLoginPause,
+  printResumeHint,
+  printRunEnd,
+} from './actor-run-hints.js';
 import type { LineQueue } from '../line-queue.js';
-
-function printResumeHint(
-  context: CommandContext,
-  name: string,
-  threadId: string,
-  pending: readonly PendingApproval[],
-  inputs: readonly PendingInput[] = [],
-): void {
-  const base = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)}`;
-  const lines: string[] = [];
-  if (pending.length > 0 || inputs.length === 0) {
-    lines.push(
-      `Paused on thread ${threadId}: ${pending.map((item) => item.preview.toolId).join(', ') || 'an interrupt'} waits for approval.`,
-      'Answer with one of:',
-      `  ${base} --approve`,
-      `  ${base} --reject "why not"`,
-    );
-    const first = pending[0];
-    if (pending.length === 1 && first !== undefined)
-      lines.push(`  ${base} --edit ${shellQuote(JSON.stringify(first.preview.args))}`);
-  }
-  if (inputs.length > 0) {
-    lines.push(
-      `Paused on thread ${threadId}: the server of ${inputs.map((item) => item.preview.toolId).join(', ')} asks before running it:`,
-    );
-    for (const item of inputs) lines.push(formatInputRequestPreview(item.preview));
-    lines.push(
-      'Answer with one of (the form fields as a JSON object):',
-      `  ${base} --answer JSON`,
-      `  ${base} --decline`,
-    );
-  }
-  if (context.json) {
-    context.stdout.write(
-      `${JSON.stringify({
-        type: 'paused',
-        threadId,
-        approvals: pending.map((item) => item.preview),
-        ...(inputs.length === 0 ? {} : { questions: inputs.map((item) => item.preview) }),
-        resume:
-          inputs.length === 0
-            ? `${base} --approve|--reject MESSAGE|--edit JSON`
-            : pending.length === 0
-              ? `${base} --answer JSON|--decline`
-              : `${base} (answer on a terminal: approvals and questions wait together)`,
-      })}\n`,
-    );
-  }
-  println(context.stderr, lines.join('\n'));
-}
-
-function printContinueHint(
-  context: CommandContext,
-  name: string,
-  threadId: string,
-  limit: string,
-): void {
-  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
-  if (context.json)
-    context.stdout.write(
-      `${JSON.stringify({ type: 'stopped', reason: 'turn-limit', limit, threadId, resume: command })}\n`,
-    );
-  println(
-    context.stderr,
-    `Thread ${threadId} is saved; go on with:\n  ${command} [--max-turns N] [--max-tool-calls N] [--max-time DURATION]`,
-  );
-}
-
-/** The run stopped for a login: the login line for the person, then how to go on. */
-function printLoginPause(
-  context: CommandContext,
-  name: string,
-  threadId: string,
-  error: AgentsError,
-): void {
-  const command = `agents actor resume ${shellQuote(name)} --thread ${shellQuote(threadId)} --continue`;
-  if (context.json)
-    context.stdout.write(
-      `${JSON.stringify({ type: 'stopped', reason: 'auth-required', code: error.code, message: error.message, threadId, resume: command })}\n`,
-    );
-  println(context.stderr, `Paused: ${error.message}`);
-  println(
-    context.stderr,
-    `Thread ${threadId} is saved; after the login, go on with:\n  ${command}`,
-  );
-}
 
 /** `--max-turns N` as a number; a usage error unless a whole number from 1 to 100,000. */
 function parseMaxTurns(text: string | undefined, usage: string): number | undefined {
@@ -244,25 +163,6 @@ export async function driveRun(
   }
 }
 
-function printEnd(
-  context: CommandContext,
-  threadId: string,
-  actor: ActorInstance,
-  keep: boolean,
-  threadKept: boolean,
-) {
-  const sandbox = keep && actor.sandbox ? actor.sandbox.root : undefined;
-  if (context.json)
-    context.stdout.write(
-      `${JSON.stringify({ type: 'end', threadId, ...(sandbox ? { sandbox } : {}), ...(threadKept ? {} : { sandboxRemoved: true }) })}\n`,
-    );
-  else
-    println(
-      context.stderr,
-      `thread: ${threadId}${sandbox ? ` sandbox: ${sandbox}` : ''}${threadKept ? '' : ' (sandbox removed: run with --thread ID or --keep-sandbox to keep it)'}`,
-    );
-}
-
 /**
  * Server problems (warnings, errors) always go to stderr; with `--verbose` also what servers
  * print on their stderr and other lifecycle notes.
@@ -395,7 +295,7 @@ export async function withActiveCliActor(
     if (recorder)
       await recording!.endCliRecording(recorder, actor, settings.threadId, checkpointsBefore);
     const kept = settings.keepSandbox || resumable || settings.ephemeralThread !== true;
-    printEnd(context, settings.threadId, actor, settings.keepSandbox, kept);
+    printRunEnd(context, settings.threadId, actor, settings.keepSandbox, kept);
     return code;
   } finally {
     unwatch?.();
