@@ -4,15 +4,12 @@
  * the sandbox's own methods, unchanged): waiting for a pack roll-up, the watcher's settle (its
  * marker event), building the tree (reading the changed paths, the head's folders, the diff),
  * writing the objects (one pack, no fsync: nothing on the snapshot path syncs), the ref, and the
- * rest (the sandbox's marker file); plus GC pauses inside the round, and the time spent making
+ * rest (the sandbox's marker file, written before the snapshot returns: a checkpoint may name its
+ * head at once, issue 38); plus GC pauses inside the round, and the time spent making
  * files, renaming them into place and in fsync (node:fs calls, timed across the round). For each slow round (over 2× the
  * median): its phases, whether a roll-up was running, the pack count and the load average.
  *
- * With `--baseline`, every other round writes the sandbox's marker on the snapshot's path, as
- * before issue 37 (a synchronous temp file + rename over the marker), so both are measured in one
- * process on the same tree and load; the figures are then given per mode.
- *
- *   npx tsx bench/snapshot-tail.ts [files] [rounds] [--baseline]     # default 100000 60
+ *   npx tsx bench/snapshot-tail.ts [files] [rounds]     # default 100000 60
  */
 import { execFileSync } from 'node:child_process';
 import fs, {
@@ -31,18 +28,13 @@ import { performance } from 'node:perf_hooks';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { median, percentile } from './harness.js';
 import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
-import { MarkerWrites } from '../src/sandbox/git/marker-writes.js';
 import { ObjectBatch } from '../src/sandbox/git/object-batch.js';
-import { writeMarkerSync, type SandboxMarker } from '../src/sandbox/sandbox-marker.js';
 import { TreeWatcher } from '../src/sandbox/git/tree-watcher.js';
 import { WatchedSnapshots } from '../src/sandbox/git/watched-snapshots.js';
 
 const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const files = Number(positional[0] ?? 100_000);
 const rounds = Number(positional[1] ?? 60);
-const baseline = process.argv.includes('--baseline');
-/** This round writes the marker on the snapshot's path (`--baseline`, odd rounds). */
-let markerOnPath = false;
 const PER_DIR = 100;
 
 const gitEnv = {
@@ -121,8 +113,6 @@ type Phase = (typeof PHASES)[number];
 interface Round {
   ms: number;
   scan: string;
-  /** The marker was written on the snapshot's path (the `--baseline` rounds). */
-  markerOnPath: boolean;
   rollUp: boolean;
   packs: number;
   load: number;
@@ -192,14 +182,6 @@ for (const [call, names] of Object.entries(FS_CALLS) as Array<[FsCall, string[]]
 }
 syncBuiltinESMExports();
 
-// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its `this` below
-const laterWrite = MarkerWrites.prototype.later;
-let runDir = '';
-MarkerWrites.prototype.later = function (this: MarkerWrites, marker: SandboxMarker): void {
-  if (markerOnPath) writeMarkerSync(runDir, marker);
-  else laterWrite.call(this, marker);
-};
-
 const gcObserver = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) marks.gc += entry.duration;
 });
@@ -230,7 +212,6 @@ try {
   const repo = join(scratch, 'repo');
   makeRepo(repo);
   const sandbox = await createSandbox({ source: repo, baseDir: scratch, id: 'tail' });
-  runDir = sandbox.runDir;
   await sandbox.snapshot('warm');
   const samples: Round[] = [];
   const folders = Math.ceil(files / PER_DIR);
@@ -239,7 +220,6 @@ try {
       join(sandbox.root, `d${(round * 7) % folders}/f${round % PER_DIR}.txt`),
       `round ${round}\n`,
     );
-    markerOnPath = baseline && round % 2 === 1;
     const before = rollUpRunning(scratch);
     // GC entries arrive late (an observer callback): let the last round's be counted there.
     await new Promise((resolve) => setImmediate(resolve));
@@ -254,7 +234,6 @@ try {
       phases: phasesOf(started, ended),
       fs: { ...fsTimes },
       scan: (snapshot as { scan?: string }).scan ?? 'full',
-      markerOnPath,
       rollUp: before || rollUpRunning(scratch),
       packs: countPacks(scratch),
       load: loadavg()[0]!,
@@ -269,8 +248,7 @@ try {
     const over = of.filter((sample) => sample.ms > 2 * median(times));
     return `| ${label} | ${files.toLocaleString('en-US')} | ${of.length} | ${f1(median(times))} | ${f1(percentile(times, 95))} | ${f1(Math.max(...times))} | ${over.length} | ${over.filter((s) => s.rollUp).length} |`;
   };
-  // Phases and slow rounds of the rounds as the code runs now (all rounds without --baseline).
-  const current = numbered.filter((sample) => !sample.markerOnPath);
+  const current = numbered;
   const p50 = median(current.map((sample) => sample.ms));
   const slow = current.filter((s) => s.ms > 2 * p50);
   const samplesNow = current;
@@ -290,17 +268,9 @@ try {
     '',
     '| marker | files | rounds | p50 ms | p95 ms | max ms | rounds over 2× p50 | of those with a roll-up running |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    summary('off the path (now)', current),
-    ...(baseline
-      ? [
-          summary(
-            'on the path (before, alternate rounds)',
-            numbered.filter((s) => s.markerOnPath),
-          ),
-        ]
-      : []),
+    summary('written in the snapshot', current),
     '',
-    `Phases of the ${baseline ? 'rounds as now' : 'rounds'} (ms; gc overlaps the others):`,
+    'Phases of the rounds (ms; gc overlaps the others):',
     '',
     '| phase | p50 | p95 | max | median of the slow rounds |',
     '| --- | ---: | ---: | ---: | ---: |',

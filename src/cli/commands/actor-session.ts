@@ -238,10 +238,10 @@ export async function withActiveCliActor(
   const { createActor } = await import('../../actors/actor.js');
   // `record:` in the actor's YAML records like `--record` (which wins). A config that does not
   // read is left to createActor, which says what is wrong with it.
-  const configured = await storeOf(context)
+  const config = await storeOf(context)
     .get('actor', settings.name)
-    .then((config) => config.record)
     .catch(() => undefined);
+  const configured = config?.record;
   const recordTo =
     settings.recordTo ??
     (configured === undefined || configured === false
@@ -301,7 +301,15 @@ export async function withActiveCliActor(
     unwatch?.();
     await actor.deactivate({ keepSandbox: resumable });
     // A kept thread's checkpoint listing, stored now: `agents checkpoints` then needs no LangGraph.
-    if (activated && (settings.ephemeralThread !== true || resumable))
+    // Only a store kept in a local file (SQLite) holds a listing: for another one, opening the
+    // thread again (its sandbox, a shared store's fetch) would find nothing to store.
+    if (
+      activated &&
+      (settings.ephemeralThread !== true || resumable) &&
+      config !== undefined &&
+      (await import('../../checkpoint/backends.js')).checkpointBackendFor(config.checkpointer)
+        .localFile !== undefined
+    )
       await (
         await import('./record-thread-listing.js')
       ).recordThreadListing(context, settings.threadId);

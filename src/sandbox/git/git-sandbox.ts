@@ -31,7 +31,6 @@ import { gitSnapshotStore } from './git-store.js';
 import { UnrecordablePaths } from '../unrecordable-paths.js';
 import { revertIndexInfo, scanRaceWarning, verifyScan } from './scan-verify.js';
 import { IndexLag, WatchedSnapshots } from './watched-snapshots.js';
-import { MarkerWrites } from './marker-writes.js';
 
 /** What {@link GitSandbox} is made from (by `createSandbox` or a reopen). */
 export interface GitSandboxInit {
@@ -95,8 +94,6 @@ export class GitSandbox implements Sandbox {
   #queue: Promise<unknown> = Promise.resolve();
   #onCommit: ((sha: string) => void) | undefined;
   #closing: Promise<void> | undefined;
-  /** The watched snapshots' marker writes, off their path (see marker-writes.ts). */
-  readonly #markerWrites: MarkerWrites;
 
   constructor(init: GitSandboxInit) {
     this.id = init.id;
@@ -115,7 +112,6 @@ export class GitSandbox implements Sandbox {
     this.#head = init.head?.sha ?? init.base;
     this.#headTree = init.head?.tree ?? init.baseTree;
     this.#marker = init.marker;
-    this.#markerWrites = new MarkerWrites(init.runDir);
     this.#lockFile = init.lockFile;
     this.#remove = init.remove;
     this.#parts = {
@@ -194,10 +190,6 @@ export class GitSandbox implements Sandbox {
       .catch(() => undefined)
       .then(async () => {
         await this.#parts.watched.shutdown();
-        // A marker that failed to write matters only to a sandbox that is kept.
-        await this.#markerWrites.settled().catch((error: unknown) => {
-          if (!remove) throw error;
-        });
         if (this.#lockFile !== undefined) await rm(this.#lockFile, { force: true });
         if (remove) await this.#remove();
       });
@@ -251,7 +243,7 @@ export class GitSandbox implements Sandbox {
     // the call ends, and a marker one snapshot behind after a SIGKILL made `--continue` take the
     // finished call's files for unattributed changes and run it again (the crash harness,
     // checkpoint-write:4 and before-model:2).
-    await this.#persistHead();
+    this.#persistHead();
     return {
       ...this.#withWarnings({
         sha,
@@ -323,7 +315,7 @@ export class GitSandbox implements Sandbox {
     this.#indexSettled = true;
     this.#head = sha;
     this.#headTree = tree;
-    await this.#persistHead();
+    this.#persistHead();
     return this.#withWarnings({
       sha,
       parent,
@@ -345,7 +337,7 @@ export class GitSandbox implements Sandbox {
     }
     this.#head = target;
     this.#headTree = targetTree;
-    await this.#persistHead();
+    this.#persistHead();
     const { changed, keptIgnored, writes } = written;
     return { safety, changed, ...(keptIgnored.length === 0 ? {} : { keptIgnored }), writes };
   }
@@ -362,11 +354,9 @@ export class GitSandbox implements Sandbox {
   }
 
   /** Records the head in the marker, so a reopened sandbox continues from the latest snapshot. */
-  async #persistHead(options: { later?: boolean } = {}): Promise<void> {
+  #persistHead(): void {
     this.#marker.head = this.#head;
     this.#marker.nested = { head: this.#head, repos: this.#parts.nested.list() };
-    if (options.later === true) return this.#markerWrites.later(this.#marker);
-    await this.#markerWrites.settled();
     writeMarkerSync(this.runDir, this.#marker);
   }
 
