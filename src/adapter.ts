@@ -20,4 +20,5 @@ export type {
 } from './mcp/tool-adapter.js';
 export type { McpToolCaller } from './mcp/tool-call.js';
 export { createMcpToolAdapter } from './mcp/tool-adapter.js';
+export { withTaskHandles } from './mcp/task-handles.js';
 export type { McpToolArtifact } from './mcp/content.js';

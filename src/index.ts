@@ -50,6 +50,7 @@ export { loadYamlFile, parseYaml } from './config/load.js';
 export type { McpToolAdapter, McpToolAdapterOptions } from './mcp/tool-adapter.js';
 export type { McpToolCaller } from './mcp/tool-call.js';
 export { createMcpToolAdapter } from './mcp/tool-adapter.js';
+export { withTaskHandles } from './mcp/task-handles.js';
 export type { McpToolArtifact } from './mcp/content.js';
 
 // the one registry of tools an actor, `agents serve` and policy read

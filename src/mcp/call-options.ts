@@ -2,6 +2,7 @@
  * The options of one `tools/call` (`mcp/tool-call.ts`): their own module so that the lazily loaded
  * task code (`mcp/tasks.ts`) can name them without importing the module that loads it.
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerErrorDetails } from '../errors.js';
 import type { TaskSupport } from './task-handles.js';
 
@@ -42,4 +43,9 @@ export interface SendToolCallOptions {
   details?: () => Partial<ServerErrorDetails>;
   /** The tool's listed `execution.taskSupport` (see `ListedToolHints` in `mcp/tool-call.ts`). */
   taskSupport?: () => TaskSupport | undefined;
+  /**
+   * The capabilities the client was built with: a call that declares the Tasks extension
+   * declares them too (2026 capabilities travel per request; the call's own replace the client's).
+   */
+  clientCapabilities?: ClientCapabilities;
 }

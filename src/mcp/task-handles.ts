@@ -1,4 +1,4 @@
-import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities, Transport } from '@modelcontextprotocol/client';
 
 /**
  * The SDK's `CLIENT_CAPABILITIES_META_KEY` (2026 capabilities travel in each request's `_meta`),
@@ -14,14 +14,14 @@ export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapab
  * `cancelled`, and cancels it with `tasks/cancel`. Callers see the ordinary result.
  *
  * The SDK v2 client (2.4.0) has the 2025-era task schemas only: its 2026 decoder refuses a
- * `"task"` result before anyone sees it. {@link receiveTaskHandles} therefore turns such an
- * answer into a result carrying the handle under {@link TASK_HANDLE_META_KEY}, on the way in.
+ * `"task"` result before anyone sees it. {@link withTaskHandles} therefore turns such an answer
+ * into a result carrying the handle under {@link TASK_HANDLE_META_KEY}, on the way in.
  */
 
 /** The extension identifier, declared in a request's client capabilities and in `server/discover`. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
-/** Where a rewritten `tools/call` answer carries the task handle (see {@link receiveTaskHandles}). */
+/** Where a rewritten `tools/call` answer carries the task handle (see {@link withTaskHandles}). */
 export const TASK_HANDLE_META_KEY = 'agents/task-handle';
 
 /** A tool's `execution.taskSupport` (as listed; absent means the server decides). */
@@ -36,9 +36,14 @@ export const TASK_POLL_LIMITS = { defaultMs: 500, minMs: 10, maxMs: 60_000 } as 
  */
 export const TASK_LEDGER_NAMESPACE = ['agents', 'mcp-tasks'] as const;
 
-/** The task-capable view of one tool: what its listing says and what the server advertises. */
+/**
+ * The task-capable view of one tool: what its listing says, what the server advertises, and
+ * whether the client's transport hands task answers through ({@link withTaskHandles}; without
+ * it the SDK refuses a task answer, so nothing is declared).
+ */
 export function declaresTasks(client: Client, taskSupport: TaskSupport | undefined): boolean {
   if (client.getProtocolEra() !== 'modern' || taskSupport === 'forbidden') return false;
+  if (!hasTaskHandles(client.transport)) return false;
   // A tool that requires a task gets one even from a server that forgot to advertise the extension.
   if (taskSupport === 'required') return true;
   const extensions = client.getServerCapabilities()?.extensions;
@@ -46,41 +51,64 @@ export function declaresTasks(client: Client, taskSupport: TaskSupport | undefin
 }
 
 /** `capabilities` with the Tasks extension declared. */
-export function withTasksExtension(capabilities: ClientCapabilities): ClientCapabilities {
+export function withTasksExtension(capabilities: ClientCapabilities = {}): ClientCapabilities {
   return {
     ...capabilities,
     extensions: { ...capabilities.extensions, [TASKS_EXTENSION]: {} },
   };
 }
 
+const decorated = new WeakSet<object>();
+const ownHandlers = new WeakSet<object>();
+
 /**
- * The `_meta` of a `tools/call` that declares the Tasks extension on top of the capabilities the
- * client declares on every request (2026 capabilities travel per request; the SDK replaces the
- * whole key with ours, so the client's own are merged in).
+ * The same transport, handing `tools/call` task answers through to this library: apply it before
+ * `client.connect()` (`client.connect(withTaskHandles(transport))`). A result with
+ * `resultType: "task"` becomes `{ content: [], isError: true, _meta: { [TASK_HANDLE_META_KEY]:
+ * task } }` before the SDK decodes it (`isError` so no output-schema check runs on it;
+ * {@link taskHandleOf} picks it up first). Everything else passes through unchanged.
+ *
+ * A proxy rather than a wrapper class: the SDK reads more of a transport than its six members
+ * (`"stderr" in transport && "pid" in transport` makes a stdio probe fall back to 2025 instead of
+ * failing; the base `StdioClientTransport`'s prototype and `_serverParams` let it probe on a
+ * disposable sibling process), so every member, the prototype and `in` stay the transport's own.
+ * Methods run on the transport itself (`this` is never the proxy, so `#private` fields work).
  */
-export function tasksMeta(client: Client): Record<string, unknown> {
-  // The SDK keeps the constructor's capabilities here; it has no public getter for them.
-  const own = (client as unknown as { _capabilities?: ClientCapabilities })._capabilities ?? {};
-  return { [CLIENT_CAPABILITIES_META_KEY]: withTasksExtension(own) };
+export function withTaskHandles<T extends Transport>(transport: T): T {
+  if (decorated.has(transport)) return transport;
+  const methods = new WeakMap<object, unknown>();
+  const proxy = new Proxy(transport, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function' || key === 'constructor' || isCallback(key)) return value;
+      let bound = methods.get(value);
+      if (bound === undefined) methods.set(value, (bound = value.bind(target)));
+      return bound;
+    },
+    set(target, key, value: unknown) {
+      // The handler lives on the transport itself, which calls its own `onmessage`.
+      if (key === 'onmessage' && typeof value === 'function' && !ownHandlers.has(value)) {
+        const handler = value as MessageHandler;
+        const rewriting: MessageHandler = (message, extra) => handler(asHandle(message), extra);
+        ownHandlers.add(rewriting);
+        value = rewriting;
+      }
+      return Reflect.set(target, key, value, target);
+    },
+  });
+  decorated.add(proxy);
+  return proxy;
+}
+
+/** True for a transport made by {@link withTaskHandles}. */
+export function hasTaskHandles(transport: Transport | undefined): boolean {
+  return transport !== undefined && decorated.has(transport);
 }
 
 type MessageHandler = (message: unknown, extra?: unknown) => void;
-const receiving = new WeakSet<object>();
 
-/**
- * Makes this client's connection hand task answers through: a `tools/call` result with
- * `resultType: "task"` becomes `{ content: [], isError: true, _meta: { [TASK_HANDLE_META_KEY]:
- * task } }` before the SDK decodes it (`isError` so no output-schema check runs on it;
- * {@link taskHandleOf} picks it up first). Idempotent per transport; a reconnect brings a new
- * transport, wrapped on its first task-capable call.
- */
-export function receiveTaskHandles(client: Client): void {
-  const transport = client.transport as { onmessage?: MessageHandler } | undefined;
-  if (transport === undefined || receiving.has(transport)) return;
-  const inner = transport.onmessage;
-  if (inner === undefined) return;
-  receiving.add(transport);
-  transport.onmessage = (message, extra) => inner.call(transport, asHandle(message), extra);
+function isCallback(key: string | symbol): boolean {
+  return key === 'onmessage' || key === 'onclose' || key === 'onerror';
 }
 
 function asHandle(message: unknown): unknown {

@@ -1,5 +1,5 @@
 import type { CallToolRequestOptions, Client, RequestOptions } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError, type ServerErrorDetails } from '../errors.js';
 import { resolveServerTimeouts } from '../config/server-defaults.js';
 import type { ToolCallContext } from '../core/tool-descriptor.js';
@@ -21,9 +21,7 @@ import { PASS_THROUGH, legRequest, mayMirrorHeaders } from './call-request.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasks,
-  receiveTaskHandles,
   taskHandleOf,
-  tasksMeta,
   withTasksExtension,
   type TaskSupport,
 } from './task-handles.js';
@@ -112,7 +110,6 @@ export async function sendToolCall(
   // requires it), and never for a tool that forbids it.
   const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
   if (tasks) {
-    receiveTaskHandles(client as Client);
     // A run that paused after this call became a task follows that task, not a new call.
     const { followTask, taskLedger } = await import('./tasks.js');
     const noted = await taskLedger(context, options.serverName, name, args)?.recall();
@@ -137,7 +134,13 @@ export async function sendToolCall(
     !isV2Client(client) ||
     client.getProtocolEra() !== 'modern'
   ) {
-    const params = tasks ? { ...base, _meta: tasksMeta(client as Client) } : base;
+    // 2026 capabilities travel per request, and ours replace the client's: declare both.
+    const params = tasks
+      ? {
+          ...base,
+          _meta: { [CLIENT_CAPABILITIES_META_KEY]: withTasksExtension(options.clientCapabilities) },
+        }
+      : base;
     return (await sendLeg(client, params, context, options, false)) as CallToolResult;
   }
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
@@ -306,6 +309,12 @@ export interface ClientCallerOptions {
   maxCallMs?: number;
   /** Progress notifications restart `callTimeoutMs`, up to `maxCallMs` (default: off, `timeouts.resetOnProgress`). */
   resetTimeoutOnProgress?: boolean;
+  /**
+   * The `capabilities` the `Client` was built with (default none), declared along with the Tasks
+   * extension on a call that declares it: the SDK gives no public way to read them back. Tasks
+   * need the client connected over `withTaskHandles(transport)`.
+   */
+  clientCapabilities?: ClientCapabilities;
 }
 
 /**
@@ -323,6 +332,9 @@ export function createClientCaller(
     callMs: options.callTimeoutMs ?? defaults.callMs,
     maxCallMs: options.maxCallMs ?? defaults.maxCallMs,
     resetOnProgress: options.resetTimeoutOnProgress ?? defaults.resetOnProgress,
+    ...(options.clientCapabilities === undefined
+      ? {}
+      : { clientCapabilities: options.clientCapabilities }),
   };
   // One options object per listed tool, made on its first call (hints are kept per tool).
   const byTool = new WeakMap<ListedToolHints, SendToolCallOptions>();

@@ -131,6 +131,7 @@ export class SupervisedCaller implements McpToolCaller {
         ...(core.options.roots === undefined ? {} : { roots: core.options.roots }),
         inputSchema: () => this.toolSet.get(name)?.descriptor.inputSchema,
         taskSupport: () => this.toolSet.get(name)?.descriptor.taskSupport,
+        clientCapabilities: connection.clientCapabilities,
         details: () => core.failures.details('call', connection.serverTransport),
       });
       this.supervisor.answered();

@@ -6,6 +6,7 @@ import type { McpProtocolChoice, NamedServerConfig } from '../config/server-sche
 import { AgentsErrorCode, ServerError, errorMessage, type ServerPhase } from '../errors.js';
 import { listToolsWithHints } from '../mcp/list-tools.js';
 import { CHECKED_ELSEWHERE } from '../mcp/mcp-client.js';
+import { withTaskHandles } from '../mcp/task-handles.js';
 import { ClientRequestRouter, FORWARDED_CLIENT_CAPABILITIES } from './client-request-router.js';
 import { createServerTransport, type ServerTransport } from './connect.js';
 import {
@@ -112,10 +113,11 @@ export class ServerConnector {
     const serverTransport = this.transportFactory(core.config);
     this.startingTransport = serverTransport;
     const generation = ++core.generation;
-    const client = this.createClient(generation, choice);
+    const { client, clientCapabilities } = this.createClient(generation, choice);
     const connection: Connection = {
       generation,
       client,
+      clientCapabilities,
       serverTransport,
       protocolVersion: undefined,
       superseded: false,
@@ -142,7 +144,7 @@ export class ServerConnector {
       // initialize, which the spec forbids; we close the connection (and kill the group) instead.
       await within(
         Promise.race([
-          client.connect(transport, {
+          client.connect(withTaskHandles(transport), {
             timeout: core.timeouts.startupMs * 2 + 1_000,
             ...(prior === undefined ? {} : { prior }),
           }),
@@ -227,14 +229,18 @@ export class ServerConnector {
     }
   }
 
-  private createClient(generation: number, choice: McpProtocolChoice): Client {
+  private createClient(
+    generation: number,
+    choice: McpProtocolChoice,
+  ): Pick<Connection, 'client' | 'clientCapabilities'> {
     const { roots, forwardClientRequests, clientInfo } = this.core.options;
     const forward = forwardClientRequests === true;
+    const clientCapabilities = {
+      ...(roots ? { roots: { listChanged: true } } : {}),
+      ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
+    };
     const client = new Client(clientInfo ?? CLIENT_INFO, {
-      capabilities: {
-        ...(roots ? { roots: { listChanged: true } } : {}),
-        ...(forward ? FORWARDED_CLIENT_CAPABILITIES : {}),
-      },
+      capabilities: clientCapabilities,
       jsonSchemaValidator: CHECKED_ELSEWHERE,
       versionNegotiation: versionNegotiationFor(choice, this.core.timeouts.startupMs),
     });
@@ -252,7 +258,7 @@ export class ServerConnector {
       this.core.logger.debug(`Server "${this.core.name}": ${error.message}`, {
         serverName: this.core.name,
       });
-    return client;
+    return { client, clientCapabilities };
   }
 
   private async withDeadline<T>(

@@ -1,4 +1,4 @@
-import type { Client, Transport } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities, Transport } from '@modelcontextprotocol/client';
 import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/client';
 import type {
   NamedServerConfig,
@@ -65,6 +65,8 @@ export interface ManagedServerOptions {
 export interface Connection {
   generation: number;
   client: Client;
+  /** What `client` declares (a call that declares the Tasks extension declares these too). */
+  clientCapabilities: ClientCapabilities;
   serverTransport: ServerTransport;
   protocolVersion: string | undefined;
   /** Set when we close it on purpose, so the close handler knows it is not a crash. */

@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { NamedServerConfig } from '../../src/config/server-schema.js';
 import { AgentsErrorCode, ServerError } from '../../src/errors.js';
+import { withTaskHandles } from '../../src/mcp/task-handles.js';
 import { TASK_LEDGER_NAMESPACE } from '../../src/mcp/tasks.js';
 import { createMcpToolAdapter, type McpToolAdapter } from '../../src/mcp/tool-adapter.js';
 import { createManagedServer, type ManagedServer } from '../../src/servers/managed-server.js';
@@ -60,12 +61,14 @@ beforeAll(async () => {
     { capabilities: {}, versionNegotiation: { mode: 'auto' } },
   );
   await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: modernStdioArgs(),
-      env: fixtureEnv(),
-      stderr: 'pipe',
-    }),
+    withTaskHandles(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: modernStdioArgs(),
+        env: fixtureEnv(),
+        stderr: 'pipe',
+      }),
+    ),
   );
   adapter = createMcpToolAdapter({ serverName: 'modern', client, callTimeoutMs: 5_000 });
 }, 30_000);

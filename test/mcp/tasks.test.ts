@@ -9,8 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLIENT_CAPABILITIES_META_KEY as OUR_META_KEY,
   declaresTasks,
-  tasksMeta,
   TASKS_EXTENSION,
+  withTaskHandles,
+  withTasksExtension,
 } from '../../src/mcp/task-handles.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -18,7 +19,11 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function connect(options: { advertise: boolean; modern: boolean }): Promise<Client> {
+async function connect(options: {
+  advertise: boolean;
+  modern: boolean;
+  decorated?: boolean;
+}): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const handle = serveStdio(
     () =>
@@ -40,7 +45,7 @@ async function connect(options: { advertise: boolean; modern: boolean }): Promis
       ...(options.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
     },
   );
-  await client.connect(clientSide);
+  await client.connect(options.decorated === false ? clientSide : withTaskHandles(clientSide));
   closers.push(async () => {
     await client.close();
     await handle.close();
@@ -74,13 +79,18 @@ describe('declaring the Tasks extension on a tools/call', () => {
     expect(declaresTasks(client, 'required')).toBe(false);
   });
 
-  it("adds the extension to the client's own capabilities instead of replacing them", async () => {
-    const client = await connect({ advertise: true, modern: true });
-    expect(tasksMeta(client)).toEqual({
-      [CLIENT_CAPABILITIES_META_KEY]: {
-        roots: { listChanged: true },
-        extensions: { [TASKS_EXTENSION]: {} },
-      },
+  it('never declares it over a transport that does not hand task answers through', async () => {
+    const client = await connect({ advertise: true, modern: true, decorated: false });
+    expect(client.getProtocolEra()).toBe('modern');
+    expect(declaresTasks(client, 'required')).toBe(false);
+  });
+
+  it("adds the extension to the client's own capabilities instead of replacing them", () => {
+    const own = { roots: { listChanged: true }, extensions: { 'x/other': {} } };
+    expect(withTasksExtension(own)).toEqual({
+      roots: { listChanged: true },
+      extensions: { 'x/other': {}, [TASKS_EXTENSION]: {} },
     });
+    expect(withTasksExtension()).toEqual({ extensions: { [TASKS_EXTENSION]: {} } });
   });
 });

@@ -94,11 +94,12 @@ export async function runMcpClient(
     loginCommand: `agents mcp-client ${url.href}`,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
+  const capabilities = { elicitation: { form: { applyDefaults: true } } };
   const makeClient = () => {
     const client = new Client(
       { name: 'agents-mcp-client', version: '0.1.0' },
       {
-        capabilities: { elicitation: { form: { applyDefaults: true } } },
+        capabilities,
         versionNegotiation: versionNegotiationFor(options.protocol ?? 'auto', 30_000),
       },
     );
@@ -164,6 +165,7 @@ export async function runMcpClient(
       serverName,
       client,
       callTimeoutMs: options.callTimeoutMs ?? 30_000,
+      clientCapabilities: capabilities,
       // A smoke client calls everything it is shown; trust decisions are not its job.
       trusted: true,
     });

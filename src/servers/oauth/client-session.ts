@@ -1,6 +1,7 @@
 import type { Client, OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { OAuthSettings } from '../../config/server-schema.js';
 import { AgentsErrorCode } from '../../errors.js';
+import { withTaskHandles } from '../../mcp/task-handles.js';
 import {
   createRemoteTransport,
   type RemoteTransport,
@@ -110,8 +111,9 @@ export async function openOAuthClientSession(
             : { onInsufficientScope: (scope: string) => stored.prepareStepUp(scope) }),
         });
         client = makeClient();
+        // Task answers come through (the adapter follows them; see mcp/task-handles.ts).
         await client.connect(
-          transport,
+          withTaskHandles(transport),
           options.signal === undefined ? {} : { signal: options.signal },
         );
         return client;
