@@ -32,7 +32,7 @@ export const CheckpointerSettingsSchema = z
 export type CheckpointerSettings = z.input<typeof CheckpointerSettingsSchema>;
 
 /** The backend of `settings` (typed as the general interface: callers hold only that). */
-export function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
+function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
   const backend = (checkpointBackends as Record<string, CheckpointBackend | undefined>)[
     settings.type
   ];
@@ -44,11 +44,6 @@ export function checkpointBackendFor(settings: { type: string }): CheckpointBack
     );
   }
   return backend;
-}
-
-/** True when a thread kept with `settings` cannot outlive this process. */
-export function isEphemeralCheckpointer(settings: { type: string }): boolean {
-  return checkpointBackendFor(settings).ephemeral;
 }
 
 /** True when a saver a caller passed in is one of an ephemeral store's (e.g. a `MemorySaver`). */
