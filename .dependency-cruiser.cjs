@@ -159,6 +159,23 @@ module.exports = {
       to: { path: ['^src/sandbox/(git|memory)/', '^src/sandbox/backends\\.ts$'] },
     },
     {
+      name: 'checkpoints-through-the-runtime',
+      severity: 'error',
+      comment:
+        'actors/, cli/ and studio/ get checkpoint stores from the AgentsRuntime' +
+        ' (runtime.checkpointBackend, runtime.openCheckpointer, checkpointStores()) and use them' +
+        ' through the seam src/checkpoint/backend.ts (capabilities such as lease, localFile,' +
+        ' threadOwners, openStore), never from the table (src/checkpoint/backends.ts) or a' +
+        " store's files (memory, sqlite*, postgres*): a new store is then one file plus one table" +
+        ' entry. The listing side table of a local-file store (sqlite-listing.ts) is read without' +
+        ' the table, so `agents checkpoints` starts without zod.',
+      from: { path: '^src/(actors|cli|studio)/' },
+      to: {
+        path: '^src/checkpoint/(backends|memory|sqlite|postgres)[^/]*\\.ts$',
+        pathNot: '^src/checkpoint/sqlite-listing\\.ts$',
+      },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment:

@@ -318,7 +318,7 @@ class LocalActor implements ActorInstance {
    * steps that did not finish again. So an interrupted tool call runs once more: a write call
    * passes the policy again (an approval given before the crash is asked again, as the call's
    * answer was never saved), and what the killed call left in the sandbox was discarded when
-   * the sandbox was reopened (kept in a safety snapshot; see `killed-call.ts`).
+   * the sandbox was reopened (kept in a safety snapshot; see `reopened-thread.ts`).
    */
   private async *continueRun(
     resume: unknown,

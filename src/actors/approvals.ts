@@ -15,16 +15,7 @@ export interface PendingApproval {
  * or `getState().tasks[].interrupts`). Other interrupts are skipped.
  */
 export function pendingApprovalsOf(interrupts: unknown): PendingApproval[] {
-  if (!Array.isArray(interrupts)) return [];
-  const found: PendingApproval[] = [];
-  for (const item of interrupts) {
-    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
-    const value: unknown = item.value;
-    if (!isApprovalPreview(value)) continue;
-    const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
-    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
-  }
-  return found;
+  return interruptsOf(interrupts, isApprovalPreview);
 }
 
 /** A tool call whose server asked a question (2026-07-28 `input_required`), waiting for a human. */
@@ -36,16 +27,21 @@ export interface PendingInput {
 
 /** The server questions in an `__interrupt__` value (as {@link pendingApprovalsOf}). */
 export function pendingInputsOf(interrupts: unknown): PendingInput[] {
+  return interruptsOf(interrupts, isInputRequestPreview);
+}
+
+/** The interrupts of `interrupts` whose value `is` accepts, with their ids. */
+function interruptsOf<P>(
+  interrupts: unknown,
+  is: (value: unknown) => value is P,
+): Array<{ interruptId?: string; preview: P }> {
   if (!Array.isArray(interrupts)) return [];
-  const found: PendingInput[] = [];
-  for (const item of interrupts) {
-    if (typeof item !== 'object' || item === null || !('value' in item)) continue;
-    const value: unknown = item.value;
-    if (!isInputRequestPreview(value)) continue;
+  return interrupts.flatMap((item: unknown) => {
+    if (typeof item !== 'object' || item === null || !('value' in item) || !is(item.value))
+      return [];
     const id = 'id' in item && typeof item.id === 'string' ? item.id : undefined;
-    found.push({ ...(id === undefined ? {} : { interruptId: id }), preview: value });
-  }
-  return found;
+    return [{ ...(id === undefined ? {} : { interruptId: id }), preview: item.value }];
+  });
 }
 
 /**

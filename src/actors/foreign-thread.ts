@@ -1,59 +1,9 @@
 import { access } from 'node:fs/promises';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
-import { storedThreadIdOf, type ThreadScope } from '../checkpoint/thread-namespace.js';
+import type { ThreadScope } from '../checkpoint/thread-namespace.js';
+import { checkpointStores } from '../runtime/agents-runtime.js';
 import { projectIdOf } from './project-id.js';
 import { threadSandboxDir } from './thread-sandbox.js';
-
-/** Postgres's SQLSTATE for a table that does not exist. */
-const UNDEFINED_TABLE = '42P01';
-
-/** Another project's or actor's thread of the same id, in a database several share. */
-export interface ForeignThread {
-  project: string;
-  actor: string;
-}
-
-/**
- * The owners of thread `threadId` in a shared Postgres database other than `scope`, or `[]`
- * when `scope` has the thread itself (then it is not new, and nothing is foreign about it).
- * Thread ids are stored as `<project>/<actor>/<thread>` (see `withThreadNamespace`): the rows
- * ending in `/<thread>` are that id's owners. Asked only when a worker opens a thread it has
- * no local record of, so the one extra connection is not paid by every run.
- */
-export async function foreignThreadsOf(
-  url: string,
-  scope: ThreadScope,
-  threadId: string,
-): Promise<ForeignThread[]> {
-  const pg = await import('pg');
-  const client = new pg.default.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const suffix = `/${threadId}`;
-    const pattern = `%${suffix.replace(/[\\%_]/g, (match) => `\\${match}`)}`;
-    const found = await client
-      .query<{ thread_id: string }>(
-        "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE $1 ESCAPE '\\' LIMIT 20",
-        [pattern],
-      )
-      .catch((error: unknown) => {
-        // A fresh database: the checkpointer makes its tables after this check; no thread yet.
-        if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return { rows: [] };
-        throw error;
-      });
-    const { rows } = found;
-    const stored = rows.map((row) => row.thread_id);
-    if (stored.includes(storedThreadIdOf(scope, threadId))) return [];
-    return stored.flatMap((id) => {
-      // `<project>/<actor>`: the actor has no `/` (a file name), a project id may.
-      const owner = id.slice(0, -suffix.length);
-      const slash = owner.lastIndexOf('/');
-      return slash <= 0 ? [] : [{ project: owner.slice(0, slash), actor: owner.slice(slash + 1) }];
-    });
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /**
  * Says what a thread id already names elsewhere in the shared database, before a run starts a
@@ -62,7 +12,7 @@ export async function foreignThreadsOf(
  * separate thread, but a user who meant that one should know).
  */
 export function checkForeignThreads(
-  foreign: readonly ForeignThread[],
+  foreign: readonly ThreadScope[],
   scope: ThreadScope,
   threadId: string,
   warn: ((message: string) => void) | undefined,
@@ -85,8 +35,8 @@ export function checkForeignThreads(
 
 /** What {@link refuseForeignThread} needs. */
 export interface ForeignThreadCheck {
-  /** The actor's `checkpointer` setting: only a Postgres one is shared. */
-  checkpointer: { type: string; url?: string } | undefined;
+  /** The actor's `checkpointer` setting: only a store several projects share has owners. */
+  checkpointer: { type: string } | undefined;
   projectDir: string;
   workspaceRoot: string;
   actor: string;
@@ -96,21 +46,22 @@ export interface ForeignThreadCheck {
 
 /**
  * On a worker that has never opened thread `threadId` of this actor (no local folder), with a
- * Postgres checkpointer: refuses another actor's thread of this project and warns of other
- * projects' threads of that id ({@link checkForeignThreads}). Free otherwise.
+ * store several projects share (its backend has `threadOwners`): refuses another actor's thread
+ * of this project and warns of other projects' threads of that id ({@link checkForeignThreads}).
+ * Free otherwise.
  */
 export async function refuseForeignThread(check: ForeignThreadCheck): Promise<void> {
-  const url = check.checkpointer?.type === 'postgres' ? check.checkpointer.url : undefined;
-  if (url === undefined) return;
+  if (check.checkpointer === undefined) return;
+  const { backend, settings } = (await checkpointStores()).resolve(check.checkpointer);
+  if (backend.threadOwners === undefined) return;
   const known = await access(threadSandboxDir(check.workspaceRoot, check.actor, check.threadId))
     .then(() => true)
     .catch(() => false);
   if (known) return;
   const scope = { project: await projectIdOf(check.projectDir), actor: check.actor };
-  checkForeignThreads(
-    await foreignThreadsOf(url, scope, check.threadId),
-    scope,
-    check.threadId,
-    check.warn,
-  );
+  const owners = await backend.threadOwners(settings, check.threadId);
+  // The scope has the thread itself: it is not new, and nothing is foreign about it.
+  if (owners.some((owner) => owner.project === scope.project && owner.actor === scope.actor))
+    return;
+  checkForeignThreads(owners, scope, check.threadId, check.warn);
 }

@@ -1,12 +1,12 @@
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { auditLogPath } from '../policy/audit-log.js';
 import { removeAuditEntries } from '../policy/audit-rewrite.js';
 import { diskUse } from '../sandbox/sandbox-inventory.js';
 import { acquireRunLock, lockHolder, readMarker } from '../sandbox/sandbox-marker.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
+import { checkpointStores } from '../runtime/agents-runtime.js';
 import { findThreadSandboxes } from './thread-sandbox.js';
 import { sharedThreadScope } from './thread-scope.js';
 
@@ -122,14 +122,15 @@ async function deleteCheckpoints(
   const projectDir = recordedProjectDir ?? store.projectDir;
   // Each store with the actor that used it: a store several projects share (Postgres) keeps a
   // thread per project and actor (see `withThreadNamespace`), so it is asked once per actor.
-  const settings: Array<{ setting: CheckpointerSettings; actor: string | undefined }> = [];
+  const stores = await checkpointStores();
+  const settings: Array<{ setting: { type: string }; actor: string | undefined }> = [];
   if (actors.length > 0) {
     for (const actor of actors) {
       // An actor whose file was removed since: its thread was kept in the default store.
       settings.push({
         setting: (await store.has('actor', actor))
           ? (await store.get('actor', actor)).checkpointer
-          : { type: 'sqlite' },
+          : { type: stores.defaultType },
         actor,
       });
     }
@@ -141,13 +142,12 @@ async function deleteCheckpoints(
         actor: record.name,
       })),
     );
-    settings.push({ setting: { type: 'sqlite' }, actor: undefined });
+    settings.push({ setting: { type: stores.defaultType }, actor: undefined });
   }
-  const { resolveCheckpointer } = await import('../checkpoint/backends.js');
   const seen = new Set<string>();
   const results: Array<{ store: string; count: number }> = [];
   for (const { setting, actor } of settings) {
-    const { backend, settings: resolved } = resolveCheckpointer(setting);
+    const { backend, settings: resolved } = stores.resolve(setting);
     // An ephemeral store died with its process: there is nothing left to remove.
     if (backend.ephemeral) continue;
     const { name, exists } = backend.locate(resolved, projectDir);

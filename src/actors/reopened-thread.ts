@@ -5,11 +5,14 @@
  * files changed outside any call), not about what the start opens; it reads the compiled
  * graph, so it runs once everything else is made.
  */
+import { errorMessage } from '../errors.js';
 import type { AuditLog } from '../policy/audit-log.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
+import { planResume } from '../thread/resume-plan.js';
+import { recordUnattributedChanges } from '../thread/unattributed.js';
 import type { ActorGraph } from './actor-graph.js';
 import type { ActorSandbox } from './actor-sandbox.js';
-import { recordUnattributed } from './actor-unattributed.js';
-import { discardKilledCallWrites } from './killed-call.js';
 import { syncSandboxToThread, type SharedThread } from './shared-thread.js';
 
 /**
@@ -53,13 +56,66 @@ export async function settleReopenedThread(options: {
     );
     return;
   }
-  await recordUnattributed({
-    actor: options.actor,
+  // Else what changed since the thread's last recorded snapshot (edits by hand, a state write
+  // lost to a crash) is recorded as its own change record, so the next call is not credited.
+  const found = await recordUnattributedChanges({
     graph,
     threadId,
     sandbox: opened.sandbox,
-    auditLog: options.auditLog,
-    signal,
-    onWarning,
+    ...(signal === undefined ? {} : { signal }),
   });
+  if (found === undefined) return;
+  const { record } = found;
+  const paths = record.changed.map((change) => `${change.status} ${change.path}`);
+  onWarning?.(
+    `Thread "${threadId}" had changes no recorded tool call made (a call stopped before its snapshot?): ${paths.join(', ')}. Recorded as unattributed changes, snapshot ${record.snapshot}.`,
+  );
+  const unknown = { value: false, source: 'default' as const };
+  await options.auditLog
+    .append({
+      time: new Date().toISOString(),
+      event: 'unattributed-changes',
+      actor: options.actor,
+      thread: threadId,
+      toolId: record.toolId,
+      toolName: 'unattributed changes',
+      fingerprint: '',
+      capabilities: {
+        readOnly: unknown,
+        writes: unknown,
+        destructive: unknown,
+        openWorld: unknown,
+      },
+      args: { changed: paths },
+      durationMs: 0,
+      snapshot: record.snapshot,
+      changed: record.changed.length,
+    })
+    .catch((error: unknown) => onWarning?.(`Audit log write failed: ${errorMessage(error)}`));
+}
+
+/**
+ * When the thread's last run was killed with tool calls unfinished, brings the sandbox to the
+ * files the continued run must start from (the checkpoint's head advanced by the calls that
+ * completed: see `planResume`), discarding what the killed calls left (`restore` keeps it in
+ * a safety snapshot). Returns what it did, or `undefined` when no call is unfinished or the
+ * files already match. Deterministic on every worker: before, the same worker sometimes kept
+ * the partial write as "unattributed changes" and re-ran the call, so a write landed twice.
+ */
+async function discardKilledCallWrites(
+  graph: CheckpointedGraph,
+  threadId: string,
+  sandbox: Sandbox,
+  signal: AbortSignal | undefined,
+): Promise<{ calls: string; safety: string } | undefined> {
+  const state = await graph.getState({ configurable: { thread_id: threadId } });
+  const plan = planResume(state);
+  if (!plan.unfinished || plan.rerun.length === 0) return undefined;
+  const target = plan.head ?? sandbox.base;
+  const restored = await sandbox.restore(target, signal === undefined ? {} : { signal });
+  if (restored.changed.length === 0) return undefined;
+  return {
+    calls: plan.rerun.map((call) => `${call.name} (${call.id})`).join(', '),
+    safety: restored.safety.sha,
+  };
 }

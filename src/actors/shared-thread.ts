@@ -1,11 +1,13 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
-import { resolveCheckpointer } from '../checkpoint/backends.js';
-import type { CheckpointerSettings } from '../checkpoint/backends.js';
 import { withSaverMethods } from '../checkpoint/saver-proxy.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { planResume } from '../thread/resume-plan.js';
 import type { RunSandbox, SandboxBackend, SnapshotReplica } from '../sandbox/backend.js';
-import { sandboxBackendNamed } from '../runtime/agents-runtime.js';
+import {
+  checkpointStores,
+  sandboxBackendNamed,
+  type CheckpointerSettings,
+} from '../runtime/agents-runtime.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ThreadLease } from '../checkpoint/backend.js';
 import { PATH_PROJECT_ID_PREFIX, projectIdOf } from './project-id.js';
@@ -73,7 +75,9 @@ export async function openSharedThread(
   const { actor, threadId } = options;
   // Only a store that several workers share leases threads (its backend has `lease`).
   const store =
-    options.checkpointer === undefined ? undefined : resolveCheckpointer(options.checkpointer);
+    options.checkpointer === undefined
+      ? undefined
+      : (await checkpointStores()).resolve(options.checkpointer);
   const wantsLease = options.lease !== false && store?.backend.lease !== undefined;
   if (!wantsLease && options.remote === undefined) return undefined;
   const lease =

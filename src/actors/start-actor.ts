@@ -26,7 +26,7 @@ import {
 import type { ActorConfinement } from '../runtime/confinement.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
 import { compileActorGraph } from './actor-graph.js';
-import { actorStoreLocation, openActorStore } from './task-store.js';
+import { openActorStore } from './task-store.js';
 import { projectIdOf } from './project-id.js';
 import { withHeadCheck } from '../thread/head-check.js';
 import type { RunBudgets } from './run-budget.js';
@@ -165,11 +165,11 @@ export async function startActor(
   }
   // The graph's store, where a call that became an MCP task is noted (issue 38, item 11).
   const taskStore = await openActorStore(
-    actorStoreLocation(
-      spec.options.checkpointer ? undefined : (runtime.checkpointBackend ?? undefined),
-      spec.config.checkpointer,
-      spec.store.projectDir,
-    ),
+    {
+      backend: spec.options.checkpointer ? undefined : runtime.checkpointBackend,
+      settings: spec.config.checkpointer,
+      projectDir: spec.store.projectDir,
+    },
     { project: await projectIdOf(spec.store.projectDir), actor: spec.name },
   );
   runtime.defer(() => taskStore.close());

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { CheckpointerSettings } from '../checkpoint/backends.js';
+import type { CheckpointerSettings } from '../runtime/agents-runtime.js';
 
 /** Bump when {@link actorConfigFacts} or a default it relies on changes: older facts are ignored. */
 const FACTS_VERSION = 1;
@@ -75,8 +75,8 @@ export async function actorConfigFacts(
   projectDir: string,
 ): Promise<ActorConfigFacts> {
   // The table says whether the store is kept in a local file (and which), not a name check.
-  const { checkpointBackendFor } = await import('../checkpoint/backends.js');
-  const backend = checkpointBackendFor(config.checkpointer);
+  const { checkpointStores } = await import('../runtime/agents-runtime.js');
+  const { backend } = (await checkpointStores()).resolve(config.checkpointer);
   const sharedRemote =
     resolveSharedRemote(config.snapshots?.remote, (path) =>
       // As `WorkspaceStore.resolvePath` does (an absolute path stays as written).

@@ -1,5 +1,4 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import { isEphemeralCheckpointer } from '../checkpoint/backends.js';
 import type { StateSnapshot } from '@langchain/langgraph';
 import { checkpointIdOf, type CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
@@ -150,13 +149,6 @@ export async function openThreadDelivery(
     projectDir: location?.record?.projectDir ?? options.projectDir,
   });
   const config = await store.get('actor', actor);
-  if (isEphemeralCheckpointer(config.checkpointer)) {
-    throw new AgentsError(
-      AgentsErrorCode.CheckpointNotFound,
-      `Actor "${actor}" keeps checkpoints in memory, so thread "${threadId}" has none to read; set its checkpointer to sqlite or postgres.`,
-      { details: { threadId, actor } },
-    );
-  }
   // The actor's backends; closing it closes the checkpointer, the sandbox, then the shared store.
   const runtime = await createAgentsRuntime({
     owner: `thread "${threadId}" (actor "${actor}")`,
@@ -164,6 +156,13 @@ export async function openThreadDelivery(
     checkpointer: config.checkpointer,
     cwd: store.projectDir,
   });
+  if (runtime.checkpointBackend?.ephemeral === true) {
+    throw new AgentsError(
+      AgentsErrorCode.CheckpointNotFound,
+      `Actor "${actor}" keeps checkpoints in memory, so thread "${threadId}" has none to read; set its checkpointer to sqlite or postgres.`,
+      { details: { threadId, actor } },
+    );
+  }
   // Read-only: no lease (another worker may be running the thread).
   const shared = await openSharedThread({
     projectDir: store.projectDir,

@@ -19,10 +19,6 @@ import { writeFileAtomic } from '../core/atomic-write.js';
 import type { SandboxFrom, SandboxWarning } from '../sandbox/base-origin.js';
 import { parseThreadConfigFacts, type ThreadConfigFacts } from './thread-config.js';
 
-/** Folder of a workspace's state folder that holds the per-thread sandboxes. */
-export const THREAD_SANDBOXES_FOLDER = THREADS_FOLDER;
-/** Record file of one thread's sandbox: `threads/<actor>/<thread>/thread.json`. */
-const RECORD_FILE = THREAD_RECORD_FILE;
 const RECORD_KIND = 'agents-thread';
 /** A thread id used as a folder name as is; anything else is hashed. */
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -99,14 +95,14 @@ export function threadSandboxDir(
 function threadsDir(workspaceRoot: string, stateDir: string | undefined): string {
   return join(
     workspaceStateDir(workspaceRoot, stateDir === undefined ? {} : { stateDir }),
-    THREAD_SANDBOXES_FOLDER,
+    THREADS_FOLDER,
   );
 }
 
 async function readRecord(dir: string): Promise<ThreadSandboxRecord | undefined> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(join(dir, RECORD_FILE), 'utf8'));
+    parsed = JSON.parse(await readFile(join(dir, THREAD_RECORD_FILE), 'utf8'));
   } catch {
     return undefined;
   }
@@ -154,7 +150,7 @@ export async function recordThreadConfig(
   const rest: ThreadSandboxRecord = { ...record };
   delete rest.config;
   await writeFileAtomic(
-    join(dir, RECORD_FILE),
+    join(dir, THREAD_RECORD_FILE),
     `${JSON.stringify({ ...rest, ...withConfig(config) }, null, 2)}\n`,
   );
   return true;
@@ -295,7 +291,7 @@ export async function openThreadSandbox(
       createdAt: Date.now(),
     };
     try {
-      await writeFileAtomic(join(dir, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+      await writeFileAtomic(join(dir, THREAD_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
     } catch (error) {
       await sandbox.close({ remove: !sandbox.reopened }).catch(() => undefined);
       throw new AgentsError(

@@ -1,4 +1,4 @@
-import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph';
 import type { z } from 'zod';
 import type { ThreadScope } from './thread-namespace.js';
 
@@ -24,6 +24,12 @@ export interface OpenCheckpointerOptions {
    */
   threadScope?: ThreadScope;
   signal?: AbortSignal;
+}
+
+/** A LangGraph store a backend opened beside its checkpoints, and how to release it. */
+export interface OpenedStore {
+  store: BaseStore;
+  close(): Promise<void>;
 }
 
 /** A thread held by this process across workers (see {@link CheckpointBackend.lease}). */
@@ -80,6 +86,18 @@ export interface CheckpointBackend<S extends { type: string } = { type: string }
    * is the only guard needed).
    */
   lease?(settings: S, request: ThreadLeaseRequest): Promise<ThreadLease>;
+  /**
+   * The owners of the threads called `threadId` in a store several projects share (it keeps
+   * `<project>/<actor>/<thread>`, see `withThreadNamespace`), at most 20: a worker asks before
+   * it starts a thread it never ran. Absent for a store one project owns.
+   */
+  threadOwners?(settings: S, threadId: string): Promise<ThreadScope[]>;
+  /**
+   * A LangGraph store kept beside the checkpoints (relative paths against `cwd`), for what a
+   * resumed run must find outside them (an actor's MCP tasks). Absent: the caller keeps one in
+   * memory, which dies with the process as the checkpoints do.
+   */
+  openStore?(settings: S, cwd: string): Promise<OpenedStore>;
   /**
    * True for a saver of this store's kind that a caller made and passed in (e.g. a `MemorySaver`),
    * so its `ephemeral` applies to that saver too. Async: the saver classes load on use.

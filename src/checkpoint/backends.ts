@@ -19,20 +19,27 @@ export const checkpointBackends = {
 /** The store names users may write as `checkpointer.type`. */
 export type CheckpointBackendType = keyof typeof checkpointBackends;
 
-/** `checkpointer:` of an actor's config: one of the stores' settings, chosen by `type`. */
+type Schemas = { [K in CheckpointBackendType]: (typeof checkpointBackends)[K]['schema'] };
+type SettingsSchema = Schemas[CheckpointBackendType];
+
+/**
+ * `checkpointer:` of an actor's config: one of the stores' settings, chosen by `type`; derived
+ * from the table, so a new store's entry is its schema's place here too.
+ */
 export const CheckpointerSettingsSchema = z
-  .union([
-    sqliteCheckpointBackend.schema,
-    postgresCheckpointBackend.schema,
-    memoryCheckpointBackend.schema,
-  ])
+  .union(
+    Object.values(checkpointBackends).map((backend) => backend.schema) as [
+      SettingsSchema,
+      ...SettingsSchema[],
+    ],
+  )
   .describe('Where LangGraph checkpoints live.');
 
 /** Checkpointer settings as users write them (`actor.checkpointer`); `sqlite` is the default. */
-export type CheckpointerSettings = z.input<typeof CheckpointerSettingsSchema>;
+export type CheckpointerSettings = z.input<SettingsSchema>;
 
 /** The backend of `settings` (typed as the general interface: callers hold only that). */
-export function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
+function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
   const backend = (checkpointBackends as Record<string, CheckpointBackend | undefined>)[
     settings.type
   ];
@@ -44,11 +51,6 @@ export function checkpointBackendFor(settings: { type: string }): CheckpointBack
     );
   }
   return backend;
-}
-
-/** True when a thread kept with `settings` cannot outlive this process. */
-export function isEphemeralCheckpointer(settings: { type: string }): boolean {
-  return checkpointBackendFor(settings).ephemeral;
 }
 
 /** True when a saver a caller passed in is one of an ephemeral store's (e.g. a `MemorySaver`). */
@@ -72,9 +74,6 @@ export function typeOnlyCheckpointerTypes(): string[] {
     .map((backend) => backend.type);
 }
 
-/** Options of {@link createCheckpointer}. */
-export type CreateCheckpointerOptions = OpenCheckpointerOptions;
-
 /**
  * Opens the checkpoint store an actor's settings name (see {@link checkpointBackends}):
  * `{ type: 'sqlite', path }` (default), `{ type: 'postgres', url }`, `{ type: 'memory' }`.
@@ -84,7 +83,7 @@ export type CreateCheckpointerOptions = OpenCheckpointerOptions;
  */
 export async function createCheckpointer(
   settings: CheckpointerSettings = { type: DEFAULT_CHECKPOINTER_TYPE },
-  options: CreateCheckpointerOptions = {},
+  options: OpenCheckpointerOptions = {},
 ): Promise<Checkpointer> {
   const { backend, settings: parsed } = resolveCheckpointer(settings);
   return backend.open(parsed, options);

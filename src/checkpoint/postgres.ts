@@ -11,7 +11,7 @@ import type { TaskPathRow } from './pending-writes.js';
 import type { CheckpointBackend } from './backend.js';
 import { acquireThreadLease } from './postgres-lease.js';
 import { adoptLegacyPostgresThread } from './postgres-legacy-thread.js';
-import { withThreadNamespace } from './thread-namespace.js';
+import { withThreadNamespace, type ThreadScope } from './thread-namespace.js';
 
 const PostgresSettingsSchema = z.strictObject({ type: z.literal('postgres'), url: z.string() });
 
@@ -149,7 +149,48 @@ export const postgresCheckpointBackend = {
   },
   lease: (settings: PostgresSettings, request) =>
     acquireThreadLease({ ...request, url: settings.url }),
+  threadOwners: (settings: PostgresSettings, threadId: string) =>
+    threadOwnersOf(settings.url, threadId),
+  async openStore(settings: PostgresSettings) {
+    await importPostgresPackages();
+    const { PostgresStore } = await import('@langchain/langgraph-checkpoint-postgres/store');
+    const store = PostgresStore.fromConnString(settings.url);
+    await store.setup();
+    return { store, close: () => store.stop() as unknown as Promise<void> };
+  },
 } satisfies CheckpointBackend<PostgresSettings>;
+
+/** Postgres's SQLSTATE for a table that does not exist. */
+const UNDEFINED_TABLE = '42P01';
+
+/** One extra connection: the rows whose stored thread id ends in `/<threadId>` name its owners. */
+async function threadOwnersOf(url: string, threadId: string): Promise<ThreadScope[]> {
+  const { pg } = await importPostgresPackages();
+  const client = new pg.default.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const suffix = `/${threadId}`;
+    const pattern = `%${suffix.replace(/[\\%_]/g, (match) => `\\${match}`)}`;
+    const { rows } = await client
+      .query<{ thread_id: string }>(
+        "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE $1 ESCAPE '\\' LIMIT 20",
+        [pattern],
+      )
+      .catch((error: unknown) => {
+        // A fresh database: the checkpointer makes its tables after this check; no thread yet.
+        if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return { rows: [] };
+        throw error;
+      });
+    return rows.flatMap(({ thread_id: id }) => {
+      // `<project>/<actor>`: the actor has no `/` (a file name), a project id may.
+      const owner = id.slice(0, -suffix.length);
+      const slash = owner.lastIndexOf('/');
+      return slash <= 0 ? [] : [{ project: owner.slice(0, slash), actor: owner.slice(slash + 1) }];
+    });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
 
 /** The optional peers behind `type: postgres`; a missing one is named, not blamed on the URL. */
 async function importPostgresPackages(): Promise<{

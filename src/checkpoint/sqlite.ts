@@ -31,6 +31,10 @@ export const sqliteCheckpointBackend = {
     const name = pathOf(settings, cwd);
     return { name, exists: existsSync(name) };
   },
+  async openStore(settings: SqliteSettings, cwd: string) {
+    const { openSqliteKeyStore } = await import('./sqlite-key-store.js');
+    return openSqliteKeyStore(`${pathOf(settings, cwd)}.tasks`);
+  },
   async open(settings: SqliteSettings, options = {}) {
     options.signal?.throwIfAborted();
     const path = pathOf(settings, options.cwd);

@@ -3,9 +3,8 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { SharedThread } from '../actors/shared-thread.js';
 import type { ThreadConfigFacts } from '../actors/thread-config.js';
 import type { ThreadSandboxRecord } from '../actors/thread-sandbox.js';
-import type { CheckpointBackend, Checkpointer } from '../checkpoint/backend.js';
-import type { CheckpointerSettings } from '../checkpoint/backends.js';
-import type { AgentsRuntime } from '../runtime/agents-runtime.js';
+import type { Checkpointer } from '../checkpoint/backend.js';
+import type { AgentsRuntime, CheckpointerSettings } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -90,7 +89,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
     // store's code (with the checkpoint table's zod schemas) only when the config names one.
     const [
       { findThreadSandboxes, openThreadSandbox },
-      { createAgentsRuntime, sandboxBackendNamed },
+      { createAgentsRuntime, sandboxBackendNamed, checkpointStores },
       { actorConfigFacts, actorFileUnchanged },
     ] = await Promise.all([
       import('../actors/thread-sandbox.js'),
@@ -147,11 +146,8 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
             unchanged: actorFileUnchanged,
             // A store shared across workers has a lease to take, which needs its URL (the config).
             leased: async (type) => {
-              const { checkpointBackends } = await import('../checkpoint/backends.js');
-              return (
-                !Object.hasOwn(checkpointBackends, type) ||
-                (checkpointBackends as Record<string, CheckpointBackend>)[type]!.lease !== undefined
-              );
+              const backend = (await checkpointStores()).named(type);
+              return backend === undefined || backend.lease !== undefined;
             },
             knownBackend: (name) => {
               try {
@@ -247,12 +243,9 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       (checkpointer ??= (async () => {
         // The recorded file of a store kept in one (`localFile`); a server's URL is never
         // recorded (a secret): read it from the config.
-        const { checkpointBackends, isEphemeralCheckpointer, resolveCheckpointer } =
-          await import('../checkpoint/backends.js');
+        const stores = await checkpointStores();
         const recordedBackend =
-          recorded !== undefined && Object.hasOwn(checkpointBackends, recorded.checkpointer)
-            ? (checkpointBackends as Record<string, CheckpointBackend>)[recorded.checkpointer]
-            : undefined;
+          recorded === undefined ? undefined : stores.named(recorded.checkpointer);
         const file = recorded?.checkpointFile;
         if (recordedBackend?.localFile !== undefined && file !== undefined) {
           return runtime.openCheckpointer(
@@ -263,13 +256,10 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         }
         if (recordedBackend?.ephemeral === true) throw inMemory(actorName, threadId);
         const config = await readActorConfig();
-        if (isEphemeralCheckpointer(config.checkpointer)) throw inMemory(config.name, threadId);
+        const { backend } = stores.resolve(config.checkpointer);
+        if (backend.ephemeral) throw inMemory(config.name, threadId);
         const { sharedThreadScope } = await sharedThreads();
-        const threadScope = await sharedThreadScope(
-          resolveCheckpointer(config.checkpointer).backend,
-          store.projectDir,
-          actorName,
-        );
+        const threadScope = await sharedThreadScope(backend, store.projectDir, actorName);
         return runtime.openCheckpointer(config.checkpointer, {
           signal,
           ...(threadScope === undefined ? {} : { threadScope }),

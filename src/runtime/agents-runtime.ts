@@ -38,6 +38,7 @@ import { createCleanupStack, type Disposer } from './cleanup-stack.js';
 import { actorConfinement, type ActorConfinementOptions } from './confinement.js';
 
 export { DEFAULT_SANDBOX_BACKEND };
+export type { CheckpointerSettings };
 
 /** What an {@link AgentsRuntime} is made from: the `sandbox:` and `checkpointer:` of a config. */
 export interface AgentsRuntimeOptions {
@@ -163,6 +164,42 @@ export interface AgentsRuntime extends AsyncDisposable {
 /** The sandbox backend called `name`, or `CONFIG_INVALID` naming the known ones. */
 export function sandboxBackendNamed(name: string, owner: string): SandboxBackend {
   return backendNamed(name, owner);
+}
+
+/** A checkpoint store and its settings as the store's schema reads them (defaults filled). */
+export interface ResolvedCheckpointStore {
+  backend: CheckpointBackend;
+  settings: { type: string };
+}
+
+/**
+ * The checkpoint table as actors/, cli/ and studio/ use it: through the seam
+ * (`CheckpointBackend`'s capabilities), never by store name. See {@link checkpointStores}.
+ */
+export interface CheckpointStores {
+  /** Every store, in table order. */
+  readonly backends: readonly CheckpointBackend[];
+  /** The store of an actor without `checkpointer:`. */
+  readonly defaultType: string;
+  /** The stores whose settings are their type alone (a command-line flag can name them). */
+  readonly typeOnly: readonly string[];
+  /** The store called `type`; undefined when the table has none (a record from elsewhere). */
+  named(type: string): CheckpointBackend | undefined;
+  /** The store of `settings` and the settings as it reads them; `CONFIG_INVALID` when bad. */
+  resolve(settings: { type: string }): ResolvedCheckpointStore;
+}
+
+/** The checkpoint table, loaded on use: its schemas are zod, which a fast command skips. */
+export async function checkpointStores(): Promise<CheckpointStores> {
+  const table = await import('../checkpoint/backends.js');
+  const backends = Object.values(table.checkpointBackends) as CheckpointBackend[];
+  return {
+    backends,
+    defaultType: table.DEFAULT_CHECKPOINTER_TYPE,
+    typeOnly: table.typeOnlyCheckpointerTypes(),
+    named: (type) => backends.find((backend) => backend.type === type),
+    resolve: table.resolveCheckpointer,
+  };
 }
 
 /**

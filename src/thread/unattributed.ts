@@ -3,10 +3,7 @@ import type { ChangeRecord } from '../core/change-record.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CheckpointedGraph } from './checkpointed-graph.js';
 import { readSandboxState } from '../core/sandbox-state.js';
-
 import { UNATTRIBUTED_TOOL_ID } from './unattributed-id.js';
-
-export { UNATTRIBUTED_TOOL_ID } from './unattributed-id.js';
 
 /** What {@link recordUnattributedChanges} found and recorded. */
 export interface UnattributedChanges {

@@ -2,8 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { actorStoreLocation, openActorStore } from '../../src/actors/task-store.js';
-import { checkpointBackendFor } from '../../src/checkpoint/backends.js';
+import { existsSync } from 'node:fs';
+import { openActorStore } from '../../src/actors/task-store.js';
+import { checkpointBackends } from '../../src/checkpoint/backends.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -14,13 +15,15 @@ describe('actor task store (issue 38 item 11)', () => {
   it('keeps a noted task in a SQLite file beside the checkpoints, across processes, per project and actor', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agents-task-store-'));
     dirs.push(dir);
-    const settings = { type: 'sqlite', path: join(dir, 'checkpoints.sqlite') };
-    const location = actorStoreLocation(checkpointBackendFor(settings), settings, dir);
-    expect(location).toEqual({ type: 'sqlite', file: join(dir, 'checkpoints.sqlite.tasks') });
-
+    const location = {
+      backend: checkpointBackends.sqlite,
+      settings: { type: 'sqlite', path: 'checkpoints.sqlite' },
+      projectDir: dir,
+    };
     const first = await openActorStore(location, { project: 'p1', actor: 'a' });
     await first.store.put(['agents', 'mcp-tasks', 't1'], 'call-1', { taskId: 'task-7' });
     await first.close();
+    expect(existsSync(join(dir, 'checkpoints.sqlite.tasks'))).toBe(true);
 
     // A new opening (as `--continue` in a new process) finds the note under the same scope only.
     const again = await openActorStore(location, { project: 'p1', actor: 'a' });
@@ -36,7 +39,15 @@ describe('actor task store (issue 38 item 11)', () => {
     }
   });
 
-  it('uses memory for a caller-made saver (no backend)', () => {
-    expect(actorStoreLocation(undefined, { type: 'sqlite' }, '/x')).toEqual({ type: 'memory' });
+  it('keeps the store in memory for a caller-made saver (no backend)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agents-task-store-'));
+    dirs.push(dir);
+    const location = { backend: undefined, settings: { type: 'sqlite' }, projectDir: dir };
+    const first = await openActorStore(location, { project: 'p1', actor: 'a' });
+    await first.store.put(['agents', 'mcp-tasks', 't1'], 'call-1', { taskId: 'task-7' });
+    await first.close();
+    const again = await openActorStore(location, { project: 'p1', actor: 'a' });
+    expect(await again.store.get(['agents', 'mcp-tasks', 't1'], 'call-1')).toBeNull();
+    expect(existsSync(join(dir, '.agents'))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
-import { UNATTRIBUTED_TOOL_ID } from '../../src/thread/unattributed.js';
+import { UNATTRIBUTED_TOOL_ID } from '../../src/thread/unattributed-id.js';
 import {
   addFixtureFilesSkill,
   addScriptedActors,

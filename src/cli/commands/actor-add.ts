@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ScriptedStep } from '../../actors/scripted-model.js';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
+import type { CheckpointerSettings } from '../../runtime/agents-runtime.js';
 import { parseCommandLine, requirePositional, storeOf, usageError } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { printJson, println } from '../output.js';
@@ -150,11 +151,12 @@ export const actorAddCommand: Command = {
       throw usageError('Give at least one --skill.', ADD_USAGE);
     // Any store of the checkpoint table that needs no more than its type; the others (a URL)
     // are written in the YAML. Loaded on use, like the schemas below.
-    const { checkpointBackends, DEFAULT_CHECKPOINTER_TYPE, typeOnlyCheckpointerTypes } =
-      await import('../../checkpoint/backends.js');
-    const flagTypes = typeOnlyCheckpointerTypes();
+    const stores = await (await import('../../runtime/agents-runtime.js')).checkpointStores();
+    const flagTypes = stores.typeOnly;
     if (values.checkpointer !== undefined && !flagTypes.includes(values.checkpointer)) {
-      const others = Object.keys(checkpointBackends).filter((type) => !flagTypes.includes(type));
+      const others = stores.backends
+        .map((backend) => backend.type)
+        .filter((type) => !flagTypes.includes(type));
       throw usageError(
         `--checkpointer ${values.checkpointer}: use ${flagTypes.join(' or ')}${others.length === 0 ? '' : ` (${others.join(', ')}: edit the YAML)`}.`,
         ADD_USAGE,
@@ -176,10 +178,10 @@ export const actorAddCommand: Command = {
             },
           }
         : {}),
-      ...(values.checkpointer === undefined || values.checkpointer === DEFAULT_CHECKPOINTER_TYPE
+      ...(values.checkpointer === undefined || values.checkpointer === stores.defaultType
         ? {}
         : // Checked above: a store that needs no more than its type.
-          { checkpointer: { type: values.checkpointer as 'memory' | 'sqlite' } }),
+          { checkpointer: { type: values.checkpointer } as CheckpointerSettings }),
       ...(policyMode === undefined ? {} : { policy: { mode: policyMode } }),
     };
     const { ActorSchema } = await import('../../config/actor-schema.js');

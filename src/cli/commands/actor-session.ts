@@ -307,8 +307,9 @@ export async function withActiveCliActor(
       activated &&
       (settings.ephemeralThread !== true || resumable) &&
       config !== undefined &&
-      (await import('../../checkpoint/backends.js')).checkpointBackendFor(config.checkpointer)
-        .localFile !== undefined
+      (await (await import('../../runtime/agents-runtime.js')).checkpointStores()).resolve(
+        config.checkpointer,
+      ).backend.localFile !== undefined
     )
       await (
         await import('./record-thread-listing.js')

@@ -8,7 +8,7 @@
  */
 import type { RollbackRecord } from '../../core/sandbox-state.js';
 import { openSqliteListing } from '../../checkpoint/sqlite-listing.js';
-import type { CheckpointEntry } from '../../thread/checkpoint-entries.js';
+import type { CheckpointEntry } from '../../thread/checkpoint-list.js';
 import type { CheckpointedGraph } from '../../thread/checkpointed-graph.js';
 import type { Sandbox } from '../../sandbox/types.js';
 
