@@ -9,7 +9,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
-import { createProgress, type Progress } from '../progress.js';
+import { createProgress } from '../progress.js';
 import { describeServerStart } from '../../servers/server-start-line.js';
 import type { Command, CommandContext } from '../command.js';
 import { serverImportCommand } from './server-import.js';
@@ -35,12 +35,8 @@ export interface ServerProbe {
  */
 export async function probeServer(
   config: NamedServerConfig,
-  options: {
-    store: WorkspaceStore;
-    signal?: AbortSignal;
-    stderr?: NodeJS.WritableStream;
-    progress?: Progress;
-  },
+  store: WorkspaceStore,
+  context: Pick<CommandContext, 'signal' | 'stderr'>,
 ): Promise<ServerProbe> {
   const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
@@ -50,24 +46,21 @@ export async function probeServer(
     checkpointer: false,
   });
   const sandbox = await inspectionSandbox({
-    store: options.store,
+    store,
     servers: [config],
-    ...(options.stderr ? { report: warnTo(options.stderr) } : {}),
+    report: warnTo(context.stderr),
   });
   runtime.defer(() => sandbox.dispose());
-  const start = () =>
-    runtime.startServer(config, {
-      cwd: sandbox.dir,
-      confinement: sandbox.confinement,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
   // Starting includes the handshake and tools/list: a first `npx` download takes a while.
-  const server = await (options.progress === undefined
-    ? start()
-    : options.progress.step(
-        `starting ${describeServerStart(config)} and listing its tools`,
-        start,
-      ));
+  const server = await createProgress(context.stderr).step(
+    `starting ${describeServerStart(config)} and listing its tools`,
+    () =>
+      runtime.startServer(config, {
+        cwd: sandbox.dir,
+        confinement: sandbox.confinement,
+        signal: context.signal,
+      }),
+  );
   return {
     serverName: config.name,
     protocolVersion: server.protocolVersion,
@@ -260,12 +253,7 @@ const serverAdd: Command = {
     if (!values['no-validate']) {
       try {
         // Launched as a run launches it: ./ and ../ entries resolved against the project.
-        probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-          store,
-          signal: context.signal,
-          stderr: context.stderr,
-          progress: createProgress(context.stderr),
-        });
+        probe = await probeServer(store.resolveServer({ ...parsed.data, name }), store, context);
       } catch (error) {
         // The server answered and wants a login: that is a working server, not a broken one.
         if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired))
@@ -343,12 +331,7 @@ const serverTest: Command = {
     const store = storeOf(context);
     const config = await store.get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, {
-      store,
-      signal: context.signal,
-      stderr: context.stderr,
-      progress: createProgress(context.stderr),
-    }).catch((error: unknown) => {
+    const probe = await probeServer(config, store, context).catch((error: unknown) => {
       throw withMissingFiles(error, config, store.projectDir);
     });
     const durationMs = Date.now() - started;

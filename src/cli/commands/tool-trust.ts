@@ -63,11 +63,11 @@ export const toolTrust: Command = {
     const store = storeOf(context);
     const config = await store.get('server', serverName);
     const { probeServer } = await import('./server.js');
-    const probe = await probeServer(store.resolveServer({ ...config, name: serverName }), {
+    const probe = await probeServer(
+      store.resolveServer({ ...config, name: serverName }),
       store,
-      signal: context.signal,
-      stderr: context.stderr,
-    });
+      context,
+    );
     const wanted = values.tool;
     const tools =
       wanted === undefined

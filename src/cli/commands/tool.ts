@@ -13,7 +13,6 @@ import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
 import { toolCallCommand } from './tool-call.js';
-import { createProgress } from '../progress.js';
 import { toolTrust } from './tool-trust.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
@@ -61,12 +60,7 @@ const toolAdd: Command = {
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
-      const probe = await probeServer(server, {
-        store,
-        signal: context.signal,
-        stderr: context.stderr,
-        progress: createProgress(context.stderr),
-      });
+      const probe = await probeServer(server, store, context);
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
           AgentsErrorCode.ToolUnavailable,
