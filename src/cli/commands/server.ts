@@ -7,6 +7,7 @@ import { missingProjectFiles } from '../../workspace/server-paths.js';
 import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
+import type { ManagedServer } from '../../servers/managed-server.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
 import { createProgress } from '../progress.js';
@@ -26,18 +27,20 @@ export interface ServerProbe {
 }
 
 /**
- * Starts a server (spawn or connect), runs the handshake, lists every tool page and stops it:
- * the check behind `server add`, `server test`, `tool add`, `tool show` and `tool trust`. A
- * stdio server runs confined as a run confines it (`confine: required` of any actor of the
- * workspace applies), in an empty throwaway sandbox folder, never in the user's project: a
- * server that cannot run confined fails here, and nothing it writes as it starts reaches the
- * project. Throws the server's typed error (`SERVER_START_FAILED` with phase and stderr).
+ * Starts a server (spawn or connect), runs the handshake, lists every tool page, hands it to
+ * `use` and stops it: the check behind `server add`, `server test`, `tool add`, `tool show` and
+ * `tool trust`. A stdio server runs confined as a run confines it (`confine: required` of any
+ * actor of the workspace applies), in an empty throwaway sandbox folder, never in the user's
+ * project: a server that cannot run confined fails here, and nothing it writes as it starts
+ * reaches the project. Throws the server's typed error (`SERVER_START_FAILED` with phase and
+ * stderr).
  */
-export async function probeServer(
+export async function inspectServer<T>(
   config: NamedServerConfig,
   store: WorkspaceStore,
   context: Pick<CommandContext, 'signal' | 'stderr'>,
-): Promise<ServerProbe> {
+  use: (server: ManagedServer) => Promise<T> | T,
+): Promise<T> {
   const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
   // The one assembly (see `runtime/`): closing it stops the server, then removes the folder.
@@ -61,14 +64,23 @@ export async function probeServer(
         signal: context.signal,
       }),
   );
-  return {
+  return await use(server);
+}
+
+/** {@link inspectServer}: what the server says about itself and its tools. */
+export function probeServer(
+  config: NamedServerConfig,
+  store: WorkspaceStore,
+  context: Pick<CommandContext, 'signal' | 'stderr'>,
+): Promise<ServerProbe> {
+  return inspectServer(config, store, context, (server) => ({
     serverName: config.name,
     protocolVersion: server.protocolVersion,
     serverInfo: server.serverInfo
       ? { name: server.serverInfo.name, version: server.serverInfo.version }
       : undefined,
     tools: server.entries().map((entry) => entry.descriptor),
-  };
+  }));
 }
 
 /**

@@ -151,7 +151,7 @@ export const toolCallCommand: Command = {
     // Loaded on use: the server, registry and pipeline bring the SDK and LangChain.
     const [
       { createAgentsRuntime },
-      { createSkillRegistry },
+      { createServerSkillRegistry },
       { createToolPipeline },
       { auditLogPath, createAuditLog },
       { parsePolicy },
@@ -183,25 +183,12 @@ export const toolCallCommand: Command = {
             signal: context.signal,
           }),
       );
-      const skill = 'tool-call';
-      const registry = await createSkillRegistry({
-        plan: {
-          skills: [
-            {
-              name: skill,
-              description: '',
-              tools: [],
-              mcpServers: [],
-              agentSkills: [],
-              overrides: {},
-            },
-          ],
-          servers: [config],
-          inclusions: [{ kind: 'server', skill, serverName }],
-        },
-        servers: new Map([[config.name, server]]),
-        projectDir: store.projectDir,
-      });
+      const registry = await createServerSkillRegistry(
+        config,
+        server,
+        { kind: 'server', skill: 'tool-call', serverName },
+        store.projectDir,
+      );
       try {
         const entry = registry
           .entries()

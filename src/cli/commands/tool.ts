@@ -210,48 +210,14 @@ async function describeServerTools(
   inclusion: SkillInclusion,
 ): Promise<ToolDescriptor[]> {
   const config = await store.get('server', serverName);
-  const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
-  const { createSkillRegistry } = await import('../../skills/skill-registry.js');
-  const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
-  const { warnTo } = await import('./server.js');
-  // Closing the runtime stops the server, then removes its folder.
-  await using runtime = await createAgentsRuntime({
-    owner: `server "${config.name}"`,
-    checkpointer: false,
+  const { createServerSkillRegistry } = await import('../../skills/skill-registry.js');
+  const { inspectServer } = await import('./server.js');
+  return inspectServer(config, store, context, async (server) => {
+    const registry = await createServerSkillRegistry(config, server, inclusion, store.projectDir);
+    const descriptors = registry.entries().map((entry) => entry.descriptor);
+    await registry.close();
+    return descriptors;
   });
-  // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).
-  const sandbox = await inspectionSandbox({
-    store,
-    servers: [config],
-    report: warnTo(context.stderr),
-  });
-  runtime.defer(() => sandbox.dispose());
-  const server = await runtime.startServer(config, {
-    cwd: sandbox.dir,
-    confinement: sandbox.confinement,
-    signal: context.signal,
-  });
-  const registry = await createSkillRegistry({
-    plan: {
-      skills: [
-        {
-          name: SHOW_SKILL,
-          description: '',
-          tools: [],
-          mcpServers: [],
-          agentSkills: [],
-          overrides: {},
-        },
-      ],
-      servers: [config],
-      inclusions: [inclusion],
-    },
-    servers: new Map([[config.name, server]]),
-    projectDir: store.projectDir,
-  });
-  const descriptors = registry.entries().map((entry) => entry.descriptor);
-  await registry.close();
-  return descriptors;
 }
 
 const SHOW_USAGE = `Usage: agents tool show TOOL [--json]
