@@ -1,3 +1,4 @@
+import { isProcessAlive } from '../core/process-alive.js';
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -159,14 +160,7 @@ export async function lockHolder(runDir: string): Promise<number | undefined> {
     return undefined;
   }
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
-  if (pid === process.pid) return pid;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else; still alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-  }
+  return isProcessAlive(pid) ? pid : undefined;
 }
 
 function inUse(id: string, holder: number): AgentsError {

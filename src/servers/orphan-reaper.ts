@@ -1,3 +1,4 @@
+import { isProcessAlive } from '../core/process-alive.js';
 import {
   lstatSync,
   mkdirSync,
@@ -66,11 +67,7 @@ export function processStartTime(pid: number | 'self'): number | null {
 
 /** alive: signalable or EPERM; a zombie counts as dead. */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!isProcessAlive(pid)) return false;
   const stat = readProcStat(pid);
   return stat === undefined ? true : stat.state !== 'Z' && stat.state !== 'X';
 }
