@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -16,7 +15,7 @@ import type { NestedRepo } from '../nested-repos.js';
 import type { SandboxPathMap } from '../path-map.js';
 import {
   acquireRunLock,
-  ID_PATTERN,
+  newSandboxId,
   MARKER_KIND,
   MARKER_VERSION,
   writeMarker,
@@ -104,14 +103,7 @@ export async function createSandbox(
 ): Promise<LocalSandbox> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const id = options.id ?? randomBytes(6).toString('hex');
-  if (!ID_PATTERN.test(id)) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Sandbox id "${id}" is not valid: use 1-64 letters, digits, "_" or "-", starting with a letter or digit.`,
-      { details: { id } },
-    );
-  }
+  const id = newSandboxId(options.id);
   const request = parseSandboxFrom(options.from, options.revision);
   const exclude = validateExcludes(options.exclude ?? []);
   const maxFileBytes = validateMaxFileBytes(options.maxFileBytes);
