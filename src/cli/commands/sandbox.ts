@@ -37,7 +37,6 @@ function underPaths(changed: ChangedPath[], paths: readonly string[]): ChangedPa
 export function createSandboxDiffCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['sandbox', 'diff'],
-    summary: "Show what a thread's run changed in its sandbox (names, stat or full diff)",
     usage: SANDBOX_DIFF_USAGE,
     async run(context: CommandContext): Promise<number> {
       const { values, positionals: paths } = parseCommandLine(

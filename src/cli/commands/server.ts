@@ -147,7 +147,6 @@ Options:
 
 const serverAdd: Command = {
   path: ['server', 'add'],
-  summary: 'Register an MCP server (validated first)',
   usage: ADD_USAGE,
   async run(context) {
     const dashDash = context.argv.indexOf('--');
@@ -314,7 +313,6 @@ Lists the servers registered in the workspace; broken files are reported with th
 const serverList = createListCommand({
   kind: 'server',
   path: ['server', 'list'],
-  summary: 'List registered servers',
   usage: LIST_USAGE,
   jsonKey: 'servers',
   toJson: (record) => ({ name: record.name, file: record.file, config: record.value }),
@@ -335,7 +333,6 @@ Starts the server, runs the MCP handshake, lists its tools, and stops it.`;
 
 const serverTest: Command = {
   path: ['server', 'test'],
-  summary: 'Start a server, handshake, list its tools, stop it',
   usage: TEST_USAGE,
   async run(context: CommandContext) {
     const { positionals } = parseCommandLine(context.argv, {}, TEST_USAGE);

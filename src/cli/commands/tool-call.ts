@@ -130,7 +130,6 @@ function textOf(result: ToolResult): string {
 /** `agents tool call SERVER/TOOL --args JSON`: one governed call by hand. */
 export const toolCallCommand: Command = {
   path: ['tool', 'call'],
-  summary: 'Call one tool of a server by hand, through the policy and the audit log',
   usage: USAGE,
   async run(context: CommandContext) {
     const { values, positionals } = parseCommandLine(

@@ -51,7 +51,6 @@ export async function recordTrustedTools(
 
 export const toolTrust: Command = {
   path: ['tool', 'trust'],
-  summary: "Record a review of a server's tool annotations (re-asked when a definition changes)",
   usage: TRUST_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(

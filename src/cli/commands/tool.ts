@@ -33,7 +33,6 @@ Options:
 
 const toolAdd: Command = {
   path: ['tool', 'add'],
-  summary: 'Register a tool resource (server + tool), validated first',
   usage: ADD_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -113,7 +112,6 @@ Lists tool resources (and the built-in tools skills can name).`;
 const toolList = createListCommand({
   kind: 'tool',
   path: ['tool', 'list'],
-  summary: 'List tool resources and built-in tools',
   usage: LIST_USAGE,
   jsonKey: 'tools',
   toJson: (record) => ({ name: record.name, file: record.file, ...record.value }),
@@ -232,7 +230,6 @@ TOOL is one of:
 
 const toolShow: Command = {
   path: ['tool', 'show'],
-  summary: 'Show a tool: capabilities and where they come from',
   usage: SHOW_USAGE,
   async run(context) {
     const { positionals } = parseCommandLine(context.argv, {}, SHOW_USAGE);
@@ -255,7 +252,6 @@ function toggle(enabled: boolean): Command {
 ${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled one fail with TOOL_DISABLED.`;
   return {
     path: ['tool', verb],
-    summary: `${enabled ? 'Enable' : 'Disable'} a tool resource`,
     usage,
     async run(context) {
       const { positionals } = parseCommandLine(context.argv, {}, usage);
