@@ -118,6 +118,11 @@ export function errorMessage(error: unknown): string {
   return text.replace(REPEATED_MCP_ERROR_PREFIX, '$1');
 }
 
+/** True when `error` is a Node system error with this `code` (`ENOENT`, `EEXIST`, ...). */
+export function isErrno(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}
+
 /** A message without its leading `MCP error N: ` prefixes, for text that states the code itself. */
 export function withoutMcpErrorPrefix(message: string): string {
   return message.replace(MCP_ERROR_PREFIX, '');

@@ -22,11 +22,13 @@ export interface CommandContext {
   signal: AbortSignal;
 }
 
-/** One `agents` sub-command. Returns the exit code (errors are thrown and mapped in main). */
+/**
+ * One `agents` sub-command. Returns the exit code (errors are thrown and mapped in main). Its
+ * one-line summary is its {@link CommandEntry}'s, so it is written once.
+ */
 export interface Command {
   /** Command words, e.g. `['tool', 'add']`. */
   path: string[];
-  summary: string;
   /** Full `--help` text. */
   usage: string;
   run(context: CommandContext): Promise<number>;
@@ -40,12 +42,4 @@ export interface CommandEntry {
   path: string[];
   summary: string;
   load(): Promise<Command>;
-}
-
-/** A command, loaded or not. */
-export type CommandLike = Command | CommandEntry;
-
-/** The command itself: loads an entry's module, returns a loaded command as is. */
-export async function loadCommand(command: CommandLike): Promise<Command> {
-  return 'run' in command ? command : await command.load();
 }

@@ -13,7 +13,6 @@ export interface ListCommandSpec<K extends WorkspaceKind> {
   kind: K;
   /** Command words, e.g. `['skill', 'list']`. */
   path: string[];
-  summary: string;
   usage: string;
   /** The key the records go under in `--json` output (`skills`, `tools`, ...). */
   jsonKey: string;
@@ -38,7 +37,6 @@ export interface ListCommandSpec<K extends WorkspaceKind> {
 export function createListCommand<K extends WorkspaceKind>(spec: ListCommandSpec<K>): Command {
   return {
     path: spec.path,
-    summary: spec.summary,
     usage: spec.usage,
     async run(context) {
       parseCommandLine(context.argv, {}, spec.usage);

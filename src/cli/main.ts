@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultWorkspaceDir, locateWorkspace } from '../workspace/locate-workspace.js';
-import { loadCommand, type CommandContext, type CommandLike } from './command.js';
+import type { CommandContext, CommandEntry } from './command.js';
 import { commands as defaultCommands } from './commands/index.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { usageError } from './args.js';
@@ -20,7 +20,7 @@ export interface MainIo {
   cwd?: string;
   /** Aborts the running command (Ctrl-C). */
   signal?: AbortSignal;
-  commands?: readonly CommandLike[];
+  commands?: readonly CommandEntry[];
   /** True when an abort needs no message (stdout's reader went away, e.g. `| head`). */
   quietAbort?: () => boolean;
 }
@@ -72,7 +72,7 @@ Global options:
   --help, -h        help for any command
   --version, -v     the version of this package`;
 
-function overview(commands: readonly CommandLike[]): string {
+function overview(commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((command) => command.path.join(' ').length));
   return [
     USAGE,
@@ -86,10 +86,10 @@ function overview(commands: readonly CommandLike[]): string {
 
 /** The command whose path is the longest prefix of the positional words. */
 function findCommand(
-  commands: readonly CommandLike[],
+  commands: readonly CommandEntry[],
   words: readonly string[],
-): { command: CommandLike; rest: string[] } | undefined {
-  let best: CommandLike | undefined;
+): { command: CommandEntry; rest: string[] } | undefined {
+  let best: CommandEntry | undefined;
   for (const command of commands) {
     const matches = command.path.every((word, index) => words[index] === word);
     if (matches && (!best || command.path.length > best.path.length)) best = command;
@@ -101,7 +101,7 @@ function findCommand(
  * "Unknown command" alone, with the closest command when one is near (`actor rnu` → `actor
  * run`, `chekpoints` → `checkpoints`) and where to list them, instead of the whole overview.
  */
-function unknownCommand(words: readonly string[], commands: readonly CommandLike[]): AgentsError {
+function unknownCommand(words: readonly string[], commands: readonly CommandEntry[]): AgentsError {
   const typed = words.filter((word) => !word.startsWith('-'));
   let meant: string | undefined;
   // The nearest command word by word: every word must be close, the group word first.
@@ -157,7 +157,7 @@ export async function main(argv: readonly string[], io: MainIo = {}): Promise<nu
       println(global.help ? stdout : stderr, overview(group));
       return global.help ? ExitCode.Ok : ExitCode.Usage;
     }
-    const command = await loadCommand(found.command);
+    const command = await found.command.load();
     if (global.help) {
       println(stdout, command.usage);
       return ExitCode.Ok;

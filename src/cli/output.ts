@@ -4,6 +4,22 @@ import { AgentsError, errorMessage } from '../errors.js';
 import { defaultWorkspaceDir } from '../workspace/locate-workspace.js';
 import type { Capabilities, ToolDescriptor } from '../core/tool-descriptor.js';
 
+/** True when the stream is a terminal that can take a live status line (`TERM` not `dumb`). */
+export function isInteractive(
+  stream: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true && env['TERM'] !== 'dumb';
+}
+
+/** Colour only on an interactive terminal, and never with `NO_COLOR` set (https://no-color.org). */
+export function wantsColor(
+  stream: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  return isInteractive(stream, env) && (env['NO_COLOR'] === undefined || env['NO_COLOR'] === '');
+}
+
 /**
  * Quotes a value for a POSIX shell when it needs it, so a printed command pastes back as is
  * (thread ids with spaces or quotes included).

@@ -1,3 +1,5 @@
+import { isInteractive } from './output.js';
+
 /**
  * "The CLI talks while it works": one line per slow step (starting a server, listing its tools,
  * waiting for a browser) on stderr. On a terminal a spinner turns in front of the step and the
@@ -20,22 +22,16 @@ export interface Progress {
   step<T>(text: string, work: () => Promise<T>): Promise<T>;
 }
 
-/** True when the stream is a terminal a spinner can redraw (and NO_COLOR/TERM=dumb allow). */
-function isInteractive(stream: NodeJS.WritableStream, env: NodeJS.ProcessEnv): boolean {
-  return (
-    (stream as { isTTY?: boolean }).isTTY === true &&
-    env['TERM'] !== 'dumb' &&
-    (env['CI'] === undefined || env['CI'] === '' || env['CI'] === 'false')
-  );
-}
-
 /** Progress on `stream` (stderr: stdout stays the command's output). */
 export function createProgress(
   stream: NodeJS.WritableStream,
   options: { env?: NodeJS.ProcessEnv; plainDelayMs?: number } = {},
 ): Progress {
   const env = options.env ?? process.env;
-  const interactive = isInteractive(stream, env);
+  // A spinner also stays out of CI logs.
+  const interactive =
+    isInteractive(stream, env) &&
+    (env['CI'] === undefined || env['CI'] === '' || env['CI'] === 'false');
   const delay = options.plainDelayMs ?? PLAIN_DELAY_MS;
   return {
     async step<T>(text: string, work: () => Promise<T>): Promise<T> {

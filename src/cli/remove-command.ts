@@ -19,7 +19,6 @@ Deletes ${kind}s/NAME.yaml. Refuses while other records use it (they are named);
 it anyway, and those records then fail to resolve until you fix them.`;
   return {
     path: [kind, 'remove'],
-    summary: `Remove ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} (refused while others use it, unless --force)`,
     usage,
     async run(context) {
       const { values, positionals } = parseCommandLine(

@@ -3,7 +3,7 @@ import pc from 'picocolors';
 import type { ActorRunEvent } from '../actors/actor-types.js';
 import { CONFINEMENT_REFUSAL_PREFIX } from '../confinement/confinement.js';
 import type { CommandContext } from './command.js';
-import { println } from './output.js';
+import { isInteractive, println, wantsColor } from './output.js';
 
 /** Prints the events of an actor run, as they come. */
 export interface RunOutput {
@@ -55,16 +55,6 @@ export function formatProgress(progress: InFlight['progress']): string {
         ? String(progress.progress)
         : '';
   return [amount, message ?? ''].filter((part) => part !== '').join(' ');
-}
-
-/** True when the stream is a terminal that can take a live status line (`TERM` not `dumb`). */
-export function isInteractive(stream: NodeJS.WritableStream, env: NodeJS.ProcessEnv): boolean {
-  return (stream as { isTTY?: boolean }).isTTY === true && env['TERM'] !== 'dumb';
-}
-
-/** Colour only on an interactive terminal, and never with `NO_COLOR` set (https://no-color.org). */
-export function wantsColor(stream: NodeJS.WritableStream, env: NodeJS.ProcessEnv): boolean {
-  return isInteractive(stream, env) && (env['NO_COLOR'] === undefined || env['NO_COLOR'] === '');
 }
 
 /**

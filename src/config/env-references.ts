@@ -3,17 +3,6 @@ import { AgentsError, AgentsErrorCode } from '../errors.js';
 /** `${NAME}`: a reference to an environment variable, resolved when a server starts. */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** True when the text holds at least one `${NAME}` reference. */
-export function hasEnvReference(text: string): boolean {
-  REFERENCE.lastIndex = 0;
-  return REFERENCE.test(text);
-}
-
-/** The variable names a text refers to, in order, without repeats. */
-export function envReferencesOf(text: string): string[] {
-  return [...new Set([...text.matchAll(REFERENCE)].map((match) => match[1] ?? ''))];
-}
-
 /**
  * Replaces every `${NAME}` in `text` with the variable's value from `env`. Config files keep the
  * reference, so a secret lives in the environment (or a secret manager), never in `.agents/`.

@@ -4,7 +4,7 @@ import type * as Yaml from 'yaml';
 import type { Document, LineCounter, Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { closest } from '../core/suggest.js';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { AgentsError, AgentsErrorCode, isErrno } from '../errors.js';
 import {
   bothSpellingsMessage,
   keyAliasesOf,
@@ -138,7 +138,7 @@ export async function loadYamlFile<S extends z.ZodType>(
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if (isErrnoCode(error, 'ENOENT')) {
+    if (isErrno(error, 'ENOENT')) {
       throw new AgentsError(
         AgentsErrorCode.ConfigNotFound,
         `Config file ${path} does not exist; create it or check the name.`,
@@ -318,8 +318,4 @@ function formatPath(path: readonly PropertyKey[]): string {
     else text += text === '' ? String(segment) : `.${String(segment)}`;
   }
   return text;
-}
-
-function isErrnoCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }

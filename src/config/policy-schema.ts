@@ -166,11 +166,6 @@ export type Policy = z.infer<typeof PolicySchema>;
 /** A policy as written in YAML (defaults optional). */
 export type PolicyInput = z.input<typeof PolicySchema>;
 
-/** The policy used when an actor has none: `ask` mode, no rules. */
-export function defaultPolicy(): Policy {
-  return PolicySchema.parse({});
-}
-
 /**
  * Parses a policy written by a user (an actor's `policy:` value).
  * Throws `CONFIG_INVALID` naming `source` (a file path or label) with zod's readable report.

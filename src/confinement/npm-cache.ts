@@ -1,3 +1,4 @@
+import { isProcessAlive } from '../core/process-alive.js';
 import {
   closeSync,
   constants,
@@ -59,16 +60,6 @@ export const NPM_START_MARKER = '.agents-start-pending';
 
 /** Starts in flight in this process, per cache folder. */
 const startsInFlight = new Map<string, number>();
-
-/** True when `pid` names a live process (ours included). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * The pid recorded in a start marker, or undefined when there is none (or it is unreadable).
@@ -146,7 +137,7 @@ export function beginNpmCacheStart(
 ): (started: boolean) => void {
   const inFlight = startsInFlight.get(dir) ?? 0;
   const pid = markerPid(dir);
-  const heldElsewhere = pid !== undefined && pid !== process.pid && isAlive(pid);
+  const heldElsewhere = pid !== undefined && pid !== process.pid && isProcessAlive(pid);
   const pending = markerThere(dir);
   if (pending && inFlight === 0 && !heldElsewhere && existsSync(join(dir, '_npx'))) {
     rmSync(join(dir, '_npx'), { recursive: true, force: true });

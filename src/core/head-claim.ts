@@ -89,9 +89,3 @@ export function reduceSandboxHead(
   if (rival === undefined) return next.sha;
   return newer(rival, next).sha;
 }
-
-/** The head a write sets: the sha of a claim, the string itself otherwise. */
-export function headOfWrite(value: string | HeadClaim | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return isHeadClaim(value) ? value.sha : value;
-}

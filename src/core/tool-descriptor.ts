@@ -127,6 +127,11 @@ export interface ToolTaskStore {
  */
 export type ToolResult = CallToolResult;
 
+/** An `isError` result the model reads as text, with optional `_meta`. */
+export function toolErrorResult(text: string, meta?: Record<string, unknown>): ToolResult {
+  return { content: [{ type: 'text', text }], isError: true, ...(meta ? { _meta: meta } : {}) };
+}
+
 /** Keys this library uses inside a result's `_meta`. */
 export const ResultMetaKey = {
   /** A {@link ChangeRecord} when the call changed files in the sandbox. */

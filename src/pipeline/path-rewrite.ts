@@ -1,6 +1,6 @@
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { SandboxPathMap } from '../sandbox/path-map.js';
-import type { ToolResult } from '../core/tool-descriptor.js';
+import { toolErrorResult, type ToolResult } from '../core/tool-descriptor.js';
 import type { ToolCallHandler, ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
 
 /** The result `_meta` key under which a refused path is described (for UIs and audit). */
@@ -80,9 +80,7 @@ async function runWrite(
 }
 
 function refusal(error: AgentsError): ToolResult {
-  return {
-    content: [{ type: 'text', text: error.message }],
-    isError: true,
-    _meta: { [PATH_REFUSED_META_KEY]: { code: error.code, ...error.details } },
-  };
+  return toolErrorResult(error.message, {
+    [PATH_REFUSED_META_KEY]: { code: error.code, ...error.details },
+  });
 }

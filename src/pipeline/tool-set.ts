@@ -1,6 +1,6 @@
 import type { StructuredTool } from '@langchain/core/tools';
 import type { ToolCallHandler } from '../core/tool-middleware.js';
-import type { ToolResult } from '../core/tool-descriptor.js';
+import { toolErrorResult, type ToolResult } from '../core/tool-descriptor.js';
 import { toStructuredTool } from '../mcp/structured-tool.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { ToolPipeline } from './tool-pipeline.js';
@@ -45,15 +45,11 @@ export function createToolSet(options: CreateToolSetOptions): ToolSet {
   const governed: ToolCallHandler = options.pipeline.compose((request): Promise<ToolResult> => {
     const entry = registry.get(request.descriptor.id);
     if (!entry) {
-      return Promise.resolve({
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
-          },
-        ],
-      });
+      return Promise.resolve(
+        toolErrorResult(
+          `Tool "${request.descriptor.name}" is no longer available; use another tool.`,
+        ),
+      );
     }
     return entry.execute(request.args, request.context);
   });

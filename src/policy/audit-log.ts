@@ -85,6 +85,20 @@ export interface ReadAuditOptions {
   raw?: boolean;
 }
 
+/** The text of an audit file, undefined when there is none; `CONFIG_NOT_FOUND` when unreadable. */
+export async function readAuditText(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new AgentsError(
+      AgentsErrorCode.ConfigNotFound,
+      `Cannot read the audit log ${file}: ${errorMessage(error)}.`,
+      { cause: error, details: { file } },
+    );
+  }
+}
+
 /**
  * Reads an audit file. A missing file reads as empty; lines that are not JSON entries (a torn
  * last line after a crash) are skipped and counted in `skipped`.
@@ -93,18 +107,8 @@ export async function readAuditLog(
   file: string,
   options: ReadAuditOptions = {},
 ): Promise<{ entries: AuditEntry[]; skipped: number }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
-      return { entries: [], skipped: 0 };
-    throw new AgentsError(
-      AgentsErrorCode.ConfigNotFound,
-      `Cannot read the audit log ${file}: ${errorMessage(error)}.`,
-      { cause: error, details: { file } },
-    );
-  }
+  const text = await readAuditText(file);
+  if (text === undefined) return { entries: [], skipped: 0 };
   const entries: AuditEntry[] = [];
   let skipped = 0;
   for (const line of text.split('\n')) {

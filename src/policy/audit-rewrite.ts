@@ -1,7 +1,8 @@
-import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { readdir, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic-write.js';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { readAuditText } from './audit-log.js';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
 
 /**
  * The other live processes that hold `file` open (Linux: read from `/proc/PID/fd`; processes of
@@ -54,17 +55,8 @@ export async function removeAuditEntries(
   threadId: string,
   options: { dryRun?: boolean } = {},
 ): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw new AgentsError(
-      AgentsErrorCode.ConfigNotFound,
-      `Cannot read the audit log ${file}: ${errorMessage(error)}.`,
-      { cause: error, details: { file } },
-    );
-  }
+  const text = await readAuditText(file);
+  if (text === undefined) return 0;
   const lines = text.split('\n');
   const kept = lines.filter((line) => threadOf(line) !== threadId);
   const removed = lines.length - kept.length;

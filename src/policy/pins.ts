@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage, isErrno } from '../errors.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 
@@ -101,7 +101,7 @@ async function readPinFile(file: string): Promise<PinFile> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if (isErrnoCode(error, 'ENOENT')) return { pins: new Map(), hosts: new Map() };
+    if (isErrno(error, 'ENOENT')) return { pins: new Map(), hosts: new Map() };
     throw new AgentsError(
       AgentsErrorCode.ConfigInvalid,
       `Cannot read the pin file ${file}: ${errorMessage(error)}.`,
@@ -134,10 +134,6 @@ function corrupt(file: string, cause: unknown): AgentsError {
       'Delete it to start over; every tool will then need approval again.',
     { cause, details: { file } },
   );
-}
-
-function isErrnoCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }
 
 class PinStoreImpl implements PinStore {

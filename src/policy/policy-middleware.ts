@@ -2,7 +2,7 @@ import { interrupt, isGraphInterrupt } from '@langchain/langgraph';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { CLIENT_REQUEST_REFUSED_CODE, JsonRpcError } from '../core/client-requests.js';
 import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
-import { ResultMetaKey } from '../core/tool-descriptor.js';
+import { ResultMetaKey, toolErrorResult } from '../core/tool-descriptor.js';
 import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
 import { parseApprovalResponse, toApprovalPreview } from './approval.js';
 import { refusingInputHandler } from './input-requests.js';
@@ -135,11 +135,7 @@ function withPolicyMeta(result: ToolResult, record: PolicyRecord): ToolResult {
 }
 
 function errorResult(text: string, record: PolicyRecord): ToolResult {
-  return {
-    isError: true,
-    content: [{ type: 'text', text }],
-    _meta: { [ResultMetaKey.Policy]: record },
-  };
+  return toolErrorResult(text, { [ResultMetaKey.Policy]: record });
 }
 
 /**

@@ -220,7 +220,10 @@ export interface RunSandbox extends Sandbox {
   readonly backend: string;
   /** `repository`: made from a commit or the working tree of a git repo; `folder`: a plain folder. */
   readonly kind: 'repository' | 'folder';
-  /** The user's commit it was made from (`repository` only; absent with no commits). */
+  /**
+   * The user's commit it was made from (`repository` only): the one checked out, or HEAD when
+   * the working tree was taken (absent in a repository with no commits).
+   */
   readonly sourceCommit: string | undefined;
   readonly baseOrigin: SandboxBaseOrigin;
   readonly baseWarnings: readonly SandboxWarning[];

@@ -1,3 +1,4 @@
+import { isProcessAlive } from '../core/process-alive.js';
 import { mkdir, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
@@ -37,16 +38,6 @@ async function readMark(dir: string): Promise<CreationMark | undefined> {
   }
 }
 
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function hasMarker(dir: string): Promise<boolean> {
   return readFile(join(dir, 'run', MARKER_FILE)).then(
     () => true,
@@ -64,7 +55,7 @@ async function unfinishedCreation(
   entries: readonly string[],
 ): Promise<CreationMark | undefined> {
   const mark = await readMark(dir);
-  if (mark === undefined || mark.id !== id || alive(mark.pid)) return undefined;
+  if (mark === undefined || mark.id !== id || isProcessAlive(mark.pid)) return undefined;
   // Only what creation makes: the mark, the run folder and the tree folder named by the id.
   if (!entries.every((entry) => entry === CREATION_MARK || entry === 'run' || entry === id))
     return undefined;

@@ -194,18 +194,6 @@ export async function porcelainGit(
   }).env(withFixedGitConfig(options.env ?? gitEnv()));
 }
 
-/** Wraps a simple-git failure at our boundary with what was attempted and where. */
-export function wrapGitError(error: unknown, what: string, where: string): AgentsError {
-  if (AgentsError.isInstance(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const aborted = /abort/i.test(error instanceof Error ? error.name + message : message);
-  return new AgentsError(
-    aborted ? AgentsErrorCode.Aborted : AgentsErrorCode.SandboxFailed,
-    `Could not ${what} in ${where}: ${message.trim()}`,
-    { cause: error },
-  );
-}
-
 /**
  * A git process kept running for many requests (`cat-file --batch`, `check-ignore --stdin`,
  * `update-ref --stdin`): one spawn instead of one per request. Requests are answered in order;

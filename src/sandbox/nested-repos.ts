@@ -27,20 +27,6 @@ export interface RawChange extends ChangedPath {
   dstMode: string;
 }
 
-/** Parses `git diff-tree -r -z --raw` output (`:srcmode dstmode src dst S\0path\0`). */
-export function parseRawDiff(output: string): RawChange[] {
-  const fields = output.split('\0');
-  const changes: RawChange[] = [];
-  for (let index = 0; index + 1 < fields.length; index += 2) {
-    const meta = fields[index]!;
-    const path = fields[index + 1]!;
-    if (!meta.startsWith(':')) break;
-    const [srcMode = '', dstMode = '', , , status = ''] = meta.slice(1).split(' ');
-    changes.push({ status: status.charAt(0), path, srcMode, dstMode });
-  }
-  return changes;
-}
-
 /**
  * Keeps the set of nested repos (and stray `.git` entries) in a sandbox tree current, cheaply:
  * one full scan per run ({@link NestedRepoTracker.scan}, over the tracked folders of a tree,

@@ -1,3 +1,5 @@
+import { isProcessAlive } from '../core/process-alive.js';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -13,6 +15,19 @@ export const MARKER_VERSION = 2;
 const LOCK_FILE = 'lock';
 
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** The id of a new sandbox: `id` when valid (else `SANDBOX_FAILED`), a random one when absent. */
+export function newSandboxId(id: string | undefined): string {
+  if (id === undefined) return randomBytes(6).toString('hex');
+  if (!ID_PATTERN.test(id)) {
+    throw new AgentsError(
+      AgentsErrorCode.SandboxFailed,
+      `Sandbox id "${id}" is not valid: use 1-64 letters, digits, "_" or "-", starting with a letter or digit.`,
+      { details: { id } },
+    );
+  }
+  return id;
+}
 export const SHA_PATTERN = /^[0-9a-f]{4,64}$/;
 
 /** What a sandbox records about itself in `<container>/run/sandbox.json`. */
@@ -159,14 +174,7 @@ export async function lockHolder(runDir: string): Promise<number | undefined> {
     return undefined;
   }
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
-  if (pid === process.pid) return pid;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else; still alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-  }
+  return isProcessAlive(pid) ? pid : undefined;
 }
 
 function inUse(id: string, holder: number): AgentsError {

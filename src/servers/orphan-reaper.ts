@@ -1,3 +1,4 @@
+import { isProcessAlive } from '../core/process-alive.js';
 import {
   lstatSync,
   mkdirSync,
@@ -9,6 +10,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
+import {
+  groupMembers,
+  killProcessGroup,
+  readProcStat,
+  sleep,
+  type ProcStat,
+} from './process-group.js';
 import { silentServerLogger, type ServerLogger } from './server-logger.js';
 
 /** Environment variable that moves the run directory (tests, several installations). */
@@ -52,32 +60,6 @@ export interface ReapReport {
   dropped: ServerProcessRecord[];
 }
 
-interface ProcStat {
-  state: string;
-  pgrp: number;
-  session: number;
-  startTime: number;
-}
-
-/** Fields of /proc/<pid>/stat (Linux), or undefined elsewhere / when the process is gone. */
-function readProcStat(pid: number | 'self'): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
-  // stime cutime cstime priority nice threads itrealvalue starttime ...; comm may hold spaces.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return {
-    state: fields[0] ?? '',
-    pgrp: Number(fields[2]),
-    session: Number(fields[3]),
-    startTime: Number(fields[19]),
-  };
-}
-
 /** The start time of a process (Linux), or null when unknown. */
 export function processStartTime(pid: number | 'self'): number | null {
   return readProcStat(pid)?.startTime ?? null;
@@ -85,11 +67,7 @@ export function processStartTime(pid: number | 'self'): number | null {
 
 /** alive: signalable or EPERM; a zombie counts as dead. */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!isProcessAlive(pid)) return false;
   const stat = readProcStat(pid);
   return stat === undefined ? true : stat.state !== 'Z' && stat.state !== 'X';
 }
@@ -197,27 +175,6 @@ function hostIsDead(record: ServerProcessRecord): boolean {
   return record.hostStartTime !== null && now !== null && now !== record.hostStartTime;
 }
 
-/** Live (non-zombie) members of a process group, from /proc; undefined off Linux. */
-function groupMembers(pgid: number): Array<{ pid: number; stat: ProcStat }> | undefined {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const members: Array<{ pid: number; stat: ProcStat }> = [];
-  for (const name of names) {
-    const code = name.charCodeAt(0);
-    if (code < 48 || code > 57) continue;
-    const pid = Number(name);
-    const stat = readProcStat(pid);
-    if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') {
-      members.push({ pid, stat });
-    }
-  }
-  return members;
-}
-
 /**
  * Decides whether the live group `pgid` is still the one the record describes. Pids and group
  * ids are reused, so a bare "the group exists" is never enough to kill it:
@@ -241,11 +198,6 @@ function isSameGroup(
     (member) => member.stat.session === record.pgid && member.stat.startTime >= startTime,
   );
 }
-
-const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => {
-    setTimeout(resolve, ms);
-  });
 
 /**
  * Kills the server process groups left behind by hosts that died without running their exit
@@ -301,7 +253,7 @@ export async function reapOrphanedServers(
     logger.warn(
       `Reaping server "${record.serverName}" (${record.target}, process group ${record.pgid}) left running by dead host ${record.hostPid}`,
     );
-    signalGroup(record.pgid, 'SIGTERM');
+    killProcessGroup(record.pgid, 'SIGTERM');
   }
   const deadline = Date.now() + (options.graceMs ?? 500);
   while (
@@ -313,19 +265,12 @@ export async function reapOrphanedServers(
   for (const { record, file } of toKill) {
     const members = groupMembers(record.pgid) ?? [];
     // Checked again: between the checks the group could have ended and its id been reused.
-    if (members.length > 0 && isSameGroup(record, members)) signalGroup(record.pgid, 'SIGKILL');
+    if (members.length > 0 && isSameGroup(record, members))
+      killProcessGroup(record.pgid, 'SIGKILL');
     report.reaped.push(record);
     removeFile(file);
   }
   return report;
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: gone already.
-  }
 }
 
 function removeFile(path: string): void {

@@ -1,6 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
+/** The fields of `/proc/PID/stat` the process checks read. */
+export interface ProcStat {
+  state: string;
+  pgrp: number;
+  session: number;
+  startTime: number;
+}
+
 /** How a server process ended. */
 export interface ProcessExit {
   exitCode: number | null;
@@ -42,10 +50,53 @@ export function untrackProcessGroup(pgid: number, gone: boolean): void {
   liveGroups.delete(pgid);
 }
 
+/** Fields of /proc/<pid>/stat (Linux), or undefined elsewhere / when the process is gone. */
+export function readProcStat(pid: number | 'self'): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+  // stime cutime cstime priority nice threads itrealvalue starttime ...; comm may hold spaces.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return {
+    state: fields[0] ?? '',
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+    startTime: Number(fields[19]),
+  };
+}
+
 /**
- * True when a process group still has a live member (EPERM counts: it exists, just not ours).
- * On Linux, zombies do not count: an orphaned grandchild that was killed stays a zombie until
- * init reaps it (over a second on some hosts), but it can no longer do anything.
+ * Live members of a process group, from /proc; undefined off Linux. Zombies do not count: an
+ * orphaned grandchild that was killed stays a zombie until init reaps it (over a second on some
+ * hosts), but it can no longer do anything.
+ */
+export function groupMembers(pgid: number): Array<{ pid: number; stat: ProcStat }> | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const members: Array<{ pid: number; stat: ProcStat }> = [];
+  for (const name of names) {
+    const code = name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const pid = Number(name);
+    const stat = readProcStat(pid);
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') {
+      members.push({ pid, stat });
+    }
+  }
+  return members;
+}
+
+/**
+ * True when a process group still has a live member (EPERM counts: it exists, just not ours);
+ * on Linux a group of zombies only is gone (see {@link groupMembers}).
  */
 export function isProcessGroupAlive(pgid: number): boolean {
   try {
@@ -54,25 +105,8 @@ export function isProcessGroupAlive(pgid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
   if (process.platform !== 'linux') return true;
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Format: pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
+  const members = groupMembers(pgid);
+  return members === undefined || members.length > 0;
 }
 
 /** Resolves true once no live member of the group remains, false after `ms`. */
@@ -109,7 +143,7 @@ export function killProcessGroup(pgid: number, signal: NodeJS.Signals): void {
 }
 
 // Not unref'd: a bounded shutdown must finish even when nothing else keeps the loop alive.
-const sleep = (ms: number): Promise<void> =>
+export const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
     setTimeout(resolve, ms);
   });

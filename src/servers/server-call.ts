@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, type ServerError } from '../errors.js';
 import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
-import type { ToolCallContext } from '../core/tool-descriptor.js';
+import { toolErrorResult, type ToolCallContext } from '../core/tool-descriptor.js';
 import { argumentBytesOverLimit } from './argument-size.js';
 import { confinementRefusalNote } from '../confinement/confinement.js';
 import { ForwardingCallClock, type ClientRequestRouter } from './client-request-router.js';
@@ -13,17 +13,10 @@ import type { ServerToolSet } from './server-tool-set.js';
 
 /** The "tool no longer available" result the model sees for a removed or never-listed tool. */
 export function toolNoLongerAvailableResult(serverName: string, toolName: string): CallToolResult {
-  return {
-    isError: true,
-    content: [
-      {
-        type: 'text',
-        text:
-          `Tool "${toolName}" is no longer available on server "${serverName}": the server does not list it (any more). ` +
-          'Use one of the tools currently offered.',
-      },
-    ],
-  };
+  return toolErrorResult(
+    `Tool "${toolName}" is no longer available on server "${serverName}": the server does not list it (any more). ` +
+      'Use one of the tools currently offered.',
+  );
 }
 
 /** The result the model sees when a call's arguments are over the server's `maxArgumentBytes`. */
@@ -33,18 +26,11 @@ export function argumentsTooLargeResult(
   bytes: number,
   limitBytes: number,
 ): CallToolResult {
-  return {
-    isError: true,
-    content: [
-      {
-        type: 'text',
-        text:
-          `The arguments of tool "${toolName}" are ${bytes} bytes of JSON, over the limit of ${limitBytes} bytes ` +
-          `(maxArgumentBytes) for server "${serverName}"; the call was not sent. ` +
-          'Send smaller arguments, e.g. split the content over several calls.',
-      },
-    ],
-  };
+  return toolErrorResult(
+    `The arguments of tool "${toolName}" are ${bytes} bytes of JSON, over the limit of ${limitBytes} bytes ` +
+      `(maxArgumentBytes) for server "${serverName}"; the call was not sent. ` +
+      'Send smaller arguments, e.g. split the content over several calls.',
+  );
 }
 
 /**

@@ -200,30 +200,14 @@ export async function serveHttp(options: ServeHttpOptions): Promise<McpHttpServe
     let body: unknown;
     let raw: Buffer | undefined;
     if (method === 'POST') {
+      // A declared length over the cap is refused unread; a body that grows past it, cut off.
       const declared = Number(req.headers['content-length'] ?? '0');
-      if (declared > maxBodyBytes) {
-        sendJson(
-          res,
-          413,
-          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
-          {
-            connection: 'close',
-          },
-        );
-        req.resume();
-        return;
-      }
-      raw = await readBody(req, maxBodyBytes);
+      raw = declared > maxBodyBytes ? undefined : await readBody(req, maxBodyBytes);
       if (raw === undefined) {
-        sendJson(
-          res,
-          413,
-          rpcError(-32000, `Payload too large: the limit is ${maxBodyBytes} bytes`),
-          {
-            connection: 'close',
-          },
-        );
-        req.destroy();
+        const limit = `Payload too large: the limit is ${maxBodyBytes} bytes`;
+        sendJson(res, 413, rpcError(-32000, limit), { connection: 'close' });
+        if (declared > maxBodyBytes) req.resume();
+        else req.destroy();
         return;
       }
       try {

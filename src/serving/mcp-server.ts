@@ -33,7 +33,7 @@ export const EMPTY_LIST_CACHE_TTL_MS = 60 * 60_000;
 export const MAX_PAUSED_CALLS = 256;
 
 /** What a server says about itself, and how its calls reach their client. */
-interface ServerShape {
+export interface ServerShape {
   /** Server name in `initialize` / `server/discover` (default `agents`). */
   name?: string;
   /** Server version (default `0.1.0`). */

@@ -2,23 +2,15 @@ import type { Readable, Writable } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { serveHttp } from './http.js';
 import type { ServeHttpOptions } from './http-options.js';
-import { createServing } from './mcp-server.js';
+import { createServing, type ServerShape } from './mcp-server.js';
 import { createServedToolSet } from './served-tool-set.js';
-import type { ServeApprovalOptions } from './served-tool.js';
 import { ServeStdioTransport } from './stdio-server-transport.js';
 import type { ServedToolSetOptions } from './served-tool-set.js';
 
 /** Options of {@link serveEntries}. */
-export interface ServeEntriesOptions extends ServedToolSetOptions {
+export interface ServeEntriesOptions extends ServedToolSetOptions, ServerShape {
   /** `stdio` (a host spawns us) or `http` (streamable HTTP on a port). */
   transport: 'stdio' | 'http';
-  /** Server name and version in `initialize`. */
-  name?: string;
-  version?: string;
-  /** Replaces the default `instructions` text. */
-  instructions?: string;
-  /** How calls that need approval are put to the client. */
-  approval?: ServeApprovalOptions;
   /** Streams for stdio; stdout must carry nothing but JSON-RPC. */
   stdio?: { stdin: Readable; stdout: Writable };
   /**
@@ -47,13 +39,7 @@ export async function serveEntries(options: ServeEntriesOptions): Promise<void> 
   const log = options.log ?? (() => undefined);
   const toolSet = createServedToolSet(options);
   // One server factory for both revisions: 2025-era sessions and 2026-07-28 requests.
-  const serving = createServing({
-    toolSet,
-    ...(options.name === undefined ? {} : { name: options.name }),
-    ...(options.version === undefined ? {} : { version: options.version }),
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    ...(options.approval === undefined ? {} : { approval: options.approval }),
-  });
+  const serving = createServing({ ...options, toolSet });
   try {
     if (options.transport === 'http') {
       const http = await serveHttp({

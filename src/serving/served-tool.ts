@@ -1,6 +1,6 @@
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
-import type { ToolDescriptor, ToolResult } from '../core/tool-descriptor.js';
+import { toolErrorResult, type ToolDescriptor, type ToolResult } from '../core/tool-descriptor.js';
 
 // How served tools and their failures look on the wire, the same on both protocol revisions.
 
@@ -92,11 +92,9 @@ export function toErrorResult(toolName: string, error: unknown): ToolResult {
       if (typeof value === 'string') details[key] = value;
     }
   }
-  return {
-    content: [{ type: 'text', text: `Tool "${toolName}" failed: ${errorMessage(error)}` }],
-    isError: true,
-    _meta: { [SERVED_ERROR_META_KEY]: details },
-  };
+  return toolErrorResult(`Tool "${toolName}" failed: ${errorMessage(error)}`, {
+    [SERVED_ERROR_META_KEY]: details,
+  });
 }
 
 /**

@@ -1,7 +1,6 @@
 import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { isInside } from '../sandbox/source-dir.js';
 
 /** An Agent Skill (agentskills.io): a folder with a `SKILL.md`. */
@@ -288,17 +287,4 @@ async function listSkillFiles(
   };
   await walk(root, 0);
   return files;
-}
-
-/** Throws `SKILL_NOT_FOUND` naming the missing skill and the ones that exist. */
-export function assertAgentSkill(skills: readonly AgentSkill[], name: string): AgentSkill {
-  const skill = skills.find((item) => item.name === name);
-  if (!skill) {
-    throw new AgentsError(
-      AgentsErrorCode.SkillNotFound,
-      `No Agent Skill named "${name}"; loaded: ${skills.map((item) => item.name).join(', ') || 'none'}.`,
-      { details: { name } },
-    );
-  }
-  return skill;
 }

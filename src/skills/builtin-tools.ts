@@ -1,6 +1,6 @@
 import { mkdir, readFile, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
-import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import { AgentsError, AgentsErrorCode, errorMessage, isErrno } from '../errors.js';
 import type { ToolEntry, ToolResult } from '../core/tool-descriptor.js';
 import { isInside } from '../sandbox/source-dir.js';
 import type { PathMap } from '../sandbox/types.js';
@@ -280,8 +280,4 @@ function toLogical(root: string, target: string): string {
 
 function numberArg(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }

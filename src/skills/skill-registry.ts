@@ -1,4 +1,5 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
+import type { NamedServerConfig } from '../config/server-schema.js';
 import type { ToolOverride, ToolResource } from '../config/tool-schema.js';
 import { resolveToolNames } from '../mcp/naming.js';
 import { createToolRegistry } from '../registry/tool-registry.js';
@@ -50,6 +51,28 @@ export interface SkillRegistryOptions {
   registry?: ToolRegistry;
   /** The group key in {@link registry} (default {@link SKILL_TOOLS_GROUP}). */
   group?: string;
+}
+
+/**
+ * A registry of one running server's tools, included under a skill of its own as `inclusion`
+ * says (`agents tool call` and `tool show`: the tools a skill would see, without an actor).
+ */
+export function createServerSkillRegistry(
+  config: NamedServerConfig,
+  server: SkillServer,
+  inclusion: SkillInclusion,
+  projectDir: string,
+): Promise<SkillRegistry> {
+  const skill = { description: '', tools: [], mcpServers: [], agentSkills: [], overrides: {} };
+  return createSkillRegistry({
+    plan: {
+      skills: [{ ...skill, name: inclusion.skill }],
+      servers: [config],
+      inclusions: [inclusion],
+    },
+    servers: new Map([[config.name, server]]),
+    projectDir,
+  });
 }
 
 /** The registry group an actor's flattened skill tools are kept in, unless told otherwise. */

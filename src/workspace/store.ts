@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic-write.js';
-import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { AgentsError, AgentsErrorCode, isErrno } from '../errors.js';
 import type { ServerConfig } from '../config/server-schema.js';
 import type { Skill } from '../config/skill-schema.js';
 import { resolveServerPaths } from './server-paths.js';
@@ -14,7 +14,6 @@ import {
   configParsers,
   exists,
   firstLine,
-  isErrno,
   schemaLine,
 } from './workspace-files.js';
 import type {

@@ -108,10 +108,6 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-export function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
-}
-
 export function firstLine(text: string): string {
   const lines = text.split('\n');
   return lines.length > 1 ? (lines[1] ?? lines[0] ?? text) : text;

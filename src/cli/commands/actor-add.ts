@@ -127,7 +127,6 @@ async function checkScriptToolNames(
 /** `agents actor add NAME --skill SKILL`. */
 export const actorAddCommand: Command = {
   path: ['actor', 'add'],
-  summary: 'Create an actor from skills',
   usage: ADD_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(

@@ -91,8 +91,6 @@ function inputAnswers(
 /** `agents actor resume NAME --thread ID ...`. */
 export const actorResumeCommand: Command = {
   path: ['actor', 'resume'],
-  summary:
-    "Answer a paused approval (approve, reject or edit) or a server's question, and continue the run",
   usage: RESUME_USAGE,
   async run(context) {
     // `--record` takes an optional PATH: alone (or before another option) it means the default.

@@ -46,7 +46,6 @@ Options:
 /** `agents actor run NAME --input TEXT`. */
 export const actorRunCommand: Command = {
   path: ['actor', 'run'],
-  summary: 'Run an actor on one input, streaming tool calls and asking for approvals',
   usage: RUN_USAGE,
   async run(context) {
     // `--record` takes an optional PATH: alone (or before another option) it means the default.

@@ -12,7 +12,6 @@ Lists the actors of the workspace.`;
 const actorList = createListCommand({
   kind: 'actor',
   path: ['actor', 'list'],
-  summary: 'List actors',
   usage: LIST_USAGE,
   jsonKey: 'actors',
   headers: ['NAME', 'SKILLS', 'MODEL', 'SANDBOX', 'DESCRIPTION'],

@@ -143,7 +143,6 @@ function auditLine(entry: AuditEntry): string {
 /** `agents audit`: reads the workspace's audit log. */
 export const auditCommand: Command = {
   path: ['audit'],
-  summary: 'Show the audit log of tool calls (decisions, approvals, changes).',
   usage: USAGE,
   async run(context) {
     const args = parseAuditArgs(context);

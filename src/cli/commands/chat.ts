@@ -60,7 +60,6 @@ const READERS: Record<string, 'diff' | 'checkpoints' | 'apply'> = {
  */
 export const chatCommand: Command = {
   path: ['chat'],
-  summary: 'Talk with an actor on one thread: a turn per line, approvals, /diff, /undo inline',
   usage: CHAT_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(

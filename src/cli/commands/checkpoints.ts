@@ -43,7 +43,6 @@ Options:
 export function createCheckpointsCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['checkpoints'],
-    summary: "List a thread's checkpoints and the files each one changed",
     usage: CHECKPOINTS_USAGE,
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(

@@ -28,7 +28,6 @@ attempt must be refused (PASS), else FAIL and exit 1.`;
 /** `agents doctor`: reaps the server processes of killed runs at once. */
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Check the environment; stop the MCP servers that killed runs left running',
   usage: DOCTOR_USAGE,
   async run(context: CommandContext): Promise<number> {
     parseCommandArgs(context.argv, {}, DOCTOR_USAGE);

@@ -63,7 +63,6 @@ async function isEmptyOrMissing(dir: string): Promise<boolean> {
 
 export const initCommand: Command = {
   path: ['init'],
-  summary: 'Write a working .agents/ (filesystem server, skill, actor) and print the next steps',
   usage: USAGE,
   async run(context: CommandContext): Promise<number> {
     const { values } = parseCommandLine(

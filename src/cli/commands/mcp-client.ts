@@ -244,7 +244,6 @@ Options:
 /** The `agents mcp-client URL` command (also the client command of the conformance suite). */
 export const mcpClientCommand: Command = {
   path: ['mcp-client'],
-  summary: 'Connect to an MCP server over streamable HTTP, list its tools (call them if told)',
   usage: USAGE,
   async run(context: CommandContext) {
     const parsed = parseCommandLine(

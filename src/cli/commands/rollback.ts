@@ -39,7 +39,6 @@ function jsonOf(result: RollbackResult): Record<string, unknown> {
 export function createRollbackCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['rollback'],
-    summary: 'Roll a thread back to a checkpoint, files and state together (or undo a rollback)',
     usage: ROLLBACK_USAGE,
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(

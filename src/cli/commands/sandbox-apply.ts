@@ -113,7 +113,6 @@ function printResult(context: CommandContext, threadId: string, result: ApplyRes
 export function createSandboxApplyCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['sandbox', 'apply'],
-    summary: "Take a thread's work into your working tree (three-way merge; --undo puts it back)",
     usage: SANDBOX_APPLY_USAGE,
     async run(context: CommandContext): Promise<number> {
       const { values, positionals: paths } = parseCommandLine(

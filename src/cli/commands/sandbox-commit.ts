@@ -36,7 +36,6 @@ ${DELIVERY_SCREEN_USAGE}`;
 export function createSandboxCommitCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['sandbox', 'commit'],
-    summary: "Put a thread's work on a new branch of your repo (HEAD, index and files untouched)",
     usage: SANDBOX_COMMIT_USAGE,
     async run(context: CommandContext): Promise<number> {
       const { values, positionals: paths } = parseCommandLine(

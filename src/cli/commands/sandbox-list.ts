@@ -115,7 +115,6 @@ async function scopeOf(context: CommandContext, all: boolean): Promise<Scope> {
 /** `agents sandbox list [--all]`: the sandboxes on disk, their size, age and last run. */
 export const sandboxListCommand: Command = {
   path: ['sandbox', 'list'],
-  summary: 'List the kept sandboxes: thread, actor, size, age, last run',
   usage: LIST_USAGE,
   async run(context: CommandContext): Promise<number> {
     const values = parseCommandArgs(context.argv, { all: { type: 'boolean' } }, LIST_USAGE);
@@ -158,7 +157,6 @@ export const sandboxListCommand: Command = {
 /** `agents sandbox prune [--older-than 7d] [--dry-run] [--all]`: bounds disk use. */
 export const sandboxPruneCommand: Command = {
   path: ['sandbox', 'prune'],
-  summary: 'Remove sandboxes idle for longer than an age (default 7d); --dry-run lists them',
   usage: PRUNE_USAGE,
   async run(context: CommandContext): Promise<number> {
     const values = parseCommandArgs(

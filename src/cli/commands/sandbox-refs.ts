@@ -140,15 +140,6 @@ export async function withThreadDelivery<T>(
   }
 }
 
-/** Whether a writable stream is a terminal that wants colour (`NO_COLOR` turns it off). */
-export function wantsColor(stream: NodeJS.WritableStream): boolean {
-  const noColor = process.env['NO_COLOR'];
-  return (
-    (stream as NodeJS.WritableStream & { isTTY?: boolean }).isTTY === true &&
-    (noColor === undefined || noColor === '')
-  );
-}
-
 /** The options of the delivering commands (apply, commit) about what they may deliver. */
 export const DELIVERY_SCREEN_OPTIONS = {
   'include-config': { type: 'boolean' },

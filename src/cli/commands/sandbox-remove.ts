@@ -15,7 +15,6 @@ run or rollback holds the thread.
 /** `agents sandbox remove --thread ID`: deletes a kept per-thread sandbox. */
 export const sandboxRemoveCommand: Command = {
   path: ['sandbox', 'remove'],
-  summary: "Delete a thread's sandbox (its tree and snapshots)",
   usage: SANDBOX_REMOVE_USAGE,
   async run(context: CommandContext): Promise<number> {
     const values = parseCommandArgs(

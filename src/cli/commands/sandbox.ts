@@ -4,12 +4,8 @@ import { parseCommandLine, requireOption } from '../args.js';
 import type { OpenThreadContext } from '../thread-context.js';
 import { diffSandbox, formatSandboxDiff, leftOutByDelivery } from '../../sandbox/deliver/diff.js';
 import { quotePath } from '../../sandbox/deliver/guard.js';
-import {
-  configPrefixesOf,
-  THREAD_DELIVERY_OPTIONS,
-  wantsColor,
-  withThreadDelivery,
-} from './sandbox-refs.js';
+import { configPrefixesOf, THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';
+import { wantsColor } from '../output.js';
 import type { ChangedPath } from '../../core/change-record.js';
 
 const SANDBOX_DIFF_USAGE = `Usage: agents sandbox diff --thread ID [--patch] [--stat] [--from REF] [--to REF] [PATH...]
@@ -41,7 +37,6 @@ function underPaths(changed: ChangedPath[], paths: readonly string[]): ChangedPa
 export function createSandboxDiffCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['sandbox', 'diff'],
-    summary: "Show what a thread's run changed in its sandbox (names, stat or full diff)",
     usage: SANDBOX_DIFF_USAGE,
     async run(context: CommandContext): Promise<number> {
       const { values, positionals: paths } = parseCommandLine(

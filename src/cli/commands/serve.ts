@@ -246,7 +246,6 @@ export function createServeCommand(options: ServeCommandOptions): Command {
   const env = options.env ?? process.env;
   return {
     path: ['serve'],
-    summary: "Serve a skill's or an actor's tools as an MCP server (stdio or HTTP)",
     usage: USAGE,
     async run(context) {
       const args = parseServeArgs(context.argv, env);

@@ -73,7 +73,6 @@ async function readSource(file: string): Promise<string> {
 
 const serverImport: Command = {
   path: ['server', 'import'],
-  summary: 'Import servers from Claude Desktop, Cursor or VS Code (secrets become ${VAR})',
   usage: USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(

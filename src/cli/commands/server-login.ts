@@ -62,7 +62,6 @@ async function remoteServer(
 
 const serverLogin: Command = {
   path: ['server', 'login'],
-  summary: 'Log in to a remote server with OAuth (tokens kept per user, 0600)',
   usage: LOGIN_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -152,7 +151,6 @@ Forgets the OAuth tokens and client registration stored for a remote server on t
 
 const serverLogout: Command = {
   path: ['server', 'logout'],
-  summary: 'Forget the OAuth tokens stored for a remote server',
   usage: LOGOUT_USAGE,
   async run(context) {
     const { positionals } = parseCommandLine(context.argv, {}, LOGOUT_USAGE);

@@ -7,9 +7,10 @@ import { missingProjectFiles } from '../../workspace/server-paths.js';
 import type { WorkspaceStore } from '../../workspace/workspace-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { ToolDescriptor } from '../../core/tool-descriptor.js';
+import type { ManagedServer } from '../../servers/managed-server.js';
 import { parseCommandLine, parsePairs, requirePositional, storeOf, usageError } from '../args.js';
 import { createRemoveCommand, usersOfServer } from '../remove-command.js';
-import { createProgress, type Progress } from '../progress.js';
+import { createProgress } from '../progress.js';
 import { describeServerStart } from '../../servers/server-start-line.js';
 import type { Command, CommandContext } from '../command.js';
 import { serverImportCommand } from './server-import.js';
@@ -26,22 +27,20 @@ export interface ServerProbe {
 }
 
 /**
- * Starts a server (spawn or connect), runs the handshake, lists every tool page and stops it:
- * the check behind `server add`, `server test`, `tool add`, `tool show` and `tool trust`. A
- * stdio server runs confined as a run confines it (`confine: required` of any actor of the
- * workspace applies), in an empty throwaway sandbox folder, never in the user's project: a
- * server that cannot run confined fails here, and nothing it writes as it starts reaches the
- * project. Throws the server's typed error (`SERVER_START_FAILED` with phase and stderr).
+ * Starts a server (spawn or connect), runs the handshake, lists every tool page, hands it to
+ * `use` and stops it: the check behind `server add`, `server test`, `tool add`, `tool show` and
+ * `tool trust`. A stdio server runs confined as a run confines it (`confine: required` of any
+ * actor of the workspace applies), in an empty throwaway sandbox folder, never in the user's
+ * project: a server that cannot run confined fails here, and nothing it writes as it starts
+ * reaches the project. Throws the server's typed error (`SERVER_START_FAILED` with phase and
+ * stderr).
  */
-export async function probeServer(
+export async function inspectServer<T>(
   config: NamedServerConfig,
-  options: {
-    store: WorkspaceStore;
-    signal?: AbortSignal;
-    stderr?: NodeJS.WritableStream;
-    progress?: Progress;
-  },
-): Promise<ServerProbe> {
+  store: WorkspaceStore,
+  context: Pick<CommandContext, 'signal' | 'stderr'>,
+  use: (server: ManagedServer) => Promise<T> | T,
+): Promise<T> {
   const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
   const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
   // The one assembly (see `runtime/`): closing it stops the server, then removes the folder.
@@ -50,32 +49,38 @@ export async function probeServer(
     checkpointer: false,
   });
   const sandbox = await inspectionSandbox({
-    store: options.store,
+    store,
     servers: [config],
-    ...(options.stderr ? { report: warnTo(options.stderr) } : {}),
+    report: warnTo(context.stderr),
   });
   runtime.defer(() => sandbox.dispose());
-  const start = () =>
-    runtime.startServer(config, {
-      cwd: sandbox.dir,
-      confinement: sandbox.confinement,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
   // Starting includes the handshake and tools/list: a first `npx` download takes a while.
-  const server = await (options.progress === undefined
-    ? start()
-    : options.progress.step(
-        `starting ${describeServerStart(config)} and listing its tools`,
-        start,
-      ));
-  return {
+  const server = await createProgress(context.stderr).step(
+    `starting ${describeServerStart(config)} and listing its tools`,
+    () =>
+      runtime.startServer(config, {
+        cwd: sandbox.dir,
+        confinement: sandbox.confinement,
+        signal: context.signal,
+      }),
+  );
+  return await use(server);
+}
+
+/** {@link inspectServer}: what the server says about itself and its tools. */
+export function probeServer(
+  config: NamedServerConfig,
+  store: WorkspaceStore,
+  context: Pick<CommandContext, 'signal' | 'stderr'>,
+): Promise<ServerProbe> {
+  return inspectServer(config, store, context, (server) => ({
     serverName: config.name,
     protocolVersion: server.protocolVersion,
     serverInfo: server.serverInfo
       ? { name: server.serverInfo.name, version: server.serverInfo.version }
       : undefined,
     tools: server.entries().map((entry) => entry.descriptor),
-  };
+  }));
 }
 
 /**
@@ -142,7 +147,6 @@ Options:
 
 const serverAdd: Command = {
   path: ['server', 'add'],
-  summary: 'Register an MCP server (validated first)',
   usage: ADD_USAGE,
   async run(context) {
     const dashDash = context.argv.indexOf('--');
@@ -260,12 +264,7 @@ const serverAdd: Command = {
     if (!values['no-validate']) {
       try {
         // Launched as a run launches it: ./ and ../ entries resolved against the project.
-        probe = await probeServer(store.resolveServer({ ...parsed.data, name }), {
-          store,
-          signal: context.signal,
-          stderr: context.stderr,
-          progress: createProgress(context.stderr),
-        });
+        probe = await probeServer(store.resolveServer({ ...parsed.data, name }), store, context);
       } catch (error) {
         // The server answered and wants a login: that is a working server, not a broken one.
         if (!AgentsError.hasCode(error, AgentsErrorCode.AuthRequired))
@@ -314,7 +313,6 @@ Lists the servers registered in the workspace; broken files are reported with th
 const serverList = createListCommand({
   kind: 'server',
   path: ['server', 'list'],
-  summary: 'List registered servers',
   usage: LIST_USAGE,
   jsonKey: 'servers',
   toJson: (record) => ({ name: record.name, file: record.file, config: record.value }),
@@ -335,7 +333,6 @@ Starts the server, runs the MCP handshake, lists its tools, and stops it.`;
 
 const serverTest: Command = {
   path: ['server', 'test'],
-  summary: 'Start a server, handshake, list its tools, stop it',
   usage: TEST_USAGE,
   async run(context: CommandContext) {
     const { positionals } = parseCommandLine(context.argv, {}, TEST_USAGE);
@@ -343,12 +340,7 @@ const serverTest: Command = {
     const store = storeOf(context);
     const config = await store.get('server', name);
     const started = Date.now();
-    const probe = await probeServer(config, {
-      store,
-      signal: context.signal,
-      stderr: context.stderr,
-      progress: createProgress(context.stderr),
-    }).catch((error: unknown) => {
+    const probe = await probeServer(config, store, context).catch((error: unknown) => {
       throw withMissingFiles(error, config, store.projectDir);
     });
     const durationMs = Date.now() - started;

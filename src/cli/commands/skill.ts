@@ -24,7 +24,6 @@ Options:
 
 const skillAdd: Command = {
   path: ['skill', 'add'],
-  summary: 'Create a skill from tools, servers and Agent Skills (validated first)',
   usage: ADD_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -95,7 +94,6 @@ Lists the skills of the workspace.`;
 const skillList = createListCommand({
   kind: 'skill',
   path: ['skill', 'list'],
-  summary: 'List skills',
   usage: LIST_USAGE,
   jsonKey: 'skills',
   headers: ['NAME', 'TOOLS', 'SERVERS', 'AGENT SKILLS', 'DESCRIPTION'],
@@ -130,7 +128,6 @@ name, and capabilities, and the Agent Skills it offers.`;
 
 const skillShow: Command = {
   path: ['skill', 'show'],
-  summary: 'Show a skill and its resolved tools',
   usage: SHOW_USAGE,
   async run(context) {
     const { positionals } = parseCommandLine(context.argv, {}, SHOW_USAGE);

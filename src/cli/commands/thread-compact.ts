@@ -27,7 +27,6 @@ Options:
 export function createThreadCompactCommand(openThread: OpenThreadContext): Command {
   return {
     path: ['thread', 'compact'],
-    summary: "Delete a thread's old checkpoints, keeping the newest N (bounds SQLite storage)",
     usage: COMPACT_USAGE,
     async run(context: CommandContext): Promise<number> {
       const values = parseCommandArgs(

@@ -47,7 +47,6 @@ async function confirm(context: CommandContext, question: string): Promise<boole
 /** `agents thread remove --thread ID [--yes]`: sandbox, checkpoints and audit entries of a thread. */
 export const threadRemoveCommand: Command = {
   path: ['thread', 'remove'],
-  summary: 'Remove a thread: its sandbox, checkpoints and audit entries (asks, unless --yes)',
   usage: USAGE,
   async run(context: CommandContext): Promise<number> {
     const values = parseCommandArgs(

@@ -26,7 +26,6 @@ Options:
 /** `agents thread replay CASSETTE`. */
 export const threadReplayCommand: Command = {
   path: ['thread', 'replay'],
-  summary: 'Replay a recorded run offline (no model, no server) and compare its trees',
   usage: REPLAY_USAGE,
   async run(context: CommandContext): Promise<number> {
     const { values, positionals } = parseCommandLine(

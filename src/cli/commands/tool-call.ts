@@ -130,7 +130,6 @@ function textOf(result: ToolResult): string {
 /** `agents tool call SERVER/TOOL --args JSON`: one governed call by hand. */
 export const toolCallCommand: Command = {
   path: ['tool', 'call'],
-  summary: 'Call one tool of a server by hand, through the policy and the audit log',
   usage: USAGE,
   async run(context: CommandContext) {
     const { values, positionals } = parseCommandLine(
@@ -151,7 +150,7 @@ export const toolCallCommand: Command = {
     // Loaded on use: the server, registry and pipeline bring the SDK and LangChain.
     const [
       { createAgentsRuntime },
-      { createSkillRegistry },
+      { createServerSkillRegistry },
       { createToolPipeline },
       { auditLogPath, createAuditLog },
       { parsePolicy },
@@ -183,25 +182,12 @@ export const toolCallCommand: Command = {
             signal: context.signal,
           }),
       );
-      const skill = 'tool-call';
-      const registry = await createSkillRegistry({
-        plan: {
-          skills: [
-            {
-              name: skill,
-              description: '',
-              tools: [],
-              mcpServers: [],
-              agentSkills: [],
-              overrides: {},
-            },
-          ],
-          servers: [config],
-          inclusions: [{ kind: 'server', skill, serverName }],
-        },
-        servers: new Map([[config.name, server]]),
-        projectDir: store.projectDir,
-      });
+      const registry = await createServerSkillRegistry(
+        config,
+        server,
+        { kind: 'server', skill: 'tool-call', serverName },
+        store.projectDir,
+      );
       try {
         const entry = registry
           .entries()

@@ -51,7 +51,6 @@ export async function recordTrustedTools(
 
 export const toolTrust: Command = {
   path: ['tool', 'trust'],
-  summary: "Record a review of a server's tool annotations (re-asked when a definition changes)",
   usage: TRUST_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -63,11 +62,11 @@ export const toolTrust: Command = {
     const store = storeOf(context);
     const config = await store.get('server', serverName);
     const { probeServer } = await import('./server.js');
-    const probe = await probeServer(store.resolveServer({ ...config, name: serverName }), {
+    const probe = await probeServer(
+      store.resolveServer({ ...config, name: serverName }),
       store,
-      signal: context.signal,
-      stderr: context.stderr,
-    });
+      context,
+    );
     const wanted = values.tool;
     const tools =
       wanted === undefined

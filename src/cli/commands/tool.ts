@@ -13,7 +13,6 @@ import type { Command, CommandContext } from '../command.js';
 import { createListCommand } from '../list-command.js';
 import { formatDescriptor, printJson, println } from '../output.js';
 import { toolCallCommand } from './tool-call.js';
-import { createProgress } from '../progress.js';
 import { toolTrust } from './tool-trust.js';
 
 const ADD_USAGE = `Usage: agents tool add NAME --server SERVER --tool TOOL [options]
@@ -34,7 +33,6 @@ Options:
 
 const toolAdd: Command = {
   path: ['tool', 'add'],
-  summary: 'Register a tool resource (server + tool), validated first',
   usage: ADD_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
@@ -61,12 +59,7 @@ const toolAdd: Command = {
     const server = await store.get('server', values.server);
     if (!values['no-validate']) {
       const { probeServer } = await import('./server.js');
-      const probe = await probeServer(server, {
-        store,
-        signal: context.signal,
-        stderr: context.stderr,
-        progress: createProgress(context.stderr),
-      });
+      const probe = await probeServer(server, store, context);
       if (!probe.tools.some((tool) => tool.originalName === values.tool)) {
         throw new AgentsError(
           AgentsErrorCode.ToolUnavailable,
@@ -119,7 +112,6 @@ Lists tool resources (and the built-in tools skills can name).`;
 const toolList = createListCommand({
   kind: 'tool',
   path: ['tool', 'list'],
-  summary: 'List tool resources and built-in tools',
   usage: LIST_USAGE,
   jsonKey: 'tools',
   toJson: (record) => ({ name: record.name, file: record.file, ...record.value }),
@@ -216,48 +208,14 @@ async function describeServerTools(
   inclusion: SkillInclusion,
 ): Promise<ToolDescriptor[]> {
   const config = await store.get('server', serverName);
-  const { createAgentsRuntime } = await import('../../runtime/agents-runtime.js');
-  const { createSkillRegistry } = await import('../../skills/skill-registry.js');
-  const { inspectionSandbox } = await import('../../actors/inspection-servers.js');
-  const { warnTo } = await import('./server.js');
-  // Closing the runtime stops the server, then removes its folder.
-  await using runtime = await createAgentsRuntime({
-    owner: `server "${config.name}"`,
-    checkpointer: false,
+  const { createServerSkillRegistry } = await import('../../skills/skill-registry.js');
+  const { inspectServer } = await import('./server.js');
+  return inspectServer(config, store, context, async (server) => {
+    const registry = await createServerSkillRegistry(config, server, inclusion, store.projectDir);
+    const descriptors = registry.entries().map((entry) => entry.descriptor);
+    await registry.close();
+    return descriptors;
   });
-  // Confined in an empty throwaway folder, as `server add` starts it (see `probeServer`).
-  const sandbox = await inspectionSandbox({
-    store,
-    servers: [config],
-    report: warnTo(context.stderr),
-  });
-  runtime.defer(() => sandbox.dispose());
-  const server = await runtime.startServer(config, {
-    cwd: sandbox.dir,
-    confinement: sandbox.confinement,
-    signal: context.signal,
-  });
-  const registry = await createSkillRegistry({
-    plan: {
-      skills: [
-        {
-          name: SHOW_SKILL,
-          description: '',
-          tools: [],
-          mcpServers: [],
-          agentSkills: [],
-          overrides: {},
-        },
-      ],
-      servers: [config],
-      inclusions: [inclusion],
-    },
-    servers: new Map([[config.name, server]]),
-    projectDir: store.projectDir,
-  });
-  const descriptors = registry.entries().map((entry) => entry.descriptor);
-  await registry.close();
-  return descriptors;
 }
 
 const SHOW_USAGE = `Usage: agents tool show TOOL [--json]
@@ -272,7 +230,6 @@ TOOL is one of:
 
 const toolShow: Command = {
   path: ['tool', 'show'],
-  summary: 'Show a tool: capabilities and where they come from',
   usage: SHOW_USAGE,
   async run(context) {
     const { positionals } = parseCommandLine(context.argv, {}, SHOW_USAGE);
@@ -295,7 +252,6 @@ function toggle(enabled: boolean): Command {
 ${enabled ? 'Enables' : 'Disables'} a tool resource; skills listing a disabled one fail with TOOL_DISABLED.`;
   return {
     path: ['tool', verb],
-    summary: `${enabled ? 'Enable' : 'Disable'} a tool resource`,
     usage,
     async run(context) {
       const { positionals } = parseCommandLine(context.argv, {}, usage);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../../errors.js';
@@ -13,10 +12,9 @@ import { LargeFileGuard } from '../large-files.js';
 import { validateMaxFileBytes } from '../size-cap.js';
 import type { OversizedFile } from '../size-cap.js';
 import type { NestedRepo } from '../nested-repos.js';
-import type { SandboxPathMap } from '../path-map.js';
 import {
   acquireRunLock,
-  ID_PATTERN,
+  newSandboxId,
   MARKER_KIND,
   MARKER_VERSION,
   writeMarker,
@@ -42,23 +40,8 @@ export interface GitSandboxOptions {
 }
 /** A sandbox made by {@link createSandbox}; adds what this implementation knows to {@link Sandbox}. */
 export interface LocalSandbox extends RunSandbox {
-  /**
-   * `repository`: made from a commit of the user's git repo (the tree holds a repository of its
-   * own that borrows the user's objects); `folder`: a copy of a plain folder.
-   */
-  readonly kind: 'repository' | 'folder';
-  /**
-   * The user's commit the sandbox was made from (`repository` only): the one checked out, or
-   * HEAD when the working tree was taken (absent in a repository with no commits).
-   */
-  readonly sourceCommit: string | undefined;
-  /** What the base snapshot was made from (recorded once, when the sandbox was made). */
-  readonly baseOrigin: SandboxBaseOrigin;
-  /** Warnings about the base, from when this call made it (empty for a reopened sandbox). */
-  readonly baseWarnings: readonly SandboxWarning[];
   /** Private folder outside the tree: the snapshot store (`git/`), index, marker, lock. */
   readonly runDir: string;
-  readonly paths: SandboxPathMap;
   /** The private exclude file passed to the snapshot's `add -A` (`-c core.excludesFile`). */
   readonly excludeFile: string;
   /**
@@ -70,17 +53,6 @@ export interface LocalSandbox extends RunSandbox {
   readonly maxFileBytes: number;
   /** Files left out of snapshots for being over {@link LocalSandbox.maxFileBytes}, by path. */
   oversizedFiles(): OversizedFile[];
-  /**
-   * Calls `listener` with each new snapshot commit right after it is made (one listener;
-   * `undefined` removes it). A shared snapshot store uses it to queue pushes.
-   */
-  onSnapshotCommit(listener: ((sha: string) => void) | undefined): void;
-  /**
-   * Closes the sandbox. By default (`remove: true`) its folder (tree, snapshot store, run dir)
-   * is deleted. With `remove: false` everything stays on disk (and its run lock is released),
-   * so {@link openSandbox} can reopen it in a later process. Idempotent: the first call decides.
-   */
-  close(options?: { remove?: boolean }): Promise<void>;
 }
 
 /**
@@ -104,14 +76,7 @@ export async function createSandbox(
 ): Promise<LocalSandbox> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const id = options.id ?? randomBytes(6).toString('hex');
-  if (!ID_PATTERN.test(id)) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Sandbox id "${id}" is not valid: use 1-64 letters, digits, "_" or "-", starting with a letter or digit.`,
-      { details: { id } },
-    );
-  }
+  const id = newSandboxId(options.id);
   const request = parseSandboxFrom(options.from, options.revision);
   const exclude = validateExcludes(options.exclude ?? []);
   const maxFileBytes = validateMaxFileBytes(options.maxFileBytes);

@@ -1,5 +1,5 @@
 /** The memory sandbox backend: plain-copy trees, snapshots held by this process. */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
@@ -11,7 +11,7 @@ import type {
   RunSandbox,
   SandboxBackend,
 } from '../backend.js';
-import { ID_PATTERN, prepareEmptyDir } from '../sandbox-marker.js';
+import { newSandboxId, prepareEmptyDir } from '../sandbox-marker.js';
 import { isInside, realSourceDir } from '../source-dir.js';
 import {
   MemorySandbox,
@@ -23,14 +23,7 @@ import {
 
 async function create(options: CreateSandboxOptions): Promise<RunSandbox> {
   options.signal?.throwIfAborted();
-  const id = options.id ?? randomBytes(6).toString('hex');
-  if (!ID_PATTERN.test(id)) {
-    throw new AgentsError(
-      AgentsErrorCode.SandboxFailed,
-      `Sandbox id "${id}" is not valid: use 1-64 letters, digits, "_" or "-", starting with a letter or digit.`,
-      { details: { id } },
-    );
-  }
+  const id = newSandboxId(options.id);
   const from = options.from ?? 'worktree';
   if (from !== 'worktree' || options.seed !== undefined) {
     throw new AgentsError(

@@ -7,7 +7,7 @@ import type {
   OAuthDiscoveryState,
   OAuthTokens,
 } from '@modelcontextprotocol/client';
-import { AgentsError, AgentsErrorCode } from '../../errors.js';
+import { AgentsError, AgentsErrorCode, isErrno } from '../../errors.js';
 import { writeFileAtomic } from '../../core/atomic-write.js';
 
 /** Environment variable that moves the per-user state folder (tests point it at a temp dir). */
@@ -162,8 +162,4 @@ function clearScope(state: OAuthState, scope: OAuthStateScope): OAuthState {
       return rest;
     }
   }
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }
