@@ -23,12 +23,18 @@ export interface AuditLog extends AsyncDisposable {
 
 /**
  * Opens an audit log that appends JSON lines to `file` (created with its folder on first write).
- * Several processes may append to the same file: each entry is one O_APPEND write of one line.
+ * Several processes may append to the same file: each write is one O_APPEND write of whole lines.
+ * Appends made while a write is in flight go out together in the next write (a turn of parallel
+ * calls appends two lines per call; one thread-pool round trip each made the last call of a turn
+ * wait for all the others' lines before it could start). Each append still resolves only once
+ * its own line is written.
  */
 export function createAuditLog(file: string): AuditLog {
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
   let handle: Promise<FileHandle> | undefined;
+  /** The lines of the write not started yet, and its promise: later appends join it. */
+  let waiting: { lines: string[]; written: Promise<void> } | undefined;
   const log: AuditLog = {
     file,
     append(entry) {
@@ -42,9 +48,15 @@ export function createAuditLog(file: string): AuditLog {
       }
       // Escaped: no field can end the line early or put a control character in the file.
       const line = `${safeJsonLine(entry)}\n`;
+      if (waiting !== undefined) {
+        waiting.lines.push(line);
+        return waiting.written;
+      }
+      const lines = [line];
       const write = async (): Promise<void> => {
-        // One O_APPEND handle kept open: each entry is a single write() of one line (atomic
-        // for other appending processes), instead of open + write + close on every tool call.
+        // From here on, appends start the next write.
+        if (waiting?.lines === lines) waiting = undefined;
+        // One O_APPEND handle kept open, instead of open + write + close on every tool call.
         if (handle === undefined) {
           const opening = mkdir(dirname(file), { recursive: true }).then(() => open(file, 'a'));
           handle = opening;
@@ -53,11 +65,12 @@ export function createAuditLog(file: string): AuditLog {
             if (handle === opening) handle = undefined;
           });
         }
-        await (await handle).write(line, null, 'utf8');
+        await (await handle).write(lines.length === 1 ? line : lines.join(''), null, 'utf8');
       };
-      const next = queue.then(write, write);
-      queue = next.catch(() => undefined);
-      return next;
+      const written = queue.then(write, write);
+      waiting = { lines, written };
+      queue = written.catch(() => undefined);
+      return written;
     },
     async close() {
       closed = true;
