@@ -147,8 +147,8 @@ describe('audit log', () => {
     const [first] = (await readAuditLog(auditLogPath(workspace))).entries;
     const file = join(workspace, 'parallel.jsonl');
     const log = createAuditLog(file);
-    // 25 appends in one go (a turn of parallel calls): the ones made while a write is in flight
-    // share the next write; each promise must still wait for its own line.
+    // 25 appends in one go (a turn of parallel calls): each promise resolves with its line
+    // already in the file, and the lines keep call order.
     const appended = Array.from({ length: 25 }, (_, index) =>
       log.append({ ...first!, toolCallId: `c${index}` }).then(() => readFile(file, 'utf8')),
     );
