@@ -55,6 +55,20 @@ export function revisionGoalRows(run: RevisionsRun): GoalRow[] {
   ];
 }
 
+/**
+ * How a bench script run by bench/run.ts hands it a goal row: a line of its output made of this
+ * prefix, the row as JSON and ` -->` (an HTML comment, unseen in the rendered report).
+ */
+export const GOAL_ROW_PREFIX = '<!-- goal-row ';
+
+/** The goal rows a script printed (see {@link GOAL_ROW_PREFIX}). */
+export function goalRowsIn(output: string): GoalRow[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith(GOAL_ROW_PREFIX) && line.endsWith(' -->'))
+    .map((line) => JSON.parse(line.slice(GOAL_ROW_PREFIX.length, -' -->'.length)) as GoalRow);
+}
+
 function meets(row: GoalRow): boolean {
   return row.strict === true ? row.value < row.goal : row.value <= row.goal;
 }

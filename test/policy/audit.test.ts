@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -139,6 +139,26 @@ describe('audit log', () => {
     await log.close();
     await expect(log.append(entries[0]!)).rejects.toSatisfy((error: unknown) =>
       AgentsError.hasCode(error, 'CLOSED'),
+    );
+  });
+
+  it('writes parallel appends in call order, each resolved only once its line is in the file', async () => {
+    await recordCalls();
+    const [first] = (await readAuditLog(auditLogPath(workspace))).entries;
+    const file = join(workspace, 'parallel.jsonl');
+    const log = createAuditLog(file);
+    // 25 appends in one go (a turn of parallel calls): each promise resolves with its line
+    // already in the file, and the lines keep call order.
+    const appended = Array.from({ length: 25 }, (_, index) =>
+      log.append({ ...first!, toolCallId: `c${index}` }).then(() => readFile(file, 'utf8')),
+    );
+    const seen = await Promise.all(appended);
+    seen.forEach((text, index) => expect(text).toContain(`"toolCallId":"c${index}"`));
+    await log.close();
+    const { entries, skipped } = await readAuditLog(file);
+    expect(skipped).toBe(0);
+    expect(entries.map((entry) => entry.toolCallId)).toEqual(
+      Array.from({ length: 25 }, (_, index) => `c${index}`),
     );
   });
 
