@@ -1,15 +1,21 @@
 /**
  * Snapshot tail latency (issue 37): many watched snapshot rounds of one changed file on a large
  * tree, p50 / p95 / max, each round split into phases with timestamps (the wrappers below time
- * the sandbox's own methods, unchanged): waiting for a pack roll-up, the watcher's settle (its
- * marker event), building the tree (reading the changed paths, the head's folders, the diff),
+ * the sandbox's own methods, unchanged): the watcher's settle (its marker event), building the
+ * tree (reading the changed paths, the head's folders, the diff), waiting for a pack roll-up
+ * under way (only before the objects are written),
  * writing the objects (one pack, no fsync: nothing on the snapshot path syncs), the ref, and the
  * rest (the sandbox's marker file, written before the snapshot returns: a checkpoint may name its
  * head at once, issue 38); plus GC pauses inside the round, and the time spent making
- * files, renaming them into place and in fsync (node:fs calls, timed across the round). For each slow round (over 2× the
- * median): its phases, whether a roll-up was running, the pack count and the load average.
+ * files, renaming them into place and in fsync (node:fs calls, timed across the round), and the
+ * time spent waiting on the long-lived gits (tree reads, ignore checks). For each slow round (over
+ * 2× the median): its phases, whether a roll-up was running, the pack count and the load average.
  *
- *   npx tsx bench/snapshot-tail.ts [files] [rounds]     # default 100000 60
+ * `--baseline`: odd rounds write the marker as before issue 37's change (a temp file renamed
+ * over it: the in-place rewrite is made to fail, so the sandbox falls back to the rename), even
+ * rounds as now; both in one process, under the same load.
+ *
+ *   npx tsx bench/snapshot-tail.ts [files] [rounds] [--baseline]    # default 100000 60
  */
 import { execFileSync } from 'node:child_process';
 import fs, {
@@ -27,6 +33,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { median, percentile } from './harness.js';
+import { TreeReader } from '../src/sandbox/git/git-objects.js';
+import { IgnoreChecker } from '../src/sandbox/git/ignore-checker.js';
 import { createSandbox } from '../src/sandbox/git/local-sandbox.js';
 import { ObjectBatch } from '../src/sandbox/git/object-batch.js';
 import { TreeWatcher } from '../src/sandbox/git/tree-watcher.js';
@@ -35,6 +43,7 @@ import { WatchedSnapshots } from '../src/sandbox/git/watched-snapshots.js';
 const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const files = Number(positional[0] ?? 100_000);
 const rounds = Number(positional[1] ?? 60);
+const baseline = process.argv.includes('--baseline');
 const PER_DIR = 100;
 
 const gitEnv = {
@@ -97,7 +106,7 @@ function rollUpRunning(dir: string): boolean {
 }
 
 /** Phases of one round, in ms, in the order they run. */
-const PHASES = ['roll-up wait', 'settle', 'build', 'write', 'ref', 'rest', 'gc'] as const;
+const PHASES = ['settle', 'build', 'roll-up wait', 'write', 'ref', 'rest', 'gc'] as const;
 /**
  * File-system calls timed across the whole round (they overlap the phases): making a file
  * (`open` with O_CREAT, under `writeFileSync` too), renaming one into place, and any fsync.
@@ -107,11 +116,13 @@ const FS_CALLS = {
   rename: ['renameSync'],
   fsync: ['fsyncSync', 'fdatasyncSync'],
 };
-type FsCall = keyof typeof FS_CALLS;
+type FsCall = keyof typeof FS_CALLS | 'git reads';
 type Phase = (typeof PHASES)[number];
 
 interface Round {
   ms: number;
+  /** The marker written as before (a temp file renamed over it): `--baseline`'s odd rounds. */
+  oldMarker: boolean;
   scan: string;
   rollUp: boolean;
   packs: number;
@@ -123,6 +134,7 @@ interface Round {
 /** Timestamps of the round under way, set by the wrappers below. */
 const marks = {
   take: 0,
+  takeEnd: 0,
   settleStart: 0,
   settleEnd: 0,
   writeStart: 0,
@@ -146,8 +158,9 @@ function timed(proto: object, name: string, on: (start: number, end: number) => 
   };
 }
 
-timed(WatchedSnapshots.prototype, 'take', (start) => {
+timed(WatchedSnapshots.prototype, 'take', (start, end) => {
   marks.take = start;
+  marks.takeEnd = end;
 });
 timed(TreeWatcher.prototype, 'settle', (start, end) => {
   marks.settleStart = start;
@@ -163,7 +176,18 @@ timed(WatchedSnapshots.prototype, 'keepRef', (start, end) => {
 timed(WatchedSnapshots.prototype, 'commit', (_start, end) => {
   marks.commitEnd = end;
 });
-const fsTimes: Record<FsCall, number> = { create: 0, rename: 0, fsync: 0 };
+const fsTimes: Record<FsCall, number> = { create: 0, rename: 0, fsync: 0, 'git reads': 0 };
+// Waiting on the long-lived gits (a cached tree answers at once: ~0).
+for (const [proto, name] of [
+  [TreeReader.prototype, 'read'],
+  [IgnoreChecker.prototype, 'ignored'],
+] as const) {
+  timed(proto, name, (start, end) => {
+    fsTimes['git reads'] += end - start;
+  });
+}
+/** Set for `--baseline`'s odd rounds: the marker's in-place rewrite fails, the rename follows. */
+let oldMarker = false;
 // The sandbox's named imports of node:fs see these wrappers once the builtin's ESM exports are
 // synced: the snapshot code runs unchanged.
 for (const [call, names] of Object.entries(FS_CALLS) as Array<[FsCall, string[]]>) {
@@ -171,6 +195,16 @@ for (const [call, names] of Object.entries(FS_CALLS) as Array<[FsCall, string[]]
     const target = fs as unknown as Record<string, (...args: unknown[]) => unknown>;
     const original = target[name]!;
     target[name] = (...args: unknown[]) => {
+      // The marker opened for an in-place rewrite (write-only, no create flag).
+      if (
+        oldMarker &&
+        name === 'openSync' &&
+        String(args[0]).endsWith('/sandbox.json') &&
+        typeof args[1] === 'number' &&
+        (args[1] & fs.constants.O_CREAT) === 0 &&
+        (args[1] & fs.constants.O_WRONLY) !== 0
+      )
+        throw Object.assign(new Error('baseline round: marker renamed'), { code: 'EBASELINE' });
       const start = performance.now();
       try {
         return original(...args);
@@ -188,22 +222,27 @@ const gcObserver = new PerformanceObserver((list) => {
 gcObserver.observe({ entryTypes: ['gc'] });
 
 function phasesOf(started: number, ended: number): Record<Phase, number> {
-  const settle = marks.settleEnd - marks.settleStart;
-  const wrote = marks.writeStart === 0 ? ended : marks.writeStart;
-  return {
-    'roll-up wait': marks.settleStart - marks.take,
-    settle,
-    build: wrote - marks.settleEnd,
+  // A roll-up under way is waited for between the build (take) and the objects' write.
+  const built = marks.takeEnd === 0 ? ended : marks.takeEnd;
+  const wrote = marks.writeStart === 0 ? built : marks.writeStart;
+  const phases = {
+    settle: marks.settleEnd - marks.take,
+    build: built - marks.settleEnd,
+    'roll-up wait': wrote - built,
     write: marks.write,
     ref: marks.ref,
+    gc: marks.gc,
+  };
+  return {
+    ...phases,
     rest:
       ended -
       started -
-      (marks.settleEnd - marks.take) -
-      (wrote - marks.settleEnd) -
+      phases.settle -
+      phases.build -
+      phases['roll-up wait'] -
       marks.write -
       marks.ref,
-    gc: marks.gc,
   };
 }
 
@@ -225,12 +264,14 @@ try {
     await new Promise((resolve) => setImmediate(resolve));
     for (const key of Object.keys(marks)) marks[key as keyof typeof marks] = 0;
     for (const key of Object.keys(fsTimes)) fsTimes[key as FsCall] = 0;
+    oldMarker = baseline && round % 2 === 1;
     const started = performance.now();
     const snapshot = await sandbox.snapshot(`round ${round}`);
     const ended = performance.now();
     const ms = ended - started;
     samples.push({
       ms,
+      oldMarker,
       phases: phasesOf(started, ended),
       fs: { ...fsTimes },
       scan: (snapshot as { scan?: string }).scan ?? 'full',
@@ -248,18 +289,27 @@ try {
     const over = of.filter((sample) => sample.ms > 2 * median(times));
     return `| ${label} | ${files.toLocaleString('en-US')} | ${of.length} | ${f1(median(times))} | ${f1(percentile(times, 95))} | ${f1(Math.max(...times))} | ${over.length} | ${over.filter((s) => s.rollUp).length} |`;
   };
-  const current = numbered;
+  const current = numbered.filter((sample) => !sample.oldMarker);
+  const before = numbered.filter((sample) => sample.oldMarker);
   const p50 = median(current.map((sample) => sample.ms));
   const slow = current.filter((s) => s.ms > 2 * p50);
-  const samplesNow = current;
-  const phaseRows = PHASES.map((phase) => {
-    const values = samplesNow.map((sample) => sample.phases[phase]);
-    return `| ${phase} | ${f1(median(values))} | ${f1(percentile(values, 95))} | ${f1(Math.max(...values))} | ${f1(median(slow.map((s) => s.phases[phase])))} |`;
-  });
-  const fsRows = (Object.keys(FS_CALLS) as FsCall[]).map((call) => {
-    const values = samplesNow.map((sample) => sample.fs[call]);
-    return `| ${call} | ${f1(median(values))} | ${f1(percentile(values, 95))} | ${f1(Math.max(...values))} | ${f1(median(slow.map((s) => s.fs[call])))} |`;
-  });
+  const row = (label: string, values: number[], ofSlow: number[]) =>
+    `| ${label} | ${f1(median(values))} | ${f1(percentile(values, 95))} | ${f1(Math.max(...values))} | ${ofSlow.length === 0 ? '-' : f1(median(ofSlow))} |`;
+  const phaseRows = PHASES.map((phase) =>
+    row(
+      phase,
+      current.map((s) => s.phases[phase]),
+      slow.map((s) => s.phases[phase]),
+    ),
+  );
+  const calls: FsCall[] = [...(Object.keys(FS_CALLS) as FsCall[]), 'git reads'];
+  const fsRows = calls.map((call) =>
+    row(
+      call,
+      current.map((s) => s.fs[call]),
+      slow.map((s) => s.fs[call]),
+    ),
+  );
   const lines = [
     `${rounds} watched snapshot rounds of one changed file on ${files.toLocaleString('en-US')} files;`,
     `load average at the end ${loadavg()
@@ -268,28 +318,36 @@ try {
     '',
     '| marker | files | rounds | p50 ms | p95 ms | max ms | rounds over 2× p50 | of those with a roll-up running |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    summary('written in the snapshot', current),
+    summary('rewritten in place (now)', current),
+    ...(before.length === 0 ? [] : [summary('renamed over (before, alternate rounds)', before)]),
     '',
-    'Phases of the rounds (ms; gc overlaps the others):',
+    'Phases of the rounds as now (ms; gc overlaps the others; rest is mostly the marker):',
     '',
     '| phase | p50 | p95 | max | median of the slow rounds |',
     '| --- | ---: | ---: | ---: | ---: |',
     ...phaseRows,
     '',
-    'File-system calls inside a round (ms summed per round; they fall in the phases above):',
+    'Calls inside a round as now (ms summed per round; they fall in the phases above; git reads:',
+    'waiting on the long-lived cat-file / check-ignore):',
     '',
     '| call | p50 | p95 | max | median of the slow rounds |',
     '| --- | ---: | ---: | ---: | ---: |',
     ...fsRows,
     '',
-    'Slow rounds:',
+    'Slow rounds (over 2× p50 of the rounds as now):',
     '',
-    `| round | ms | ${PHASES.join(' | ')} | create | rename | path | roll-up running | packs after | load (1 min) |`,
-    `| ---: | ---: | ${PHASES.map(() => '---:').join(' | ')} | ---: | ---: | --- | --- | ---: | ---: |`,
+    `| round | ms | ${PHASES.join(' | ')} | create | rename | git reads | roll-up running | packs after | load (1 min) |`,
+    `| ---: | ---: | ${PHASES.map(() => '---:').join(' | ')} | ---: | ---: | ---: | --- | ---: | ---: |`,
     ...slow.map(
       (s) =>
-        `| ${s.index} | ${f1(s.ms)} | ${PHASES.map((phase) => f1(s.phases[phase])).join(' | ')} | ${f1(s.fs.create)} | ${f1(s.fs.rename)} | ${s.scan} | ${s.rollUp ? 'yes' : 'no'} | ${s.packs} | ${f1(s.load)} |`,
+        `| ${s.index} | ${f1(s.ms)} | ${PHASES.map((phase) => f1(s.phases[phase])).join(' | ')} | ${f1(s.fs.create)} | ${f1(s.fs.rename)} | ${f1(s.fs['git reads'])} | ${s.rollUp ? 'yes' : 'no'} | ${s.packs} | ${f1(s.load)} |`,
     ),
+    ...(numbered.some((s) => s.scan !== 'watched')
+      ? [
+          '',
+          `Rounds not on the watched path: ${numbered.filter((s) => s.scan !== 'watched').length}.`,
+        ]
+      : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {

@@ -1,5 +1,6 @@
 import { isProcessAlive } from '../core/process-alive.js';
 import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
@@ -87,7 +88,7 @@ function readNested(value: unknown): SandboxMarker['nested'] {
 export async function readMarker(runDir: string): Promise<SandboxMarker | 'legacy' | undefined> {
   let record: Record<string, unknown>;
   try {
-    const parsed: unknown = JSON.parse(await readFile(join(runDir, MARKER_FILE), 'utf8'));
+    const parsed: unknown = JSON.parse(await readSettled(join(runDir, MARKER_FILE)));
     if (typeof parsed !== 'object' || parsed === null) return undefined;
     record = parsed as Record<string, unknown>;
   } catch {
@@ -131,9 +132,66 @@ export async function writeMarker(runDir: string, marker: SandboxMarker): Promis
   await writeFileAtomic(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
 }
 
-/** {@link writeMarker} with synchronous calls (after each snapshot: a hot path). */
+/** Largest marker rewritten in place: one page, which one `write` replaces whole or not at all. */
+const IN_PLACE_MAX_BYTES = 4096;
+
+/**
+ * {@link writeMarker} on a snapshot's hot path (the head moves on every snapshot, and a
+ * checkpoint may name it as soon as the call ends, so it is written before the snapshot
+ * returns; issue 38). Rewritten in place when it fits one page: one `write` at offset 0 of the
+ * existing file, padded with trailing spaces (valid JSON) so it never shrinks and no truncate
+ * follows. A temp file renamed over the old one cost a file creation, a rename and the old
+ * inode's release, and ext4 starts writing a file renamed over another at once (auto_da_alloc):
+ * on a loaded machine those journal waits were a large part of the snapshot tail (issue 37).
+ *
+ * What the crash proof needs holds: a SIGKILL (what the crash harness sends) leaves every
+ * returned `write` in the page cache, visible to the process that continues, and the kernel
+ * checks for a fatal signal only between pages of a write, so the page holds the old marker or
+ * the new one, never a mix. No fsync, as before: nothing on the snapshot path syncs (packs and
+ * refs neither), so a power cut was never covered. Readers in other processes read until two
+ * reads agree (see {@link readSettled}). Larger markers, or no marker yet, go through a rename.
+ */
 export function writeMarkerSync(runDir: string, marker: SandboxMarker): void {
-  writeFileAtomicSync(join(runDir, MARKER_FILE), JSON.stringify(marker, null, 2));
+  const path = join(runDir, MARKER_FILE);
+  const text = JSON.stringify(marker, null, 2);
+  if (!rewriteInPlace(path, text)) writeFileAtomicSync(path, text);
+}
+
+/** Writes `text` over the start of the file at `path`, padded to its size; false: not done. */
+function rewriteInPlace(path: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const bytes = Buffer.byteLength(text);
+    const length = Math.max(size, bytes);
+    if (length > IN_PLACE_MAX_BYTES) return false;
+    const data = Buffer.alloc(length, 0x20);
+    data.write(text, 0, 'utf8');
+    return writeSync(fd, data, 0, length, 0) === length;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The marker's text, read until two reads agree: a snapshot rewrites it in place (see
+ * {@link writeMarkerSync}), and a read racing that write could see part of each.
+ */
+async function readSettled(path: string): Promise<string> {
+  let text = await readFile(path, 'utf8');
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const again = await readFile(path, 'utf8');
+    if (again === text) break;
+    text = again;
+  }
+  return text;
 }
 
 /** Makes `dir` (with parents) for a new sandbox and checks that it is empty. */

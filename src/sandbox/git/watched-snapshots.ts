@@ -80,8 +80,10 @@ export class WatchedSnapshots {
     const state = this.#state;
     const idle = this.idleReason();
     if (state === undefined || idle !== undefined) return { reason: idle ?? 'not watching' };
-    // Never write while the store's packs are being rolled up (a few hundred ms, once in 32).
-    await this.#rollUp;
+    // A roll-up under way goes on while the tree is read and built; the snapshot waits for it
+    // only before it writes its objects (see #flush). Building writes nothing to the store but
+    // a file over 1 MiB (a loose object at once), which a roll-up leaves alone: `repack -d`
+    // removes only loose objects it finds in a pack.
     await state.watcher.settle();
     const taken = state.watcher.take();
     if ('unknown' in taken) return { reason: `watcher: ${taken.unknown}` };
@@ -89,15 +91,19 @@ export class WatchedSnapshots {
     const built = await buildTree(state.context, headTree, taken.paths, taken.renamed);
     // The new objects are named, not yet written: a new tree's are written with its commit
     // (one pack per snapshot); otherwise now (harmless, unnamed, as a scan's leftovers).
-    if ('scan' in built || built.tree === headTree) this.#flush(state);
+    if ('scan' in built || built.tree === headTree) await this.#flush(state);
     if ('scan' in built) return { reason: built.scan };
     if (built.tree === headTree) return { unchanged: true };
     const raw = await diffTrees(state.context.trees, headTree, built.tree);
     return { unchanged: false, tree: built.tree, raw };
   }
 
-  /** Writes the objects a build named (before anything that names them). */
-  #flush(state: WatchedState): void {
+  /**
+   * Writes the objects a build named (before anything that names them), once a roll-up of the
+   * store's packs under way has ended: a roll-up never runs while a snapshot writes.
+   */
+  async #flush(state: WatchedState): Promise<void> {
+    await this.#rollUp;
     const before = state.context.objects.packsWritten;
     state.context.objects.flush();
     this.#packs += state.context.objects.packsWritten - before;
@@ -106,9 +112,10 @@ export class WatchedSnapshots {
   /**
    * Starts a roll-up of the store's packs (`git repack -d --geometric=2`, in the background)
    * when they have piled up: called once a snapshot has written everything (its ref too), and
-   * the next snapshot waits for it before writing (see {@link take}), so a roll-up never runs
-   * while a snapshot writes. A failed roll-up loses nothing (the packs stay); it is tried again
-   * after a back-off that doubles with each failure in a row.
+   * the next snapshot waits for it before it writes (see #flush), so a roll-up never runs while
+   * a snapshot writes; it overlaps only the next snapshot's reading and building. A failed
+   * roll-up loses nothing (the packs stay); it is tried again after a back-off that doubles
+   * with each failure in a row.
    */
   #rollUpIfDue(): void {
     if (this.#packs <= ROLL_UP_PACKS || this.#rollUp !== undefined) return;
@@ -159,7 +166,7 @@ export class WatchedSnapshots {
       ),
     );
     // The snapshot's objects (with its trees and blobs, named by take()), then its ref.
-    this.#flush(state);
+    await this.#flush(state);
     await this.keepRef(sha);
     this.#rollUpIfDue();
     return sha;
