@@ -133,12 +133,18 @@ export function createReplayFiles(
   cassette: Cassette,
   sandbox: () => RunSandbox | undefined,
 ): ReplayFiles {
-  const byId = new Map<string, CallEntry>();
+  // A tool call id may come back in a later turn (a scripted model's, a chat's): each id keeps
+  // its recorded calls in order, and a call that finished moves its id on to the next one.
+  const byId = new Map<string, CallEntry[]>();
   for (const entry of cassette.entries) {
-    if (entry.kind === 'call' && entry.toolCallId !== undefined) byId.set(entry.toolCallId, entry);
+    if (entry.kind !== 'call' || entry.toolCallId === undefined) continue;
+    byId.set(entry.toolCallId, [...(byId.get(entry.toolCallId) ?? []), entry]);
   }
+  const finished = new Map<string, number>();
+  const current = (id: string | undefined): CallEntry | undefined =>
+    id === undefined ? undefined : byId.get(id)?.[finished.get(id) ?? 0];
   const inFlight = new AsyncLocalStorage<string>();
-  const applied = new Set<string>();
+  const applied = new Set<CallEntry>();
   const done: ReplayedCall[] = [];
   let divergence: ReplayDivergenceError | undefined;
   let checked = 0;
@@ -218,12 +224,11 @@ export function createReplayFiles(
     },
     calls: () => [...done],
     async beforeAnswer() {
-      const id = inFlight.getStore();
-      const entry = id === undefined ? undefined : byId.get(id);
+      const entry = current(inFlight.getStore());
       const opened = sandbox();
       // Once per call: a retried request (a restart) must not write the change set twice.
-      if (entry?.changes === undefined || opened === undefined || applied.has(id!)) return;
-      applied.add(id!);
+      if (entry?.changes === undefined || opened === undefined || applied.has(entry)) return;
+      applied.add(entry);
       if (hasRedacted(entry.changes)) redactedSeen = true;
       await applyRecordedChanges(opened.root, entry.changes);
     },
@@ -240,7 +245,8 @@ export function createReplayFiles(
             if (isInterrupt(thrown)) throw thrown;
             error = thrown;
           }
-          const entry = id === undefined ? undefined : byId.get(id);
+          const entry = current(id);
+          if (entry !== undefined) finished.set(id!, (finished.get(id!) ?? 0) + 1);
           const policy = result?._meta?.[ResultMetaKey.Policy] as { outcome?: string } | undefined;
           done.push({
             ...(id === undefined ? {} : { toolCallId: id }),
@@ -269,7 +275,7 @@ export function createReplayFiles(
       },
     },
     approvalFor(toolCallId) {
-      const policy = toolCallId === undefined ? undefined : byId.get(toolCallId)?.policy;
+      const policy = current(toolCallId)?.policy;
       const by = policy?.decidedBy === undefined ? {} : { by: policy.decidedBy };
       switch (policy?.outcome) {
         case 'approved':

@@ -6,7 +6,7 @@ import { printJson, println } from '../output.js';
 
 const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--json]
 
-Rebuilds a recorded run (\\\`agents actor run … --record\\\`) with no model called and no server
+Rebuilds a recorded run (\\\`agents actor run|chat … --record\\\`) with no model called and no server
 started: the actor is rebuilt from the cassette in a throwaway project holding the recorded base
 files; the model answers from the cassette, each MCP call is answered from it after its request
 matched, and each call's recorded change set is written into the sandbox; the graph, pipeline,
