@@ -105,6 +105,8 @@ export interface ReplayFiles {
   readonly middleware: ToolMiddleware;
   /** The replay transports' `beforeAnswer`: writes the call's recorded change set. */
   beforeAnswer(exchange: McpExchangeEntry): Promise<void>;
+  /** The recorded call the pipeline is running in this async context (`call 2 (tool, id)`). */
+  callInFlight(): string | undefined;
   /** The first divergence found here. */
   readonly divergence: ReplayDivergenceError | undefined;
   /** Calls whose tree was compared, and those left unchecked (a redacted file came before). */
@@ -132,6 +134,10 @@ function stepOf(entry: Pick<CallEntry, 'call' | 'toolId' | 'toolCallId'>): strin
 export function createReplayFiles(
   cassette: Cassette,
   sandbox: () => RunSandbox | undefined,
+  options: {
+    /** `--tools live`: live servers changed the files, no recorded change set was written. */
+    liveTools?: boolean;
+  } = {},
 ): ReplayFiles {
   // A tool call id may come back in a later turn (a scripted model's, a chat's): each id keeps
   // its recorded calls in order, and a call that finished moves its id on to the next one.
@@ -191,9 +197,11 @@ export function createReplayFiles(
     return diverge(
       new ReplayDivergenceError(
         `Replay diverged at ${stepOf(entry)}: the sandbox's tree after it is ${tree}, the recording has ${entry.tree}` +
-          (paths.length > 0
-            ? `; the call's recorded change set (${paths.join(', ')}) does not give the recorded tree (edited or damaged?).`
-            : '.'),
+          (options.liveTools
+            ? `; the live server changed the files otherwise than recorded (recorded change set: ${paths.join(', ') || 'none'}).`
+            : paths.length > 0
+              ? `; the call's recorded change set (${paths.join(', ')}) does not give the recorded tree (edited or damaged?).`
+              : '.'),
         {
           kind: 'tree',
           step: stepOf(entry),
@@ -223,6 +231,10 @@ export function createReplayFiles(
       redactedSeen = true;
     },
     calls: () => [...done],
+    callInFlight() {
+      const entry = current(inFlight.getStore());
+      return entry === undefined ? undefined : stepOf(entry);
+    },
     async beforeAnswer() {
       const entry = current(inFlight.getStore());
       const opened = sandbox();
