@@ -158,3 +158,16 @@ export function parsePairs(
   }
   return out;
 }
+
+/**
+ * `argv` with an empty value put after `flag` when it stands alone (last, or before another
+ * option), so `parseArgs` reads a flag with an optional value (`--record [PATH]`) as `''`.
+ */
+export function withOptionalValue(argv: readonly string[], flag: string): string[] {
+  const copy = [...argv];
+  const at = copy.indexOf(flag);
+  if (at !== -1 && (copy[at + 1] === undefined || copy[at + 1]!.startsWith('-'))) {
+    copy.splice(at + 1, 0, '');
+  }
+  return copy;
+}

@@ -11,6 +11,8 @@ export type DivergenceKind =
   | 'unrecorded-request'
   /** A request the recording has, with a different argument. */
   | 'argument'
+  /** (`--tools live`) A live server answered a recorded request otherwise. */
+  | 'result'
   /** A model turn whose messages in differ from the recorded ones (a result changed upstream). */
   | 'model-input'
   /** A model turn beyond the recorded ones. */

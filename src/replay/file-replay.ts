@@ -105,6 +105,8 @@ export interface ReplayFiles {
   readonly middleware: ToolMiddleware;
   /** The replay transports' `beforeAnswer`: writes the call's recorded change set. */
   beforeAnswer(exchange: McpExchangeEntry): Promise<void>;
+  /** The recorded call the pipeline is running in this async context (`call 2 (tool, id)`). */
+  callInFlight(): string | undefined;
   /** The first divergence found here. */
   readonly divergence: ReplayDivergenceError | undefined;
   /** Calls whose tree was compared, and those left unchecked (a redacted file came before). */
@@ -132,13 +134,23 @@ function stepOf(entry: Pick<CallEntry, 'call' | 'toolId' | 'toolCallId'>): strin
 export function createReplayFiles(
   cassette: Cassette,
   sandbox: () => RunSandbox | undefined,
+  options: {
+    /** `--tools live`: live servers changed the files, no recorded change set was written. */
+    liveTools?: boolean;
+  } = {},
 ): ReplayFiles {
-  const byId = new Map<string, CallEntry>();
+  // A tool call id may come back in a later turn (a scripted model's, a chat's): each id keeps
+  // its recorded calls in order, and a call that finished moves its id on to the next one.
+  const byId = new Map<string, CallEntry[]>();
   for (const entry of cassette.entries) {
-    if (entry.kind === 'call' && entry.toolCallId !== undefined) byId.set(entry.toolCallId, entry);
+    if (entry.kind !== 'call' || entry.toolCallId === undefined) continue;
+    byId.set(entry.toolCallId, [...(byId.get(entry.toolCallId) ?? []), entry]);
   }
+  const finished = new Map<string, number>();
+  const current = (id: string | undefined): CallEntry | undefined =>
+    id === undefined ? undefined : byId.get(id)?.[finished.get(id) ?? 0];
   const inFlight = new AsyncLocalStorage<string>();
-  const applied = new Set<string>();
+  const applied = new Set<CallEntry>();
   const done: ReplayedCall[] = [];
   let divergence: ReplayDivergenceError | undefined;
   let checked = 0;
@@ -185,9 +197,11 @@ export function createReplayFiles(
     return diverge(
       new ReplayDivergenceError(
         `Replay diverged at ${stepOf(entry)}: the sandbox's tree after it is ${tree}, the recording has ${entry.tree}` +
-          (paths.length > 0
-            ? `; the call's recorded change set (${paths.join(', ')}) does not give the recorded tree (edited or damaged?).`
-            : '.'),
+          (options.liveTools
+            ? `; the live server changed the files otherwise than recorded (recorded change set: ${paths.join(', ') || 'none'}).`
+            : paths.length > 0
+              ? `; the call's recorded change set (${paths.join(', ')}) does not give the recorded tree (edited or damaged?).`
+              : '.'),
         {
           kind: 'tree',
           step: stepOf(entry),
@@ -217,13 +231,16 @@ export function createReplayFiles(
       redactedSeen = true;
     },
     calls: () => [...done],
+    callInFlight() {
+      const entry = current(inFlight.getStore());
+      return entry === undefined ? undefined : stepOf(entry);
+    },
     async beforeAnswer() {
-      const id = inFlight.getStore();
-      const entry = id === undefined ? undefined : byId.get(id);
+      const entry = current(inFlight.getStore());
       const opened = sandbox();
       // Once per call: a retried request (a restart) must not write the change set twice.
-      if (entry?.changes === undefined || opened === undefined || applied.has(id!)) return;
-      applied.add(id!);
+      if (entry?.changes === undefined || opened === undefined || applied.has(entry)) return;
+      applied.add(entry);
       if (hasRedacted(entry.changes)) redactedSeen = true;
       await applyRecordedChanges(opened.root, entry.changes);
     },
@@ -240,7 +257,8 @@ export function createReplayFiles(
             if (isInterrupt(thrown)) throw thrown;
             error = thrown;
           }
-          const entry = id === undefined ? undefined : byId.get(id);
+          const entry = current(id);
+          if (entry !== undefined) finished.set(id!, (finished.get(id!) ?? 0) + 1);
           const policy = result?._meta?.[ResultMetaKey.Policy] as { outcome?: string } | undefined;
           done.push({
             ...(id === undefined ? {} : { toolCallId: id }),
@@ -269,7 +287,7 @@ export function createReplayFiles(
       },
     },
     approvalFor(toolCallId) {
-      const policy = toolCallId === undefined ? undefined : byId.get(toolCallId)?.policy;
+      const policy = current(toolCallId)?.policy;
       const by = policy?.decidedBy === undefined ? {} : { by: policy.decidedBy };
       switch (policy?.outcome) {
         case 'approved':

@@ -15,15 +15,18 @@ export interface CheckpointedActor {
   };
 }
 
-/** A recorder holding the actor's config and the run's input. */
+/**
+ * A recorder holding the actor's config and the run's input (none given: `agents chat` records
+ * one `run` entry per turn as it is typed).
+ */
 export async function startCliRecording(
   store: WorkspaceStore,
   actorName: string,
-  run: Omit<RunEntry, 'kind'>,
+  run?: Omit<RunEntry, 'kind'>,
 ): Promise<CassetteRecorder> {
   const recorder = createCassetteRecorder();
   await recordActorConfig(recorder, store, actorName);
-  recorder.record({ kind: 'run', ...run });
+  if (run !== undefined) recorder.record({ kind: 'run', ...run });
   return recorder;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { parseCommandLine, requirePositional, usageError } from '../args.js';
+import { parseCommandLine, requirePositional, usageError, withOptionalValue } from '../args.js';
 import type { Command } from '../command.js';
 
 const RUN_USAGE = `Usage: agents actor run NAME --input TEXT [--thread ID] [--from worktree|head|REV] [--max-turns N] [--max-tool-calls N] [--max-time DURATION] [--keep-sandbox] [--record [PATH]] [--no-prompt] [--by NAME] [--verbose] [--json]
@@ -48,14 +48,9 @@ export const actorRunCommand: Command = {
   path: ['actor', 'run'],
   usage: RUN_USAGE,
   async run(context) {
-    // `--record` takes an optional PATH: alone (or before another option) it means the default.
-    const argv = [...context.argv];
-    const at = argv.indexOf('--record');
-    if (at !== -1 && (argv[at + 1] === undefined || argv[at + 1]!.startsWith('-'))) {
-      argv.splice(at + 1, 0, '');
-    }
     const { values, positionals } = parseCommandLine(
-      argv,
+      // `--record` takes an optional PATH: alone (or before another option) it means the default.
+      withOptionalValue(context.argv, '--record'),
       {
         input: { type: 'string' },
         thread: { type: 'string' },

@@ -229,10 +229,18 @@ export async function withActiveCliActor(
     from?: string | undefined;
     /** `--record`: the cassette file the run is recorded into. */
     recordTo?: string;
-    /** What the recorded run starts with (a replay starts it the same way). */
+    /**
+     * What the recorded run starts with (a replay starts it the same way). None: `work` records
+     * each run with its third argument (a chat's turns).
+     */
     recordRun?: { mode: 'run' | 'continue'; input?: string };
   },
-  work: (actor: ActorInstance, paused: () => void) => Promise<number>,
+  work: (
+    actor: ActorInstance,
+    paused: () => void,
+    /** Set when the run is recorded: records a run of `input` on the thread (a chat's turn). */
+    recordTurn: ((input: string) => void) | undefined,
+  ) => Promise<number>,
 ): Promise<number> {
   // Loaded on use: LangGraph and the servers are heavy, and `--help` should be quick.
   const { createActor } = await import('../../actors/actor.js');
@@ -251,10 +259,11 @@ export async function withActiveCliActor(
           configured === true ? `${settings.threadId}.cassette.jsonl` : configured,
         ));
   const recording = recordTo === undefined ? undefined : await import('../../replay/record-cli.js');
-  const recorder = await recording?.startCliRecording(storeOf(context), settings.name, {
-    mode: 'run',
-    ...settings.recordRun,
-  });
+  const recorder = await recording?.startCliRecording(
+    storeOf(context),
+    settings.name,
+    settings.recordRun,
+  );
   const actor = await createActor({
     ...(recorder === undefined ? {} : { record: recorder }),
     name: settings.name,
@@ -290,7 +299,11 @@ export async function withActiveCliActor(
     unwatch = watchServers(context, actor);
     const checkpointsBefore =
       recorder && (await recording!.countCheckpoints(actor, settings.threadId));
-    const code = await work(actor, () => (resumable = true));
+    const code = await work(
+      actor,
+      () => (resumable = true),
+      recorder && ((input) => recorder.record({ kind: 'run', mode: 'run', input })),
+    );
     // While the sandbox is open: the end's tree id is read from its snapshot store.
     if (recorder)
       await recording!.endCliRecording(recorder, actor, settings.threadId, checkpointsBefore);

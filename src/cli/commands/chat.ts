@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { ActorInstance, ActorRunEvent } from '../../actors/actor-types.js';
 import { errorMessage } from '../../errors.js';
-import { parseCommandLine, requirePositional } from '../args.js';
+import { parseCommandLine, requirePositional, withOptionalValue } from '../args.js';
 import type { Command, CommandContext } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printError, println } from '../output.js';
 
-const CHAT_USAGE = `Usage: agents chat NAME [--thread ID] [--from worktree|head|REV] [--by NAME] [--verbose]
+const CHAT_USAGE = `Usage: agents chat NAME [--thread ID] [--from worktree|head|REV] [--record [PATH]] [--by NAME] [--verbose]
 
 A conversation with an actor on one thread. Each line you type is a turn: the actor runs on it
 as \`agents actor run NAME --thread ID --input LINE\` would, printing tool calls, changes and
@@ -33,6 +34,10 @@ Options:
   --thread ID   the thread to talk on; an existing one goes on where it stopped (default: a new
                 thread, whose id is printed; its sandbox is kept, as with --thread)
   --from WHAT   what a new thread's sandbox starts from (see agents actor run --help)
+  --record [PATH]  record the conversation into a cassette (every turn, approval and MCP
+                exchange; replay it with \`agents thread replay PATH\`); the last line says
+                \`cassette: PATH\` (default PATH: THREAD.cassette.jsonl here). /rollback and
+                /undo are refused while recording. See docs/replay.md
   --by NAME     who answers approvals, recorded in the audit log (default: your user name)
   --verbose     also print what the servers write on stderr
   --json        one JSON event per line (prompts go to stderr)`;
@@ -63,10 +68,11 @@ export const chatCommand: Command = {
   usage: CHAT_USAGE,
   async run(context) {
     const { values, positionals } = parseCommandLine(
-      context.argv,
+      withOptionalValue(context.argv, '--record'),
       {
         thread: { type: 'string' },
         from: { type: 'string' },
+        record: { type: 'string' },
         by: { type: 'string' },
         verbose: { type: 'boolean' },
       },
@@ -116,13 +122,20 @@ export const chatCommand: Command = {
       verbose: values.verbose === true,
       limits: {},
       from: values.from,
+      ...(values.record === undefined
+        ? {}
+        : { recordTo: resolve(context.cwd, values.record || `${threadId}.cassette.jsonl`) }),
     };
+    // Set while the chat is recorded (--record, or `record:` in the actor's YAML): each turn's
+    // line is written as a run of the cassette, which `agents thread replay` runs in order.
+    let recordTurn: ((input: string) => void) | undefined;
     if (values.thread === undefined) println(context.stderr, `thread: ${threadId}`);
 
     /** One line: a turn, or a slash command. */
     const handle = async (actor: ActorInstance, line: string): Promise<Next> => {
       const [word = '', ...args] = line.trim().split(/\s+/);
       if (!word.startsWith('/')) {
+        recordTurn?.(line);
         turn = new AbortController();
         const signal = AbortSignal.any([leave.signal, turn.signal]);
         try {
@@ -146,6 +159,15 @@ export const chatCommand: Command = {
       const reader = READERS[word];
       if (reader !== undefined) {
         await runThreadCommand(chat, threadId, reader, [...args]);
+        return { kind: 'read' };
+      }
+      if ((word === '/rollback' || word === '/undo') && recordTurn !== undefined) {
+        // A replay starts a fresh thread and runs the recorded turns in order: it has no way to
+        // go back to a checkpoint, so a recorded chat keeps going forward.
+        println(
+          context.stderr,
+          `${word} is not available while the chat is recorded (a replay could not reproduce it). Leave, and chat on this thread again without --record to roll back.`,
+        );
         return { kind: 'read' };
       }
       if (word === '/rollback') {
@@ -185,7 +207,8 @@ export const chatCommand: Command = {
           }
           locked = undefined;
         }
-        await withActiveCliActor(chat, settings, async (actor) => {
+        await withActiveCliActor(chat, settings, async (actor, _paused, record) => {
+          recordTurn = record;
           for (;;) {
             if (stdin.isTTY === true) context.stdout.write(`${name}> `);
             const line = await lines.next(leave.signal);

@@ -27,6 +27,7 @@ import {
   hasRedacted,
   type ReplayedCall,
 } from '../../replay/file-replay.js';
+import { checkLiveTools } from '../../replay/live-tools.js';
 import { countCheckpoints } from '../../replay/record-cli.js';
 import { notReplayed } from '../../replay/replay-graph.js';
 import { createReplayTransport, type ReplayTransport } from '../../replay/replay-transport.js';
@@ -72,6 +73,11 @@ export async function replayThread(
      * the recorded tools; a call the recording lacks diverges. Default: the cassette's turns.
      */
     liveModel?: boolean;
+    /**
+     * `--tools live`: the recorded servers started for real (a server upgrade) answer the
+     * recorded model turns; a different result or tree diverges. Default: the cassette answers.
+     */
+    liveTools?: boolean;
   } = {},
 ): Promise<ThreadReplayReport> {
   const actorEntry = cassette.entries.find((entry) => entry.kind === 'actor');
@@ -101,30 +107,36 @@ export async function replayThread(
 
     const recorder = createCassetteRecorder();
     const pathAliases = () => recorder.pathAliases();
-    const files = createReplayFiles(cassette, () => recorder.files.sandbox());
+    const files = createReplayFiles(cassette, () => recorder.files.sandbox(), options);
     if (hasRedacted(base.files)) files.baseRedacted();
+    const live = options.liveTools
+      ? checkLiveTools(cassette, recorder, () => files.callInFlight())
+      : undefined;
     const transports: Array<[string, ReplayTransport]> = [];
-    const manager = createServerManager({
-      cwd: projectDir,
-      transportFactory: (config) => {
-        const transport = createReplayTransport({
-          cassette,
-          server: config.name,
-          pathAliases,
-          beforeAnswer: (exchange) => files.beforeAnswer(exchange),
-          expand: (value) => {
-            const root = recorder.files.sandbox()?.root;
-            return root === undefined ? value : expandSandboxAlias(value, root);
+    // Live tools: the actor starts its servers itself, confined as in a recorded run.
+    const manager = live
+      ? undefined
+      : createServerManager({
+          cwd: projectDir,
+          transportFactory: (config) => {
+            const transport = createReplayTransport({
+              cassette,
+              server: config.name,
+              pathAliases,
+              beforeAnswer: (exchange) => files.beforeAnswer(exchange),
+              expand: (value) => {
+                const root = recorder.files.sandbox()?.root;
+                return root === undefined ? value : expandSandboxAlias(value, root);
+              },
+            });
+            transports.push([config.name, transport]);
+            return {
+              transport: transport as unknown as Transport,
+              target: `the cassette's recording of ${config.name}`,
+              close: () => transport.close().catch(() => undefined),
+            };
           },
         });
-        transports.push([config.name, transport]);
-        return {
-          transport: transport as unknown as Transport,
-          target: `the cassette's recording of ${config.name}`,
-          close: () => transport.close().catch(() => undefined),
-        };
-      },
-    });
     // With a live model its turns are not the recorded ones: an empty turn list is never used.
     const model = new ReplayChatModel({
       cassette: options.liveModel
@@ -140,9 +152,9 @@ export async function replayThread(
       threadId,
       ephemeralThread: true,
       keepSandbox: false,
-      serverManager: manager,
+      ...(manager === undefined ? {} : { serverManager: manager }),
       middleware: [files.middleware],
-      record: recorder,
+      record: live?.recorder ?? recorder,
       sandboxFrom: 'worktree',
       auditFile: join(dir, 'audit.jsonl'),
       onWarning,
@@ -187,7 +199,7 @@ export async function replayThread(
       checkpoints = await countCheckpoints(actor, threadId);
     } finally {
       await actor.deactivate({ keepSandbox: false }).catch(() => undefined);
-      await manager.close().catch(() => undefined);
+      await manager?.close().catch(() => undefined);
     }
 
     /** Answers approvals as recorded; returns the call left waiting when one was never answered. */
@@ -211,6 +223,7 @@ export async function replayThread(
 
     const found = [
       ...early,
+      live?.divergence,
       ...transports.map(([, transport]) => transport.divergence),
       model.divergence,
       files.divergence,

@@ -4,9 +4,9 @@ import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println } from '../output.js';
 
-const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--json]
+const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--tools cassette|live] [--json]
 
-Rebuilds a recorded run (\\\`agents actor run … --record\\\`) with no model called and no server
+Rebuilds a recorded run (\\\`agents actor run|chat … --record\\\`) with no model called and no server
 started: the actor is rebuilt from the cassette in a throwaway project holding the recorded base
 files; the model answers from the cassette, each MCP call is answered from it after its request
 matched, and each call's recorded change set is written into the sandbox; the graph, pipeline,
@@ -21,6 +21,10 @@ Options:
   --model live   the actor's own model (the model of the recorded config, resolved in the
                  rebuilt project) answers instead of the cassette, against the recorded tools:
                  test a new prompt or model; a call the recording lacks diverges (exit 11)
+  --tools live   start the recorded servers for real (the commands of the cassette's actor
+                 entry: check a server upgrade) and answer them with the recorded model
+                 turns; a tool result or a tree that differs from the recording diverges
+                 (exit 11, naming the call)
   --json         print the report as one JSON object`;
 
 /** `agents thread replay CASSETTE`. */
@@ -30,11 +34,20 @@ export const threadReplayCommand: Command = {
   async run(context: CommandContext): Promise<number> {
     const { values, positionals } = parseCommandLine(
       context.argv,
-      { model: { type: 'string' } },
+      { model: { type: 'string' }, tools: { type: 'string' } },
       REPLAY_USAGE,
     );
     if (values.model !== undefined && values.model !== 'live' && values.model !== 'cassette') {
       throw usageError('--model is cassette (the default) or live.', REPLAY_USAGE);
+    }
+    if (values.tools !== undefined && values.tools !== 'live' && values.tools !== 'cassette') {
+      throw usageError('--tools is cassette (the default) or live.', REPLAY_USAGE);
+    }
+    if (values.model === 'live' && values.tools === 'live') {
+      throw usageError(
+        '--model live and --tools live together leave nothing to replay: run the actor (agents actor run).',
+        REPLAY_USAGE,
+      );
     }
     const file = resolve(context.cwd, requirePositional(positionals, 'CASSETTE', REPLAY_USAGE));
     const [{ readCassette }, { replayThread }] = await Promise.all([
@@ -47,7 +60,7 @@ export const threadReplayCommand: Command = {
       file,
       (message) => println(context.stderr, `warning: ${message}`),
       context.signal,
-      { liveModel: values.model === 'live' },
+      { liveModel: values.model === 'live', liveTools: values.tools === 'live' },
     );
     const { divergence } = report;
     if (context.json) {
