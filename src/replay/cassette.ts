@@ -16,12 +16,13 @@ export const CASSETTE_FORMAT = 'agents-cassette';
  * version would misread a new cassette (a renamed field, a changed meaning); adding an optional
  * field that old readers may ignore does not bump it.
  */
-export const CASSETTE_FORMAT_VERSION = 2;
+export const CASSETTE_FORMAT_VERSION = 3;
 
 /**
  * The oldest version this copy reads. Version 1 has model turns and MCP exchanges only: the
  * library replay reads it, `agents thread replay` (which needs the file side) refuses it saying
- * to record the run again.
+ * to record the run again. Version 2 is version 3 without `thread` entries (every recording
+ * started on a fresh thread): it replays as it is.
  */
 export const CASSETTE_OLDEST_VERSION = 1;
 
@@ -155,6 +156,29 @@ export interface CallEntry {
   tree?: string;
 }
 
+/**
+ * (v3) The thread's state when the recording started on a thread that had run before (a run
+ * after a rollback, `actor resume`): a replay seeds a fresh thread with it.
+ */
+export interface ThreadEntry {
+  kind: 'thread';
+  /** The thread's messages (redacted, logical paths), in order. */
+  messages: RecordedMessage[];
+  /** Model turns of the run so far (what the turn limit counts). */
+  runTurns: number;
+  /** The Agent Skill active then (its `allowed-tools` are enforced). */
+  activeSkill?: unknown;
+  /** The nodes about to run: `[]` finished, `['agent']` a model turn, `['tools']` tool calls. */
+  next: string[];
+  /**
+   * What the thread waited for: `approval` (a call's approval), `limit` (the turn limit or a
+   * budget), `question` (a server's `input_required` question); absent: nothing.
+   */
+  waiting?: 'approval' | 'limit' | 'question';
+  /** Calls of the pending step that had finished (results saved) when the recording started. */
+  finishedCalls?: string[];
+}
+
 /** (v2) The end of the recording: the sandbox's tree id and the thread's checkpoint count. */
 export interface EndEntry {
   kind: 'end';
@@ -171,6 +195,7 @@ export type CassetteEntry =
   | RunEntry
   | BaseEntry
   | CallEntry
+  | ThreadEntry
   | EndEntry;
 
 /** A parsed cassette. */
@@ -187,6 +212,7 @@ const ENTRY_KINDS = new Set<string>([
   'run',
   'base',
   'call',
+  'thread',
   'end',
 ]);
 

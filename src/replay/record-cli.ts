@@ -7,11 +7,13 @@ import type { WorkspaceStore } from '../workspace/workspace-types.js';
 import type { RunEntry } from './cassette.js';
 import { createCassetteRecorder, type CassetteRecorder } from './cassette-recorder.js';
 import { recordActorConfig } from './record-actor.js';
+import { threadEntryOf, type ThreadStateView } from './thread-history.js';
 
-/** What the CLI needs of an actor to count a thread's checkpoints. */
+/** What the CLI needs of an actor to count a thread's checkpoints and read its state. */
 export interface CheckpointedActor {
   readonly graph: {
     getStateHistory(config: { configurable: { thread_id: string } }): AsyncIterable<unknown>;
+    getState(config: { configurable: { thread_id: string } }): Promise<unknown>;
   };
 }
 
@@ -40,6 +42,23 @@ export async function countCheckpoints(
     count++;
   }
   return count;
+}
+
+/**
+ * Records the thread's state as the recording starts (the `thread` entry, for a thread that ran
+ * before: a replay seeds its fresh thread with it) and returns its checkpoint count so far.
+ */
+export async function recordThreadStart(
+  recorder: CassetteRecorder,
+  actor: CheckpointedActor,
+  threadId: string,
+): Promise<number> {
+  const state = (await actor.graph.getState({
+    configurable: { thread_id: threadId },
+  })) as ThreadStateView;
+  const entry = threadEntryOf(state, (value) => recorder.redact(value));
+  if (entry !== undefined) recorder.record(entry);
+  return countCheckpoints(actor, threadId);
 }
 
 /** Records the end of the recorded run: the sandbox's tree id and the checkpoints it made. */

@@ -154,6 +154,17 @@ describe('agents thread replay', () => {
     );
   });
 
+  it('replays a format 2 cassette (the previous version) as it is', async () => {
+    const path = await writeOffline('v2.jsonl', (copy) => {
+      expect(copy.entries.some((entry) => entry.kind === 'thread')).toBe(false);
+      copy.header.version = 2;
+    });
+    const replay = await agents(dir, 'thread', 'replay', path);
+    expect(replay.code, replay.stderr).toBe(0);
+    const end = cassette.entries.find((entry) => entry.kind === 'end')!;
+    expect(replay.stdout).toContain(`tree: ${end.tree}`);
+  });
+
   it('refuses a format 1 cassette saying to record the run again', async () => {
     const path = join(dir, 'v1.jsonl');
     await writeFile(

@@ -298,7 +298,7 @@ export async function withActiveCliActor(
     activated = true;
     unwatch = watchServers(context, actor);
     const checkpointsBefore =
-      recorder && (await recording!.countCheckpoints(actor, settings.threadId));
+      recorder && (await recording!.recordThreadStart(recorder, actor, settings.threadId));
     const code = await work(
       actor,
       () => (resumable = true),

@@ -15,7 +15,13 @@ import { createActor } from '../../actors/actor.js';
 import { toResumeValue, type PendingApproval } from '../../actors/approvals.js';
 import type { ActorRunEvent } from '../../actors/actor-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
-import type { BaseEntry, Cassette, EndEntry, RunEntry } from '../../replay/cassette.js';
+import type {
+  BaseEntry,
+  Cassette,
+  EndEntry,
+  RunEntry,
+  ThreadEntry,
+} from '../../replay/cassette.js';
 import { createCassetteRecorder } from '../../replay/cassette-recorder.js';
 import { ReplayChatModel } from '../../replay/chat-models.js';
 import { ReplayDivergenceError } from '../../replay/divergence.js';
@@ -31,6 +37,7 @@ import { checkLiveTools } from '../../replay/live-tools.js';
 import { countCheckpoints } from '../../replay/record-cli.js';
 import { notReplayed } from '../../replay/replay-graph.js';
 import { createReplayTransport, type ReplayTransport } from '../../replay/replay-transport.js';
+import { checkSeedable, seedThread } from '../../replay/thread-history.js';
 import { createServerManager } from '../../servers/server-manager.js';
 import { createWorkspaceStore } from '../../workspace/store.js';
 
@@ -87,6 +94,15 @@ export async function replayThread(
   if (actorEntry === undefined) needsFileSide(source, 'actor entry');
   if (base === undefined) needsFileSide(source, 'base entry (the sandbox files)');
   if (runs.length === 0) needsFileSide(source, 'run entry (the input)');
+  const history = cassette.entries.find((entry): entry is ThreadEntry => entry.kind === 'thread');
+  if (history !== undefined) checkSeedable(history, source);
+  if (history === undefined && runs[0]!.mode !== 'run') {
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `Cassette ${source} continues a thread (\`actor resume\`) but holds no \`thread\` entry (its state when the recording started; cassettes before format version 3 lack it): record the resume again with this version, or record the run that started the thread.`,
+      { details: { source } },
+    );
+  }
 
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-replay-')));
   try {
@@ -178,25 +194,32 @@ export async function replayThread(
           );
         }
       }
+      // The thread as the recording found it; its own checkpoints are not the recorded runs'.
+      let seeded = 0;
       try {
+        if (history !== undefined) {
+          await seedThread(actor.graph, threadId, history, {
+            expand: (value) =>
+              sandbox === undefined ? value : expandSandboxAlias(value, sandbox.root),
+            sandboxHead: sandbox?.head,
+          });
+          seeded = await countCheckpoints(actor, threadId);
+        }
         for (const run of runs) {
-          if (run.mode !== 'run' || run.input === undefined) {
-            throw new AgentsError(
-              AgentsErrorCode.CassetteInvalid,
-              `Cassette ${source} continues a thread (\`actor resume --continue\`): a replay starts a fresh thread, so it needs the recording of the run that started it.`,
-              { details: { source } },
-            );
-          }
-          pausedAt = await drive(actor.run(run.input, { threadId }), (value) =>
-            actor.resume(value, { threadId }),
-          );
+          // `actor resume` (an answer, or --continue): the seeded pending step runs again and
+          // asks again for the approvals the recording answers.
+          const events =
+            run.mode === 'run'
+              ? actor.run(run.input ?? '', { threadId })
+              : actor.resume({ type: 'continue' }, { threadId });
+          pausedAt = await drive(events, (value) => actor.resume(value, { threadId }));
           if (pausedAt !== undefined) break;
         }
       } catch (error) {
         failure = error;
       }
       if (sandbox !== undefined) tree = await snapshotTreeId(sandbox.store, sandbox.head);
-      checkpoints = await countCheckpoints(actor, threadId);
+      checkpoints = (await countCheckpoints(actor, threadId)) - seeded;
     } finally {
       await actor.deactivate({ keepSandbox: false }).catch(() => undefined);
       await manager?.close().catch(() => undefined);

@@ -11,10 +11,13 @@ started: the actor is rebuilt from the cassette in a throwaway project holding t
 files; the model answers from the cassette, each MCP call is answered from it after its request
 matched, and each call's recorded change set is written into the sandbox; the graph, pipeline,
 policy, checkpoints and snapshots run for real. Approvals are answered as they were recorded.
+A recording that started on a thread with history (\\\`actor resume\\\`, a run after a rollback)
+seeds the fresh thread with the state it recorded first.
 
 Prints the final tree id. Exits 0 when every call's tree, the policy's outcomes, the end's tree
 and the checkpoint count match the recording; 11 naming the first divergence (the step, the
-call, what differed); 3 for a cassette it cannot replay (format 1, edited paths). See
+call, what differed); 3 for a cassette it cannot replay (format 1, edited paths, a pause it
+cannot rebuild). See
 docs/replay.md.
 
 Options:

@@ -1,0 +1,167 @@
+/**
+ * The prior history of a recorded thread (v3 `thread` entry): a recording that starts on a
+ * thread that already ran (a run after a rollback, `actor resume` after a pause) writes the
+ * thread's state as it found it (messages, turn count, active skill, which node was about to
+ * run); a replay seeds a fresh thread with it before running the recorded runs, so the first
+ * model turn sees the same history and a pending step runs again where it waited.
+ */
+import {
+  AIMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  type BaseMessage,
+} from '@langchain/core/messages';
+import { AgentsError, AgentsErrorCode } from '../errors.js';
+import { isInputRequestPreview } from '../policy/input-requests.js';
+import type { RecordedMessage, ThreadEntry } from './cassette.js';
+import { toRecordedMessage } from './chat-models.js';
+
+/** What recording and seeding need of a thread's state (LangGraph's `StateSnapshot`). */
+export interface ThreadStateView {
+  values: { messages?: BaseMessage[]; runTurns?: number; activeSkill?: unknown };
+  next: string[];
+  tasks: ReadonlyArray<{
+    name: string;
+    interrupts: ReadonlyArray<{ value?: unknown }>;
+    result?: unknown;
+  }>;
+}
+
+/** What seeding needs of the actor graph. */
+export interface SeedableGraph {
+  getState(config: { configurable: { thread_id: string } }): Promise<ThreadStateView>;
+  updateState(
+    config: { configurable: { thread_id: string } },
+    values: Record<string, unknown>,
+    asNode?: string,
+  ): Promise<unknown>;
+}
+
+/** The tool call ids a finished `tools` task answered (its saved ToolMessages). */
+function answeredCalls(result: unknown): string[] {
+  const messages = (result as { messages?: unknown } | null)?.messages;
+  const list = Array.isArray(messages) ? messages : messages === undefined ? [] : [messages];
+  return list.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : []));
+}
+
+/**
+ * The `thread` entry for a thread's state when a recording starts (redacted with `redact`), or
+ * undefined for a thread that never ran (a replay starts it fresh as recorded).
+ */
+export function threadEntryOf(
+  state: ThreadStateView,
+  redact: (value: unknown) => unknown,
+): ThreadEntry | undefined {
+  const messages = state.values.messages ?? [];
+  if (messages.length === 0) return undefined;
+  const entry: ThreadEntry = {
+    kind: 'thread',
+    messages: redact(messages.map(toRecordedMessage)) as RecordedMessage[],
+    runTurns: state.values.runTurns ?? 0,
+    next: [...state.next],
+  };
+  if (state.values.activeSkill !== undefined && state.values.activeSkill !== null) {
+    entry.activeSkill = redact(state.values.activeSkill);
+  }
+  const waiting = state.tasks.filter((task) => task.interrupts.length > 0);
+  if (waiting.length > 0) {
+    const question = waiting.some((task) =>
+      task.interrupts.some((item) => isInputRequestPreview(item.value)),
+    );
+    entry.waiting = question ? 'question' : waiting[0]!.name === 'agent' ? 'limit' : 'approval';
+  }
+  const finished = state.tasks.flatMap((task) =>
+    task.name === 'tools' && task.interrupts.length === 0 ? answeredCalls(task.result) : [],
+  );
+  if (finished.length > 0) entry.finishedCalls = finished;
+  return entry;
+}
+
+/** A recorded message as a LangChain message (ids kept: approvals and change sets use them). */
+export function fromRecordedMessage(recorded: RecordedMessage): BaseMessage {
+  const content = recorded.content as string;
+  const name = recorded.name === undefined ? {} : { name: recorded.name };
+  switch (recorded.type) {
+    case 'ai':
+      return new AIMessage({
+        content,
+        ...name,
+        tool_calls: (recorded.tool_calls ?? []).map((call) => ({
+          ...(call.id === undefined ? {} : { id: call.id }),
+          name: call.name,
+          args: call.args,
+          type: 'tool_call' as const,
+        })),
+      });
+    case 'tool':
+      return new ToolMessage({ content, tool_call_id: recorded.tool_call_id ?? '', ...name });
+    case 'system':
+      return new SystemMessage({ content, ...name });
+    default:
+      return new HumanMessage({ content, ...name });
+  }
+}
+
+function cannotSeed(source: string, why: string): never {
+  throw new AgentsError(
+    AgentsErrorCode.CassetteInvalid,
+    `Cassette ${source} starts on a thread ${why}; a replay cannot rebuild that pause from the recording. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal), or replay what came after it as a new run.`,
+    { details: { source } },
+  );
+}
+
+/**
+ * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done (some
+ * of its calls finished before the pause: their results are not in this recording) or a call
+ * waiting for a server's answer to its question (the first request, which the server answered
+ * with the question, was made before the recording started).
+ */
+export function checkSeedable(entry: ThreadEntry, source: string): void {
+  if (entry.finishedCalls !== undefined && entry.finishedCalls.length > 0) {
+    cannotSeed(
+      source,
+      `paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished (their results were saved before the recording started)`,
+    );
+  }
+  if (entry.waiting === 'question') {
+    cannotSeed(
+      source,
+      "paused at a server's question (input_required): the request the server answered with it was made before the recording started",
+    );
+  }
+}
+
+/**
+ * Seeds `threadId` of `graph` with the recorded history, as the node the thread was about to
+ * run next: a pending tool step is written as the agent's turn (so its calls run again, and ask
+ * again for the approval the recording answers), a pending model turn as the tools' result.
+ * `expand` puts machine paths back (the sandbox's `.`); `sandboxHead` is the replay sandbox's
+ * head (the recorded thread's snapshots are not in it). A thread paused at its turn limit or a
+ * budget is seeded with its turn count at 0: the continued run goes through that pause as the
+ * recorded `--continue` did, counting afresh.
+ */
+export async function seedThread(
+  graph: SeedableGraph,
+  threadId: string,
+  entry: ThreadEntry,
+  options: { expand: (value: unknown) => unknown; sandboxHead: string | undefined },
+): Promise<void> {
+  const config = { configurable: { thread_id: threadId } };
+  const messages = (options.expand(entry.messages) as RecordedMessage[]).map(fromRecordedMessage);
+  const asNode = entry.next.includes('tools')
+    ? 'agent'
+    : entry.next.includes('agent') || messages.at(-1)?.getType() === 'tool'
+      ? 'tools'
+      : 'agent';
+  await graph.updateState(
+    config,
+    {
+      messages,
+      runTurns: entry.waiting === 'limit' ? 0 : entry.runTurns,
+      ...(entry.activeSkill === undefined ? {} : { activeSkill: entry.activeSkill }),
+      ...(options.sandboxHead === undefined ? {} : { sandboxHead: options.sandboxHead }),
+    },
+    asNode,
+  );
+}

@@ -1,0 +1,249 @@
+/**
+ * `agents thread replay` of recordings that start on a thread that ran before: a run after a
+ * rollback (answering an approval), `actor resume --approve` after a pause, and
+ * `actor resume --continue` after the turn limit. The cassette carries the thread's state as the
+ * recording found it; the replay seeds a fresh thread with it and, with the server's command
+ * gone and no model, ends on the same tree, checkpoint count and policy outcomes.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
+import {
+  addScriptedActors,
+  agents,
+  agentsWithStdin,
+  makeProjectRepo,
+  putFixtureFilesSkill,
+} from '../cli/helpers.js';
+
+const MISSING_SERVER = '/nonexistent/agents-replay-server';
+
+interface ReplayReport {
+  tree: string;
+  checkpoints: number;
+  calls: Array<{ toolId: string; outcome?: string }>;
+  treesChecked: number;
+  divergence?: { message: string };
+}
+
+let dir: string | undefined;
+
+afterEach(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+async function project(prefix: string, turns: string[], mode: 'auto' | 'ask'): Promise<string> {
+  dir = await makeProjectRepo(prefix);
+  await putFixtureFilesSkill(dir);
+  await addScriptedActors(dir, turns, { mode });
+  return dir;
+}
+
+/** Reads `name`, points its servers' commands nowhere (a replay that spawned would fail). */
+async function offline(at: string, name: string): Promise<{ path: string; cassette: Cassette }> {
+  const cassette = parseCassette(await readFile(join(at, name), 'utf8'));
+  for (const entry of cassette.entries) {
+    if (entry.kind === 'actor') {
+      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
+    }
+  }
+  const path = join(at, `offline-${name}`);
+  await writeFile(path, formatCassette(cassette));
+  return { path, cassette };
+}
+
+/** Replays `path` and checks the report against the recording's end and calls. */
+async function replaysAsRecorded(at: string, path: string, cassette: Cassette) {
+  expect(existsSync(MISSING_SERVER), 'the server command is really missing').toBe(false);
+  const replay = await agents(at, 'thread', 'replay', path, '--json');
+  expect(replay.code, replay.stderr + replay.stdout).toBe(0);
+  const report = JSON.parse(replay.stdout) as ReplayReport;
+  const end = cassette.entries.find((entry) => entry.kind === 'end')!;
+  expect(report.tree).toBe(end.tree);
+  expect(report.checkpoints).toBe(end.checkpoints);
+  expect(report.checkpoints).toBeGreaterThan(0);
+  const outcomes = cassette.entries.flatMap((entry) =>
+    entry.kind === 'call' ? [`${entry.toolId}:${entry.policy?.outcome}`] : [],
+  );
+  expect(report.calls.map((call) => `${call.toolId}:${call.outcome}`).sort()).toEqual(
+    outcomes.sort(),
+  );
+  return report;
+}
+
+describe('agents thread replay of a thread with prior history', () => {
+  it('a run after a rollback, with an approval, replays from the recorded history', async () => {
+    const at = await project(
+      'replay-rollback-',
+      [
+        '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }]',
+        '- tool_calls: [{ name: write_file, args: { path: b.txt, content: B1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    const first = await agentsWithStdin(
+      at,
+      'y\ny\n',
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'one',
+      '--thread',
+      't1',
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const listed = JSON.parse(
+      (await agents(at, 'checkpoints', '--thread', 't1', '--json')).stdout,
+    ) as Array<{ checkpointId: string; changed: unknown[] }>;
+    // Newest first: the step that wrote a.txt is the last one with a change.
+    const target = listed.filter((entry) => entry.changed.length > 0).at(-1);
+    expect(target, 'the first run wrote a.txt in a step of its own').toBeDefined();
+    const rolled = await agents(at, 'rollback', '--thread', 't1', '--to', target!.checkpointId);
+    expect(rolled.code, rolled.stderr).toBe(0);
+    const second = await agentsWithStdin(
+      at,
+      'y\ny\n',
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'two',
+      '--thread',
+      't1',
+      '--record',
+      'after-rollback.jsonl',
+      '--by',
+      'alice',
+    );
+    expect(second.code, second.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'after-rollback.jsonl');
+    const history = cassette.entries.find((entry) => entry.kind === 'thread');
+    expect(history, 'the cassette carries the history the rollback left').toMatchObject({
+      messages: expect.arrayContaining([
+        expect.objectContaining({ type: 'human', content: 'one' }),
+      ]),
+    });
+    expect(JSON.stringify(history)).not.toContain('B1');
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls.map((call) => call.outcome)).toEqual(['approved', 'approved']);
+    // Without the history the first model turn sees other messages: the entry is what replays.
+    const bare = join(at, 'no-history.jsonl');
+    await writeFile(
+      bare,
+      formatCassette({
+        ...cassette,
+        entries: cassette.entries.filter((entry) => entry.kind !== 'thread'),
+      }),
+    );
+    const without = await agents(at, 'thread', 'replay', bare);
+    expect(without.code, without.stdout).toBe(11);
+    expect(without.stderr).toMatch(/Replay diverged at model turn 1: the messages in differ/);
+  });
+
+  it('`actor resume --approve` after a pause replays the approval and what followed', async () => {
+    const at = await project(
+      'replay-resume-',
+      [
+        '- tool_calls: [{ name: write_file, args: { path: c.txt, content: C1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    const paused = await agentsWithStdin(
+      at,
+      '',
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'go',
+      '--thread',
+      't2',
+      '--no-prompt',
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    const resumed = await agents(
+      at,
+      'actor',
+      'resume',
+      'bot',
+      '--thread',
+      't2',
+      '--approve',
+      '--by',
+      'bob',
+      '--record',
+      'resume.jsonl',
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'resume.jsonl');
+    expect(cassette.entries.find((entry) => entry.kind === 'thread')).toMatchObject({
+      next: ['tools'],
+      waiting: 'approval',
+    });
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls).toEqual([expect.objectContaining({ outcome: 'approved' })]);
+    // A resume recorded without the thread's state (format 2 had none) is refused, saying why.
+    const bare = join(at, 'no-history.jsonl');
+    await writeFile(
+      bare,
+      formatCassette({
+        header: { ...cassette.header, version: 2 },
+        entries: cassette.entries.filter((entry) => entry.kind !== 'thread'),
+      }),
+    );
+    const refused = await agents(at, 'thread', 'replay', bare);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(
+      /continues a thread .* holds no `thread` entry.*record the resume again/,
+    );
+  });
+
+  it('`actor resume --continue` after the turn limit replays past the limit', async () => {
+    const at = await project(
+      'replay-continue-',
+      [
+        '- tool_calls: [{ name: write_file, args: { path: d.txt, content: D1 } }]',
+        '- tool_calls: [{ name: write_file, args: { path: e.txt, content: E1 } }]',
+        '- content: done',
+      ],
+      'auto',
+    );
+    const stopped = await agents(
+      at,
+      'actor',
+      'run',
+      'bot',
+      '--input',
+      'go',
+      '--thread',
+      't3',
+      '--max-turns',
+      '1',
+    );
+    expect(stopped.code, stopped.stderr).toBe(9);
+    const resumed = await agents(
+      at,
+      'actor',
+      'resume',
+      'bot',
+      '--thread',
+      't3',
+      '--continue',
+      '--record',
+      'continue.jsonl',
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'continue.jsonl');
+    expect(cassette.entries.find((entry) => entry.kind === 'thread')).toMatchObject({
+      next: ['agent'],
+      waiting: 'limit',
+    });
+    await replaysAsRecorded(at, path, cassette);
+  });
+});
