@@ -52,6 +52,8 @@ export interface ScriptedChatModelOptions {
 export class ScriptedChatModel extends BaseChatModel {
   readonly steps: readonly ScriptedStep[];
   readonly exhausted: string;
+  /** The name a provider reports as `model` (a sampling result names it). */
+  readonly model = 'scripted';
   /** Names of the tools bound on the latest `bindTools` call, for tests and diagnostics. */
   boundToolNames: string[] = [];
 

@@ -74,10 +74,10 @@ function textOf(content: BaseMessage['content']): string {
     .join('');
 }
 
-/** The model's name as providers report it (`model` / `modelName`), else its type. */
+/** The model's name as providers report it (`model` / `modelName`), else its class's. */
 function modelName(chat: BaseChatModel): string {
   const named = chat as unknown as { model?: unknown; modelName?: unknown };
   if (typeof named.model === 'string' && named.model !== '') return named.model;
   if (typeof named.modelName === 'string' && named.modelName !== '') return named.modelName;
-  return chat._llmType();
+  return chat.getName();
 }

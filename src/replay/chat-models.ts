@@ -90,7 +90,7 @@ export class RecordingChatModel extends BaseChatModel {
     kwargs?: Partial<BaseChatModelCallOptions>,
   ): BoundModel {
     if (this.model.bindTools === undefined) {
-      throw new Error(`The recorded model (${this.model._llmType()}) does not support bindTools.`);
+      throw new Error(`The recorded model (${this.model.getName()}) does not support bindTools.`);
     }
     const bound = this.model.bindTools(tools, kwargs);
     return new RecordingChatModel(

@@ -19,14 +19,8 @@ export interface StepActivity {
 /** `human`, `ai`, `tool`... for a LangChain message instance or its plain-object form. */
 function messageType(message: unknown): string | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
-  const candidate = message as {
-    getType?: () => string;
-    _getType?: () => string;
-    type?: unknown;
-    role?: unknown;
-  };
-  if (typeof candidate.getType === 'function') return candidate.getType();
-  if (typeof candidate._getType === 'function') return candidate._getType();
+  // `type` is public on LangChain messages (`getType()` and `_getType()` are deprecated).
+  const candidate = message as { type?: unknown; role?: unknown };
   if (typeof candidate.type === 'string') return candidate.type;
   return typeof candidate.role === 'string' ? candidate.role : undefined;
 }

@@ -1,10 +1,12 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
-import { ToolMessage } from '@langchain/core/messages';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool as langchainTool } from '@langchain/core/tools';
 import type { StructuredTool } from '@langchain/core/tools';
+import { MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import type { ToolDescriptor } from '../../src/core/tool-descriptor.js';
@@ -49,6 +51,32 @@ function langchains(): StructuredTool {
   }) as unknown as StructuredTool;
 }
 
+/** Both kinds, failing the way a transport failure does (a throw, not an `isError` result). */
+const failing = [
+  () => toStructuredTool(descriptor, () => Promise.reject(new Error('backend down'))),
+  () =>
+    langchainTool(
+      async (): Promise<string> => {
+        throw new Error('backend down');
+      },
+      {
+        name: 'echo',
+        description: 'Echoes its text.',
+        schema: { type: 'object', properties: { text: { type: 'string' } } },
+      },
+    ) as unknown as StructuredTool,
+];
+
+/** `metadata` with LangGraph's per-task ids (in `checkpoint_ns`) made comparable. */
+function stable(metadata: Record<string, unknown> | undefined): unknown {
+  return JSON.parse(
+    JSON.stringify(metadata ?? null).replace(
+      /[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/g,
+      '<id>',
+    ),
+  );
+}
+
 /** Every tool callback with what a handler can read from it, run ids as parent/child links. */
 class Recorder extends BaseCallbackHandler {
   name = 'pinning-recorder';
@@ -82,7 +110,7 @@ class Recorder extends BaseCallbackHandler {
       run: this.label(runId),
       parent: this.label(parentRunId),
       tags,
-      metadata,
+      metadata: stable(metadata),
       runName,
       toolCallId,
     });
@@ -109,10 +137,11 @@ class Recorder extends BaseCallbackHandler {
 /** Runs `use` on a fresh tool of each kind, each with its own recorder; returns both logs. */
 async function both(
   use: (tool: StructuredTool, recorder: Recorder) => Promise<unknown>,
+  makers: Array<() => StructuredTool> = [ours, langchains],
 ): Promise<{ ours: unknown[]; langchain: unknown[]; results: unknown[] }> {
   const results: unknown[] = [];
   const logs: unknown[][] = [];
-  for (const make of [ours, langchains]) {
+  for (const make of makers) {
     const recorder = new Recorder();
     const tool = make();
     // The tools' own metadata differ by design (ours names the MCP tool): the same for both,
@@ -167,5 +196,68 @@ describe('toStructuredTool reports to callbacks exactly as a LangChain tool does
     );
     expect(seen.langchain).toContainEqual(expect.objectContaining({ parent: 'run1' }));
     expect(seen.ours).toEqual(seen.langchain);
+  });
+
+  const modelTurn = (): { messages: AIMessage[] } => ({
+    messages: [new AIMessage({ content: '', tool_calls: [toolCall] })],
+  });
+  /** A graph whose one node is ToolNode, as a model's tool calls meet it. */
+  const graphOf = (tool: StructuredTool) =>
+    new StateGraph(MessagesAnnotation)
+      .addNode('tools', new ToolNode([tool]))
+      .addEdge(START, 'tools')
+      .compile();
+  const toolNodeMessage = async (tool: StructuredTool, config: RunnableConfig) => {
+    const { messages } = await graphOf(tool).invoke(modelTurn(), config);
+    return messages.at(-1);
+  };
+
+  it("through ToolNode: the tool run is the child of ToolNode's, with the tool call id", async () => {
+    // run1 the graph, run2 its start node, run3 the ToolNode node, run4 the tool.
+    const seen = await both((tool, recorder) => toolNodeMessage(tool, config(recorder)));
+    expect(seen.results).toEqual(['hi', 'hi']);
+    expect(seen.langchain).toContainEqual(
+      expect.objectContaining({ event: 'start', parent: 'run3', toolCallId: 'call_1' }),
+    );
+    expect(seen.ours).toEqual(seen.langchain);
+  });
+
+  it('through ToolNode, a tool that throws: the same error callback and error message', async () => {
+    const seen = await both((tool, recorder) => toolNodeMessage(tool, config(recorder)), failing);
+    expect(seen.langchain).toContainEqual(
+      expect.objectContaining({ event: 'error', message: 'Error: backend down' }),
+    );
+    expect(seen.results[0]).toEqual(seen.results[1]);
+    expect(String(seen.results[0])).toContain('backend down');
+    expect(seen.ours).toEqual(seen.langchain);
+  });
+
+  it("ToolNode's streamEvents: the same tool events, names, tags, metadata and nesting", async () => {
+    const streams: unknown[][] = [];
+    for (const make of [ours, langchains]) {
+      const tool = make();
+      tool.metadata = { own: true };
+      const events: unknown[] = [];
+      for await (const event of graphOf(tool).streamEvents(modelTurn(), {
+        version: 'v2',
+        tags: ['t1'],
+        metadata: { m: 1 },
+      })) {
+        if (!event.event.startsWith('on_tool_')) continue;
+        const output: unknown = (event.data as { output?: unknown }).output;
+        events.push({
+          event: event.event,
+          name: event.name,
+          tags: event.tags,
+          metadata: stable(event.metadata),
+          parents: (event as { parent_ids?: unknown[] }).parent_ids?.length,
+          input: (event.data as { input?: unknown }).input,
+          output: ToolMessage.isInstance(output) ? output.content : output,
+        });
+      }
+      streams.push(events);
+    }
+    expect(streams[1]).toHaveLength(2);
+    expect(streams[0]).toEqual(streams[1]);
   });
 });
