@@ -95,7 +95,7 @@ export async function runMiddleware(
     const write = entryNamed(entries, 'write_file');
     const byId = new Map(entries.map((entry) => [entry.descriptor.id, entry]));
     const plain: ToolCallHandler = (request) =>
-      byId.get(request.descriptor.id)!.execute(request.args, request.context);
+      byId.get(request.descriptor.id)!.execute(request.args, request.context, request.capabilities);
     const withMiddleware = composeMiddleware(
       [createPathRewriteMiddleware(sandbox.paths), createChangeTrackingMiddleware(sandbox)],
       plain,

@@ -8,6 +8,7 @@ export type { AgentsErrorOptions, ServerErrorDetails, ServerPhase } from './erro
 export { AgentsError, AgentsErrorCode, ServerError, errorMessage } from './errors.js';
 export type {
   JsonSchemaObject,
+  ToolCallCapabilities,
   ToolCallContext,
   ToolDescriptor,
   ToolEntry,

@@ -27,6 +27,7 @@ export { AgentsError, AgentsErrorCode, ServerError, errorMessage } from './error
 export type { ChangeRecord } from './core/change-record.js';
 export type {
   JsonSchemaObject,
+  ToolCallCapabilities,
   ToolCallContext,
   ToolDescriptor,
   ToolEntry,

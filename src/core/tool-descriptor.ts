@@ -77,42 +77,50 @@ export interface ToolDescriptor {
   warnings?: string[];
 }
 
-/** Everything a tool call can know about where it runs. */
+/** Where one tool call runs: built once where it enters (tool, `agents serve`, CLI), never copied. */
 export interface ToolCallContext {
-  signal?: AbortSignal;
-  toolCallId?: string;
-  threadId?: string;
+  /** The call's one abort signal (a graph run's is the RunnableConfig's `signal`). */
+  readonly signal?: AbortSignal;
+  readonly toolCallId?: string;
+  readonly threadId?: string;
   /** The LangGraph RunnableConfig, when called from a graph. */
-  config?: unknown;
-  /** Progress from the server, when it sends any. */
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
-  /**
-   * The call is being sent again: its server died under a read-only call and came back
-   * (`server-restarted`), or forgot the session before processing it (`session-lost`).
-   */
-  onRetry?: (retry: { reason: 'server-restarted' | 'session-lost'; message: string }) => void;
-  /**
-   * Where an upstream MCP server's `sampling/createMessage`, `elicitation/create` and log
-   * messages go while this call runs: the MCP client that made it (`agents serve`). Absent in a
-   * graph run: the upstream server is then not offered sampling or elicitation at all.
-   */
-  clientRequests?: ClientRequestForwarder;
-  /**
-   * Who answers a 2026-07-28 server's `input_required` questions (elicitation, sampling when
-   * offered) for this call: in a graph run, LangGraph `interrupt()` (set by `createToolSet`),
-   * behind the policy's gate. Used only when `clientRequests` is absent; without either, the SDK
-   * answers from its registered handlers.
-   */
-  inputRequests?: InputRequestHandler;
-  /** Told how each of those questions ended, roots and refusals included (the audit log). */
-  inputObserver?: InputRequestObserver;
+  readonly config?: unknown;
   /**
    * Where a call that became a server task (MCP Tasks extension) records the task id, keyed by
    * `threadId` and `toolCallId`: the LangGraph store of the run (`compile({ store })`). A run
    * that paused or crashed before the result then follows the same task when it resumes,
    * instead of calling the tool again.
    */
-  taskStore?: ToolTaskStore;
+  readonly taskStore?: ToolTaskStore;
+}
+
+/** What a call may use while it runs, beside its context: a layer that gates one passes a new set. */
+export interface ToolCallCapabilities {
+  /** Progress from the server, when it sends any. */
+  readonly onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * The call is being sent again: its server died under a read-only call and came back
+   * (`server-restarted`), or forgot the session before processing it (`session-lost`).
+   */
+  readonly onRetry?: (retry: {
+    reason: 'server-restarted' | 'session-lost';
+    message: string;
+  }) => void;
+  /**
+   * Where an upstream MCP server's `sampling/createMessage`, `elicitation/create` and log
+   * messages go while this call runs: the MCP client that made it (`agents serve`). Absent in a
+   * graph run: the upstream server is then not offered sampling or elicitation at all.
+   */
+  readonly clientRequests?: ClientRequestForwarder;
+  /**
+   * Who answers a 2026-07-28 server's `input_required` questions (elicitation, sampling when
+   * offered) for this call: in a graph run, LangGraph `interrupt()` (set by `createToolSet`),
+   * behind the policy's gate. Used only when `clientRequests` is absent; without either, the SDK
+   * answers from its registered handlers.
+   */
+  readonly inputRequests?: InputRequestHandler;
+  /** Told how each of those questions ended, roots and refusals included (the audit log). */
+  readonly inputObserver?: InputRequestObserver;
 }
 
 /** The part of LangGraph's `BaseStore` a {@link ToolCallContext.taskStore} needs. */
@@ -145,6 +153,13 @@ export const ResultMetaKey = {
 /** A descriptor plus the one function that runs it. */
 export interface ToolEntry {
   descriptor: ToolDescriptor;
-  /** Runs the tool. Tool-level failures come back as `isError: true`; transport failures throw. */
-  execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult>;
+  /**
+   * Runs the tool. Tool-level failures come back as `isError: true`; transport failures throw.
+   * A wrapper passes `capabilities` on (without them: no progress, forwarding or gates).
+   */
+  execute(
+    args: Record<string, unknown>,
+    context: ToolCallContext,
+    capabilities?: ToolCallCapabilities,
+  ): Promise<ToolResult>;
 }

@@ -1,10 +1,16 @@
-import type { ToolCallContext, ToolDescriptor, ToolResult } from './tool-descriptor.js';
+import type {
+  ToolCallCapabilities,
+  ToolCallContext,
+  ToolDescriptor,
+  ToolResult,
+} from './tool-descriptor.js';
 
 /** One tool call on its way through the middleware chain. */
 export interface ToolCallRequest {
   descriptor: ToolDescriptor;
   args: Record<string, unknown>;
-  context: ToolCallContext;
+  readonly context: ToolCallContext;
+  capabilities?: ToolCallCapabilities;
 }
 
 /** The innermost handler (or the rest of the chain). */

@@ -40,8 +40,8 @@ export type { UndoRollbackOptions } from '../thread/undo-rollback.js';
 export { undoRollback } from '../thread/undo-rollback.js';
 // createSandboxAgentMiddleware needs the optional `langchain` peer: `@agents/langgraph-mcp/langchain`.
 
-// serve: `@agents/langgraph-mcp/serve`. A tool call's context may carry the forwarder of the
-// MCP client behind `agents serve` (ToolCallContext.clientRequests):
+// serve: `@agents/langgraph-mcp/serve`. A tool call's capabilities may carry the forwarder of the
+// MCP client behind `agents serve` (ToolCallCapabilities.clientRequests):
 export type { ClientRequestForwarder } from '../core/client-requests.js';
 
 // MCP tools as entries and LangChain tools (the adapter itself is on the root and /adapter)

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { RequestOptions } from '@modelcontextprotocol/client';
-import type { ToolCallContext } from '../core/tool-descriptor.js';
+import type { ToolCallCapabilities } from '../core/tool-descriptor.js';
 import type { McpClient } from './mcp-client.js';
 
 /**
@@ -40,14 +40,11 @@ export interface LegRequest {
   readonly cap?: { readonly reached: boolean };
 }
 
-/**
- * Builds the request options of one leg. `signal` is the caller's (already combined with the
- * RunnableConfig's, see `toolCallSignal`); it is passed as is.
- */
+/** Builds the request options of one leg. `signal` is the call's own; it is passed as is. */
 export function legRequest(
   client: McpClient,
   signal: AbortSignal | undefined,
-  onProgress: ToolCallContext['onProgress'],
+  onProgress: ToolCallCapabilities['onProgress'],
   timeouts: LegTimeouts,
 ): LegRequest {
   const { callMs, maxCallMs } = timeouts;
@@ -106,7 +103,7 @@ function allowParallelListeners(signal: AbortSignal): void {
 
 type ProgressParams = Parameters<NonNullable<RequestOptions['onprogress']>>[0];
 
-function forward(onProgress: ToolCallContext['onProgress'], progress: ProgressParams): void {
+function forward(onProgress: ToolCallCapabilities['onProgress'], progress: ProgressParams): void {
   if (onProgress === undefined) return;
   onProgress({
     progress: progress.progress,
@@ -126,7 +123,7 @@ class ProgressCap {
   constructor(
     private readonly client: McpClient,
     private readonly maxCallMs: number,
-    private readonly consumer: ToolCallContext['onProgress'],
+    private readonly consumer: ToolCallCapabilities['onProgress'],
   ) {}
 
   readonly onProgress = (progress: ProgressParams): void => {

@@ -11,7 +11,12 @@ import type {
 } from '@langchain/core/tools';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolCallHandler } from '../core/tool-middleware.js';
-import type { ToolCallContext, ToolDescriptor, ToolTaskStore } from '../core/tool-descriptor.js';
+import type {
+  ToolCallCapabilities,
+  ToolCallContext,
+  ToolDescriptor,
+  ToolTaskStore,
+} from '../core/tool-descriptor.js';
 import { resultText, toToolMessageContent, toToolMessageParts } from './content.js';
 import { threadIdOf } from '../core/thread-id.js';
 
@@ -194,28 +199,33 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     return Promise.reject(new Error('McpStructuredTool._call is not used'));
   }
 
-  #progressForwarder(
-    writer: StreamWriter,
-    toolCallId: string | undefined,
-  ): NonNullable<ToolCallContext['onProgress']> {
-    return (progress) => {
-      const event: ToolProgressEvent = {
-        type: 'tool-progress',
-        toolName: this.name,
-        toolId: this.descriptor.id,
-        ...(toolCallId === undefined ? {} : { toolCallId }),
-        ...(this.descriptor.serverName === undefined
-          ? {}
-          : { serverName: this.descriptor.serverName }),
-        progress: progress.progress,
-        ...(progress.total === undefined ? {} : { total: progress.total }),
-        ...(progress.message === undefined ? {} : { message: progress.message }),
-      };
+  /** Progress and retries written to the graph's custom stream (LangGraph's `writer`). */
+  #streamCapabilities(writer: StreamWriter, toolCallId: string | undefined): ToolCallCapabilities {
+    const { id: toolId, serverName } = this.descriptor;
+    // What every event names: the tool, and the call when it has an id.
+    const tool = {
+      toolName: this.name,
+      toolId,
+      ...(toolCallId === undefined ? {} : { toolCallId }),
+      ...(serverName === undefined ? {} : { serverName }),
+    };
+    const write = (event: ToolProgressEvent | ToolRetryEvent): void => {
       try {
         writer(event);
       } catch {
-        // A failing stream consumer must not fail the tool call that reported progress.
+        // A failing stream consumer must not fail the tool call.
       }
+    };
+    return {
+      onProgress: (progress) =>
+        write({
+          type: 'tool-progress',
+          ...tool,
+          progress: progress.progress,
+          ...(progress.total === undefined ? {} : { total: progress.total }),
+          ...(progress.message === undefined ? {} : { message: progress.message }),
+        }),
+      onRetry: (retry) => write({ type: 'tool-retry', ...tool, ...retry }),
     };
   }
 
@@ -280,42 +290,29 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
           { details: { toolId: this.descriptor.id } },
         );
       }
-      const context: ToolCallContext = { config: configArg };
-      if (record !== undefined) {
-        const signal = record['signal'];
-        if (signal instanceof AbortSignal) context.signal = signal;
-      }
-      if (toolCallId !== undefined) context.toolCallId = toolCallId;
-      const threadId = threadIdOf(record);
-      if (threadId !== undefined) context.threadId = threadId;
+      // The call's one record, built here once, in one shape: the layers below pass it as is.
+      const signal = record?.['signal'];
       // The graph's store (compile({ store })), where a call that became a server task is noted.
       const store = underlyingStore(record?.['store']);
-      if (isTaskStore(store)) context.taskStore = store;
+      const context: ToolCallContext = {
+        config: configArg,
+        signal: signal instanceof AbortSignal ? signal : undefined,
+        toolCallId,
+        threadId: threadIdOf(record),
+        taskStore: isTaskStore(store) ? store : undefined,
+      };
       // LangGraph (1.x) puts the custom-stream writer on the config it passes to tools (ToolNode's
       // runtime). Only inside a graph run with a writer: otherwise no progress callback, so no
       // per-call cost.
       const writer = record?.['writer'];
-      if (typeof writer === 'function') {
-        context.onProgress = this.#progressForwarder(writer as StreamWriter, toolCallId);
-        context.onRetry = (retry) => {
-          const event: ToolRetryEvent = {
-            type: 'tool-retry',
-            toolName: this.name,
-            toolId: this.descriptor.id,
-            ...(toolCallId === undefined ? {} : { toolCallId }),
-            ...(this.descriptor.serverName === undefined
-              ? {}
-              : { serverName: this.descriptor.serverName }),
-            ...retry,
-          };
-          try {
-            (writer as StreamWriter)(event);
-          } catch {
-            // A failing stream consumer must not fail the call.
-          }
-        };
-      }
-      const result = await this.#handler({ descriptor: this.descriptor, args, context });
+      const result = await this.#handler({
+        descriptor: this.descriptor,
+        args,
+        context,
+        ...(typeof writer === 'function'
+          ? { capabilities: this.#streamCapabilities(writer as StreamWriter, toolCallId) }
+          : {}),
+      });
       if (toolCallId !== undefined && !(this.#throwErrors && result.isError === true)) {
         const { content, artifact } = toToolMessageParts(result);
         // A returned ToolMessage is passed through by ToolNode as is, so an `isError` result

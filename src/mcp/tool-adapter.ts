@@ -8,6 +8,7 @@ import { inferCapabilities } from './capabilities.js';
 import { detectPathArguments as defaultDetectPathArguments } from './path-arguments.js';
 import type {
   JsonSchemaObject,
+  ToolCallCapabilities,
   ToolCallContext,
   ToolDescriptor,
   ToolEntry,
@@ -224,7 +225,11 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
       : { inputSchema: tool.inputSchema, taskSupport: descriptor.taskSupport };
   return {
     descriptor,
-    execute(args: Record<string, unknown>, context: ToolCallContext): Promise<ToolResult> {
+    execute(
+      args: Record<string, unknown>,
+      context: ToolCallContext,
+      capabilities?: ToolCallCapabilities,
+    ): Promise<ToolResult> {
       if (validator === undefined) {
         validator = compileArgumentValidator(tool.inputSchema);
         const warning = validator.warning;
@@ -236,11 +241,12 @@ function createEntry(descriptor: ToolDescriptor, tool: Tool, caller: McpToolCall
       if (!verdict.valid)
         return Promise.resolve(invalidArgumentsResult(descriptor.name, verdict.message));
       killPoint('before-send');
-      if (tool.outputSchema === undefined) return caller.callTool(toolName, args, context, hints);
+      if (tool.outputSchema === undefined)
+        return caller.callTool(toolName, args, context, capabilities, hints);
       outputValidator ??= compileArgumentValidator(tool.outputSchema);
       const checker = outputValidator;
       return caller
-        .callTool(toolName, args, context, hints)
+        .callTool(toolName, args, context, capabilities, hints)
         .then((result) => assertToolOutput(result, checker, descriptor.serverName ?? '', toolName));
     },
   };
@@ -286,6 +292,7 @@ export interface McpToolAdapter {
     toolName: string,
     args: Record<string, unknown>,
     context?: ToolCallContext,
+    capabilities?: ToolCallCapabilities,
   ): Promise<CallToolResult>;
   /** LangChain tools for ToolNode over the current entries (no middleware). */
   tools(options?: { signal?: AbortSignal; refresh?: boolean }): Promise<StructuredTool[]>;
@@ -349,7 +356,7 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): McpToolAda
   return {
     serverName,
     listTools,
-    async execute(toolName, args, context = {}) {
+    async execute(toolName, args, context = {}, capabilities) {
       if (entries === undefined)
         await listTools(context.signal === undefined ? {} : { signal: context.signal });
       const entry = byOriginalName.get(toolName);
@@ -360,7 +367,7 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): McpToolAda
           { details: { serverName, toolName } },
         );
       }
-      return entry.execute(args, context);
+      return entry.execute(args, context, capabilities);
     },
     async tools(listOptions = {}) {
       // LangChain core (and langsmith under it) loads here, on first use: a program that only
@@ -373,7 +380,7 @@ export function createMcpToolAdapter(options: McpToolAdapterOptions): McpToolAda
       return current.map((entry) =>
         toStructuredTool(
           entry.descriptor,
-          (request) => entry.execute(request.args, request.context),
+          (request) => entry.execute(request.args, request.context, request.capabilities),
           toolOptions,
         ),
       );

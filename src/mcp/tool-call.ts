@@ -2,7 +2,7 @@ import type { CallToolRequestOptions, Client, RequestOptions } from '@modelconte
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, ServerError, type ServerErrorDetails } from '../errors.js';
 import { resolveServerTimeouts } from '../config/server-defaults.js';
-import type { ToolCallContext } from '../core/tool-descriptor.js';
+import type { ToolCallCapabilities, ToolCallContext } from '../core/tool-descriptor.js';
 import type { ArgumentValidator } from './json-schema.js';
 import {
   isInputRequired,
@@ -58,6 +58,7 @@ export interface McpToolCaller {
     name: string,
     args: Record<string, unknown>,
     context: ToolCallContext,
+    capabilities?: ToolCallCapabilities,
     tool?: ListedToolHints,
   ): Promise<CallToolResult>;
 }
@@ -74,27 +75,10 @@ export interface ListedToolHints {
 }
 
 /**
- * The abort signal of one tool call: `context.signal`, the `signal` of the LangGraph
- * `RunnableConfig` in `context.config`, or both combined (either one cancels the call).
- */
-export function toolCallSignal(context: ToolCallContext): AbortSignal | undefined {
-  const fromConfig = configSignal(context.config);
-  if (context.signal === undefined) return fromConfig;
-  if (fromConfig === undefined || fromConfig === context.signal) return context.signal;
-  return AbortSignal.any([context.signal, fromConfig]);
-}
-
-function configSignal(config: unknown): AbortSignal | undefined {
-  if (typeof config !== 'object' || config === null) return undefined;
-  const signal = (config as { signal?: unknown }).signal;
-  return signal instanceof AbortSignal ? signal : undefined;
-}
-
-/**
  * Sends one `tools/call` over a connected SDK `Client` and returns the server's result as is
- * (`isError` results included). Progress notifications go to `context.onProgress`, and restart
- * the `callMs` timeout (up to `maxCallMs`) with `resetOnProgress`; the call is cancelled (the SDK sends
- * `notifications/cancelled`) when `context.signal` or the RunnableConfig's signal fires.
+ * (`isError` results included). Progress notifications go to `capabilities.onProgress`, and
+ * restart the `callMs` timeout (up to `maxCallMs`) with `resetOnProgress`; the call is cancelled
+ * (the SDK sends `notifications/cancelled`) when `context.signal` fires.
  * @throws ServerError phase `call`, with the codes listed at the top of this module.
  */
 export async function sendToolCall(
@@ -102,10 +86,11 @@ export async function sendToolCall(
   name: string,
   args: Record<string, unknown>,
   context: ToolCallContext,
+  capabilities: ToolCallCapabilities | undefined,
   options: SendToolCallOptions,
 ): Promise<CallToolResult> {
   const base: ToolCallParams = { name, arguments: args };
-  const handler = context.inputRequests;
+  const handler = capabilities?.inputRequests;
   // The Tasks extension is declared per call too: only where the server offers it (or the tool
   // requires it), and never for a tool that forbids it.
   const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
@@ -115,22 +100,14 @@ export async function sendToolCall(
     const noted = await taskLedger(context, options.serverName, name, args)?.recall();
     if (noted !== undefined) {
       const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
-      return followTask(
-        client as Client,
-        handle,
-        name,
-        args,
-        context,
-        options,
-        toolCallSignal(context),
-      );
+      return followTask(client as Client, handle, name, args, context, options, context.signal);
     }
   }
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
   // handlers; 2025-era servers ask with their own requests, as before.
   if (
     handler === undefined ||
-    context.clientRequests !== undefined ||
+    capabilities?.clientRequests !== undefined ||
     !isV2Client(client) ||
     client.getProtocolEra() !== 'modern'
   ) {
@@ -141,27 +118,27 @@ export async function sendToolCall(
           _meta: { [CLIENT_CAPABILITIES_META_KEY]: withTasksExtension(options.clientCapabilities) },
         }
       : base;
-    return (await sendLeg(client, params, context, options, false)) as CallToolResult;
+    return (await sendLeg(client, params, context, capabilities, options, false)) as CallToolResult;
   }
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
-  const signal = toolCallSignal(context);
+  const signal = context.signal;
   // Sampling only when someone may answer it (the policy decides, see policy/input-gate.ts).
   const offered = {
     elicitation: { form: {} },
     ...(handler.offersSampling === true ? { sampling: {} } : {}),
     ...(options.roots === undefined ? {} : { roots: { listChanged: true } }),
   };
-  const capabilities = tasks ? withTasksExtension(offered) : offered;
+  const declared = tasks ? withTasksExtension(offered) : offered;
   return runInputRounds(
-    (params) => sendLeg(client, params, context, options, true),
-    { ...base, _meta: { [CLIENT_CAPABILITIES_META_KEY]: capabilities } },
+    (params) => sendLeg(client, params, context, capabilities, options, true),
+    { ...base, _meta: { [CLIENT_CAPABILITIES_META_KEY]: declared } },
     {
       serverName: options.serverName,
       toolName: name,
       handler,
       ...(options.roots === undefined ? {} : { roots: options.roots }),
-      ...(context.inputObserver === undefined ? {} : { observe: context.inputObserver }),
+      ...(capabilities?.inputObserver === undefined ? {} : { observe: capabilities.inputObserver }),
       ...(signal === undefined ? {} : { signal }),
     },
   );
@@ -176,13 +153,14 @@ async function sendLeg(
   client: McpClient,
   params: ToolCallParams,
   context: ToolCallContext,
+  capabilities: ToolCallCapabilities | undefined,
   options: SendToolCallOptions,
   manual: boolean,
 ): Promise<CallToolResult | InputRequiredResult> {
   const name = params.name;
   // An already-aborted signal is refused by the SDK and mapped below like any cancellation.
-  const signal = toolCallSignal(context);
-  const leg = legRequest(client, signal, context.onProgress, options);
+  const signal = context.signal;
+  const leg = legRequest(client, signal, capabilities?.onProgress, options);
   try {
     const result = isV2Client(client)
       ? await sendV2(client, params, leg.options, manual, options)
@@ -352,12 +330,13 @@ export function createClientCaller(
     return found;
   };
   return {
-    callTool: (name, args, context, tool) =>
+    callTool: (name, args, context, capabilities, tool) =>
       sendToolCall(
         client,
         name,
         args,
         context,
+        capabilities,
         tool === undefined ? callOptions : optionsFor(tool),
       ),
   };

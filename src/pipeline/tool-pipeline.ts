@@ -107,6 +107,7 @@ export function createToolPipeline(options: ToolPipelineOptions = {}): ToolPipel
   return {
     middleware,
     compose,
-    wrap: (entry) => compose((request) => entry.execute(request.args, request.context)),
+    wrap: (entry) =>
+      compose((request) => entry.execute(request.args, request.context, request.capabilities)),
   };
 }

@@ -51,18 +51,19 @@ export function createToolSet(options: CreateToolSetOptions): ToolSet {
         ),
       );
     }
-    return entry.execute(request.args, request.context);
+    return entry.execute(request.args, request.context, request.capabilities);
   });
   // A 2026 server's questions (input_required) become LangGraph interrupts, shown with the
   // arguments as the model wrote them; the policy inside may swap in a refusal.
   const handler: ToolCallHandler = (request) =>
     governed(
-      request.context.inputRequests !== undefined || request.context.clientRequests !== undefined
+      request.capabilities?.inputRequests !== undefined ||
+        request.capabilities?.clientRequests !== undefined
         ? request
         : {
             ...request,
-            context: {
-              ...request.context,
+            capabilities: {
+              ...request.capabilities,
               inputRequests: createInterruptInputHandler(
                 request.descriptor,
                 request.args,

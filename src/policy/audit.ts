@@ -55,9 +55,15 @@ function resultSize(result: ToolResult): number {
 }
 
 function errorText(result: ToolResult): string {
-  const text = (Array.isArray(result.content) ? result.content : [])
-    .map((item) => (item.type === 'text' ? item.text : ''))
-    .join('\n');
+  return capped(
+    (Array.isArray(result.content) ? result.content : [])
+      .map((item) => (item.type === 'text' ? item.text : ''))
+      .join('\n'),
+  );
+}
+
+/** An error text as the log keeps it: at most `MAX_ERROR_CHARS`. */
+function capped(text: string): string {
   return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
 }
 
@@ -146,53 +152,44 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         callId: randomUUID(),
       };
       await record({ ...base, event: 'tool-call-start', durationMs: 0 });
-      // Requests the upstream server makes of the MCP client during this call are recorded too,
-      // refusals (by the policy or for a missing capability) included.
-      const forwarder = request.context.clientRequests;
-      if (forwarder !== undefined) {
-        request = {
-          ...request,
-          context: {
-            ...request.context,
-            clientRequests: forwarder.withObserver((outcome) => {
-              const result = outcome.result as Record<string, unknown> | undefined;
-              const message = outcome.error === undefined ? undefined : errorMessage(outcome.error);
-              void record({
-                ...base,
-                time: new Date(now() - outcome.durationMs).toISOString(),
-                event: 'client-request',
-                args: summarizeClientRequest(outcome.request),
-                durationMs: outcome.durationMs,
-                isError: outcome.outcome !== 'forwarded',
-                ...(message === undefined
-                  ? {}
-                  : {
-                      error:
-                        message.length > MAX_ERROR_CHARS
-                          ? `${message.slice(0, MAX_ERROR_CHARS)}…`
-                          : message,
-                    }),
-                clientRequest: {
-                  method: outcome.request.method,
-                  serverName: outcome.serverName,
-                  outcome: outcome.outcome,
-                  ...(typeof result?.['action'] === 'string' ? { action: result['action'] } : {}),
-                  ...(typeof result?.['model'] === 'string' ? { model: result['model'] } : {}),
-                },
-              });
-            }),
-          },
-        };
-      }
-      // A 2026-07-28 server's questions (input_required) and how each ended: who asked, what,
-      // and who answered or refused it (a person, the model, the policy, or the client itself).
-      const priorObserver = request.context.inputObserver;
+      // Recorded too: the requests the upstream server makes of the MCP client during this call,
+      // refusals included, and a 2026 server's questions (input_required) with who answered or
+      // refused each (a person, the model, the policy, or the client itself).
+      const prior = request.capabilities;
+      const forwarder = prior?.clientRequests;
       request = {
         ...request,
-        context: {
-          ...request.context,
+        capabilities: {
+          ...prior,
+          ...(forwarder === undefined
+            ? {}
+            : {
+                clientRequests: forwarder.withObserver((outcome) => {
+                  const result = outcome.result as Record<string, unknown> | undefined;
+                  const message =
+                    outcome.error === undefined ? undefined : errorMessage(outcome.error);
+                  void record({
+                    ...base,
+                    time: new Date(now() - outcome.durationMs).toISOString(),
+                    event: 'client-request',
+                    args: summarizeClientRequest(outcome.request),
+                    durationMs: outcome.durationMs,
+                    isError: outcome.outcome !== 'forwarded',
+                    ...(message === undefined ? {} : { error: capped(message) }),
+                    clientRequest: {
+                      method: outcome.request.method,
+                      serverName: outcome.serverName,
+                      outcome: outcome.outcome,
+                      ...(typeof result?.['action'] === 'string'
+                        ? { action: result['action'] }
+                        : {}),
+                      ...(typeof result?.['model'] === 'string' ? { model: result['model'] } : {}),
+                    },
+                  });
+                }),
+              }),
           inputObserver: (outcome) => {
-            priorObserver?.(outcome);
+            prior?.inputObserver?.(outcome);
             const reason = outcome.reason;
             void record({
               ...base,
@@ -202,14 +199,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
               durationMs: 0,
               // A refusal, or a decline that ended the call (it carries the reason).
               isError: outcome.outcome === 'refused' || reason !== undefined,
-              ...(reason === undefined
-                ? {}
-                : {
-                    error:
-                      reason.length > MAX_ERROR_CHARS
-                        ? `${reason.slice(0, MAX_ERROR_CHARS)}…`
-                        : reason,
-                  }),
+              ...(reason === undefined ? {} : { error: capped(reason) }),
               inputRequest: {
                 method: outcome.method,
                 serverName: outcome.serverName,
@@ -238,8 +228,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
             event: 'tool-call',
             durationMs: now() - started,
             isError: true,
-            error:
-              message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message,
+            error: capped(message),
           });
         }
         throw error;

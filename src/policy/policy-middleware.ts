@@ -93,15 +93,15 @@ function withClientRequestGate(
   name: string,
   sampler: Sampler | undefined,
 ): ToolCallRequest {
-  const forwarder = request.context.clientRequests;
+  const forwarder = request.capabilities?.clientRequests;
   if (forwarder === undefined) {
     // A 2026 server asks through input_required instead (see createToolSet): same rules, and
     // sampling answered by a person or the actor's model (see gateInputRequests).
-    const base = request.context.inputRequests;
+    const base = request.capabilities?.inputRequests;
     if (base === undefined) {
       if (policy.clientRequests.elicitation !== 'deny') return request;
       const refuse = refusingInputHandler(name, request.descriptor.name);
-      return { ...request, context: { ...request.context, inputRequests: refuse } };
+      return { ...request, capabilities: { ...request.capabilities, inputRequests: refuse } };
     }
     const gated = gateInputRequests(base, {
       policyName: name,
@@ -110,7 +110,7 @@ function withClientRequestGate(
       ...(sampler === undefined ? {} : { sampler }),
       ...(request.context.signal === undefined ? {} : { signal: request.context.signal }),
     });
-    return { ...request, context: { ...request.context, inputRequests: gated } };
+    return { ...request, capabilities: { ...request.capabilities, inputRequests: gated } };
   }
   const rules = policy.clientRequests;
   const gated = forwarder.withGate((clientRequest, info) => {
@@ -123,7 +123,7 @@ function withClientRequestGate(
       );
     }
   });
-  return { ...request, context: { ...request.context, clientRequests: gated } };
+  return { ...request, capabilities: { ...request.capabilities, clientRequests: gated } };
 }
 
 function withFullStop(text: string): string {

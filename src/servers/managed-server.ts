@@ -9,7 +9,7 @@ import type {
 } from '../config/server-schema.js';
 import { AgentsErrorCode, ServerError, errorMessage } from '../errors.js';
 import type { McpToolCaller } from '../mcp/tool-call.js';
-import type { ToolCallContext, ToolEntry } from '../core/tool-descriptor.js';
+import type { ToolCallCapabilities, ToolCallContext, ToolEntry } from '../core/tool-descriptor.js';
 import { DEFAULT_MAX_ARGUMENT_BYTES } from '../config/server-schema.js';
 import { SupervisedCaller } from './server-call.js';
 import { ServerConnector } from './server-connection.js';
@@ -180,8 +180,9 @@ class ManagedServerImpl implements ManagedServer, ServerCore {
     name: string,
     args: Record<string, unknown>,
     context: ToolCallContext = {},
+    capabilities?: ToolCallCapabilities,
   ): Promise<CallToolResult> {
-    return this.caller.callTool(name, args, context);
+    return this.caller.callTool(name, args, context, capabilities);
   }
 
   start(options: { signal?: AbortSignal } = {}): Promise<void> {

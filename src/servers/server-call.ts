@@ -1,7 +1,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { AgentsErrorCode, type ServerError } from '../errors.js';
-import { sendToolCall, toolCallSignal, type McpToolCaller } from '../mcp/tool-call.js';
-import { toolErrorResult, type ToolCallContext } from '../core/tool-descriptor.js';
+import { sendToolCall, type McpToolCaller } from '../mcp/tool-call.js';
+import {
+  toolErrorResult,
+  type ToolCallCapabilities,
+  type ToolCallContext,
+} from '../core/tool-descriptor.js';
 import { argumentBytesOverLimit } from './argument-size.js';
 import { confinementRefusalNote } from '../confinement/confinement.js';
 import { ForwardingCallClock, type ClientRequestRouter } from './client-request-router.js';
@@ -54,8 +58,9 @@ export class SupervisedCaller implements McpToolCaller {
     name: string,
     args: Record<string, unknown>,
     context: ToolCallContext = {},
+    capabilities?: ToolCallCapabilities,
   ): Promise<CallToolResult> {
-    return this.callOnce(name, args, context, true);
+    return this.callOnce(name, args, context, capabilities, true);
   }
 
   /** A confined server's EROFS error result gets the note that names confinement as the cause. */
@@ -81,14 +86,11 @@ export class SupervisedCaller implements McpToolCaller {
   private async callOnce(
     name: string,
     args: Record<string, unknown>,
-    callContext: ToolCallContext,
+    context: ToolCallContext,
+    capabilities: ToolCallCapabilities | undefined,
     mayRetry: boolean,
   ): Promise<CallToolResult> {
     const core = this.core;
-    // LangGraph passes its abort signal in the RunnableConfig; either signal cancels the call.
-    const signal = toolCallSignal(callContext);
-    const context =
-      signal === callContext.signal ? callContext : { ...callContext, signal, config: undefined };
     context.signal?.throwIfAborted();
     if (this.toolSet.isListed && this.toolSet.get(name) === undefined)
       return toolNoLongerAvailableResult(core.name, name);
@@ -102,12 +104,12 @@ export class SupervisedCaller implements McpToolCaller {
     // While the call runs, what the server asks of its client goes to the caller's client, and
     // the no-answer timeout stands still while the client (maybe a person) answers.
     const clock =
-      context.clientRequests === undefined
+      capabilities?.clientRequests === undefined
         ? undefined
-        : new ForwardingCallClock(core.timeouts.callMs, context.clientRequests);
+        : new ForwardingCallClock(core.timeouts.callMs, capabilities.clientRequests);
     const leave = clock === undefined ? undefined : this.clientRequests.enter(clock.forwarder);
     try {
-      const result = await sendToolCall(connection.client, name, args, context, {
+      const result = await sendToolCall(connection.client, name, args, context, capabilities, {
         serverName: core.name,
         callMs: core.timeouts.callMs,
         maxCallMs: core.timeouts.maxCallMs,
@@ -135,11 +137,11 @@ export class SupervisedCaller implements McpToolCaller {
         // The server forgot our session (404): the spec says re-initialize. The request was not
         // processed, so repeating it is safe even for write tools.
         await this.supervisor.reconnect();
-        notifyRetry(context, {
+        notifyRetry(capabilities, {
           reason: 'session-lost',
           message: `Server "${core.name}" lost the session; tool "${name}" was not processed and is sent again on a new session.`,
         });
-        return this.callOnce(name, args, context, false);
+        return this.callOnce(name, args, context, capabilities, false);
       }
       if (
         !connection.superseded &&
@@ -150,8 +152,8 @@ export class SupervisedCaller implements McpToolCaller {
       }
       // The server went away under the call: say how it ended (exit code, stderr).
       const ended = core.failures.describe(failure, connection.serverTransport, 'call', name);
-      const capabilities = this.toolSet.get(name)?.descriptor.capabilities;
-      const readOnly = capabilities?.readOnly.value === true && !capabilities.writes.value;
+      const verdicts = this.toolSet.get(name)?.descriptor.capabilities;
+      const readOnly = verdicts?.readOnly.value === true && !verdicts.writes.value;
       // Write-class calls are never repeated: the server may have done the work before dying.
       const retry =
         mayRetry &&
@@ -164,11 +166,11 @@ export class SupervisedCaller implements McpToolCaller {
       } catch {
         throw ended;
       }
-      notifyRetry(context, {
+      notifyRetry(capabilities, {
         reason: 'server-restarted',
         message: `Server "${core.name}" stopped during read-only tool "${name}" (${ended.message}) and was restarted; the call is sent once more.`,
       });
-      return this.callOnce(name, args, context, false);
+      return this.callOnce(name, args, context, capabilities, false);
     } finally {
       clock?.stop();
       leave?.();
@@ -178,11 +180,11 @@ export class SupervisedCaller implements McpToolCaller {
 
 /** Tells the caller a call is sent again (a failing listener never fails the call). */
 function notifyRetry(
-  context: ToolCallContext,
-  retry: Parameters<NonNullable<ToolCallContext['onRetry']>>[0],
+  capabilities: ToolCallCapabilities | undefined,
+  retry: Parameters<NonNullable<ToolCallCapabilities['onRetry']>>[0],
 ): void {
   try {
-    context.onRetry?.(retry);
+    capabilities?.onRetry?.(retry);
   } catch {
     // The call goes on whatever the listener does.
   }

@@ -250,7 +250,7 @@ function withheldReadOnlyUpgrade(old: ToolEntry, next: ToolEntry): ToolEntry {
   if (before.readOnly.value || !after.readOnly.value || after.readOnly.source === 'override')
     return next;
   return {
-    execute: (args, context) => next.execute(args, context),
+    execute: (args, context, capabilities) => next.execute(args, context, capabilities),
     descriptor: {
       ...next.descriptor,
       capabilities: {

@@ -15,7 +15,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { createClientRequestForwarder } from '../core/client-requests.js';
-import type { ToolCallContext, ToolResult } from '../core/tool-descriptor.js';
+import type { ToolCallCapabilities, ToolCallContext, ToolResult } from '../core/tool-descriptor.js';
 import { runWithApprover } from '../policy/approval-scope.js';
 import { createClientRequestSink } from './client-forwarding.js';
 import { createClientApprover } from './elicitation-approver.js';
@@ -95,9 +95,8 @@ export function createToolCallHandler(options: ServedCallOptions) {
   ): Promise<ToolResult> => {
     const client = clientName === undefined ? 'The MCP client' : `The MCP client "${clientName}"`;
     const progressToken = params._meta?.progressToken;
-    const context: ToolCallContext = {
-      signal: way.signal,
-      toolCallId: way.toolCallId,
+    const context: ToolCallContext = { signal: way.signal, toolCallId: way.toolCallId };
+    const callCapabilities: ToolCallCapabilities = {
       // What upstream servers ask of their client during this call goes to this client; the
       // actor's audit and policy layers add their observer and gate on the way down.
       clientRequests: createClientRequestForwarder(
@@ -140,7 +139,12 @@ export function createToolCallHandler(options: ServedCallOptions) {
     try {
       const { descriptor } = tool.entry;
       const result = await runWithApprover(approver, () =>
-        tool.handler({ descriptor, args: params.arguments ?? {}, context }),
+        tool.handler({
+          descriptor,
+          args: params.arguments ?? {},
+          context,
+          capabilities: callCapabilities,
+        }),
       );
       // A middleware bug must reach the client as a tool error, not a protocol error from the
       // SDK's own result validation.

@@ -81,7 +81,7 @@ export function createServedToolSet(options: ServedToolSetOptions): ServedToolSe
       tool = {
         entry,
         handler: composeMiddleware(middleware, (request) =>
-          entry.execute(request.args, request.context),
+          entry.execute(request.args, request.context, request.capabilities),
         ),
       };
       composed.set(entry, tool);

@@ -290,7 +290,7 @@ function toolKey(serverName: string, toolName: string): string {
 function asResource(entry: ToolEntry, resource: ToolResource): ToolEntry {
   return {
     descriptor: { ...entry.descriptor, id: resource.id },
-    execute: (args, context) => entry.execute(args, context),
+    execute: (args, context, capabilities) => entry.execute(args, context, capabilities),
   };
 }
 
@@ -325,7 +325,10 @@ function applyOverride(
       override.capabilities,
     );
   // Same execute: the server still sees its own tool name.
-  return { descriptor, execute: (args, context) => entry.execute(args, context) };
+  return {
+    descriptor,
+    execute: (args, context, capabilities) => entry.execute(args, context, capabilities),
+  };
 }
 
 function overrideCapabilities(

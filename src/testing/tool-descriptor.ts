@@ -1,11 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/client';
-import type {
-  JsonSchemaObject,
-  ToolCallContext,
-  ToolDescriptor,
-  ToolEntry,
-  ToolResult,
-} from '../core/tool-descriptor.js';
+import type { JsonSchemaObject, ToolDescriptor, ToolEntry } from '../core/tool-descriptor.js';
 import { inferCapabilities } from '../mcp/capabilities.js';
 import { fingerprintTool } from '../mcp/fingerprint.js';
 import { detectPathArguments } from '../mcp/path-arguments.js';
@@ -85,7 +79,7 @@ export function buildToolDescriptor(input: ToolDescriptorInput): ToolDescriptor 
  */
 export function buildToolEntry(
   input: ToolDescriptorInput,
-  execute?: (args: Record<string, unknown>, context: ToolCallContext) => Promise<ToolResult>,
+  execute?: ToolEntry['execute'],
 ): ToolEntry {
   return {
     descriptor: buildToolDescriptor(input),

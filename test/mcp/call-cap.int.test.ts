@@ -76,7 +76,12 @@ describe.each(['v1', 'v2'] as const)('the time cap of a call with progress (SDK 
     const progress: number[] = [];
     const started = Date.now();
     const error = await caller
-      .callTool('progress_forever', {}, { onProgress: (update) => progress.push(update.progress) })
+      .callTool(
+        'progress_forever',
+        {},
+        {},
+        { onProgress: (update) => progress.push(update.progress) },
+      )
       .then(
         () => undefined,
         (failure: unknown) => failure,
@@ -131,6 +136,7 @@ describe.each(['v1', 'v2'] as const)('the time cap of a call with progress (SDK 
     const result = await caller.callTool(
       'slow',
       { ms: 2_400 },
+      {},
       { onProgress: (update) => progress.push(update.progress) },
     );
     expect(text(result)).toBe('slept 2400');

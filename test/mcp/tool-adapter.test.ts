@@ -117,6 +117,7 @@ describe('createMcpToolAdapter', () => {
     await adapter.execute(
       'slow',
       { ms: 6, steps: 3 },
+      {},
       { onProgress: (progress) => seen.push(progress.progress) },
     );
     expect(seen).toEqual([1, 2, 3]);

@@ -64,7 +64,7 @@ describe('forwarded client requests under the policy and the audit log', () => {
       async (request) => {
         for (const asked of [sampling, elicitation]) {
           try {
-            await request.context.clientRequests!.request(asked, {
+            await request.capabilities!.clientRequests!.request(asked, {
               serverName: 'fs',
               signal: new AbortController().signal,
             });
@@ -81,7 +81,8 @@ describe('forwarded client requests under the policy and the audit log', () => {
     await handler({
       descriptor: reader,
       args: { path: 'a' },
-      context: { toolCallId: 'call-1', clientRequests: forwarder },
+      context: { toolCallId: 'call-1' },
+      capabilities: { clientRequests: forwarder },
     });
     await log.close();
 

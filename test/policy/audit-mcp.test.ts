@@ -83,7 +83,7 @@ function audited(entry: ToolEntry, input: PolicyInput, pins: PinStore = createMe
       createAuditMiddleware({ log: audit, actor: 'coder' }),
       createPolicyMiddleware({ policy: parsePolicy(input), pins, name: 'actor "coder"' }),
     ],
-    (request) => entry.execute(request.args, request.context),
+    (request) => entry.execute(request.args, request.context, request.capabilities),
   );
 }
 

@@ -79,7 +79,7 @@ function guarded(
         },
       }),
     ],
-    (request) => entry.execute(request.args, request.context),
+    (request) => entry.execute(request.args, request.context, request.capabilities),
   );
 }
 

@@ -57,6 +57,7 @@ async function exercise(server: ManagedServer): Promise<{ texts: string[]; round
   const confirmed = await server.callTool(
     'confirm_write',
     { path: 'x.txt' },
+    {},
     { inputRequests: answer },
   );
   const counted = await server.callTool('slow_count', { text: 'sheep' }, {});

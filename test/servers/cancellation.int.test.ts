@@ -33,7 +33,9 @@ function structuredTools(managed: ManagedServer) {
   return managed
     .entries()
     .map((entry) =>
-      toStructuredTool(entry.descriptor, (request) => entry.execute(request.args, request.context)),
+      toStructuredTool(entry.descriptor, (request) =>
+        entry.execute(request.args, request.context, request.capabilities),
+      ),
     );
 }
 

@@ -146,10 +146,12 @@ describe('ClientRequestRouter (through a managed server)', () => {
     const first = managed.callTool(
       'sample',
       {},
+      {},
       { clientRequests: forwarder(clientA, 'a', askedA) },
     );
     const second = managed.callTool(
       'sample',
+      {},
       {},
       { clientRequests: forwarder(clientB, 'b', askedB) },
     );
@@ -164,6 +166,7 @@ describe('ClientRequestRouter (through a managed server)', () => {
     const alone = await managed.callTool(
       'sample',
       {},
+      {},
       { clientRequests: forwarder(clientB, 'b', askedB) },
     );
     expect(text(alone)).toBe('answered by b');
@@ -173,8 +176,8 @@ describe('ClientRequestRouter (through a managed server)', () => {
     const askedC: UpstreamClientRequest[] = [];
     const sameClient = {};
     const results = await Promise.all([
-      managed.callTool('sample', {}, { clientRequests: forwarder(sameClient, 'c', askedC) }),
-      managed.callTool('sample', {}, { clientRequests: forwarder(sameClient, 'c', askedC) }),
+      managed.callTool('sample', {}, {}, { clientRequests: forwarder(sameClient, 'c', askedC) }),
+      managed.callTool('sample', {}, {}, { clientRequests: forwarder(sameClient, 'c', askedC) }),
     ]);
     expect(results.map(text)).toEqual(['answered by c', 'answered by c']);
     expect(askedC).toHaveLength(2);
@@ -203,11 +206,11 @@ describe('ClientRequestRouter (through a managed server)', () => {
     });
     opened.push(patient);
     await patient.start();
-    const answered = await patient.callTool('sample', {}, { clientRequests: slowClient });
+    const answered = await patient.callTool('sample', {}, {}, { clientRequests: slowClient });
     expect(text(answered)).toBe('answered by slow');
     // A call that neither answers nor asks still times out after callMs.
     await expect(
-      patient.callTool('hang', {}, { clientRequests: slowClient }),
+      patient.callTool('hang', {}, {}, { clientRequests: slowClient }),
     ).rejects.toMatchObject({
       code: 'TIMEOUT',
       message: expect.stringMatching(/got no answer within 300 ms/),

@@ -51,6 +51,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const result = await server.callTool(
       'confirm_write',
       { path: 'x.txt' },
+      {},
       {
         inputRequests: (round) => {
           rounds.push(round);
@@ -76,6 +77,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const result = await server.callTool(
       'roots_seen',
       {},
+      {},
       {
         inputRequests: () => {
           throw new Error('roots must not be put to a person');
@@ -90,6 +92,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const outcome = await server
       .callTool(
         'ask_model',
+        {},
         {},
         {
           inputRequests: () => {
@@ -110,6 +113,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const result = await server.callTool(
       'confirm_write',
       { path: 'y.txt' },
+      {},
       { inputRequests: refusingInputHandler('actor "a"', 'confirm_write') },
     );
     expect(result.isError).toBe(true);
@@ -122,6 +126,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const result = await server.callTool(
       'sampled_note',
       { topic: 'rounds' },
+      {},
       {
         inputRequests: describeInputHandler(
           (round) => ({
@@ -166,6 +171,7 @@ describe('input_required rounds on a 2026-07-28 server', () => {
     const result = await server.callTool(
       'sampled_note',
       { topic: 'denied' },
+      {},
       { inputRequests: gated, inputObserver: (outcome) => seen.push(outcome) },
     );
     expect(result.isError).toBe(true);

@@ -205,6 +205,7 @@ describe('managed server over stdio (fault server)', () => {
     const error = await expectServerError(
       tool(server, 'progress_forever').execute(
         {},
+        {},
         { onProgress: (update) => progress.push(update.progress) },
       ),
     );

@@ -36,7 +36,7 @@ describe('server progress reaches the LangGraph stream', () => {
       .entries()
       .map((entry) =>
         toStructuredTool(entry.descriptor, (request) =>
-          entry.execute(request.args, request.context),
+          entry.execute(request.args, request.context, request.capabilities),
         ),
       );
     const slowName = server.entries().find((entry) => entry.descriptor.originalName === 'slow')
@@ -91,7 +91,7 @@ describe('server progress reaches the LangGraph stream', () => {
       .entries()
       .map((entry) =>
         toStructuredTool(entry.descriptor, (request) =>
-          entry.execute(request.args, request.context),
+          entry.execute(request.args, request.context, request.capabilities),
         ),
       );
     const echo = server.entries().find((entry) => entry.descriptor.originalName === 'echo')!
@@ -141,8 +141,8 @@ describe('server progress reaches the LangGraph stream', () => {
       .find((candidate) => candidate.descriptor.originalName === 'slow')!;
     const seen: unknown[] = [];
     const tool = toStructuredTool(entry.descriptor, (request) => {
-      seen.push(request.context.onProgress);
-      return entry.execute(request.args, request.context);
+      seen.push(request.capabilities?.onProgress);
+      return entry.execute(request.args, request.context, request.capabilities);
     });
     expect(await tool.invoke({ ms: 20 })).toBe('slept 20');
     expect(seen).toEqual([undefined]);

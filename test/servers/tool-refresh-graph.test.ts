@@ -16,7 +16,9 @@ function bindTools(managed: ManagedServer) {
   return managed
     .entries()
     .map((entry) =>
-      toStructuredTool(entry.descriptor, (request) => entry.execute(request.args, request.context)),
+      toStructuredTool(entry.descriptor, (request) =>
+        entry.execute(request.args, request.context, request.capabilities),
+      ),
     );
 }
 

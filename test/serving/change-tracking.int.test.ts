@@ -79,7 +79,7 @@ describe('a write through the MCP server', () => {
 
     // From a graph: the converter over the composed handler, as ToolNode would call it.
     const handler = composeMiddleware(middleware, (request) =>
-      entry.execute(request.args, request.context),
+      entry.execute(request.args, request.context, request.capabilities),
     );
     const tool = toStructuredTool(entry.descriptor, handler);
     const message: unknown = await tool.invoke({

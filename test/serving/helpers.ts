@@ -2,10 +2,8 @@ import type {
   Capabilities,
   CapabilityVerdict,
   JsonSchemaObject,
-  ToolCallContext,
   ToolDescriptor,
   ToolEntry,
-  ToolResult,
 } from '../../src/core/tool-descriptor.js';
 import { createToolRegistry } from '../../src/registry/tool-registry.js';
 import type { ToolRegistryListener } from '../../src/registry/tool-registry.js';
@@ -46,10 +44,7 @@ export function descriptor(name: string, overrides: Partial<ToolDescriptor> = {}
 }
 
 /** A tool entry whose execute is the given function. */
-export function entry(
-  desc: ToolDescriptor,
-  execute: (args: Record<string, unknown>, context: ToolCallContext) => Promise<ToolResult>,
-): ToolEntry {
+export function entry(desc: ToolDescriptor, execute: ToolEntry['execute']): ToolEntry {
   return { descriptor: desc, execute };
 }
 

@@ -314,9 +314,9 @@ describe('createMcpServer', () => {
   });
 
   it('forwards progress from the tool to the client when it asked for progress', async () => {
-    const slow = entry(descriptor('slow'), async (_args, context) => {
-      context.onProgress?.({ progress: 1, total: 2, message: 'half' });
-      context.onProgress?.({ progress: 2, total: 2 });
+    const slow = entry(descriptor('slow'), async (_args, _context, capabilities) => {
+      capabilities?.onProgress?.({ progress: 1, total: 2, message: 'half' });
+      capabilities?.onProgress?.({ progress: 2, total: 2 });
       return { content: [{ type: 'text', text: 'ok' }] };
     });
     const { client } = await connect({ entries: () => [slow] });

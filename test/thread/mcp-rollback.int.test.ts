@@ -45,7 +45,9 @@ describe('rollback of a graph whose tools write through a real MCP server (stdio
     const tools = entries.map((entry) =>
       toStructuredTool(
         entry.descriptor,
-        composeMiddleware([tracking], (request) => entry.execute(request.args, request.context)),
+        composeMiddleware([tracking], (request) =>
+          entry.execute(request.args, request.context, request.capabilities),
+        ),
       ),
     );
     const nameOf = (original: string): string =>
