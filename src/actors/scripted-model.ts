@@ -29,11 +29,10 @@ export const ScriptedStepSchema = z
   })
   .describe('One model turn.');
 
+const StepListSchema = z.array(ScriptedStepSchema);
+const StepObjectSchema = z.strictObject({ steps: StepListSchema });
 /** A script: a list of steps (or `{ steps: [...] }`), replayed in order for each user input. */
-export const ModelScriptSchema = z.union([
-  z.array(ScriptedStepSchema),
-  z.strictObject({ steps: z.array(ScriptedStepSchema) }),
-]);
+export const ModelScriptSchema = z.union([StepListSchema, StepObjectSchema]);
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 export type ModelScriptInput = z.input<typeof ModelScriptSchema>;
 
@@ -124,9 +123,6 @@ function toolName(tool: BindToolsInput): string | undefined {
   }
   return undefined;
 }
-
-const StepListSchema = z.array(ScriptedStepSchema);
-const StepObjectSchema = z.strictObject({ steps: StepListSchema });
 
 /**
  * The one branch of {@link ModelScriptSchema} that fits the value's shape. Validating against

@@ -156,36 +156,29 @@ export function parseThreadConfigFacts(raw: unknown): ThreadConfigFacts | undefi
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const value = raw as Record<string, unknown>;
   const source = value['source'] as Record<string, unknown> | null | undefined;
+  const { sandboxBackend, sharedRemote, checkpointer, checkpointFile } = value;
   if (
     value['version'] !== FACTS_VERSION ||
     typeof source !== 'object' ||
     source === null ||
     !isPath(source['file']) ||
-    typeof source['size'] !== 'number' ||
     !Number.isSafeInteger(source['size']) ||
-    source['size'] < 0 ||
+    (source['size'] as number) < 0 ||
     typeof source['sha256'] !== 'string' ||
     !SHA256.test(source['sha256']) ||
-    typeof value['sandboxBackend'] !== 'string' ||
-    !BACKEND_NAME.test(value['sandboxBackend']) ||
-    !(value['sharedRemote'] === null || isRemote(value['sharedRemote'])) ||
-    typeof value['checkpointer'] !== 'string' ||
-    !BACKEND_NAME.test(value['checkpointer'])
+    !isBackendName(sandboxBackend) ||
+    !(sharedRemote === null || isRemote(sharedRemote)) ||
+    !isBackendName(checkpointer) ||
+    !(checkpointFile === undefined || isPath(checkpointFile))
   ) {
     return undefined;
   }
-  const checkpointer = value['checkpointer'];
-  const checkpointFile = value['checkpointFile'];
-  if (checkpointFile !== undefined && !isPath(checkpointFile)) return undefined;
+  const { file, size, sha256 } = source as unknown as ActorFileFingerprint;
   return {
     version: FACTS_VERSION,
-    source: {
-      file: source['file'] as string,
-      size: source['size'],
-      sha256: source['sha256'],
-    },
-    sandboxBackend: value['sandboxBackend'],
-    sharedRemote: value['sharedRemote'] as string | null,
+    source: { file, size, sha256 },
+    sandboxBackend,
+    sharedRemote,
     checkpointer,
     ...(checkpointFile === undefined ? {} : { checkpointFile }),
   };
@@ -208,6 +201,10 @@ export async function actorFileUnchanged(
     read.fingerprint.size === facts.source.size &&
     read.fingerprint.sha256 === facts.source.sha256
   );
+}
+
+function isBackendName(value: unknown): value is string {
+  return typeof value === 'string' && BACKEND_NAME.test(value);
 }
 
 function isPath(value: unknown): value is string {

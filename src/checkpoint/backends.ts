@@ -38,21 +38,6 @@ export const CheckpointerSettingsSchema = z
 /** Checkpointer settings as users write them (`actor.checkpointer`); `sqlite` is the default. */
 export type CheckpointerSettings = z.input<SettingsSchema>;
 
-/** The backend of `settings` (typed as the general interface: callers hold only that). */
-function checkpointBackendFor(settings: { type: string }): CheckpointBackend {
-  const backend = (checkpointBackends as Record<string, CheckpointBackend | undefined>)[
-    settings.type
-  ];
-  if (backend === undefined || !Object.hasOwn(checkpointBackends, settings.type)) {
-    throw new AgentsError(
-      AgentsErrorCode.ConfigInvalid,
-      `Unknown checkpointer type "${settings.type}"; use one of ${Object.keys(checkpointBackends).join(', ')}.`,
-      { details: { type: settings.type } },
-    );
-  }
-  return backend;
-}
-
 /** True when a saver a caller passed in is one of an ephemeral store's (e.g. a `MemorySaver`). */
 export async function isEphemeralSaver(saver: BaseCheckpointSaver): Promise<boolean> {
   for (const backend of Object.values(checkpointBackends) as CheckpointBackend[]) {
@@ -97,7 +82,15 @@ export function resolveCheckpointer(settings: { type: string }): {
   backend: CheckpointBackend;
   settings: { type: string };
 } {
-  const backend = checkpointBackendFor(settings);
+  if (!Object.hasOwn(checkpointBackends, settings.type)) {
+    throw new AgentsError(
+      AgentsErrorCode.ConfigInvalid,
+      `Unknown checkpointer type "${settings.type}"; use one of ${Object.keys(checkpointBackends).join(', ')}.`,
+      { details: { type: settings.type } },
+    );
+  }
+  // Typed as the general interface: callers hold only that.
+  const backend: CheckpointBackend = checkpointBackends[settings.type as CheckpointBackendType];
   const parsed = backend.schema.safeParse(settings);
   if (!parsed.success) {
     throw new AgentsError(
