@@ -10,12 +10,9 @@ import { formatTable, printJson, println } from './output.js';
 
 /** What {@link createListCommand} needs to list one kind of workspace record. */
 export interface ListCommandSpec<K extends WorkspaceKind> {
+  /** The kind listed: the command is `KIND list`, its records go under `KINDs` in `--json`. */
   kind: K;
-  /** Command words, e.g. `['skill', 'list']`. */
-  path: string[];
   usage: string;
-  /** The key the records go under in `--json` output (`skills`, `tools`, ...). */
-  jsonKey: string;
   /** One record in `--json` output; default its file and value. */
   toJson?: (record: WorkspaceRecord<K>) => unknown;
   /** Further top-level members of the `--json` output. */
@@ -36,7 +33,7 @@ export interface ListCommandSpec<K extends WorkspaceKind> {
  */
 export function createListCommand<K extends WorkspaceKind>(spec: ListCommandSpec<K>): Command {
   return {
-    path: spec.path,
+    path: [spec.kind, 'list'],
     usage: spec.usage,
     async run(context) {
       parseCommandLine(context.argv, {}, spec.usage);
@@ -44,7 +41,7 @@ export function createListCommand<K extends WorkspaceKind>(spec: ListCommandSpec
       const { records, problems } = listing;
       if (context.json) {
         printJson(context.stdout, {
-          [spec.jsonKey]: records.map(
+          [`${spec.kind}s`]: records.map(
             spec.toJson ?? ((record) => ({ file: record.file, ...record.value })),
           ),
           ...spec.extraJson,

@@ -11,9 +11,7 @@ Lists the actors of the workspace.`;
 
 const actorList = createListCommand({
   kind: 'actor',
-  path: ['actor', 'list'],
   usage: LIST_USAGE,
-  jsonKey: 'actors',
   headers: ['NAME', 'SKILLS', 'MODEL', 'SANDBOX', 'DESCRIPTION'],
   rows: (records) =>
     records.map((record) => [

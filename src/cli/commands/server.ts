@@ -312,9 +312,7 @@ Lists the servers registered in the workspace; broken files are reported with th
 
 const serverList = createListCommand({
   kind: 'server',
-  path: ['server', 'list'],
   usage: LIST_USAGE,
-  jsonKey: 'servers',
   toJson: (record) => ({ name: record.name, file: record.file, config: record.value }),
   headers: ['NAME', 'TRANSPORT', 'TARGET'],
   async rows(records) {

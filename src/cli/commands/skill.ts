@@ -93,9 +93,7 @@ Lists the skills of the workspace.`;
 
 const skillList = createListCommand({
   kind: 'skill',
-  path: ['skill', 'list'],
   usage: LIST_USAGE,
-  jsonKey: 'skills',
   headers: ['NAME', 'TOOLS', 'SERVERS', 'AGENT SKILLS', 'DESCRIPTION'],
   rows: (records) =>
     records.map((record) => [

@@ -111,9 +111,7 @@ Lists tool resources (and the built-in tools skills can name).`;
 
 const toolList = createListCommand({
   kind: 'tool',
-  path: ['tool', 'list'],
   usage: LIST_USAGE,
-  jsonKey: 'tools',
   toJson: (record) => ({ name: record.name, file: record.file, ...record.value }),
   extraJson: { builtin: BUILTIN_TOOL_NAMES },
   headers: ['ID', 'SERVER', 'TOOL', 'ENABLED'],
