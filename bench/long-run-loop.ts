@@ -30,9 +30,12 @@ const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '1000' },
     stack: { type: 'string' },
+    'no-profile': { type: 'boolean', default: false },
   },
 });
 const PER_TURN = 10;
+/** Warm-up runs (one turn each) before the timed run, the same for both stacks. */
+const WARM_UP_RUNS = 3;
 /** Goal from issue 37: ours ≤ 1.2× the plain loop per call. */
 const GOAL_RATIO = 1.2;
 
@@ -41,14 +44,14 @@ type Stack = 'plain' | 'ours';
 interface Figures {
   stack: Stack;
   calls: number;
-  /** Wall ms of the timed run (warm: after one cold turn of the same stack in the process). */
+  /** Wall ms of the timed run (after the same warm-up runs for both stacks, in the same process). */
   ms: number;
   cpuMs: number;
   rssMiB: number;
   /** Share of profiled CPU time per phase, in percent. */
   phases: Record<string, number>;
-  /** Wall ms of the cold run: one turn of 10 calls, the first run of a fresh process. */
-  coldMs: number;
+  /** Wall ms of each warm-up run (one turn of 10 calls each; the first is the process's first). */
+  warmUpMs: number[];
   /** Wall ms from the timed run's start to the end of each turn (its 10th, 20th... result). */
   turnEnds: number[];
   /** Wall ms of the teardown after the timing (plain: the client's close; ours: deactivate). */
@@ -62,7 +65,7 @@ const snapshots: Array<{ ms: number; scan: string }> = [];
 
 /** One stack, set up: runs a script on a thread, then closes. */
 interface Opened {
-  /** The scripted model both runs use (its steps are swapped between the cold and timed run). */
+  /** The scripted model every run uses (its steps are swapped between warm-up and timed runs). */
   model: { steps: readonly unknown[] };
   run(threadId: string, calls: number): Promise<{ seen: number; turnEnds: number[] }>;
   close(): Promise<void>;
@@ -119,6 +122,8 @@ function phaseOf(url: string): string {
 async function profiled<T>(
   run: () => Promise<T>,
 ): Promise<{ value: T; phases: Figures['phases'] }> {
+  // --no-profile: time without the profiler (it slows the first turn after it starts).
+  if (values['no-profile'] === true) return { value: await run(), phases: {} };
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -260,7 +265,7 @@ async function runOurs(dir: string): Promise<Opened> {
   };
 }
 
-/** Points the scripted model at other steps (the cold run's one turn, then the timed script). */
+/** Points the scripted model at other steps (a warm-up run's one turn, then the timed script). */
 function useSteps(model: Opened['model'], steps: readonly unknown[]): void {
   (model as { steps: readonly unknown[] }).steps = steps;
 }
@@ -269,19 +274,24 @@ async function one(stack: Stack, calls: number): Promise<Figures> {
   const dir = await makeRepo();
   try {
     await writeFile(join(dir, 'script.yaml'), script(calls));
-    await writeFile(join(dir, 'cold.yaml'), script(PER_TURN));
+    await writeFile(join(dir, 'warm-up.yaml'), script(PER_TURN));
     const { createScriptedModel } = await import('../src/actors/scripted-model.js');
-    const cold = (await createScriptedModel({ file: join(dir, 'cold.yaml') })).steps;
+    const warmUp = (await createScriptedModel({ file: join(dir, 'warm-up.yaml') })).steps;
     const opened = stack === 'plain' ? await runPlain(dir) : await runOurs(dir);
     const timed = opened.model.steps;
-    // The cold run: one turn in a fresh process (module code run for the first time, SQLite
-    // tables made, the first JSON Schema compiled, crypto's generator seeded...). Both stacks
-    // pay it once per process; it is reported apart, and the timed run compares turns.
-    useSteps(opened.model, cold);
-    const coldStart = performance.now();
-    const coldRun = await opened.run('cold', PER_TURN);
-    const coldMs = performance.now() - coldStart;
-    if (coldRun.seen !== PER_TURN) throw new Error(`${stack}: cold run saw ${coldRun.seen} calls`);
+    // Warm-up runs of one turn each, on their own threads: the first in a fresh process runs
+    // module code for the first time (SQLite tables made, the first JSON Schema compiled,
+    // crypto's generator seeded...), and the JIT keeps optimising over the next few (one run
+    // left the timed run's first turn 2-3x its later turns). Both stacks get the same warm-up;
+    // it is reported apart, and the timed run compares turns.
+    useSteps(opened.model, warmUp);
+    const warmUpMs: number[] = [];
+    for (let run = 0; run < WARM_UP_RUNS; run++) {
+      const start = performance.now();
+      const warm = await opened.run(`warm-up-${run}`, PER_TURN);
+      warmUpMs.push(performance.now() - start);
+      if (warm.seen !== PER_TURN) throw new Error(`${stack}: warm-up run saw ${warm.seen} calls`);
+    }
     useSteps(opened.model, timed);
     // The profiler starts and stops outside the timing (starting it costs 50-100 ms, more for
     // the stack with more code loaded); it samples during the timed run only.
@@ -304,7 +314,7 @@ async function one(stack: Stack, calls: number): Promise<Figures> {
       cpuMs: (result.cpu.user + result.cpu.system) / 1000,
       rssMiB: process.memoryUsage().rss / 2 ** 20,
       phases,
-      coldMs,
+      warmUpMs,
       turnEnds: result.turnEnds,
       closeMs,
       snapshots: snapshots.map(({ ms, scan }) => `${ms.toFixed(0)} ms (${scan})`),
@@ -318,7 +328,16 @@ function child(stack: Stack, calls: number): Promise<Figures> {
   return new Promise((resolve, reject) => {
     const proc = spawn(
       process.execPath,
-      ['--import', 'tsx', here, '--stack', stack, '--calls', String(calls)],
+      [
+        '--import',
+        'tsx',
+        here,
+        '--stack',
+        stack,
+        '--calls',
+        String(calls),
+        ...(values['no-profile'] === true ? ['--no-profile'] : []),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -365,8 +384,8 @@ if (values.stack !== undefined) {
       `${PER_TURN} parallel calls, each stack in a fresh process: the same scripted model, the same`,
       'stdio filesystem server, the same SQLite checkpointer. Plain: a hand-built `StateGraph`',
       '(model node + `ToolNode` over `@langchain/mcp-adapters` tools). Ours: the actor, sandbox on,',
-      'policy auto. Both stacks are warmed the same way: one cold run of one turn (10 calls, its own',
-      'thread) in the process first, then the timed run on a new thread; set-up, the cold run and',
+      `policy auto. Both stacks are warmed the same way: ${WARM_UP_RUNS} runs of one turn (10 calls, each on`,
+      'its own thread) in the process first, then the timed run on a new thread; set-up, warm-up and',
       `the teardown are outside the timing and shown below. Load average (1/5/15 min) at the end: ${loadavg()
         .map((value) => value.toFixed(1))
         .join(' / ')}.`,
@@ -376,13 +395,13 @@ if (values.stack !== undefined) {
       `| plain LangGraph loop | ${f2(plain.ms / calls)} | ${f2(plain.cpuMs / calls)} | ${plain.rssMiB.toFixed(1)} | — |`,
       `| ours (actor, sandbox + policy) | ${f2(ours.ms / calls)} | ${f2(ours.cpuMs / calls)} | ${ours.rssMiB.toFixed(1)} | ${f2(ratio)}× ${ratio <= GOAL_RATIO ? '' : '**REGRESSED**'} |`,
       '',
-      'Fixed costs per process (wall ms, outside the timing): the cold run (the first turn of 10',
-      'calls a fresh process makes: code run for the first time) and the teardown (plain: the',
+      'Fixed costs per process (wall ms, outside the timing): the warm-up runs (the first is the',
+      'first turn a fresh process makes: code run for the first time) and the teardown (plain: the',
       "client's close; ours: deactivate, which stops the server and removes the sandbox). Inside",
       'the timing, wall ms per turn of 10 calls: early turns (short history: what a run of 100',
       "calls sees) and the last 10 (the plain loop's checkpoints grow with its history).",
       '',
-      '| stack | cold run (1 turn) | timed: first turn | turns 2-10, mean | last 10 turns, mean | teardown |',
+      '| stack | warm-up runs (1 turn each) | timed: first turn | turns 2-10, mean | last 10 turns, mean | teardown |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',
       ...[
         ['plain LangGraph loop', plain],
@@ -390,7 +409,7 @@ if (values.stack !== undefined) {
       ].map(([label, figures]) => {
         const each = figures as Figures;
         const ends = each.turnEnds;
-        return `| ${label as string} | ${each.coldMs.toFixed(0)} | ${(ends[0] ?? 0).toFixed(0)} | ${turnMean(ends, 1, 10).toFixed(1)} | ${turnMean(ends, Math.max(1, ends.length - 10), ends.length).toFixed(1)} | ${each.closeMs.toFixed(0)} |`;
+        return `| ${label as string} | ${each.warmUpMs.map((ms) => ms.toFixed(0)).join(', ')} | ${(ends[0] ?? 0).toFixed(0)} | ${turnMean(ends, 1, 10).toFixed(1)} | ${turnMean(ends, Math.max(1, ends.length - 10), ends.length).toFixed(1)} | ${each.closeMs.toFixed(0)} |`;
       }),
       '',
       `Early turns (2-10), ours / plain: ${f2(turnMean(ours.turnEnds, 1, 10) / turnMean(plain.turnEnds, 1, 10))}×; last 10 turns: ${f2(
