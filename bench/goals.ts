@@ -18,6 +18,26 @@ export interface GoalRow {
   value: number;
   goal: number;
   strict?: boolean;
+  /** Unit of `value` and `goal` when not a ratio (`×`), e.g. `ms`. */
+  unit?: string;
+}
+
+/** How a bench script run as a child states a goal row: this prefix, then the row as JSON. */
+export const GOAL_ROW_PREFIX = 'goal-row ';
+
+/** The goal rows a child bench script printed (see {@link GOAL_ROW_PREFIX}). */
+export function printedGoalRows(output: string): GoalRow[] {
+  const rows: GoalRow[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.startsWith(GOAL_ROW_PREFIX)) continue;
+    try {
+      const row = JSON.parse(line.slice(GOAL_ROW_PREFIX.length)) as GoalRow;
+      if (typeof row.name === 'string' && typeof row.value === 'number') rows.push(row);
+    } catch {
+      // Not a row: the line stays in the report as printed.
+    }
+  }
+  return rows;
 }
 
 /** Direct invoke ≤ 1.2× raw on in-memory rows; through ToolNode < 1× the peer on every row. */
@@ -55,20 +75,6 @@ export function revisionGoalRows(run: RevisionsRun): GoalRow[] {
   ];
 }
 
-/**
- * How a bench script run by bench/run.ts hands it a goal row: a line of its output made of this
- * prefix, the row as JSON and ` -->` (an HTML comment, unseen in the rendered report).
- */
-export const GOAL_ROW_PREFIX = '<!-- goal-row ';
-
-/** The goal rows a script printed (see {@link GOAL_ROW_PREFIX}). */
-export function goalRowsIn(output: string): GoalRow[] {
-  return output
-    .split('\n')
-    .filter((line) => line.startsWith(GOAL_ROW_PREFIX) && line.endsWith(' -->'))
-    .map((line) => JSON.parse(line.slice(GOAL_ROW_PREFIX.length, -' -->'.length)) as GoalRow);
-}
-
 function meets(row: GoalRow): boolean {
   return row.strict === true ? row.value < row.goal : row.value <= row.goal;
 }
@@ -95,18 +101,20 @@ export function writeLastFigures(file: string, rows: readonly GoalRow[]): void {
  * its goal.
  */
 export function goalLines(rows: readonly GoalRow[], last: Record<string, number>): string[] {
-  const ratio = (value: number | undefined): string =>
-    value === undefined || Number.isNaN(value) ? 'none' : `${value.toFixed(2)}×`;
+  const ratio = (value: number | undefined, unit = '×'): string =>
+    value === undefined || Number.isNaN(value)
+      ? 'none'
+      : `${value.toFixed(2)}${unit === '×' ? unit : ` ${unit}`}`;
   const lines = rows.map(
     (row) =>
-      `goal ${row.name}: ${ratio(row.value)} (goal ${row.strict === true ? '<' : '≤'} ${row.goal}×, ` +
-      `last committed ${ratio(last[row.name])})`,
+      `goal ${row.name}: ${ratio(row.value, row.unit)} (goal ${row.strict === true ? '<' : '≤'} ${ratio(row.goal, row.unit)}, ` +
+      `last committed ${ratio(last[row.name], row.unit)})`,
   );
   for (const row of rows) {
     if (meets(row)) continue;
     lines.push(
-      `REGRESSED ${row.name}: ${ratio(row.value)}, past its goal of ${row.goal}× ` +
-        `(last committed ${ratio(last[row.name])})`,
+      `REGRESSED ${row.name}: ${ratio(row.value, row.unit)}, past its goal of ${ratio(row.goal, row.unit)} ` +
+        `(last committed ${ratio(last[row.name], row.unit)})`,
     );
   }
   return lines;

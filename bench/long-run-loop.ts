@@ -433,5 +433,5 @@ if (values.stack !== undefined) {
       }),
     ].join('\n') + '\n',
   );
-  process.stdout.write(`${GOAL_ROW_PREFIX}${JSON.stringify(row)} -->\n`);
+  process.stdout.write(`${GOAL_ROW_PREFIX}${JSON.stringify(row)}\n`);
 }

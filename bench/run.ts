@@ -27,7 +27,7 @@ import {
   callGoalRows,
   goalLines,
   GOAL_ROW_PREFIX,
-  goalRowsIn,
+  printedGoalRows,
   readLastFigures,
   revisionGoalRows,
   writeLastFigures,
@@ -227,6 +227,11 @@ async function main(): Promise<void> {
     ['Server lifecycle (bench/lifecycle.ts)', 'lifecycle.ts', [quick ? '3' : '200']],
     ['Sandbox snapshots (bench/snapshot.ts)', 'snapshot.ts', quick ? ['100'] : ['1000', '10000']],
     [
+      'Snapshot tail latency at 100,000 files (bench/snapshot-tail.ts, issue 37)',
+      'snapshot-tail.ts',
+      quick ? ['2000', '20'] : ['100000', '80'],
+    ],
+    [
       'Snapshot scaling: 1,000 / 10,000 / 100,000 files (bench/snapshot-scaling.ts)',
       'snapshot-scaling.ts',
       quick ? ['200'] : [],
@@ -278,7 +283,7 @@ async function main(): Promise<void> {
       if (!existsSync(script)) return `_Not run: \`bench/${file}\` is not in this checkout._`;
       const result = await runExternal(script, args);
       if (!result.ok) throw new Error(`bench/${file} failed:\n${result.output}`);
-      goalRows.push(...goalRowsIn(result.output));
+      goalRows.push(...printedGoalRows(result.output));
       // Their output is their own plain-text report; quote it verbatim.
       return [
         '```text',
