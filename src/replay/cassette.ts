@@ -91,7 +91,8 @@ export interface McpNotificationEntry {
 /**
  * A file as a cassette holds it: UTF-8 `text`, or `base64` for bytes that are not UTF-8.
  * `redacted` when the text had a secret or a machine path replaced: a replay writes what is
- * here, so trees after it are not compared.
+ * here as a placeholder, and `id` (the content id of the real bytes, as tree ids use it) stands
+ * for it in the trees it compares.
  */
 export interface RecordedFile {
   path: string;
@@ -100,6 +101,8 @@ export interface RecordedFile {
   text?: string;
   base64?: string;
   redacted?: true;
+  /** (redacted files) The snapshot store's content id of the real bytes. */
+  id?: string;
 }
 
 /** One path a call changed: its new content, or `deleted`. */

@@ -38,17 +38,22 @@ function isText(bytes: Buffer): boolean {
   return Buffer.from(bytes.toString('utf8'), 'utf8').equals(bytes);
 }
 
-/** A file's bytes as a cassette holds them, redacted; `redacted` when that changed them. */
+/**
+ * A file's bytes as a cassette holds them, redacted; `redacted` with the real bytes' content
+ * `id` (what the tree ids hold, so a replay still checks them) when that changed them.
+ */
 export function recordFile(
   path: string,
   mode: string,
   bytes: Buffer,
   redact: CassetteRedactor,
+  id?: string,
 ): RecordedFile {
   if (!isText(bytes)) return { path, mode, base64: bytes.toString('base64') };
   const text = bytes.toString('utf8');
   const written = maskAssignments(redact(text) as string);
-  return written === text ? { path, mode, text } : { path, mode, text: written, redacted: true };
+  if (written === text) return { path, mode, text };
+  return { path, mode, text: written, redacted: true, ...(id === undefined ? {} : { id }) };
 }
 
 /** The bytes a recorded file stands for (its redacted form, when it was redacted). */
@@ -81,7 +86,9 @@ export async function recordTree(
   for (const entry of entries) {
     // A nested repository kept as a gitlink has no content here; its id is in the tree id.
     if (entry.mode === '160000') continue;
-    files.push(recordFile(entry.path, entry.mode, await store.readBlob(entry.id), redact));
+    files.push(
+      recordFile(entry.path, entry.mode, await store.readBlob(entry.id), redact, entry.id),
+    );
   }
   return { tree: treeIdOf(entries), files };
 }

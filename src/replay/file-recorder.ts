@@ -72,8 +72,12 @@ export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
         changes.push({ path: item.path, deleted: true });
       } else if (item.dstMode !== '160000') {
         changes.push(
-          recordFile(item.path, item.dstMode, await store.readBlob(item.dstSha), (value) =>
-            recorder.redact(value),
+          recordFile(
+            item.path,
+            item.dstMode,
+            await store.readBlob(item.dstSha),
+            (value) => recorder.redact(value),
+            item.dstSha,
           ),
         );
       }

@@ -12,10 +12,16 @@ import { ResultMetaKey, type ToolResult } from '../core/tool-descriptor.js';
 import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { changeRecordOfError, findChangeRecord } from '../pipeline/change-tracking.js';
-import type { RunSandbox } from '../sandbox/backend.js';
-import type { CallEntry, Cassette, McpExchangeEntry, RecordedChange } from './cassette.js';
+import type { RunSandbox, SnapshotStore } from '../sandbox/backend.js';
+import type {
+  CallEntry,
+  Cassette,
+  McpExchangeEntry,
+  RecordedChange,
+  RecordedFile,
+} from './cassette.js';
 import { ReplayDivergenceError } from './divergence.js';
-import { fileBytes, snapshotTreeId } from './file-content.js';
+import { fileBytes, treeIdOf } from './file-content.js';
 
 /** Refuses a recorded path that is absolute, climbs out, or goes through a symlink. */
 async function safeTarget(root: string, path: string): Promise<string> {
@@ -86,11 +92,6 @@ export function expandSandboxAlias(value: unknown, root: string): unknown {
   return value;
 }
 
-/** True when a recorded change set holds a file whose text the recording redacted. */
-export function hasRedacted(changes: readonly RecordedChange[]): boolean {
-  return changes.some((change) => 'redacted' in change && change.redacted === true);
-}
-
 /** What a replayed call did, for the report. */
 export interface ReplayedCall {
   toolCallId?: string;
@@ -109,16 +110,26 @@ export interface ReplayFiles {
   callInFlight(): string | undefined;
   /** The first divergence found here. */
   readonly divergence: ReplayDivergenceError | undefined;
-  /** Calls whose tree was compared, and those left unchecked (a redacted file came before). */
+  /**
+   * Calls whose tree was compared, and those left unchecked (a redacted file without its content
+   * id, from an older recorder, came before).
+   */
   readonly treesChecked: number;
   readonly treesUnchecked: number;
-  /** True once a redacted file was written: trees from then on cannot match. */
+  /** True once a redacted file without a content id was written: trees cannot match from then. */
   readonly redactedSeen: boolean;
+  /** Paths written as redacted placeholders so far (their recorded content ids stand in). */
+  placeholders(): string[];
+  /**
+   * The tree id of snapshot `sha`, with each placeholder still as written counted as the real
+   * file it stands for (its recorded content id): the recorded trees hold the real bytes.
+   */
+  treeOf(store: SnapshotStore, sha: string): Promise<string>;
   calls(): ReplayedCall[];
   /** The recorded answer to an approval of `toolCallId`, as a resume value; undefined: none. */
   approvalFor(toolCallId: string | undefined): unknown;
-  /** Marks the base as written with redacted files (trees are then never compared). */
-  baseRedacted(): void;
+  /** Notes the base files written into the project (its placeholders). */
+  baseWritten(files: readonly RecordedFile[]): void;
 }
 
 function isInterrupt(error: unknown): boolean {
@@ -151,6 +162,28 @@ export function createReplayFiles(
     id === undefined ? undefined : byId.get(id)?.[finished.get(id) ?? 0];
   const inFlight = new AsyncLocalStorage<string>();
   const applied = new Set<CallEntry>();
+  // Redacted files as written, by path: the bytes written and the real bytes' content id.
+  const placeholders = new Map<string, { bytes: Buffer; id: string }>();
+  const notePlaceholders = (changes: readonly RecordedChange[]): void => {
+    for (const change of changes) {
+      if (!('mode' in change) || change.redacted !== true) placeholders.delete(change.path);
+      else if (change.id === undefined) redactedSeen = true;
+      else placeholders.set(change.path, { bytes: fileBytes(change), id: change.id });
+    }
+  };
+  const treeOf = async (store: SnapshotStore, sha: string): Promise<string> => {
+    const entries = await store.listTree(sha);
+    const real = await Promise.all(
+      entries.map(async (entry) => {
+        const held = placeholders.get(entry.path);
+        if (held === undefined) return entry;
+        // Still the placeholder written (a call may have changed it since): the real file's id.
+        const same = (await store.readBlob(entry.id)).equals(held.bytes);
+        return same ? { ...entry, id: held.id } : entry;
+      }),
+    );
+    return treeIdOf(real);
+  };
   const done: ReplayedCall[] = [];
   let divergence: ReplayDivergenceError | undefined;
   let checked = 0;
@@ -188,7 +221,7 @@ export function createReplayFiles(
       unchecked++;
       return undefined;
     }
-    const tree = await snapshotTreeId(opened.store, change.snapshot);
+    const tree = await treeOf(opened.store, change.snapshot);
     if (tree === entry.tree) {
       checked++;
       return undefined;
@@ -227,9 +260,9 @@ export function createReplayFiles(
     get redactedSeen() {
       return redactedSeen;
     },
-    baseRedacted() {
-      redactedSeen = true;
-    },
+    baseWritten: notePlaceholders,
+    placeholders: () => [...placeholders.keys()].sort(),
+    treeOf,
     calls: () => [...done],
     callInFlight() {
       const entry = current(inFlight.getStore());
@@ -241,7 +274,7 @@ export function createReplayFiles(
       // Once per call: a retried request (a restart) must not write the change set twice.
       if (entry?.changes === undefined || opened === undefined || applied.has(entry)) return;
       applied.add(entry);
-      if (hasRedacted(entry.changes)) redactedSeen = true;
+      notePlaceholders(entry.changes);
       await applyRecordedChanges(opened.root, entry.changes);
     },
     middleware: {

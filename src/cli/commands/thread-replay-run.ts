@@ -25,12 +25,10 @@ import type {
 import { createCassetteRecorder } from '../../replay/cassette-recorder.js';
 import { ReplayChatModel } from '../../replay/chat-models.js';
 import { ReplayDivergenceError } from '../../replay/divergence.js';
-import { snapshotTreeId } from '../../replay/file-content.js';
 import {
   applyRecordedChanges,
   createReplayFiles,
   expandSandboxAlias,
-  hasRedacted,
   type ReplayedCall,
 } from '../../replay/file-replay.js';
 import { checkLiveTools } from '../../replay/live-tools.js';
@@ -52,8 +50,13 @@ export interface ThreadReplayReport {
   recordedCheckpoints: number | undefined;
   calls: ReplayedCall[];
   treesChecked: number;
-  /** Trees not compared: the recording redacted a file they hold. */
+  /** Trees not compared: an older recording redacted a file they hold without its content id. */
   treesUnchecked: number;
+  /**
+   * Files written redacted (a secret masked): their placeholders count as the recorded content
+   * ids in the trees compared, so the trees are checked all the same.
+   */
+  redacted: string[];
   /** The first divergence, if any (the CLI exits 11 with it). */
   divergence: ReplayDivergenceError | undefined;
   /** A call still waiting for an approval the recording never gave (it ended paused too). */
@@ -124,7 +127,7 @@ export async function replayThread(
     const recorder = createCassetteRecorder();
     const pathAliases = () => recorder.pathAliases();
     const files = createReplayFiles(cassette, () => recorder.files.sandbox(), options);
-    if (hasRedacted(base.files)) files.baseRedacted();
+    files.baseWritten(base.files);
     const live = options.liveTools
       ? checkLiveTools(cassette, recorder, () => files.callInFlight())
       : undefined;
@@ -184,7 +187,7 @@ export async function replayThread(
       await actor.activate(signal ? { signal } : {});
       const sandbox = recorder.files.sandbox();
       if (sandbox !== undefined && !files.redactedSeen) {
-        const baseTree = await snapshotTreeId(sandbox.store, sandbox.head);
+        const baseTree = await files.treeOf(sandbox.store, sandbox.head);
         if (baseTree !== base.tree) {
           early.push(
             new ReplayDivergenceError(
@@ -218,7 +221,7 @@ export async function replayThread(
       } catch (error) {
         failure = error;
       }
-      if (sandbox !== undefined) tree = await snapshotTreeId(sandbox.store, sandbox.head);
+      if (sandbox !== undefined) tree = await files.treeOf(sandbox.store, sandbox.head);
       checkpoints = (await countCheckpoints(actor, threadId)) - seeded;
     } finally {
       await actor.deactivate({ keepSandbox: false }).catch(() => undefined);
@@ -283,6 +286,7 @@ export async function replayThread(
       calls: files.calls(),
       treesChecked: files.treesChecked,
       treesUnchecked: files.treesUnchecked,
+      redacted: files.placeholders(),
       divergence,
       ...(pausedAt === undefined ? {} : { pausedAt }),
     };

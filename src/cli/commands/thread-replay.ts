@@ -82,6 +82,12 @@ export const threadReplayCommand: Command = {
         );
       }
       println(context.stdout, `checkpoints: ${report.checkpoints}`);
+      if (report.redacted.length > 0) {
+        println(
+          context.stdout,
+          `redacted: ${report.redacted.join(', ')} (written as recorded, masked; compared by the real files' recorded content ids)`,
+        );
+      }
       if (report.treesUnchecked > 0) {
         println(
           context.stdout,
