@@ -178,6 +178,8 @@ export interface ThreadEntry {
    * budget), `question` (a server's `input_required` question); absent: nothing.
    */
   waiting?: 'approval' | 'limit' | 'question';
+  /** (`question`) The questions waiting, as the interrupt showed them (redacted). */
+  questions?: unknown[];
   /** Calls of the pending step that had finished (results saved) when the recording started. */
   finishedCalls?: string[];
 }

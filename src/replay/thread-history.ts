@@ -70,6 +70,14 @@ export function threadEntryOf(
       task.interrupts.some((item) => isInputRequestPreview(item.value)),
     );
     entry.waiting = question ? 'question' : waiting[0]!.name === 'agent' ? 'limit' : 'approval';
+    // A question is answered on resume before the call is sent again: a replay needs it.
+    if (question) {
+      entry.questions = waiting.flatMap((task) =>
+        task.interrupts.flatMap((item) =>
+          isInputRequestPreview(item.value) ? [redact(item.value)] : [],
+        ),
+      );
+    }
   }
   const finished = state.tasks.flatMap((task) =>
     task.name === 'tools' && task.interrupts.length === 0 ? answeredCalls(task.result) : [],
@@ -103,31 +111,25 @@ export function fromRecordedMessage(recorded: RecordedMessage): BaseMessage {
   }
 }
 
-function cannotSeed(source: string, why: string): never {
-  throw new AgentsError(
-    AgentsErrorCode.CassetteInvalid,
-    `Cassette ${source} starts on a thread ${why}; a replay cannot rebuild that pause from the recording. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal), or replay what came after it as a new run.`,
-    { details: { source } },
-  );
-}
-
 /**
  * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done (some
- * of its calls finished before the pause: their results are not in this recording) or a call
- * waiting for a server's answer to its question (the first request, which the server answered
- * with the question, was made before the recording started).
+ * of its calls finished before the pause: their results are not in this recording), or several
+ * servers' questions waiting at once. One waiting question replays: the resume answers it first
+ * (see the replay), then the call is sent again and asked again, as recorded.
  */
 export function checkSeedable(entry: ThreadEntry, source: string): void {
   if (entry.finishedCalls !== undefined && entry.finishedCalls.length > 0) {
-    cannotSeed(
-      source,
-      `paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished (their results were saved before the recording started)`,
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `Cassette ${source} starts on a thread paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished before the recording started; their results are not in it, so a replay cannot rebuild that step. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
+      { details: { source, finishedCalls: entry.finishedCalls } },
     );
   }
-  if (entry.waiting === 'question') {
-    cannotSeed(
-      source,
-      "paused at a server's question (input_required): the request the server answered with it was made before the recording started",
+  if (entry.waiting === 'question' && entry.questions?.length !== 1) {
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `Cassette ${source} starts on a thread where ${entry.questions?.length ?? 0} servers' questions waited at once; a replay answers one waiting question (the answers of several are keyed by the original run's interrupt ids). Record the run again from before the pause.`,
+      { details: { source } },
     );
   }
 }

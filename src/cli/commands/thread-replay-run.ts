@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/client';
 import { createActor } from '../../actors/actor.js';
-import { toResumeValue, type PendingApproval } from '../../actors/approvals.js';
+import { toResumeValue, type PendingApproval, type PendingInput } from '../../actors/approvals.js';
 import type { ActorRunEvent } from '../../actors/actor-types.js';
 import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type {
@@ -32,6 +32,8 @@ import {
   type ReplayedCall,
 } from '../../replay/file-replay.js';
 import { checkLiveTools } from '../../replay/live-tools.js';
+import type { InputRequestPreview } from '../../policy/input-requests.js';
+import { createRecordedInputAnswers } from '../../replay/input-answers.js';
 import { countCheckpoints } from '../../replay/record-cli.js';
 import { notReplayed } from '../../replay/replay-graph.js';
 import { createReplayTransport, type ReplayTransport } from '../../replay/replay-transport.js';
@@ -163,6 +165,7 @@ export async function replayThread(
         : cassette,
       pathAliases,
     });
+    const inputAnswers = createRecordedInputAnswers(cassette);
     const threadId = `replay-${randomUUID()}`;
     const actor = await createActor({
       name: actorEntry.name,
@@ -214,7 +217,7 @@ export async function replayThread(
           const events =
             run.mode === 'run'
               ? actor.run(run.input ?? '', { threadId })
-              : actor.resume({ type: 'continue' }, { threadId });
+              : actor.resume(firstAnswer(run) ?? { type: 'continue' }, { threadId });
           pausedAt = await drive(events, (value) => actor.resume(value, { threadId }));
           if (pausedAt !== undefined) break;
         }
@@ -228,6 +231,21 @@ export async function replayThread(
       await manager?.close().catch(() => undefined);
     }
 
+    /**
+     * A resume of a thread waiting at a server's question answers it first: the call is then
+     * sent once (asked again, answered at once), as in the recording. Undefined: go on.
+     */
+    function firstAnswer(run: RunEntry): unknown {
+      if (run !== runs[0] || history?.waiting !== 'question') return undefined;
+      const sandboxRoot = recorder.files.sandbox()?.root;
+      const [preview] = (history.questions ?? []).map((question) =>
+        sandboxRoot === undefined ? question : expandSandboxAlias(question, sandboxRoot),
+      );
+      return preview === undefined
+        ? undefined
+        : inputAnswers.answerFor(preview as InputRequestPreview);
+    }
+
     /** Answers approvals as recorded; returns the call left waiting when one was never answered. */
     async function drive(
       first: AsyncGenerator<ActorRunEvent, void, undefined>,
@@ -235,12 +253,21 @@ export async function replayThread(
     ): Promise<string | undefined> {
       let events = first;
       for (;;) {
-        const pending: PendingApproval[] = [];
+        const pending: Array<PendingApproval | PendingInput> = [];
+        const answers: unknown[] = [];
         for await (const event of events) {
-          if (event.type === 'interrupt' && event.approvals) pending.push(...event.approvals);
+          if (event.type !== 'interrupt') continue;
+          for (const item of event.approvals ?? []) {
+            pending.push(item);
+            answers.push(files.approvalFor(item.preview.toolCallId));
+          }
+          // A server's question: answered with what the recorded retry of the call carried.
+          for (const item of event.inputs ?? []) {
+            pending.push(item);
+            answers.push(inputAnswers.answerFor(item.preview));
+          }
         }
         if (pending.length === 0) return undefined;
-        const answers = pending.map((item) => files.approvalFor(item.preview.toolCallId));
         const missing = pending.find((_, index) => answers[index] === undefined);
         if (missing !== undefined) return missing.preview.toolId;
         events = resume(toResumeValue(pending, answers));
