@@ -194,31 +194,6 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
     return Promise.reject(new Error('McpStructuredTool._call is not used'));
   }
 
-  #progressForwarder(
-    writer: StreamWriter,
-    toolCallId: string | undefined,
-  ): NonNullable<ToolCallContext['onProgress']> {
-    return (progress) => {
-      const event: ToolProgressEvent = {
-        type: 'tool-progress',
-        toolName: this.name,
-        toolId: this.descriptor.id,
-        ...(toolCallId === undefined ? {} : { toolCallId }),
-        ...(this.descriptor.serverName === undefined
-          ? {}
-          : { serverName: this.descriptor.serverName }),
-        progress: progress.progress,
-        ...(progress.total === undefined ? {} : { total: progress.total }),
-        ...(progress.message === undefined ? {} : { message: progress.message }),
-      };
-      try {
-        writer(event);
-      } catch {
-        // A failing stream consumer must not fail the tool call that reported progress.
-      }
-    };
-  }
-
   async #run(arg: unknown, configArg: unknown, tags: string[] | undefined): Promise<unknown> {
     const direct = isToolCall(arg) ? arg : undefined;
     const args: unknown = direct === undefined ? arg : direct.args;
@@ -296,24 +271,29 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
       // per-call cost.
       const writer = record?.['writer'];
       if (typeof writer === 'function') {
-        context.onProgress = this.#progressForwarder(writer as StreamWriter, toolCallId);
-        context.onRetry = (retry) => {
-          const event: ToolRetryEvent = {
-            type: 'tool-retry',
-            toolName: this.name,
-            toolId: this.descriptor.id,
-            ...(toolCallId === undefined ? {} : { toolCallId }),
-            ...(this.descriptor.serverName === undefined
-              ? {}
-              : { serverName: this.descriptor.serverName }),
-            ...retry,
-          };
+        const { serverName } = this.descriptor;
+        const about = {
+          toolName: this.name,
+          toolId: this.descriptor.id,
+          ...(toolCallId === undefined ? {} : { toolCallId }),
+          ...(serverName === undefined ? {} : { serverName }),
+        };
+        const write = (event: ToolProgressEvent | ToolRetryEvent): void => {
           try {
             (writer as StreamWriter)(event);
           } catch {
-            // A failing stream consumer must not fail the call.
+            // A failing stream consumer must not fail the tool call that reported.
           }
         };
+        context.onProgress = ({ progress, total, message }) =>
+          write({
+            type: 'tool-progress',
+            ...about,
+            progress,
+            ...(total === undefined ? {} : { total }),
+            ...(message === undefined ? {} : { message }),
+          });
+        context.onRetry = (retry) => write({ type: 'tool-retry', ...about, ...retry });
       }
       const result = await this.#handler({ descriptor: this.descriptor, args, context });
       if (toolCallId !== undefined && !(this.#throwErrors && result.isError === true)) {
