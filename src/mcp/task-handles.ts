@@ -60,6 +60,8 @@ export function withTasksExtension(capabilities: ClientCapabilities = {}): Clien
 
 const decorated = new WeakSet<object>();
 const ownHandlers = new WeakSet<object>();
+/** Read as they are: the class (the SDK constructs a sibling from it) and the callbacks. */
+const UNBOUND = new Set<string | symbol>(['constructor', 'onmessage', 'onclose', 'onerror']);
 
 /**
  * The same transport, handing `tools/call` task answers through to this library: apply it before
@@ -80,7 +82,7 @@ export function withTaskHandles<T extends Transport>(transport: T): T {
   const proxy = new Proxy(transport, {
     get(target, key) {
       const value: unknown = Reflect.get(target, key, target);
-      if (typeof value !== 'function' || key === 'constructor' || isCallback(key)) return value;
+      if (typeof value !== 'function' || UNBOUND.has(key)) return value;
       let bound = methods.get(value);
       if (bound === undefined) methods.set(value, (bound = value.bind(target)));
       return bound;
@@ -106,10 +108,6 @@ export function hasTaskHandles(transport: Transport | undefined): boolean {
 }
 
 type MessageHandler = (message: unknown, extra?: unknown) => void;
-
-function isCallback(key: string | symbol): boolean {
-  return key === 'onmessage' || key === 'onclose' || key === 'onerror';
-}
 
 function asHandle(message: unknown): unknown {
   if (typeof message !== 'object' || message === null || !('result' in message)) return message;
