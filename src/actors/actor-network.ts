@@ -8,7 +8,6 @@ import { isGraphInterrupt } from '@langchain/langgraph';
 import type { NetworkSetting } from '../config/network-schema.js';
 import type { NetworkPolicyRule } from '../config/policy-schema.js';
 import type { NamedServerConfig } from '../config/server-schema.js';
-import { threadIdOf } from '../core/thread-id.js';
 import type { ApprovalPreview } from '../policy/approval.js';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
@@ -189,7 +188,7 @@ export async function startActorNetwork(input: {
           toolId: request.descriptor.id,
           toolName: request.descriptor.name,
           fingerprint: request.descriptor.fingerprint,
-          thread: request.context.threadId ?? threadIdOf(request.context.config),
+          thread: request.context.threadId,
           needs: new Map(),
         };
         let calls = inFlight.get(server);

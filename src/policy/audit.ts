@@ -2,13 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
 import { summarizeClientRequest } from '../core/client-requests.js';
-import type { ToolCallRequest, ToolMiddleware } from '../core/tool-middleware.js';
+import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { ResultMetaKey } from '../core/tool-descriptor.js';
 import type { ChangeRecord } from '../core/change-record.js';
 import type { ToolResult } from '../core/tool-descriptor.js';
 import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
-import { threadIdOf } from '../core/thread-id.js';
 import type { AuditEntry, AuditVerdict } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';
 
@@ -26,10 +25,6 @@ export interface AuditMiddlewareOptions {
 }
 
 const MAX_ERROR_CHARS = 2_000;
-
-function threadOf(request: ToolCallRequest): string | undefined {
-  return request.context.threadId ?? threadIdOf(request.context.config);
-}
 
 function cappedArgs(args: unknown, maxBytes: number): unknown {
   const json = JSON.stringify(args) ?? 'null';
@@ -127,7 +122,7 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
         value: caps?.[key]?.value ?? key !== 'readOnly',
         source: caps?.[key]?.source ?? 'default',
       });
-      const thread = threadOf(request);
+      const thread = request.context.threadId;
       const base = {
         time: new Date(started).toISOString(),
         ...(options.actor === undefined ? {} : { actor: options.actor }),

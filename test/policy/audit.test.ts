@@ -89,7 +89,7 @@ async function recordCalls(): Promise<void> {
     handler({
       descriptor: reader,
       args: { fail: true },
-      context: { config: { configurable: { thread_id: 't1' } } },
+      context: { threadId: 't1', config: { configurable: { thread_id: 't1' } } },
     }),
   ).rejects.toThrow('transport closed');
 }
