@@ -3,13 +3,13 @@
  * tree, p50 / p95 / max, each round split into phases with timestamps (the wrappers below time
  * the sandbox's own methods, unchanged): the watcher's settle (its marker event), building the
  * tree (reading the changed paths, the head's folders, the diff), waiting for a pack roll-up
- * under way (only before the objects are written),
- * writing the objects (one pack, no fsync: nothing on the snapshot path syncs), the ref, and the
- * rest (the sandbox's marker file, written before the snapshot returns: a checkpoint may name its
- * head at once, issue 38); plus GC pauses inside the round, and the time spent making
- * files, renaming them into place and in fsync (node:fs calls, timed across the round), and the
- * time spent waiting on the long-lived gits (tree reads, ignore checks). For each slow round (over
- * 2× the median): its phases, whether a roll-up was running, the pack count and the load average.
+ * under way (only before the objects are written), writing the objects (one pack, no fsync:
+ * nothing on the snapshot path syncs), the ref, and the rest (mostly the sandbox's marker file,
+ * written before the snapshot returns: a checkpoint may name its head at once, issue 38); plus
+ * GC pauses inside the round, the time spent making files, renaming them into place and in
+ * fsync (node:fs calls, timed across the round), and the time spent waiting on the long-lived
+ * gits (tree reads, ignore checks). For each slow round (over 2× the median): its phases,
+ * whether a roll-up was running, the pack count and the load average.
  *
  * `--baseline`: odd rounds write the marker as before issue 37's change (a temp file renamed
  * over it: the in-place rewrite is made to fail, so the sandbox falls back to the rename), even
