@@ -127,11 +127,25 @@ export interface RunEntry {
   input?: string;
 }
 
-/** (v2) The sandbox's files when the recording started, and their tree id. */
+/** A file known by its content id only (a large project's base: see {@link BaseEntry}). */
+export interface ListedFile {
+  path: string;
+  mode: string;
+  /** The snapshot store's content id (git's blob id with the default sandbox). */
+  id: string;
+}
+
+/**
+ * (v2) The sandbox's files when the recording started, and their tree id. (v3) A base larger
+ * than the recorder's budget is a `listing` instead (path, mode, content id of every file) and
+ * `files` is empty: the cassette stays small; a cassette replay needs no base content (the
+ * servers are answered from it), a replay with live tools asks for the project (`--base DIR`).
+ */
 export interface BaseEntry {
   kind: 'base';
   tree: string;
   files: RecordedFile[];
+  listing?: ListedFile[];
 }
 
 /**

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { isSecretName } from '../redact.js';
 import type { SnapshotEntry, SnapshotStore } from '../sandbox/backend.js';
-import type { RecordedFile } from './cassette.js';
+import type { ListedFile, RecordedFile } from './cassette.js';
 import type { CassetteRedactor } from './cassette-redact.js';
 
 const REDACTED = '***';
@@ -75,20 +75,35 @@ export async function snapshotTreeId(store: SnapshotStore, sha: string): Promise
   return treeIdOf(await store.listTree(sha));
 }
 
-/** Every file of snapshot `sha` as a cassette holds it, sorted by path. */
+/**
+ * How many bytes of file content a base may hold in a cassette; a larger project's base is a
+ * listing of content ids instead, so the cassette does not carry the project every time.
+ */
+export const BASE_CONTENT_BUDGET = 256 * 1024;
+
+/**
+ * Every file of snapshot `sha` as a cassette holds it, sorted by path; past `budget` bytes, every
+ * file as a `listing` entry (path, mode, content id) instead, and no content.
+ */
 export async function recordTree(
   store: SnapshotStore,
   sha: string,
   redact: CassetteRedactor,
-): Promise<{ tree: string; files: RecordedFile[] }> {
+  budget = BASE_CONTENT_BUDGET,
+): Promise<{ tree: string; files: RecordedFile[]; listing?: ListedFile[] }> {
   const entries = await store.listTree(sha);
+  // A nested repository kept as a gitlink has no content here; its id is in the tree id.
+  const kept = entries.filter((entry) => entry.mode !== '160000');
   const files: RecordedFile[] = [];
-  for (const entry of entries) {
-    // A nested repository kept as a gitlink has no content here; its id is in the tree id.
-    if (entry.mode === '160000') continue;
-    files.push(
-      recordFile(entry.path, entry.mode, await store.readBlob(entry.id), redact, entry.id),
-    );
+  let total = 0;
+  for (const entry of kept) {
+    const bytes = await store.readBlob(entry.id);
+    total += bytes.length;
+    if (total > budget) {
+      const listing = kept.map(({ path, mode, id }) => ({ path, mode, id }));
+      return { tree: treeIdOf(entries), files: [], listing };
+    }
+    files.push(recordFile(entry.path, entry.mode, bytes, redact, entry.id));
   }
   return { tree: treeIdOf(entries), files };
 }

@@ -117,6 +117,7 @@ export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
         recordTree(opened.store, head, (value) => recorder.redact(value)).then((base) => {
           entry.tree = base.tree;
           entry.files = base.files;
+          if (base.listing !== undefined) entry.listing = base.listing;
         }),
       );
     },

@@ -16,6 +16,7 @@ import type { RunSandbox, SnapshotStore } from '../sandbox/backend.js';
 import type {
   CallEntry,
   Cassette,
+  ListedFile,
   McpExchangeEntry,
   RecordedChange,
   RecordedFile,
@@ -128,8 +129,12 @@ export interface ReplayFiles {
   calls(): ReplayedCall[];
   /** The recorded answer to an approval of `toolCallId`, as a resume value; undefined: none. */
   approvalFor(toolCallId: string | undefined): unknown;
-  /** Notes the base files written into the project (its placeholders). */
-  baseWritten(files: readonly RecordedFile[]): void;
+  /**
+   * Notes the base files written into the project (its placeholders), and the base files known
+   * by content id only (`listing`: not written; they count in every tree until a call changes
+   * them).
+   */
+  baseWritten(files: readonly RecordedFile[], listing?: readonly ListedFile[]): void;
 }
 
 function isInterrupt(error: unknown): boolean {
@@ -164,8 +169,11 @@ export function createReplayFiles(
   const applied = new Set<CallEntry>();
   // Redacted files as written, by path: the bytes written and the real bytes' content id.
   const placeholders = new Map<string, { bytes: Buffer; id: string }>();
+  // Base files the cassette lists by content id only, not written, until a call changes them.
+  const listed = new Map<string, ListedFile>();
   const notePlaceholders = (changes: readonly RecordedChange[]): void => {
     for (const change of changes) {
+      listed.delete(change.path);
       if (!('mode' in change) || change.redacted !== true) placeholders.delete(change.path);
       else if (change.id === undefined) redactedSeen = true;
       else placeholders.set(change.path, { bytes: fileBytes(change), id: change.id });
@@ -182,7 +190,8 @@ export function createReplayFiles(
         return same ? { ...entry, id: held.id } : entry;
       }),
     );
-    return treeIdOf(real);
+    const held = new Set(entries.map((entry) => entry.path));
+    return treeIdOf([...real, ...[...listed.values()].filter((file) => !held.has(file.path))]);
   };
   const done: ReplayedCall[] = [];
   let divergence: ReplayDivergenceError | undefined;
@@ -260,7 +269,10 @@ export function createReplayFiles(
     get redactedSeen() {
       return redactedSeen;
     },
-    baseWritten: notePlaceholders,
+    baseWritten(files, listing) {
+      notePlaceholders(files);
+      for (const file of listing ?? []) listed.set(file.path, file);
+    },
     placeholders: () => [...placeholders.keys()].sort(),
     treeOf,
     calls: () => [...done],

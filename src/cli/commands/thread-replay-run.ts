@@ -26,7 +26,6 @@ import { createCassetteRecorder } from '../../replay/cassette-recorder.js';
 import { ReplayChatModel } from '../../replay/chat-models.js';
 import { ReplayDivergenceError } from '../../replay/divergence.js';
 import {
-  applyRecordedChanges,
   createReplayFiles,
   expandSandboxAlias,
   type ReplayedCall,
@@ -35,6 +34,7 @@ import { checkLiveTools } from '../../replay/live-tools.js';
 import type { InputRequestPreview } from '../../policy/input-requests.js';
 import { createRecordedInputAnswers } from '../../replay/input-answers.js';
 import { countCheckpoints } from '../../replay/record-cli.js';
+import { writeReplayBase } from '../../replay/replay-base.js';
 import { notReplayed } from '../../replay/replay-graph.js';
 import { createReplayTransport, type ReplayTransport } from '../../replay/replay-transport.js';
 import { checkSeedable, seedThread } from '../../replay/thread-history.js';
@@ -90,6 +90,8 @@ export async function replayThread(
      * recorded model turns; a different result or tree diverges. Default: the cassette answers.
      */
     liveTools?: boolean;
+    /** `--base DIR`: the project as recorded, for a base the cassette lists by content id. */
+    baseDir?: string;
   } = {},
 ): Promise<ThreadReplayReport> {
   const actorEntry = cassette.entries.find((entry) => entry.kind === 'actor');
@@ -112,7 +114,6 @@ export async function replayThread(
   const dir = await realpath(await mkdtemp(join(tmpdir(), 'agents-replay-')));
   try {
     const projectDir = join(dir, 'project');
-    await applyRecordedChanges(projectDir, base.files);
     const store = createWorkspaceStore(join(dir, 'workspace'), { projectDir });
     for (const [name, config] of Object.entries(actorEntry.servers)) {
       await store.put('server', name, config as never);
@@ -129,7 +130,7 @@ export async function replayThread(
     const recorder = createCassetteRecorder();
     const pathAliases = () => recorder.pathAliases();
     const files = createReplayFiles(cassette, () => recorder.files.sandbox(), options);
-    files.baseWritten(base.files);
+    await writeReplayBase(projectDir, base, files, source, options);
     const live = options.liveTools
       ? checkLiveTools(cassette, recorder, () => files.callInFlight())
       : undefined;
@@ -194,7 +195,10 @@ export async function replayThread(
         if (baseTree !== base.tree) {
           early.push(
             new ReplayDivergenceError(
-              `Replay diverged at the base: the rebuilt sandbox's tree is ${baseTree}, the recording started from ${base.tree}.`,
+              `Replay diverged at the base: the rebuilt sandbox's tree is ${baseTree}, the recording started from ${base.tree}` +
+                (options.baseDir === undefined
+                  ? '.'
+                  : `; --base ${options.baseDir} does not hold the files the run started from (check out its commit, with the same uncommitted changes).`),
               { kind: 'tree', step: 'base', expected: base.tree, actual: baseTree },
             ),
           );

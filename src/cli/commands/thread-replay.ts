@@ -4,7 +4,7 @@ import { parseCommandLine, requirePositional, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, println } from '../output.js';
 
-const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--tools cassette|live] [--json]
+const REPLAY_USAGE = `Usage: agents thread replay CASSETTE [--model cassette|live] [--tools cassette|live] [--base DIR] [--json]
 
 Rebuilds a recorded run (\\\`agents actor run|chat … --record\\\`) with no model called and no server
 started: the actor is rebuilt from the cassette in a throwaway project holding the recorded base
@@ -28,6 +28,9 @@ Options:
                  entry: check a server upgrade) and answer them with the recorded model
                  turns; a tool result or a tree that differs from the recording diverges
                  (exit 11, naming the call)
+  --base DIR     the project folder as it was recorded: the base of a large project is in the
+                 cassette as content ids only (enough for a cassette replay); --tools live
+                 needs the files, read from DIR (the base tree is checked)
   --json         print the report as one JSON object`;
 
 /** `agents thread replay CASSETTE`. */
@@ -37,7 +40,7 @@ export const threadReplayCommand: Command = {
   async run(context: CommandContext): Promise<number> {
     const { values, positionals } = parseCommandLine(
       context.argv,
-      { model: { type: 'string' }, tools: { type: 'string' } },
+      { model: { type: 'string' }, tools: { type: 'string' }, base: { type: 'string' } },
       REPLAY_USAGE,
     );
     if (values.model !== undefined && values.model !== 'live' && values.model !== 'cassette') {
@@ -63,7 +66,11 @@ export const threadReplayCommand: Command = {
       file,
       (message) => println(context.stderr, `warning: ${message}`),
       context.signal,
-      { liveModel: values.model === 'live', liveTools: values.tools === 'live' },
+      {
+        liveModel: values.model === 'live',
+        liveTools: values.tools === 'live',
+        ...(values.base === undefined ? {} : { baseDir: resolve(context.cwd, values.base) }),
+      },
     );
     const { divergence } = report;
     if (context.json) {
