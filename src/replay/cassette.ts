@@ -74,6 +74,11 @@ export interface McpExchangeEntry {
   error?: unknown;
   /** Notifications and requests the server sent while answering, in order. */
   serverMessages?: unknown[];
+  /**
+   * (v3) The request was answered with an HTTP error instead of JSON-RPC (a 2025 server's 4xx
+   * to the `server/discover` probe, say): a replay fails the send the same way.
+   */
+  httpError?: { status: number; statusText?: string; text?: string; code?: unknown };
 }
 
 /** A message a server sent when no request was in flight (a tool list change, say). */

@@ -6,6 +6,7 @@
  * (pings, progress, log lines, cancellations) are left out: a replay does not need them and a
  * diff reads better without them.
  */
+import type { McpExchangeEntry } from './cassette.js';
 import type { CassetteRecorder } from './cassette-recorder.js';
 
 /** The members of an SDK transport this file uses; both SDKs' transports have them. */
@@ -72,6 +73,19 @@ function withoutProgressToken(params: unknown): unknown {
   const { progressToken: _dropped, ...rest } = meta;
   const { _meta: _old, ...others } = params as Record<string, unknown>;
   return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest };
+}
+
+/** What an SDK `SdkHttpError` (a transport's HTTP error answer) carries; undefined otherwise. */
+function httpErrorOf(error: unknown): McpExchangeEntry['httpError'] {
+  const candidate = error as { code?: unknown; data?: Record<string, unknown> } | null;
+  const data = candidate?.data;
+  if (typeof data?.['status'] !== 'number') return undefined;
+  return {
+    status: data['status'],
+    ...(typeof data['statusText'] === 'string' ? { statusText: data['statusText'] } : {}),
+    ...(typeof data['text'] === 'string' ? { text: data['text'] } : {}),
+    ...(candidate?.code === undefined ? {} : { code: candidate.code }),
+  };
 }
 
 /** The wrapper's members as the SDK sees them; the callbacks are set by the SDK's `connect`. */
@@ -153,7 +167,24 @@ export function createRecordingTransport<T extends TransportLike>(
         serverMessages: [],
       });
     }
-    return raw.send(message, sendOptions);
+    const sent = raw.send(message, sendOptions);
+    const id = message.id;
+    if (id === undefined || !pending.has(id)) return sent;
+    // An HTTP error answer (no JSON-RPC): recorded, so a replay fails the send the same way.
+    return sent.catch((error: unknown) => {
+      const http = httpErrorOf(error);
+      const open = pending.get(id);
+      if (http !== undefined && open !== undefined) {
+        pending.delete(id);
+        recorder.recordExchange(server, {
+          seq: open.seq,
+          method: open.method,
+          ...(open.params === undefined ? {} : { params: open.params }),
+          httpError: http,
+        });
+      }
+      throw error;
+    });
   };
   // However the connection ends (our close, the owner closing `inner`, the server leaving).
   raw.onclose = () => {

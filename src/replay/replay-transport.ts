@@ -7,6 +7,7 @@
  * keeps the first divergence so a test can assert on it even when the caller turned the failure
  * into a tool error.
  */
+import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { Cassette, McpExchangeEntry, McpNotificationEntry } from './cassette.js';
 import { createCassetteRedactor, type CassetteRedactOptions } from './cassette-redact.js';
 import { canonical, firstDifference, preview, ReplayDivergenceError } from './divergence.js';
@@ -145,6 +146,18 @@ export function createReplayTransport(options: ReplayTransportOptions): ReplayTr
     }
     const exchange = match(method, request.params);
     used.add(exchange);
+    const http = exchange.httpError;
+    if (http !== undefined) {
+      throw new SdkHttpError(
+        (http.code ?? SdkErrorCode.ClientHttpNotImplemented) as SdkErrorCode,
+        `HTTP ${http.status}${http.statusText ? ` ${http.statusText}` : ''} (as recorded)`,
+        {
+          status: http.status,
+          ...(http.statusText === undefined ? {} : { statusText: http.statusText }),
+          ...(http.text === undefined ? {} : { text: http.text }),
+        },
+      );
+    }
     // Answer later, as a server would: the client registers its response handler after send.
     const before = method === 'tools/call' ? options.beforeAnswer?.(exchange) : undefined;
     const ready = before ?? Promise.resolve();
