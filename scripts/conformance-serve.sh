@@ -45,16 +45,27 @@ fi
 "$NODE22" --version >/dev/null
 
 TSX_LOADER=$(cd "$ROOT" && node -p "require('node:url').pathToFileURL(require.resolve('tsx')).href")
-PIDS=()
 CLEANUP=()
-trap 'for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; for d in "${CLEANUP[@]}"; do rm -rf "$d"; done' EXIT
+# The servers' pids come from files: start_server runs inside $(...), a subshell, so an array it
+# filled would stay empty here and every run would leave both servers (and their sandboxes) up.
+stop_servers() {
+  local file pid
+  for file in "$RESULTS"/*.pid; do
+    [ -f "$file" ] || continue
+    pid=$(cat "$file")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+trap 'stop_servers; for d in "${CLEANUP[@]}"; do rm -rf "$d"; done' EXIT
 
 # start_server NAME DIR CMD...: runs CMD in DIR, waits for "MCP endpoint: URL" on its stdout.
 start_server() {
   local name=$1 dir=$2; shift 2
   (cd "$dir" && exec "$@") >"$RESULTS/$name.out" 2>"$RESULTS/$name.err" &
   local pid=$!
-  PIDS+=("$pid")
+  echo "$pid" >"$RESULTS/$name.pid"
   local url=""
   for _ in $(seq 1 240); do
     url=$(sed -n 's/^MCP endpoint: //p' "$RESULTS/$name.out")

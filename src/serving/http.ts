@@ -31,6 +31,10 @@ interface Session {
 /**
  * Serves MCP over streamable HTTP with `node:http`: a 2025-era client gets a session (one SDK
  * transport and server each), a 2026-07-28 request goes to the stateless leg (modern-http.ts).
+ * The sessions stay here because `createMcpHandler`'s own 2025 fallback (SDK 2.4.0) is stateless:
+ * no session id, GET/DELETE 405, and a fresh server per request that never saw `initialize`, so
+ * forwarding to the client's declared sampling/elicitation would be refused; the SDK documents
+ * this routing (`isLegacyRequest` before `legacy: 'reject'`) for sessionful 2025 serving.
  * Hardening: binds 127.0.0.1 unless told otherwise (non-loopback needs `allowNonLoopback` and a
  * token), checks `Host` and `Origin` on every request (403; requests without Origin pass),
  * random session ids (`randomUUID`) bound to the caller's token, a body cap (413), 404 for an
