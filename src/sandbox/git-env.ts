@@ -13,20 +13,6 @@ export const SNAPSHOT_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'agents-sandbox@localhost',
 } as const;
 
-/** GIT_* variables we set ourselves; simple-git 4 refuses them unless named. */
-export const ALLOWED_GIT_ENV = [
-  'GIT_INDEX_FILE',
-  'GIT_AUTHOR_NAME',
-  'GIT_AUTHOR_EMAIL',
-  'GIT_COMMITTER_NAME',
-  'GIT_COMMITTER_EMAIL',
-  'GIT_TERMINAL_PROMPT',
-  'GIT_OPTIONAL_LOCKS',
-  'GIT_CONFIG_GLOBAL',
-  'GIT_CONFIG_NOSYSTEM',
-  'GIT_ATTR_NOSYSTEM',
-] as const;
-
 /**
  * Config every git the library runs gets, whatever any config file says: the host never
  * executes anything a tool can write (DESIGN.md, the fourth rule). Set through

@@ -1,5 +1,4 @@
 import { execFile, spawnSync, spawn } from 'node:child_process';
-import type { SimpleGit } from 'simple-git';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import {
   heldLockFiles,
@@ -8,15 +7,7 @@ import {
   watchHostGit,
   type HostGitWatch,
 } from './host-git-watch.js';
-import {
-  ALLOWED_GIT_ENV,
-  DEFAULT_GIT_TIMEOUT_MS,
-  FIXED_CONFIG,
-  gitEnv,
-  LOCAL_GIT_CONFIG_ENV,
-  LOCAL_ONLY_CONFIG,
-  withFixedGitConfig,
-} from './git-env.js';
+import { DEFAULT_GIT_TIMEOUT_MS, gitEnv, withFixedGitConfig } from './git-env.js';
 
 /** Options for one git command. */
 export interface RunGitOptions {
@@ -61,7 +52,7 @@ export function runGitBytes(
   return execGit(args, options, 'buffer', 1024 * 1024 * 1024);
 }
 
-/** The one place a git process is started (besides simple-git in {@link porcelainGit}). */
+/** The one place a one-shot git process is started (long-lived ones: {@link startGit}). */
 function execGit<E extends 'utf8' | 'buffer'>(
   args: readonly string[],
   options: RunGitOptions,
@@ -170,28 +161,6 @@ function execGit<E extends 'utf8' | 'buffer'>(
     child.stdin?.on('error', () => undefined);
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
-}
-
-/**
- * A simple-git instance for porcelain commands (worktree, init), set up for the simple-git 4
- * environment guard: an explicit environment (no `process.env` spread), our GIT_* keys allowed,
- * repository hooks switched off (`core.hooksPath=/dev/null`, so `worktree add` runs no
- * post-checkout hook of the user's), and a block timeout plus optional abort signal. simple-git is
- * loaded on first use: the plumbing here needs only `execFile`, and CLI start-up should not pay.
- */
-export async function porcelainGit(
-  cwd: string,
-  options: { signal?: AbortSignal; timeoutMs?: number; env?: Record<string, string> } = {},
-): Promise<SimpleGit> {
-  const { simpleGit } = await import('simple-git');
-  return simpleGit({
-    baseDir: cwd,
-    allowEnvironment: [...ALLOWED_GIT_ENV, ...Object.keys(LOCAL_GIT_CONFIG_ENV)],
-    allowConfig: [...FIXED_CONFIG, ...LOCAL_ONLY_CONFIG].map(([key]) => key),
-    config: ['core.hooksPath=/dev/null'],
-    timeout: { block: options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS },
-    ...(options.signal === undefined ? {} : { abort: options.signal }),
-  }).env(withFixedGitConfig(options.env ?? gitEnv()));
 }
 
 /**

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { AgentsError, AgentsErrorCode } from '../errors.js';
 import { runGit } from './git.js';
 import { gitEnv } from './git-env.js';
+import { unquoteC } from './deliver/guard.js';
 import { writeFileAtomic } from '../core/atomic-write.js';
 
 /**
@@ -181,43 +182,6 @@ function splitAttributeLine(line: string): { pattern: string; attributes: string
     rest = space < 0 ? '' : line.slice(space);
   }
   return { pattern, attributes: rest.split(/\s+/).filter((attribute) => attribute !== '') };
-}
-
-const C_ESCAPES: Record<string, string> = {
-  a: '\x07',
-  b: '\b',
-  t: '\t',
-  n: '\n',
-  v: '\v',
-  f: '\f',
-  r: '\r',
-  '"': '"',
-  '\\': '\\',
-};
-
-/** Unquotes a C-style quoted string at the start of `text` (git's quoting of paths). */
-function unquoteC(text: string): { value: string; end: number } | undefined {
-  const bytes: number[] = [];
-  for (let index = 1; index < text.length; index++) {
-    const char = text[index]!;
-    if (char === '"') return { value: Buffer.from(bytes).toString('utf8'), end: index + 1 };
-    if (char !== '\\') {
-      bytes.push(...Buffer.from(char, 'utf8'));
-      continue;
-    }
-    const next = text[++index];
-    if (next === undefined) return undefined;
-    const octal = /^[0-3][0-7]{2}/.exec(text.slice(index, index + 3));
-    if (octal !== null) {
-      bytes.push(Number.parseInt(octal[0], 8));
-      index += 2;
-    } else if (C_ESCAPES[next] !== undefined) {
-      bytes.push(...Buffer.from(C_ESCAPES[next], 'utf8'));
-    } else {
-      return undefined;
-    }
-  }
-  return undefined;
 }
 
 /** The tree's top-level `.gitattributes`, or '' when missing, not a file, or too large. */

@@ -4,7 +4,7 @@ import { HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import type { CommandContext } from '../../src/cli/command.js';
 import { createCheckpointsCommand } from '../../src/cli/commands/checkpoints.js';
-import type { OpenThreadContext } from '../../src/cli/thread-context.js';
+import type { OpenThreadContext } from '../../src/actors/open-thread.js';
 import { createRollbackCommand } from '../../src/cli/commands/rollback.js';
 import { createSandboxDiffCommand } from '../../src/cli/commands/sandbox.js';
 import { AgentsError } from '../../src/errors.js';

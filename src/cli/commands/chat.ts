@@ -333,9 +333,9 @@ async function runThreadCommand(
   which: 'diff' | 'checkpoints' | 'apply' | 'rollback',
   args: string[],
 ): Promise<number> {
-  const { createThreadContextOpener } = await import('../thread-context.js');
+  const { threadOpener } = await import('./record-thread-listing.js');
   // Rollback changes the thread: it holds its lock (the chat stopped its actor first).
-  const open = createThreadContextOpener({ lock: which === 'rollback' });
+  const open = await threadOpener(which === 'rollback');
   const command =
     which === 'diff'
       ? (await import('./sandbox.js')).createSandboxDiffCommand(open)

@@ -1,7 +1,7 @@
 import { quotePath } from '../../sandbox/deliver/guard.js';
 import type { ChangedPath } from '../../core/change-record.js';
 import type { Command, CommandContext } from '../command.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption, usageError } from '../args.js';
 import { agentsCommandLine, formatTable } from '../output.js';
 import { listThreadCheckpoints } from './checkpoints-listing.js';

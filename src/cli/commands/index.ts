@@ -1,5 +1,5 @@
 import type { Command, CommandEntry } from '../command.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 
 /**
  * Every `agents` sub-command, in help order: its words and one-line summary, and how to load it.
@@ -201,11 +201,9 @@ async function actors(): Promise<readonly Command[]> {
 
 /** Reads a thread (checkpoints, sandbox diff): works while the thread runs. */
 async function readThread(): Promise<OpenThreadContext> {
-  const { createThreadContextOpener } = await import('../thread-context.js');
-  return createThreadContextOpener({ lock: false });
+  return (await import('./record-thread-listing.js')).threadOpener(false);
 }
 /** Changes a thread (rollback): holds the thread's sandbox lock, refused while it runs. */
 async function changeThread(): Promise<OpenThreadContext> {
-  const { createThreadContextOpener } = await import('../thread-context.js');
-  return createThreadContextOpener({ lock: true });
+  return (await import('./record-thread-listing.js')).threadOpener(true);
 }

@@ -1,9 +1,22 @@
 /**
- * Stores a kept thread's checkpoint listing after its run (`checkpoints-listing.ts`), opening the
- * thread read-only: its own module because opening a thread (`cli/thread-context.ts`) itself
- * stores listings, so the listing module cannot import it.
+ * The CLI's thread opener (`actors/open-thread.ts`) with the checkpoint listing it stores
+ * (`checkpoints-listing.ts`): after a command changed a thread, and after a run, so the next
+ * `agents checkpoints` starts without LangGraph. Loaded on use, like the commands that need it.
  */
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 import { recordCheckpointListing } from './checkpoints-listing.js';
+
+/**
+ * Opens threads for the `checkpoints`, `rollback`, `thread compact` and `sandbox` commands:
+ * `lock` for the ones that change the thread (they store its new listing as they close).
+ */
+export async function threadOpener(lock: boolean): Promise<OpenThreadContext> {
+  const { createThreadContextOpener } = await import('../../actors/open-thread.js');
+  return createThreadContextOpener({
+    lock,
+    beforeClose: (thread) => recordCheckpointListing(thread, thread.threadId),
+  });
+}
 
 /**
  * `recordCheckpointListing` for a thread of the workspace, opened read-only (after its run
@@ -14,8 +27,9 @@ export async function recordThreadListing(
   threadId: string,
 ): Promise<void> {
   try {
-    const { createThreadContextOpener } = await import('../thread-context.js');
-    const thread = await createThreadContextOpener({ lock: false })(context.workspace, threadId, {
+    const thread = await (
+      await threadOpener(false)
+    )(context.workspace, threadId, {
       cwd: context.projectDir,
       signal: context.signal,
     });

@@ -4,7 +4,7 @@ import { formatChanges } from './checkpoints.js';
 import { parseCommandArgs, requireOption, usageError } from '../args.js';
 import { agentsCommandLine } from '../output.js';
 import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 
 const ROLLBACK_USAGE = `Usage: agents rollback --thread ID --to CHECKPOINT [--dry-run] [--note TEXT]
        agents rollback --thread ID --undo

@@ -5,7 +5,7 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption, usageError } from '../args.js';
 import { ExitCode } from '../exit-codes.js';
 import { agentsCommandLine, printJson, println } from '../output.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 import { quotePath } from '../../sandbox/deliver/guard.js';
 import {
   DELIVERY_SCREEN_OPTIONS,

@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
 import { quotePath } from '../../sandbox/deliver/guard.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 import {
   DELIVERY_SCREEN_OPTIONS,
   DELIVERY_SCREEN_USAGE,

@@ -8,7 +8,7 @@ import {
   type DeliverySandbox,
 } from '../../sandbox/deliver/store-access.js';
 import type { CommandContext } from '../command.js';
-import type { OpenThreadContext, ThreadContext } from '../thread-context.js';
+import type { OpenThreadContext, ThreadContext } from '../../actors/open-thread.js';
 
 /** The thread's sandbox as the delivery functions need it, or `SANDBOX_FAILED`. */
 export function deliverySandboxOf(thread: ThreadContext): DeliverySandbox {

@@ -24,7 +24,7 @@ export const sandboxRemoveCommand: Command = {
     );
     const threadId = requireOption(values.thread, 'thread', SANDBOX_REMOVE_USAGE);
     const store = createWorkspaceStore(context.workspace, { projectDir: context.projectDir });
-    // Loaded on use: the sandbox modules bring git (simple-git).
+    // Loaded on use: the sandbox modules bring git.
     const { findThreadSandboxes, removeThreadSandbox } =
       await import('../../actors/thread-sandbox.js');
     const found = (await findThreadSandboxes(store.root, threadId)).filter(

@@ -1,7 +1,7 @@
 import { formatSkippedPaths } from '../../sandbox/skipped-paths.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandLine, requireOption } from '../args.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 import { diffSandbox, formatSandboxDiff, leftOutByDelivery } from '../../sandbox/deliver/diff.js';
 import { quotePath } from '../../sandbox/deliver/guard.js';
 import { configPrefixesOf, THREAD_DELIVERY_OPTIONS, withThreadDelivery } from './sandbox-refs.js';

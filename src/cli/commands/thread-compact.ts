@@ -2,7 +2,7 @@ import { AgentsError, AgentsErrorCode } from '../../errors.js';
 import type { Command, CommandContext } from '../command.js';
 import { parseCommandArgs, parsePositiveInteger, requireOption } from '../args.js';
 import { printJson, println } from '../output.js';
-import type { OpenThreadContext } from '../thread-context.js';
+import type { OpenThreadContext } from '../../actors/open-thread.js';
 
 /** Checkpoints `agents thread compact` keeps when `--keep` is not given. */
 const DEFAULT_KEEP = 100;

@@ -71,3 +71,33 @@ export function quotePath(path: string): string {
   }
   return `${out}"`;
 }
+
+/** {@link ESCAPES} backwards: the letter after a backslash → the character. */
+const UNESCAPES: Record<string, string> = Object.fromEntries(
+  Object.entries(ESCAPES).map(([char, escaped]) => [escaped.slice(1), char]),
+);
+
+/** Unquotes a C-style quoted string at the start of `text` (git's quoting of paths). */
+export function unquoteC(text: string): { value: string; end: number } | undefined {
+  const bytes: number[] = [];
+  for (let index = 1; index < text.length; index++) {
+    const char = text[index]!;
+    if (char === '"') return { value: Buffer.from(bytes).toString('utf8'), end: index + 1 };
+    if (char !== '\\') {
+      bytes.push(...Buffer.from(char, 'utf8'));
+      continue;
+    }
+    const next = text[++index];
+    if (next === undefined) return undefined;
+    const octal = /^[0-3][0-7]{2}/.exec(text.slice(index, index + 3));
+    if (octal !== null) {
+      bytes.push(Number.parseInt(octal[0], 8));
+      index += 2;
+    } else if (UNESCAPES[next] !== undefined) {
+      bytes.push(...Buffer.from(UNESCAPES[next], 'utf8'));
+    } else {
+      return undefined;
+    }
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeActorFile } from '../../../src/actors/thread-config.js';
 import { recordThreadConfig, threadSandboxDir } from '../../../src/actors/thread-sandbox.js';
-import { createThreadContextOpener } from '../../../src/cli/thread-context.js';
+import { createThreadContextOpener } from '../../../src/actors/open-thread.js';
 import { AgentsError } from '../../../src/errors.js';
 import {
   ACTOR,

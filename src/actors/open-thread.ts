@@ -1,20 +1,19 @@
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { SharedThread } from '../actors/shared-thread.js';
-import type { ThreadConfigFacts } from '../actors/thread-config.js';
-import type { ThreadSandboxRecord } from '../actors/thread-sandbox.js';
+import type { SharedThread } from './shared-thread.js';
+import type { ThreadConfigFacts } from './thread-config.js';
+import type { ThreadSandboxRecord } from './thread-sandbox.js';
 import type { Checkpointer } from '../checkpoint/backend.js';
 import type { AgentsRuntime, CheckpointerSettings } from '../runtime/agents-runtime.js';
 import type { CheckpointedGraph } from '../thread/checkpointed-graph.js';
 import type { RunSandbox } from '../sandbox/backend.js';
-import type { Sandbox } from '../sandbox/types.js';
 import { createWorkspaceStore } from '../workspace/store.js';
 import type { WorkspaceStore } from '../workspace/workspace-types.js';
 
 /**
- * What the checkpoint commands need from the actor/workspace layer for one thread: the
- * compiled graph (with its checkpointer) and the thread's sandbox. The caller of
- * {@link OpenThreadContext} closes it.
+ * One thread of the workspace, opened: the compiled graph (with its checkpointer) and the
+ * thread's sandbox. What the checkpoint and delivery commands and `openThreadDelivery` read.
+ * The caller of {@link OpenThreadContext} closes it.
  */
 export interface ThreadContext extends AsyncDisposable {
   threadId: string;
@@ -26,7 +25,9 @@ export interface ThreadContext extends AsyncDisposable {
    */
   shared?: boolean;
   graph: CheckpointedGraph;
-  sandbox: Sandbox;
+  sandbox: RunSandbox;
+  /** Fetches the thread's snapshots from its shared store into the sandbox's (shared only). */
+  fetch?: (signal?: AbortSignal) => Promise<unknown>;
   /** Opens the graph's checkpoint saver (`agents thread compact` deletes rows from it). */
   saver?: () => Promise<BaseCheckpointSaver>;
   /**
@@ -41,13 +42,14 @@ export interface ThreadContext extends AsyncDisposable {
 }
 
 /**
- * Opens a thread of the workspace (supplied by the actor/workspace layer). Throws
+ * Opens a thread of the workspace. `actor` picks among the actors that ran it (default: the one
+ * that did), `stateDir` is the per-user state folder (default `agentsStateDir()`). Throws
  * `CHECKPOINT_NOT_FOUND` / `ACTOR_NOT_FOUND` when the thread is unknown.
  */
 export type OpenThreadContext = (
   workspace: string,
   threadId: string,
-  options: { cwd: string; signal: AbortSignal },
+  options: { cwd: string; signal: AbortSignal; actor?: string; stateDir?: string },
 ) => Promise<ThreadContext>;
 
 /** Options of {@link createThreadContextOpener}. */
@@ -59,6 +61,11 @@ export interface ThreadContextOpenerOptions {
    * thread while it runs.
    */
   lock: boolean;
+  /**
+   * Runs first when a `lock`ed context closes (the CLI stores the changed thread's checkpoint
+   * listing); its failure is ignored.
+   */
+  beforeClose?: (thread: ThreadContext) => Promise<void>;
 }
 
 /**
@@ -83,7 +90,7 @@ export interface ThreadContextOpenerOptions {
  * checkpointer.
  */
 export function createThreadContextOpener(options: ThreadContextOpenerOptions): OpenThreadContext {
-  return async (workspace, threadId, { cwd, signal }): Promise<ThreadContext> => {
+  return async (workspace, threadId, { cwd, signal, ...pick }): Promise<ThreadContext> => {
     signal.throwIfAborted();
     // Loaded on use, in parallel: the thread records, the runtime (sandbox backends). The shared
     // store's code (with the checkpoint table's zod schemas) only when the config names one.
@@ -92,17 +99,20 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
       { createAgentsRuntime, sandboxBackendNamed, checkpointStores },
       { actorConfigFacts, actorFileUnchanged },
     ] = await Promise.all([
-      import('../actors/thread-sandbox.js'),
+      import('./thread-sandbox.js'),
       import('../runtime/agents-runtime.js'),
-      import('../actors/thread-config.js'),
+      import('./thread-config.js'),
     ]);
-    const sharedThreads = () => import('../actors/shared-thread.js');
+    const sharedThreads = () => import('./shared-thread.js');
     const here = createWorkspaceStore(workspace, { projectDir: cwd });
-    const found = await findThreadSandboxes(here.root, threadId);
+    const stateOption = pick.stateDir === undefined ? {} : { stateDir: pick.stateDir };
+    const found = (await findThreadSandboxes(here.root, threadId, stateOption)).filter(
+      (item) => pick.actor === undefined || item.record.actor === pick.actor,
+    );
     const location = found[0];
     // A thread this worker never ran: its actor's shared snapshot store may hold it.
     const sharedActors =
-      location === undefined
+      location === undefined && pick.actor === undefined
         ? await (await sharedThreads()).findSharedThreadActors(here, threadId, signal)
         : [];
     if (sharedActors.length > 1) {
@@ -112,7 +122,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         { details: { threadId, actors: sharedActors } },
       );
     }
-    const actorName = location?.record.actor ?? sharedActors[0];
+    const actorName = location?.record.actor ?? pick.actor ?? sharedActors[0];
     if (actorName === undefined) {
       throw new AgentsError(
         AgentsErrorCode.CheckpointNotFound,
@@ -200,6 +210,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         sandbox = await openThreadSandbox({
           backend: runtime.sandboxBackend,
           workspaceRoot: store.root,
+          ...stateOption,
           actor: actorName,
           threadId,
           source: store.resolvePath(config.sandbox.source),
@@ -276,7 +287,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
           await Promise.all([
             openCheckpointer(),
             // The graph's shape alone, not the actor (its servers, skills, model and sandbox code).
-            import('../actors/actor-graph.js'),
+            import('./actor-graph.js'),
             import('../thread/cached-reads.js'),
           ]);
         // Writes wait for the shared store to hold the snapshots they name.
@@ -288,20 +299,30 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         );
       })());
     let closing: Promise<void> | undefined;
-    // A command that changed the thread (rollback, undo, compaction) stores its new listing
-    // first; then the checkpointer (when opened), the sandbox, the shared store and lease.
+    // A command that changed the thread (rollback, undo, compaction) runs `beforeClose` first
+    // (the CLI stores its new listing); then the checkpointer (when opened), the sandbox, the
+    // shared store and lease.
     const close = (): Promise<void> =>
       (closing ??= (async () => {
-        if (options.lock) {
-          const { recordCheckpointListing } = await import('./commands/checkpoints-listing.js');
-          await recordCheckpointListing(
-            { graph: lazyGraph(openGraph), sandbox, checkpointFile },
-            threadId,
-          ).catch(() => undefined);
-        }
+        if (options.lock) await options.beforeClose?.(thread).catch(() => undefined);
         await runtime.close(`Closing thread "${threadId}"`);
       })());
-    if (options.lock && openedShared?.replica !== undefined) {
+    const replica = openedShared?.replica;
+    const thread: ThreadContext = {
+      threadId,
+      actor: actorName,
+      shared: replica !== undefined,
+      graph: lazyGraph(openGraph),
+      sandbox,
+      ...(replica === undefined
+        ? {}
+        : { fetch: (fetchSignal?: AbortSignal) => replica.fetchInto(sandbox.store, fetchSignal) }),
+      saver: async () => (await openCheckpointer()).saver,
+      checkpointFile,
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+    if (options.lock && replica !== undefined) {
       // The thread may have moved on elsewhere: its latest checkpoint's files, before changing it.
       try {
         const { syncSandboxToThread } = await sharedThreads();
@@ -311,17 +332,7 @@ export function createThreadContextOpener(options: ThreadContextOpenerOptions): 
         throw error;
       }
     }
-    return {
-      threadId,
-      actor: actorName,
-      shared: openedShared?.replica !== undefined,
-      graph: lazyGraph(openGraph),
-      sandbox,
-      saver: async () => (await openCheckpointer()).saver,
-      checkpointFile,
-      close,
-      [Symbol.asyncDispose]: close,
-    };
+    return thread;
   };
 }
 
