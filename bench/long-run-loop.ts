@@ -17,13 +17,13 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GOAL_ROW_PREFIX, goalLines, readLastFigures } from './goals.js';
+import { profiledPhases } from './profile-phases.js';
 
 const here = fileURLToPath(import.meta.url);
 const { values } = parseArgs({
@@ -99,60 +99,12 @@ async function makeRepo(): Promise<string> {
   return dir;
 }
 
-/** Where a profiled function's code lives, as a phase of the run. */
-function phaseOf(url: string): string {
-  if (url === '') return 'V8 (GC, compiler, native)';
-  if (url.includes('/src/actors/scripted-model')) return 'model step (scripted model)';
-  if (url.includes('/src/sandbox/') || url.includes('/src/pipeline/path-')) return 'ours: sandbox';
-  if (url.includes('/src/checkpoint/')) return 'checkpoint write (SQLite saver)';
-  if (url.includes('/src/policy/')) return 'ours: policy and audit log';
-  if (url.includes('/src/')) return 'ours: pipeline, actor, adapter';
-  if (url.includes('langgraph-checkpoint') || url.includes('better-sqlite3'))
-    return 'checkpoint write (SQLite saver)';
-  if (url.includes('@langchain/langgraph')) return 'LangGraph step';
-  if (url.includes('@langchain/mcp-adapters')) return 'peer adapter';
-  if (url.includes('@langchain/core') || url.includes('langsmith')) return 'LangChain core';
-  if (url.includes('@modelcontextprotocol') || url.includes('zod')) return 'MCP SDK + zod';
-  if (url.includes('/yaml/')) return 'YAML';
-  if (url.includes('json-schema') || url.includes('ajv')) return 'JSON Schema validation';
-  if (url.startsWith('node:')) return 'Node (streams, pipes, timers)';
-  return 'other';
-}
-
-async function profiled<T>(
-  run: () => Promise<T>,
-): Promise<{ value: T; phases: Figures['phases'] }> {
-  // --no-profile: time without the profiler (it slows the first turn after it starts).
-  if (values['no-profile'] === true) return { value: await run(), phases: {} };
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 500 });
-  await session.post('Profiler.start');
-  const value = await run();
-  const { profile } = await session.post('Profiler.stop');
-  session.disconnect();
-  // BENCH_LOOP_PROFILE=dir keeps each stack's profile (open it in Chrome DevTools).
+/** The run under the V8 profiler (unless --no-profile), with its phases. */
+function profiled<T>(run: () => Promise<T>): Promise<{ value: T; phases: Figures['phases'] }> {
   const keep = process.env['BENCH_LOOP_PROFILE'];
-  if (keep !== undefined)
-    await writeFile(join(keep, `${values.stack ?? 'run'}.cpuprofile`), JSON.stringify(profile));
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const totals = new Map<string, number>();
-  const deltas = profile.timeDeltas ?? [];
-  let all = 0;
-  (profile.samples ?? []).forEach((id, index) => {
-    const node = byId.get(id)!;
-    const name = node.callFrame.functionName;
-    const phase = name === '(idle)' ? 'idle (waiting on the server)' : phaseOf(node.callFrame.url);
-    const delta = deltas[index] ?? 0;
-    if (process.env['BENCH_LOOP_OTHER'] === '1' && phase === 'other')
-      process.stderr.write(`other: ${name} ${node.callFrame.url}\n`);
-    totals.set(phase, (totals.get(phase) ?? 0) + delta);
-    all += delta;
-  });
-  const phases: Figures['phases'] = {};
-  for (const [phase, time] of totals) phases[phase] = (100 * time) / all;
-  return { value, phases };
+  return values['no-profile'] === true
+    ? run().then((value) => ({ value, phases: {} }))
+    : profiledPhases(run, keep && join(keep, `${values.stack ?? 'run'}.cpuprofile`));
 }
 
 async function runPlain(dir: string): Promise<Opened> {
