@@ -21,11 +21,7 @@ import { toRecordedMessage } from './chat-models.js';
 export interface ThreadStateView {
   values: { messages?: BaseMessage[]; runTurns?: number; activeSkill?: unknown };
   next: string[];
-  tasks: ReadonlyArray<{
-    name: string;
-    interrupts: ReadonlyArray<{ value?: unknown }>;
-    result?: unknown;
-  }>;
+  tasks: ReadonlyArray<{ name: string; interrupts: ReadonlyArray<{ value?: unknown }> }>;
 }
 
 /** What seeding needs of the actor graph. */
@@ -36,13 +32,6 @@ export interface SeedableGraph {
     values: Record<string, unknown>,
     asNode?: string,
   ): Promise<unknown>;
-}
-
-/** The tool call ids a finished `tools` task answered (its saved ToolMessages). */
-function answeredCalls(result: unknown): string[] {
-  const messages = (result as { messages?: unknown } | null)?.messages;
-  const list = Array.isArray(messages) ? messages : messages === undefined ? [] : [messages];
-  return list.flatMap((message) => (ToolMessage.isInstance(message) ? [message.tool_call_id] : []));
 }
 
 /**
@@ -79,9 +68,20 @@ export function threadEntryOf(
       );
     }
   }
-  const finished = state.tasks.flatMap((task) =>
-    task.name === 'tools' && task.interrupts.length === 0 ? answeredCalls(task.result) : [],
+  // The pending step's calls that wait for nothing (no approval, no question of their own):
+  // they finished before the pause, their results saved with the checkpoint.
+  const last = messages.at(-1);
+  const waitingIds = new Set(
+    waiting.flatMap((task) =>
+      task.interrupts.map((item) => (item.value as { toolCallId?: unknown } | null)?.toolCallId),
+    ),
   );
+  const finished =
+    waiting.length > 0 && state.next.includes('tools') && last && AIMessage.isInstance(last)
+      ? (last.tool_calls ?? []).flatMap((call) =>
+          call.id !== undefined && !waitingIds.has(call.id) ? [call.id] : [],
+        )
+      : [];
   if (finished.length > 0) entry.finishedCalls = finished;
   return entry;
 }

@@ -246,4 +246,32 @@ describe('agents thread replay of a thread with prior history', () => {
     });
     await replaysAsRecorded(at, path, cassette);
   });
+
+  it('parallel calls paused for approval and resumed with --approve replay', async () => {
+    const at = await project(
+      'replay-parallel-',
+      [
+        '- tool_calls: [{ name: add, args: { a: 1, b: 2 } }, { name: write_file, args: { path: f.txt, content: F1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    const paused = await agentsWithStdin(
+      at,
+      '',
+      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't4', '--no-prompt'],
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    const resumed = await agents(
+      at,
+      ...['actor', 'resume', 'bot', '--thread', 't4', '--approve', '--record', 'par.jsonl'],
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'par.jsonl');
+    expect(cassette.entries.find((entry) => entry.kind === 'thread')).toMatchObject({
+      waiting: 'approval',
+    });
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls.map((call) => call.outcome)).toEqual(['approved', 'approved']);
+  });
 });
