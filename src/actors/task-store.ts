@@ -46,7 +46,16 @@ async function openBase(location: ActorStoreLocation): Promise<ActorStore> {
   if (location.type === 'postgres') {
     const { PostgresStore } = await import('@langchain/langgraph-checkpoint-postgres/store');
     const store = PostgresStore.fromConnString(location.url);
-    await store.setup();
+    // Workers opening a fresh database at once race on its migrations (a duplicate key in
+    // store_migrations, code 23505: the other worker ran that step); the next try skips it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store.setup();
+        break;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '23505' || attempt >= 5) throw error;
+      }
+    }
     return { store, close: () => store.stop() as unknown as Promise<void> };
   }
   const file = location.file;
