@@ -155,7 +155,16 @@ export const postgresCheckpointBackend = {
     await importPostgresPackages();
     const { PostgresStore } = await import('@langchain/langgraph-checkpoint-postgres/store');
     const store = PostgresStore.fromConnString(settings.url);
-    await store.setup();
+    // Workers opening a fresh database at once race on its migrations (a duplicate key in
+    // store_migrations, SQLSTATE 23505: the other worker ran that step); the next try skips it.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await store.setup();
+        break;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '23505' || attempt >= 5) throw error;
+      }
+    }
     return { store, close: () => store.stop() as unknown as Promise<void> };
   },
 } satisfies CheckpointBackend<PostgresSettings>;
