@@ -4,10 +4,10 @@
  * is replayed with the server's command gone and no model: same final tree, same checkpoints.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
+import { parseCassette, type Cassette } from '../../src/testing/index.js';
 import {
   addScriptedActors,
   agents,
@@ -15,8 +15,7 @@ import {
   makeProjectRepo,
   putFixtureFilesSkill,
 } from '../cli/helpers.js';
-
-const MISSING_SERVER = '/nonexistent/agents-replay-server';
+import { MISSING_SERVER, writeOffline } from './helpers.js';
 
 let dir: string;
 
@@ -62,13 +61,8 @@ describe('agents chat --record', () => {
     expect(end.checkpoints).toBeGreaterThan(4);
 
     // No server to start: its command points nowhere; no model: the turns come from the cassette.
-    for (const entry of cassette.entries) {
-      if (entry.kind !== 'actor') continue;
-      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
-    }
     expect(existsSync(MISSING_SERVER), 'the server command is really missing').toBe(false);
-    const offline = join(dir, 'offline.jsonl');
-    await writeFile(offline, formatCassette(cassette));
+    const offline = await writeOffline(dir, 'offline.jsonl', cassette);
     const replay = await agents(dir, 'thread', 'replay', offline, '--json');
     expect(replay.code, replay.stderr + replay.stdout).toBe(0);
     const report = JSON.parse(replay.stdout) as {

@@ -4,16 +4,12 @@
  * tree, and a replay with live servers asks for the project (`--base DIR`) and checks it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile, rm } from 'node:fs/promises';
+import { mkdir, stat, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCassette, type Cassette } from '../../src/testing/index.js';
-import {
-  addScriptedActors,
-  agents,
-  makeProjectRepo,
-  putFixtureFilesSkill,
-} from '../cli/helpers.js';
+import type { Cassette } from '../../src/testing/index.js';
+import { agents, makeProjectRepo } from '../cli/helpers.js';
+import { recordScriptedRun } from './helpers.js';
 
 let dir: string;
 let cassette: Cassette;
@@ -28,18 +24,10 @@ beforeAll(async () => {
   }
   execFileSync('git', ['add', '-A'], { cwd: dir });
   execFileSync('git', ['commit', '-qm', 'project'], { cwd: dir });
-  await putFixtureFilesSkill(dir);
-  await addScriptedActors(
-    dir,
-    [
-      '- tool_calls: [{ name: write_file, args: { path: src/m1.ts, content: changed } }]',
-      '- content: done',
-    ],
-    { mode: 'auto' },
-  );
-  const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go', '--record', 'run.jsonl');
-  expect(run.code, run.stderr).toBe(0);
-  cassette = parseCassette(await readFile(join(dir, 'run.jsonl'), 'utf8'));
+  cassette = await recordScriptedRun(dir, [
+    '- tool_calls: [{ name: write_file, args: { path: src/m1.ts, content: changed } }]',
+    '- content: done',
+  ]);
 });
 
 afterAll(async () => {

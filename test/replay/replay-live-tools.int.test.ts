@@ -4,34 +4,22 @@
  * fixture's FIXTURE_ADD_OFFSET, set in the cassette's server config) answers `add` otherwise,
  * which exits 11 naming the call and the differing value.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
-import {
-  addScriptedActors,
-  agents,
-  makeProjectRepo,
-  putFixtureFilesSkill,
-} from '../cli/helpers.js';
+import { agents, makeProjectRepo } from '../cli/helpers.js';
+import { recordScriptedRun } from './helpers.js';
 
 let dir: string;
 let cassette: Cassette;
 
 beforeAll(async () => {
   dir = await makeProjectRepo('replay-live-tools-');
-  await putFixtureFilesSkill(dir);
-  await addScriptedActors(
-    dir,
-    [
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }, { name: add, args: { a: 2, b: 3 } }]',
-      '- content: done',
-    ],
-    { mode: 'auto' },
-  );
-  const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go', '--record', 'run.jsonl');
-  expect(run.code, run.stderr).toBe(0);
-  cassette = parseCassette(await readFile(join(dir, 'run.jsonl'), 'utf8'));
+  cassette = await recordScriptedRun(dir, [
+    '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }, { name: add, args: { a: 2, b: 3 } }]',
+    '- content: done',
+  ]);
 });
 
 afterAll(async () => {

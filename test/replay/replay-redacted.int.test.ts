@@ -4,16 +4,12 @@
  * still compares every tree (the placeholder counts as the recorded id) instead of leaving the
  * trees after it unchecked.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
-import {
-  addScriptedActors,
-  agents,
-  makeProjectRepo,
-  putFixtureFilesSkill,
-} from '../cli/helpers.js';
+import { agents, makeProjectRepo } from '../cli/helpers.js';
+import { recordScriptedRun } from './helpers.js';
 
 let dir: string;
 let cassette: Cassette;
@@ -21,19 +17,11 @@ let cassette: Cassette;
 beforeAll(async () => {
   dir = await makeProjectRepo('replay-redacted-');
   await writeFile(join(dir, 'settings.yaml'), 'name: demo\npassword: hunter2-base\n');
-  await putFixtureFilesSkill(dir);
-  await addScriptedActors(
-    dir,
-    [
-      '- tool_calls: [{ name: write_file, args: { path: app.env, content: "API_KEY=later-masked" } }]',
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }]',
-      '- content: done',
-    ],
-    { mode: 'auto' },
-  );
-  const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go', '--record', 'run.jsonl');
-  expect(run.code, run.stderr).toBe(0);
-  cassette = parseCassette(await readFile(join(dir, 'run.jsonl'), 'utf8'));
+  cassette = await recordScriptedRun(dir, [
+    '- tool_calls: [{ name: write_file, args: { path: app.env, content: "API_KEY=later-masked" } }]',
+    '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }]',
+    '- content: done',
+  ]);
 });
 
 afterAll(async () => {

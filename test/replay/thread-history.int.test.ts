@@ -17,8 +17,7 @@ import {
   makeProjectRepo,
   putFixtureFilesSkill,
 } from '../cli/helpers.js';
-
-const MISSING_SERVER = '/nonexistent/agents-replay-server';
+import { MISSING_SERVER, offlineCopy } from './helpers.js';
 
 interface ReplayReport {
   tree: string;
@@ -44,12 +43,7 @@ async function project(prefix: string, turns: string[], mode: 'auto' | 'ask'): P
 
 /** Reads `name`, points its servers' commands nowhere (a replay that spawned would fail). */
 async function offline(at: string, name: string): Promise<{ path: string; cassette: Cassette }> {
-  const cassette = parseCassette(await readFile(join(at, name), 'utf8'));
-  for (const entry of cassette.entries) {
-    if (entry.kind === 'actor') {
-      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
-    }
-  }
+  const cassette = offlineCopy(parseCassette(await readFile(join(at, name), 'utf8')));
   const path = join(at, `offline-${name}`);
   await writeFile(path, formatCassette(cassette));
   return { path, cassette };

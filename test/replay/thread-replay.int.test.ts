@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
+import { parseCassette, type Cassette } from '../../src/testing/index.js';
 import {
   addScriptedActors,
   agents,
@@ -16,41 +16,22 @@ import {
   makeProjectRepo,
   putFixtureFilesSkill,
 } from '../cli/helpers.js';
-
-const MISSING_SERVER = '/nonexistent/agents-replay-server';
+import { MISSING_SERVER, recordScriptedRun, writeOffline as writeOffline_ } from './helpers.js';
 
 let dir: string;
 let cassette: Cassette;
 
 /** The cassette with the server's command pointing nowhere: a replay that spawned would fail. */
-async function writeOffline(name: string, edit: (value: Cassette) => void = () => {}) {
-  const copy = parseCassette(formatCassette(cassette));
-  for (const entry of copy.entries) {
-    if (entry.kind === 'actor') {
-      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
-    }
-  }
-  edit(copy);
-  const path = join(dir, name);
-  await writeFile(path, formatCassette(copy));
-  return path;
-}
+const writeOffline = (name: string, edit?: (value: Cassette) => void) =>
+  writeOffline_(dir, name, cassette, edit);
 
 beforeAll(async () => {
   dir = await makeProjectRepo('thread-replay-');
-  await putFixtureFilesSkill(dir);
-  await addScriptedActors(
-    dir,
-    [
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }, { name: write_file, args: { path: sub/b.txt, content: B1 } }, { name: add, args: { a: 2, b: 3 } }]',
-      '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A2 } }]',
-      '- content: done',
-    ],
-    { mode: 'auto' },
-  );
-  const run = await agents(dir, 'actor', 'run', 'bot', '--input', 'go', '--record', 'run.jsonl');
-  expect(run.code, run.stderr).toBe(0);
-  cassette = parseCassette(await readFile(join(dir, 'run.jsonl'), 'utf8'));
+  cassette = await recordScriptedRun(dir, [
+    '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A1 } }, { name: write_file, args: { path: sub/b.txt, content: B1 } }, { name: add, args: { a: 2, b: 3 } }]',
+    '- tool_calls: [{ name: write_file, args: { path: a.txt, content: A2 } }]',
+    '- content: done',
+  ]);
 });
 
 afterAll(async () => {
