@@ -8,7 +8,7 @@ import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { checkpointerOf } from './backend.js';
 import type { TaskPathRow } from './pending-writes.js';
-import type { CheckpointBackend } from './backend.js';
+import type { CheckpointBackend, OpenedStore } from './backend.js';
 import { acquireThreadLease } from './postgres-lease.js';
 import { adoptLegacyPostgresThread } from './postgres-legacy-thread.js';
 import { withThreadNamespace, type ThreadScope } from './thread-namespace.js';
@@ -151,7 +151,7 @@ export const postgresCheckpointBackend = {
     acquireThreadLease({ ...request, url: settings.url }),
   threadOwners: (settings: PostgresSettings, threadId: string) =>
     threadOwnersOf(settings.url, threadId),
-  async openStore(settings: PostgresSettings) {
+  async openStore(settings: PostgresSettings): Promise<OpenedStore> {
     await importPostgresPackages();
     const { PostgresStore } = await import('@langchain/langgraph-checkpoint-postgres/store');
     const store = PostgresStore.fromConnString(settings.url);

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { AgentsError, AgentsErrorCode, errorMessage } from '../errors.js';
 import { checkpointerOf } from './backend.js';
-import type { CheckpointBackend } from './backend.js';
+import type { CheckpointBackend, OpenedStore } from './backend.js';
 
 const DEFAULT_SQLITE_PATH = '.agents/checkpoints.sqlite';
 
@@ -31,7 +31,7 @@ export const sqliteCheckpointBackend = {
     const name = pathOf(settings, cwd);
     return { name, exists: existsSync(name) };
   },
-  async openStore(settings: SqliteSettings, cwd: string) {
+  async openStore(settings: SqliteSettings, cwd: string): Promise<OpenedStore> {
     const { openSqliteKeyStore } = await import('./sqlite-key-store.js');
     return openSqliteKeyStore(`${pathOf(settings, cwd)}.tasks`);
   },
