@@ -177,6 +177,66 @@ export const PASS_THROUGH = {
   },
 } as const;
 
+/** What `request()` reads of the SDK v2 client's era codec (`Protocol._wireCodec()`). */
+interface EraCodec {
+  validateResult(
+    method: string,
+    raw: unknown,
+  ): { ok: true; value: unknown } | { ok: false; reason: string; message?: string };
+}
+
+const eraSchemas = new WeakMap<object, EraResultSchema | null>();
+type EraResultSchema = {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(value: unknown): { value: unknown } | { issues: { message: string }[] };
+  };
+};
+
+/**
+ * The result schema SDK v2's `request()` builds itself when given none (over the negotiated
+ * era's codec, the 2025 wire schema on a 2025 server), made once per client instead of per
+ * call: each time it builds one, the SDK first probes the codec with `undefined` to learn
+ * whether the method exists in the era, and that probe fails a zod parse and turns the error
+ * into a string, 20–38 µs of a 2025-era call. Undefined when the client has no era codec to
+ * read (another SDK build): the caller then passes no schema and the SDK does as before.
+ */
+export function eraResultSchema(client: object): EraResultSchema | undefined {
+  let schema = eraSchemas.get(client);
+  if (schema === undefined) {
+    const wireCodec = (client as { _wireCodec?: unknown })._wireCodec;
+    schema =
+      typeof wireCodec === 'function'
+        ? {
+            '~standard': {
+              version: 1,
+              vendor: 'agents-era-codec',
+              validate: (value: unknown) => {
+                // Read per call: the era is the connection's, and a reconnect may change it.
+                const codec = (wireCodec as () => EraCodec).call(client);
+                const outcome = codec.validateResult('tools/call', value);
+                return outcome.ok
+                  ? { value: outcome.value }
+                  : {
+                      issues: [
+                        {
+                          message:
+                            outcome.reason === 'invalid'
+                              ? (outcome.message ?? 'invalid result')
+                              : `not-in-era: tools/call`,
+                        },
+                      ],
+                    };
+              },
+            },
+          }
+        : null;
+    eraSchemas.set(client, schema);
+  }
+  return schema ?? undefined;
+}
+
 const mirrorsBySchema = new WeakMap<object, boolean>();
 
 /**

@@ -17,7 +17,7 @@ import type { SendToolCallOptions } from './call-options.js';
 export type { IdleDeadline, SendToolCallOptions } from './call-options.js';
 
 export { isMcpErrorCode } from './call-errors.js';
-import { PASS_THROUGH, legRequest, mayMirrorHeaders } from './call-request.js';
+import { PASS_THROUGH, eraResultSchema, legRequest, mayMirrorHeaders } from './call-request.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   declaresTasks,
@@ -206,10 +206,13 @@ function sendV2(
     method: 'tools/call' as const,
     params: params as unknown as Record<string, unknown>,
   };
+  if (modern)
+    return client.request(request, PASS_THROUGH, requestOptions) as Promise<CallToolResult>;
+  const schema = eraResultSchema(client);
   return (
-    modern
-      ? client.request(request, PASS_THROUGH, requestOptions)
-      : client.request(request, requestOptions)
+    schema === undefined
+      ? client.request(request, requestOptions)
+      : client.request(request, schema, requestOptions)
   ) as Promise<CallToolResult>;
 }
 
