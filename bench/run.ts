@@ -9,8 +9,10 @@
  * `bench/confinement.ts` (run as child processes when present; their stdout goes into the
  * report as is).
  *
- * Flags: `--quick` (about a fifth of the work, for a smoke run), `--out FILE`, `--only
- * calls,revisions,middleware,discovery,memory,external` (an unknown name stops the run with the valid ones).
+ * Flags: `--quick` (a smoke run: fewer rounds and smaller repos; the per-call sections, cheap and
+ * feeding goal rows, run in full), `--out FILE`, `--only
+ * calls,revisions,middleware,discovery,memory,external` (an unknown name stops the run with the
+ * valid ones).
  * Without `--out` a full run writes `bench/results.md` (committed) and a partial one (`--only`
  * leaving a section out) writes `bench/results.partial.md` (ignored by git), so a quick look at
  * one section never overwrites the full report.
@@ -187,12 +189,12 @@ async function main(): Promise<void> {
 
   const goalRows: GoalRow[] = [];
   await section('Per-call cost', 'calls', async () => {
-    const results = await runCallScenarios(quick, log);
+    const results = await runCallScenarios(log);
     goalRows.push(...callGoalRows(results));
     return callsMarkdown(results);
   });
   await section('Per-call cost by MCP revision', 'revisions', async () => {
-    const run = await runRevisions(quick, log);
+    const run = await runRevisions(log);
     goalRows.push(...revisionGoalRows(run));
     return revisionsMarkdown(run);
   });
