@@ -166,7 +166,7 @@ async function sendLeg(
       ? await sendV2(client, params, leg.options, manual, options)
       : await client.request(
           { method: 'tools/call', params: { name, arguments: params.arguments } },
-          await v1ResultSchema(),
+          v1SchemaLoaded ?? (await v1ResultSchema()),
           leg.options,
         );
     const task = taskHandleOf(result);
@@ -218,6 +218,8 @@ function sendV2(
 
 type ResultSchema = Parameters<Exclude<McpClient, Client>['request']>[1];
 let v1Schema: Promise<ResultSchema> | undefined;
+/** The same schema once loaded: later calls take it without an `await`. */
+let v1SchemaLoaded: ResultSchema | undefined;
 
 /**
  * The result schema a v1 client's `request` parses with: the SDK v2's own (zod 4, which the v1
@@ -226,7 +228,7 @@ let v1Schema: Promise<ResultSchema> | undefined;
  */
 function v1ResultSchema(): Promise<ResultSchema> {
   return (v1Schema ??= import('@modelcontextprotocol/client').then(
-    (sdk) => sdk.specTypeSchemas.CallToolResult as unknown as ResultSchema,
+    (sdk) => (v1SchemaLoaded = sdk.specTypeSchemas.CallToolResult as unknown as ResultSchema),
   ));
 }
 
