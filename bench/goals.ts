@@ -63,12 +63,18 @@ export function callGoalRows(results: readonly CallScenarioResult[]): GoalRow[] 
   return rows;
 }
 
-/** Through ToolNode, ours on 2026-07-28 against the peer on 2025-11-25: < 1×. */
+/** Through ToolNode, ours on 2026-07-28 and on 2025-11-25 against the peer on 2025-11-25: < 1×. */
 export function revisionGoalRows(run: RevisionsRun): GoalRow[] {
   return [
     {
       name: 'revisions: ours ToolNode 2026-07-28 / peer ToolNode 2025-11-25',
       value: run.peer.ours / run.peer.peer,
+      goal: 1,
+      strict: true,
+    },
+    {
+      name: 'revisions: ours ToolNode 2025-11-25 / peer ToolNode 2025-11-25',
+      value: run.peer.ours2025 / run.peer.peer,
       goal: 1,
       strict: true,
     },

@@ -82,6 +82,9 @@ export interface PeerPairResult {
   /** Each side's own client, raw `callTool`: SDK v2 at 2026-07-28, SDK v1 at 2025-11-25. */
   oursRaw: number;
   peerRaw: number;
+  /** Ours on 2025-11-25 (SDK v2 client): the revision the peer speaks, so a like-for-like row. */
+  ours2025: number;
+  ours2025Raw: number;
   calls: number;
 }
 
@@ -96,15 +99,20 @@ const PAIR = {
   peer: 'peer via ToolNode, 2025-11-25',
   oursRaw: 'raw SDK v2 callTool, 2026-07-28',
   peerRaw: 'raw SDK v1 callTool, 2025-11-25',
+  ours2025: 'ours via ToolNode, 2025-11-25',
+  ours2025Raw: 'raw SDK v2 callTool, 2025-11-25',
 } as const;
 
-/** Ours (SDK v2 client, 2026-07-28) against the peer (SDK v1 client, 2025-11-25), interleaved. */
+/**
+ * Ours (SDK v2 client) at both revisions against the peer (SDK v1 client, 2025-11-25), interleaved.
+ */
 async function runPeerPair(
   work: { warmup: number; rounds: number; perRound: number },
   args: { text: string },
   log: (line: string) => void,
 ): Promise<PeerPairResult> {
   const modern = await connect('2026-07-28');
+  const legacy = await connect('2025-11-25');
   const [peerSide, serverSide] = InMemoryTransport.createLinkedPair();
   const peerServer = serveStdio(() => benchServer(), { legacy: 'serve', transport: serverSide });
   const peerClient = new V1Client({ name: 'bench-peer', version: '1.0.0' });
@@ -116,11 +124,17 @@ async function runPeerPair(
       await createMcpToolAdapter({ serverName: 'bench', client: modern.client }).tools(),
       'echo',
     );
+    const ours2025Tool = findTool(
+      await createMcpToolAdapter({ serverName: 'bench', client: legacy.client }).tools(),
+      'echo',
+    );
     const peerTool = findTool(await loadMcpTools('bench', peerClient), 'echo');
     const oursNode = new ToolNode([oursTool]);
+    const ours2025Node = new ToolNode([ours2025Tool]);
     const peerNode = new ToolNode([peerTool]);
     const outputs = [
       toolNodeText(await oursNode.invoke(toolCallInput(oursTool.name, args))),
+      toolNodeText(await ours2025Node.invoke(toolCallInput(ours2025Tool.name, args))),
       toolNodeText(await peerNode.invoke(toolCallInput(peerTool.name, args))),
     ];
     if (outputs.some((output) => output !== args.text)) {
@@ -135,6 +149,14 @@ async function runPeerPair(
           call: () => modern.client.callTool({ name: 'echo', arguments: args }),
         },
         { name: PAIR.peerRaw, call: () => peerClient.callTool({ name: 'echo', arguments: args }) },
+        {
+          name: PAIR.ours2025,
+          call: () => ours2025Node.invoke(toolCallInput(ours2025Tool.name, args)),
+        },
+        {
+          name: PAIR.ours2025Raw,
+          call: () => legacy.client.callTool({ name: 'echo', arguments: args }),
+        },
       ],
       work,
     );
@@ -144,16 +166,20 @@ async function runPeerPair(
       peer: found.get(PAIR.peer) ?? Number.NaN,
       oursRaw: found.get(PAIR.oursRaw) ?? Number.NaN,
       peerRaw: found.get(PAIR.peerRaw) ?? Number.NaN,
+      ours2025: found.get(PAIR.ours2025) ?? Number.NaN,
+      ours2025Raw: found.get(PAIR.ours2025Raw) ?? Number.NaN,
       calls: work.rounds * work.perRound,
     };
     log(
-      `revisions peer pair: ${PAIR.ours}=${formatMicros(result.ours)}µs, ${PAIR.peer}=${formatMicros(result.peer)}µs`,
+      `revisions peer pair: ${PAIR.ours}=${formatMicros(result.ours)}µs, ` +
+        `${PAIR.ours2025}=${formatMicros(result.ours2025)}µs, ${PAIR.peer}=${formatMicros(result.peer)}µs`,
     );
     return result;
   } finally {
     await peerClient.close();
     await peerServer.close();
     await modern.close();
+    await legacy.close();
   }
 }
 
@@ -241,11 +267,12 @@ export function revisionsMarkdown(run: RevisionsRun): string {
       rows,
     ),
     '',
-    'Through ToolNode against `@langchain/mcp-adapters` (issue-24 goal: ours faster). The peer',
-    'runs on SDK v1, which speaks 2025-11-25 at most, so the row pair uses one server that speaks',
-    'both: ours on 2026-07-28 (SDK v2 client), the peer on 2025-11-25 (SDK v1 client, its only',
-    'revision). Medians in µs per call, rounds interleaved, in-memory transport, 100 B. Each',
-    "side's own client called raw is beside it, so the stack's cost shows apart from the SDK's.",
+    'Through ToolNode against `@langchain/mcp-adapters` (issues 24 and 37: ours faster at both',
+    'revisions). The peer runs on SDK v1, which speaks 2025-11-25 at most, so the rows use one',
+    'server that speaks both: ours on 2026-07-28 and on 2025-11-25 (SDK v2 client), the peer on',
+    '2025-11-25 (SDK v1 client, its only revision). Medians in µs per call, rounds interleaved,',
+    "in-memory transport, 100 B. Each stack's own client called raw is beside it, so the stack's",
+    "cost shows apart from the SDK's.",
     '',
     table(
       [
@@ -264,6 +291,14 @@ export function revisionsMarkdown(run: RevisionsRun): string {
           formatMicros(run.peer.ours - run.peer.oursRaw),
           formatRatio(run.peer.ours / run.peer.peer),
           run.peer.ours < run.peer.peer ? 'yes' : '**no**',
+        ],
+        [
+          'ours (`createMcpToolAdapter`, SDK v2 client), 2025-11-25',
+          formatMicros(run.peer.ours2025Raw),
+          formatMicros(run.peer.ours2025),
+          formatMicros(run.peer.ours2025 - run.peer.ours2025Raw),
+          formatRatio(run.peer.ours2025 / run.peer.peer),
+          run.peer.ours2025 < run.peer.peer ? 'yes' : '**no**',
         ],
         [
           'peer (`@langchain/mcp-adapters` `loadMcpTools`, SDK v1 client), 2025-11-25 (the only one it speaks)',
