@@ -267,7 +267,9 @@ export interface ToolCallRouteOptions {
  * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
  * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
  * writes included) run again. With one task per call, finished calls keep their saved writes and
- * only the paused call re-runs. Use with {@link createTrackedToolNode}:
+ * only the paused call re-runs. The calls `options.group` picks (read-only ones) share one task
+ * instead (`Send(tools, { lg_tool_calls })`), which saves LangGraph's per-task cost; only
+ * {@link createTrackedToolNode} runs such a task. Use with it:
  *
  * ```ts
  * graph.addConditionalEdges('agent', routeToolCallsPerTask(), ['tools', END])
