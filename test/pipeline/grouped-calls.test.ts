@@ -16,12 +16,19 @@ import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import type { PolicyInput } from '../../src/config/policy-schema.js';
 import { createMemoryPinStore } from '../../src/policy/pins.js';
-import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
+import {
+  createInterruptApprover,
+  createPolicyMiddleware,
+} from '../../src/policy/policy-middleware.js';
 import type { PolicyRecord } from '../../src/policy/policy-middleware.js';
-import { isApprovalPreview } from '../../src/policy/approval.js';
+import { isApprovalPreview, toApprovalPreview } from '../../src/policy/approval.js';
 import { readOnlyAllowedCalls } from '../../src/actors/call-grouping.js';
 import { createTrackedToolNode, routeToolCallsPerTask } from '../../src/pipeline/tool-node.js';
 import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
+import { AgentsError, AgentsErrorCode } from '../../src/errors.js';
+import { decide } from '../../src/policy/decide.js';
+import { createInterruptInputHandler } from '../../src/policy/input-requests.js';
+import { isPauseDeferred, runWithPausesDeferred } from '../../src/policy/pause-deferral.js';
 import { descriptorFor, interruptsOf } from '../policy/helpers.js';
 
 /*
@@ -199,5 +206,48 @@ describe('grouped tool calls (routeToolCallsPerTask group)', () => {
     expect(ran.filter((id) => id === 'r2')).toHaveLength(0);
     expect(ran.filter((id) => id === 'l1')).toHaveLength(3);
     expect(ran.filter((id) => id === 'r1')).toHaveLength(2);
+  });
+
+  it('makes every pause point of the library defer inside a group, and only there', async () => {
+    const verdict = decide(readFile, parsePolicy({ mode: 'auto' }));
+    const preview = toApprovalPreview(readFile, { path: 'a' }, verdict, { toolCallId: 'r1' });
+    const request = { descriptor: readFile, args: { path: 'a' }, context: {} };
+    const approve = () => createInterruptApprover()(preview, request);
+    const question = () =>
+      createInterruptInputHandler(
+        readFile,
+        { path: 'a' },
+        'r1',
+      )({
+        serverName: 'fs',
+        toolName: 'read_file',
+        round: 1,
+        questions: {
+          q: {
+            method: 'elicitation/create',
+            params: { mode: 'form', message: 'Which?', requestedSchema: { type: 'object' } },
+          },
+        },
+      });
+    for (const pause of [approve, question]) {
+      let inside: unknown;
+      await runWithPausesDeferred(async () => {
+        try {
+          await pause();
+        } catch (error) {
+          inside = error;
+        }
+      });
+      expect(isPauseDeferred(inside)).toBe(true);
+      // Outside a group the same call reaches LangGraph's interrupt(), which refuses outside a graph.
+      let outside: unknown;
+      try {
+        await pause();
+      } catch (error) {
+        outside = error;
+      }
+      expect(isPauseDeferred(outside)).toBe(false);
+      expect(AgentsError.hasCode(outside, AgentsErrorCode.PolicyDenied)).toBe(true);
+    }
   });
 });
