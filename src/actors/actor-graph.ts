@@ -2,6 +2,7 @@ import { killPoint } from '../core/kill-point.js';
 import { trackCheckpointWrites } from '../thread/durable-writes.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
+import type { ToolCall } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from '@langchain/langgraph';
@@ -33,6 +34,7 @@ function buildGraph(
   checkpointer: BaseCheckpointSaver,
   maxTurns: number,
   store?: BaseStore,
+  group?: (call: ToolCall) => boolean,
 ) {
   return (
     new StateGraph(buildStateSchema())
@@ -40,11 +42,17 @@ function buildGraph(
       .addNode('tools', toolNode)
       .addEdge(START, 'agent')
       // One task per tool call: a call paused for approval re-runs alone on resume; its
-      // siblings (allowed writes included) keep their saved results and never run twice.
-      .addConditionalEdges('agent', routeToolCallsPerTask({ tools: 'tools', end: END }), [
-        'tools',
-        END,
-      ])
+      // siblings (allowed writes included) keep their saved results and never run twice. The
+      // calls `group` picks (read-only, allowed) share one task: running them again is harmless.
+      .addConditionalEdges(
+        'agent',
+        routeToolCallsPerTask({
+          tools: 'tools',
+          end: END,
+          ...(group === undefined ? {} : { group }),
+        }),
+        ['tools', END],
+      )
       .addEdge('tools', 'agent')
       .compile({ checkpointer, ...(store === undefined ? {} : { store }) })
       // Also for callers of `actor.graph.invoke`: LangGraph's default (25 steps) is 12 turns.
@@ -94,6 +102,8 @@ export interface ActorGraphOptions {
   checkpointer: BaseCheckpointSaver;
   /** Where a call that became an MCP task is noted, so a resumed run follows that task. */
   store?: BaseStore | undefined;
+  /** The calls of a turn that share one task (see `readOnlyAllowedCalls`); default none. */
+  group?: ((call: ToolCall) => boolean) | undefined;
 }
 
 /** The compiled graph, its current tools, and the subscription to drop on stop. */
@@ -149,7 +159,7 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
     budgets?.countCalls(threadId, reply.tool_calls?.length ?? 0);
     return { messages: [reply], runTurns };
   };
-  const graph = buildGraph(agent, toolNode, writes.saver, maxTurns, options.store);
+  const graph = buildGraph(agent, toolNode, writes.saver, maxTurns, options.store, options.group);
   graph.name = name;
   return { graph, tools, unsubscribe: () => toolSet.close() };
 }

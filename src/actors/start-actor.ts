@@ -25,6 +25,7 @@ import {
 } from './actor-network.js';
 import type { ActorConfinement } from '../runtime/confinement.js';
 import type { AgentsRuntime } from '../runtime/agents-runtime.js';
+import { readOnlyAllowedCalls } from './call-grouping.js';
 import { compileActorGraph } from './actor-graph.js';
 import { openActorStore } from './task-store.js';
 import { projectIdOf } from './project-id.js';
@@ -183,6 +184,10 @@ export async function startActor(
     sandbox,
     checkpointer: saver,
     store: taskStore.store,
+    // A caller's own middleware may pause in ways a group cannot defer: no grouping then.
+    ...((spec.options.middleware?.length ?? 0) > 0
+      ? {}
+      : { group: readOnlyAllowedCalls(toolSet.tools, spec.policy) }),
   });
   runtime.defer(() => compiled.unsubscribe());
 

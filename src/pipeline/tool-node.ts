@@ -16,6 +16,8 @@ import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../core/sandbo
 import type { ActiveSkillState } from '../core/sandbox-state.js';
 import type { SandboxStateUpdate } from '../thread/state.js';
 import type { HeadClaim } from '../core/head-claim.js';
+import { isGroupedToolCalls, runGroupedCalls } from './grouped-calls.js';
+import type { GroupedToolCallsInput } from './grouped-calls.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
 const MAX_PARALLEL_CALL_LISTENERS = 1_000;
@@ -145,7 +147,9 @@ class TrackedToolNode extends ToolNode {
     // number of parallel calls of one turn, not a leak. Node warns from 11; this runs before
     // LangChain adds this task's listener. Bounded: a turn of over 1,000 calls still warns.
     if (config.signal) setMaxListeners(MAX_PARALLEL_CALL_LISTENERS, config.signal);
-    const output: unknown = await super.run(input, config);
+    const output: unknown = isGroupedToolCalls(input)
+      ? await this.runGroup(input, config)
+      : await super.run(input, config);
     // A bare message-list graph has no state fields to write.
     if (Array.isArray(input)) return output;
     const messages = collectToolMessages(output);
@@ -158,18 +162,45 @@ class TrackedToolNode extends ToolNode {
       ...changes,
       ...(skill === undefined ? {} : { activeSkill: skill }),
     };
-    if (changes !== undefined && isToolCallTask(input) && this.tracker !== undefined) {
-      // One task per call (routeToolCallsPerTask): sibling tasks of the superstep each write
+    const perTask = isToolCallTask(input) || isGroupedToolCalls(input) ? input : undefined;
+    if (changes !== undefined && perTask !== undefined && this.tracker !== undefined) {
+      // Tasks per call or group (routeToolCallsPerTask): sibling tasks of the superstep each write
       // `sandboxHead`, applied in task order, not finishing order, and a sibling may not even
       // have taken the lock yet when this one is done. So each task claims the newest head it
       // saw, with the chain it descends from, and the reducer keeps the newest claim of the
       // step (core/head-claim.ts): never last write wins.
       await this.tracker.idle();
-      update.sandboxHead = headClaimOf(this.tracker, input, config);
+      update.sandboxHead = headClaimOf(this.tracker, perTask, config);
     }
     if (Array.isArray(output)) return [...output, update];
     if (typeof output === 'object' && output !== null) return { ...output, ...update };
     return output;
+  }
+
+  /**
+   * A task of grouped calls (routeToolCallsPerTask's `group`): each call runs as ToolNode runs a
+   * one-call task, pauses deferred until it runs alone (see runGroupedCalls), and the outputs are
+   * merged in call order as ToolNode merges a turn's.
+   */
+  private async runGroup(
+    input: GroupedToolCallsInput,
+    config: LangGraphRunnableConfig,
+  ): Promise<unknown> {
+    const { lg_tool_calls: calls, ...state } = input;
+    const outputs = await runGroupedCalls(calls, (call) =>
+      super.run({ ...state, lg_tool_call: call }, config),
+    );
+    const messages: unknown[] = [];
+    for (const output of outputs) {
+      const plain = !Array.isArray(output) && typeof output === 'object' && output !== null;
+      const list: unknown = plain ? (output as Record<string, unknown>)['messages'] : undefined;
+      if (!Array.isArray(list) || Object.keys(output as object).length !== 1) {
+        // A tool returned a Command: keep each output as its own update, as ToolNode does.
+        return outputs.flatMap((each) => (Array.isArray(each) ? (each as unknown[]) : [each]));
+      }
+      messages.push(...(list as unknown[]));
+    }
+    return { messages };
   }
 }
 
@@ -182,7 +213,7 @@ export interface ToolCallTaskInput {
 /** The claim of a task on its step's head: the sandbox's head now and the chain to it. */
 function headClaimOf(
   tracker: ChangeTracker,
-  input: ToolCallTaskInput,
+  input: ToolCallTaskInput | GroupedToolCallsInput,
   config: LangGraphRunnableConfig,
 ): HeadClaim {
   const sha = tracker.sandbox.head;
@@ -217,6 +248,14 @@ export interface ToolCallRouteOptions {
   tools?: string;
   /** Where to go when the last message has no tool calls (default `END`). */
   end?: string;
+  /**
+   * Calls that may share ONE task (default: none, every call its own task). Only calls that
+   * change nothing when run again may be grouped (read-only tools): a grouped task's results are
+   * saved together at its end, so a crash or a pause inside it runs all of its calls again. A
+   * grouped call that would pause still pauses alone, after its siblings (see runGroupedCalls);
+   * say true only for calls unlikely to pause (policy `allow`), or the group waits on it.
+   */
+  group?: (call: ToolCall) => boolean;
 }
 
 /**
@@ -228,7 +267,9 @@ export interface ToolCallRouteOptions {
  * Why: LangGraph's `ToolNode` runs a turn's calls in one task, and when one of them pauses on
  * `interrupt()` (an approval) the whole task re-runs on resume, so calls that already ran (allowed
  * writes included) run again. With one task per call, finished calls keep their saved writes and
- * only the paused call re-runs. Use with {@link createTrackedToolNode}:
+ * only the paused call re-runs. The calls `options.group` picks (read-only ones) share one task
+ * instead (`Send(tools, { lg_tool_calls })`), which saves LangGraph's per-task cost; only
+ * {@link createTrackedToolNode} runs such a task. Use with it:
  *
  * ```ts
  * graph.addConditionalEdges('agent', routeToolCallsPerTask(), ['tools', END])
@@ -256,7 +297,19 @@ export function routeToolCallsPerTask(
       typeof state.sandboxHead === 'string' && state.sandboxHead !== ''
         ? { sandboxHead: state.sandboxHead }
         : {};
-    return calls.map((call) => new Send(tools, { lg_tool_call: call, ...skill, ...head }));
+    const grouped = options.group === undefined ? [] : calls.filter(options.group);
+    if (grouped.length < 2) {
+      return calls.map((call) => new Send(tools, { lg_tool_call: call, ...skill, ...head }));
+    }
+    // The group takes the place of its first call; the others keep their own tasks.
+    const sends: Send[] = [];
+    for (const call of calls) {
+      if (call === grouped[0])
+        sends.push(new Send(tools, { lg_tool_calls: grouped, ...skill, ...head }));
+      else if (!grouped.includes(call))
+        sends.push(new Send(tools, { lg_tool_call: call, ...skill, ...head }));
+    }
+    return sends;
   };
 }
 

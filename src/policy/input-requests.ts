@@ -10,6 +10,7 @@ import {
 } from '../core/input-requests.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
 import { sanitizeDescription } from '../mcp/sanitize.js';
+import { deferPauseIfGrouped } from './pause-deferral.js';
 import { readSamplingRequest, renderSamplingRequest, samplingResult } from './sampling-request.js';
 import type { SamplingMessage } from './sampling-request.js';
 
@@ -224,6 +225,8 @@ export function createInterruptInputHandler(
   return describeInputHandler(ask, { offersSampling: true });
   function ask(round: InputRequestRound): InputRequestAnswer {
     const preview = toInputRequestPreview(descriptor, args, round, toolCallId);
+    // Inside a task of grouped calls the question waits until this call runs alone.
+    deferPauseIfGrouped(`Question of server "${round.serverName}" for ${descriptor.id}`);
     let raw: unknown;
     try {
       raw = interrupt(preview);

@@ -10,6 +10,7 @@ import { gateInputRequests } from './input-gate.js';
 import type { Sampler } from './model-sampling.js';
 import { boundApprover, type Approver } from './approval-scope.js';
 import { decide } from './decide.js';
+import { deferPauseIfGrouped } from './pause-deferral.js';
 import type { PolicyVerdict } from './decide.js';
 import type { PinStore } from './pins.js';
 import type { Policy, PolicyDecision } from '../config/policy-schema.js';
@@ -68,6 +69,8 @@ export interface PolicyMiddlewareOptions {
  */
 export function createInterruptApprover(): Approver {
   return (preview) => {
+    // Inside a task of grouped calls the pause waits until this call runs alone.
+    deferPauseIfGrouped(`Approval of ${preview.toolId}`);
     try {
       return interrupt(preview);
     } catch (error) {

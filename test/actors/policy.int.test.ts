@@ -249,6 +249,37 @@ describe('actor policy (ask mode, real fixture server, SQLite checkpointer)', ()
   );
 
   it(
+    'runs the read-only calls of a turn in one task, the write asked for alone, and each once',
+    { timeout: 60_000 },
+    async () => {
+      const actor = await actorWith([
+        '- tool_calls: [{ name: read_file, args: { path: README.md } }, { name: write_file, args: { path: g.txt, content: g } }, { name: read_file, args: { path: README.md } }]',
+        '- content: done',
+      ]);
+      const paused = await collect(actor.run('go', { threadId: 't-group' }));
+      expect(approvalsIn(paused).map((item) => item.preview.toolId)).toEqual(['mcp:fs/write_file']);
+      const config = { configurable: { thread_id: 't-group' } };
+      const waiting = await actor.graph.getState(config);
+      // Two tasks for three calls: both reads in one (done before the approval), the write alone.
+      expect(waiting.tasks.map((task) => task.name)).toEqual(['tools', 'tools']);
+      expect(toolEnds(paused).map((end) => [end.name, end.text])).toEqual([
+        ['read_file', 'hello\n'],
+        ['read_file', 'hello\n'],
+      ]);
+      await collect(actor.resume({ type: 'approve' }, { threadId: 't-group' }));
+      expect(await readFile(join(actor.sandbox!.root, 'g.txt'), 'utf8')).toBe('g');
+      // The reads' task was saved before the pause: on resume only the write ran.
+      const { entries } = await readAuditLog(actor.auditFile, { threadId: 't-group' });
+      const calls = entries.filter((entry) => entry.event === 'tool-call');
+      expect(calls.map((entry) => [entry.toolId, entry.policy?.outcome])).toEqual([
+        ['mcp:fs/read_file', 'allowed'],
+        ['mcp:fs/read_file', 'allowed'],
+        ['mcp:fs/write_file', 'approved'],
+      ]);
+    },
+  );
+
+  it(
     'resumes a paused run from the SQLite file with a new actor instance',
     { timeout: 90_000 },
     async () => {

@@ -1,0 +1,44 @@
+import type { ToolCall } from '@langchain/core/messages';
+import type { StructuredTool } from '@langchain/core/tools';
+import type { Policy } from '../config/policy-schema.js';
+import type { ToolDescriptor } from '../core/tool-descriptor.js';
+import { decide, effectiveCapabilities } from '../policy/decide.js';
+
+/**
+ * Which tool calls of a turn the actor runs in one LangGraph task (`routeToolCallsPerTask`'s
+ * `group`): calls of MCP tools that are read-only by their capability verdicts and that the
+ * policy allows outright. One task per call costs LangGraph's task set-up, its own saved writes
+ * and its own stream chunk (bench/findings.md, issue 37); a turn of read-only calls needs none of
+ * what a task per call buys:
+ *
+ * - exactly once: a grouped task's results are saved at its end, so a crash (or a pause) inside
+ *   it runs its calls again. Read-only calls change nothing when run again, which is also why a
+ *   read-only call is sent again after its server restarts. Writes keep a task each.
+ * - pauses: a grouped call that pauses anyway (a pinned definition changed, a network host to
+ *   approve, a 2026 server's question) pauses alone, after its siblings (pipeline/grouped-calls.ts),
+ *   so each resume value still reaches its own call. The verdict here only keeps such calls out
+ *   of groups where it can tell ahead (no pins, skills or new-tool state is read here).
+ *
+ * Only MCP tools: their only ways to pause are the library's own pause points, which a group
+ * defers; a custom or built-in tool may call LangGraph `interrupt()` itself.
+ */
+export function readOnlyAllowedCalls(
+  tools: readonly StructuredTool[],
+  policy: Policy,
+): (call: ToolCall) => boolean {
+  // A refreshed tool brings a new descriptor object, so the verdict follows the registry.
+  const verdicts = new WeakMap<ToolDescriptor, boolean>();
+  return (call) => {
+    const tool = tools.find((each) => each.name === call.name);
+    const descriptor = (tool as { descriptor?: ToolDescriptor } | undefined)?.descriptor;
+    if (descriptor === undefined || descriptor.source !== 'mcp') return false;
+    let groupable = verdicts.get(descriptor);
+    if (groupable === undefined) {
+      groupable =
+        effectiveCapabilities(descriptor.capabilities).readOnly &&
+        decide(descriptor, policy).decision === 'allow';
+      verdicts.set(descriptor, groupable);
+    }
+    return groupable;
+  };
+}
