@@ -18,7 +18,8 @@ export interface AuditEntry {
   /**
    * `tool-call-start` when a call starts (written before it runs, so a call whose process was
    * killed still has one); `tool-call` when it finished (or failed); `approval-requested` when it
-   * paused for a human; `client-request` for a request the call's upstream server made of the
+   * paused for a human; `pause-deferred` when it would have paused inside a task of grouped
+   * read-only calls, and runs again alone after them (where it pauses for real); `client-request` for a request the call's upstream server made of the
    * MCP client (sampling, elicitation), forwarded or refused: `args` then holds its summary;
    * `input-request` for a question a 2026-07-28 server asked before running the tool
    * (`input_required`: elicitation, sampling, roots) and how it ended: `args` holds its summary;
@@ -31,6 +32,7 @@ export interface AuditEntry {
     | 'tool-call'
     | 'tool-call-start'
     | 'approval-requested'
+    | 'pause-deferred'
     | 'client-request'
     | 'input-request'
     | 'unattributed-changes'

@@ -124,7 +124,9 @@ export async function readAuditLog(
   }
   const ended = new Set(
     entries.flatMap((entry) =>
-      (entry.event === 'tool-call' || entry.event === 'approval-requested') &&
+      (entry.event === 'tool-call' ||
+        entry.event === 'approval-requested' ||
+        entry.event === 'pause-deferred') &&
       entry.callId !== undefined
         ? [entry.callId]
         : [],

@@ -10,6 +10,7 @@ import type { BudgetRecord } from './output-budget.js';
 import type { PolicyRecord } from './policy-middleware.js';
 import type { AuditEntry, AuditVerdict } from './audit-entry.js';
 import type { AuditLog } from './audit-log.js';
+import { isPauseDeferred } from './pause-deferral.js';
 
 /** Options of {@link createAuditMiddleware}. */
 export interface AuditMiddlewareOptions {
@@ -214,7 +215,10 @@ export function createAuditMiddleware(options: AuditMiddlewareOptions): ToolMidd
       try {
         result = await next(request);
       } catch (error) {
-        if (isInterrupt(error)) {
+        if (isPauseDeferred(error)) {
+          // Not a pause yet: the call runs again alone after its group, with its own entries.
+          await record({ ...base, event: 'pause-deferred', durationMs: now() - started });
+        } else if (isInterrupt(error)) {
           await record({ ...base, event: 'approval-requested', durationMs: now() - started });
         } else {
           const message = errorMessage(error);

@@ -11,6 +11,11 @@ import { composeMiddleware } from '../../src/core/tool-middleware.js';
 import { auditLogPath, createAuditLog, readAuditLog } from '../../src/policy/audit-log.js';
 import { createAuditMiddleware } from '../../src/policy/audit.js';
 import { createPolicyMiddleware } from '../../src/policy/policy-middleware.js';
+import {
+  PauseDeferred,
+  deferPauseIfGrouped,
+  runWithPausesDeferred,
+} from '../../src/policy/pause-deferral.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import { ResultMetaKey } from '../../src/core/tool-descriptor.js';
 import { descriptorFor } from './helpers.js';
@@ -127,6 +132,35 @@ describe('audit log', () => {
     expect((await readAuditLog(auditLogPath(workspace), { threadId: 't1' })).entries).toHaveLength(
       2,
     );
+  });
+
+  it('ends a pause deferred inside a group as pause-deferred, not as an approval or an unfinished call', async () => {
+    {
+      await using log = createAuditLog(auditLogPath(workspace));
+      const handler = composeMiddleware(
+        [createAuditMiddleware({ log, actor: 'coder' })],
+        (request) =>
+          runWithPausesDeferred(async () => {
+            deferPauseIfGrouped(`Approval of ${request.descriptor.id}`);
+            return { content: [] };
+          }),
+      );
+      const attempt = handler({
+        descriptor: reader,
+        args: { path: 'a' },
+        context: { threadId: 't1', toolCallId: 'c1' },
+      });
+      await expect(attempt).rejects.toBeInstanceOf(PauseDeferred);
+    }
+    const raw = await readAuditLog(auditLogPath(workspace), { raw: true });
+    expect(raw.entries.map((entry) => entry.event)).toEqual(['tool-call-start', 'pause-deferred']);
+    const { entries } = await readAuditLog(auditLogPath(workspace));
+    expect(entries.map((entry) => entry.event)).toEqual(['pause-deferred']);
+    const ctx = context([]);
+    await auditCommand.run(ctx);
+    expect(ctx.out()).toContain('would pause inside a group of read-only calls');
+    expect(ctx.out()).not.toContain('UNFINISHED');
+    expect(ctx.out()).not.toContain('approval requested');
   });
 
   it('skips a torn line instead of failing, and refuses appends after close', async () => {

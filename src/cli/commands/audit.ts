@@ -108,6 +108,8 @@ function auditLine(entry: AuditEntry): string {
     parts.push('UNFINISHED: started, never ended (its process stopped mid-call)');
   } else if (entry.event === 'approval-requested') {
     parts.push('approval requested');
+  } else if (entry.event === 'pause-deferred') {
+    parts.push('would pause inside a group of read-only calls: run again alone after them');
   } else if (entry.event === 'client-request' && entry.clientRequest !== undefined) {
     const request = entry.clientRequest;
     parts.push(
