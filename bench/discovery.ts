@@ -61,8 +61,9 @@ export async function runDiscovery(
 export function discoveryMarkdown(results: readonly DiscoveryResult[]): string {
   return [
     'tools/list over all pages (100 tools a page) + wrapping every tool as a LangChain tool.',
-    'Ours: `createMcpToolAdapter(...).tools()` (descriptors, capability inference, sanitizing,',
-    'fingerprints, validators). Peer: `loadMcpTools(serverName, client)`. Medians in µs.',
+    'Ours: `createMcpToolAdapter(...).tools()` (provider-safe names and sanitized descriptions at',
+    'listing; each full descriptor, with capabilities, path arguments and fingerprint, when first',
+    'read; each validator on the first call). Peer: `loadMcpTools(serverName, client)`. Medians in µs.',
     '',
     table(
       [

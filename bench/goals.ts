@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { CallScenarioResult } from './calls.js';
+import type { DiscoveryResult } from './discovery.js';
 import type { RevisionsRun } from './revisions.js';
 import { STACK } from './stacks.js';
 
@@ -79,6 +80,15 @@ export function revisionGoalRows(run: RevisionsRun): GoalRow[] {
       strict: true,
     },
   ];
+}
+
+/** Listing and wrapping 500 tools: ours ≤ 1× `loadMcpTools` on every transport. */
+export function discoveryGoalRows(results: readonly DiscoveryResult[]): GoalRow[] {
+  return results.map((result) => ({
+    name: `discovery ${result.transport}, ${result.tools} tools: ours / peer`,
+    value: result.ours / result.peer,
+    goal: 1,
+  }));
 }
 
 function meets(row: GoalRow): boolean {

@@ -27,6 +27,7 @@ import { callsMarkdown, runCallScenarios } from './calls.js';
 import { discoveryMarkdown, runDiscovery } from './discovery.js';
 import {
   callGoalRows,
+  discoveryGoalRows,
   goalLines,
   GOAL_ROW_PREFIX,
   printedGoalRows,
@@ -201,9 +202,11 @@ async function main(): Promise<void> {
   await section('Sandbox middleware', 'middleware', async () =>
     middlewareMarkdown(await runMiddleware(quick, log)),
   );
-  await section('Discovery of 500 tools', 'discovery', async () =>
-    discoveryMarkdown(await runDiscovery(quick, log)),
-  );
+  await section('Discovery of 500 tools', 'discovery', async () => {
+    const results = await runDiscovery(quick, log);
+    goalRows.push(...discoveryGoalRows(results));
+    return discoveryMarkdown(results);
+  });
   await section('Memory after 10,000 calls', 'memory', async () =>
     memoryMarkdown(await runMemory(quick, log)),
   );

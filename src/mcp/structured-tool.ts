@@ -146,24 +146,30 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
   name: string;
   description: string;
   schema: ToolSchemaBase;
-  readonly descriptor: ToolDescriptor;
+  /** The descriptor, or an MCP tool entry that builds it on the first read. */
+  readonly #tool: ToolDescriptor | LazilyDescribedTool;
   readonly #handler: ToolCallHandler;
   readonly #throwErrors: boolean;
 
   constructor(
-    descriptor: ToolDescriptor,
+    tool: ToolDescriptor | LazilyDescribedTool,
     handler: ToolCallHandler,
     options: StructuredToolOptions = {},
   ) {
-    const metadata: Record<string, unknown> = { toolId: descriptor.id };
-    if (descriptor.serverName !== undefined) metadata['serverName'] = descriptor.serverName;
+    const metadata: Record<string, unknown> = { toolId: tool.id };
+    if (tool.serverName !== undefined) metadata['serverName'] = tool.serverName;
     super({ responseFormat: 'content_and_artifact', metadata });
-    this.name = descriptor.name;
-    this.description = descriptor.description;
-    this.schema = descriptor.inputSchema as ToolSchemaBase;
-    this.descriptor = descriptor;
+    this.name = tool.name;
+    this.description = tool.description;
+    this.schema = tool.inputSchema as ToolSchemaBase;
+    this.#tool = tool;
     this.#handler = handler;
     this.#throwErrors = options.errors === 'throw';
+  }
+
+  get descriptor(): ToolDescriptor {
+    const tool = this.#tool;
+    return 'descriptor' in tool ? tool.descriptor : tool;
   }
 
   override invoke<
@@ -204,7 +210,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
 
   /** Progress and retries written to the graph's custom stream (LangGraph's `writer`). */
   #streamCapabilities(writer: StreamWriter, toolCallId: string | undefined): ToolCallCapabilities {
-    const { id: toolId, serverName } = this.descriptor;
+    const { id: toolId, serverName } = this.#tool;
     // What every event names: the tool, and the call when it has an id.
     const tool = {
       toolName: this.name,
@@ -290,7 +296,7 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
         throw new AgentsError(
           AgentsErrorCode.InvalidArguments,
           `Tool "${this.name}" takes an object of named arguments, got ${Array.isArray(args) ? 'an array' : typeof args}.`,
-          { details: { toolId: this.descriptor.id } },
+          { details: { toolId: this.#tool.id } },
         );
       }
       // The call's one record, built here once, in one shape: the layers below pass it as is.
@@ -330,8 +336,8 @@ class McpStructuredTool extends StructuredTool<ToolSchemaBase> {
       } else if (result.isError === true) {
         throw new AgentsError(
           AgentsErrorCode.ToolCallFailed,
-          `Tool "${this.name}" (${this.descriptor.id}) returned an error: ${resultText(result) || '(no text)'}`,
-          { details: { toolId: this.descriptor.id, result } },
+          `Tool "${this.name}" (${this.#tool.id}) returned an error: ${resultText(result) || '(no text)'}`,
+          { details: { toolId: this.#tool.id, result } },
         );
       } else {
         // A plain invoke returns the content only: no artifact to build.
@@ -365,4 +371,27 @@ export function toStructuredTool(
   options: StructuredToolOptions = {},
 ): StructuredTool {
   return new McpStructuredTool(descriptor, handler, options);
+}
+
+/** What binding reads up front, and the full descriptor built when first read (`McpToolEntry`). */
+export interface LazilyDescribedTool {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly serverName: string;
+  readonly inputSchema: unknown;
+  readonly descriptor: ToolDescriptor;
+}
+
+/**
+ * {@link toStructuredTool} for a tool whose descriptor is built when first read (on its first
+ * call, or when something asks for `descriptor`): discovery of a large server then builds only
+ * what binding the tools to a model reads.
+ */
+export function toLazilyDescribedStructuredTool(
+  tool: LazilyDescribedTool,
+  handler: ToolCallHandler,
+  options: StructuredToolOptions = {},
+): StructuredTool {
+  return new McpStructuredTool(tool, handler, options);
 }

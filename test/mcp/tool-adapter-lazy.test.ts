@@ -57,7 +57,7 @@ describe('createMcpToolEntries: argument validation compiled on first call', () 
     expect(caller.calls).toEqual(['broken_schema', 'broken_schema']);
   });
 
-  it('warns at listing time when the inputSchema is not an object at all', () => {
+  it('warns when the inputSchema is not an object at all, before any call', () => {
     const entries = createMcpToolEntries({
       serverName: 's',
       tools: [{ name: 'odd', inputSchema: 'nope' as unknown as Tool['inputSchema'] }],
@@ -66,5 +66,30 @@ describe('createMcpToolEntries: argument validation compiled on first call', () 
     expect(entries[0]!.descriptor.warnings).toEqual([
       'inputSchema is not an object; arguments are not validated',
     ]);
+  });
+
+  it('builds each descriptor when first read, once, and calls with the listed name', async () => {
+    const detected: string[] = [];
+    const caller = recordingCaller();
+    const entries = createMcpToolEntries({
+      serverName: 's',
+      tools,
+      caller,
+      detectPathArguments: (schema) => {
+        detected.push(Object.keys(schema.properties ?? {}).join(','));
+        return [];
+      },
+    });
+    // Listing built no descriptor: the detector (part of each descriptor) has not run.
+    expect(detected).toEqual([]);
+    const order = entries[0]!;
+    expect((await order.execute({ id: 'A-1' }, {})).isError).toBeUndefined();
+    expect(caller.calls).toEqual(['get_order']);
+    const descriptor = order.descriptor;
+    expect(detected).toEqual(['id']);
+    expect(descriptor).toMatchObject({ id: 'mcp:s/get_order', name: 'get_order' });
+    expect(descriptor.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(order.descriptor).toBe(descriptor);
+    expect(detected).toEqual(['id']);
   });
 });

@@ -204,10 +204,15 @@ describe('adapter tools in ToolNode (in memory)', () => {
 
   it('returns content on a direct invoke and throws for an error result', async () => {
     await using pair = await connectFixture({ tools: 'basic' });
-    const tools = await createMcpToolAdapter({ serverName: 'fx', client: pair.client }).tools();
+    const adapter = createMcpToolAdapter({ serverName: 'fx', client: pair.client });
+    const tools = await adapter.tools();
     const add = tools.find((tool) => tool.name === 'add');
     const fail = tools.find((tool) => tool.name === 'fail');
     expect(await add!.invoke({ a: 1, b: 2 })).toBe('3');
+    // The tool's descriptor is its entry's, built once whichever asks first.
+    const entry = (await adapter.listTools()).find((each) => each.descriptor.name === 'add');
+    expect((add as unknown as { descriptor: unknown }).descriptor).toBe(entry!.descriptor);
+    expect(entry!.descriptor.capabilities.readOnly).toBeDefined();
     await expect(fail!.invoke({ message: 'no' })).rejects.toMatchObject({
       code: 'TOOL_CALL_FAILED',
     });
