@@ -81,7 +81,7 @@ export interface ListedToolHints {
  * (the SDK sends `notifications/cancelled`) when `context.signal` fires.
  * @throws ServerError phase `call`, with the codes listed at the top of this module.
  */
-export async function sendToolCall(
+export function sendToolCall(
   client: McpClient,
   name: string,
   args: Record<string, unknown>,
@@ -89,20 +89,49 @@ export async function sendToolCall(
   capabilities: ToolCallCapabilities | undefined,
   options: SendToolCallOptions,
 ): Promise<CallToolResult> {
+  // Not async: the usual call is one leg, whose promise is returned as is (an async frame here
+  // was one more promise and microtask hop per call on the hot path).
+  try {
+    // The Tasks extension is declared per call too: only where the server offers it (or the
+    // tool requires it), and never for a tool that forbids it.
+    const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
+    if (tasks) return sendOrFollowTask(client, name, args, context, capabilities, options);
+    return sendCall(client, name, args, context, capabilities, options, false);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}
+
+/** A call that declares the Tasks extension: a run that paused after it became a task follows that task. */
+async function sendOrFollowTask(
+  client: McpClient,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  capabilities: ToolCallCapabilities | undefined,
+  options: SendToolCallOptions,
+): Promise<CallToolResult> {
+  const { followTask, taskLedger } = await import('./tasks.js');
+  const noted = await taskLedger(context, options.serverName, name, args)?.recall();
+  if (noted !== undefined) {
+    const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
+    return followTask(client as Client, handle, name, args, context, options, context.signal);
+  }
+  return sendCall(client, name, args, context, capabilities, options, true);
+}
+
+/** Sends the call: one leg, or the rounds of a 2026 server's questions when someone answers them. */
+function sendCall(
+  client: McpClient,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolCallContext,
+  capabilities: ToolCallCapabilities | undefined,
+  options: SendToolCallOptions,
+  tasks: boolean,
+): Promise<CallToolResult> {
   const base: ToolCallParams = { name, arguments: args };
   const handler = capabilities?.inputRequests;
-  // The Tasks extension is declared per call too: only where the server offers it (or the tool
-  // requires it), and never for a tool that forbids it.
-  const tasks = isV2Client(client) && declaresTasks(client, options.taskSupport?.());
-  if (tasks) {
-    // A run that paused after this call became a task follows that task, not a new call.
-    const { followTask, taskLedger } = await import('./tasks.js');
-    const noted = await taskLedger(context, options.serverName, name, args)?.recall();
-    if (noted !== undefined) {
-      const handle = { ...noted, status: 'working', pollIntervalMilliseconds: 0 };
-      return followTask(client as Client, handle, name, args, context, options, context.signal);
-    }
-  }
   // A forwarded call (`agents serve`) keeps the SDK's auto-fulfilment through the forwarding
   // handlers; 2025-era servers ask with their own requests, as before.
   if (
@@ -118,7 +147,14 @@ export async function sendToolCall(
           _meta: { [CLIENT_CAPABILITIES_META_KEY]: withTasksExtension(options.clientCapabilities) },
         }
       : base;
-    return (await sendLeg(client, params, context, capabilities, options, false)) as CallToolResult;
+    return sendLeg(
+      client,
+      params,
+      context,
+      capabilities,
+      options,
+      false,
+    ) as Promise<CallToolResult>;
   }
   // Declared per request (2026 carries capabilities in each request's `_meta`), so 2025-era
   // servers on the same client are still offered nothing they could not get answered.
