@@ -69,8 +69,9 @@ export function threadEntryOf(
     }
   }
   // The pending step's calls that wait for nothing (no approval, no question of their own):
-  // they finished before the pause, their results saved with the checkpoint.
-  const last = messages.at(-1);
+  // they finished before the pause, their results saved with the checkpoint (and shown in the
+  // state's messages, after the step's AI message).
+  const last = messages.findLast((message) => AIMessage.isInstance(message));
   const waitingIds = new Set(
     waiting.flatMap((task) =>
       task.interrupts.map((item) => (item.value as { toolCallId?: unknown } | null)?.toolCallId),
@@ -121,7 +122,7 @@ export function checkSeedable(entry: ThreadEntry, source: string): void {
   if (entry.finishedCalls !== undefined && entry.finishedCalls.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `Cassette ${source} starts on a thread paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished before the recording started; their results are not in it, so a replay cannot rebuild that step. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
+      `Cassette ${source} starts on a thread paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished before the recording started; a replay cannot rebuild that step half done (it would run them again). Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
       { details: { source, finishedCalls: entry.finishedCalls } },
     );
   }

@@ -269,3 +269,46 @@ describe('agents thread replay of a thread with prior history', () => {
     expect(report.calls.map((call) => call.outcome)).toEqual(['approved', 'approved']);
   });
 });
+
+describe('agents thread replay refuses a pause it cannot rebuild', () => {
+  it('a step one of whose parallel calls had finished before the recording: exit 3', async () => {
+    const at = await project(
+      'replay-half-step-',
+      [
+        '- tool_calls: [{ name: add, args: { a: 1, b: 2 } }, { name: write_file, args: { path: g.txt, content: G1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    // `add` runs at once, `write_file` waits: the step pauses with one of its calls finished.
+    await writeFile(
+      join(at, '.agents', 'actors', 'bot.yaml'),
+      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: ask\n  tools:\n    add: { decision: allow }\n',
+    );
+    const paused = await agents(
+      at,
+      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't5', '--no-prompt'],
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    const resumed = await agents(
+      at,
+      ...['actor', 'resume', 'bot', '--thread', 't5', '--approve', '--record', 'half.jsonl'],
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'half.jsonl');
+    const history = cassette.entries.find((entry) => entry.kind === 'thread');
+    expect(history, 'the add call had finished when the recording started').toMatchObject({
+      waiting: 'approval',
+      finishedCalls: [expect.any(String)],
+    });
+    const addCalls = cassette.entries.filter(
+      (entry) => entry.kind === 'call' && entry.toolId.endsWith('/add'),
+    );
+    expect(addCalls, 'the resume did not run the finished call again').toHaveLength(0);
+    const refused = await agents(at, 'thread', 'replay', path);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(
+      /paused in a step whose calls \S+ had finished before the recording started.*Record the run again from before the pause/,
+    );
+  });
+});
