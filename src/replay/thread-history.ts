@@ -26,12 +26,24 @@ export interface ThreadStateView {
 
 /** What seeding needs of the actor graph. */
 export interface SeedableGraph {
-  getState(config: { configurable: { thread_id: string } }): Promise<ThreadStateView>;
+  getState(config: { configurable: { thread_id: string } }): Promise<
+    Omit<ThreadStateView, 'tasks'> & {
+      config: unknown;
+      tasks: ReadonlyArray<{ id: string; name: string; path?: ReadonlyArray<unknown> }>;
+    }
+  >;
   updateState(
     config: { configurable: { thread_id: string } },
     values: Record<string, unknown>,
     asNode?: string,
   ): Promise<unknown>;
+  /** The graph's checkpointer: a finished call's result is saved as its task's pending write. */
+  checkpointer?: unknown;
+}
+
+/** The part of LangGraph's `BaseCheckpointSaver` that saves a task's writes. */
+interface TaskWriter {
+  putWrites(config: unknown, writes: Array<[string, unknown]>, taskId: string): Promise<void>;
 }
 
 /**
@@ -113,17 +125,38 @@ export function fromRecordedMessage(recorded: RecordedMessage): BaseMessage {
 }
 
 /**
- * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done (some
- * of its calls finished before the pause: their results are not in this recording), or several
- * servers' questions waiting at once. One waiting question replays: the resume answers it first
- * (see the replay), then the call is sent again and asked again, as recorded.
+ * The pending step of `messages`: its AI message's index, and the results of its calls that
+ * finished before the pause (the tool messages after it), by call id.
+ */
+function pendingStep(messages: readonly RecordedMessage[]): {
+  at: number;
+  finished: Map<string, number>;
+} {
+  const at = messages.findLastIndex((message) => message.type === 'ai');
+  const finished = new Map<string, number>();
+  messages.forEach((message, index) => {
+    if (index > at && message.type === 'tool' && message.tool_call_id !== undefined) {
+      finished.set(message.tool_call_id, index);
+    }
+  });
+  return { at, finished };
+}
+
+/**
+ * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done whose
+ * finished calls' results are not in its messages, or several servers' questions waiting at
+ * once. One waiting question replays: the resume answers it first (see the replay), then the
+ * call is sent again and asked again, as recorded. A step half done replays: the finished calls'
+ * results are saved for their tasks as the pause had them, and only the waiting calls run.
  */
 export function checkSeedable(entry: ThreadEntry, source: string): void {
-  if (entry.finishedCalls !== undefined && entry.finishedCalls.length > 0) {
+  const { finished } = pendingStep(entry.messages);
+  const missing = (entry.finishedCalls ?? []).filter((id) => !finished.has(id));
+  if (missing.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `Cassette ${source} starts on a thread paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished before the recording started; a replay cannot rebuild that step half done (it would run them again). Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
-      { details: { source, finishedCalls: entry.finishedCalls } },
+      `Cassette ${source} starts on a thread paused in a step whose calls ${missing.join(', ')} had finished before the recording started, but their results are not in its \`thread\` entry, so a replay cannot rebuild that step. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
+      { details: { source, finishedCalls: missing } },
     );
   }
   if (entry.waiting === 'question' && entry.questions?.length !== 1) {
@@ -151,7 +184,12 @@ export async function seedThread(
   options: { expand: (value: unknown) => unknown; sandboxHead: string | undefined },
 ): Promise<void> {
   const config = { configurable: { thread_id: threadId } };
-  const messages = (options.expand(entry.messages) as RecordedMessage[]).map(fromRecordedMessage);
+  const recorded = options.expand(entry.messages) as RecordedMessage[];
+  // A step half done: its AI message is seeded (its calls become tasks again), and each
+  // finished call's result is saved as its task's write, so only the waiting calls run.
+  const { at, finished } = pendingStep(recorded);
+  const done = entry.next.includes('tools') && (entry.finishedCalls?.length ?? 0) > 0;
+  const messages = (done ? recorded.slice(0, at + 1) : recorded).map(fromRecordedMessage);
   const asNode = entry.next.includes('tools')
     ? 'agent'
     : entry.next.includes('agent') || messages.at(-1)?.getType() === 'tool'
@@ -167,4 +205,39 @@ export async function seedThread(
     },
     asNode,
   );
+  if (done) await saveFinishedCalls(graph, config, recorded, at, entry.finishedCalls!, finished);
+}
+
+/**
+ * Saves the result of each call of the seeded step in `finishedCalls` as the pending write of
+ * its task (one task per call, in the AI message's call order: `routeToolCallsPerTask`), as the
+ * paused step had it: a resume then runs only the other calls, as the recorded one did.
+ */
+async function saveFinishedCalls(
+  graph: SeedableGraph,
+  config: { configurable: { thread_id: string } },
+  messages: readonly RecordedMessage[],
+  at: number,
+  finishedCalls: readonly string[],
+  results: ReadonlyMap<string, number>,
+): Promise<void> {
+  const calls = messages[at]?.tool_calls ?? [];
+  const state = await graph.getState(config);
+  const order = (path: ReadonlyArray<unknown> | undefined) =>
+    typeof path?.[1] === 'number' ? path[1] : 0;
+  const tasks = state.tasks
+    .filter((task) => task.name === 'tools')
+    .sort((a, b) => order(a.path) - order(b.path));
+  const saver = graph.checkpointer as TaskWriter | undefined;
+  if (tasks.length !== calls.length || typeof saver?.putWrites !== 'function') {
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `The recorded thread's pending step has ${calls.length} call(s), the seeded one ${tasks.length} task(s): the replay cannot save the results of ${finishedCalls.join(', ')} for them. Record the run again from before the pause.`,
+    );
+  }
+  for (const id of finishedCalls) {
+    const task = tasks[calls.findIndex((call) => call.id === id)];
+    const result = fromRecordedMessage(messages[results.get(id)!]!);
+    await saver.putWrites(state.config, [['messages', [result]]], task!.id);
+  }
 }

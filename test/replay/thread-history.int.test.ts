@@ -270,8 +270,8 @@ describe('agents thread replay of a thread with prior history', () => {
   });
 });
 
-describe('agents thread replay refuses a pause it cannot rebuild', () => {
-  it('a step one of whose parallel calls had finished before the recording: exit 3', async () => {
+describe('agents thread replay of a step half done when the recording started', () => {
+  it('a finished parallel call keeps its result, only the paused one runs again', async () => {
     const at = await project(
       'replay-half-step-',
       [
@@ -300,15 +300,37 @@ describe('agents thread replay refuses a pause it cannot rebuild', () => {
     expect(history, 'the add call had finished when the recording started').toMatchObject({
       waiting: 'approval',
       finishedCalls: [expect.any(String)],
+      messages: expect.arrayContaining([
+        expect.objectContaining({ type: 'tool', name: 'add', content: '3' }),
+      ]),
     });
-    const addCalls = cassette.entries.filter(
-      (entry) => entry.kind === 'call' && entry.toolId.endsWith('/add'),
+    const recordedCalls = cassette.entries.flatMap((entry) =>
+      entry.kind === 'call' ? [entry.toolId] : [],
     );
-    expect(addCalls, 'the resume did not run the finished call again').toHaveLength(0);
-    const refused = await agents(at, 'thread', 'replay', path);
+    expect(recordedCalls, 'the resume ran only the paused call').toEqual([
+      expect.stringMatching(/\/write_file$/),
+    ]);
+    // Replayed: the add call is not run again (the cassette has no exchange for it).
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls.map((call) => call.outcome)).toEqual(['approved']);
+
+    // Without the finished call's result in the thread entry, the step cannot be rebuilt.
+    const bare = join(at, 'no-result.jsonl');
+    await writeFile(
+      bare,
+      formatCassette({
+        ...cassette,
+        entries: cassette.entries.map((entry) =>
+          entry.kind === 'thread'
+            ? { ...entry, messages: entry.messages.filter((message) => message.type !== 'tool') }
+            : entry,
+        ),
+      }),
+    );
+    const refused = await agents(at, 'thread', 'replay', bare);
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(
-      /paused in a step whose calls \S+ had finished before the recording started.*Record the run again from before the pause/,
+      /paused in a step whose calls \S+ had finished before the recording started, but their results are not in its `thread` entry.*Record the run again from before the pause/,
     );
   });
 });
