@@ -206,3 +206,47 @@ describe('agents thread replay of a 2026-07-28 server', () => {
     expect(report).toMatchObject({ tree: end.tree, checkpoints: end.checkpoints });
   });
 });
+
+describe('agents thread replay refuses what it cannot rebuild', () => {
+  it("a recording begun on two servers' questions waiting at once: exit 3", async () => {
+    await writeFile(
+      join(dir, 'two-questions.yaml'),
+      [
+        '- tool_calls: [{ name: confirm_write, args: { path: b.txt } }, { name: confirm_write, args: { path: c.txt } }]',
+        '- content: done',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, '.agents', 'actors', 'asker2.yaml'),
+      'skills: [modern-skill]\nmodel: scripted:two-questions.yaml\npolicy: { mode: auto }\n',
+    );
+    const paused = await agents(
+      dir,
+      ...['actor', 'run', 'asker2', '--input', 'go', '--thread', 'q2', '--no-prompt'],
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    const resumed = await agents(
+      dir,
+      ...['actor', 'resume', 'asker2', '--thread', 'q2', '--answer', '{"confirm":true}'],
+      ...['--no-prompt', '--record', 'two.jsonl'],
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const recorded = parseCassette(await readFile(join(dir, 'two.jsonl'), 'utf8'));
+    expect(
+      recorded.entries.find((entry) => entry.kind === 'thread'),
+      'both questions waited when the recording began',
+    ).toMatchObject({ waiting: 'question', questions: [expect.anything(), expect.anything()] });
+    for (const entry of recorded.entries) {
+      if (entry.kind !== 'actor') continue;
+      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
+    }
+    const path = join(dir, 'offline-two.jsonl');
+    await writeFile(path, formatCassette(recorded));
+    const refused = await agents(dir, 'thread', 'replay', path);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(
+      /starts on a thread where 2 servers' questions waited at once.*Record the run again from before the pause/,
+    );
+  });
+});
