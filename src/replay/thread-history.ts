@@ -144,10 +144,9 @@ function pendingStep(messages: readonly RecordedMessage[]): {
 
 /**
  * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done whose
- * finished calls' results are not in its messages, or several servers' questions waiting at
- * once. One waiting question replays: the resume answers it first (see the replay), then the
- * call is sent again and asked again, as recorded. A step half done replays: the finished calls'
- * results are saved for their tasks as the pause had them, and only the waiting calls run.
+ * finished calls' results are not in its messages, or a waiting question naming no tool call.
+ * Otherwise the step replays (see {@link seedThread}): the finished calls' results and the
+ * waiting questions' recorded answers are saved for their tasks, and only the waiting calls run.
  */
 export function checkSeedable(entry: ThreadEntry, source: string): void {
   const { finished } = pendingStep(entry.messages);
@@ -159,10 +158,13 @@ export function checkSeedable(entry: ThreadEntry, source: string): void {
       { details: { source, finishedCalls: missing } },
     );
   }
-  if (entry.waiting === 'question' && entry.questions?.length !== 1) {
+  const unplaced = (entry.questions ?? []).filter(
+    (question) => typeof (question as { toolCallId?: unknown }).toolCallId !== 'string',
+  );
+  if (entry.waiting === 'question' && unplaced.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `Cassette ${source} starts on a thread where ${entry.questions?.length ?? 0} servers' questions waited at once; a replay answers one waiting question (the answers of several are keyed by the original run's interrupt ids). Record the run again from before the pause.`,
+      `Cassette ${source} starts on a thread waiting at a server's question that names no tool call, so a replay cannot tell which call to answer. Record the run again from before the pause.`,
       { details: { source } },
     );
   }
@@ -181,16 +183,22 @@ export async function seedThread(
   graph: SeedableGraph,
   threadId: string,
   entry: ThreadEntry,
-  options: { expand: (value: unknown) => unknown; sandboxHead: string | undefined },
+  options: {
+    expand: (value: unknown) => unknown;
+    sandboxHead: string | undefined;
+    /** The resume value answering a waiting question (its preview); undefined: none recorded. */
+    answer?: (question: unknown) => unknown;
+  },
 ): Promise<void> {
   const config = { configurable: { thread_id: threadId } };
   const recorded = options.expand(entry.messages) as RecordedMessage[];
+  const pending = entry.next.includes('tools');
   // A step half done: its AI message is seeded (its calls become tasks again), and each
   // finished call's result is saved as its task's write, so only the waiting calls run.
   const { at, finished } = pendingStep(recorded);
-  const done = entry.next.includes('tools') && (entry.finishedCalls?.length ?? 0) > 0;
+  const done = pending && (entry.finishedCalls?.length ?? 0) > 0;
   const messages = (done ? recorded.slice(0, at + 1) : recorded).map(fromRecordedMessage);
-  const asNode = entry.next.includes('tools')
+  const asNode = pending
     ? 'agent'
     : entry.next.includes('agent') || messages.at(-1)?.getType() === 'tool'
       ? 'tools'
@@ -205,23 +213,39 @@ export async function seedThread(
     },
     asNode,
   );
-  if (done) await saveFinishedCalls(graph, config, recorded, at, entry.finishedCalls!, finished);
+  const writes = new Map<string, Array<[string, unknown]>>();
+  for (const id of done ? entry.finishedCalls! : []) {
+    writes.set(id, [['messages', [fromRecordedMessage(recorded[finished.get(id)!]!)]]]);
+  }
+  // Each waiting question's recorded answer, saved as its task's resume value (the run then
+  // continues with no resume of its own): the call is asked again and answered at once, as in
+  // the recording; any number of questions, none keyed by the original run's interrupt ids.
+  const questions = pending && entry.waiting === 'question' ? entry.questions : undefined;
+  for (const question of options.expand(questions ?? []) as unknown[]) {
+    const id = (question as { toolCallId?: string }).toolCallId!;
+    const answer = options.answer?.(question);
+    // None recorded (the recording ended paused there too): the replay pauses there as well.
+    if (answer !== undefined) writes.set(id, [...(writes.get(id) ?? []), [RESUME, [answer]]]);
+  }
+  if (writes.size > 0) await saveTaskWrites(graph, config, recorded[at]?.tool_calls ?? [], writes);
 }
 
 /**
- * Saves the result of each call of the seeded step in `finishedCalls` as the pending write of
- * its task (one task per call, in the AI message's call order: `routeToolCallsPerTask`), as the
- * paused step had it: a resume then runs only the other calls, as the recorded one did.
+ * LangGraph's channel for a task's resume values (`interrupt()` returns them in order): the
+ * name its checkpoints store, not exported as a constant.
  */
-async function saveFinishedCalls(
+const RESUME = '__resume__';
+
+/**
+ * Saves `writes` (by call id) as the pending writes of the seeded step's tasks (one task per
+ * call, in the AI message's call order: `routeToolCallsPerTask`), as the paused step had them.
+ */
+async function saveTaskWrites(
   graph: SeedableGraph,
   config: { configurable: { thread_id: string } },
-  messages: readonly RecordedMessage[],
-  at: number,
-  finishedCalls: readonly string[],
-  results: ReadonlyMap<string, number>,
+  calls: NonNullable<RecordedMessage['tool_calls']>,
+  writes: ReadonlyMap<string, Array<[string, unknown]>>,
 ): Promise<void> {
-  const calls = messages[at]?.tool_calls ?? [];
   const state = await graph.getState(config);
   const order = (path: ReadonlyArray<unknown> | undefined) =>
     typeof path?.[1] === 'number' ? path[1] : 0;
@@ -232,12 +256,12 @@ async function saveFinishedCalls(
   if (tasks.length !== calls.length || typeof saver?.putWrites !== 'function') {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `The recorded thread's pending step has ${calls.length} call(s), the seeded one ${tasks.length} task(s): the replay cannot save the results of ${finishedCalls.join(', ')} for them. Record the run again from before the pause.`,
+      `The recorded thread's pending step has ${calls.length} call(s), the seeded one ${tasks.length} task(s): the replay cannot rebuild what ${[...writes.keys()].join(', ')} had done or were answered. Record the run again from before the pause.`,
     );
   }
-  for (const id of finishedCalls) {
+  for (const [id, taskWrites] of writes) {
     const task = tasks[calls.findIndex((call) => call.id === id)];
-    const result = fromRecordedMessage(messages[results.get(id)!]!);
-    await saver.putWrites(state.config, [['messages', [result]]], task!.id);
+    if (task === undefined) continue;
+    await saver.putWrites(state.config, taskWrites, task.id);
   }
 }

@@ -207,8 +207,8 @@ describe('agents thread replay of a 2026-07-28 server', () => {
   });
 });
 
-describe('agents thread replay refuses what it cannot rebuild', () => {
-  it("a recording begun on two servers' questions waiting at once: exit 3", async () => {
+describe('agents thread replay of a recording begun on several questions', () => {
+  it("two servers' questions waiting at once replay, each answered as recorded", async () => {
     await writeFile(
       join(dir, 'two-questions.yaml'),
       [
@@ -243,10 +243,41 @@ describe('agents thread replay refuses what it cannot rebuild', () => {
     }
     const path = join(dir, 'offline-two.jsonl');
     await writeFile(path, formatCassette(recorded));
-    const refused = await agents(dir, 'thread', 'replay', path);
-    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
-    expect(refused.stderr).toMatch(
-      /starts on a thread where 2 servers' questions waited at once.*Record the run again from before the pause/,
+    const replay = await agents(dir, 'thread', 'replay', path, '--json');
+    expect(replay.code, replay.stderr + replay.stdout).toBe(0);
+    const report = JSON.parse(replay.stdout) as {
+      tree: string;
+      checkpoints: number;
+      calls: Array<{ toolId: string; isError: boolean }>;
+    };
+    const end = recorded.entries.find((entry) => entry.kind === 'end')!;
+    expect(report).toMatchObject({ tree: end.tree, checkpoints: end.checkpoints });
+    expect(report.calls.map((call) => call.toolId)).toEqual([
+      expect.stringMatching(/confirm_write$/),
+      expect.stringMatching(/confirm_write$/),
+    ]);
+    expect(report.calls.every((call) => !call.isError)).toBe(true);
+    // Each call gets its own recorded answer: one of them edited diverges at its retry.
+    const answered = recorded.entries.filter((entry) => entry.kind === 'call' && entry.answers);
+    expect(answered, 'the resume noted both answers').toHaveLength(2);
+    const edited = join(dir, 'offline-two-edited.jsonl');
+    await writeFile(
+      edited,
+      formatCassette({
+        ...recorded,
+        entries: recorded.entries.map((entry) =>
+          entry === answered[1]
+            ? (JSON.parse(
+                JSON.stringify(entry).replace('"confirm":true', '"confirm":false'),
+              ) as typeof entry)
+            : entry,
+        ),
+      }),
+    );
+    const diverged = await agents(dir, 'thread', 'replay', edited);
+    expect(diverged.code, diverged.stdout + diverged.stderr).toBe(11);
+    expect(diverged.stderr).toMatch(
+      /Replay diverged at modern exchange \d+: tools\/call confirm_write on modern was recorded with inputResponses\.confirm\.content\.confirm = true, the run sent false\./,
     );
   });
 });
