@@ -204,6 +204,26 @@ describe('agents thread replay of a 2026-07-28 server', () => {
     const report = JSON.parse(replay.stdout) as { tree: string; checkpoints: number };
     const end = recorded.entries.find((entry) => entry.kind === 'end')!;
     expect(report).toMatchObject({ tree: end.tree, checkpoints: end.checkpoints });
+    // Written before calls carried their answers: answered from the recorded retry, as then.
+    const older = join(dir, 'offline-answer-older.jsonl');
+    await writeFile(
+      older,
+      formatCassette({
+        ...recorded,
+        entries: recorded.entries.map((entry) => {
+          if (entry.kind !== 'call') return entry;
+          const { answers: _answers, ...rest } = entry;
+          return rest;
+        }),
+      }),
+    );
+    expect(await readFile(older, 'utf8')).not.toContain('"answers"');
+    const replayOlder = await agents(dir, 'thread', 'replay', older, '--json');
+    expect(replayOlder.code, replayOlder.stderr + replayOlder.stdout).toBe(0);
+    expect(JSON.parse(replayOlder.stdout)).toMatchObject({
+      tree: end.tree,
+      checkpoints: end.checkpoints,
+    });
   });
 });
 
