@@ -90,7 +90,7 @@ export function threadEntryOf(
     ),
   );
   const finished =
-    waiting.length > 0 && state.next.includes('tools') && last && AIMessage.isInstance(last)
+    waiting.some((task) => task.name === 'tools') && last && AIMessage.isInstance(last)
       ? (last.tool_calls ?? []).flatMap((call) =>
           call.id !== undefined && !waitingIds.has(call.id) ? [call.id] : [],
         )
@@ -188,15 +188,22 @@ export async function seedThread(
     sandboxHead: string | undefined;
     /** The resume value answering a waiting question (its preview); undefined: none recorded. */
     answer?: (question: unknown) => unknown;
+    /** The recorded approval of a call, as a resume value; undefined: it was not asked. */
+    approval?: (toolCallId: string) => unknown;
   },
 ): Promise<void> {
   const config = { configurable: { thread_id: threadId } };
   const recorded = options.expand(entry.messages) as RecordedMessage[];
-  const pending = entry.next.includes('tools');
+  // A thread paused again in a resumed step (approved, then asked) shows no next node: its
+  // waiting calls say the tool step is pending all the same.
+  const pending =
+    entry.next.includes('tools') || entry.waiting === 'approval' || entry.waiting === 'question';
   // A step half done: its AI message is seeded (its calls become tasks again), and each
-  // finished call's result is saved as its task's write, so only the waiting calls run.
+  // finished call's result (a tool message after it) is saved as its task's write, so only the
+  // waiting calls run. The messages say which finished (`finishedCalls` lists them since v3's
+  // recorder found them; cassettes before that have the messages only).
   const { at, finished } = pendingStep(recorded);
-  const done = pending && (entry.finishedCalls?.length ?? 0) > 0;
+  const done = pending && finished.size > 0;
   const messages = (done ? recorded.slice(0, at + 1) : recorded).map(fromRecordedMessage);
   const asNode = pending
     ? 'agent'
@@ -214,8 +221,8 @@ export async function seedThread(
     asNode,
   );
   const writes = new Map<string, Array<[string, unknown]>>();
-  for (const id of done ? entry.finishedCalls! : []) {
-    writes.set(id, [['messages', [fromRecordedMessage(recorded[finished.get(id)!]!)]]]);
+  for (const [id, index] of done ? finished : []) {
+    writes.set(id, [['messages', [fromRecordedMessage(recorded[index]!)]]]);
   }
   // Each waiting question's recorded answer, saved as its task's resume value (the run then
   // continues with no resume of its own): the call is asked again and answered at once, as in
@@ -225,7 +232,10 @@ export async function seedThread(
     const id = (question as { toolCallId?: string }).toolCallId!;
     const answer = options.answer?.(question);
     // None recorded (the recording ended paused there too): the replay pauses there as well.
-    if (answer !== undefined) writes.set(id, [...(writes.get(id) ?? []), [RESUME, [answer]]]);
+    if (answer === undefined) continue;
+    // A call approved before its server asked: the policy's interrupt comes first in its task.
+    const approval = options.approval?.(id);
+    writes.set(id, [[RESUME, approval === undefined ? [answer] : [approval, answer]]]);
   }
   if (writes.size > 0) await saveTaskWrites(graph, config, recorded[at]?.tool_calls ?? [], writes);
 }

@@ -301,3 +301,52 @@ describe('agents thread replay of a recording begun on several questions', () =>
     );
   });
 });
+
+describe('agents thread replay of a question asked after an approval', () => {
+  it('a write approved, then asked a question: the resume recorded at the question replays', async () => {
+    await writeFile(
+      join(dir, 'approve-then-ask.yaml'),
+      [
+        '- tool_calls: [{ name: confirm_write, args: { path: d.txt } }]',
+        '- content: done',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, '.agents', 'actors', 'asker3.yaml'),
+      'skills: [modern-skill]\nmodel: scripted:approve-then-ask.yaml\npolicy: { mode: ask }\n',
+    );
+    const thread = ['--thread', 'q3', '--no-prompt'];
+    const paused = await agents(dir, 'actor', 'run', 'asker3', '--input', 'go', ...thread);
+    expect(paused.code, paused.stderr).toBe(8);
+    const approved = await agents(dir, 'actor', 'resume', 'asker3', '--approve', ...thread);
+    expect(approved.code, 'approved, the call then waits at its question').toBe(8);
+    const answered = await agents(
+      dir,
+      ...['actor', 'resume', 'asker3', '--answer', '{"confirm":true}', ...thread],
+      ...['--record', 'q3.jsonl'],
+    );
+    expect(answered.code, answered.stderr).toBe(0);
+    const recorded = parseCassette(await readFile(join(dir, 'q3.jsonl'), 'utf8'));
+    expect(recorded.entries.find((entry) => entry.kind === 'thread')).toMatchObject({
+      waiting: 'question',
+    });
+    expect(recorded.entries.find((entry) => entry.kind === 'call')).toMatchObject({
+      policy: { outcome: 'approved' },
+    });
+    for (const entry of recorded.entries) {
+      if (entry.kind !== 'actor') continue;
+      for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
+    }
+    const path = join(dir, 'offline-q3.jsonl');
+    await writeFile(path, formatCassette(recorded));
+    const replay = await agents(dir, 'thread', 'replay', path, '--json');
+    expect(replay.code, replay.stderr + replay.stdout).toBe(0);
+    const end = recorded.entries.find((entry) => entry.kind === 'end')!;
+    expect(JSON.parse(replay.stdout)).toMatchObject({
+      tree: end.tree,
+      checkpoints: end.checkpoints,
+      calls: [expect.objectContaining({ outcome: 'approved', isError: false })],
+    });
+  });
+});

@@ -213,6 +213,7 @@ export async function replayThread(
               sandbox === undefined ? value : expandSandboxAlias(value, sandbox.root),
             sandboxHead: sandbox?.head,
             answer: (question) => inputAnswers.answerFor(question as InputRequestPreview),
+            approval: (toolCallId) => files.approvalFor(toolCallId),
           });
           seeded = await countCheckpoints(actor, threadId);
         }
