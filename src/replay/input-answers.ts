@@ -41,10 +41,37 @@ function resumeValueOf(preview: InputRequestPreview, sent: Record<string, unknow
   return answerInputRequest(preview, responses);
 }
 
+/**
+ * An earlier round's recorded answer as a resume value, without that round's preview: a
+ * sampling result (`role`, `content.text`) was a completion, anything else a form's answer.
+ */
+function resumeValueOfEarlier(sent: Record<string, unknown>): unknown {
+  const responses: Record<string, ElicitAnswer> = {};
+  for (const [key, value] of Object.entries(sent)) {
+    const method =
+      typeof (value as { role?: unknown } | null)?.role === 'string'
+        ? 'sampling/createMessage'
+        : 'elicitation/create';
+    const answer = toElicitAnswer(
+      { key, method } as InputRequestPreview['questions'][number],
+      value,
+    );
+    if (answer === undefined) return undefined;
+    responses[key] = answer;
+  }
+  return { type: 'input', responses };
+}
+
 /** Hands out the recorded answers of a cassette, each once, in recorded order. */
 export function createRecordedInputAnswers(cassette: Cassette): {
   /** The resume value answering `preview` as recorded; undefined: the recording has none. */
   answerFor(preview: InputRequestPreview): unknown;
+  /**
+   * The resume values of `preview`'s call for its rounds 1 to `preview.round` (a call waiting
+   * at a later round is asked its earlier rounds again when it runs again); undefined: the
+   * recording has not all of them.
+   */
+  answersUpTo(preview: InputRequestPreview): unknown[] | undefined;
 } {
   // Each tool call id's answers, its calls in finishing order (a chat reuses ids across turns).
   const byCall = new Map<string, RecordedAnswer[]>();
@@ -54,10 +81,23 @@ export function createRecordedInputAnswers(cassette: Cassette): {
     byCall.set(id, [...(byCall.get(id) ?? []), ...entry.answers]);
   }
   if (byCall.size > 0) {
+    const answerFor = (preview: InputRequestPreview): unknown => {
+      const answer = byCall.get(preview.toolCallId ?? '')?.shift();
+      return answer === undefined ? undefined : resumeValueOf(preview, answer.responses);
+    };
     return {
-      answerFor(preview) {
-        const answer = byCall.get(preview.toolCallId ?? '')?.shift();
-        return answer === undefined ? undefined : resumeValueOf(preview, answer.responses);
+      answerFor,
+      answersUpTo(preview) {
+        const queue = byCall.get(preview.toolCallId ?? '') ?? [];
+        const earlier: unknown[] = [];
+        while (queue[0] !== undefined && queue[0].round < preview.round) {
+          earlier.push(resumeValueOfEarlier(queue.shift()!.responses));
+        }
+        const last = answerFor(preview);
+        const values = [...earlier, last];
+        return values.length === preview.round && values.every((value) => value !== undefined)
+          ? values
+          : undefined;
       },
     };
   }
@@ -72,18 +112,24 @@ export function createRecordedInputAnswers(cassette: Cassette): {
     )
     .sort((a, b) => a.seq - b.seq);
   const used = new Set<McpExchangeEntry>();
+  const answerFor = (preview: InputRequestPreview): unknown => {
+    for (const retry of retries) {
+      const params = retry.params as { name?: unknown; inputResponses: Record<string, unknown> };
+      if (used.has(retry) || retry.server !== preview.serverName) continue;
+      if (params.name !== preview.originalName) continue;
+      const value = resumeValueOf(preview, params.inputResponses);
+      if (value === undefined) continue;
+      used.add(retry);
+      return value;
+    }
+    return undefined;
+  };
   return {
-    answerFor(preview) {
-      for (const retry of retries) {
-        const params = retry.params as { name?: unknown; inputResponses: Record<string, unknown> };
-        if (used.has(retry) || retry.server !== preview.serverName) continue;
-        if (params.name !== preview.originalName) continue;
-        const value = resumeValueOf(preview, params.inputResponses);
-        if (value === undefined) continue;
-        used.add(retry);
-        return value;
-      }
-      return undefined;
+    answerFor,
+    // The retries do not say which round they answered: a first round only.
+    answersUpTo: (preview) => {
+      const value = preview.round === 1 ? answerFor(preview) : undefined;
+      return value === undefined ? undefined : [value];
     },
   };
 }

@@ -186,8 +186,11 @@ export async function seedThread(
   options: {
     expand: (value: unknown) => unknown;
     sandboxHead: string | undefined;
-    /** The resume value answering a waiting question (its preview); undefined: none recorded. */
-    answer?: (question: unknown) => unknown;
+    /**
+     * The resume values answering a waiting question (its preview), its call's earlier rounds
+     * first; undefined: not all recorded.
+     */
+    answers?: (question: unknown) => unknown[] | undefined;
     /** The recorded approval of a call, as a resume value; undefined: it was not asked. */
     approval?: (toolCallId: string) => unknown;
   },
@@ -230,12 +233,12 @@ export async function seedThread(
   const questions = pending && entry.waiting === 'question' ? entry.questions : undefined;
   for (const question of options.expand(questions ?? []) as unknown[]) {
     const id = (question as { toolCallId?: string }).toolCallId!;
-    const answer = options.answer?.(question);
+    const answers = options.answers?.(question);
     // None recorded (the recording ended paused there too): the replay pauses there as well.
-    if (answer === undefined) continue;
+    if (answers === undefined) continue;
     // A call approved before its server asked: the policy's interrupt comes first in its task.
     const approval = options.approval?.(id);
-    writes.set(id, [[RESUME, approval === undefined ? [answer] : [approval, answer]]]);
+    writes.set(id, [[RESUME, approval === undefined ? answers : [approval, ...answers]]]);
   }
   if (writes.size > 0) await saveTaskWrites(graph, config, recorded[at]?.tool_calls ?? [], writes);
 }

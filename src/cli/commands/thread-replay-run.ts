@@ -212,7 +212,7 @@ export async function replayThread(
             expand: (value) =>
               sandbox === undefined ? value : expandSandboxAlias(value, sandbox.root),
             sandboxHead: sandbox?.head,
-            answer: (question) => inputAnswers.answerFor(question as InputRequestPreview),
+            answers: (question) => inputAnswers.answersUpTo(question as InputRequestPreview),
             approval: (toolCallId) => files.approvalFor(toolCallId),
           });
           seeded = await countCheckpoints(actor, threadId);
