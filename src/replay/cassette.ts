@@ -176,6 +176,19 @@ export interface CallEntry {
   changes?: RecordedChange[];
   /** The sandbox's tree id right after the call (tracked calls only). */
   tree?: string;
+  /**
+   * (v3, optional) The answers given to the server's questions (`input_required` rounds), in
+   * round order, each as sent (`responses` by question key): a replay answers with these, and
+   * the call sent again must then match the recorded retry, so an answer edited here or in the
+   * retry diverges. Absent in cassettes written before: the answer is taken from the retry.
+   */
+  answers?: RecordedAnswer[];
+}
+
+/** One `input_required` round's answers as a {@link CallEntry} records them. */
+export interface RecordedAnswer {
+  round: number;
+  responses: Record<string, unknown>;
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Records the file side of a run into a cassette: the sandbox's files when the recording starts
  * (`base`), then for every tool call the pipeline finished its policy decision (and who
- * approved), whether it failed, what it changed in the sandbox as content, and the tree id after
- * it (`call`), and at the end the tree id of the sandbox's head (`end`). Everything is read back
+ * approved), the answers given to its server's questions, whether it failed, what it changed in
+ * the sandbox as content, and the tree id after it (`call`), and at the end the tree id of the sandbox's head (`end`). Everything is read back
  * from the snapshot store (public API: `diff`, `readBlob`, `listTree`), never from the live
  * folder, so a parallel call writing meanwhile cannot mix into another call's change set.
  */
@@ -11,7 +11,19 @@ import type { ToolMiddleware } from '../core/tool-middleware.js';
 import { changeRecordOfError, findChangeRecord } from '../pipeline/change-tracking.js';
 import type { RunSandbox } from '../sandbox/backend.js';
 import type { ChangeRecord } from '../core/change-record.js';
-import type { BaseEntry, CallEntry, CassetteEntry, EndEntry, RecordedChange } from './cassette.js';
+import {
+  describeInputHandler,
+  type InputRequestAnswer,
+  type InputRequestHandler,
+} from '../core/input-requests.js';
+import type {
+  BaseEntry,
+  CallEntry,
+  CassetteEntry,
+  EndEntry,
+  RecordedAnswer,
+  RecordedChange,
+} from './cassette.js';
 import { recordFile, recordTree, snapshotTreeId } from './file-content.js';
 
 /**
@@ -59,6 +71,33 @@ function policyOf(result: ToolResult | undefined, recorder: EntrySink): CallEntr
   return policy;
 }
 
+/**
+ * `handler` noting each round's answers in `answers`: the person's answer, as the interrupt
+ * returned it (a resumed call asks again and gets its earlier rounds' answers back, so the
+ * attempt that finishes notes every round).
+ */
+function notingAnswers(
+  handler: InputRequestHandler,
+  answers: RecordedAnswer[],
+): InputRequestHandler {
+  const note = (round: number, answer: InputRequestAnswer): InputRequestAnswer => {
+    answers.push({ round, responses: answer.responses });
+    return answer;
+  };
+  return describeInputHandler(
+    (round) => {
+      const answer = handler(round);
+      return answer instanceof Promise
+        ? answer.then((given) => note(round.round, given))
+        : note(round.round, answer);
+    },
+    {
+      ...(handler.offersSampling === undefined ? {} : { offersSampling: handler.offersSampling }),
+      ...(handler.refusal === undefined ? {} : { refusal: handler.refusal }),
+    },
+  );
+}
+
 /** Creates the file side of `recorder` (the recorder makes one; see `attachSandbox`). */
 export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
   let sandbox: RunSandbox | undefined;
@@ -90,6 +129,7 @@ export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
     request: Parameters<ToolMiddleware['wrap']>[0],
     result: ToolResult | undefined,
     error: unknown,
+    answers: RecordedAnswer[],
   ): void => {
     const toolCallId = request.context.toolCallId;
     const entry: CallEntry = {
@@ -101,6 +141,7 @@ export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
     const policy = policyOf(result, recorder);
     if (policy !== undefined) entry.policy = policy;
     if (error !== undefined || result?.isError === true) entry.isError = true;
+    if (answers.length > 0) entry.answers = recorder.redact(answers) as RecordedAnswer[];
     recorder.record(entry);
     const change = result !== undefined ? findChangeRecord(result) : changeRecordOfError(error);
     if (change !== undefined && sandbox !== undefined) recorder.defer(fillChanges(entry, change));
@@ -124,14 +165,27 @@ export function createFileSideRecorder(recorder: EntrySink): FileSideRecorder {
     middleware: {
       name: 'cassette-files',
       async wrap(request, next) {
+        // The answers of this attempt only: a paused attempt's are asked again on resume.
+        const answers: RecordedAnswer[] = [];
+        const asks = request.capabilities?.inputRequests;
+        const noting =
+          asks === undefined
+            ? request
+            : {
+                ...request,
+                capabilities: {
+                  ...request.capabilities,
+                  inputRequests: notingAnswers(asks, answers),
+                },
+              };
         let result: ToolResult;
         try {
-          result = await next(request);
+          result = await next(noting);
         } catch (error) {
-          if (!isInterrupt(error)) recordCall(request, undefined, error);
+          if (!isInterrupt(error)) recordCall(request, undefined, error, answers);
           throw error;
         }
-        recordCall(request, result, undefined);
+        recordCall(request, result, undefined, answers);
         return result;
       },
     },

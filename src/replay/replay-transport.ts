@@ -94,7 +94,16 @@ export function createReplayTransport(options: ReplayTransportOptions): ReplayTr
         );
     if (exact) return exact;
     const tool = toolOf({ method, params });
-    const nearest = candidates.find((entry) => toolOf(entry) === tool);
+    // The same tool, and among its calls the one with the same arguments if any (parallel calls
+    // of one tool differ in those): the difference named is then the one that matters.
+    const sameTool = candidates.filter((entry) => toolOf(entry) === tool);
+    const argumentsOf = (value: unknown) => (value as { arguments?: unknown }).arguments;
+    const nearest =
+      sameTool.find(
+        (entry) =>
+          firstDifference(argumentsOf(canonical(entry.params ?? {})), argumentsOf(wanted)) ===
+          undefined,
+      ) ?? sameTool[0];
     const call = describeCall(server, method, tool);
     if (nearest === undefined) {
       return diverge(

@@ -26,12 +26,24 @@ export interface ThreadStateView {
 
 /** What seeding needs of the actor graph. */
 export interface SeedableGraph {
-  getState(config: { configurable: { thread_id: string } }): Promise<ThreadStateView>;
+  getState(config: { configurable: { thread_id: string } }): Promise<
+    Omit<ThreadStateView, 'tasks'> & {
+      config: unknown;
+      tasks: ReadonlyArray<{ id: string; name: string; path?: ReadonlyArray<unknown> }>;
+    }
+  >;
   updateState(
     config: { configurable: { thread_id: string } },
     values: Record<string, unknown>,
     asNode?: string,
   ): Promise<unknown>;
+  /** The graph's checkpointer: a finished call's result is saved as its task's pending write. */
+  checkpointer?: unknown;
+}
+
+/** The part of LangGraph's `BaseCheckpointSaver` that saves a task's writes. */
+interface TaskWriter {
+  putWrites(config: unknown, writes: Array<[string, unknown]>, taskId: string): Promise<void>;
 }
 
 /**
@@ -69,15 +81,16 @@ export function threadEntryOf(
     }
   }
   // The pending step's calls that wait for nothing (no approval, no question of their own):
-  // they finished before the pause, their results saved with the checkpoint.
-  const last = messages.at(-1);
+  // they finished before the pause, their results saved with the checkpoint (and shown in the
+  // state's messages, after the step's AI message).
+  const last = messages.findLast((message) => AIMessage.isInstance(message));
   const waitingIds = new Set(
     waiting.flatMap((task) =>
       task.interrupts.map((item) => (item.value as { toolCallId?: unknown } | null)?.toolCallId),
     ),
   );
   const finished =
-    waiting.length > 0 && state.next.includes('tools') && last && AIMessage.isInstance(last)
+    waiting.some((task) => task.name === 'tools') && last && AIMessage.isInstance(last)
       ? (last.tool_calls ?? []).flatMap((call) =>
           call.id !== undefined && !waitingIds.has(call.id) ? [call.id] : [],
         )
@@ -112,23 +125,46 @@ export function fromRecordedMessage(recorded: RecordedMessage): BaseMessage {
 }
 
 /**
- * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done (some
- * of its calls finished before the pause: their results are not in this recording), or several
- * servers' questions waiting at once. One waiting question replays: the resume answers it first
- * (see the replay), then the call is sent again and asked again, as recorded.
+ * The pending step of `messages`: its AI message's index, and the results of its calls that
+ * finished before the pause (the tool messages after it), by call id.
+ */
+function pendingStep(messages: readonly RecordedMessage[]): {
+  at: number;
+  finished: Map<string, number>;
+} {
+  const at = messages.findLastIndex((message) => message.type === 'ai');
+  const finished = new Map<string, number>();
+  messages.forEach((message, index) => {
+    if (index > at && message.type === 'tool' && message.tool_call_id !== undefined) {
+      finished.set(message.tool_call_id, index);
+    }
+  });
+  return { at, finished };
+}
+
+/**
+ * Refuses a `thread` entry a replay cannot seed, before anything runs: a step half done whose
+ * finished calls' results are not in its messages, or a waiting question naming no tool call.
+ * Otherwise the step replays (see {@link seedThread}): the finished calls' results and the
+ * waiting questions' recorded answers are saved for their tasks, and only the waiting calls run.
  */
 export function checkSeedable(entry: ThreadEntry, source: string): void {
-  if (entry.finishedCalls !== undefined && entry.finishedCalls.length > 0) {
+  const { finished } = pendingStep(entry.messages);
+  const missing = (entry.finishedCalls ?? []).filter((id) => !finished.has(id));
+  if (missing.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `Cassette ${source} starts on a thread paused in a step whose calls ${entry.finishedCalls.join(', ')} had finished before the recording started; their results are not in it, so a replay cannot rebuild that step. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
-      { details: { source, finishedCalls: entry.finishedCalls } },
+      `Cassette ${source} starts on a thread paused in a step whose calls ${missing.join(', ')} had finished before the recording started, but their results are not in its \`thread\` entry, so a replay cannot rebuild that step. Record the run again from before the pause (its \`actor run\` with --record, answering on the terminal).`,
+      { details: { source, finishedCalls: missing } },
     );
   }
-  if (entry.waiting === 'question' && entry.questions?.length !== 1) {
+  const unplaced = (entry.questions ?? []).filter(
+    (question) => typeof (question as { toolCallId?: unknown }).toolCallId !== 'string',
+  );
+  if (entry.waiting === 'question' && unplaced.length > 0) {
     throw new AgentsError(
       AgentsErrorCode.CassetteInvalid,
-      `Cassette ${source} starts on a thread where ${entry.questions?.length ?? 0} servers' questions waited at once; a replay answers one waiting question (the answers of several are keyed by the original run's interrupt ids). Record the run again from before the pause.`,
+      `Cassette ${source} starts on a thread waiting at a server's question that names no tool call, so a replay cannot tell which call to answer. Record the run again from before the pause.`,
       { details: { source } },
     );
   }
@@ -147,11 +183,32 @@ export async function seedThread(
   graph: SeedableGraph,
   threadId: string,
   entry: ThreadEntry,
-  options: { expand: (value: unknown) => unknown; sandboxHead: string | undefined },
+  options: {
+    expand: (value: unknown) => unknown;
+    sandboxHead: string | undefined;
+    /**
+     * The resume values answering a waiting question (its preview), its call's earlier rounds
+     * first; undefined: not all recorded.
+     */
+    answers?: (question: unknown) => unknown[] | undefined;
+    /** The recorded approval of a call, as a resume value; undefined: it was not asked. */
+    approval?: (toolCallId: string) => unknown;
+  },
 ): Promise<void> {
   const config = { configurable: { thread_id: threadId } };
-  const messages = (options.expand(entry.messages) as RecordedMessage[]).map(fromRecordedMessage);
-  const asNode = entry.next.includes('tools')
+  const recorded = options.expand(entry.messages) as RecordedMessage[];
+  // A thread paused again in a resumed step (approved, then asked) shows no next node: its
+  // waiting calls say the tool step is pending all the same.
+  const pending =
+    entry.next.includes('tools') || entry.waiting === 'approval' || entry.waiting === 'question';
+  // A step half done: its AI message is seeded (its calls become tasks again), and each
+  // finished call's result (a tool message after it) is saved as its task's write, so only the
+  // waiting calls run. The messages say which finished (`finishedCalls` lists them since v3's
+  // recorder found them; cassettes before that have the messages only).
+  const { at, finished } = pendingStep(recorded);
+  const done = pending && finished.size > 0;
+  const messages = (done ? recorded.slice(0, at + 1) : recorded).map(fromRecordedMessage);
+  const asNode = pending
     ? 'agent'
     : entry.next.includes('agent') || messages.at(-1)?.getType() === 'tool'
       ? 'tools'
@@ -166,4 +223,58 @@ export async function seedThread(
     },
     asNode,
   );
+  const writes = new Map<string, Array<[string, unknown]>>();
+  for (const [id, index] of done ? finished : []) {
+    writes.set(id, [['messages', [fromRecordedMessage(recorded[index]!)]]]);
+  }
+  // Each waiting question's recorded answer, saved as its task's resume value (the run then
+  // continues with no resume of its own): the call is asked again and answered at once, as in
+  // the recording; any number of questions, none keyed by the original run's interrupt ids.
+  const questions = pending && entry.waiting === 'question' ? entry.questions : undefined;
+  for (const question of options.expand(questions ?? []) as unknown[]) {
+    const id = (question as { toolCallId?: string }).toolCallId!;
+    const answers = options.answers?.(question);
+    // None recorded (the recording ended paused there too): the replay pauses there as well.
+    if (answers === undefined) continue;
+    // A call approved before its server asked: the policy's interrupt comes first in its task.
+    const approval = options.approval?.(id);
+    writes.set(id, [[RESUME, approval === undefined ? answers : [approval, ...answers]]]);
+  }
+  if (writes.size > 0) await saveTaskWrites(graph, config, recorded[at]?.tool_calls ?? [], writes);
+}
+
+/**
+ * LangGraph's channel for a task's resume values (`interrupt()` returns them in order): the
+ * name its checkpoints store, not exported as a constant.
+ */
+const RESUME = '__resume__';
+
+/**
+ * Saves `writes` (by call id) as the pending writes of the seeded step's tasks (one task per
+ * call, in the AI message's call order: `routeToolCallsPerTask`), as the paused step had them.
+ */
+async function saveTaskWrites(
+  graph: SeedableGraph,
+  config: { configurable: { thread_id: string } },
+  calls: NonNullable<RecordedMessage['tool_calls']>,
+  writes: ReadonlyMap<string, Array<[string, unknown]>>,
+): Promise<void> {
+  const state = await graph.getState(config);
+  const order = (path: ReadonlyArray<unknown> | undefined) =>
+    typeof path?.[1] === 'number' ? path[1] : 0;
+  const tasks = state.tasks
+    .filter((task) => task.name === 'tools')
+    .sort((a, b) => order(a.path) - order(b.path));
+  const saver = graph.checkpointer as TaskWriter | undefined;
+  if (tasks.length !== calls.length || typeof saver?.putWrites !== 'function') {
+    throw new AgentsError(
+      AgentsErrorCode.CassetteInvalid,
+      `The recorded thread's pending step has ${calls.length} call(s), the seeded one ${tasks.length} task(s): the replay cannot rebuild what ${[...writes.keys()].join(', ')} had done or were answered. Record the run again from before the pause.`,
+    );
+  }
+  for (const [id, taskWrites] of writes) {
+    const task = tasks[calls.findIndex((call) => call.id === id)];
+    if (task === undefined) continue;
+    await saver.putWrites(state.config, taskWrites, task.id);
+  }
 }

@@ -269,3 +269,68 @@ describe('agents thread replay of a thread with prior history', () => {
     expect(report.calls.map((call) => call.outcome)).toEqual(['approved', 'approved']);
   });
 });
+
+describe('agents thread replay of a step half done when the recording started', () => {
+  it('a finished parallel call keeps its result, only the paused one runs again', async () => {
+    const at = await project(
+      'replay-half-step-',
+      [
+        '- tool_calls: [{ name: add, args: { a: 1, b: 2 } }, { name: write_file, args: { path: g.txt, content: G1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    // `add` runs at once, `write_file` waits: the step pauses with one of its calls finished.
+    await writeFile(
+      join(at, '.agents', 'actors', 'bot.yaml'),
+      'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: ask\n  tools:\n    add: { decision: allow }\n',
+    );
+    const paused = await agents(
+      at,
+      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't5', '--no-prompt'],
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    const resumed = await agents(
+      at,
+      ...['actor', 'resume', 'bot', '--thread', 't5', '--approve', '--record', 'half.jsonl'],
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'half.jsonl');
+    const history = cassette.entries.find((entry) => entry.kind === 'thread');
+    expect(history, 'the add call had finished when the recording started').toMatchObject({
+      waiting: 'approval',
+      finishedCalls: [expect.any(String)],
+      messages: expect.arrayContaining([
+        expect.objectContaining({ type: 'tool', name: 'add', content: '3' }),
+      ]),
+    });
+    const recordedCalls = cassette.entries.flatMap((entry) =>
+      entry.kind === 'call' ? [entry.toolId] : [],
+    );
+    expect(recordedCalls, 'the resume ran only the paused call').toEqual([
+      expect.stringMatching(/\/write_file$/),
+    ]);
+    // Replayed: the add call is not run again (the cassette has no exchange for it).
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls.map((call) => call.outcome)).toEqual(['approved']);
+
+    // Without the finished call's result in the thread entry, the step cannot be rebuilt.
+    const bare = join(at, 'no-result.jsonl');
+    await writeFile(
+      bare,
+      formatCassette({
+        ...cassette,
+        entries: cassette.entries.map((entry) =>
+          entry.kind === 'thread'
+            ? { ...entry, messages: entry.messages.filter((message) => message.type !== 'tool') }
+            : entry,
+        ),
+      }),
+    );
+    const refused = await agents(at, 'thread', 'replay', bare);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(
+      /paused in a step whose calls \S+ had finished before the recording started, but their results are not in its `thread` entry.*Record the run again from before the pause/,
+    );
+  });
+});

@@ -136,6 +136,41 @@ describe('agents thread replay of a 2026-07-28 server', () => {
     expect(replay.stderr).toContain('counted four');
   });
 
+  it('an answer edited in the cassette diverges at the call sent again with it', async () => {
+    const answered = cassette.entries.find(
+      (entry) => entry.kind === 'call' && entry.answers !== undefined,
+    );
+    expect(answered, 'the recording notes the answer on its call').toMatchObject({
+      toolId: expect.stringContaining('confirm_write'),
+      answers: [{ round: 1 }],
+    });
+    expect(JSON.stringify(answered)).toContain('"action":"accept"');
+    const confirmed = (text: string) => text.includes('"confirm":true');
+    // The answer as the call entry records it, then as the retry sent it: either edit is seen.
+    for (const [name, kind, recorded, sent] of [
+      ['edited-answer.jsonl', 'call', true, false],
+      ['edited-retry.jsonl', 'mcp', false, true],
+    ] as const) {
+      const path = await offline(name, (copy) => {
+        let edited = 0;
+        copy.entries = copy.entries.map((entry) => {
+          const text = JSON.stringify(entry);
+          if (entry.kind !== kind || !confirmed(text)) return entry;
+          edited++;
+          return JSON.parse(text.replaceAll('"confirm":true', '"confirm":false')) as typeof entry;
+        });
+        expect(edited, `the recording has the answer in a ${kind} entry`).toBe(1);
+      });
+      const replay = await agents(dir, 'thread', 'replay', path);
+      expect(replay.code, replay.stdout + replay.stderr).toBe(11);
+      expect(replay.stderr).toMatch(
+        new RegExp(
+          `Replay diverged at modern exchange \\d+: tools/call confirm_write on modern was recorded with inputResponses\\.\\S+\\.content\\.confirm = ${recorded}, the run sent ${sent}\\.`,
+        ),
+      );
+    }
+  });
+
   it('a question answered with `actor resume --answer` replays from the recorded pause', async () => {
     const paused = await agents(
       dir,
@@ -153,6 +188,10 @@ describe('agents thread replay of a 2026-07-28 server', () => {
       waiting: 'question',
       next: ['tools'],
     });
+    const answered = recorded.entries.find((entry) => entry.kind === 'call' && entry.answers);
+    expect(JSON.stringify(answered), 'the resume noted the answer given').toContain(
+      '"confirm":true',
+    );
     for (const entry of recorded.entries) {
       if (entry.kind === 'actor') {
         for (const server of Object.values(entry.servers)) server['command'] = MISSING_SERVER;
@@ -165,5 +204,25 @@ describe('agents thread replay of a 2026-07-28 server', () => {
     const report = JSON.parse(replay.stdout) as { tree: string; checkpoints: number };
     const end = recorded.entries.find((entry) => entry.kind === 'end')!;
     expect(report).toMatchObject({ tree: end.tree, checkpoints: end.checkpoints });
+    // Written before calls carried their answers: answered from the recorded retry, as then.
+    const older = join(dir, 'offline-answer-older.jsonl');
+    await writeFile(
+      older,
+      formatCassette({
+        ...recorded,
+        entries: recorded.entries.map((entry) => {
+          if (entry.kind !== 'call') return entry;
+          const { answers: _answers, ...rest } = entry;
+          return rest;
+        }),
+      }),
+    );
+    expect(await readFile(older, 'utf8')).not.toContain('"answers"');
+    const replayOlder = await agents(dir, 'thread', 'replay', older, '--json');
+    expect(replayOlder.code, replayOlder.stderr + replayOlder.stdout).toBe(0);
+    expect(JSON.parse(replayOlder.stdout)).toMatchObject({
+      tree: end.tree,
+      checkpoints: end.checkpoints,
+    });
   });
 });

@@ -212,16 +212,19 @@ export async function replayThread(
             expand: (value) =>
               sandbox === undefined ? value : expandSandboxAlias(value, sandbox.root),
             sandboxHead: sandbox?.head,
+            answers: (question) => inputAnswers.answersUpTo(question as InputRequestPreview),
+            approval: (toolCallId) => files.approvalFor(toolCallId),
           });
           seeded = await countCheckpoints(actor, threadId);
         }
         for (const run of runs) {
           // `actor resume` (an answer, or --continue): the seeded pending step runs again and
-          // asks again for the approvals the recording answers.
+          // asks again for the approvals the recording answers (its questions' answers were
+          // saved with the seeded step).
           const events =
             run.mode === 'run'
               ? actor.run(run.input ?? '', { threadId })
-              : actor.resume(firstAnswer(run) ?? { type: 'continue' }, { threadId });
+              : actor.resume({ type: 'continue' }, { threadId });
           pausedAt = await drive(events, (value) => actor.resume(value, { threadId }));
           if (pausedAt !== undefined) break;
         }
@@ -233,21 +236,6 @@ export async function replayThread(
     } finally {
       await actor.deactivate({ keepSandbox: false }).catch(() => undefined);
       await manager?.close().catch(() => undefined);
-    }
-
-    /**
-     * A resume of a thread waiting at a server's question answers it first: the call is then
-     * sent once (asked again, answered at once), as in the recording. Undefined: go on.
-     */
-    function firstAnswer(run: RunEntry): unknown {
-      if (run !== runs[0] || history?.waiting !== 'question') return undefined;
-      const sandboxRoot = recorder.files.sandbox()?.root;
-      const [preview] = (history.questions ?? []).map((question) =>
-        sandboxRoot === undefined ? question : expandSandboxAlias(question, sandboxRoot),
-      );
-      return preview === undefined
-        ? undefined
-        : inputAnswers.answerFor(preview as InputRequestPreview);
     }
 
     /** Answers approvals as recorded; returns the call left waiting when one was never answered. */
