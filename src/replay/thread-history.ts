@@ -252,6 +252,9 @@ const RESUME = '__resume__';
 /**
  * Saves `writes` (by call id) as the pending writes of the seeded step's tasks (one task per
  * call, in the AI message's call order: `routeToolCallsPerTask`), as the paused step had them.
+ * A replayed actor groups no calls into one task (its replay middleware turns grouping off, see
+ * `actors/call-grouping.ts`), so a recorded step whose reads shared a task is seeded one task
+ * per call as well, each read keeping its recorded result.
  */
 async function saveTaskWrites(
   graph: SeedableGraph,

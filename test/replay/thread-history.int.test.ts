@@ -6,7 +6,7 @@
  * gone and no model, ends on the same tree, checkpoint count and policy outcomes.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatCassette, parseCassette, type Cassette } from '../../src/testing/index.js';
@@ -39,6 +39,17 @@ async function project(prefix: string, turns: string[], mode: 'auto' | 'ask'): P
   await putFixtureFilesSkill(dir);
   await addScriptedActors(dir, turns, { mode });
   return dir;
+}
+
+/** Every SQLite file under the project's `.agents`, as text (the checkpoints are stored as JSON). */
+async function checkpointBytes(at: string): Promise<string> {
+  const files = (await readdir(join(at, '.agents'), { recursive: true })).filter((name) =>
+    /\.(sqlite|db)$/.test(name),
+  );
+  const texts = await Promise.all(
+    files.map((name) => readFile(join(at, '.agents', name), 'latin1')),
+  );
+  return texts.join('\n');
 }
 
 /** Reads `name`, points its servers' commands nowhere (a replay that spawned would fail). */
@@ -332,5 +343,45 @@ describe('agents thread replay of a step half done when the recording started', 
     expect(refused.stderr).toMatch(
       /paused in a step whose calls \S+ had finished before the recording started, but their results are not in its `thread` entry.*Record the run again from before the pause/,
     );
+  });
+  it('a finished group of read-only calls keeps its results beside the paused write', async () => {
+    const at = await project(
+      'replay-group-step-',
+      [
+        '- tool_calls: [{ name: read_file, args: { path: a.txt } }, { name: read_file, args: { path: b.txt } }, { name: write_file, args: { path: g.txt, content: G1 } }]',
+        '- content: done',
+      ],
+      'ask',
+    );
+    await writeFile(join(at, 'a.txt'), 'A\n');
+    await writeFile(join(at, 'b.txt'), 'B\n');
+    // The two reads share one task (issue 37) and finish; the write waits for its approval.
+    const paused = await agents(
+      at,
+      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't6', '--no-prompt'],
+    );
+    expect(paused.code, paused.stderr).toBe(8);
+    expect(await checkpointBytes(at), 'the paused step holds one task for both reads').toContain(
+      'lg_tool_calls',
+    );
+    const resumed = await agents(
+      at,
+      ...['actor', 'resume', 'bot', '--thread', 't6', '--approve', '--record', 'group.jsonl'],
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const { path, cassette } = await offline(at, 'group.jsonl');
+    const history = cassette.entries.find((entry) => entry.kind === 'thread');
+    expect(history, 'both reads had finished when the recording started').toMatchObject({
+      waiting: 'approval',
+      finishedCalls: [expect.any(String), expect.any(String)],
+    });
+    const recordedCalls = cassette.entries.flatMap((entry) =>
+      entry.kind === 'call' ? [entry.toolId] : [],
+    );
+    expect(recordedCalls, 'the resume ran only the paused call').toEqual([
+      expect.stringMatching(/\/write_file$/),
+    ]);
+    const report = await replaysAsRecorded(at, path, cassette);
+    expect(report.calls.map((call) => call.outcome)).toEqual(['approved']);
   });
 });
