@@ -1,5 +1,5 @@
 import type { ToolCall } from '@langchain/core/messages';
-import { isPauseDeferred, runWithPausesDeferred } from '../policy/pause-deferral.js';
+import { isPauseDeferred, runAsGroup, runWithPausesDeferred } from '../policy/pause-deferral.js';
 
 /**
  * The input of a task that runs several tool calls of one turn (see `routeToolCallsPerTask`'s
@@ -29,7 +29,16 @@ export function isGroupedToolCalls(input: unknown): input is GroupedToolCallsInp
  * run again on resume too (their results are saved with the task, not apart): the router groups
  * only read-only calls, for which that changes nothing.
  */
-export async function runGroupedCalls<T>(
+export function runGroupedCalls<T>(
+  calls: readonly ToolCall[],
+  run: (call: ToolCall) => Promise<T>,
+): Promise<T[]> {
+  // Pins made by approvals wait for the whole group (see runAsGroup): each run of the task then
+  // asks the same calls in the same order.
+  return runAsGroup(() => runCalls(calls, run));
+}
+
+async function runCalls<T>(
   calls: readonly ToolCall[],
   run: (call: ToolCall) => Promise<T>,
 ): Promise<T[]> {
