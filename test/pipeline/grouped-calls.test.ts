@@ -255,6 +255,47 @@ describe('grouped tool calls (routeToolCallsPerTask group)', () => {
     expect(pins.get(listDir.id)?.fingerprint).toBe('old-definition');
   });
 
+  it('does not run a grouped call whose tool was relisted as a write after routing', async () => {
+    const ran: Ran = [];
+    const tools = toolsFor([readFile, listDir], { mode: 'auto' }, ran);
+    // list_directory as its server lists it again between routing and running: it may write.
+    const relisted = {
+      ...writeFile,
+      id: listDir.id,
+      name: listDir.name,
+      originalName: listDir.name,
+    };
+    const [asWrite] = toolsFor([relisted], { mode: 'auto' }, ran);
+    const readOnly = readOnlyAllowedCalls(tools, parsePolicy({ mode: 'auto' }));
+    const routed: string[] = [];
+    const group = (each: ToolCall) => {
+      const grouped = readOnly(each);
+      if (grouped) routed.push(each.id!);
+      // The refresh lands once the turn is routed (the tool set refreshes its array in place).
+      if (routed.length === 2) tools[1] = asWrite!;
+      return grouped;
+    };
+    const graph = graphWith(
+      tools,
+      [call('read_file', 'r1'), call('list_directory', 'l1')],
+      group,
+      saver,
+    );
+    const done = await graph.invoke(
+      { messages: [{ role: 'user', content: 'go' }] },
+      { configurable: { thread_id: 'relisted' } },
+    );
+    // The precondition: both calls were grouped as read-only.
+    expect(routed).toEqual(['r1', 'l1']);
+    const answers = done.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
+    expect(answers.map((m) => [m.tool_call_id, m.status])).toEqual([
+      ['r1', 'success'],
+      ['l1', 'error'],
+    ]);
+    expect(answers[1]!.text).toMatch(/changed after this turn was planned and may write now/);
+    expect(ran).toEqual(['r1']);
+  });
+
   it('makes every pause point of the library defer inside a group, and only there', async () => {
     const verdict = decide(readFile, parsePolicy({ mode: 'auto' }));
     const preview = toApprovalPreview(readFile, { path: 'a' }, verdict, { toolCallId: 'r1' });
