@@ -1,4 +1,5 @@
-import type { ToolCall } from '@langchain/core/messages';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import type { BaseMessage, ToolCall } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Policy } from '../config/policy-schema.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
@@ -41,4 +42,34 @@ export function readOnlyAllowedCalls(
     }
     return groupable;
   };
+}
+
+/**
+ * The history with each turn's ToolMessages in the order of the model's calls. A grouped task's
+ * messages stand where its first call stands (LangGraph applies a step's writes in task order),
+ * so a turn `[read, write, read]` is answered `[read, read, write]` in the state. The model gets
+ * them in its own order, as with a task per call: the same request whether or not calls were
+ * grouped (a replay, whose recording middleware groups nothing, compares it), and the order some
+ * providers expect. Returns `messages` itself when nothing is out of order.
+ */
+export function inCallOrder(messages: BaseMessage[]): BaseMessage[] {
+  let reordered: BaseMessage[] | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (!AIMessage.isInstance(message)) continue;
+    const calls = message.tool_calls ?? [];
+    if (calls.length < 2) continue;
+    let end = index + 1;
+    while (end < messages.length && ToolMessage.isInstance(messages[end])) end++;
+    const block = messages.slice(index + 1, end) as ToolMessage[];
+    index = end - 1;
+    if (block.length < 2) continue;
+    const position = new Map(calls.map((call, at) => [call.id, at]));
+    const rank = (answer: ToolMessage) => position.get(answer.tool_call_id) ?? calls.length;
+    const sorted = [...block].sort((a, b) => rank(a) - rank(b));
+    if (sorted.every((answer, at) => answer === block[at])) continue;
+    reordered ??= [...messages];
+    reordered.splice(end - block.length, block.length, ...sorted);
+  }
+  return reordered ?? messages;
 }
