@@ -18,7 +18,10 @@ import { decide, effectiveCapabilities } from '../policy/decide.js';
  * - pauses: a grouped call that pauses anyway (a pinned definition changed, a network host to
  *   approve, a 2026 server's question) pauses alone, after its siblings (pipeline/grouped-calls.ts),
  *   so each resume value still reaches its own call. The verdict here only keeps such calls out
- *   of groups where it can tell ahead (no pins, skills or new-tool state is read here).
+ *   of groups where it can tell ahead (no pins, skills or new-tool state is read here; the pin an
+ *   approval writes in a group waits for the group's end, policy/pause-deferral.ts). It keeps
+ *   out the calls of servers that may ask about a host (`asksAboutHosts`): a host approval pins
+ *   the host at once (the call retries with it), so a rerun would not ask again.
  *
  * Only MCP tools: their only ways to pause are the library's own pause points, which a group
  * defers; a custom or built-in tool may call LangGraph `interrupt()` itself.
@@ -26,6 +29,7 @@ import { decide, effectiveCapabilities } from '../policy/decide.js';
 export function readOnlyAllowedCalls(
   tools: readonly StructuredTool[],
   policy: Policy,
+  asksAboutHosts: ReadonlySet<string> = new Set(),
 ): (call: ToolCall) => boolean {
   // A refreshed tool brings a new descriptor object, so the verdict follows the registry.
   const verdicts = new WeakMap<ToolDescriptor, boolean>();
@@ -33,6 +37,10 @@ export function readOnlyAllowedCalls(
     const tool = tools.find((each) => each.name === call.name);
     const descriptor = (tool as { descriptor?: ToolDescriptor } | undefined)?.descriptor;
     if (descriptor === undefined || descriptor.source !== 'mcp') return false;
+    // A host approval pins the host: rerun after a sibling's pause, the call would not ask
+    // again and the next answer would reach the wrong call. Such servers' calls stay alone.
+    if (descriptor.serverName !== undefined && asksAboutHosts.has(descriptor.serverName))
+      return false;
     let groupable = verdicts.get(descriptor);
     if (groupable === undefined) {
       groupable =

@@ -296,6 +296,19 @@ describe('grouped tool calls (routeToolCallsPerTask group)', () => {
     expect(ran).toEqual(['r1']);
   });
 
+  it('groups no call of a server that may ask about a host (its approval pins at once)', () => {
+    const webRead = descriptorFor('web', {
+      name: 'read_page',
+      annotations: { readOnlyHint: true },
+    });
+    const tools = toolsFor([readFile, webRead], { mode: 'auto' }, []);
+    const policy = parsePolicy({ mode: 'auto' });
+    const calls = [call('read_file', 'r1'), call('read_page', 'p1')];
+    // The precondition: both are read-only, allowed calls.
+    expect(calls.map(readOnlyAllowedCalls(tools, policy))).toEqual([true, true]);
+    expect(calls.map(readOnlyAllowedCalls(tools, policy, new Set(['web'])))).toEqual([true, false]);
+  });
+
   it('makes every pause point of the library defer inside a group, and only there', async () => {
     const verdict = decide(readFile, parsePolicy({ mode: 'auto' }));
     const preview = toApprovalPreview(readFile, { path: 'a' }, verdict, { toolCallId: 'r1' });
