@@ -1,5 +1,4 @@
-import { AIMessage, ToolMessage } from '@langchain/core/messages';
-import type { BaseMessage, ToolCall } from '@langchain/core/messages';
+import type { AIMessage, BaseMessage, ToolCall, ToolMessage } from '@langchain/core/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 import type { Policy } from '../config/policy-schema.js';
 import type { ToolDescriptor } from '../core/tool-descriptor.js';
@@ -61,23 +60,31 @@ export function readOnlyAllowedCalls(
  * providers expect. Returns `messages` itself when nothing is out of order.
  */
 export function inCallOrder(messages: BaseMessage[]): BaseMessage[] {
+  // Built in one pass, only from the first turn out of order on (most threads have none).
   let reordered: BaseMessage[] | undefined;
+  let copied = 0;
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index]!;
-    if (!AIMessage.isInstance(message)) continue;
-    const calls = message.tool_calls ?? [];
+    // A cheap test first: most messages of a long thread are tool results.
+    if (message.type !== 'ai') continue;
+    const calls = (message as AIMessage).tool_calls ?? [];
     if (calls.length < 2) continue;
-    let end = index + 1;
-    while (end < messages.length && ToolMessage.isInstance(messages[end])) end++;
-    const block = messages.slice(index + 1, end) as ToolMessage[];
+    const first = index + 1;
+    let end = first;
+    let inOrder = true;
+    for (; end < messages.length && messages[end]!.type === 'tool'; end++)
+      if ((messages[end] as ToolMessage).tool_call_id !== calls[end - first]?.id) inOrder = false;
     index = end - 1;
-    if (block.length < 2) continue;
+    if (inOrder) continue;
     const position = new Map(calls.map((call, at) => [call.id, at]));
     const rank = (answer: ToolMessage) => position.get(answer.tool_call_id) ?? calls.length;
-    const sorted = [...block].sort((a, b) => rank(a) - rank(b));
-    if (sorted.every((answer, at) => answer === block[at])) continue;
-    reordered ??= [...messages];
-    reordered.splice(end - block.length, block.length, ...sorted);
+    const block = (messages.slice(first, end) as ToolMessage[]).sort((a, b) => rank(a) - rank(b));
+    reordered ??= [];
+    for (let at = copied; at < first; at++) reordered.push(messages[at]!);
+    for (const answer of block) reordered.push(answer);
+    copied = end;
   }
-  return reordered ?? messages;
+  if (reordered === undefined) return messages;
+  for (let at = copied; at < messages.length; at++) reordered.push(messages[at]!);
+  return reordered;
 }
