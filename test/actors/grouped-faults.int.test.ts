@@ -13,7 +13,8 @@ import type { WorkspaceStore } from '../../src/workspace/workspace-types.js';
  * Grouped read-only calls (issue 37) when a server fails under them: a turn's read-only calls
  * of two real servers share one task; one server is SIGKILLed by its own call, another call
  * hangs past its timeout. The siblings still answer, every call gets exactly one ToolMessage
- * in the model's call order, and the hung call is cancelled at its server (nothing left running).
+ * in the model's call order, the hung call is cancelled at its server (nothing left running),
+ * and the output budget cuts each grouped result on its own.
  */
 
 const FAULT_SERVER = join(import.meta.dirname, '..', 'fixtures', 'fault-server.mjs');
@@ -46,7 +47,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function runScript(turns: string[]) {
+async function runScript(turns: string[], budget?: { maxBytes: number }) {
   await writeFile(join(dir, 'script.yaml'), [...turns, ''].join('\n'));
   const actor = await createActor({
     config: {
@@ -56,6 +57,7 @@ async function runScript(turns: string[]) {
       sandbox: { enabled: false },
       policy: { mode: 'auto' },
       checkpointer: { type: 'memory' },
+      ...(budget === undefined ? {} : { budget }),
     },
     workspace: store,
   });
@@ -127,4 +129,33 @@ describe('grouped read-only calls when a server crashes or hangs (#37)', () => {
       }
     },
   );
+
+  it('cuts each grouped result to the output budget on its own', { timeout: 30_000 }, async () => {
+    const { actor, ends } = await runScript(
+      [
+        '- tool_calls: [{ name: huge_result, args: { mb: 0.01 } }, { name: echo, args: { text: small } }, { name: read_note, args: { path: note.md } }]',
+        '- content: done',
+      ],
+      { maxBytes: 1_000 },
+    );
+    try {
+      const config = { configurable: { thread_id: 't' } };
+      const steps: number[] = [];
+      for await (const snapshot of actor.graph.getStateHistory(config))
+        if (snapshot.next.includes('tools')) steps.unshift(snapshot.tasks.length);
+      // The precondition: the three calls shared one task.
+      expect(steps).toEqual([1]);
+      const huge = ends.find((end) => end.name === 'huge_result')!;
+      expect(huge.isError).toBe(false);
+      expect(huge.text.length).toBeLessThan(2_000);
+      expect(huge.text.length).toBeGreaterThan(0);
+      expect(ends.find((end) => end.name === 'echo')?.text).toBe('small');
+      expect(ends.find((end) => end.name === 'read_note')?.text).toBe('a note\n');
+      const state = await actor.graph.getState(config);
+      const [only] = turnsOf((state.values as { messages: BaseMessage[] }).messages);
+      expect(only?.answered).toEqual(only?.calls);
+    } finally {
+      await actor.deactivate();
+    }
+  });
 });
