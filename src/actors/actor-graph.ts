@@ -3,6 +3,7 @@ import { trackCheckpointWrites } from '../thread/durable-writes.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages';
+import { inCallOrder } from './call-grouping.js';
 import type { StructuredTool } from '@langchain/core/tools';
 import { END, MessagesDeltaValue, START, StateGraph, StateSchema } from '@langchain/langgraph';
 import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from '@langchain/langgraph';
@@ -150,8 +151,9 @@ export function compileActorGraph(options: ActorGraphOptions): CompiledActorGrap
       boundVersion = toolSet.version;
       bound = model.bindTools([...tools]);
     }
-    const messages =
-      instructions === '' ? state.messages : [new SystemMessage(instructions), ...state.messages];
+    // Each turn's results in the model's call order, grouped or not (see inCallOrder).
+    const history = inCallOrder(state.messages);
+    const messages = instructions === '' ? history : [new SystemMessage(instructions), ...history];
     // The checkpoint holding the run's input is durable before the model runs (#38 item 9).
     await writes.settled();
     killPoint('before-model');

@@ -47,6 +47,12 @@ export interface ActorNetwork {
   readonly cutsNetwork: boolean;
   /** Tracks the tool calls in flight per server (put it in the pipeline's outer layers). */
   readonly calls: ToolMiddleware;
+  /**
+   * Servers whose calls may pause to ask about a host (a policy `network` rule `ask`). An
+   * approval pins the host, so the call would not ask again when its task reruns: such calls
+   * keep a task each, never grouped (see `readOnlyAllowedCalls`).
+   */
+  readonly asksAboutHosts: ReadonlySet<string>;
   /** Where decisions go once the audit log is open (before that they are kept, then written). */
   setAudit(append: (entry: AuditEntry) => void): void;
   close(): Promise<void>;
@@ -177,6 +183,7 @@ export async function startActorNetwork(input: {
     hook,
     proxy,
     cutsNetwork: stdio.some((server) => effective(server) !== true),
+    asksAboutHosts: rules.length === 0 ? new Set() : decides,
     calls: {
       name: 'network-calls',
       async wrap(request, next) {

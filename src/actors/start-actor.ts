@@ -187,7 +187,9 @@ export async function startActor(
     // A caller's own middleware may pause in ways a group cannot defer: no grouping then.
     ...((spec.options.middleware?.length ?? 0) > 0
       ? {}
-      : { group: readOnlyAllowedCalls(toolSet.tools, spec.policy) }),
+      : {
+          group: readOnlyAllowedCalls(toolSet.tools, spec.policy, servers.network?.asksAboutHosts),
+        }),
   });
   runtime.defer(() => compiled.unsubscribe());
 

@@ -16,7 +16,7 @@ import { ACTIVE_SKILL_META_KEY, chainTip, readActiveSkill } from '../core/sandbo
 import type { ActiveSkillState } from '../core/sandbox-state.js';
 import type { SandboxStateUpdate } from '../thread/state.js';
 import type { HeadClaim } from '../core/head-claim.js';
-import { isGroupedToolCalls, runGroupedCalls } from './grouped-calls.js';
+import { isGroupedToolCalls, refusedAsChanged, runGroupedCalls } from './grouped-calls.js';
 import type { GroupedToolCallsInput } from './grouped-calls.js';
 
 /** Abort listeners allowed on one superstep's signal: one per parallel call of a turn. */
@@ -187,8 +187,10 @@ class TrackedToolNode extends ToolNode {
     config: LangGraphRunnableConfig,
   ): Promise<unknown> {
     const { lg_tool_calls: calls, ...state } = input;
-    const outputs = await runGroupedCalls(calls, (call) =>
-      super.run({ ...state, lg_tool_call: call }, config),
+    const outputs = await runGroupedCalls(
+      calls,
+      async (call) =>
+        refusedAsChanged(this.tools, call) ?? super.run({ ...state, lg_tool_call: call }, config),
     );
     const messages: unknown[] = [];
     for (const output of outputs) {
@@ -253,7 +255,8 @@ export interface ToolCallRouteOptions {
    * change nothing when run again may be grouped (read-only tools): a grouped task's results are
    * saved together at its end, so a crash or a pause inside it runs all of its calls again. A
    * grouped call that would pause still pauses alone, after its siblings (see runGroupedCalls);
-   * say true only for calls unlikely to pause (policy `allow`), or the group waits on it.
+   * say true only for calls unlikely to pause (policy `allow`), or the group waits on it. An MCP
+   * tool that is no longer read-only when its grouped call runs (relisted) is refused, not run.
    */
   group?: (call: ToolCall) => boolean;
 }

@@ -34,6 +34,30 @@ export function runWithPausesDeferred<T>(fn: () => T): T {
   return deferring.run(true, fn);
 }
 
+/**
+ * Effects of a grouped task's calls that would change whether a sibling's call pauses when the
+ * task runs again (a pin written on approval turns that tool's next `ask` into `allow`). LangGraph
+ * hands a task's resume values to its `interrupt()` calls by position, so every run of the task
+ * must pause the same calls in the same order: such effects wait until every call of the group
+ * is done ({@link runAsGroup}), and are dropped when the task pauses or fails (it runs again).
+ */
+const postponed = new AsyncLocalStorage<(() => Promise<unknown>)[]>();
+
+/** Runs a grouped task's calls; the effects they postpone run once `fn` has resolved. */
+export async function runAsGroup<T>(fn: () => Promise<T>): Promise<T> {
+  const effects: (() => Promise<unknown>)[] = [];
+  const value = await postponed.run(effects, fn);
+  for (const effect of effects) await effect();
+  return value;
+}
+
+/** Runs `effect` now, or at the end of the grouped task this runs in (see {@link runAsGroup}). */
+export async function afterGroup(effect: () => Promise<unknown>): Promise<void> {
+  const effects = postponed.getStore();
+  if (effects === undefined) await effect();
+  else effects.push(effect);
+}
+
 /** Called by a pause point right before `interrupt()`: throws when pauses are deferred here. */
 export function deferPauseIfGrouped(what: string): void {
   if (deferring.getStore() === true) throw new PauseDeferred(what);

@@ -10,7 +10,7 @@ import { gateInputRequests } from './input-gate.js';
 import type { Sampler } from './model-sampling.js';
 import { boundApprover, type Approver } from './approval-scope.js';
 import { decide } from './decide.js';
-import { deferPauseIfGrouped } from './pause-deferral.js';
+import { afterGroup, deferPauseIfGrouped } from './pause-deferral.js';
 import type { PolicyVerdict } from './decide.js';
 import type { PinStore } from './pins.js';
 import type { Policy, PolicyDecision } from '../config/policy-schema.js';
@@ -163,7 +163,9 @@ export function createPolicyMiddleware(options: PolicyMiddlewareOptions): ToolMi
   const pinOnce = async (descriptor: ToolDescriptor, by: string): Promise<void> => {
     if (pins === undefined) return;
     if (pins.get(descriptor.id)?.fingerprint === descriptor.fingerprint) return;
-    await pins.pin(descriptor, by);
+    // In a grouped task the pin waits for its siblings: pinned now, this call would not ask when
+    // the task runs again after a sibling's pause, and the answers would shift by one call.
+    await afterGroup(() => pins.pin(descriptor, by));
   };
 
   return {

@@ -253,6 +253,44 @@ describe('actor (scripted model, real server, git sandbox)', () => {
     await expect(stat(join(actor.sandbox!.root, 'x.md'))).rejects.toThrow();
   });
 
+  it("refuses grouped read-only calls outside the active skill's allowed-tools, one message each", async () => {
+    await writeFile(
+      join(dir, 'grouped-skill.yaml'),
+      [
+        '- tool_calls: [{ name: activate_skill, args: { skill: git-helper } }]',
+        '- tool_calls: [{ name: read_note, args: { path: README.md } }, { name: list_directory, args: { path: . } }, { name: get_pid }]',
+        '- content: done',
+      ].join('\n'),
+    );
+    await using actor = await createActor({
+      config: {
+        name: 'skilled',
+        skills: ['notes'],
+        model: 'scripted:grouped-skill.yaml',
+        checkpointer: { type: 'memory' },
+      },
+      workspace: store,
+      sandboxBaseDir: sandboxBase,
+    });
+    await actor.activate();
+    const ends: Array<[string, boolean, string]> = [];
+    for await (const event of actor.run('summarise', { threadId: 'g1' }))
+      if (event.type === 'tool-call-end') ends.push([event.name, event.isError, event.text]);
+    // The precondition: the two notes reads (read-only MCP calls) shared one task.
+    const config = { configurable: { thread_id: 'g1' } };
+    const steps: number[] = [];
+    for await (const snapshot of actor.graph.getStateHistory(config))
+      if (snapshot.next.includes('tools')) steps.unshift(snapshot.tasks.length);
+    expect(steps).toEqual([1, 2]);
+    const byName = new Map(ends.map(([name, isError, text]) => [name, { isError, text }]));
+    expect(ends).toHaveLength(4);
+    for (const name of ['read_note', 'get_pid']) {
+      expect(byName.get(name)?.isError, name).toBe(true);
+      expect(byName.get(name)?.text).toContain('not allowed while skill "git-helper" is active');
+    }
+    expect(byName.get('list_directory')).toMatchObject({ isError: false });
+  });
+
   it('picks up tools a server adds at run time (tools/list_changed), without a sandbox', async () => {
     await store.put('server', 'dyn', {
       transport: 'stdio',

@@ -16,6 +16,7 @@ import { toStructuredTool } from '../../src/mcp/structured-tool.js';
 import { parsePolicy } from '../../src/config/policy-schema.js';
 import type { PolicyInput } from '../../src/config/policy-schema.js';
 import { createMemoryPinStore } from '../../src/policy/pins.js';
+import type { PinStore } from '../../src/policy/pins.js';
 import {
   createInterruptApprover,
   createPolicyMiddleware,
@@ -54,7 +55,12 @@ const writeFile = descriptorFor('fs', {
 /** Every execution that reached the tool's handler, by tool call id. */
 type Ran = string[];
 
-function toolsFor(descriptors: ToolDescriptor[], policyInput: PolicyInput, ran: Ran) {
+function toolsFor(
+  descriptors: ToolDescriptor[],
+  policyInput: PolicyInput,
+  ran: Ran,
+  pins: PinStore = createMemoryPinStore(),
+) {
   const handler: ToolCallHandler = async (request) => {
     ran.push(request.context.toolCallId ?? '?');
     return { content: [{ type: 'text', text: `ran ${request.context.toolCallId}` }] };
@@ -69,7 +75,7 @@ function toolsFor(descriptors: ToolDescriptor[], policyInput: PolicyInput, ran: 
     },
   };
   const governed = composeMiddleware(
-    [late, createPolicyMiddleware({ policy, pins: createMemoryPinStore(), name: 'actor "t"' })],
+    [late, createPolicyMiddleware({ policy, pins, name: 'actor "t"' })],
     handler,
   );
   return descriptors.map((descriptor) => toStructuredTool(descriptor, governed));
@@ -206,6 +212,101 @@ describe('grouped tool calls (routeToolCallsPerTask group)', () => {
     expect(ran.filter((id) => id === 'r2')).toHaveLength(0);
     expect(ran.filter((id) => id === 'l1')).toHaveLength(3);
     expect(ran.filter((id) => id === 'r1')).toHaveLength(2);
+  });
+
+  it('hands each answer to its own call when an approval pins the tool it approved', async () => {
+    const ran: Ran = [];
+    // Both reads were approved before and their definitions changed since: both ask, though
+    // the router groups them (it reads no pins). Approving r1 pins it, so r1 runs without a
+    // question when the group runs again; r2's question must still get r2's answer.
+    const stale = (descriptor: ToolDescriptor) => ({
+      toolId: descriptor.id,
+      fingerprint: 'old-definition',
+      approvedAt: '2026-01-01T00:00:00.000Z',
+      approvedBy: 'user',
+    });
+    const pins = createMemoryPinStore([stale(readFile), stale(listDir)]);
+    const tools = toolsFor([readFile, listDir], { mode: 'auto' }, ran, pins);
+    const calls = [call('read_file', 'r1'), call('list_directory', 'l1')];
+    const group = readOnlyAllowedCalls(tools, parsePolicy({ mode: 'auto' }));
+    const graph = graphWith(tools, calls, group, saver);
+    const config = { configurable: { thread_id: 'pinned' } };
+
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'go' }] }, config);
+    // The precondition: both calls share a task and the first question is r1's.
+    const before = (await graph.getState(config)).tasks;
+    expect(before).toHaveLength(1);
+    expect(isApprovalPreview(interruptsOf(first)[0]) && interruptsOf(first)[0]).toMatchObject({
+      toolCallId: 'r1',
+    });
+    const second = await graph.invoke(new Command({ resume: { type: 'approve' } }), config);
+    expect(interruptsOf(second)[0]).toMatchObject({ toolCallId: 'l1' });
+    // r1's approval is not pinned while its group waits on l1, so r1 asks again on each run.
+    expect(pins.get(readFile.id)?.fingerprint).toBe('old-definition');
+    const done = await graph.invoke(
+      new Command({ resume: { type: 'reject', message: 'not this one' } }),
+      config,
+    );
+    expect(interruptsOf(done)).toEqual([]);
+    expect(outcomes(done.messages)).toEqual({ r1: 'approved', l1: 'rejected' });
+    expect(ran.filter((id) => id === 'l1')).toHaveLength(0);
+    // Pinned once the group was done: the approved definition, not the rejected one.
+    expect(pins.get(readFile.id)?.fingerprint).toBe(readFile.fingerprint);
+    expect(pins.get(listDir.id)?.fingerprint).toBe('old-definition');
+  });
+
+  it('does not run a grouped call whose tool was relisted as a write after routing', async () => {
+    const ran: Ran = [];
+    const tools = toolsFor([readFile, listDir], { mode: 'auto' }, ran);
+    // list_directory as its server lists it again between routing and running: it may write.
+    const relisted = {
+      ...writeFile,
+      id: listDir.id,
+      name: listDir.name,
+      originalName: listDir.name,
+    };
+    const [asWrite] = toolsFor([relisted], { mode: 'auto' }, ran);
+    const readOnly = readOnlyAllowedCalls(tools, parsePolicy({ mode: 'auto' }));
+    const routed: string[] = [];
+    const group = (each: ToolCall) => {
+      const grouped = readOnly(each);
+      if (grouped) routed.push(each.id!);
+      // The refresh lands once the turn is routed (the tool set refreshes its array in place).
+      if (routed.length === 2) tools[1] = asWrite!;
+      return grouped;
+    };
+    const graph = graphWith(
+      tools,
+      [call('read_file', 'r1'), call('list_directory', 'l1')],
+      group,
+      saver,
+    );
+    const done = await graph.invoke(
+      { messages: [{ role: 'user', content: 'go' }] },
+      { configurable: { thread_id: 'relisted' } },
+    );
+    // The precondition: both calls were grouped as read-only.
+    expect(routed).toEqual(['r1', 'l1']);
+    const answers = done.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
+    expect(answers.map((m) => [m.tool_call_id, m.status])).toEqual([
+      ['r1', 'success'],
+      ['l1', 'error'],
+    ]);
+    expect(answers[1]!.text).toMatch(/changed after this turn was planned and may write now/);
+    expect(ran).toEqual(['r1']);
+  });
+
+  it('groups no call of a server that may ask about a host (its approval pins at once)', () => {
+    const webRead = descriptorFor('web', {
+      name: 'read_page',
+      annotations: { readOnlyHint: true },
+    });
+    const tools = toolsFor([readFile, webRead], { mode: 'auto' }, []);
+    const policy = parsePolicy({ mode: 'auto' });
+    const calls = [call('read_file', 'r1'), call('read_page', 'p1')];
+    // The precondition: both are read-only, allowed calls.
+    expect(calls.map(readOnlyAllowedCalls(tools, policy))).toEqual([true, true]);
+    expect(calls.map(readOnlyAllowedCalls(tools, policy, new Set(['web'])))).toEqual([true, false]);
   });
 
   it('makes every pause point of the library defer inside a group, and only there', async () => {
