@@ -66,7 +66,9 @@ export function callScenarios(): Scenario[] {
       payload: '100 B',
       bytes: 100,
       warmup: 100,
-      rounds: 10,
+      // Twice the in-memory rounds over stdio: each call waits on another process, and with 10
+      // rounds the ToolNode ratio against the peer swung 0.84-1.02x between runs of one tree.
+      rounds: 20,
       perRound: 40,
     },
     {
@@ -74,7 +76,7 @@ export function callScenarios(): Scenario[] {
       payload: '10 KB',
       bytes: 10_240,
       warmup: 50,
-      rounds: 10,
+      rounds: 20,
       perRound: 25,
     },
     {
@@ -82,7 +84,7 @@ export function callScenarios(): Scenario[] {
       payload: '1 MB',
       bytes: 1_048_576,
       warmup: 2,
-      rounds: 4,
+      rounds: 8,
       perRound: 3,
     },
   ];
