@@ -5,16 +5,15 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createThreadContextOpener } from '../../src/actors/open-thread.js';
 import {
-  addSideLogServer,
   expectDelivered,
-  expectKilled,
   expectSideLog,
   labelOf,
   runAll,
+  runKillCase,
   sandboxRoot,
   type KillCase,
 } from './crash-harness-helpers.js';
-import { addScriptedActors, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import { agents } from './helpers.js';
 
 /*
  * The crash harness over turns that mix grouped read-only calls with writes (issue 37): an
@@ -97,32 +96,13 @@ function expectOneToolMessagePerCall(label: string, messages: BaseMessage[]): vo
 }
 
 async function runCase(killCase: KillCase): Promise<void> {
-  const dir = await makeProjectRepo('agents-crash-grouped-');
-  const { sideLog, outside } = await addSideLogServer(dir);
-  dirs.push(dir, outside);
-  await addScriptedActors(dir, SCRIPT, { mode: 'auto' });
+  const { dir, sideLog, run } = await runKillCase(killCase, {
+    prefix: 'agents-crash-grouped-',
+    script: SCRIPT,
+    thread: THREAD,
+    dirs,
+  });
   const label = labelOf(killCase);
-  const run = await agentsProcess(
-    dir,
-    ['actor', 'run', 'bot', '--input', 'go', '--thread', THREAD, '--keep-sandbox'],
-    undefined,
-    killCase.killAt === undefined ? {} : { AGENTS_TEST_KILL_AT: killCase.killAt },
-  );
-  if (killCase.killAt === undefined) {
-    expect(run.code, `${label}: ${run.stderr}`).toBe(0);
-  } else {
-    expectKilled(killCase, run);
-    const resumed = await agentsProcess(dir, [
-      'actor',
-      'resume',
-      'bot',
-      '--thread',
-      THREAD,
-      '--continue',
-      '--keep-sandbox',
-    ]);
-    expect(resumed.code, `${label}: ${resumed.stderr}`).toBe(0);
-  }
   await expectSideLog(killCase, sideLog, run);
   const reads = (await readFile(sideLog, 'utf8'))
     .split('\n')

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { findThreadSandboxes } from '../../src/actors/thread-sandbox.js';
 import { TSX_LOADER } from '../fixtures/fixture-process.js';
-import { agents, type CliRun } from './helpers.js';
+import {
+  addScriptedActors,
+  agents,
+  agentsProcess,
+  makeProjectRepo,
+  type CliRun,
+} from './helpers.js';
 
 /*
  * What the crash harnesses (crash-harness.int.test.ts on SQLite, crash-harness-postgres on a
@@ -75,6 +81,38 @@ export async function sandboxRoot(dir: string, thread: string, stateDir?: string
     await readFile(join(location.sandboxDir, 'run', 'sandbox.json'), 'utf8'),
   ) as { root: string };
   return marker.root;
+}
+
+/**
+ * One case on a fresh project: the scripted actor (policy auto) over the side-log server, run on
+ * `thread` with the case's kill point, then, for a killed case, `actor resume --continue`. The
+ * uninterrupted run and the continued one must exit 0.
+ */
+export async function runKillCase(
+  killCase: KillCase,
+  options: { prefix: string; script: readonly string[]; thread: string; dirs: string[] },
+): Promise<{ dir: string; sideLog: string; run: CliRun; resumed: CliRun | undefined }> {
+  const dir = await makeProjectRepo(options.prefix);
+  const { sideLog, outside } = await addSideLogServer(dir);
+  options.dirs.push(dir, outside);
+  await addScriptedActors(dir, options.script, { mode: 'auto' });
+  const label = labelOf(killCase);
+  const run = await agentsProcess(
+    dir,
+    ['actor', 'run', 'bot', '--input', 'go', '--thread', options.thread, '--keep-sandbox'],
+    undefined,
+    killCase.killAt === undefined ? {} : { AGENTS_TEST_KILL_AT: killCase.killAt },
+  );
+  if (killCase.killAt === undefined) {
+    expect(run.code, `${label}: ${run.stderr}`).toBe(0);
+    return { dir, sideLog, run, resumed: undefined };
+  }
+  expectKilled(killCase, run);
+  const resumed = await agentsProcess(dir, [
+    ...['actor', 'resume', 'bot', '--thread', options.thread, '--continue', '--keep-sandbox'],
+  ]);
+  expect(resumed.code, `${label}: ${resumed.stderr}`).toBe(0);
+  return { dir, sideLog, run, resumed };
 }
 
 /** The precondition of a killed case: the run died at its kill point (SIGKILL: no exit code). */

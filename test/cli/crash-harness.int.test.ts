@@ -2,16 +2,15 @@ import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   SCRIPT,
-  addSideLogServer,
   expectDelivered,
-  expectKilled,
   expectSideLog,
   labelOf,
   runAll,
+  runKillCase,
   sandboxRoot,
   type KillCase,
 } from './crash-harness-helpers.js';
-import { addScriptedActors, agents, agentsProcess, makeProjectRepo } from './helpers.js';
+import { agents } from './helpers.js';
 
 /*
  * Crash-injection harness on SQLite (issue 38): a scripted run (a turn of two parallel write
@@ -50,35 +49,15 @@ afterAll(async () => {
 });
 
 async function runCase(killCase: KillCase): Promise<void> {
-  const dir = await makeProjectRepo('agents-crash-');
-  const { sideLog, outside } = await addSideLogServer(dir);
-  dirs.push(dir, outside);
-  await addScriptedActors(dir, SCRIPT, { mode: 'auto' });
-  const label = labelOf(killCase);
-  const run = await agentsProcess(
-    dir,
-    ['actor', 'run', 'bot', '--input', 'go', '--thread', THREAD, '--keep-sandbox'],
-    undefined,
-    killCase.killAt === undefined ? {} : { AGENTS_TEST_KILL_AT: killCase.killAt },
-  );
-  if (killCase.killAt === undefined) {
-    expect(run.code, `${label}: ${run.stderr}`).toBe(0);
-  } else {
-    expectKilled(killCase, run);
-    const resumed = await agentsProcess(dir, [
-      'actor',
-      'resume',
-      'bot',
-      '--thread',
-      THREAD,
-      '--continue',
-      '--keep-sandbox',
-    ]);
-    expect(resumed.code, `${label}: ${resumed.stderr}`).toBe(0);
-    // Said before running: a step whose results were saved never runs again.
-    if (killCase.killAt === 'checkpoint-write:3')
-      expect(resumed.stderr, label).toContain('nothing runs again');
-  }
+  const { dir, sideLog, run, resumed } = await runKillCase(killCase, {
+    prefix: 'agents-crash-',
+    script: SCRIPT,
+    thread: THREAD,
+    dirs,
+  });
+  // Said before running: a step whose results were saved never runs again.
+  if (killCase.killAt === 'checkpoint-write:3')
+    expect(resumed?.stderr, labelOf(killCase)).toContain('nothing runs again');
   await expectSideLog(killCase, sideLog, run);
   const diff = await agents(dir, 'sandbox', 'diff', '--thread', THREAD, '--stat');
   await expectDelivered(killCase, await sandboxRoot(dir, THREAD), diff);
