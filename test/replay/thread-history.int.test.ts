@@ -41,6 +41,31 @@ async function project(prefix: string, turns: string[], mode: 'auto' | 'ask'): P
   return dir;
 }
 
+/**
+ * Runs `bot` on `thread` until it pauses for an approval (exit 8; `paused` checks that pause),
+ * then records `actor resume --approve` into `file`; returns the offline copy.
+ */
+async function pauseThenRecordApproval(
+  at: string,
+  thread: string,
+  file: string,
+  paused?: () => Promise<void>,
+): Promise<{ path: string; cassette: Cassette }> {
+  const run = await agentsWithStdin(
+    at,
+    '',
+    ...['actor', 'run', 'bot', '--input', 'go', '--thread', thread, '--no-prompt'],
+  );
+  expect(run.code, run.stderr).toBe(8);
+  await paused?.();
+  const resumed = await agents(
+    at,
+    ...['actor', 'resume', 'bot', '--thread', thread, '--approve', '--record', file],
+  );
+  expect(resumed.code, resumed.stderr).toBe(0);
+  return offline(at, file);
+}
+
 /** Every SQLite file under the project's `.agents`, as text (the checkpoints are stored as JSON). */
 async function checkpointBytes(at: string): Promise<string> {
   const files = (await readdir(join(at, '.agents'), { recursive: true })).filter((name) =>
@@ -261,18 +286,7 @@ describe('agents thread replay of a thread with prior history', () => {
       ],
       'ask',
     );
-    const paused = await agentsWithStdin(
-      at,
-      '',
-      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't4', '--no-prompt'],
-    );
-    expect(paused.code, paused.stderr).toBe(8);
-    const resumed = await agents(
-      at,
-      ...['actor', 'resume', 'bot', '--thread', 't4', '--approve', '--record', 'par.jsonl'],
-    );
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const { path, cassette } = await offline(at, 'par.jsonl');
+    const { path, cassette } = await pauseThenRecordApproval(at, 't4', 'par.jsonl');
     expect(cassette.entries.find((entry) => entry.kind === 'thread')).toMatchObject({
       waiting: 'approval',
     });
@@ -296,17 +310,7 @@ describe('agents thread replay of a step half done when the recording started', 
       join(at, '.agents', 'actors', 'bot.yaml'),
       'skills: [files]\nmodel: scripted:script.yaml\npolicy:\n  mode: ask\n  tools:\n    add: { decision: allow }\n',
     );
-    const paused = await agents(
-      at,
-      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't5', '--no-prompt'],
-    );
-    expect(paused.code, paused.stderr).toBe(8);
-    const resumed = await agents(
-      at,
-      ...['actor', 'resume', 'bot', '--thread', 't5', '--approve', '--record', 'half.jsonl'],
-    );
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const { path, cassette } = await offline(at, 'half.jsonl');
+    const { path, cassette } = await pauseThenRecordApproval(at, 't5', 'half.jsonl');
     const history = cassette.entries.find((entry) => entry.kind === 'thread');
     expect(history, 'the add call had finished when the recording started').toMatchObject({
       waiting: 'approval',
@@ -356,20 +360,11 @@ describe('agents thread replay of a step half done when the recording started', 
     await writeFile(join(at, 'a.txt'), 'A\n');
     await writeFile(join(at, 'b.txt'), 'B\n');
     // The two reads share one task (issue 37) and finish; the write waits for its approval.
-    const paused = await agents(
-      at,
-      ...['actor', 'run', 'bot', '--input', 'go', '--thread', 't6', '--no-prompt'],
+    const { path, cassette } = await pauseThenRecordApproval(at, 't6', 'group.jsonl', async () =>
+      expect(await checkpointBytes(at), 'the paused step holds one task for both reads').toContain(
+        'lg_tool_calls',
+      ),
     );
-    expect(paused.code, paused.stderr).toBe(8);
-    expect(await checkpointBytes(at), 'the paused step holds one task for both reads').toContain(
-      'lg_tool_calls',
-    );
-    const resumed = await agents(
-      at,
-      ...['actor', 'resume', 'bot', '--thread', 't6', '--approve', '--record', 'group.jsonl'],
-    );
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const { path, cassette } = await offline(at, 'group.jsonl');
     const history = cassette.entries.find((entry) => entry.kind === 'thread');
     expect(history, 'both reads had finished when the recording started').toMatchObject({
       waiting: 'approval',
